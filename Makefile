@@ -1,0 +1,37 @@
+# Bootstraps .venv from pinned requirements, then runs the workflow or the tests.
+VENV      := .venv
+PYTHON    := $(VENV)/bin/python
+SNAKEMAKE := $(VENV)/bin/snakemake
+SCALE     ?= quick
+CORES     ?= 2
+STAMP     := $(VENV)/.installed
+
+.PHONY: run test lint report venv clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt requirements.lock pyproject.toml
+	test -x $(PYTHON) || python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -r requirements.txt -c requirements.lock
+	$(PYTHON) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(SNAKEMAKE) --profile profiles/default --cores $(CORES) --config scale=$(SCALE)
+	$(SNAKEMAKE) --profile profiles/default --cores $(CORES) --config scale=$(SCALE) \
+		--report results/$(SCALE)/report.html
+
+report: $(STAMP)
+	$(SNAKEMAKE) --profile profiles/default --cores $(CORES) --config scale=$(SCALE) \
+		--report results/$(SCALE)/report.html
+
+test: $(STAMP)
+	$(PYTHON) -m pytest
+
+lint: $(STAMP)
+	$(SNAKEMAKE) --lint
+	$(VENV)/bin/snakefmt --check workflow rules
+
+clean:
+	rm -rf results .snakemake

@@ -1,0 +1,37 @@
+# Helpers shared by every paper's rules: config validation, scale lookup, paths.
+from neurips26.common.config import SCALES, check_scale, scale_block, validate_workflow_config
+
+IMPLEMENTED = sorted(
+    path.stem
+    for path in (ROOT / "rules").glob("*.smk")
+    if path.stem not in ("common", "scoreboard")
+)
+# stops the run before any job when a key, type, range, paper or scale is wrong
+PAPERS = validate_workflow_config(
+    config, ROOT / "config", ROOT / "workflow" / "schemas", IMPLEMENTED
+)
+
+
+wildcard_constraints:
+    scale="[a-z]+",
+    split="train|test",
+    res=r"\d+",
+    L=r"\d+",
+    seed=r"\d+",
+
+
+def paper_params(slug, *keys):
+    """A params function: the config entry `keys` of paper `slug` at the job's scale."""
+
+    def lookup(wildcards):
+        value = scale_block(PAPERS, slug, wildcards.scale)
+        for key in keys:
+            value = value[key]
+        return value
+
+    return lookup
+
+
+def paper_config(slug, scale):
+    """The whole config block of paper `slug` at `scale` (for input functions)."""
+    return scale_block(PAPERS, slug, scale)

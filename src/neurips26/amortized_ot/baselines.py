@@ -1,0 +1,90 @@
+"""Baselines (notes 18.8): a Meta-OT-style MLP amortiser, min-SWGG and expected-sliced plans, exact OT."""
+
+from __future__ import annotations
+
+import numpy as np
+import ot
+import torch
+from torch import nn
+
+from neurips26.amortized_ot.measures import MeasureError
+from neurips26.amortized_ot.sinkhorn import semi_dual
+
+
+class MetaOTPotential(nn.Module):
+    """Meta-OT's discrete model (Amos et al. 2023): an MLP from the weights (a, b) to the potential f.
+
+    It only exists for measures on one fixed support: its input layer is tied to the atom count.
+    """
+
+    def __init__(self, n_atoms: int, m_atoms: int, hidden: tuple[int, ...]):
+        super().__init__()
+        widths = (n_atoms + m_atoms, *hidden)
+        layers: list[nn.Module] = []
+        for w_in, w_out in zip(widths[:-1], widths[1:]):
+            layers += [nn.Linear(w_in, w_out), nn.ELU()]
+        layers.append(nn.Linear(widths[-1], n_atoms))
+        self.net = nn.Sequential(*layers)
+        self.n_atoms, self.m_atoms = n_atoms, m_atoms
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return self.net(torch.cat([a, b], dim=-1))
+
+
+def check_fixed_support(x_train: np.ndarray, y_train: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+    """Meta-OT's MLP is defined on a fixed support: refuse variable-size or moving supports."""
+    if x.shape[1] != x_train.shape[1] or y.shape[1] != y_train.shape[1]:
+        raise MeasureError(
+            f"Meta-OT needs measures on the fixed support it was trained on ({x_train.shape[1]} x "
+            f"{y_train.shape[1]} atoms); got {x.shape[1]} x {y.shape[1]} atoms (variable-size measures)"
+        )
+    same = np.allclose(x, x_train[:1]) and np.allclose(y, y_train[:1]) and np.allclose(x_train, x_train[:1])
+    if not same:
+        raise MeasureError("Meta-OT needs every measure on one shared support; the supports here move between pairs")
+
+
+def train_metaot(
+    a: np.ndarray, b: np.ndarray, cost: torch.Tensor, eps: float, hidden: tuple[int, ...],
+    steps: int, batch_size: int, lr: float, seed: int, log_every: int = 0, log=print,
+) -> tuple[MetaOTPotential, list[float]]:
+    """Fit by maximising the entropic semi-dual on minibatches of training pairs (Meta-OT's objective)."""
+    torch.manual_seed(seed)
+    model = MetaOTPotential(a.shape[1], b.shape[1], hidden).double()
+    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+    a_t, b_t = torch.as_tensor(a), torch.as_tensor(b)
+    generator = torch.Generator().manual_seed(seed)
+    losses = []
+    for step in range(steps):
+        idx = torch.randint(0, a_t.shape[0], (batch_size,), generator=generator)
+        f = model(a_t[idx], b_t[idx])
+        loss = -semi_dual(f, a_t[idx], b_t[idx], cost[idx], eps).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"Meta-OT training diverged at step {step} (loss {loss.item()})")
+        losses.append(loss.item())
+        if log_every and step % log_every == 0:
+            log(f"metaot step {step}/{steps} dual {-loss.item():.6f}")
+    return model, losses
+
+
+def min_swgg_plans(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """min-SWGG (Mahey et al. 2023) via POT: the lifted 1-D plan of the best of the directions."""
+    return np.stack([
+        np.asarray(ot.min_sliced_transport_plan(x[p], y[p], a[p], b[p], projections=theta.T, dense=True)[0])
+        for p in range(len(x))
+    ])
+
+
+def expected_sliced_plans(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Expected sliced plan (Liu et al. 2025) via POT: the average of the lifted 1-D plans."""
+    return np.stack([
+        np.asarray(ot.expected_sliced_plan(x[p], y[p], a[p], b[p], projections=theta.T, dense=True)[0])
+        for p in range(len(x))
+    ])
+
+
+def exact_plans(a: np.ndarray, b: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """Unregularised OT plans by the network simplex (ot.emd), one pair at a time."""
+    return np.stack([ot.emd(a[p], b[p], np.ascontiguousarray(cost[p])) for p in range(len(a))])

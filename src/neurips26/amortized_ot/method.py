@@ -1,0 +1,148 @@
+"""RA-OT and OA-OT: a concurrent functional linear model on sliced potentials (notes 18.2).
+
+f_p(x_j) = beta_0(x_j) + sum_l beta_l(x_j) phi_{p,l}(theta_l^T x_j),  beta_l(x) = sum_k B_lk rho_k(x),
+with rho_k Gaussian RBFs on the domain (K = 1 means constant coefficients). The parameter count
+K (L + 1) does not depend on the number of atoms. RA-OT fits B by weighted ridge least squares on
+Sinkhorn potentials; OA-OT maximises the entropic semi-dual over the training pairs instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from sklearn.cluster import KMeans
+
+from neurips26.amortized_ot.measures import MeasureError, check_positive
+from neurips26.amortized_ot.sinkhorn import c_transform, plan, semi_dual
+from neurips26.amortized_ot.sliced import sliced_potentials
+
+
+def rbf_centres(points: np.ndarray, n_basis: int, seed: int) -> tuple[np.ndarray, float]:
+    """K RBF centres by k-means on training atoms, bandwidth = median distance between centres."""
+    if n_basis < 1:
+        raise MeasureError(f"number of basis functions K must be >= 1, got {n_basis}")
+    unique = np.unique(points.reshape(-1, points.shape[-1]).round(8), axis=0)
+    if n_basis == 1:
+        return unique.mean(axis=0, keepdims=True), 1.0
+    if len(unique) < n_basis:
+        raise MeasureError(f"K = {n_basis} basis functions need at least {n_basis} distinct atoms, got {len(unique)}")
+    rng = np.random.default_rng(seed)
+    sample = unique[rng.choice(len(unique), size=min(len(unique), 5000), replace=False)]
+    centres = KMeans(n_clusters=n_basis, n_init=4, random_state=seed).fit(sample).cluster_centers_
+    dists = np.linalg.norm(centres[:, None] - centres[None], axis=-1)
+    return centres, float(np.median(dists[np.triu_indices(n_basis, 1)]))
+
+
+def rbf_basis(points: np.ndarray, centres: np.ndarray, bandwidth: float) -> np.ndarray:
+    """rho_k(x) for points (..., d) -> (..., K); the constant 1 when K = 1."""
+    if len(centres) == 1:
+        return np.ones(points.shape[:-1] + (1,))
+    sq = ((points[..., None, :] - centres) ** 2).sum(-1)
+    return np.exp(-sq / (2 * bandwidth**2))
+
+
+def design_matrix(basis: np.ndarray, phi: np.ndarray) -> np.ndarray:
+    """Rows [rho(x), rho(x) (x) phi(x)] -> (P, n, K (L + 1))."""
+    P, n, K = basis.shape
+    inter = (basis[..., :, None] * phi[..., None, :]).reshape(P, n, -1)
+    return np.concatenate([basis, inter], axis=-1)
+
+
+def fit_regression(design: np.ndarray, f_star: np.ndarray, a: np.ndarray, ridge: float) -> np.ndarray:
+    """RA-OT: argmin_B mean_p sum_j a_pj (f*_pj - D_pj B)^2 + ridge |B|^2 (closed form)."""
+    if ridge < 0:
+        raise MeasureError(f"ridge must be >= 0, got {ridge}")
+    P = design.shape[0]
+    flat = design.reshape(-1, design.shape[-1])
+    w = a.reshape(-1) / P
+    gram = flat.T @ (flat * w[:, None])
+    rhs = flat.T @ (w * f_star.reshape(-1))
+    scale = np.trace(gram) / len(gram)
+    return np.linalg.solve(gram + ridge * scale * np.eye(len(gram)), rhs)
+
+
+def fit_dual(
+    design: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    cost: torch.Tensor,
+    eps: float,
+    ridge: float,
+    max_iter: int,
+    init: np.ndarray | None = None,
+) -> tuple[np.ndarray, list[float]]:
+    """OA-OT: maximise mean_p D_eps(f_p, c-transform(f_p)) - ridge |B|^2 with L-BFGS.
+
+    Needs no ground-truth potentials. Returns the coefficients and the objective per outer step.
+    """
+    check_positive(eps, "eps")
+    D = torch.as_tensor(design, dtype=torch.float64)
+    a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    start = np.zeros(D.shape[-1]) if init is None else init
+    coef = torch.tensor(start, dtype=torch.float64, requires_grad=True)
+    scale = float((D**2).mean())
+    optimiser = torch.optim.LBFGS([coef], lr=1.0, max_iter=max_iter, history_size=20, line_search_fn="strong_wolfe",
+                                  tolerance_grad=1e-10, tolerance_change=1e-12)
+    trace: list[float] = []
+
+    def closure():
+        optimiser.zero_grad()
+        f = D @ coef
+        loss = -semi_dual(f, a_t, b_t, cost, eps).mean() + ridge * scale * (coef**2).sum()
+        loss.backward()
+        trace.append(-float(loss.detach()))
+        return loss
+
+    optimiser.step(closure)
+    if not np.isfinite(trace[-1]):
+        raise FloatingPointError("OA-OT objective became NaN or inf; lower the step or raise eps")
+    return coef.detach().numpy(), trace
+
+
+def predict_potential(design: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    return design @ coef
+
+
+def sliced_mean_potential(phi: np.ndarray, dim: int) -> np.ndarray:
+    """Ablation without regression: f = d * mean_l phi_l, since E_theta |theta^T z|^2 = |z|^2 / d."""
+    return dim * phi.mean(axis=-1)
+
+
+@dataclass(frozen=True)
+class FittedModel:
+    """What a fitted RA/OA model needs at prediction time: directions, RBF basis and coefficients."""
+
+    theta: np.ndarray  # (L, d)
+    centres: np.ndarray  # (K, d)
+    bandwidth: float
+    coef: np.ndarray  # (K (L + 1),)
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        return {"theta": self.theta, "centres": self.centres, "bandwidth": np.array(self.bandwidth), "coef": self.coef}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, np.ndarray]) -> "FittedModel":
+        return cls(d["theta"], d["centres"], float(d["bandwidth"]), d["coef"])
+
+
+def functional_design(x, a, y, b, theta, centres, bandwidth) -> np.ndarray:
+    """Design matrix of the functional model for a batch of pairs (sliced potentials x RBFs)."""
+    phi, _ = sliced_potentials(x, a, y, b, theta)
+    return design_matrix(rbf_basis(x, centres, bandwidth), phi)
+
+
+def predict_f(model: FittedModel, x, a, y, b) -> np.ndarray:
+    """Predicted source potential f at the source atoms of every pair, (P, n)."""
+    if model.theta.shape[1] != x.shape[2]:
+        raise MeasureError(f"dimension mismatch: the model was fitted in R^{model.theta.shape[1]}, atoms are in R^{x.shape[2]}")
+    return predict_potential(functional_design(x, a, y, b, model.theta, model.centres, model.bandwidth), model.coef)
+
+
+def predict_plan(model: FittedModel, x, a, y, b, cost: torch.Tensor, eps: float) -> np.ndarray:
+    """The plan recovered from predicted potentials: g by the c-transform, so the nu-marginal is exact."""
+    f = torch.as_tensor(predict_f(model, x, a, y, b))
+    a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    g = c_transform(f, a_t, cost, eps)
+    return plan(f, g, a_t, b_t, cost, eps).numpy()

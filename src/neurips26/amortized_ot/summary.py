@@ -1,0 +1,48 @@
+"""Summary tables of paper 18's metrics for the report (medians over test pairs)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+METHOD_LABELS = {
+    "ra": "RA-OT", "oa": "OA-OT", "sliced_mean": "sliced mean (ablation)", "metaot": "Meta-OT (MLP)",
+    "min_swgg": "min-SWGG", "expected_sliced": "expected sliced plan", "exact_emd": "exact OT (emd)",
+    "sinkhorn_cold": "cold Sinkhorn",
+}
+POTENTIAL_METRICS = ["rmse_f", "rmse_g", "marginal_error", "cost_rel_error", "warm_iters", "cold_iters"]
+
+
+def accuracy_table(frame: pd.DataFrame, projections: int, res_by_task: dict[str, int]) -> pd.DataFrame:
+    """Median per-pair metrics per task and method at the main projection count and training resolution."""
+    rows = frame[(frame["pair"] >= 0) & frame["task"].isin(res_by_task)]
+    rows = rows[rows["res"] == rows["task"].map(res_by_task)]
+    rows = rows[(rows["projections"] == projections) | ~rows["method"].isin(["ra", "oa", "sliced_mean"])]
+    table = rows.pivot_table(index=["task", "method"], columns="metric", values="value", aggfunc="median")
+    timing = frame[(frame["pair"] < 0) & (frame["metric"] == "t_pred_ms") & frame["task"].isin(res_by_task)]
+    timing = timing[(timing["res"] == timing["task"].map(res_by_task))]
+    timing = timing[(timing["projections"] == projections) | ~timing["method"].isin(["ra", "oa", "sliced_mean"])]
+    table = table.join(timing.groupby(["task", "method"])["value"].mean().rename("t_pred_ms"), how="outer")
+    columns = [c for c in POTENTIAL_METRICS + ["t_pred_ms"] if c in table.columns]
+    table = table[columns].reset_index()
+    table["method"] = table["method"].map(METHOD_LABELS).fillna(table["method"])
+    return table
+
+
+def projections_table(frame: pd.DataFrame, res: int) -> pd.DataFrame:
+    rows = frame[(frame["task"] == "digits") & (frame["res"] == res) & (frame["metric"] == "rmse_f") & (frame["pair"] >= 0)]
+    rows = rows[rows["method"].isin(["ra", "oa", "sliced_mean"])]
+    table = rows.pivot_table(index="projections", columns="method", values="value", aggfunc="median").reset_index()
+    return table.rename(columns=METHOD_LABELS)
+
+
+def resolution_table(frame: pd.DataFrame, projections: int) -> pd.DataFrame:
+    rows = frame[(frame["task"] == "digits") & (frame["projections"] == projections) & (frame["pair"] >= 0)]
+    rows = rows[rows["method"].isin(["ra", "oa"]) & rows["metric"].isin(["rmse_f", "marginal_error", "cost_rel_error"])]
+    table = rows.pivot_table(index=["res", "n_atoms", "method"], columns="metric", values="value", aggfunc="median").reset_index()
+    table["method"] = table["method"].map(METHOD_LABELS)
+    return table
+
+
+def cfm_table(frame: pd.DataFrame) -> pd.DataFrame:
+    rows = frame[frame["task"] == "cfm"]
+    return rows.pivot_table(index="method", columns="metric", values="value", aggfunc="mean").reset_index()

@@ -1,0 +1,1 @@
+"""What two or more papers share: io, downloads, claims, provenance, plotting."""

@@ -1,0 +1,122 @@
+"""Config validation with messages that name the bad key and the allowed values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+SCALES = ("smoke", "quick", "paper")
+
+
+class ConfigError(ValueError):
+    """A config file or value that the workflow cannot run with."""
+
+
+def load_yaml(path: str | Path) -> dict:
+    with open(path) as handle:
+        data = yaml.safe_load(handle)
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping, got {type(data).__name__}")
+    return data
+
+
+def _allowed(error: jsonschema.ValidationError) -> str:
+    """Say what the schema would have accepted at the failing spot."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "additionalProperties":
+        keys = sorted(schema.get("properties", {}))
+        return "allowed keys: " + ", ".join(keys)
+    if "enum" in schema:
+        return "allowed values: " + ", ".join(map(str, schema["enum"]))
+    parts = []
+    if "type" in schema:
+        parts.append(f"type {schema['type']}")
+    for bound, word in (
+        ("minimum", ">="),
+        ("exclusiveMinimum", ">"),
+        ("maximum", "<="),
+        ("exclusiveMaximum", "<"),
+    ):
+        if bound in schema:
+            parts.append(f"{word} {schema[bound]}")
+    if "minItems" in schema:
+        parts.append(f"at least {schema['minItems']} items")
+    if "items" in schema and isinstance(schema["items"], dict):
+        inner = schema["items"]
+        if "enum" in inner:
+            parts.append("items in: " + ", ".join(map(str, inner["enum"])))
+        elif "type" in inner:
+            parts.append(f"items of type {inner['type']}")
+    return "allowed: " + ", ".join(parts) if parts else ""
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    path = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "additionalProperties":
+        extra = sorted(
+            set(error.instance) - set(error.schema.get("properties", {}))
+            if isinstance(error.instance, dict)
+            else []
+        )
+        key = ",".join(extra)
+        return f"{path}.{key}" if path else key
+    return path or "(top level)"
+
+
+def validate(data: dict, schema: dict, source: str) -> None:
+    """Raise ConfigError listing every violation of `schema` in `data` (from file `source`)."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    if not errors:
+        return
+    lines = []
+    for error in errors:
+        key = _key_path(error)
+        if error.validator == "additionalProperties":
+            message = "unknown key"
+        else:
+            message = error.message
+        allowed = _allowed(error)
+        lines.append(f"  {key}: {message}" + (f" ({allowed})" if allowed else ""))
+    raise ConfigError(f"invalid config in {source}:\n" + "\n".join(lines))
+
+
+def validate_workflow_config(
+    config: dict, config_dir: str | Path, schema_dir: str | Path, implemented: list[str]
+) -> dict[str, dict]:
+    """Validate config/config.yaml and every config/<slug>.yaml it names; return the paper configs.
+
+    `implemented` lists the slugs that have a rules file; a paper outside it is an error.
+    """
+    config_dir, schema_dir = Path(config_dir), Path(schema_dir)
+    validate(config, load_yaml(schema_dir / "config.schema.yaml"), "config/config.yaml")
+    unknown = [slug for slug in config["papers"] if slug not in implemented]
+    if unknown:
+        raise ConfigError(
+            f"invalid config in config/config.yaml:\n  papers: unknown paper(s) {unknown} "
+            f"(allowed values: {', '.join(implemented)})"
+        )
+    papers: dict[str, dict] = {}
+    for slug in implemented:
+        data = load_yaml(config_dir / f"{slug}.yaml")
+        validate(data, load_yaml(schema_dir / f"{slug}.schema.yaml"), f"config/{slug}.yaml")
+        papers[slug] = data
+    return papers
+
+
+def check_scale(scale: str) -> str:
+    if scale not in SCALES:
+        raise ConfigError(f"unknown scale '{scale}' (allowed values: {', '.join(SCALES)})")
+    return scale
+
+
+def scale_block(papers: dict[str, dict], slug: str, scale: str) -> dict[str, Any]:
+    """The parameter block of one paper at one scale, with a clear error for unknown names."""
+    if slug not in papers:
+        raise ConfigError(f"unknown paper '{slug}' (allowed values: {', '.join(sorted(papers))})")
+    return papers[slug][check_scale(scale)]

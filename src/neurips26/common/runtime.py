@@ -1,0 +1,52 @@
+"""What every Snakemake script does first: log to its log file, seed, set threads, know its provenance."""
+
+from __future__ import annotations
+
+import logging
+import random
+import sys
+
+import numpy as np
+
+from neurips26.common.provenance import provenance
+
+
+def start_job(smk, seed: int | None = None) -> logging.Logger:
+    """Log to the rule's log file and stderr, seed numpy/random/torch, and cap torch's threads."""
+    logger = logging.getLogger(f"neurips26.{smk.rule}")
+    logger.setLevel(logging.INFO)
+    logger.handlers.clear()
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s")
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if smk.log:
+        handlers.append(logging.FileHandler(smk.log[0], mode="w"))
+    for handler in handlers:
+        handler.setFormatter(fmt)
+        logger.addHandler(handler)
+    for name in ("neurips26.download",):
+        logging.getLogger(name).handlers = handlers
+    if seed is not None:
+        random.seed(seed)
+        np.random.seed(seed)
+    if "torch" in sys.modules or _wants_torch():
+        import torch
+
+        torch.set_num_threads(max(1, int(smk.threads)))
+        if seed is not None:
+            torch.manual_seed(seed)
+    logger.info("rule %s, wildcards %s, threads %s", smk.rule, dict(smk.wildcards), smk.threads)
+    return logger
+
+
+def _wants_torch() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def job_provenance(smk, seed: int | None = None) -> dict:
+    """Provenance of a job's tables: the config hash covers exactly the params this job depends on."""
+    params = {key: value for key, value in smk.params.items()}
+    return provenance(params, seed)
