@@ -1,11 +1,12 @@
 # Paper 18: amortized OT from sliced Kantorovich potentials (RA-OT, OA-OT).
+from neurips26.amortized_ot import experiment as aot_experiment
+
 # pairs -> ground truth (Sinkhorn) -> fit (RA/OA/Meta-OT) -> predict -> evaluate -> claims/figures -> report
 
 
 wildcard_constraints:
     task="digits|colour|sphere|cfm",
     fitted="ra|oa",
-    predictor=r"(ra|oa|sliced_mean)_L\d+|metaot",
     plan="exact|ra|oa|indep",
 
 
@@ -22,90 +23,62 @@ MNIST_URL = "https://ossci-datasets.s3.amazonaws.com/mnist/"
 AOT_FIGURES = ["interpolation", "colour_transfer", "sphere", "error_vs_projections", "speed", "cfm"]
 
 
-def aot_res(scale, task):
-    """The atom-count parameter a task is fitted at: grid side, colours, sphere points, batch."""
-    cfg = paper_config("amortized_ot", scale)
-    return {
-        "digits": cfg["digits"]["train_res"],
-        "colour": cfg["colour"]["colours"],
-        "sphere": cfg["sphere"]["points"],
-        "cfm": cfg["cfm"]["batch_size"],
-    }[task]
+def aot_config(wildcards):
+    return paper_config("amortized_ot", wildcards.scale)
+
+
+def aot_task_params(wildcards):
+    """The block of config for the job's task (digits, colour, sphere or cfm)."""
+    return aot_config(wildcards)[wildcards.task]
+
+
+def aot_res_by_task(wildcards):
+    cfg = aot_config(wildcards)
+    return {task: aot_experiment.task_res(cfg, task) for task in ("digits", "colour", "sphere")}
 
 
 def aot_source_files(wildcards):
-    cfg = paper_config("amortized_ot", wildcards.scale)
-    if wildcards.task == "digits" and cfg["digits"]["source"] == "mnist":
+    if wildcards.task == "digits" and aot_config(wildcards)["digits"]["source"] == "mnist":
         return expand("resources/mnist/{name}", name=MNIST_FILES)
     return []
 
 
-def aot_train_pairs(wildcards):
-    res = aot_res(wildcards.scale, wildcards.task)
-    return f"{AOT}/pairs/{{task}}/train_r{res}.npz".format(**wildcards)
+def aot_task_models(wildcards):
+    """Every model fitted for the job's task (RA/OA per L, Meta-OT where defined)."""
+    names = aot_experiment.fitted_models(aot_config(wildcards), wildcards.task)
+    return [
+        f"{AOT}/models/{{task}}/{name}.{'pt' if name == 'metaot' else 'npz'}".format(
+            scale=wildcards.scale, task=wildcards.task
+        )
+        for name in names
+    ]
 
 
-def aot_train_ground_truth(wildcards):
-    res = aot_res(wildcards.scale, wildcards.task)
-    return f"{AOT}/ground_truth/{{task}}/train_r{res}.npz".format(**wildcards)
+def aot_predictions_params(wildcards):
+    return aot_experiment.predictions(aot_config(wildcards), wildcards.task)
 
 
-def aot_metric_files(wildcards):
-    """Every per-predictor metrics table the paper's claims and figures read."""
-    cfg = paper_config("amortized_ot", wildcards.scale)
-    main = cfg["main_projections"]
-    files = []
-    for task in ("digits", "colour", "sphere"):
-        res = aot_res(wildcards.scale, task)
-        sweep = cfg["projections"] if task == "digits" else [main]
-        for L in sweep:
-            files += [f"{task}/{m}_L{L}_r{res}" for m in ("ra", "oa", "sliced_mean")]
-        if task != "colour":
-            files.append(f"{task}/metaot_r{res}")
-        files.append(f"{task}/plan_baselines_r{res}")
-    for res in cfg["digits"]["test_res"]:
-        if res != cfg["digits"]["train_res"]:
-            files += [f"digits/{m}_L{main}_r{res}" for m in ("ra", "oa")]
-    return expand(f"{AOT}/metrics/{{f}}.parquet", f=files, scale=wildcards.scale)
+def aot_test_groups(wildcards):
+    """Test groups of the task and their resolutions (none for the CFM minibatches)."""
+    if wildcards.task == "cfm":
+        return {}
+    return aot_experiment.test_groups(aot_config(wildcards), wildcards.task)
 
 
-def aot_cfm_files(wildcards):
-    plans = paper_config("amortized_ot", wildcards.scale)["cfm"]["plans"]
-    return expand(f"{AOT}/cfm/{{plan}}/metrics.parquet", plan=plans, scale=wildcards.scale)
-
-
-def aot_cfm_samples(wildcards):
-    plans = paper_config("amortized_ot", wildcards.scale)["cfm"]["plans"]
-    return expand(f"{AOT}/cfm/{{plan}}/samples.npz", plan=plans, scale=wildcards.scale)
+def aot_train_res(wildcards):
+    return aot_experiment.task_res(aot_config(wildcards), wildcards.task)
 
 
 def aot_cfm_plan_model(wildcards):
     if wildcards.plan not in ("ra", "oa"):
         return []
-    L = paper_config("amortized_ot", wildcards.scale)["main_projections"]
+    L = aot_config(wildcards)["main_projections"]
     return f"{AOT}/models/cfm/{wildcards.plan}_L{L}.npz".format(scale=wildcards.scale)
 
 
-def aot_main_prediction(task, method):
-    def path(wildcards):
-        L = paper_config("amortized_ot", wildcards.scale)["main_projections"]
-        res = aot_res(wildcards.scale, task)
-        return f"{AOT}/predictions/{task}/{method}_L{L}_r{res}.npz".format(scale=wildcards.scale)
-
-    return path
-
-
-def aot_task_file(kind, task):
-    def path(wildcards):
-        res = aot_res(wildcards.scale, task)
-        return f"{AOT}/{kind}/{task}/test_r{res}.npz".format(scale=wildcards.scale)
-
-    return path
-
-
-def aot_task_params(wildcards):
-    """The block of config for the job's task (digits, colour, sphere or cfm)."""
-    return paper_config("amortized_ot", wildcards.scale)[wildcards.task]
+def aot_cfm_flows(wildcards):
+    plans = aot_config(wildcards)["cfm"]["plans"]
+    return expand(f"{AOT}/cfm/{{plan}}/flow.pt", plan=plans, scale=wildcards.scale)
 
 
 def mnist_url(wildcards):
@@ -137,18 +110,21 @@ rule amortized_ot_download_mnist:
         "../scripts/common/download.py"
 
 
+
 rule amortized_ot_pairs:
     input:
         aot_source_files,
     output:
-        f"{AOT}/pairs/{{task}}/{{split}}_r{{res}}.npz",
+        f"{AOT}/pairs/{{task}}.npz",
     params:
         task=aot_task_params,
+        train_res=aot_train_res,
+        groups=aot_test_groups,
         seed=paper_params("amortized_ot", "seed"),
     log:
-        f"{AOT_LOG}/pairs/{{task}}_{{split}}_r{{res}}.log",
+        f"{AOT_LOG}/pairs/{{task}}.log",
     benchmark:
-        f"{AOT_BENCH}/pairs/{{task}}_{{split}}_r{{res}}.tsv"
+        f"{AOT_BENCH}/pairs/{{task}}.tsv"
     conda:
         "../envs/data.yaml"
     resources:
@@ -160,30 +136,30 @@ rule amortized_ot_pairs:
 
 rule amortized_ot_ground_truth:
     input:
-        f"{AOT}/pairs/{{task}}/{{split}}_r{{res}}.npz",
+        f"{AOT}/pairs/{{task}}.npz",
     output:
-        f"{AOT}/ground_truth/{{task}}/{{split}}_r{{res}}.npz",
+        f"{AOT}/ground_truth/{{task}}.npz",
     params:
         task=aot_task_params,
         solver=paper_params("amortized_ot", "ground_truth"),
     log:
-        f"{AOT_LOG}/ground_truth/{{task}}_{{split}}_r{{res}}.log",
+        f"{AOT_LOG}/ground_truth/{{task}}.log",
     benchmark:
-        f"{AOT_BENCH}/ground_truth/{{task}}_{{split}}_r{{res}}.tsv"
+        f"{AOT_BENCH}/ground_truth/{{task}}.tsv"
     conda:
         "../envs/ot.yaml"
-    threads: 2
+    threads: torch_threads
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=8000,
+        runtime=120,
     script:
         "../scripts/amortized_ot/ground_truth.py"
 
 
 rule amortized_ot_fit:
     input:
-        pairs=aot_train_pairs,
-        ground_truth=aot_train_ground_truth,
+        pairs=f"{AOT}/pairs/{{task}}.npz",
+        ground_truth=f"{AOT}/ground_truth/{{task}}.npz",
     output:
         f"{AOT}/models/{{task}}/{{fitted}}_L{{L}}.npz",
     params:
@@ -198,17 +174,19 @@ rule amortized_ot_fit:
         f"{AOT_BENCH}/fit/{{task}}_{{fitted}}_L{{L}}.tsv"
     conda:
         "../envs/ot.yaml"
-    threads: 2
+    threads: torch_threads
     resources:
-        mem_mb=4000,
-        runtime=60,
+        mem_mb=8000,
+        runtime=120,
     script:
         "../scripts/amortized_ot/fit.py"
 
 
 rule amortized_ot_fit_metaot:
+    wildcard_constraints:
+        task="|".join(aot_experiment.FIXED_SUPPORT_TASKS),
     input:
-        pairs=aot_train_pairs,
+        f"{AOT}/pairs/{{task}}.npz",
     output:
         f"{AOT}/models/{{task}}/metaot.pt",
     params:
@@ -221,109 +199,68 @@ rule amortized_ot_fit_metaot:
         f"{AOT_BENCH}/fit/{{task}}_metaot.tsv"
     conda:
         "../envs/ot.yaml"
-    threads: 2
+    threads: torch_threads
     resources:
-        mem_mb=4000,
-        runtime=120,
+        mem_mb=8000,
+        runtime=240,
     script:
         "../scripts/amortized_ot/fit_metaot.py"
 
 
 rule amortized_ot_predict:
+    wildcard_constraints:
+        task="|".join(aot_experiment.POTENTIAL_TASKS),
     input:
-        pairs=f"{AOT}/pairs/{{task}}/test_r{{res}}.npz",
-        model=f"{AOT}/models/{{task}}/{{fitted}}_L{{L}}.npz",
+        pairs=f"{AOT}/pairs/{{task}}.npz",
+        models=aot_task_models,
     output:
-        f"{AOT}/predictions/{{task}}/{{fitted}}_L{{L}}_r{{res}}.npz",
+        f"{AOT}/predictions/{{task}}.npz",
     params:
         task=aot_task_params,
+        runs=aot_predictions_params,
         seed=paper_params("amortized_ot", "seed"),
     log:
-        f"{AOT_LOG}/predict/{{task}}_{{fitted}}_L{{L}}_r{{res}}.log",
+        f"{AOT_LOG}/predict/{{task}}.log",
     benchmark:
-        f"{AOT_BENCH}/predict/{{task}}_{{fitted}}_L{{L}}_r{{res}}.tsv"
+        f"{AOT_BENCH}/predict/{{task}}.tsv"
     conda:
         "../envs/ot.yaml"
-    threads: 2
+    threads: torch_threads
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=8000,
+        runtime=60,
     script:
         "../scripts/amortized_ot/predict.py"
 
 
-use rule amortized_ot_predict as amortized_ot_predict_sliced_mean with:
-    input:
-        pairs=f"{AOT}/pairs/{{task}}/test_r{{res}}.npz",
-    output:
-        f"{AOT}/predictions/{{task}}/sliced_mean_L{{L}}_r{{res}}.npz",
-    log:
-        f"{AOT_LOG}/predict/{{task}}_sliced_mean_L{{L}}_r{{res}}.log",
-    benchmark:
-        f"{AOT_BENCH}/predict/{{task}}_sliced_mean_L{{L}}_r{{res}}.tsv"
-
-
-use rule amortized_ot_predict as amortized_ot_predict_metaot with:
-    input:
-        pairs=f"{AOT}/pairs/{{task}}/test_r{{res}}.npz",
-        train_pairs=aot_train_pairs,
-        model=f"{AOT}/models/{{task}}/metaot.pt",
-    output:
-        f"{AOT}/predictions/{{task}}/metaot_r{{res}}.npz",
-    log:
-        f"{AOT_LOG}/predict/{{task}}_metaot_r{{res}}.log",
-    benchmark:
-        f"{AOT_BENCH}/predict/{{task}}_metaot_r{{res}}.tsv"
-
-
 rule amortized_ot_evaluate:
+    wildcard_constraints:
+        task="|".join(aot_experiment.POTENTIAL_TASKS),
     input:
-        pairs=f"{AOT}/pairs/{{task}}/test_r{{res}}.npz",
-        ground_truth=f"{AOT}/ground_truth/{{task}}/test_r{{res}}.npz",
-        prediction=f"{AOT}/predictions/{{task}}/{{predictor}}_r{{res}}.npz",
+        pairs=f"{AOT}/pairs/{{task}}.npz",
+        ground_truth=f"{AOT}/ground_truth/{{task}}.npz",
+        predictions=f"{AOT}/predictions/{{task}}.npz",
     output:
-        f"{AOT}/metrics/{{task}}/{{predictor}}_r{{res}}.parquet",
+        f"{AOT}/metrics/{{task}}.parquet",
     params:
         task=aot_task_params,
-        evaluation=paper_params("amortized_ot", "evaluation"),
-        seed=paper_params("amortized_ot", "seed"),
-    log:
-        f"{AOT_LOG}/evaluate/{{task}}_{{predictor}}_r{{res}}.log",
-    benchmark:
-        f"{AOT_BENCH}/evaluate/{{task}}_{{predictor}}_r{{res}}.tsv"
-    conda:
-        "../envs/ot.yaml"
-    threads: 2
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    script:
-        "../scripts/amortized_ot/evaluate.py"
-
-
-rule amortized_ot_plan_baselines:
-    input:
-        pairs=f"{AOT}/pairs/{{task}}/test_r{{res}}.npz",
-        ground_truth=f"{AOT}/ground_truth/{{task}}/test_r{{res}}.npz",
-    output:
-        f"{AOT}/metrics/{{task}}/plan_baselines_r{{res}}.parquet",
-    params:
-        task=aot_task_params,
+        groups=aot_test_groups,
+        runs=aot_predictions_params,
         projections=paper_params("amortized_ot", "main_projections"),
         evaluation=paper_params("amortized_ot", "evaluation"),
         seed=paper_params("amortized_ot", "seed"),
     log:
-        f"{AOT_LOG}/plan_baselines/{{task}}_r{{res}}.log",
+        f"{AOT_LOG}/evaluate/{{task}}.log",
     benchmark:
-        f"{AOT_BENCH}/plan_baselines/{{task}}_r{{res}}.tsv"
+        f"{AOT_BENCH}/evaluate/{{task}}.tsv"
     conda:
         "../envs/ot.yaml"
-    threads: 2
+    threads: torch_threads
     resources:
-        mem_mb=4000,
-        runtime=30,
+        mem_mb=8000,
+        runtime=60,
     script:
-        "../scripts/amortized_ot/plan_baselines.py"
+        "../scripts/amortized_ot/evaluate.py"
 
 
 rule amortized_ot_cfm_train:
@@ -340,32 +277,31 @@ rule amortized_ot_cfm_train:
         f"{AOT_BENCH}/cfm_train/{{plan}}.tsv"
     conda:
         "../envs/ot.yaml"
-    threads: 2
+    threads: torch_threads
     resources:
         mem_mb=4000,
-        runtime=60,
+        runtime=120,
     script:
         "../scripts/amortized_ot/cfm_train.py"
 
 
 rule amortized_ot_cfm_evaluate:
     input:
-        f"{AOT}/cfm/{{plan}}/flow.pt",
+        aot_cfm_flows,
     output:
-        samples=f"{AOT}/cfm/{{plan}}/samples.npz",
-        metrics=f"{AOT}/cfm/{{plan}}/metrics.parquet",
+        samples=f"{AOT}/cfm/samples.npz",
+        metrics=f"{AOT}/metrics/cfm.parquet",
     params:
         cfm=paper_params("amortized_ot", "cfm"),
         seed=paper_params("amortized_ot", "seed"),
     log:
-        f"{AOT_LOG}/cfm_evaluate/{{plan}}.log",
+        f"{AOT_LOG}/cfm_evaluate.log",
     benchmark:
-        f"{AOT_BENCH}/cfm_evaluate/{{plan}}.tsv"
+        f"{AOT_BENCH}/cfm_evaluate.tsv"
     conda:
         "../envs/ot.yaml"
-    threads: 2
     resources:
-        mem_mb=2000,
+        mem_mb=4000,
         runtime=30,
     script:
         "../scripts/amortized_ot/cfm_evaluate.py"
@@ -373,8 +309,11 @@ rule amortized_ot_cfm_evaluate:
 
 rule amortized_ot_metrics:
     input:
-        potentials=aot_metric_files,
-        cfm=aot_cfm_files,
+        expand(
+            f"{AOT}/metrics/{{task}}.parquet",
+            task=[*aot_experiment.POTENTIAL_TASKS, "cfm"],
+            allow_missing=True,
+        ),
     output:
         f"{AOT}/metrics.parquet",
     log:
@@ -397,7 +336,8 @@ rule amortized_ot_claims:
         f"{AOT}/claims.parquet",
     params:
         main_projections=paper_params("amortized_ot", "main_projections"),
-        digits=paper_params("amortized_ot", "digits"),
+        res_by_task=aot_res_by_task,
+        test_res=paper_params("amortized_ot", "digits", "test_res"),
     log:
         f"{AOT_LOG}/claims.log",
     benchmark:
@@ -413,8 +353,8 @@ rule amortized_ot_claims:
 
 rule amortized_ot_figure_interpolation:
     input:
-        pairs=aot_task_file("pairs", "digits"),
-        ra=aot_main_prediction("digits", "ra"),
+        pairs=f"{AOT}/pairs/digits.npz",
+        predictions=f"{AOT}/predictions/digits.npz",
     output:
         report(
             f"{AOT}/figures/interpolation.png",
@@ -423,6 +363,7 @@ rule amortized_ot_figure_interpolation:
         ),
     params:
         task=paper_params("amortized_ot", "digits"),
+        projections=paper_params("amortized_ot", "main_projections"),
     log:
         f"{AOT_LOG}/figures/interpolation.log",
     benchmark:
@@ -438,9 +379,9 @@ rule amortized_ot_figure_interpolation:
 
 rule amortized_ot_figure_colour_transfer:
     input:
-        pairs=aot_task_file("pairs", "colour"),
-        ground_truth=aot_task_file("ground_truth", "colour"),
-        ra=aot_main_prediction("colour", "ra"),
+        pairs=f"{AOT}/pairs/colour.npz",
+        ground_truth=f"{AOT}/ground_truth/colour.npz",
+        predictions=f"{AOT}/predictions/colour.npz",
     output:
         report(
             f"{AOT}/figures/colour_transfer.png",
@@ -449,6 +390,7 @@ rule amortized_ot_figure_colour_transfer:
         ),
     params:
         task=paper_params("amortized_ot", "colour"),
+        projections=paper_params("amortized_ot", "main_projections"),
     log:
         f"{AOT_LOG}/figures/colour_transfer.log",
     benchmark:
@@ -464,9 +406,9 @@ rule amortized_ot_figure_colour_transfer:
 
 rule amortized_ot_figure_sphere:
     input:
-        pairs=aot_task_file("pairs", "sphere"),
-        ground_truth=aot_task_file("ground_truth", "sphere"),
-        ra=aot_main_prediction("sphere", "ra"),
+        pairs=f"{AOT}/pairs/sphere.npz",
+        ground_truth=f"{AOT}/ground_truth/sphere.npz",
+        predictions=f"{AOT}/predictions/sphere.npz",
     output:
         report(
             f"{AOT}/figures/sphere.png",
@@ -475,6 +417,7 @@ rule amortized_ot_figure_sphere:
         ),
     params:
         task=paper_params("amortized_ot", "sphere"),
+        projections=paper_params("amortized_ot", "main_projections"),
     log:
         f"{AOT_LOG}/figures/sphere.log",
     benchmark:
@@ -502,6 +445,9 @@ rule amortized_ot_figure_tables:
             caption="../workflow/report/amortized_ot/speed.rst",
             category="Paper 18: amortized OT",
         ),
+    params:
+        projections=paper_params("amortized_ot", "main_projections"),
+        res_by_task=aot_res_by_task,
     log:
         f"{AOT_LOG}/figures/tables.log",
     benchmark:
@@ -517,7 +463,8 @@ rule amortized_ot_figure_tables:
 
 rule amortized_ot_figure_cfm:
     input:
-        samples=aot_cfm_samples,
+        samples=f"{AOT}/cfm/samples.npz",
+        metrics=f"{AOT}/metrics/cfm.parquet",
     output:
         report(
             f"{AOT}/figures/cfm.png",

@@ -35,3 +35,9 @@ def paper_params(slug, *keys):
 def paper_config(slug, scale):
     """The whole config block of paper `slug` at `scale` (for input functions)."""
     return scale_block(PAPERS, slug, scale)
+
+
+def torch_threads(wildcards):
+    """Torch steps use one thread at smoke and quick scale, where two jobs share the two cores and
+    small tensor ops lose more to thread contention than they gain; four per job at paper scale."""
+    return 4 if wildcards.scale == "paper" else 1

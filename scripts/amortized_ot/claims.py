@@ -9,8 +9,8 @@ from neurips26.common.runtime import start_job
 
 log = start_job(snakemake)
 metrics = pd.read_parquet(snakemake.input[0])
-digits = snakemake.params.digits
-claims = check_claims(metrics, snakemake.params.main_projections, digits["train_res"], digits["test_res"])
+params = snakemake.params
+claims = check_claims(metrics, params.main_projections, dict(params.res_by_task), params.test_res)
 table = claims_table(claims)
 for row in table.itertuples():
     log.info("%s [%s] %s: %.4g %s %.4g -> %s", row.claim_id, row.kind, row.metric, row.value, row.comparison, row.threshold, row.holds)

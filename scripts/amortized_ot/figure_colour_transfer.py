@@ -1,34 +1,27 @@
 """Figure: colour transfer by the barycentric map of the RA-OT plan vs the Sinkhorn plan."""
 
+import torch
+
+from neurips26.amortized_ot.costs import cost_matrix
+from neurips26.amortized_ot.experiment import unpack
+from neurips26.amortized_ot.metrics import potentials_from_f
+from neurips26.amortized_ot.plots import colour_transfer_figure, save_figure
+from neurips26.amortized_ot.sinkhorn import plan
+from neurips26.common.io import load_npz
 from neurips26.common.runtime import start_job
 
-log = start_job(snakemake)  # noqa: F821 (injected by Snakemake)
-
-import torch  # noqa: E402
-
-from neurips26.amortized_ot.costs import cost_matrix  # noqa: E402
-from neurips26.amortized_ot.metrics import potentials_from_f  # noqa: E402
-from neurips26.amortized_ot.plots import colour_transfer_figure, save_figure  # noqa: E402
-from neurips26.amortized_ot.sinkhorn import plan  # noqa: E402
-from neurips26.common.io import load_npz  # noqa: E402
-
-N_ROWS = 3
-
-eps = float(snakemake.params.task["eps"])  # noqa: F821
-pairs = load_npz(snakemake.input.pairs)  # noqa: F821
-truth = load_npz(snakemake.input.ground_truth)  # noqa: F821
-pred = load_npz(snakemake.input.ra)  # noqa: F821
-
-k = min(N_ROWS, len(pairs["x"]))
-x, a, y, b = (pairs[key][:k] for key in ("x", "a", "y", "b"))
+ROWS = 3
+log = start_job(snakemake)
+params = snakemake.params
+eps = params.task["eps"]
+pairs = unpack(load_npz(snakemake.input.pairs), "test")
+truth = unpack(load_npz(snakemake.input.ground_truth), "test")
+f_hat = unpack(load_npz(snakemake.input.predictions), f"ra_L{params.projections}.test")["f_hat"]
+x, a, y, b = (pairs[k][:ROWS] for k in "xayb")
+a_t, b_t = torch.as_tensor(a), torch.as_tensor(b)
 cost = cost_matrix(x, y, "sqeuclidean")
-a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
-f, g = potentials_from_f(pred["f_hat"][:k], a, b, cost, eps)
+f, g = potentials_from_f(f_hat[:ROWS], a, b, cost, eps)
 pi_pred = plan(f, g, a_t, b_t, cost, eps).numpy()
-f_ref, g_ref = torch.as_tensor(truth["f"][:k]), torch.as_tensor(truth["g"][:k])
-pi_ref = plan(f_ref, g_ref, a_t, b_t, cost, eps).numpy()
-log.info("colour transfer on %d pairs (eps %g); reference converged: %s", k, eps, truth["converged"][:k])
-
-fig = colour_transfer_figure(pairs["crops"][:k], x, y, pi_pred, pi_ref, n_rows=N_ROWS)
-save_figure(fig, snakemake.output[0])  # noqa: F821
-log.info("wrote %s", snakemake.output[0])  # noqa: F821
+pi_ref = plan(torch.as_tensor(truth["f"][:ROWS]), torch.as_tensor(truth["g"][:ROWS]), a_t, b_t, cost, eps).numpy()
+log.info("colour transfer on %d pairs; reference converged: %s", len(x), truth["converged"][:ROWS])
+save_figure(colour_transfer_figure(pairs["crops"][:ROWS], x, y, pi_pred, pi_ref, n_rows=ROWS), snakemake.output[0])

@@ -7,6 +7,7 @@ import numpy as np
 from neurips26.amortized_ot import method
 from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST
+from neurips26.amortized_ot.experiment import unpack
 from neurips26.amortized_ot.sliced import directions
 from neurips26.common.io import load_npz, save_npz
 from neurips26.common.runtime import start_job
@@ -14,7 +15,8 @@ from neurips26.common.runtime import start_job
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
 kind, n_proj = snakemake.wildcards.fitted, int(snakemake.wildcards.L)
-pairs, truth = load_npz(snakemake.input.pairs), load_npz(snakemake.input.ground_truth)
+pairs = unpack(load_npz(snakemake.input.pairs), "train")
+truth = unpack(load_npz(snakemake.input.ground_truth), "train")
 keep = truth["converged"]
 x, a, y, b = (pairs[k][keep] for k in "xayb")
 

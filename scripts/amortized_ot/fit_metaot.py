@@ -7,12 +7,13 @@ import torch
 from neurips26.amortized_ot.baselines import check_fixed_support, train_metaot
 from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST
+from neurips26.amortized_ot.experiment import unpack
 from neurips26.common.io import atomic_path, load_npz
 from neurips26.common.runtime import start_job
 
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
-pairs = load_npz(snakemake.input.pairs)
+pairs = unpack(load_npz(snakemake.input[0]), "train")
 x, a, y, b = (pairs[k] for k in "xayb")
 check_fixed_support(x, y, x, y)
 cfg = params.metaot

@@ -88,3 +88,23 @@ def expected_sliced_plans(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.nda
 def exact_plans(a: np.ndarray, b: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """Unregularised OT plans by the network simplex (ot.emd), one pair at a time."""
     return np.stack([ot.emd(a[p], b[p], np.ascontiguousarray(cost[p])) for p in range(len(a))])
+
+
+class LoadedMetaOT:
+    """A trained Meta-OT network ready to predict f for new weight pairs on its training support."""
+
+    def __init__(self, net: MetaOTPotential):
+        self.net = net.eval()
+
+    def predict(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return self.net(torch.as_tensor(a), torch.as_tensor(b)).numpy()
+
+
+def load_metaot(path, x: np.ndarray, y: np.ndarray) -> LoadedMetaOT:
+    """Load a saved Meta-OT model and refuse measures off its training support."""
+    saved = torch.load(path, weights_only=False)
+    check_fixed_support(saved["x"][None], saved["y"][None], x, y)
+    net = MetaOTPotential(x.shape[1], y.shape[1], tuple(saved["hidden"])).double()
+    net.load_state_dict(saved["state_dict"])
+    return LoadedMetaOT(net)

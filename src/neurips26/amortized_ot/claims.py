@@ -26,8 +26,10 @@ def _batch(frame: pd.DataFrame, metric: str, **where) -> float:
     return float(rows["value"].mean())
 
 
-def check_claims(frame: pd.DataFrame, main_projections: int, train_res: int, test_res: list[int]) -> list[Claim]:
+def check_claims(frame: pd.DataFrame, main_projections: int, res_by_task: dict[str, int], test_res: list[int]) -> list[Claim]:
+    """res_by_task: the training resolution of each task, where the main comparisons are made."""
     L = main_projections
+    train_res = res_by_task["digits"]
     digits = dict(task="digits", res=train_res)
     claims = []
 
@@ -40,7 +42,7 @@ def check_claims(frame: pd.DataFrame, main_projections: int, train_res: int, tes
 
     warm = {}
     for task in ("digits", "colour"):
-        res = train_res if task == "digits" else int(frame.loc[frame["task"] == task, "res"].iloc[0])
+        res = res_by_task[task]
         cold = _median(frame, "cold_iters", task=task, method="ra", projections=L, res=res)
         for m in ("ra", "oa"):
             warm[f"{task}/{m}"] = _median(frame, "warm_iters", task=task, method=m, projections=L, res=res) / cold
@@ -67,7 +69,7 @@ def check_claims(frame: pd.DataFrame, main_projections: int, train_res: int, tes
         note=", ".join(f"L={p}: {r:.4g}" for p, r in zip(sweep, rmse)),
     ))
 
-    colour_res = int(frame.loc[frame["task"] == "colour", "res"].iloc[0])
+    colour_res = res_by_task["colour"]
     t_pred = _batch(frame, "t_pred_ms", task="colour", method="ra", projections=L, res=colour_res)
     t_cold = _batch(frame, "t_cold_match_ms", task="colour", method="ra", projections=L, res=colour_res)
     claims.append(Claim(
@@ -89,7 +91,7 @@ def check_claims(frame: pd.DataFrame, main_projections: int, train_res: int, tes
 
     cost = {}
     for task in ("digits", "colour", "sphere"):
-        res = int(frame.loc[(frame["task"] == task) & (frame["method"] == "min_swgg"), "res"].iloc[0])
+        res = res_by_task[task]
         cost[task] = _median(frame, "cost_rel_error", task=task, method="ra", projections=L, res=res) / _median(frame, "cost_rel_error", task=task, method="min_swgg", res=res)
     claims.append(Claim(
         "C7", "More accurate than min-SWGG on all tasks (transport cost of the recovered plan).",
@@ -99,7 +101,7 @@ def check_claims(frame: pd.DataFrame, main_projections: int, train_res: int, tes
 
     speed = {}
     for task in ("digits", "colour", "sphere"):
-        res = int(frame.loc[(frame["task"] == task) & (frame["method"] == "exact_emd"), "res"].iloc[0])
+        res = res_by_task[task]
         speed[task] = _batch(frame, "t_pred_ms", task=task, method="ra", projections=L, res=res) / _batch(frame, "t_pred_ms", task=task, method="exact_emd", res=res)
     claims.append(Claim(
         "C8", "Up to an order of magnitude faster than solving each instance (exact OT, network simplex).",

@@ -147,6 +147,21 @@ def read_idx_images(path) -> np.ndarray:
     return np.frombuffer(raw[16:], dtype=np.uint8).reshape(count, rows, cols).astype(np.float64)
 
 
+def digit_images(source: str, split: str, seed: int, files: list[str]) -> np.ndarray:
+    """Digit images of one split: scikit-learn's 8x8 digits (fixed 70/30 split) or MNIST's own split."""
+    if source == "sklearn":
+        from sklearn.datasets import load_digits
+
+        return split_images(load_digits().images, split, seed)
+    if source == "mnist":
+        name = "train-images-idx3-ubyte.gz" if split == "train" else "t10k-images-idx3-ubyte.gz"
+        matches = [f for f in files if str(f).endswith(name)]
+        if not matches:
+            raise FileNotFoundError(f"MNIST file {name} is not among the inputs {files}")
+        return read_idx_images(matches[0])
+    raise ValueError(f"unknown digit source '{source}' (allowed values: sklearn, mnist)")
+
+
 def split_images(images: np.ndarray, split: str, seed: int, train_share: float = 0.7) -> np.ndarray:
     """A fixed, disjoint train/test split of an image set (so test pairs use unseen images)."""
     order = np.random.default_rng(seed).permutation(len(images))

@@ -15,7 +15,7 @@ def weighted_rmse(pred: np.ndarray, true: np.ndarray, weights: np.ndarray) -> np
 
 def potentials_from_f(f_hat: np.ndarray, a: np.ndarray, b: np.ndarray, cost: torch.Tensor, eps: float):
     """Complete a predicted f by the c-transform (exact nu-marginal) and center the pair."""
-    a_t, b_t = torch.as_tensor(a), torch.as_tensor(b)
+    a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
     f = torch.as_tensor(f_hat, dtype=torch.float64)
     g = c_transform(f, a_t, cost, eps)
     return center(f, g, a_t, b_t)

@@ -39,7 +39,7 @@ METHOD_COLOURS = {
 SPEED_METHODS = ("exact_emd", "sinkhorn_cold", "ra", "oa", "metaot", "min_swgg", "expected_sliced")
 SLICED_METHODS = ("ra", "oa", "sliced_mean")
 PLAN_LABELS = {"exact": "exact OT", "ra": "RA-OT", "oa": "OA-OT", "indep": "independent"}
-PLAN_COLOURS = {"exact": "tab:gray", "ra": "tab:blue", "oa": "tab:orange", "indep": "tab:red"}
+PLAN_COLOURS = {"exact": "tab:green", "ra": "tab:blue", "oa": "tab:orange", "indep": "tab:red"}
 
 
 # --------------------------------------------------------------------------- digits
@@ -159,7 +159,7 @@ def sphere_figure(
     for ax, (title, values, cmap, lims) in zip(axes.ravel(), panels):
         vmin, vmax = lims if lims else (None, None)
         sc = ax.scatter(lon, lat, c=values, s=size, cmap=cmap, vmin=vmin, vmax=vmax, linewidths=0)
-        fig.colorbar(sc, ax=ax, shrink=0.9)
+        fig.colorbar(sc, ax=ax, shrink=0.75)
         ax.set_title(title)
         ax.set_xlim(-180, 180)
         ax.set_ylim(-90, 90)
@@ -244,11 +244,14 @@ def speed_figure(frame, projections: int, res_by_task: dict[str, int]) -> Figure
 def cfm_figure(samples: dict[str, dict[str, np.ndarray]], w2: dict[str, float]) -> Figure:
     """One panel per coupling plan: target samples (grey) and the flow's generated samples (colour)."""
     plans = [p for p in PLAN_LABELS if p in samples] + [p for p in samples if p not in PLAN_LABELS]
-    fig, axes = plt.subplots(1, max(1, len(plans)), figsize=(3.4 * max(1, len(plans)), 3.6), squeeze=False)
     everything = np.concatenate([np.concatenate([s["generated"], s["target"]]) for s in samples.values()]) \
-        if samples else np.zeros((1, 2))
+        if samples else np.array([[0.0, 0.0], [1.0, 1.0]])
     lo, hi = np.percentile(everything, [0.5, 99.5], axis=0)
-    pad = 0.1 * (hi - lo)
+    pad = 0.1 * (hi - lo) + 1e-9
+    aspect = float(np.clip((hi[1] - lo[1] + 2 * pad[1]) / (hi[0] - lo[0] + 2 * pad[0]), 0.3, 2.0))
+    width = 3.4
+    fig, axes = plt.subplots(1, max(1, len(plans)), figsize=(width * max(1, len(plans)), width * aspect + 0.9),
+                             squeeze=False)
     for ax, plan in zip(axes[0], plans):
         s = samples[plan]
         ax.scatter(*s["target"].T, s=4, color="lightgrey", label="target", linewidths=0)
@@ -262,8 +265,9 @@ def cfm_figure(samples: dict[str, dict[str, np.ndarray]], w2: dict[str, float]) 
         ax.set_xticks([])
         ax.set_yticks([])
     if plans:
-        axes[0, 0].legend(loc="lower left", fontsize=7, markerscale=2)
-    fig.tight_layout()
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, markerscale=3, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 

@@ -26,6 +26,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes files private; outputs are for everyone to read
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -28,7 +28,7 @@ def start_job(smk, seed: int | None = None) -> logging.Logger:
     if seed is not None:
         random.seed(seed)
         np.random.seed(seed)
-    if "torch" in sys.modules or _wants_torch():
+    if "torch" in sys.modules:  # only jobs that already use torch pay for it
         import torch
 
         torch.set_num_threads(max(1, int(smk.threads)))
@@ -36,14 +36,6 @@ def start_job(smk, seed: int | None = None) -> logging.Logger:
             torch.manual_seed(seed)
     logger.info("rule %s, wildcards %s, threads %s", smk.rule, dict(smk.wildcards), smk.threads)
     return logger
-
-
-def _wants_torch() -> bool:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def job_provenance(smk, seed: int | None = None) -> dict:
