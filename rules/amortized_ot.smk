@@ -1,7 +1,8 @@
 # Paper 18: amortized OT from sliced Kantorovich potentials (RA-OT, OA-OT).
-from neurips26.amortized_ot import experiment as aot_experiment
-
 # pairs -> ground truth (Sinkhorn) -> fit (RA/OA/Meta-OT) -> predict -> evaluate -> claims/figures -> report
+
+
+include: "functions/amortized_ot.smk"
 
 
 wildcard_constraints:
@@ -10,105 +11,25 @@ wildcard_constraints:
     plan="exact|ra|oa|indep",
 
 
-AOT = "results/{scale}/amortized_ot"
-AOT_LOG = "results/{scale}/amortized_ot/logs"
-AOT_BENCH = "results/{scale}/amortized_ot/benchmarks"
-MNIST_FILES = {
-    "train-images-idx3-ubyte.gz": "md5:f68b3c2dcbeaaa9fbdd348bbdeb94873",
-    "train-labels-idx1-ubyte.gz": "md5:d53e105ee54ea40749a09fcbcd1e9432",
-    "t10k-images-idx3-ubyte.gz": "md5:9fb629c4189551a2d022fa330f9573f3",
-    "t10k-labels-idx1-ubyte.gz": "md5:ec29112dd5afa0611ce80d1b7f02629c",
-}
-MNIST_URL = "https://ossci-datasets.s3.amazonaws.com/mnist/"
-AOT_FIGURES = ["interpolation", "colour_transfer", "sphere", "error_vs_projections", "speed", "cfm"]
-
-
-def aot_config(wildcards):
-    return paper_config("amortized_ot", wildcards.scale)
-
-
-def aot_task_params(wildcards):
-    """The block of config for the job's task (digits, colour, sphere or cfm)."""
-    return aot_config(wildcards)[wildcards.task]
-
-
-def aot_res_by_task(wildcards):
-    cfg = aot_config(wildcards)
-    return {task: aot_experiment.task_res(cfg, task) for task in ("digits", "colour", "sphere")}
-
-
-def aot_source_files(wildcards):
-    if wildcards.task == "digits" and aot_config(wildcards)["digits"]["source"] == "mnist":
-        return expand("resources/mnist/{name}", name=MNIST_FILES)
-    return []
-
-
-def aot_task_models(wildcards):
-    """Every model fitted for the job's task (RA/OA per L, Meta-OT where defined)."""
-    names = aot_experiment.fitted_models(aot_config(wildcards), wildcards.task)
-    return [
-        f"{AOT}/models/{{task}}/{name}.{'pt' if name == 'metaot' else 'npz'}".format(
-            scale=wildcards.scale, task=wildcards.task
-        )
-        for name in names
-    ]
-
-
-def aot_predictions_params(wildcards):
-    return aot_experiment.predictions(aot_config(wildcards), wildcards.task)
-
-
-def aot_test_groups(wildcards):
-    """Test groups of the task and their resolutions (none for the CFM minibatches)."""
-    if wildcards.task == "cfm":
-        return {}
-    return aot_experiment.test_groups(aot_config(wildcards), wildcards.task)
-
-
-def aot_train_res(wildcards):
-    return aot_experiment.task_res(aot_config(wildcards), wildcards.task)
-
-
-def aot_cfm_plan_model(wildcards):
-    if wildcards.plan not in ("ra", "oa"):
-        return []
-    L = aot_config(wildcards)["main_projections"]
-    return f"{AOT}/models/cfm/{wildcards.plan}_L{L}.npz".format(scale=wildcards.scale)
-
-
-def aot_cfm_flows(wildcards):
-    plans = aot_config(wildcards)["cfm"]["plans"]
-    return expand(f"{AOT}/cfm/{{plan}}/flow.pt", plan=plans, scale=wildcards.scale)
-
-
-def mnist_url(wildcards):
-    return MNIST_URL + wildcards.name
-
-
-def mnist_hash(wildcards):
-    return MNIST_FILES[wildcards.name]
-
-
 # cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
 rule amortized_ot_download_mnist:
     output:
         "resources/mnist/{name}",
-    wildcard_constraints:
-        name="|".join(MNIST_FILES),
-    params:
-        url=mnist_url,
-        known_hash=mnist_hash,
     log:
         "resources/logs/mnist/{name}.log",
+    wildcard_constraints:
+        name="|".join(MNIST_FILES),
+    cache: True
     conda:
         "../envs/data.yaml"
     resources:
         mem_mb=1000,
         runtime=30,
-    cache: True
+    params:
+        url=mnist_url,
+        known_hash=mnist_hash,
     script:
         "../scripts/common/download.py"
-
 
 
 rule amortized_ot_pairs:
@@ -116,11 +37,6 @@ rule amortized_ot_pairs:
         aot_source_files,
     output:
         f"{AOT}/pairs/{{task}}.npz",
-    params:
-        task=aot_task_params,
-        train_res=aot_train_res,
-        groups=aot_test_groups,
-        seed=paper_params("amortized_ot", "seed"),
     log:
         f"{AOT_LOG}/pairs/{{task}}.log",
     benchmark:
@@ -130,6 +46,11 @@ rule amortized_ot_pairs:
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        task=aot_task_params,
+        train_res=aot_train_res,
+        groups=aot_test_groups,
+        seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/pairs.py"
 
@@ -139,9 +60,6 @@ rule amortized_ot_ground_truth:
         f"{AOT}/pairs/{{task}}.npz",
     output:
         f"{AOT}/ground_truth/{{task}}.npz",
-    params:
-        task=aot_task_params,
-        solver=paper_params("amortized_ot", "ground_truth"),
     log:
         f"{AOT_LOG}/ground_truth/{{task}}.log",
     benchmark:
@@ -152,6 +70,9 @@ rule amortized_ot_ground_truth:
     resources:
         mem_mb=8000,
         runtime=120,
+    params:
+        task=aot_task_params,
+        solver=paper_params("amortized_ot", "ground_truth"),
     script:
         "../scripts/amortized_ot/ground_truth.py"
 
@@ -162,12 +83,6 @@ rule amortized_ot_fit:
         ground_truth=f"{AOT}/ground_truth/{{task}}.npz",
     output:
         f"{AOT}/models/{{task}}/{{fitted}}_L{{L}}.npz",
-    params:
-        task=aot_task_params,
-        n_basis=paper_params("amortized_ot", "n_basis"),
-        ridge=paper_params("amortized_ot", "ridge"),
-        oa=paper_params("amortized_ot", "oa"),
-        seed=paper_params("amortized_ot", "seed"),
     log:
         f"{AOT_LOG}/fit/{{task}}_{{fitted}}_L{{L}}.log",
     benchmark:
@@ -178,70 +93,86 @@ rule amortized_ot_fit:
     resources:
         mem_mb=8000,
         runtime=120,
+    params:
+        task=aot_task_params,
+        n_basis=paper_params("amortized_ot", "n_basis"),
+        ridge=paper_params("amortized_ot", "ridge"),
+        oa=paper_params("amortized_ot", "oa"),
+        seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/fit.py"
 
 
 rule amortized_ot_fit_metaot:
-    wildcard_constraints:
-        task="|".join(aot_experiment.FIXED_SUPPORT_TASKS),
     input:
         f"{AOT}/pairs/{{task}}.npz",
     output:
         f"{AOT}/models/{{task}}/metaot.pt",
-    params:
-        task=aot_task_params,
-        metaot=paper_params("amortized_ot", "metaot"),
-        seed=paper_params("amortized_ot", "seed"),
     log:
         f"{AOT_LOG}/fit/{{task}}_metaot.log",
     benchmark:
         f"{AOT_BENCH}/fit/{{task}}_metaot.tsv"
+    wildcard_constraints:
+        task="|".join(aot_experiment.FIXED_SUPPORT_TASKS),
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
     resources:
         mem_mb=8000,
         runtime=240,
+    params:
+        task=aot_task_params,
+        metaot=paper_params("amortized_ot", "metaot"),
+        seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/fit_metaot.py"
 
 
 rule amortized_ot_predict:
-    wildcard_constraints:
-        task="|".join(aot_experiment.POTENTIAL_TASKS),
     input:
         pairs=f"{AOT}/pairs/{{task}}.npz",
         models=aot_task_models,
     output:
         f"{AOT}/predictions/{{task}}.npz",
-    params:
-        task=aot_task_params,
-        runs=aot_predictions_params,
-        seed=paper_params("amortized_ot", "seed"),
     log:
         f"{AOT_LOG}/predict/{{task}}.log",
     benchmark:
         f"{AOT_BENCH}/predict/{{task}}.tsv"
+    wildcard_constraints:
+        task="|".join(aot_experiment.POTENTIAL_TASKS),
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
     resources:
         mem_mb=8000,
         runtime=60,
+    params:
+        task=aot_task_params,
+        runs=aot_predictions_params,
+        seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/predict.py"
 
 
 rule amortized_ot_evaluate:
-    wildcard_constraints:
-        task="|".join(aot_experiment.POTENTIAL_TASKS),
     input:
         pairs=f"{AOT}/pairs/{{task}}.npz",
         ground_truth=f"{AOT}/ground_truth/{{task}}.npz",
         predictions=f"{AOT}/predictions/{{task}}.npz",
     output:
         f"{AOT}/metrics/{{task}}.parquet",
+    log:
+        f"{AOT_LOG}/evaluate/{{task}}.log",
+    benchmark:
+        f"{AOT_BENCH}/evaluate/{{task}}.tsv"
+    wildcard_constraints:
+        task="|".join(aot_experiment.POTENTIAL_TASKS),
+    conda:
+        "../envs/ot.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=8000,
+        runtime=60,
     params:
         task=aot_task_params,
         groups=aot_test_groups,
@@ -249,16 +180,6 @@ rule amortized_ot_evaluate:
         projections=paper_params("amortized_ot", "main_projections"),
         evaluation=paper_params("amortized_ot", "evaluation"),
         seed=paper_params("amortized_ot", "seed"),
-    log:
-        f"{AOT_LOG}/evaluate/{{task}}.log",
-    benchmark:
-        f"{AOT_BENCH}/evaluate/{{task}}.tsv"
-    conda:
-        "../envs/ot.yaml"
-    threads: torch_threads
-    resources:
-        mem_mb=8000,
-        runtime=60,
     script:
         "../scripts/amortized_ot/evaluate.py"
 
@@ -268,9 +189,6 @@ rule amortized_ot_cfm_train:
         model=aot_cfm_plan_model,
     output:
         f"{AOT}/cfm/{{plan}}/flow.pt",
-    params:
-        cfm=paper_params("amortized_ot", "cfm"),
-        seed=paper_params("amortized_ot", "seed"),
     log:
         f"{AOT_LOG}/cfm_train/{{plan}}.log",
     benchmark:
@@ -281,6 +199,9 @@ rule amortized_ot_cfm_train:
     resources:
         mem_mb=4000,
         runtime=120,
+    params:
+        cfm=paper_params("amortized_ot", "cfm"),
+        seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/cfm_train.py"
 
@@ -291,9 +212,6 @@ rule amortized_ot_cfm_evaluate:
     output:
         samples=f"{AOT}/cfm/samples.npz",
         metrics=f"{AOT}/metrics/cfm.parquet",
-    params:
-        cfm=paper_params("amortized_ot", "cfm"),
-        seed=paper_params("amortized_ot", "seed"),
     log:
         f"{AOT_LOG}/cfm_evaluate.log",
     benchmark:
@@ -303,6 +221,9 @@ rule amortized_ot_cfm_evaluate:
     resources:
         mem_mb=4000,
         runtime=30,
+    params:
+        cfm=paper_params("amortized_ot", "cfm"),
+        seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/cfm_evaluate.py"
 
@@ -334,10 +255,6 @@ rule amortized_ot_claims:
         f"{AOT}/metrics.parquet",
     output:
         f"{AOT}/claims.parquet",
-    params:
-        main_projections=paper_params("amortized_ot", "main_projections"),
-        res_by_task=aot_res_by_task,
-        test_res=paper_params("amortized_ot", "digits", "test_res"),
     log:
         f"{AOT_LOG}/claims.log",
     benchmark:
@@ -347,6 +264,10 @@ rule amortized_ot_claims:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        main_projections=paper_params("amortized_ot", "main_projections"),
+        res_by_task=aot_res_by_task,
+        test_res=paper_params("amortized_ot", "digits", "test_res"),
     script:
         "../scripts/amortized_ot/claims.py"
 
@@ -361,9 +282,6 @@ rule amortized_ot_figure_interpolation:
             caption="../workflow/report/amortized_ot/interpolation.rst",
             category="Paper 18: amortized OT",
         ),
-    params:
-        task=paper_params("amortized_ot", "digits"),
-        projections=paper_params("amortized_ot", "main_projections"),
     log:
         f"{AOT_LOG}/figures/interpolation.log",
     benchmark:
@@ -373,6 +291,9 @@ rule amortized_ot_figure_interpolation:
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        task=paper_params("amortized_ot", "digits"),
+        projections=paper_params("amortized_ot", "main_projections"),
     script:
         "../scripts/amortized_ot/figure_interpolation.py"
 
@@ -388,9 +309,6 @@ rule amortized_ot_figure_colour_transfer:
             caption="../workflow/report/amortized_ot/colour_transfer.rst",
             category="Paper 18: amortized OT",
         ),
-    params:
-        task=paper_params("amortized_ot", "colour"),
-        projections=paper_params("amortized_ot", "main_projections"),
     log:
         f"{AOT_LOG}/figures/colour_transfer.log",
     benchmark:
@@ -400,6 +318,9 @@ rule amortized_ot_figure_colour_transfer:
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        task=paper_params("amortized_ot", "colour"),
+        projections=paper_params("amortized_ot", "main_projections"),
     script:
         "../scripts/amortized_ot/figure_colour_transfer.py"
 
@@ -415,9 +336,6 @@ rule amortized_ot_figure_sphere:
             caption="../workflow/report/amortized_ot/sphere.rst",
             category="Paper 18: amortized OT",
         ),
-    params:
-        task=paper_params("amortized_ot", "sphere"),
-        projections=paper_params("amortized_ot", "main_projections"),
     log:
         f"{AOT_LOG}/figures/sphere.log",
     benchmark:
@@ -427,6 +345,9 @@ rule amortized_ot_figure_sphere:
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        task=paper_params("amortized_ot", "sphere"),
+        projections=paper_params("amortized_ot", "main_projections"),
     script:
         "../scripts/amortized_ot/figure_sphere.py"
 
@@ -445,9 +366,6 @@ rule amortized_ot_figure_tables:
             caption="../workflow/report/amortized_ot/speed.rst",
             category="Paper 18: amortized OT",
         ),
-    params:
-        projections=paper_params("amortized_ot", "main_projections"),
-        res_by_task=aot_res_by_task,
     log:
         f"{AOT_LOG}/figures/tables.log",
     benchmark:
@@ -457,6 +375,9 @@ rule amortized_ot_figure_tables:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        projections=paper_params("amortized_ot", "main_projections"),
+        res_by_task=aot_res_by_task,
     script:
         "../scripts/amortized_ot/figure_tables.py"
 
@@ -488,13 +409,12 @@ rule amortized_ot_report:
     input:
         metrics=f"{AOT}/metrics.parquet",
         claims=f"{AOT}/claims.parquet",
-        figures=expand(f"{AOT}/figures/{{name}}.png", name=AOT_FIGURES, allow_missing=True),
+        figures=expand(
+            f"{AOT}/figures/{{name}}.png", name=AOT_FIGURES, allow_missing=True
+        ),
         deviations="workflow/report/amortized_ot/deviations.md",
     output:
         f"{AOT}/report.md",
-    params:
-        benchmarks=AOT_BENCH,
-        config=paper_params("amortized_ot"),
     log:
         f"{AOT_LOG}/report.log",
     benchmark:
@@ -504,5 +424,8 @@ rule amortized_ot_report:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        benchmarks=AOT_BENCH,
+        config=paper_params("amortized_ot"),
     script:
         "../scripts/amortized_ot/report.py"

@@ -1,5 +1,10 @@
 # Helpers shared by every paper's rules: config validation, scale lookup, paths.
-from neurips26.common.config import SCALES, check_scale, scale_block, validate_workflow_config
+from neurips26.common.config import (
+    SCALES,
+    check_scale,
+    scale_block,
+    validate_workflow_config,
+)
 
 IMPLEMENTED = sorted(
     path.stem
@@ -39,5 +44,22 @@ def paper_config(slug, scale):
 
 def torch_threads(wildcards):
     """Torch steps use one thread at smoke and quick scale, where two jobs share the two cores and
-    small tensor ops lose more to thread contention than they gain; four per job at paper scale."""
+    small tensor ops lose more to thread contention than they gain; four per job at paper scale.
+    """
     return 4 if wildcards.scale == "paper" else 1
+
+
+def scoreboard_inputs(wildcards):
+    check_scale(wildcards.scale)
+    return {
+        "claims": expand(
+            "results/{scale}/{slug}/claims.parquet",
+            scale=wildcards.scale,
+            slug=config["papers"],
+        ),
+        "reports": expand(
+            "results/{scale}/{slug}/report.md",
+            scale=wildcards.scale,
+            slug=config["papers"],
+        ),
+    }

@@ -78,6 +78,8 @@ def fit_dual(
     Needs no ground-truth potentials. Returns the coefficients and the objective per outer step.
     """
     check_positive(eps, "eps")
+    if ridge < 0:
+        raise MeasureError(f"ridge must be >= 0, got {ridge}")
     D = torch.as_tensor(design, dtype=torch.float64)
     a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
     start = np.zeros(D.shape[-1]) if init is None else init

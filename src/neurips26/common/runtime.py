@@ -28,9 +28,8 @@ def start_job(smk, seed: int | None = None) -> logging.Logger:
     if seed is not None:
         random.seed(seed)
         np.random.seed(seed)
-    if "torch" in sys.modules:  # only jobs that already use torch pay for it
-        import torch
-
+    torch = sys.modules.get("torch")  # only jobs that already imported torch pay for it
+    if torch is not None:
         torch.set_num_threads(max(1, int(smk.threads)))
         if seed is not None:
             torch.manual_seed(seed)

@@ -1,0 +1,93 @@
+# Helpers of paper 18's rules (rules/amortized_ot.smk): paths, config lookups, input lists.
+from neurips26.amortized_ot import experiment as aot_experiment
+
+AOT = "results/{scale}/amortized_ot"
+AOT_LOG = "results/{scale}/amortized_ot/logs"
+AOT_BENCH = "results/{scale}/amortized_ot/benchmarks"
+MNIST_FILES = {
+    "train-images-idx3-ubyte.gz": "md5:f68b3c2dcbeaaa9fbdd348bbdeb94873",
+    "train-labels-idx1-ubyte.gz": "md5:d53e105ee54ea40749a09fcbcd1e9432",
+    "t10k-images-idx3-ubyte.gz": "md5:9fb629c4189551a2d022fa330f9573f3",
+    "t10k-labels-idx1-ubyte.gz": "md5:ec29112dd5afa0611ce80d1b7f02629c",
+}
+MNIST_URL = "https://ossci-datasets.s3.amazonaws.com/mnist/"
+AOT_FIGURES = [
+    "interpolation",
+    "colour_transfer",
+    "sphere",
+    "error_vs_projections",
+    "speed",
+    "cfm",
+]
+
+
+def aot_config(wildcards):
+    return paper_config("amortized_ot", wildcards.scale)
+
+
+def aot_task_params(wildcards):
+    """The block of config for the job's task (digits, colour, sphere or cfm)."""
+    return aot_config(wildcards)[wildcards.task]
+
+
+def aot_res_by_task(wildcards):
+    cfg = aot_config(wildcards)
+    return {
+        task: aot_experiment.task_res(cfg, task)
+        for task in ("digits", "colour", "sphere")
+    }
+
+
+def aot_source_files(wildcards):
+    if (
+        wildcards.task == "digits"
+        and aot_config(wildcards)["digits"]["source"] == "mnist"
+    ):
+        return expand("resources/mnist/{name}", name=MNIST_FILES)
+    return []
+
+
+def aot_task_models(wildcards):
+    """Every model fitted for the job's task (RA/OA per L, Meta-OT where defined)."""
+    names = aot_experiment.fitted_models(aot_config(wildcards), wildcards.task)
+    return [
+        f"{AOT}/models/{{task}}/{name}.{'pt' if name == 'metaot' else 'npz'}".format(
+            scale=wildcards.scale, task=wildcards.task
+        )
+        for name in names
+    ]
+
+
+def aot_predictions_params(wildcards):
+    return aot_experiment.predictions(aot_config(wildcards), wildcards.task)
+
+
+def aot_test_groups(wildcards):
+    """Test groups of the task and their resolutions (none for the CFM minibatches)."""
+    if wildcards.task == "cfm":
+        return {}
+    return aot_experiment.test_groups(aot_config(wildcards), wildcards.task)
+
+
+def aot_train_res(wildcards):
+    return aot_experiment.task_res(aot_config(wildcards), wildcards.task)
+
+
+def aot_cfm_plan_model(wildcards):
+    if wildcards.plan not in ("ra", "oa"):
+        return []
+    L = aot_config(wildcards)["main_projections"]
+    return f"{AOT}/models/cfm/{wildcards.plan}_L{L}.npz".format(scale=wildcards.scale)
+
+
+def aot_cfm_flows(wildcards):
+    plans = aot_config(wildcards)["cfm"]["plans"]
+    return expand(f"{AOT}/cfm/{{plan}}/flow.pt", plan=plans, scale=wildcards.scale)
+
+
+def mnist_url(wildcards):
+    return MNIST_URL + wildcards.name
+
+
+def mnist_hash(wildcards):
+    return MNIST_FILES[wildcards.name]

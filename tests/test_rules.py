@@ -1,0 +1,198 @@
+"""Static checks of the rules: lint, format, directives, environments, profiles, config errors."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, snakemake
+
+RULE_FILES = sorted((ROOT / "rules").rglob("*.smk"))
+IMPORT_TO_PACKAGE = {"sklearn": "scikit-learn", "skimage": "scikit-image", "ot": "pot", "yaml": "pyyaml"}
+
+
+def rule_blocks() -> dict[str, str]:
+    """rule name -> its text, from every rules/*.smk file."""
+    blocks = {}
+    for path in RULE_FILES:
+        text = path.read_text()
+        for match in re.finditer(r"^rule (\w+):\n((?:[ \t]+.*\n|\n)*)", text, re.M):
+            blocks[match.group(1)] = match.group(2)
+    return blocks
+
+
+def directive(block: str, name: str) -> str | None:
+    match = re.search(rf"^    {name}:\s*\n?\s*\"?([^\"\n]*)", block, re.M)
+    return match.group(1) if match else None
+
+
+def test_snakemake_lint_has_no_findings():
+    out = snakemake(ROOT, "--lint")
+    text = out.stdout + out.stderr
+    assert "Congratulations, your workflow is in a good condition!" in text, text
+
+
+def test_snakefmt_leaves_every_file_unchanged():
+    import subprocess
+
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("snakefmt")), "--check", "workflow", "rules"],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("rule", sorted(rule_blocks()))
+def test_every_rule_declares_log_benchmark_conda_resources(rule):
+    block = rule_blocks()[rule]
+    if rule == "all":
+        return
+    assert directive(block, "log"), f"{rule} has no log:"
+    assert directive(block, "conda"), f"{rule} has no conda:"
+    assert re.search(r"^        mem_mb=", block, re.M) and re.search(r"^        runtime=", block, re.M), f"{rule} lacks mem_mb/runtime"
+    cached = re.search(r"^    cache: True", block, re.M)
+    # Snakemake forbids benchmark: on rules cached between workflows (downloads)
+    assert bool(directive(block, "benchmark")) != bool(cached), f"{rule}: benchmark xor cache"
+
+
+def module_file(name: str) -> Path | None:
+    base = ROOT / "src" / Path(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def third_party_imports(path: Path, seen: set[Path] | None = None) -> set[str]:
+    """Top-level third-party modules imported by `path` and every neurips26 module it imports."""
+    seen = set() if seen is None else seen
+    if path in seen:
+        return set()
+    seen.add(path)
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        for name in names:
+            top = name.split(".")[0]
+            if top == "neurips26":
+                parts = name.split(".")
+                for depth in range(1, len(parts) + 1):  # packages' __init__ run too
+                    file = module_file(".".join(parts[:depth]))
+                    if file:
+                        found |= third_party_imports(file, seen)
+            elif top not in sys.stdlib_module_names and top != "__future__":
+                found.add(top)
+    return found
+
+
+def env_packages(env: Path) -> set[str]:
+    spec = yaml.safe_load(env.read_text())
+    names = set()
+    for dep in spec["dependencies"]:
+        items = dep["pip"] if isinstance(dep, dict) else [dep]
+        names |= {re.split(r"[=<>~ ]", item)[0].lower() for item in items}
+    return names
+
+
+@pytest.mark.parametrize("rule", sorted(r for r in rule_blocks() if r != "all"))
+def test_rule_environment_provides_every_import_of_its_script(rule):
+    block = rule_blocks()[rule]
+    rule_dir = ROOT / "rules"
+    script = (rule_dir / directive(block, "script")).resolve()
+    env = (rule_dir / directive(block, "conda")).resolve()
+    assert script.exists() and env.exists(), (script, env)
+    needed = {IMPORT_TO_PACKAGE.get(name, name).lower() for name in third_party_imports(script)}
+    missing = needed - env_packages(env)
+    assert not missing, f"{rule}: {env.name} lacks {sorted(missing)} imported by {script.name} or the library"
+
+
+def test_every_env_pins_every_package():
+    for env in (ROOT / "envs").glob("*.yaml"):
+        spec = yaml.safe_load(env.read_text())
+        pip = next(dep["pip"] for dep in spec["dependencies"] if isinstance(dep, dict))
+        assert all("==" in item for item in pip), f"{env.name} has unpinned packages"
+
+
+def test_slurm_profile_dry_runs_the_paper_scale_dag_within_seconds():
+    # conda (the profile's software deployment) is not installed here: env-modules stands in, so
+    # that the dry run exercises the executor, resources and the DAG without creating environments
+    start = time.perf_counter()
+    out = snakemake(
+        ROOT, "--profile", "profiles/slurm", "--sdm", "env-modules", "-n", "results/paper/amortized_ot/report.md",
+        "--quiet", "rules",
+    )
+    seconds = time.perf_counter() - start
+    text = out.stdout + out.stderr
+    for rule in ("amortized_ot_download_mnist", "amortized_ot_fit_metaot", "amortized_ot_report"):
+        assert rule in text, f"{rule} missing from the paper-scale DAG"
+    assert seconds < 30, f"paper-scale dry run took {seconds:.1f} s"
+
+
+def test_slurm_profile_sets_resources_only_for_existing_rules():
+    profile = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
+    assert profile["executor"] == "slurm"
+    assert profile["software-deployment-method"] == "conda"
+    assert set(profile["set-resources"]) <= set(rule_blocks())
+    assert all(res.get("gpu", 0) >= 1 for res in profile["set-resources"].values())
+
+
+def expect_config_error(repo: Path, *args: str, must_contain: tuple[str, ...]):
+    out = snakemake(repo, "-n", *args, check=False)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0, "the bad config was accepted"
+    assert "Select jobs to execute" not in text and "Finished jobid" not in text  # stopped before any job
+    for piece in must_contain:
+        assert piece in text, f"{piece!r} not in:\n{text[-3000:]}"
+
+
+def edit_paper_config(repo: Path, change) -> None:
+    path = repo / "config/amortized_ot.yaml"
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data))
+
+
+def test_unknown_key_stops_the_run_naming_the_key_and_the_allowed_keys(workflow_copy):
+    edit_paper_config(workflow_copy, lambda d: d["quick"]["digits"].update(epsilon=0.1))
+    expect_config_error(workflow_copy, must_contain=("quick.digits.epsilon", "unknown key", "allowed keys", "eps"))
+
+
+def test_wrong_type_stops_the_run(workflow_copy):
+    edit_paper_config(workflow_copy, lambda d: d["smoke"].update(main_projections="many"))
+    expect_config_error(workflow_copy, must_contain=("smoke.main_projections", "not of type 'integer'"))
+
+
+def test_out_of_range_value_stops_the_run(workflow_copy):
+    edit_paper_config(workflow_copy, lambda d: d["paper"]["sphere"].update(eps=0))
+    expect_config_error(workflow_copy, must_contain=("paper.sphere.eps", "> 0"))
+
+
+def test_value_outside_enum_stops_the_run(workflow_copy):
+    edit_paper_config(workflow_copy, lambda d: d["quick"]["cfm"].update(plans=["exact", "sinkhorn"]))
+    expect_config_error(workflow_copy, must_contain=("quick.cfm.plans.1", "allowed values: exact, ra, oa, indep"))
+
+
+def test_unknown_paper_stops_the_run(workflow_copy):
+    path = workflow_copy / "config/config.yaml"
+    path.write_text(path.read_text().replace("- amortized_ot", "- amortized_ot\n  - not_a_paper"))
+    expect_config_error(workflow_copy, must_contain=("not_a_paper", "allowed values: amortized_ot"))
+
+
+def test_unknown_default_scale_stops_the_run(workflow_copy):
+    path = workflow_copy / "config/config.yaml"
+    path.write_text(path.read_text().replace("scale: quick", "scale: huge"))
+    expect_config_error(workflow_copy, must_contain=("scale", "huge", "smoke, quick, paper"))
+
+
+def test_unknown_scale_in_a_target_path_names_the_allowed_scales(workflow_copy):
+    expect_config_error(workflow_copy, "results/huge/amortized_ot/report.md", must_contain=("unknown scale 'huge'", "smoke, quick, paper"))

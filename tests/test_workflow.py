@@ -1,0 +1,123 @@
+"""The smoke scale end to end, and Snakemake's partial re-execution on it (issue 2, item 7)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import SNAKEMAKE, planned_jobs, snakemake
+
+pytestmark = pytest.mark.workflow
+REPORT = "results/smoke/amortized_ot/report.md"
+SCOREBOARD = "results/smoke/REPORT.md"
+RESULTS = Path("results/smoke/amortized_ot")
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """One smoke run of the whole workflow in a throwaway copy, shared by the tests below."""
+    from conftest import copy_workflow
+
+    repo = copy_workflow(tmp_path_factory.mktemp("smoke") / "repo")
+    snakemake(repo, "-c2", REPORT, SCOREBOARD)
+    return repo
+
+
+def values(repo: Path) -> pd.DataFrame:
+    frame = pd.read_parquet(repo / RESULTS / "metrics.parquet")
+    keep = ~frame["metric"].str.startswith("t_") & (frame["metric"] != "train_seconds")  # timings vary
+    return frame[keep].sort_values(["task", "method", "projections", "res", "pair", "metric"]).reset_index(drop=True)
+
+
+def test_smoke_run_writes_every_result(smoke_run):
+    out = smoke_run / RESULTS
+    for name in ("metrics.parquet", "claims.parquet", "report.md"):
+        assert (out / name).stat().st_size > 0
+    figures = sorted(p.name for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(f"{n}.png" for n in ("interpolation", "colour_transfer", "sphere", "error_vs_projections", "speed", "cfm"))
+    claims = pd.read_parquet(out / "claims.parquet")
+    assert list(claims["claim_id"]) == [f"C{i}" for i in range(1, 9)]
+    assert set(claims["kind"]) <= {"hard", "soft", "info"}
+    assert claims["value"].notna().sum() >= 7
+    metrics = pd.read_parquet(out / "metrics.parquet")
+    assert {"ra", "oa", "metaot", "sliced_mean", "min_swgg", "expected_sliced", "exact_emd", "sinkhorn_cold"} <= set(metrics["method"])
+    assert {"git_commit", "config_hash", "seed"} <= set(metrics.columns)
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "Deviations" in report and "Provenance" in report
+    scoreboard = (smoke_run / SCOREBOARD).read_text()
+    assert "amortized_ot" in scoreboard and "C1" in scoreboard
+
+
+def test_second_run_does_nothing(smoke_run):
+    summary = snakemake(smoke_run, "--summary", REPORT, SCOREBOARD).stdout
+    plans = [line.split("\t")[-1] for line in summary.strip().splitlines()[1:]]
+    assert plans and set(plans) == {"no update"}
+    assert planned_jobs(smoke_run, REPORT, SCOREBOARD) == {}
+
+
+def test_changing_an_evaluation_parameter_reruns_only_its_downstream_jobs(smoke_run):
+    path = smoke_run / "config/amortized_ot.yaml"
+    original = path.read_text()
+    config = yaml.safe_load(original)
+    config["smoke"]["evaluation"]["warm_tol"] = 2e-3
+    path.write_text(yaml.safe_dump(config))
+    try:
+        assert planned_jobs(smoke_run, REPORT) == {
+            "amortized_ot_evaluate": 3,
+            "amortized_ot_metrics": 1,
+            "amortized_ot_claims": 1,
+            "amortized_ot_figure_tables": 1,
+            "amortized_ot_report": 1,
+        }
+    finally:
+        path.write_text(original)
+
+
+def test_deleting_a_trained_model_reruns_it_and_its_dependants_only(smoke_run):
+    model = smoke_run / RESULTS / "models/digits/ra_L4.npz"
+    saved = model.read_bytes()
+    model.unlink()
+    try:
+        assert planned_jobs(smoke_run, REPORT) == {
+            "amortized_ot_fit": 1,
+            "amortized_ot_predict": 1,
+            "amortized_ot_evaluate": 1,
+            "amortized_ot_metrics": 1,
+            "amortized_ot_claims": 1,
+            "amortized_ot_figure_interpolation": 1,
+            "amortized_ot_figure_tables": 1,
+            "amortized_ot_report": 1,
+        }
+    finally:
+        model.write_bytes(saved)
+        os.utime(model, (time.time() - 3600,) * 2)
+
+
+def test_a_run_killed_mid_job_then_rerun_gives_the_same_numbers(smoke_run):
+    before = values(smoke_run)
+    for path in (RESULTS / "ground_truth/digits.npz",):
+        (smoke_run / path).unlink()
+    env = dict(os.environ, PYTHONPATH=str(smoke_run / "src"))
+    proc = subprocess.Popen(
+        [SNAKEMAKE, "-c1", REPORT], cwd=smoke_run, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    # Snakemake marks a job incomplete when it starts it; kill then, while the job is still running
+    incomplete = smoke_run / ".snakemake/incomplete"
+    deadline = time.time() + 120
+    while time.time() < deadline and not (incomplete.exists() and any(incomplete.iterdir())):
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)  # Snakemake and its job die mid-job, as on a lost node
+    proc.wait(timeout=30)
+    assert not (smoke_run / RESULTS / "ground_truth/digits.npz").exists()
+    snakemake(smoke_run, "-c2", REPORT)
+    after = values(smoke_run)
+    pd.testing.assert_frame_equal(before.drop(columns=["git_commit"]), after.drop(columns=["git_commit"]))
