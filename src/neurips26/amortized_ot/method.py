@@ -15,7 +15,7 @@ import torch
 from sklearn.cluster import KMeans
 
 from neurips26.amortized_ot.measures import MeasureError, check_positive
-from neurips26.amortized_ot.sinkhorn import c_transform, plan, semi_dual
+from neurips26.amortized_ot.sinkhorn import c_transform, chunks, plan, semi_dual
 from neurips26.amortized_ot.sliced import sliced_potentials
 
 
@@ -90,12 +90,18 @@ def fit_dual(
     trace: list[float] = []
 
     def closure():
+        # the mean semi-dual is accumulated chunk by chunk (same gradient, cache-sized temporaries)
         optimiser.zero_grad()
-        f = D @ coef
-        loss = -semi_dual(f, a_t, b_t, cost, eps).mean() + ridge * scale * (coef**2).sum()
-        loss.backward()
-        trace.append(-float(loss.detach()))
-        return loss
+        total = 0.0
+        for part in chunks(*cost.shape):
+            chunk_loss = -semi_dual(D[part] @ coef, a_t[part], b_t[part], cost[part], eps).sum() / D.shape[0]
+            chunk_loss.backward()
+            total += float(chunk_loss)
+        penalty = ridge * scale * (coef**2).sum()
+        penalty.backward()
+        total += float(penalty)
+        trace.append(-total)
+        return torch.tensor(total)
 
     optimiser.step(closure)
     if not np.isfinite(trace[-1]):

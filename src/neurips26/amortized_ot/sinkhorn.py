@@ -18,6 +18,15 @@ from neurips26.amortized_ot.measures import check_positive
 
 # POT stops on the L2 error of one marginal; we check the L1 error of both, hence some slack
 CONVERGED_SLACK = 100.0
+# pairs are solved in chunks of at most this many cost entries: the log-sum-exp temporaries then stay
+# in cache, which is ~10x faster on CPU than one batch of all pairs (memory-bound otherwise)
+CHUNK_ENTRIES = 2**18
+
+
+def chunks(n_pairs: int, n: int, m: int, budget: int = CHUNK_ENTRIES) -> list[slice]:
+    """Consecutive slices of pairs with at most `budget` cost entries each (at least one pair)."""
+    size = max(1, budget // (n * m))
+    return [slice(start, min(start + size, n_pairs)) for start in range(0, n_pairs, size)]
 
 
 @dataclass(frozen=True)
@@ -72,17 +81,23 @@ def solve_ground_truth(
     """Batched log-domain Sinkhorn (POT's ot.solve_batch) converted to centered potentials."""
     check_positive(eps, "eps")
     a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
-    result = ot.solve_batch(cost, reg=eps, a=a_t, b=b_t, max_iter=max_iter, tol=tol, method="log_sinkhorn", grad="detach")
-    log_u, log_v = result.potentials
-    f = eps * (log_u - torch.log(a_t))
-    g = eps * (log_v - torch.log(b_t))
+    fs, gs, n_iter = [], [], 0
+    for part in chunks(*cost.shape):
+        result = ot.solve_batch(
+            cost[part], reg=eps, a=a_t[part], b=b_t[part], max_iter=max_iter, tol=tol, method="log_sinkhorn", grad="detach"
+        )
+        log_u, log_v = result.potentials
+        fs.append(eps * (log_u - torch.log(a_t[part])))
+        gs.append(eps * (log_v - torch.log(b_t[part])))
+        n_iter = max(n_iter, int(result.log["n_iter"]))
+    f = torch.cat(fs)
     # one last c-transform makes the nu-marginal exact; the mu-marginal error is the convergence check
     g = c_transform(f, a_t, cost, eps)
     f, g = center(f, g, a_t, b_t)
     err = marginal_error(plan(f, g, a_t, b_t, cost, eps), a_t, b_t)
     return SinkhornSolution(
         f=f.numpy(), g=g.numpy(), marginal_error=err.numpy(), converged=(err <= CONVERGED_SLACK * tol).numpy(),
-        n_iter=int(result.log["n_iter"]),
+        n_iter=n_iter,
     )
 
 
@@ -98,6 +113,14 @@ def iterations_to_tolerance(
     scalar or a tensor with one tolerance per pair.
     """
     check_positive(eps, "eps")
+    tol = torch.as_tensor(tol, dtype=torch.float64).expand(f0.shape[0])
+    counts = [
+        _iterations(f0[part], a[part], b[part], cost[part], eps, tol[part], max_iter) for part in chunks(*cost.shape)
+    ]
+    return np.concatenate(counts)
+
+
+def _iterations(f0, a, b, cost, eps, tol, max_iter) -> np.ndarray:
     f = f0.clone()
     counts = torch.full((f.shape[0],), max_iter, dtype=torch.long)
     active = torch.ones(f.shape[0], dtype=torch.bool)
