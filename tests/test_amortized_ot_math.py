@@ -431,3 +431,15 @@ def test_predicted_potential_metrics_are_finite_and_the_truth_scores_zero(blob_p
     pred = metrics.potential_metrics(f_hat, sol.f[te], sol.g[te], a, b, cost, eps)
     for values in pred.values():
         assert values.shape == (10,) and np.all(np.isfinite(values))
+
+
+def test_cold_start_trajectory_gives_the_same_counts_as_a_direct_run(small_problem):
+    from neurips26.amortized_ot.evaluation import cold_start
+
+    _, a, _, b, cost, eps, _ = small_problem
+    a_t, b_t = tensors(a, b)
+    cold = cold_start(a, b, cost, eps, 1e-8, 1000)
+    for tol in (1e-3, 1e-5, 1e-8):
+        direct = sinkhorn.iterations_to_tolerance(torch.zeros_like(a_t), a_t, b_t, cost, eps, tol, 1000)
+        np.testing.assert_array_equal(cold.iterations(tol), direct)
+    assert cold.seconds_per_pair_iteration > 0

@@ -112,26 +112,39 @@ def iterations_to_tolerance(
     f0 already met the tolerance. Pairs that never reach it report `max_iter`. `tol` may be a
     scalar or a tensor with one tolerance per pair.
     """
+    trajectory, _ = error_trajectory(f0, a, b, cost, eps, tol, max_iter)
+    return first_below(trajectory, np.asarray(torch.as_tensor(tol, dtype=torch.float64).expand(f0.shape[0])), max_iter)
+
+
+def error_trajectory(
+    f0: torch.Tensor, a: torch.Tensor, b: torch.Tensor, cost: torch.Tensor, eps: float,
+    tol: float | torch.Tensor, max_iter: int,
+) -> tuple[np.ndarray, int]:
+    """mu-marginal L1 error after each Sinkhorn iteration, (P, T + 1), run until every pair is below
+    its `tol` (or max_iter); later entries repeat the last error. Also returns the number of
+    pair-iterations computed (pairs iterate in chunks until their chunk is done), for timing."""
     check_positive(eps, "eps")
     tol = torch.as_tensor(tol, dtype=torch.float64).expand(f0.shape[0])
-    counts = [
-        _iterations(f0[part], a[part], b[part], cost[part], eps, tol[part], max_iter) for part in chunks(*cost.shape)
-    ]
-    return np.concatenate(counts)
+    parts = [_trajectory(f0[p], a[p], b[p], cost[p], eps, tol[p], max_iter) for p in chunks(*cost.shape)]
+    length = max(t.shape[1] for t, _ in parts)
+    padded = [np.pad(t, ((0, 0), (0, length - t.shape[1])), mode="edge") for t, _ in parts]
+    return np.concatenate(padded), sum(work for _, work in parts)
 
 
-def _iterations(f0, a, b, cost, eps, tol, max_iter) -> np.ndarray:
+def first_below(trajectory: np.ndarray, tol: np.ndarray | float, max_iter: int) -> np.ndarray:
+    """First iteration at which each pair's error is below its tolerance; max_iter if never."""
+    below = trajectory < np.broadcast_to(np.asarray(tol, dtype=np.float64), trajectory.shape[:1])[:, None]
+    return np.where(below.any(axis=1), below.argmax(axis=1), max_iter)
+
+
+def _trajectory(f0, a, b, cost, eps, tol, max_iter) -> tuple[np.ndarray, int]:
     f = f0.clone()
-    counts = torch.full((f.shape[0],), max_iter, dtype=torch.long)
-    active = torch.ones(f.shape[0], dtype=torch.bool)
+    errors = []
     for it in range(max_iter + 1):
         g = c_transform(f, a, cost, eps)
-        row_mass = plan(f, g, a, b, cost, eps).sum(-1)
-        err = (row_mass - a).abs().sum(-1)
-        done = active & (err < tol)
-        counts[done] = it
-        active &= ~done
-        if not active.any() or it == max_iter:
+        err = (plan(f, g, a, b, cost, eps).sum(-1) - a).abs().sum(-1)
+        errors.append(err)
+        if bool((err < tol).all()) or it == max_iter:
             break
         f = c_transform_rows(g, b, cost, eps)
-    return counts.numpy()
+    return torch.stack(errors, dim=1).numpy(), len(errors) * f.shape[0]
