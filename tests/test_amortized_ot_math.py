@@ -443,3 +443,46 @@ def test_cold_start_trajectory_gives_the_same_counts_as_a_direct_run(small_probl
         direct = sinkhorn.iterations_to_tolerance(torch.zeros_like(a_t), a_t, b_t, cost, eps, tol, 1000)
         np.testing.assert_array_equal(cold.iterations(tol), direct)
     assert cold.seconds_per_pair_iteration > 0
+
+
+def test_metaot_training_resumed_from_a_checkpoint_matches_an_uninterrupted_run(tmp_path, rng):
+    from neurips26.amortized_ot.baselines import train_metaot
+
+    n = 6
+    x = rng.normal(size=(8, n, 2))
+    a = rng.dirichlet(np.ones(n), size=8)
+    b = rng.dirichlet(np.ones(n), size=8)
+    cost = torch.as_tensor(((x[:, :, None] - x[:, None]) ** 2).sum(-1))
+    args = (a, b, cost, 0.5, (8,), 12, 4, 1e-2, 0)
+    straight, losses = train_metaot(*args)
+    ckpt = tmp_path / "metaot.ckpt"
+    train_metaot(*args[:5], 6, *args[6:], checkpoint=ckpt, checkpoint_every=3, fingerprint="job")
+    assert ckpt.exists()  # saved at step 3 (step 6 is the end of that shorter run)
+    resumed, resumed_losses = train_metaot(*args, checkpoint=ckpt, checkpoint_every=3, fingerprint="job")
+    assert resumed_losses == losses
+    for p, q in zip(straight.parameters(), resumed.parameters()):
+        torch.testing.assert_close(p, q, rtol=0, atol=0)
+
+
+def test_a_checkpoint_of_another_job_is_ignored(tmp_path):
+    from neurips26.common.checkpoint import load_checkpoint, save_checkpoint
+
+    path = tmp_path / "x.ckpt"
+    save_checkpoint(path, {"step": 3}, "params-A")
+    assert load_checkpoint(path, "params-A")["step"] == 3
+    assert load_checkpoint(path, "params-B") is None
+
+
+def test_flow_training_resumed_from_a_checkpoint_matches_an_uninterrupted_run(tmp_path):
+    from neurips26.amortized_ot import cfm
+    from neurips26.amortized_ot.data import TOY_SAMPLERS
+
+    args = (TOY_SAMPLERS["8gaussians"], TOY_SAMPLERS["moons"], cfm.exact_plan)
+    straight, losses = cfm.train_flow(*args, 10, 16, 1e-2, 8, 0)
+    ckpt = tmp_path / "flow.ckpt"
+    cfm.train_flow(*args, 6, 16, 1e-2, 8, 0, checkpoint=ckpt, checkpoint_every=4, fingerprint="f")
+    assert torch.load(ckpt, weights_only=False)["step"] == 4  # as if the job died after step 4
+    resumed, resumed_losses = cfm.train_flow(*args, 10, 16, 1e-2, 8, 0, checkpoint=ckpt, checkpoint_every=4, fingerprint="f")
+    assert resumed_losses == losses
+    for p, q in zip(straight.parameters(), resumed.parameters()):
+        torch.testing.assert_close(p, q, rtol=0, atol=0)

@@ -1,6 +1,7 @@
 """Train a 2-D flow by minibatch conditional flow matching with one coupling plan."""
 
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -9,13 +10,15 @@ from neurips26.amortized_ot import cfm
 from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TOY_SAMPLERS, pair_seed
 from neurips26.amortized_ot.method import FittedModel, predict_plan
+from neurips26.common.checkpoint import fingerprint
 from neurips26.common.io import atomic_path, load_npz
 from neurips26.common.runtime import start_job
 
+CHECKPOINT_EVERY = 500
 params, plan_name = snakemake.params, snakemake.wildcards.plan
 log = start_job(snakemake, seed=params.seed)
 cfg = params.cfm
-rng = np.random.default_rng(pair_seed(params.seed, "cfm", "train") + 7)
+checkpoint = f"{snakemake.output[0]}.ckpt"  # kept if the job dies, removed once it succeeds
 
 if plan_name in ("ra", "oa"):
     model = FittedModel.from_dict(load_npz(snakemake.input.model))
@@ -28,11 +31,14 @@ else:
 
 start = time.perf_counter()
 flow, losses = cfm.train_flow(
-    lambda n: TOY_SAMPLERS["8gaussians"](n, rng), lambda n: TOY_SAMPLERS["moons"](n, rng), plan_fn,
-    cfg["steps"], cfg["batch_size"], cfg["lr"], cfg["width"], params.seed,
+    TOY_SAMPLERS["8gaussians"], TOY_SAMPLERS["moons"], plan_fn,
+    cfg["steps"], cfg["batch_size"], cfg["lr"], cfg["width"], pair_seed(params.seed, "cfm", "train") + 7,
     log_every=max(1, cfg["steps"] // 10), log=log.info,
+    checkpoint=checkpoint, checkpoint_every=CHECKPOINT_EVERY,
+    fingerprint=fingerprint(dict(params), list(snakemake.input)),
 )
 seconds = time.perf_counter() - start
 log.info("%s plan: %d steps in %.1f s, final loss %.4f", plan_name, cfg["steps"], seconds, np.mean(losses[-50:]))
 with atomic_path(snakemake.output[0]) as tmp:
     torch.save({"state_dict": flow.state_dict(), "width": cfg["width"], "losses": losses, "train_seconds": seconds}, tmp)
+Path(checkpoint).unlink(missing_ok=True)

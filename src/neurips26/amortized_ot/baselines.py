@@ -9,6 +9,7 @@ from torch import nn
 
 from neurips26.amortized_ot.measures import MeasureError
 from neurips26.amortized_ot.sinkhorn import semi_dual
+from neurips26.common.checkpoint import load_checkpoint, save_checkpoint
 
 
 class MetaOTPotential(nn.Module):
@@ -46,15 +47,27 @@ def check_fixed_support(x_train: np.ndarray, y_train: np.ndarray, x: np.ndarray,
 def train_metaot(
     a: np.ndarray, b: np.ndarray, cost: torch.Tensor, eps: float, hidden: tuple[int, ...],
     steps: int, batch_size: int, lr: float, seed: int, log_every: int = 0, log=print,
+    checkpoint=None, checkpoint_every: int = 0, fingerprint: str = "",
 ) -> tuple[MetaOTPotential, list[float]]:
-    """Fit by maximising the entropic semi-dual on minibatches of training pairs (Meta-OT's objective)."""
+    """Fit by maximising the entropic semi-dual on minibatches of training pairs (Meta-OT's objective).
+
+    With `checkpoint`, the state (model, optimiser, sampling RNG, losses) is saved every
+    `checkpoint_every` steps and a run resumes from it, giving the same result as an uninterrupted one.
+    """
     torch.manual_seed(seed)
     model = MetaOTPotential(a.shape[1], b.shape[1], hidden).double()
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     a_t, b_t = torch.as_tensor(a), torch.as_tensor(b)
     generator = torch.Generator().manual_seed(seed)
-    losses = []
-    for step in range(steps):
+    losses: list[float] = []
+    start = 0
+    state = load_checkpoint(checkpoint, fingerprint)
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimiser.load_state_dict(state["optimiser"])
+        generator.set_state(state["generator"])
+        losses, start = state["losses"], state["step"]
+    for step in range(start, steps):
         idx = torch.randint(0, a_t.shape[0], (batch_size,), generator=generator)
         f = model(a_t[idx], b_t[idx])
         loss = -semi_dual(f, a_t[idx], b_t[idx], cost[idx], eps).mean()
@@ -66,6 +79,11 @@ def train_metaot(
         losses.append(loss.item())
         if log_every and step % log_every == 0:
             log(f"metaot step {step}/{steps} dual {-loss.item():.6f}")
+        if checkpoint and checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < steps:
+            save_checkpoint(checkpoint, {
+                "model": model.state_dict(), "optimiser": optimiser.state_dict(),
+                "generator": generator.get_state(), "losses": losses, "step": step + 1,
+            }, fingerprint)
     return model, losses
 
 

@@ -9,6 +9,8 @@ import ot
 import torch
 from torch import nn
 
+from neurips26.common.checkpoint import load_checkpoint, save_checkpoint
+
 PlanFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
@@ -44,17 +46,30 @@ def sample_from_plan(pi: np.ndarray, size: int, rng: np.random.Generator) -> tup
 
 
 def train_flow(
-    sample_source: Callable[[int], np.ndarray], sample_target: Callable[[int], np.ndarray], plan_fn: PlanFn,
+    sample_source: Callable[[int, np.random.Generator], np.ndarray],
+    sample_target: Callable[[int, np.random.Generator], np.ndarray], plan_fn: PlanFn,
     steps: int, batch_size: int, lr: float, width: int, seed: int, log_every: int = 0, log=print,
+    checkpoint=None, checkpoint_every: int = 0, fingerprint: str = "",
 ) -> tuple[VectorField, list[float]]:
-    """Regress v(x_t, t) on x1 - x0 with x_t = (1 - t) x0 + t x1 and (x0, x1) drawn from the plan."""
+    """Regress v(x_t, t) on x1 - x0 with x_t = (1 - t) x0 + t x1 and (x0, x1) drawn from the plan.
+
+    Checkpoints (model, optimiser, both RNGs, losses) work as in baselines.train_metaot.
+    """
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = VectorField(width=width)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    losses = []
-    for step in range(steps):
-        x0, x1 = sample_source(batch_size), sample_target(batch_size)
+    losses: list[float] = []
+    start = 0
+    state = load_checkpoint(checkpoint, fingerprint)
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimiser.load_state_dict(state["optimiser"])
+        rng.bit_generator.state = state["numpy_rng"]
+        torch.set_rng_state(state["torch_rng"])
+        losses, start = state["losses"], state["step"]
+    for step in range(start, steps):
+        x0, x1 = sample_source(batch_size, rng), sample_target(batch_size, rng)
         i, j = sample_from_plan(plan_fn(x0, x1), batch_size, rng)
         x0_t, x1_t = torch.as_tensor(x0[i], dtype=torch.float32), torch.as_tensor(x1[j], dtype=torch.float32)
         t = torch.rand(batch_size)
@@ -66,6 +81,11 @@ def train_flow(
         losses.append(loss.item())
         if log_every and step % log_every == 0:
             log(f"cfm step {step}/{steps} loss {loss.item():.4f}")
+        if checkpoint and checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < steps:
+            save_checkpoint(checkpoint, {
+                "model": model.state_dict(), "optimiser": optimiser.state_dict(), "numpy_rng": rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(), "losses": losses, "step": step + 1,
+            }, fingerprint)
     return model, losses
 
 
