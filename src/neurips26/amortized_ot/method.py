@@ -96,10 +96,10 @@ def fit_dual(
         for part in chunks(*cost.shape):
             chunk_loss = -semi_dual(D[part] @ coef, a_t[part], b_t[part], cost[part], eps).sum() / D.shape[0]
             chunk_loss.backward()
-            total += float(chunk_loss)
+            total += float(chunk_loss.detach())
         penalty = ridge * scale * (coef**2).sum()
         penalty.backward()
-        total += float(penalty)
+        total += float(penalty.detach())
         trace.append(-total)
         return torch.tensor(total)
 
