@@ -9,7 +9,7 @@ from torch import nn
 
 from neurips26.amortized_ot.measures import MeasureError
 from neurips26.amortized_ot.sinkhorn import semi_dual
-from neurips26.common.checkpoint import load_checkpoint, save_checkpoint
+from neurips26.common.checkpoint import resume_training, save_training
 
 
 class MetaOTPotential(nn.Module):
@@ -59,14 +59,9 @@ def train_metaot(
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     a_t, b_t = torch.as_tensor(a), torch.as_tensor(b)
     generator = torch.Generator().manual_seed(seed)
-    losses: list[float] = []
-    start = 0
-    state = load_checkpoint(checkpoint, fingerprint)
+    state, losses, start = resume_training(checkpoint, fingerprint, model, optimiser)
     if state is not None:
-        model.load_state_dict(state["model"])
-        optimiser.load_state_dict(state["optimiser"])
         generator.set_state(state["generator"])
-        losses, start = state["losses"], state["step"]
     for step in range(start, steps):
         idx = torch.randint(0, a_t.shape[0], (batch_size,), generator=generator)
         f = model(a_t[idx], b_t[idx])
@@ -80,10 +75,7 @@ def train_metaot(
         if log_every and step % log_every == 0:
             log(f"metaot step {step}/{steps} dual {-loss.item():.6f}")
         if checkpoint and checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < steps:
-            save_checkpoint(checkpoint, {
-                "model": model.state_dict(), "optimiser": optimiser.state_dict(),
-                "generator": generator.get_state(), "losses": losses, "step": step + 1,
-            }, fingerprint)
+            save_training(checkpoint, fingerprint, model, optimiser, losses, step + 1, generator=generator.get_state())
     return model, losses
 
 

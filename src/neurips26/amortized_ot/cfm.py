@@ -9,7 +9,7 @@ import ot
 import torch
 from torch import nn
 
-from neurips26.common.checkpoint import load_checkpoint, save_checkpoint
+from neurips26.common.checkpoint import resume_training, save_training
 
 PlanFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -59,15 +59,10 @@ def train_flow(
     rng = np.random.default_rng(seed)
     model = VectorField(width=width)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    losses: list[float] = []
-    start = 0
-    state = load_checkpoint(checkpoint, fingerprint)
+    state, losses, start = resume_training(checkpoint, fingerprint, model, optimiser)
     if state is not None:
-        model.load_state_dict(state["model"])
-        optimiser.load_state_dict(state["optimiser"])
         rng.bit_generator.state = state["numpy_rng"]
         torch.set_rng_state(state["torch_rng"])
-        losses, start = state["losses"], state["step"]
     for step in range(start, steps):
         x0, x1 = sample_source(batch_size, rng), sample_target(batch_size, rng)
         i, j = sample_from_plan(plan_fn(x0, x1), batch_size, rng)
@@ -82,10 +77,10 @@ def train_flow(
         if log_every and step % log_every == 0:
             log(f"cfm step {step}/{steps} loss {loss.item():.4f}")
         if checkpoint and checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < steps:
-            save_checkpoint(checkpoint, {
-                "model": model.state_dict(), "optimiser": optimiser.state_dict(), "numpy_rng": rng.bit_generator.state,
-                "torch_rng": torch.get_rng_state(), "losses": losses, "step": step + 1,
-            }, fingerprint)
+            save_training(
+                checkpoint, fingerprint, model, optimiser, losses, step + 1,
+                numpy_rng=rng.bit_generator.state, torch_rng=torch.get_rng_state(),
+            )
     return model, losses
 
 

@@ -40,3 +40,23 @@ def load_checkpoint(path: str | Path | None, print_: str) -> dict | None:
         return None
     log.info("resuming from checkpoint %s at step %d", path, state["step"])
     return state
+
+
+def resume_training(path, print_: str, model: torch.nn.Module, optimiser: torch.optim.Optimizer):
+    """Restore model and optimiser from a matching checkpoint; returns (state or None, losses, first step).
+
+    The caller restores its own random generators from the returned state.
+    """
+    state = load_checkpoint(path, print_)
+    if state is None:
+        return None, [], 0
+    model.load_state_dict(state["model"])
+    optimiser.load_state_dict(state["optimiser"])
+    return state, state["losses"], state["step"]
+
+
+def save_training(path, print_: str, model, optimiser, losses: list[float], step: int, **generators) -> None:
+    """Save model, optimiser, losses, the next step and the generators' states (as `generators`)."""
+    save_checkpoint(path, {
+        "model": model.state_dict(), "optimiser": optimiser.state_dict(), "losses": losses, "step": step, **generators,
+    }, print_)
