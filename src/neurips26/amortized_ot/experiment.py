@@ -10,6 +10,16 @@ import numpy as np
 POTENTIAL_TASKS = ("digits", "colour", "sphere")
 FIXED_SUPPORT_TASKS = ("digits", "sphere")  # Meta-OT's MLP needs one support shared by all pairs
 GROUP_SEP = "__"
+METHOD_LABELS = {
+    "ra": "RA-OT",
+    "oa": "OA-OT",
+    "sliced_mean": "sliced mean (no regression)",
+    "metaot": "Meta-OT (MLP)",
+    "exact_emd": "exact OT (EMD)",
+    "sinkhorn_cold": "Sinkhorn (cold)",
+    "min_swgg": "min-SWGG",
+    "expected_sliced": "expected sliced plan",
+}
 
 
 def task_res(cfg: dict, task: str) -> int:

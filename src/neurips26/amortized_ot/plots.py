@@ -14,18 +14,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from neurips26.amortized_ot.experiment import METHOD_LABELS  # noqa: E402
 from neurips26.common.io import atomic_path  # noqa: E402
 
-METHOD_LABELS = {
-    "ra": "RA-OT",
-    "oa": "OA-OT",
-    "sliced_mean": "sliced mean (no regression)",
-    "metaot": "Meta-OT (MLP)",
-    "exact_emd": "exact OT (EMD)",
-    "sinkhorn_cold": "Sinkhorn (cold)",
-    "min_swgg": "min-SWGG",
-    "expected_sliced": "expected sliced",
-}
 METHOD_COLOURS = {
     "ra": "tab:blue",
     "oa": "tab:orange",

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-METHOD_LABELS = {
-    "ra": "RA-OT", "oa": "OA-OT", "sliced_mean": "sliced mean (ablation)", "metaot": "Meta-OT (MLP)",
-    "min_swgg": "min-SWGG", "expected_sliced": "expected sliced plan", "exact_emd": "exact OT (emd)",
-    "sinkhorn_cold": "cold Sinkhorn",
-}
+from neurips26.amortized_ot.experiment import METHOD_LABELS
+
 POTENTIAL_METRICS = ["rmse_f", "rmse_g", "marginal_error", "cost_rel_error", "warm_iters", "cold_iters"]
 
 
