@@ -12,19 +12,17 @@ venv: $(STAMP)
 
 $(STAMP): requirements.txt requirements.lock pyproject.toml
 	test -x $(PYTHON) || python3 -m venv $(VENV)
-	$(PYTHON) -m pip install --quiet --upgrade pip
 	$(PYTHON) -m pip install --quiet -r requirements.txt -c requirements.lock
 	$(PYTHON) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
+# profiles/default is Snakemake's workflow-specific profile: it is loaded without --profile
 run: $(STAMP)
-	$(SNAKEMAKE) --profile profiles/default --cores $(CORES) --config scale=$(SCALE)
-	$(SNAKEMAKE) --profile profiles/default --cores $(CORES) --config scale=$(SCALE) \
-		--report results/$(SCALE)/report.html
+	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE)
+	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE) --report results/$(SCALE)/report.html
 
 report: $(STAMP)
-	$(SNAKEMAKE) --profile profiles/default --cores $(CORES) --config scale=$(SCALE) \
-		--report results/$(SCALE)/report.html
+	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE) --report results/$(SCALE)/report.html
 
 test: $(STAMP)
 	$(PYTHON) -m pytest
