@@ -1,10 +1,5 @@
 # Helpers shared by every paper's rules: config validation, scale lookup, paths.
-from neurips26.common.config import (
-    SCALES,
-    check_scale,
-    scale_block,
-    validate_workflow_config,
-)
+from neurips26.common.config import check_scale, scale_block, validate_workflow_config
 
 IMPLEMENTED = sorted(
     path.stem
@@ -19,10 +14,7 @@ PAPERS = validate_workflow_config(
 
 wildcard_constraints:
     scale="[a-z]+",
-    split="train|test",
-    res=r"\d+",
     L=r"\d+",
-    seed=r"\d+",
 
 
 def paper_params(slug, *keys):

@@ -269,3 +269,19 @@ def test_sample_from_a_rectangular_plan_returns_row_and_column_indices(rng):
     i, j = cfm.sample_from_plan(pi, 10, rng)
     np.testing.assert_array_equal(i, 1)
     np.testing.assert_array_equal(j, 2)
+
+
+def test_mnist_idx_files_are_read_for_the_paper_scale_digits(tmp_path):
+    """The paper-scale path: IDX image files (as downloaded) -> images of the split's file."""
+    import gzip
+
+    images = np.arange(2 * 28 * 28, dtype=np.uint8).reshape(2, 28, 28)
+    header = np.array([2051, 2, 28, 28], dtype=">i4").tobytes()
+    for name, imgs in (("train-images-idx3-ubyte.gz", images), ("t10k-images-idx3-ubyte.gz", images[::-1])):
+        with gzip.open(tmp_path / name, "wb") as handle:
+            handle.write(header + imgs.tobytes())
+    files = [str(tmp_path / "train-images-idx3-ubyte.gz"), str(tmp_path / "t10k-images-idx3-ubyte.gz")]
+    np.testing.assert_array_equal(data.digit_images("mnist", "train", 0, files), images)
+    np.testing.assert_array_equal(data.digit_images("mnist", "test", 0, files), images[::-1])
+    batch, _ = data.digit_pairs(data.digit_images("mnist", "train", 0, files), 3, 28, seed=0)
+    assert batch.x.shape == (3, 784, 2)
