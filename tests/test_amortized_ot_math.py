@@ -486,3 +486,11 @@ def test_flow_training_resumed_from_a_checkpoint_matches_an_uninterrupted_run(tm
     assert resumed_losses == losses
     for p, q in zip(straight.parameters(), resumed.parameters()):
         torch.testing.assert_close(p, q, rtol=0, atol=0)
+
+
+def test_flow_training_that_diverges_stops_with_a_clear_message():
+    from neurips26.amortized_ot import cfm
+    from neurips26.amortized_ot.data import TOY_SAMPLERS
+
+    with pytest.raises(FloatingPointError, match="diverged at step"):
+        cfm.train_flow(TOY_SAMPLERS["8gaussians"], TOY_SAMPLERS["moons"], cfm.exact_plan, 50, 16, 1e12, 8, 0)

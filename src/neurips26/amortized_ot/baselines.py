@@ -66,11 +66,11 @@ def train_metaot(
         idx = torch.randint(0, a_t.shape[0], (batch_size,), generator=generator)
         f = model(a_t[idx], b_t[idx])
         loss = -semi_dual(f, a_t[idx], b_t[idx], cost[idx], eps).mean()
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"Meta-OT training diverged at step {step} (loss {loss.item()}); lower the learning rate")
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"Meta-OT training diverged at step {step} (loss {loss.item()})")
         losses.append(loss.item())
         if log_every and step % log_every == 0:
             log(f"metaot step {step}/{steps} dual {-loss.item():.6f}")

@@ -70,6 +70,8 @@ def train_flow(
         t = torch.rand(batch_size)
         xt = (1 - t[:, None]) * x0_t + t[:, None] * x1_t
         loss = ((model(xt, t) - (x1_t - x0_t)) ** 2).sum(-1).mean()
+        if not torch.isfinite(loss):
+            raise FloatingPointError(f"flow matching diverged at step {step} (loss {loss.item()}); lower the learning rate")
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
