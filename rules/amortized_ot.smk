@@ -412,6 +412,7 @@ rule amortized_ot_report:
         figures=expand(
             f"{AOT}/figures/{{name}}.png", name=AOT_FIGURES, allow_missing=True
         ),
+        captions=expand("workflow/report/amortized_ot/{name}.rst", name=AOT_FIGURES),
         deviations="workflow/report/amortized_ot/deviations.md",
     output:
         f"{AOT}/report.md",

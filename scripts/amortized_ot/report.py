@@ -20,6 +20,7 @@ bench["step"] = bench["job"].str.split("/").str[0]
 steps = bench.groupby("step")["seconds"].agg(["count", "sum", "max"]).reset_index().rename(
     columns={"count": "jobs", "sum": "total s", "max": "slowest job s"})
 out = Path(snakemake.output[0]).parent
+captions = {Path(p).stem: " ".join(Path(p).read_text().split()) for p in snakemake.input.captions}
 figures = [Path(p).relative_to(out) for p in snakemake.input.figures]
 deviations = Path(snakemake.input.deviations).read_text()
 
@@ -61,7 +62,7 @@ Meta-OT has no row here: its MLP takes the weights on the training grid as input
 
 ## Figures
 
-{chr(10).join(f"![{p.stem}]({p})" for p in figures)}
+{(chr(10) * 2).join(f"![{p.stem}]({p})" + chr(10) * 2 + captions.get(p.stem, "") for p in figures)}
 
 ## Runtimes (from the rules' benchmark files)
 
