@@ -86,7 +86,8 @@ def aot_cfm_flows(wildcards):
 
 
 def mnist_url(wildcards):
-    return MNIST_URL + wildcards.name
+    """The canonical MNIST location, or the mirror set in config/config.yaml (mirrors: mnist:)."""
+    return config.get("mirrors", {}).get("mnist", MNIST_URL) + wildcards.name
 
 
 def mnist_hash(wildcards):
