@@ -285,3 +285,29 @@ def test_mnist_idx_files_are_read_for_the_paper_scale_digits(tmp_path):
     np.testing.assert_array_equal(data.digit_images("mnist", "test", 0, files), images[::-1])
     batch, _ = data.digit_pairs(data.digit_images("mnist", "train", 0, files), 3, 28, seed=0)
     assert batch.x.shape == (3, 784, 2)
+
+
+def test_population_weights_follow_the_gpw_raster(tmp_path):
+    import tifffile
+
+    grid = np.zeros((18, 36), dtype=np.float32)
+    grid[:9] = 100.0  # everyone lives in the northern hemisphere
+    grid[0, 0] = -3.4e38  # GPW's no-data value
+    tifffile.imwrite(tmp_path / "gpw.tif", grid)
+    raster = data.read_population_grid(tmp_path / "gpw.tif")
+    assert raster.min() == 0.0
+    points = data.fibonacci_sphere(200)
+    weights = data.population_weights(raster, points)
+    assert weights.sum() == pytest.approx(1.0)
+    north, south = weights[points[:, 2] > 0.05], weights[points[:, 2] < -0.05]
+    assert north.min() > 10 * south.max()
+    batch = data.sphere_pairs(3, 200, (5.0, 50.0), seed=0, supply=weights)
+    np.testing.assert_allclose(batch.a, np.broadcast_to(weights, (3, 200)))
+
+
+def test_a_raster_that_is_not_global_is_refused(tmp_path):
+    import tifffile
+
+    tifffile.imwrite(tmp_path / "bad.tif", np.ones((10, 10), dtype=np.float32))
+    with pytest.raises(ValueError, match="equirectangular"):
+        data.read_population_grid(tmp_path / "bad.tif")

@@ -196,3 +196,29 @@ def test_unknown_default_scale_stops_the_run(workflow_copy):
 
 def test_unknown_scale_in_a_target_path_names_the_allowed_scales(workflow_copy):
     expect_config_error(workflow_copy, "results/huge/amortized_ot/report.md", must_contain=("unknown scale 'huge'", "smoke, quick, paper"))
+
+
+def test_gpw_without_a_file_explains_how_to_obtain_it(workflow_copy):
+    edit_paper_config(workflow_copy, lambda d: d["paper"]["sphere"].update(source="gpw", gpw_path="/nowhere/gpw.tif"))
+    expect_config_error(
+        workflow_copy, "results/paper/amortized_ot/pairs/sphere.npz",
+        must_contain=("sphere.gpw_path is '/nowhere/gpw.tif'", "Earthdata", "SEDAC"),
+    )
+
+
+def test_gpw_population_becomes_the_sphere_supply(workflow_copy, tmp_path):
+    import numpy as np
+    import tifffile
+
+    from neurips26.amortized_ot.experiment import unpack
+    from neurips26.common.io import load_npz
+
+    grid = np.zeros((18, 36), dtype=np.float32)
+    grid[:9] = 50.0
+    tifffile.imwrite(tmp_path / "gpw.tif", grid)
+    edit_paper_config(workflow_copy, lambda d: d["smoke"]["sphere"].update(source="gpw", gpw_path=str(tmp_path / "gpw.tif")))
+    snakemake(workflow_copy, "-c1", "results/smoke/amortized_ot/pairs/sphere.npz")
+    train = unpack(load_npz(workflow_copy / "results/smoke/amortized_ot/pairs/sphere.npz"), "train")
+    np.testing.assert_allclose(train["a"], np.broadcast_to(train["a"][0], train["a"].shape))  # one supply
+    north = train["x"][0][:, 2] > 0.05
+    assert train["a"][0][north].sum() > 0.9

@@ -1,5 +1,8 @@
 # Helpers of paper 18's rules (rules/amortized_ot.smk): paths, config lookups, input lists.
+from pathlib import Path
+
 from neurips26.amortized_ot import experiment as aot_experiment
+from neurips26.common.config import ConfigError
 
 AOT = "results/{scale}/amortized_ot"
 AOT_LOG = "results/{scale}/amortized_ot/logs"
@@ -38,12 +41,24 @@ def aot_res_by_task(wildcards):
     }
 
 
+GPW_HELP = (
+    "GPW v4 population density (adjusted to 2015 UN WPP, rev11, 2020, 15 arc-minute GeoTIFF) needs a "
+    "free NASA Earthdata login: download it from SEDAC "
+    "(https://sedac.ciesin.columbia.edu/data/set/gpw-v4-population-density-adjusted-to-2015-unwpp-country-totals-rev11) "
+    "and set sphere.gpw_path in config/amortized_ot.yaml to the .tif file"
+)
+
+
 def aot_source_files(wildcards):
-    if (
-        wildcards.task == "digits"
-        and aot_config(wildcards)["digits"]["source"] == "mnist"
-    ):
+    """Downloaded or user-supplied data a task's pairs are made from (none for the offline stand-ins)."""
+    cfg = aot_config(wildcards)
+    if wildcards.task == "digits" and cfg["digits"]["source"] == "mnist":
         return expand("resources/mnist/{name}", name=MNIST_FILES)
+    if wildcards.task == "sphere" and cfg["sphere"]["source"] == "gpw":
+        path = cfg["sphere"].get("gpw_path", "")
+        if not path or not Path(path).is_file():
+            raise ConfigError(f"sphere.gpw_path is '{path}', not a file. {GPW_HELP}")
+        return [path]
     return []
 
 

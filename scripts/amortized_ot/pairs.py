@@ -20,7 +20,10 @@ def make(split, n_pairs, res):
         batch, crops, ids = data.colour_pairs(data.load_colour_images(), n_pairs, cfg["crop"], res, seed)
         return {**batch.as_dict(), "ids": ids, "crops": crops}
     if task == "sphere":
-        return data.sphere_pairs(n_pairs, res, tuple(cfg["kappa"]), seed).as_dict()
+        supply = None
+        if cfg["source"] == "gpw":
+            supply = data.population_weights(data.read_population_grid(snakemake.input[0]), data.fibonacci_sphere(res))
+        return data.sphere_pairs(n_pairs, res, tuple(cfg["kappa"]), seed, supply).as_dict()
     return data.toy_minibatch_pairs(n_pairs, res, seed).as_dict()
 
 

@@ -100,11 +100,40 @@ def vmf_mixture_weights(points: np.ndarray, rng: np.random.Generator, n_min: int
     return weights / weights.sum()
 
 
-def sphere_pairs(n_pairs: int, n_points: int, kappa: tuple[float, float], seed: int) -> PairBatch:
-    """Supply (3-6 vMF bumps) vs demand (another mixture) on a shared Fibonacci grid of the sphere."""
+def read_population_grid(path) -> np.ndarray:
+    """GPW v4 population density GeoTIFF (equirectangular, north row first) as a 2-D array, no-data -> 0."""
+    import tifffile
+
+    grid = np.asarray(tifffile.imread(path), dtype=np.float64)
+    if grid.ndim != 2 or grid.shape[1] != 2 * grid.shape[0]:
+        raise ValueError(f"{path}: expected a global equirectangular raster (width = 2 x height), got {grid.shape}")
+    return np.where(np.isfinite(grid) & (grid > 0), grid, 0.0)
+
+
+def population_weights(grid: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Population density at unit vectors `points` (nearest cell of the lat/lon grid), floored, normalised."""
+    lat = np.degrees(np.arcsin(np.clip(points[:, 2], -1, 1)))
+    lon = np.degrees(np.arctan2(points[:, 1], points[:, 0]))
+    rows = np.clip(((90 - lat) / 180 * grid.shape[0]).astype(int), 0, grid.shape[0] - 1)
+    cols = np.clip(((lon + 180) / 360 * grid.shape[1]).astype(int), 0, grid.shape[1] - 1)
+    density = grid[rows, cols]
+    if density.sum() <= 0:
+        raise ValueError("the population grid is empty at every sphere point")
+    weights = density / density.sum() + DIGIT_FLOOR / len(points)
+    return weights / weights.sum()
+
+
+def sphere_pairs(
+    n_pairs: int, n_points: int, kappa: tuple[float, float], seed: int, supply: np.ndarray | None = None
+) -> PairBatch:
+    """Supply vs demand on a shared Fibonacci grid of the sphere. Supply is a random vMF mixture (3-6
+    bumps) per pair, or the given weights (population density, as in Meta-OT); demand is always random."""
     rng = np.random.default_rng(seed)
     points = fibonacci_sphere(n_points)
-    supply = np.stack([vmf_mixture_weights(points, rng, 3, 6, kappa) for _ in range(n_pairs)])
+    if supply is not None:
+        supply = np.broadcast_to(supply, (n_pairs, n_points)).copy()
+    else:
+        supply = np.stack([vmf_mixture_weights(points, rng, 3, 6, kappa) for _ in range(n_pairs)])
     demand = np.stack([vmf_mixture_weights(points, rng, 3, 6, kappa) for _ in range(n_pairs)])
     support = np.broadcast_to(points, (n_pairs, *points.shape)).copy()
     return PairBatch(support, supply, support.copy(), demand)
