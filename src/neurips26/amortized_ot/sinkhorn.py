@@ -20,12 +20,13 @@ from neurips26.amortized_ot.measures import check_positive
 CONVERGED_SLACK = 100.0
 # pairs are solved in chunks of at most this many cost entries: the log-sum-exp temporaries then stay
 # in cache, which is ~10x faster on CPU than one batch of all pairs (memory-bound otherwise)
-CHUNK_ENTRIES = 2**18
+CHUNK_ENTRIES = 2**16
 
 
-def chunks(n_pairs: int, n: int, m: int, budget: int = CHUNK_ENTRIES) -> list[slice]:
-    """Consecutive slices of pairs with at most `budget` cost entries each (at least one pair)."""
-    size = max(1, budget // (n * m))
+def chunks(n_pairs: int, n: int, m: int, budget: int | None = None) -> list[slice]:
+    """Consecutive slices of pairs with at most `budget` (default CHUNK_ENTRIES) cost entries each,
+    at least one pair per slice."""
+    size = max(1, (budget or CHUNK_ENTRIES) // (n * m))
     return [slice(start, min(start + size, n_pairs)) for start in range(0, n_pairs, size)]
 
 
