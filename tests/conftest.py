@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -28,8 +29,10 @@ def workflow_copy(tmp_path: Path) -> Path:
     return copy_workflow(tmp_path / "repo")
 
 
-def snakemake(cwd: Path, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(cwd / "src"))
+def snakemake(
+    cwd: Path, *args: str, check: bool = True, timeout: float = 900, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(cwd / "src"), **(env or {}))
     proc = subprocess.run(
         [SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
     )
@@ -48,3 +51,38 @@ def planned_jobs(cwd: Path, *targets: str, config: tuple[str, ...] = ()) -> dict
         return {}
     table = out.split("Job stats:")[1].split("total")[0]
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)\s+(\d+)\s*$", table, re.M)}
+
+
+PAPERS = sorted(p.stem for p in (ROOT / "rules").glob("*.smk") if p.stem not in {"common", "scoreboard"})
+SMOKE_TARGETS = (*(f"results/smoke/{slug}/report.md" for slug in PAPERS), "results/smoke/REPORT.md")
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> Path:
+    """One local smoke run of every paper in a throwaway copy, shared by the workflow tests (which change
+    it) and the cluster test (which compares against `pristine_smoke`, a copy taken right after)."""
+    repo = copy_workflow(tmp_path_factory.mktemp("smoke") / "repo")
+    snakemake(repo, "-c2", *SMOKE_TARGETS)
+    shutil.copytree(repo / "results", repo.parent / "pristine_results")
+    return repo
+
+
+@pytest.fixture(scope="session")
+def pristine_smoke(smoke_run) -> Path:
+    """The results of the local smoke run as it left them, whatever the workflow tests did since."""
+    return smoke_run.parent / "pristine_results"
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A one-node SLURM cluster with accounting on this machine, started for the cluster tests and stopped
+    after them (cluster/start_local_slurm.sh: installs Debian's packages if missing; needs root)."""
+    if os.geteuid() != 0:
+        pytest.fail("the cluster tests start a local SLURM cluster and need root; run `pytest -m 'not cluster'` otherwise")
+    started = time.monotonic()
+    start = subprocess.run([str(ROOT / "cluster/start_local_slurm.sh")], capture_output=True, text=True, timeout=900)
+    if start.returncode != 0:
+        pytest.fail(f"the local SLURM cluster did not start:\n{start.stdout}\n{start.stderr}")
+    print(f"local SLURM cluster started in {time.monotonic() - started:.0f} s: {start.stderr.strip()}")
+    yield
+    subprocess.run([str(ROOT / "cluster/stop_local_slurm.sh")], capture_output=True, timeout=300)

@@ -315,3 +315,29 @@ def test_workflow_config_rejects_an_unimplemented_paper():
     data = {"scale": "quick", "papers": ["amortized_ot", "missing_paper"]}
     with pytest.raises(config.ConfigError, match=r"unknown paper\(s\) \['missing_paper'\] \(allowed values: amortized_ot\)"):
         config.validate_workflow_config(data, ROOT / "config", ROOT / "workflow" / "schemas", ["amortized_ot"])
+
+
+def test_the_test_fault_switch_does_nothing_unless_it_names_the_rule(tmp_path):
+    from neurips26.common.faults import inject_fault
+
+    inject_fault("some_rule", spec="")
+    inject_fault("some_rule", spec=f"other_rule:fail_once:{tmp_path}")
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_test_fault_switch_fails_exactly_the_first_job_of_its_rule(tmp_path):
+    from neurips26.common.faults import InjectedFault, inject_fault
+
+    spec = f"some_rule:fail_once:{tmp_path / 'markers'}"
+    with pytest.raises(InjectedFault, match="some_rule"):
+        inject_fault("some_rule", spec=spec)
+    inject_fault("some_rule", spec=spec)  # the retry, or any later job of the rule, runs
+    assert (tmp_path / "markers/some_rule.failed").exists()
+
+
+@pytest.mark.parametrize("spec", ["some_rule", "some_rule:explode:1", ":sleep:1", "some_rule:sleep:"])
+def test_a_malformed_test_fault_switch_is_an_error_naming_it(spec):
+    from neurips26.common.faults import inject_fault
+
+    with pytest.raises(ValueError, match="NEURIPS26_TEST_FAULT"):
+        inject_fault("some_rule", spec=spec)

@@ -146,6 +146,20 @@ def test_slurm_profile_sets_resources_only_for_existing_rules():
     assert all(res.get("gpu", 0) >= 1 for res in profile["set-resources"].values())
 
 
+def test_the_local_cluster_profile_only_adds_what_the_local_cluster_needs():
+    users = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
+    local = yaml.safe_load((ROOT / "profiles/slurm-local/config.yaml").read_text())
+    assert set(local) <= {
+        "default-resources", "jobs", "latency-wait", "software-deployment-method",
+        "slurm-init-seconds-before-status-checks",
+    }
+    # a key in the second profile replaces the first's: the defaults are restated, and only the account added
+    defaults = dict(local["default-resources"])
+    assert defaults.pop("slurm_account") == "local"
+    assert defaults == users["default-resources"]
+    assert users["slurm-keep-successful-logs"] is True and users["retries"] >= 1
+
+
 def expect_config_error(repo: Path, *args: str, must_contain: tuple[str, ...]):
     out = snakemake(repo, "-n", *args, check=False)
     text = out.stdout + out.stderr

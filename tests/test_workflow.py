@@ -20,16 +20,6 @@ SCOREBOARD = "results/smoke/REPORT.md"
 RESULTS = Path("results/smoke/amortized_ot")
 
 
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    """One smoke run of the whole workflow in a throwaway copy, shared by the tests below."""
-    from conftest import copy_workflow
-
-    repo = copy_workflow(tmp_path_factory.mktemp("smoke") / "repo")
-    snakemake(repo, "-c2", REPORT, SCOREBOARD)
-    return repo
-
-
 def values(repo: Path) -> pd.DataFrame:
     frame = pd.read_parquet(repo / RESULTS / "metrics.parquet")
     keep = ~frame["metric"].str.startswith("t_") & (frame["metric"] != "train_seconds")  # timings vary

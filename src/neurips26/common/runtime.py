@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 
+from neurips26.common.faults import InjectedFault, inject_fault
 from neurips26.common.provenance import provenance
 
 
@@ -34,6 +35,11 @@ def start_job(smk, seed: int | None = None) -> logging.Logger:
         if seed is not None:
             torch.manual_seed(seed)
     logger.info("rule %s, wildcards %s, threads %s", smk.rule, dict(smk.wildcards), smk.threads)
+    try:
+        inject_fault(smk.rule)  # a test-only switch (NEURIPS26_TEST_FAULT); does nothing when unset
+    except InjectedFault as fault:
+        logger.error("%s", fault)
+        raise
     return logger
 
 

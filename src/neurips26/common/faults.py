@@ -1,0 +1,55 @@
+"""A test-only switch that makes one rule's job misbehave, so that the cluster tests exercise retries,
+cancellation and resource limits on the workflow's real jobs. Unset (always, outside tests) it does
+nothing.
+
+    NEURIPS26_TEST_FAULT="<rule>:fail_once:<marker dir>"   the first job of <rule> fails, later ones run
+    NEURIPS26_TEST_FAULT="<rule>:sleep:<seconds>"           every job of <rule> sleeps before its work
+    NEURIPS26_TEST_FAULT="<rule>:allocate:<MB>"             every job of <rule> holds <MB> of memory for
+                                                            a minute before its work
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+ENV = "NEURIPS26_TEST_FAULT"
+MODES = ("fail_once", "sleep", "allocate")
+HOLD_SECONDS = 60
+
+
+class InjectedFault(RuntimeError):
+    """The failure asked for by NEURIPS26_TEST_FAULT."""
+
+
+def parse_fault(spec: str) -> tuple[str, str, str]:
+    parts = spec.split(":", 2)
+    if len(parts) != 3 or parts[1] not in MODES or not parts[0] or not parts[2]:
+        raise ValueError(f"{ENV}={spec!r}: expected '<rule>:<mode>:<argument>' with mode one of {MODES}")
+    return parts[0], parts[1], parts[2]
+
+
+def inject_fault(rule: str, spec: str | None = None) -> None:
+    """Misbehave as NEURIPS26_TEST_FAULT asks when it names `rule`; otherwise return at once."""
+    spec = os.environ.get(ENV) if spec is None else spec
+    if not spec:
+        return
+    target, mode, argument = parse_fault(spec)
+    if target != rule:
+        return
+    if mode == "sleep":
+        time.sleep(float(argument))
+        return
+    if mode == "allocate":
+        block = b"\x01" * int(float(argument) * 2**20)  # filled, so every page is resident
+        time.sleep(HOLD_SECONDS)
+        del block
+        return
+    marker = Path(argument) / f"{rule}.failed"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    try:  # O_EXCL: of jobs racing for the marker, exactly one fails
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    raise InjectedFault(f"{ENV}: injected failure of rule {rule} (marker {marker})")

@@ -1,0 +1,79 @@
+"""The workflow on a real one-node SLURM cluster (issue 3): the smoke scale of every paper, run through
+profiles/slurm, gives the local run's numbers; every job is a Slurm job that got its rule's resources;
+a job that fails once is retried by the profile and the run completes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import PAPERS, SMOKE_TARGETS, copy_workflow, snakemake
+from result_numbers import differences, result_numbers
+from slurm_records import CLUSTER_PROFILE, gpus, megabytes, minutes, planned_resources, slurm_jobs
+
+pytestmark = pytest.mark.cluster
+FAIL_ONCE_RULE = "amortized_ot_ground_truth"
+
+
+@pytest.fixture(scope="module")
+def cluster_run(slurm_cluster, tmp_path_factory):
+    """The smoke targets of every paper through the cluster, with the first ground-truth job made to fail."""
+    repo = copy_workflow(tmp_path_factory.mktemp("cluster") / "repo")
+    planned = planned_resources(snakemake(repo, *CLUSTER_PROFILE, "-n", *SMOKE_TARGETS).stdout)
+    fault = f"{FAIL_ONCE_RULE}:fail_once:{repo.parent / 'fault-markers'}"
+    started = time.monotonic()
+    run = snakemake(repo, *CLUSTER_PROFILE, *SMOKE_TARGETS, env={"NEURIPS26_TEST_FAULT": fault}, timeout=1800)
+    seconds = time.monotonic() - started
+    print(f"cluster smoke run of {PAPERS}: {seconds:.0f} s for {len(planned)} jobs")
+    return SimpleNamespace(repo=repo, planned=planned, log=run.stdout + run.stderr, jobs=slurm_jobs(repo))
+
+
+def test_the_cluster_run_gives_the_numbers_of_the_local_run(cluster_run, pristine_smoke):
+    on_cluster = result_numbers(cluster_run.repo / "results/smoke")
+    local = result_numbers(pristine_smoke / "smoke")
+    for slug in PAPERS:
+        assert any(name.startswith(f"{slug}/") for name in on_cluster), f"no results of {slug}"
+    assert len(on_cluster) >= 50
+    assert differences(on_cluster, local) == []
+
+
+def test_every_job_ran_as_a_slurm_job(cluster_run):
+    jobs, planned = cluster_run.jobs, cluster_run.planned
+    completed = jobs[jobs["State"] == "COMPLETED"]
+    # one completed Slurm job per job Snakemake planned, and no job Snakemake ran on its own
+    assert sorted(completed["Comment"]) == sorted(planned)
+    assert jobs["JobName"].nunique() == 1  # the plugin names every job of a run by the run's id
+    assert cluster_run.log.count("has been submitted with SLURM jobid") == len(jobs)
+
+
+def test_every_job_got_its_rules_resources_in_slurms_records(cluster_run):
+    completed = cluster_run.jobs[cluster_run.jobs["State"] == "COMPLETED"]
+    assert len(completed) == len(cluster_run.planned)
+    seen_gpu = False
+    for job in completed.itertuples():
+        plan = cluster_run.planned[job.Comment]
+        resources = plan["resources"]
+        assert megabytes(job.ReqMem) == int(resources["mem_mb"]), job.Comment
+        assert minutes(job.Timelimit) == int(resources["runtime"]), job.Comment
+        assert int(job.ReqCPUS) == plan["threads"], job.Comment
+        assert job.Partition == resources.get("slurm_partition", "cpu"), job.Comment
+        assert job.Account == resources["slurm_account"] == "local", job.Comment
+        assert gpus(job.ReqTRES) == int(resources.get("gpu", 0)), job.Comment
+        seen_gpu |= gpus(job.ReqTRES) > 0
+    assert seen_gpu, "no GPU rule among the jobs: the GPU path went untested"
+
+
+def test_a_job_that_fails_once_is_retried_and_the_run_completes(cluster_run):
+    jobs = cluster_run.jobs
+    failed = jobs[jobs["State"] == "FAILED"]
+    assert len(failed) == 1 and failed["Comment"].iloc[0].startswith(f"rule_{FAIL_ONCE_RULE}_")
+    attempts = jobs[jobs["Comment"] == failed["Comment"].iloc[0]]
+    assert list(attempts["State"]) == ["FAILED", "COMPLETED"]
+    assert "Trying to restart job" in cluster_run.log
+    slurm_log = next((cluster_run.repo / "logs/slurm").rglob(f"{failed['JobID'].iloc[0]}.log"))
+    assert "InjectedFault" in slurm_log.read_text()
+    for target in SMOKE_TARGETS:
+        assert (cluster_run.repo / target).stat().st_size > 0
