@@ -45,6 +45,22 @@ def test_smoke_run_writes_every_result(smoke_run):
     assert "amortized_ot" in scoreboard and "C1" in scoreboard
 
 
+def test_smoke_run_writes_paper_01s_matrix_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/pred_loss_space"
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["mse_heatmaps", "fd_heatmaps", "amplification", "loss_weights", "samples"])
+    claims = pd.read_parquet(out / "claims.parquet")
+    assert list(claims["claim_id"]) == ["C1", "C2", "C3", "C4a", "C4b", "C5", "C6"]
+    assert bool(claims.set_index("claim_id").loc["C1", "holds"])  # an exact identity holds at any scale
+    metrics = pd.read_parquet(out / "metrics.parquet")
+    cells = metrics[metrics["metric"] == "mse"]
+    assert len(cells) == 9 and set(zip(cells["pred"], cells["loss"])) == {
+        (p, q) for p in ("x", "eps", "v") for q in ("x", "eps", "v")}
+    assert metrics.loc[metrics["metric"] == "fd", "value"].notna().all()
+    report = (out / "report.md").read_text()
+    assert "FD (proxy)" in report and "## Claims" in report and "Deviations" in report
+
+
 def test_second_run_does_nothing(smoke_run):
     summary = snakemake(smoke_run, "--summary", REPORT, SCOREBOARD).stdout
     plans = [line.split("\t")[-1] for line in summary.strip().splitlines()[1:]]

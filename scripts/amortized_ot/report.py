@@ -1,13 +1,11 @@
 """Write results/{scale}/amortized_ot/report.md: what ran, tables, figures, claims, runtimes, deviations."""
 
-from pathlib import Path
-
 import pandas as pd
 
 from neurips26.amortized_ot import summary
 from neurips26.common.io import read_provenance, write_text
 from neurips26.common.provenance import provenance_line
-from neurips26.common.report import claims_markdown, markdown_table, read_benchmarks
+from neurips26.common.report import claims_markdown, closing_sections, markdown_table
 from neurips26.common.runtime import start_job
 
 log = start_job(snakemake)
@@ -15,14 +13,6 @@ scale, cfg = snakemake.wildcards.scale, snakemake.params.config
 metrics, claims = pd.read_parquet(snakemake.input.metrics), pd.read_parquet(snakemake.input.claims)
 L = cfg["main_projections"]
 res_by_task = {"digits": cfg["digits"]["train_res"], "colour": cfg["colour"]["colours"], "sphere": cfg["sphere"]["points"]}
-bench = read_benchmarks(snakemake.params.benchmarks)
-bench["step"] = bench["job"].str.split("/").str[0]
-steps = bench.groupby("step")["seconds"].agg(["count", "sum", "max"]).reset_index().rename(
-    columns={"count": "jobs", "sum": "total s", "max": "slowest job s"})
-out = Path(snakemake.output[0]).parent
-captions = {Path(p).stem: " ".join(Path(p).read_text().split()) for p in snakemake.input.captions}
-figures = [Path(p).relative_to(out) for p in snakemake.input.figures]
-deviations = Path(snakemake.input.deviations).read_text()
 
 text = f"""# Paper 18: amortized OT from sliced potentials (scale `{scale}`)
 
@@ -60,21 +50,8 @@ Meta-OT has no row here: its MLP takes the weights on the training grid as input
 
 {markdown_table(summary.cfm_table(metrics))}
 
-## Figures
-
-{(chr(10) * 2).join(f"![{p.stem}]({p})" + chr(10) * 2 + captions.get(p.stem, "") for p in figures)}
-
-## Runtimes (from the rules' benchmark files)
-
-{markdown_table(steps)}
-
-Total job time {bench['seconds'].sum():.1f} s over {len(bench)} jobs.
-
-## Deviations from the paper
-
-{deviations}
-
-{provenance_line(read_provenance(snakemake.input.metrics))}
-"""
+{closing_sections(snakemake.input.figures, snakemake.output[0], snakemake.input.captions,
+                  snakemake.params.benchmarks, snakemake.input.deviations,
+                  provenance_line(read_provenance(snakemake.input.metrics)))}"""
 write_text(snakemake.output[0], text)
 log.info("report written, %d claims", len(claims))

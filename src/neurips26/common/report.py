@@ -41,3 +41,39 @@ def claims_markdown(claims: pd.DataFrame) -> str:
         check=claims["comparison"] + " " + claims["threshold"].map(lambda t: f"{t:g}"),
     )[["claim_id", "kind", "statement", "metric", "value", "check", "holds", "paper_value", "note"]]
     return markdown_table(shown)
+
+
+def runtimes_markdown(folder: str | Path) -> str:
+    """Job time per step (the first folder level under the benchmarks folder) and in total."""
+    bench = read_benchmarks(folder)
+    bench["step"] = bench["job"].str.split("/").str[0]
+    steps = bench.groupby("step")["seconds"].agg(["count", "sum", "max"]).reset_index().rename(
+        columns={"count": "jobs", "sum": "total s", "max": "slowest job s"})
+    return f"{markdown_table(steps)}\n\nTotal job time {bench['seconds'].sum():.1f} s over {len(bench)} jobs."
+
+
+def figures_markdown(figures: list[str], report_path: str | Path, captions: list[str]) -> str:
+    """Each figure as an image link relative to the report, followed by its caption (.rst, same stem)."""
+    out = Path(report_path).parent
+    text = {Path(p).stem: " ".join(Path(p).read_text().split()) for p in captions}
+    return "\n\n".join(
+        f"![{Path(p).stem}]({Path(p).relative_to(out)})\n\n{text.get(Path(p).stem, '')}" for p in figures)
+
+
+def closing_sections(figures: list[str], report_path: str | Path, captions: list[str], benchmarks: str | Path,
+                     deviations: str | Path, provenance: str) -> str:
+    """The sections every paper's report ends with: figures, runtimes, deviations, provenance."""
+    return f"""## Figures
+
+{figures_markdown(figures, report_path, captions)}
+
+## Runtimes (from the rules' benchmark files)
+
+{runtimes_markdown(benchmarks)}
+
+## Deviations from the paper
+
+{Path(deviations).read_text()}
+
+{provenance}
+"""

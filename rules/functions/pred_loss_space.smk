@@ -1,0 +1,80 @@
+# Helpers of paper 01's rules (rules/pred_loss_space.smk): paths, config lookups, input lists, and the
+# checks of the config that the schema cannot express (run when the workflow is parsed, before any job).
+from neurips26.common.config import ConfigError
+from neurips26.pred_loss_space import experiment as pls_experiment
+
+PLS = "results/{scale}/pred_loss_space"
+PLS_LOG = "results/{scale}/pred_loss_space/logs"
+PLS_BENCH = "results/{scale}/pred_loss_space/benchmarks"
+PLS_RUN = "{dataset}/{arch}/{pred}x{loss}/s{seed}"
+PLS_FIGURES = [
+    "mse_heatmaps",
+    "fd_heatmaps",
+    "amplification",
+    "loss_weights",
+    "samples",
+]
+
+for _scale in ("smoke", "quick", "paper"):
+    try:
+        pls_experiment.check_config(paper_config("pred_loss_space", _scale))
+    except ValueError as error:
+        raise ConfigError(
+            f"invalid config in config/pred_loss_space.yaml:\n  {_scale}: {error}"
+        ) from None
+
+
+def pls_config(wildcards):
+    return paper_config("pred_loss_space", wildcards.scale)
+
+
+def pls_dataset(wildcards):
+    return pls_config(wildcards)["datasets"][wildcards.dataset]
+
+
+def pls_arch(wildcards):
+    return pls_config(wildcards)["archs"][wildcards.arch]
+
+
+def pls_feature_inputs(wildcards):
+    """Image datasets are scored on the features of a classifier the pipeline trains; toys need none."""
+    if pls_dataset(wildcards)["kind"] == "toy":
+        return []
+    return [f"{PLS}/features/{wildcards.dataset}.pt".format(scale=wildcards.scale)]
+
+
+def pls_run_dirs(wildcards):
+    return [
+        f"{PLS}/runs/{run}".format(scale=wildcards.scale)
+        for run in pls_experiment.run_ids(pls_config(wildcards))
+    ]
+
+
+def pls_run_metrics(wildcards):
+    return [f"{d}/metrics.parquet" for d in pls_run_dirs(wildcards)]
+
+
+def pls_run_samples(wildcards):
+    return [f"{d}/samples.npz" for d in pls_run_dirs(wildcards)]
+
+
+def pls_run_ids(wildcards):
+    return pls_experiment.run_ids(pls_config(wildcards))
+
+
+def pls_model_spec(wildcards):
+    return pls_experiment.model_spec(
+        pls_config(wildcards), wildcards.dataset, wildcards.arch
+    )
+
+
+def pls_bottleneck(wildcards):
+    return pls_experiment.regime_of(
+        pls_config(wildcards), wildcards.dataset, wildcards.arch
+    )["bottleneck"]
+
+
+def pls_data_files(wildcards):
+    """The data of every regime (the figures read the toy's projection from it)."""
+    datasets = sorted({r["dataset"] for r in pls_config(wildcards)["regimes"]})
+    return [f"{PLS}/data/{d}.npz".format(scale=wildcards.scale) for d in datasets]

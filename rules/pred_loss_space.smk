@@ -1,0 +1,224 @@
+# Paper 01: prediction space vs loss space in denoising generative models (the 3x3 x/eps/v matrix).
+# data -> (features) -> train {dataset}/{arch}/{pred}x{loss}/s{seed} -> sample -> evaluate
+#      -> metrics -> claims/figures -> report
+
+
+include: "functions/pred_loss_space.smk"
+
+
+wildcard_constraints:
+    pred="x|eps|v",
+    loss="x|eps|v",
+    seed=r"\d+",
+
+
+rule pred_loss_space_data:
+    output:
+        f"{PLS}/data/{{dataset}}.npz",
+    log:
+        f"{PLS_LOG}/data/{{dataset}}.log",
+    benchmark:
+        f"{PLS_BENCH}/data/{{dataset}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        dataset=pls_dataset,
+    script:
+        "../scripts/pred_loss_space/data.py"
+
+
+rule pred_loss_space_features:
+    input:
+        f"{PLS}/data/{{dataset}}.npz",
+    output:
+        f"{PLS}/features/{{dataset}}.pt",
+    log:
+        f"{PLS_LOG}/features/{{dataset}}.log",
+    benchmark:
+        f"{PLS_BENCH}/features/{{dataset}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        features=paper_params("pred_loss_space", "features"),
+        seed=0,
+    script:
+        "../scripts/pred_loss_space/features.py"
+
+
+rule pred_loss_space_train:
+    input:
+        f"{PLS}/data/{{dataset}}.npz",
+    output:
+        model=f"{PLS}/runs/{PLS_RUN}/model.pt",
+        log_table=f"{PLS}/runs/{PLS_RUN}/train_log.parquet",
+    log:
+        f"{PLS_LOG}/train/{PLS_RUN}.log",
+    benchmark:
+        f"{PLS_BENCH}/train/{PLS_RUN}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        arch=pls_arch,
+        spec=pls_model_spec,
+        bottleneck=pls_bottleneck,
+        train=paper_params("pred_loss_space", "train"),
+        noise=paper_params("pred_loss_space", "noise"),
+    script:
+        "../scripts/pred_loss_space/train.py"
+
+
+rule pred_loss_space_sample:
+    input:
+        f"{PLS}/runs/{PLS_RUN}/model.pt",
+    output:
+        f"{PLS}/runs/{PLS_RUN}/samples.npz",
+    log:
+        f"{PLS_LOG}/sample/{PLS_RUN}.log",
+    benchmark:
+        f"{PLS_BENCH}/sample/{PLS_RUN}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        spec=pls_model_spec,
+        sample=paper_params("pred_loss_space", "sample"),
+        noise=paper_params("pred_loss_space", "noise"),
+    script:
+        "../scripts/pred_loss_space/sample.py"
+
+
+rule pred_loss_space_evaluate:
+    input:
+        data=f"{PLS}/data/{{dataset}}.npz",
+        model=f"{PLS}/runs/{PLS_RUN}/model.pt",
+        train_log=f"{PLS}/runs/{PLS_RUN}/train_log.parquet",
+        samples=f"{PLS}/runs/{PLS_RUN}/samples.npz",
+        features=pls_feature_inputs,
+    output:
+        f"{PLS}/runs/{PLS_RUN}/metrics.parquet",
+    log:
+        f"{PLS_LOG}/evaluate/{PLS_RUN}.log",
+    benchmark:
+        f"{PLS_BENCH}/evaluate/{PLS_RUN}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        spec=pls_model_spec,
+        bottleneck=pls_bottleneck,
+        evaluate=paper_params("pred_loss_space", "evaluate"),
+        noise=paper_params("pred_loss_space", "noise"),
+    script:
+        "../scripts/pred_loss_space/evaluate.py"
+
+
+rule pred_loss_space_metrics:
+    input:
+        pls_run_metrics,
+    output:
+        f"{PLS}/metrics.parquet",
+    log:
+        f"{PLS_LOG}/metrics.log",
+    benchmark:
+        f"{PLS_BENCH}/metrics.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/common/concat_tables.py"
+
+
+rule pred_loss_space_claims:
+    input:
+        f"{PLS}/metrics.parquet",
+    output:
+        f"{PLS}/claims.parquet",
+    log:
+        f"{PLS_LOG}/claims.log",
+    benchmark:
+        f"{PLS_BENCH}/claims.tsv"
+    conda:
+        "../envs/torch.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        noise=paper_params("pred_loss_space", "noise"),
+    script:
+        "../scripts/pred_loss_space/claims.py"
+
+
+rule pred_loss_space_figures:
+    input:
+        metrics=f"{PLS}/metrics.parquet",
+        samples=pls_run_samples,
+        data=pls_data_files,
+    output:
+        **{
+            name: report(
+                f"{PLS}/figures/{name}.png",
+                caption=f"../workflow/report/pred_loss_space/{name}.rst",
+                category="Paper 01: prediction vs loss space",
+            )
+            for name in PLS_FIGURES
+        },
+    log:
+        f"{PLS_LOG}/figures.log",
+    benchmark:
+        f"{PLS_BENCH}/figures.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        noise=paper_params("pred_loss_space", "noise"),
+        runs=pls_run_ids,
+    script:
+        "../scripts/pred_loss_space/figures.py"
+
+
+rule pred_loss_space_report:
+    input:
+        metrics=f"{PLS}/metrics.parquet",
+        claims=f"{PLS}/claims.parquet",
+        figures=expand(
+            f"{PLS}/figures/{{name}}.png", name=PLS_FIGURES, allow_missing=True
+        ),
+        captions=expand("workflow/report/pred_loss_space/{name}.rst", name=PLS_FIGURES),
+        deviations="workflow/report/pred_loss_space/deviations.md",
+    output:
+        f"{PLS}/report.md",
+    log:
+        f"{PLS_LOG}/report.log",
+    benchmark:
+        f"{PLS_BENCH}/report.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        benchmarks=PLS_BENCH,
+        config=paper_params("pred_loss_space"),
+    script:
+        "../scripts/pred_loss_space/report.py"

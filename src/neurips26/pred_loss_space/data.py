@@ -1,0 +1,94 @@
+"""Quick-scale data (notes 1.4a): 16x16 digits in [-1, 1] and JiT's toy, a 2-D manifold embedded in D dimensions."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+TOY_LATENT_DIM = 2
+TOY_MAX_NORM = 0.9
+TOY_LATENTS = ("moons", "spiral")
+
+
+def digits16(seed: int = 0, n_train: int = 1500) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """scikit-learn's 8x8 digits, bilinearly upsampled to 16x16 and scaled to [-1, 1], with a fixed split.
+
+    Returns x_train, y_train, x_test, y_test; images are float32 (N, 1, 16, 16), labels int64. The split is the
+    first `n_train` images of a permutation drawn from `np.random.default_rng(seed)` (1500 / 297 by default).
+    """
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    if not 0 < n_train < len(digits.images):
+        raise ValueError(f"n_train={n_train} must be between 1 and {len(digits.images) - 1}")
+    small = torch.as_tensor(digits.images / 16.0, dtype=torch.float32).unsqueeze(1)
+    large = F.interpolate(small, size=(16, 16), mode="bilinear", align_corners=False)
+    images = np.clip(large.numpy() * 2.0 - 1.0, -1.0, 1.0).astype(np.float32)
+    labels = np.asarray(digits.target, dtype=np.int64)
+    order = np.random.default_rng(seed).permutation(len(images))
+    train, test = order[:n_train], order[n_train:]
+    return images[train], labels[train], images[test], labels[test]
+
+
+def spiral(n: int, rng: np.random.Generator, turns: float = 1.5, noise: float = 0.05) -> np.ndarray:
+    """A 2-D Archimedean spiral (radius proportional to angle) with Gaussian noise, as (n, 2)."""
+    angle = np.sqrt(rng.uniform(size=n)) * turns * 2 * np.pi
+    points = angle[:, None] * np.stack([np.cos(angle), np.sin(angle)], axis=1) / (turns * 2 * np.pi)
+    return points + noise * rng.normal(size=(n, 2))
+
+
+def toy_manifold(dim: int, n_train: int, n_test: int, seed: int = 0, latent: str = "moons") -> dict:
+    """JiT's toy: 2-D data (moons or a spiral) embedded in `dim` dimensions by a column-orthonormal P.
+
+    The latent points are standardised per coordinate and scaled so that every point (train and test) has norm
+    <= 0.9; P (dim x 2) is the QR factor of a Gaussian matrix drawn from the seed, and x = latent @ P.T.
+    Returns x_train, x_test (float32, (n, dim)), projection (P, float64), latent_train and latent_test.
+    """
+    if dim < TOY_LATENT_DIM:
+        raise ValueError(f"toy manifold: the ambient dim={dim} is smaller than the latent dimension "
+                         f"d={TOY_LATENT_DIM} (D < d)")
+    if latent not in TOY_LATENTS:
+        raise ValueError(f"toy latent {latent!r} is not one of {TOY_LATENTS}")
+    if n_train < 1 or n_test < 1:
+        raise ValueError(f"toy manifold needs n_train >= 1 and n_test >= 1, got {n_train} and {n_test}")
+    rng = np.random.default_rng(seed)
+    projection, upper = np.linalg.qr(rng.normal(size=(dim, TOY_LATENT_DIM)))
+    projection = projection * np.sign(np.diag(upper))  # a unique QR: positive diagonal of R
+    n = n_train + n_test
+    if latent == "moons":
+        from sklearn.datasets import make_moons
+
+        points, _ = make_moons(n_samples=n, noise=0.05, random_state=int(rng.integers(2**31)))
+    else:
+        points = spiral(n, rng)
+    points = (points - points.mean(0)) / points.std(0)
+    points = points * (TOY_MAX_NORM / np.linalg.norm(points, axis=1).max())
+    x = (points @ projection.T).astype(np.float32)
+    return {
+        "x_train": x[:n_train],
+        "x_test": x[n_train:],
+        "projection": projection,
+        "latent_train": points[:n_train],
+        "latent_test": points[n_train:],
+    }
+
+
+def check_images(x: np.ndarray, name: str) -> None:
+    """Reject data with NaN/inf or values outside [-1, 1], naming the array and the range found."""
+    x = np.asarray(x)
+    if x.size == 0:
+        raise ValueError(f"{name}: the array is empty")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"{name}: contains {int((~np.isfinite(x)).sum())} NaN or infinite values")
+    low, high = float(x.min()), float(x.max())
+    if low < -1.0 or high > 1.0:
+        raise ValueError(f"{name}: values must lie in [-1, 1], found min {low:g} and max {high:g}")
+
+
+def off_manifold_norm(x: np.ndarray, projection: np.ndarray) -> np.ndarray:
+    """Per-sample ||(I - P P^T) x||: how far each point lies from the span of the embedding P (D x d)."""
+    x = np.asarray(x, dtype=np.float64).reshape(len(x), -1)
+    projection = np.asarray(projection, dtype=np.float64)
+    residual = x - (x @ projection) @ projection.T
+    return np.linalg.norm(residual, axis=1)

@@ -1,0 +1,74 @@
+"""Scores of one trained cell: sample quality (Frechet distance on features), final training
+losses, and the long-form metrics table."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from neurips26.pred_loss_space import data, fd, models
+
+PER_T_METRICS = ("mse_x", "mse_eps", "mse_v", "amp_x_emp", "amp_x_theory", "amp_v_emp", "amp_v_theory")
+
+
+def feature_embedder(state_dict: dict, feature_dim: int) -> Callable[[np.ndarray], np.ndarray]:
+    """The trained digit classifier's penultimate layer as a function of images."""
+    net = models.FeatureNet(feature_dim=feature_dim)
+    net.load_state_dict(state_dict)
+    net.eval()
+
+    def embed(images: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return net.features(torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32))).numpy()
+
+    return embed
+
+
+def _finite_rows(samples: np.ndarray) -> np.ndarray:
+    return np.isfinite(samples.reshape(len(samples), -1)).all(axis=1)
+
+
+def _distances(sample_features: np.ndarray, reference_features: np.ndarray) -> dict[str, float]:
+    if len(sample_features) < 2 * sample_features.shape[1]:  # too many samples were not finite
+        return {"fd": float("nan")}
+    return {"fd": fd.frechet_distance(sample_features, reference_features)}
+
+
+def sample_quality_images(samples: np.ndarray, x_train: np.ndarray, embed) -> dict[str, float]:
+    """FD between classifier features of the samples (clipped to [-1, 1], as images are
+    displayed) and of the training images; the share of samples that are not finite is reported, and
+    those samples are left out."""
+    finite = _finite_rows(samples)
+    clipped = np.clip(samples[finite], -1.0, 1.0)
+    return {**_distances(embed(clipped), embed(x_train)), "nonfinite": float(1 - finite.mean())}
+
+
+def sample_quality_toy(samples: np.ndarray, x_train: np.ndarray, projection: np.ndarray) -> dict[str, float]:
+    """FD on the 2-D manifold coordinates, and the mean distance off the manifold."""
+    finite = _finite_rows(samples)
+    kept = samples[finite].astype(np.float64)
+    return {
+        **_distances(kept @ projection, x_train.astype(np.float64) @ projection),
+        "off_manifold": float(data.off_manifold_norm(kept, projection).mean()) if len(kept) else float("nan"),
+        "nonfinite": float(1 - finite.mean()),
+    }
+
+
+def final_losses(train_log: pd.DataFrame, tail: float = 0.1) -> dict[str, float]:
+    """Mean native-space and x-space training loss over the last `tail` of the logged steps."""
+    last = train_log.tail(max(1, int(round(len(train_log) * tail))))
+    return {"loss_native_final": float(last["loss_native"].mean()), "loss_x_final": float(last["loss_x"].mean())}
+
+
+def metrics_frame(per_t: pd.DataFrame, run_level: dict[str, float], **columns) -> pd.DataFrame:
+    """Long form: one row per (t, metric) for the per-t table and per run-level metric (t = NaN)."""
+    rows = per_t.melt(id_vars="t", value_vars=[m for m in PER_T_METRICS if m in per_t], var_name="metric")
+    run = pd.DataFrame({"t": np.nan, "metric": list(run_level), "value": list(run_level.values())})
+    frame = pd.concat([rows, run], ignore_index=True)
+    frame["value"] = frame["value"].astype("float64")
+    for key, value in reversed(columns.items()):
+        frame.insert(0, key, value)
+    return frame

@@ -1,0 +1,85 @@
+"""The experiment's shape from its config: which runs exist, each model's full spec, and the checks of a
+config that a schema cannot express (run before any job)."""
+
+from __future__ import annotations
+
+from neurips26.pred_loss_space import architectures as models
+from neurips26.pred_loss_space.names import SPACES
+
+IMAGE_SHAPES = {"digits16": {"channels": 1, "image_size": 16}}
+DIGITS_TEST = 297  # 1797 digits, 1500 for training
+TOY_LATENT_DIM = 2  # the toy's FD is computed on the 2-D latent coordinates
+
+
+def run_ids(cfg: dict) -> list[str]:
+    """'{dataset}/{arch}/{pred}x{loss}/s{seed}' for every cell of every regime and seed."""
+    return [
+        f"{r['dataset']}/{r['arch']}/{pred}x{loss}/s{seed}"
+        for r in cfg["regimes"] for pred in cfg["preds"] for loss in cfg["losses"] for seed in cfg["seeds"]
+    ]
+
+
+def regime_of(cfg: dict, dataset: str, arch: str) -> dict:
+    for regime in cfg["regimes"]:
+        if regime["dataset"] == dataset and regime["arch"] == arch:
+            return regime
+    raise ValueError(f"no regime pairs dataset {dataset!r} with arch {arch!r}")
+
+
+def model_spec(cfg: dict, dataset: str, arch: str) -> dict:
+    """The arch's constructor keywords plus the data shape of the dataset it is trained on."""
+    data = cfg["datasets"][dataset]
+    shape = {"dim": data["dim"]} if data["kind"] == "toy" else IMAGE_SHAPES[data["kind"]]
+    return {**cfg["archs"][arch], **shape}
+
+
+def feature_dim(cfg: dict, dataset: str) -> int:
+    return TOY_LATENT_DIM if cfg["datasets"][dataset]["kind"] == "toy" else cfg["features"]["dim"]
+
+
+def test_size(data: dict) -> int:
+    return data["n_test"] if data["kind"] == "toy" else DIGITS_TEST + 1500 - data["n_train"]
+
+
+def check_config(cfg: dict) -> None:
+    """Raise ValueError naming the first inconsistency the schema cannot see."""
+    for name in [*cfg["preds"], *cfg["losses"]]:
+        if name not in SPACES:
+            raise ValueError(f"space {name!r} is not one of {SPACES}")
+    if cfg["noise"]["t_min"] >= 1 - cfg["noise"]["t_eps"]:
+        raise ValueError("noise.t_min must be below 1 - noise.t_eps")
+    for regime in cfg["regimes"]:
+        dataset, arch = regime["dataset"], regime["arch"]
+        if dataset not in cfg["datasets"]:
+            raise ValueError(f"regime {dataset}/{arch}: dataset {dataset!r} is not under datasets")
+        if arch not in cfg["archs"]:
+            raise ValueError(f"regime {dataset}/{arch}: arch {arch!r} is not under archs")
+        toy_data, toy_arch = cfg["datasets"][dataset]["kind"] == "toy", arch == "mlp_toy"
+        if toy_data != toy_arch:
+            raise ValueError(f"regime {dataset}/{arch}: mlp_toy is for toy datasets, the others for images")
+        try:
+            models.check_bottleneck_label(arch, model_spec(cfg, dataset, arch), regime["bottleneck"])
+        except ValueError as error:
+            raise ValueError(f"regime {dataset}/{arch}: {error}") from None
+        data = cfg["datasets"][dataset]
+        if data["kind"] == "toy" and "dim" not in data:
+            raise ValueError(f"datasets.{dataset}: a toy dataset needs dim")
+        if data["kind"] == "digits16" and not 1 <= data["n_train"] < 1797:
+            raise ValueError(f"datasets.{dataset}.n_train must be below the 1797 digits")
+        need = 2 * feature_dim(cfg, dataset)
+        if cfg["sample"]["n"] < need:
+            raise ValueError(
+                f"sample.n = {cfg['sample']['n']} is too few for the Frechet distance on {need // 2}-dim "
+                f"features of {dataset}: it needs at least {need} samples (else the covariance is singular)"
+            )
+        if cfg["evaluate"]["n_test"] > test_size(data):
+            raise ValueError(f"evaluate.n_test = {cfg['evaluate']['n_test']} exceeds the test split of {dataset}")
+
+
+def check_resumed_cell(saved: dict, pred: str, loss: str, path: str) -> None:
+    """A checkpoint left by a killed job may be resumed only by the same cell of the matrix."""
+    if (saved.get("pred"), saved.get("loss")) != (pred, loss):
+        raise ValueError(
+            f"checkpoint {path} was written for pred={saved.get('pred')}, loss={saved.get('loss')}, "
+            f"not {pred}x{loss}: delete it to train this cell from scratch"
+        )

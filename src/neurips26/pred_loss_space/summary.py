@@ -1,0 +1,59 @@
+"""Tables of paper 01's report, from the long-form metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from neurips26.pred_loss_space import effects
+from neurips26.pred_loss_space.names import REGIME, SPACES
+
+RUN_METRICS = ["loss_native_final", "loss_x_final", "mse", "fd", "nonfinite", "train_seconds"]
+
+
+def regimes(metrics: pd.DataFrame) -> list[tuple[tuple, str]]:
+    keys = metrics[REGIME].drop_duplicates().itertuples(index=False, name=None)
+    return [(key, f"{key[0]} / {key[1]} ({'bottleneck' if key[2] else 'no bottleneck'})") for key in keys]
+
+
+def matrix(metrics: pd.DataFrame, regime: tuple, metric: str) -> pd.DataFrame:
+    """3x3 table of a run-level metric (mean over seeds): rows pred, columns loss."""
+    rows = metrics[(metrics["metric"] == metric) & metrics["t"].isna()]
+    for column, value in zip(REGIME, regime):
+        rows = rows[rows[column] == value]
+    table = rows.pivot_table(index="pred", columns="loss", values="value", aggfunc="mean")
+    table = table.reindex(index=[s for s in SPACES if s in table.index], columns=[s for s in SPACES if s in table.columns])
+    table.columns = [f"{c}-loss" for c in table.columns]
+    return table.reset_index().rename(columns={"pred": "pred"})
+
+
+def run_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    rows = metrics[metrics["metric"].isin(RUN_METRICS) & metrics["t"].isna()]
+    table = rows.pivot_table(index=["dataset", "arch", "pred", "loss"], columns="metric", values="value", aggfunc="mean")
+    return table[[m for m in RUN_METRICS if m in table.columns]].reset_index()
+
+
+def cells(metrics: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """One row per (regime, pred, loss): the run-level metric averaged over seeds."""
+    rows = metrics[(metrics["metric"] == metric) & metrics["t"].isna()]
+    return rows.groupby([*REGIME, "pred", "loss"], as_index=False)["value"].mean()
+
+
+def regime_name(key: tuple) -> str:
+    dataset, arch, bottleneck = key
+    return f"{dataset}/{arch} ({'bottleneck' if bottleneck else 'no bottleneck'})"
+
+
+def shares(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Variance shares of log-MSE and log-FD explained by the pred and the loss factor, per regime."""
+    rows = []
+    for metric in ("mse", "fd"):
+        table = cells(metrics, metric)
+        for key, group in table.groupby(REGIME):
+            logged = group.assign(value=np.log(group["value"].clip(lower=1e-12)))
+            try:
+                share = effects.variance_shares(logged, "value")
+            except ValueError:
+                share = {"pred": np.nan, "loss": np.nan, "residual": np.nan}
+            rows.append({"regime": regime_name(key), "bottleneck": key[2], "metric": metric, **share})
+    return pd.DataFrame(rows)

@@ -1,0 +1,69 @@
+"""Paper 01: bad inputs are rejected before any training, with messages that name the problem."""
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, snakemake
+from neurips26.pred_loss_space import experiment
+
+CONFIG = yaml.safe_load((ROOT / "config/pred_loss_space.yaml").read_text())
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper"])
+def test_the_shipped_config_passes_every_check(scale):
+    experiment.check_config(CONFIG[scale])
+    runs = experiment.run_ids(CONFIG[scale])
+    assert len(runs) == 9 * len(CONFIG[scale]["regimes"]) * len(CONFIG[scale]["seeds"])
+    assert len(set(runs)) == len(runs)
+
+
+def changed(change) -> dict:
+    cfg = copy.deepcopy(CONFIG["quick"])
+    change(cfg)
+    return cfg
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda c: c["regimes"][0].update(bottleneck=True), "jit_tiny"),
+    (lambda c: c["regimes"][1].update(bottleneck=False), "jit_tiny_bn"),
+    (lambda c: c["regimes"][2].update(bottleneck=False), "mlp_toy"),
+    (lambda c: c["sample"].update(n=40), "at least 64 samples"),
+    (lambda c: c["regimes"].append({"dataset": "cifar", "arch": "jit_tiny", "bottleneck": False}), "cifar"),
+    (lambda c: c["regimes"].append({"dataset": "toy_D512", "arch": "jit_tiny", "bottleneck": False}), "mlp_toy is for toy"),
+    (lambda c: c["evaluate"].update(n_test=5000), "n_test"),
+    (lambda c: c["preds"].append("noise"), "noise"),
+])
+def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
+    with pytest.raises(ValueError, match=message):
+        experiment.check_config(changed(change))
+
+
+def test_a_checkpoint_of_another_cell_is_not_resumed():
+    experiment.check_resumed_cell({"pred": "x", "loss": "v"}, "x", "v", "ckpt")
+    with pytest.raises(ValueError, match="pred=eps, loss=v, not xxv"):
+        experiment.check_resumed_cell({"pred": "eps", "loss": "v"}, "x", "v", "ckpt")
+
+
+def edit(repo: Path, change) -> None:
+    path = repo / "config/pred_loss_space.yaml"
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data))
+
+
+@pytest.mark.parametrize("change, pieces", [
+    (lambda d: d["quick"]["regimes"][0].update(bottleneck=True), ("quick", "jit_tiny", "bottleneck")),
+    (lambda d: d["smoke"]["noise"].update(t_eps=0.7), ("smoke.noise.t_eps", "0.5")),
+    (lambda d: d["smoke"]["sample"].update(steps=0), ("smoke.sample.steps", "minimum")),
+    (lambda d: d["quick"].update(losses=["x", "noise"]), ("quick.losses.1", "x, eps, v")),
+])
+def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy, change, pieces):
+    edit(workflow_copy, change)
+    out = snakemake(workflow_copy, "-n", "results/smoke/pred_loss_space/report.md", check=False)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0 and "Select jobs to execute" not in text
+    for piece in pieces:
+        assert piece in text, text[-2000:]
