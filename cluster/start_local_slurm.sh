@@ -7,8 +7,8 @@
 #   cluster/start_local_slurm.sh      # then: snakemake --profile profiles/slurm --workflow-profile profiles/slurm-local ...
 #   cluster/stop_local_slurm.sh
 #
-# The node has two partitions, `cpu` (default) and `gpu`, named as in profiles/slurm, and one GPU in
-# gres that is a count without a device: GPU requests are scheduled and recorded, the job runs on CPU.
+# The node has two partitions, `cpu` (default) and `gpu`, named as in profiles/slurm, and two GPUs in
+# gres backed by stand-in device files: GPU requests are scheduled and recorded, the job runs on CPU.
 set -euo pipefail
 
 CLUSTER=neurips26
@@ -17,6 +17,8 @@ DB_NAME=slurm_acct_db
 DB_USER=slurm
 DB_PASS=neurips26-local-slurm
 CALL_TIMEOUT=10
+GPUS=2               # one per core, so two GPU steps can run side by side
+GPU_FILES=/dev/null,/dev/zero  # stand-in device files: Slurm counts a GPU per file
 LOG_DIR=/var/log/slurm
 PACKAGES="slurmctld slurmd slurm-client munge slurmdbd mariadb-server"
 
@@ -162,7 +164,7 @@ SlurmctldPidFile=/run/slurmctld.pid
 SlurmdPidFile=/run/slurmd.pid
 SlurmctldLogFile=$LOG_DIR/slurmctld.log
 SlurmdLogFile=$LOG_DIR/slurmd.log
-NodeName=$HOST NodeAddr=127.0.0.1 $hardware Gres=gpu:1 State=UNKNOWN
+NodeName=$HOST NodeAddr=127.0.0.1 $hardware Gres=gpu:$GPUS State=UNKNOWN
 PartitionName=cpu Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 PartitionName=gpu Nodes=$HOST MaxTime=INFINITE State=UP
 CONF
@@ -180,7 +182,7 @@ stop_pidfile() { # stop_pidfile <pidfile>
 write_slurm_conf() {
     mkdir -p /var/spool/slurmctld /var/spool/slurmd "$LOG_DIR"
     local changed=0
-    write_if_changed /etc/slurm/gres.conf 644 "NodeName=$HOST Name=gpu File=/dev/null Count=1" && changed=1
+    write_if_changed /etc/slurm/gres.conf 644 "NodeName=$HOST Name=gpu File=$GPU_FILES Count=$GPUS" && changed=1
     write_if_changed /etc/slurm/slurm.conf 644 "$(slurm_conf)" && changed=1
     if ((changed)); then
         stop_pidfile /run/slurmd.pid

@@ -15,6 +15,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 COPIED = ("workflow", "rules", "scripts", "config", "src", "profiles", "envs")
+TIMINGS: list[str] = []  # wall times of the expensive fixtures, printed at the end of the test run
+
+
+def pytest_terminal_summary(terminalreporter):
+    if TIMINGS:
+        terminalreporter.section("workflow and cluster timings")
+        for line in TIMINGS:
+            terminalreporter.write_line(line)
 
 
 def copy_workflow(dest: Path) -> Path:
@@ -62,7 +70,9 @@ def smoke_run(tmp_path_factory) -> Path:
     """One local smoke run of every paper in a throwaway copy, shared by the workflow tests (which change
     it) and the cluster test (which compares against `pristine_smoke`, a copy taken right after)."""
     repo = copy_workflow(tmp_path_factory.mktemp("smoke") / "repo")
+    started = time.monotonic()
     snakemake(repo, "-c2", *SMOKE_TARGETS)
+    TIMINGS.append(f"local smoke run of {PAPERS}: {time.monotonic() - started:.0f} s")
     shutil.copytree(repo / "results", repo.parent / "pristine_results")
     return repo
 
@@ -83,6 +93,6 @@ def slurm_cluster():
     start = subprocess.run([str(ROOT / "cluster/start_local_slurm.sh")], capture_output=True, text=True, timeout=900)
     if start.returncode != 0:
         pytest.fail(f"the local SLURM cluster did not start:\n{start.stdout}\n{start.stderr}")
-    print(f"local SLURM cluster started in {time.monotonic() - started:.0f} s: {start.stderr.strip()}")
+    TIMINGS.append(f"local SLURM cluster started in {time.monotonic() - started:.0f} s: {start.stderr.strip()}")
     yield
     subprocess.run([str(ROOT / "cluster/stop_local_slurm.sh")], capture_output=True, timeout=300)

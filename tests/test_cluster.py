@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import PAPERS, SMOKE_TARGETS, copy_workflow, snakemake
+from conftest import PAPERS, SMOKE_TARGETS, TIMINGS, copy_workflow, snakemake
 from result_numbers import differences, result_numbers
 from slurm_records import CLUSTER_PROFILE, gpus, megabytes, minutes, planned_resources, slurm_jobs
 
@@ -27,7 +27,7 @@ def cluster_run(slurm_cluster, tmp_path_factory):
     started = time.monotonic()
     run = snakemake(repo, *CLUSTER_PROFILE, *SMOKE_TARGETS, env={"NEURIPS26_TEST_FAULT": fault}, timeout=1800)
     seconds = time.monotonic() - started
-    print(f"cluster smoke run of {PAPERS}: {seconds:.0f} s for {len(planned)} jobs")
+    TIMINGS.append(f"cluster smoke run of {PAPERS}: {seconds:.0f} s for {len(planned)} jobs")
     return SimpleNamespace(repo=repo, planned=planned, log=run.stdout + run.stderr, jobs=slurm_jobs(repo))
 
 

@@ -14,7 +14,7 @@ import yaml
 from conftest import ROOT, snakemake
 
 RULE_FILES = sorted((ROOT / "rules").rglob("*.smk"))
-IMPORT_TO_PACKAGE = {"sklearn": "scikit-learn", "skimage": "scikit-image", "ot": "pot", "yaml": "pyyaml"}
+IMPORT_TO_PACKAGE = {"sklearn": "scikit-learn", "skimage": "scikit-image", "ot": "pot", "yaml": "pyyaml", "PIL": "pillow"}
 
 
 def rule_blocks() -> dict[str, str]:

@@ -7,6 +7,10 @@ PLS = "results/{scale}/pred_loss_space"
 PLS_LOG = "results/{scale}/pred_loss_space/logs"
 PLS_BENCH = "results/{scale}/pred_loss_space/benchmarks"
 PLS_RUN = "{dataset}/{arch}/{pred}x{loss}/s{seed}"
+PLS_ARCHIVES = {
+    url.rsplit("/", 1)[-1]: (url, known_hash)
+    for url, known_hash in pls_experiment.DOWNLOADS.values()
+}
 PLS_FIGURES = [
     "mse_heatmaps",
     "fd_heatmaps",
@@ -78,3 +82,17 @@ def pls_data_files(wildcards):
     """The data of every regime (the figures read the toy's projection from it)."""
     datasets = sorted({r["dataset"] for r in pls_config(wildcards)["regimes"]})
     return [f"{PLS}/data/{d}.npz".format(scale=wildcards.scale) for d in datasets]
+
+
+def pls_archive_inputs(wildcards):
+    """The downloaded archive a dataset is read from (paper scale), none for data that ships offline."""
+    name = pls_experiment.archive(pls_dataset(wildcards))
+    return [] if name is None else [f"resources/pred_loss_space/{name}"]
+
+
+def pls_download_url(wildcards):
+    return PLS_ARCHIVES[wildcards.archive][0]
+
+
+def pls_download_hash(wildcards):
+    return PLS_ARCHIVES[wildcards.archive][1]

@@ -25,7 +25,8 @@ per_t = sampling.denoise_errors(model, x_test, wc.pred, cfg["t_grid"], seed=seed
 samples = load_npz(snakemake.input.samples)["samples"]
 if snakemake.input.features:
     features = torch.load(snakemake.input.features[0], weights_only=False)
-    embed = evaluation.feature_embedder(features["state_dict"], features["feature_dim"])
+    embed = evaluation.feature_embedder(features["state_dict"], features["feature_dim"], features["channels"],
+                                        features["n_classes"])
     quality = evaluation.sample_quality_images(samples, arrays["x_train"], embed)
 else:
     quality = evaluation.sample_quality_toy(samples, arrays["x_train"], arrays["projection"])

@@ -1,4 +1,4 @@
-"""Train the digit classifier whose 32-d penultimate layer gives the features of the FD proxy."""
+"""Train the image classifier whose penultimate layer gives the features of the FD proxy."""
 
 import torch
 
@@ -12,11 +12,12 @@ arrays = load_npz(snakemake.input[0])
 cfg = params.features
 net, train_accuracy = training.train_feature_net(
     torch.from_numpy(arrays["x_train"]), torch.from_numpy(arrays["y_train"]).long(),
-    cfg["steps"], cfg["batch"], cfg["lr"], params.seed,
+    cfg["steps"], cfg["batch"], cfg["lr"], params.seed, feature_dim=cfg["dim"],
 )
 with torch.no_grad():
     test_accuracy = float((net(torch.from_numpy(arrays["x_test"])).argmax(1).numpy() == arrays["y_test"]).mean())
 log.info("feature classifier: train accuracy %.3f, test accuracy %.3f", train_accuracy, test_accuracy)
 with atomic_path(snakemake.output[0]) as tmp:
-    torch.save({"state_dict": net.state_dict(), "feature_dim": cfg["dim"], "train_accuracy": train_accuracy,
+    torch.save({"state_dict": net.state_dict(), "feature_dim": cfg["dim"], "channels": arrays["x_train"].shape[1],
+                "n_classes": int(arrays["y_train"].max()) + 1, "train_accuracy": train_accuracy,
                 "test_accuracy": test_accuracy}, tmp)

@@ -14,7 +14,7 @@ log = start_job(snakemake, seed=seed)
 saved = torch.load(snakemake.input[0], weights_only=False)
 model = models.build_model(wc.arch, params.spec)
 model.load_state_dict(saved["state_dict"])
-model.eval()
+model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
 spec, cfg, noise = params.spec, params.sample, params.noise
 shape = (spec["dim"],) if "dim" in spec else (spec["channels"], spec["image_size"], spec["image_size"])
 start = time.perf_counter()

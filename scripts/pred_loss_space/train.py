@@ -22,8 +22,10 @@ if checkpoint.exists():
 x_train = torch.from_numpy(load_npz(snakemake.input[0])["x_train"])
 torch.manual_seed(seed)
 model = models.build_model(wc.arch, params.spec)
-log.info("%s on %s: %d parameters, pred %s, loss %s, %d steps", wc.arch, wc.dataset,
-         sum(p.numel() for p in model.parameters()), wc.pred, wc.loss, train_cfg["steps"])
+device = "cuda" if torch.cuda.is_available() else "cpu"  # paper scale asks for a GPU (profiles/slurm)
+model.to(device)
+log.info("%s on %s: %d parameters, pred %s, loss %s, %d steps on %s", wc.arch, wc.dataset,
+         sum(p.numel() for p in model.parameters()), wc.pred, wc.loss, train_cfg["steps"], device)
 start = time.perf_counter()
 ema_state, train_log = training.train_denoiser(
     model, x_train, wc.pred, wc.loss, train_cfg["steps"], train_cfg["batch"], train_cfg["lr"],

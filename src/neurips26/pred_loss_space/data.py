@@ -92,3 +92,63 @@ def off_manifold_norm(x: np.ndarray, projection: np.ndarray) -> np.ndarray:
     projection = np.asarray(projection, dtype=np.float64)
     residual = x - (x @ projection) @ projection.T
     return np.linalg.norm(residual, axis=1)
+
+
+def cifar10_from_archive(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """CIFAR-10 from the official python archive (read in place, nothing extracted): x_train (50000, 3,
+    32, 32) and x_test (10000, ...) as float32 in [-1, 1], with int64 labels."""
+    import pickle
+    import tarfile
+
+    batches: dict[str, dict] = {}
+    with tarfile.open(path, "r:gz") as archive:
+        for member in archive.getmembers():
+            name = member.name.rsplit("/", 1)[-1]
+            if member.isfile() and (name.startswith("data_batch_") or name == "test_batch"):
+                batches[name] = pickle.load(archive.extractfile(member), encoding="bytes")
+    expected = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
+    missing = [name for name in expected if name not in batches]
+    if missing:
+        raise ValueError(f"{path} is not the CIFAR-10 python archive: {missing} missing")
+
+    def images(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        data = np.concatenate([batches[n][b"data"] for n in names]).reshape(-1, 3, 32, 32)
+        labels = np.concatenate([np.asarray(batches[n][b"labels"]) for n in names]).astype(np.int64)
+        return (data.astype(np.float32) / 127.5 - 1.0), labels
+
+    x_train, y_train = images(expected[:5])
+    x_test, y_test = images(["test_batch"])
+    return x_train, y_train, x_test, y_test
+
+
+def imagenette_from_archive(path: str, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Imagenette (fast.ai's 10 ImageNet classes) from its .tgz, read in place: every JPEG centre-cropped to a
+    square, resized to `size` (bilinear), as float32 (N, 3, size, size) in [-1, 1]; the archive's train and
+    val folders are the split, labels index the sorted class folders."""
+    import io
+    import tarfile
+
+    from PIL import Image
+
+    splits: dict[str, tuple[list, list]] = {"train": ([], []), "val": ([], [])}
+    with tarfile.open(path, "r:gz") as archive:
+        members = [m for m in archive.getmembers() if m.isfile() and m.name.lower().endswith((".jpeg", ".jpg"))]
+        classes = sorted({m.name.split("/")[-2] for m in members})
+        for member in members:
+            parts = member.name.split("/")
+            if len(parts) < 3 or parts[-3] not in splits:
+                continue
+            with Image.open(io.BytesIO(archive.extractfile(member).read())) as image:
+                image = image.convert("RGB")
+                side = min(image.size)
+                left, top = (image.width - side) // 2, (image.height - side) // 2
+                image = image.crop((left, top, left + side, top + side)).resize((size, size), Image.BILINEAR)
+                array = np.asarray(image, dtype=np.float32).transpose(2, 0, 1) / 127.5 - 1.0
+            splits[parts[-3]][0].append(array)
+            splits[parts[-3]][1].append(classes.index(parts[-2]))
+    if not splits["train"][0] or not splits["val"][0]:
+        raise ValueError(f"{path} has no train/ and val/ JPEG folders: not the Imagenette archive")
+    out = []
+    for split in ("train", "val"):
+        out += [np.stack(splits[split][0]).astype(np.float32), np.asarray(splits[split][1], dtype=np.int64)]
+    return tuple(out)

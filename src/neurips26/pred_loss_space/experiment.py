@@ -6,8 +6,16 @@ from __future__ import annotations
 from neurips26.pred_loss_space import architectures as models
 from neurips26.pred_loss_space.names import SPACES
 
-IMAGE_SHAPES = {"digits16": {"channels": 1, "image_size": 16}}
-DIGITS_TEST = 297  # 1797 digits, 1500 for training
+IMAGE_CHANNELS = {"digits16": 1, "cifar10": 3, "imagenette": 3}
+FIXED_SIZE = {"digits16": 16, "cifar10": 32}  # imagenette is resized to the config's image_size
+N_IMAGES = {"digits16": 1797}
+TEST_SPLIT = {"cifar10": 10000, "imagenette": 3925}  # the archives' own test/val splits
+# paper-scale archives: URL and pinned hash (torchvision's constants)
+DOWNLOADS = {
+    "cifar10": ("https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz", "md5:c58f30108f718f92721af3b95e74349a"),
+    "imagenette": ("https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-160.tgz",
+                   "md5:e793b78cc4c9e9a4ccc0c1155377a412"),
+}
 TOY_LATENT_DIM = 2  # the toy's FD is computed on the 2-D latent coordinates
 
 
@@ -28,9 +36,21 @@ def regime_of(cfg: dict, dataset: str, arch: str) -> dict:
 
 def model_spec(cfg: dict, dataset: str, arch: str) -> dict:
     """The arch's constructor keywords plus the data shape of the dataset it is trained on."""
-    data = cfg["datasets"][dataset]
-    shape = {"dim": data["dim"]} if data["kind"] == "toy" else IMAGE_SHAPES[data["kind"]]
-    return {**cfg["archs"][arch], **shape}
+    return {**cfg["archs"][arch], **data_shape(cfg["datasets"][dataset])}
+
+
+def data_shape(data: dict) -> dict:
+    """The model's data keys: dim for a toy, channels and image_size for images."""
+    if data["kind"] == "toy":
+        return {"dim": data["dim"]}
+    return {"channels": IMAGE_CHANNELS[data["kind"]], "image_size": FIXED_SIZE.get(data["kind"], data.get("image_size"))}
+
+
+def archive(data: dict) -> str | None:
+    """The file name of a dataset's download under resources/, or None for data that ships offline."""
+    if data["kind"] not in DOWNLOADS:
+        return None
+    return DOWNLOADS[data["kind"]][0].rsplit("/", 1)[-1]
 
 
 def feature_dim(cfg: dict, dataset: str) -> int:
@@ -38,7 +58,9 @@ def feature_dim(cfg: dict, dataset: str) -> int:
 
 
 def test_size(data: dict) -> int:
-    return data["n_test"] if data["kind"] == "toy" else DIGITS_TEST + 1500 - data["n_train"]
+    if data["kind"] == "toy":
+        return data["n_test"]
+    return TEST_SPLIT.get(data["kind"], N_IMAGES.get(data["kind"], 0) - data["n_train"])
 
 
 def check_config(cfg: dict) -> None:
@@ -66,6 +88,8 @@ def check_config(cfg: dict) -> None:
             raise ValueError(f"datasets.{dataset}: a toy dataset needs dim")
         if data["kind"] == "digits16" and not 1 <= data["n_train"] < 1797:
             raise ValueError(f"datasets.{dataset}.n_train must be below the 1797 digits")
+        if data["kind"] == "imagenette" and "image_size" not in data:
+            raise ValueError(f"datasets.{dataset}: imagenette needs image_size (the images are resized to it)")
         need = 2 * feature_dim(cfg, dataset)
         if cfg["sample"]["n"] < need:
             raise ValueError(

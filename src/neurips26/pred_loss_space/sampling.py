@@ -27,7 +27,7 @@ class _eval_mode:
 
 
 def velocity(model: nn.Module, z: torch.Tensor, t: float, pred: str, t_eps: float, t_min: float) -> torch.Tensor:
-    tt = torch.full((len(z),), float(t), dtype=z.dtype)
+    tt = torch.full((len(z),), float(t), dtype=z.dtype, device=z.device)
     return spaces.convert(model(z, tt), z, tt, pred, t_eps, t_min)["v"]
 
 
@@ -45,11 +45,13 @@ def heun_sample(model: nn.Module, n: int, shape: tuple, steps: int, pred: str, s
     if n < 1 or batch < 1:
         raise ValueError(f"need n >= 1 and batch >= 1, got n={n}, batch={batch}")
     generator = torch.Generator().manual_seed(seed)
-    noise = torch.randn((n, *tuple(shape)), generator=generator)
+    noise = torch.randn((n, *tuple(shape)), generator=generator)  # on the CPU: the same noise on any device
+    device = next(model.parameters(), torch.empty(0)).device  # a model without parameters runs on the CPU
     grid = torch.linspace(0.0, 1.0, steps + 1, dtype=torch.float64).tolist()
     out = []
     with _eval_mode(model):
         for z in noise.split(batch):
+            z = z.to(device)
             for k in range(steps):
                 t0, t1 = grid[k], grid[k + 1]
                 h = t1 - t0
@@ -59,7 +61,7 @@ def heun_sample(model: nn.Module, n: int, shape: tuple, steps: int, pred: str, s
                     z = z + 0.5 * h * (v0 + v1)
                 else:
                     z = z + h * v0
-            out.append(z)
+            out.append(z.cpu())
     return torch.cat(out)
 
 

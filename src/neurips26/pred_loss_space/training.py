@@ -73,7 +73,8 @@ def train_denoiser(
     n = len(x_train)
     if n == 0:
         raise ValueError("empty training set")
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)  # batches and noise are drawn on the CPU, on any device
+    device = next(model.parameters()).device
     optimiser = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
     state, rows, start = resume_training(checkpoint, fingerprint, model, optimiser)
     if state is not None:
@@ -92,6 +93,7 @@ def train_denoiser(
         x = x_train[idx]
         eps = torch.randn(x.shape, generator=generator)
         t = spaces.sample_t(batch, p_mean, p_std, generator=generator)
+        x, eps, t = x.to(device), eps.to(device), t.to(device)
         z = spaces.interpolate(x, eps, t)
         o = model(z, t)
         value = spaces.per_sample_loss(o, x, eps, z, t, pred, loss, t_eps, t_min).mean()
@@ -110,11 +112,11 @@ def train_denoiser(
         if checkpoint and checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < steps:
             save_training(checkpoint, fingerprint, model, optimiser, rows, step + 1, ema=ema,
                           generator=generator.get_state(), ema_updates=updates, pred=pred, loss=loss)
-    return ema, pd.DataFrame(rows, columns=LOG_COLUMNS)
+    return {k: v.cpu() for k, v in ema.items()}, pd.DataFrame(rows, columns=LOG_COLUMNS)
 
 
 def train_feature_net(x: torch.Tensor, y: torch.Tensor, steps: int, batch: int, lr: float,
-                      seed: int) -> tuple[FeatureNet, float]:
+                      seed: int, feature_dim: int = 32) -> tuple[FeatureNet, float]:
     """A FeatureNet classifier of images x (N, C, H, W) with labels y; returns (net in eval mode, train accuracy)."""
     x = torch.as_tensor(x, dtype=torch.float32)
     y = torch.as_tensor(y, dtype=torch.long)
@@ -123,7 +125,7 @@ def train_feature_net(x: torch.Tensor, y: torch.Tensor, steps: int, batch: int, 
     generator = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        net = FeatureNet(channels=x.shape[1], n_classes=int(y.max()) + 1)
+        net = FeatureNet(channels=x.shape[1], n_classes=int(y.max()) + 1, feature_dim=feature_dim)
     optimiser = torch.optim.Adam(net.parameters(), lr=lr, fused=True)
     net.train()
     for step in range(steps):
