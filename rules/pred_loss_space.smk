@@ -95,7 +95,7 @@ rule pred_loss_space_train:
         arch=pls_arch,
         spec=pls_model_spec,
         bottleneck=pls_bottleneck,
-        train=paper_params("pred_loss_space", "train"),
+        train=pls_train,
         noise=paper_params("pred_loss_space", "noise"),
     script:
         "../scripts/pred_loss_space/train.py"

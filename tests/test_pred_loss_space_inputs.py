@@ -67,3 +67,11 @@ def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy, change, piec
     assert out.returncode != 0 and "Select jobs to execute" not in text
     for piece in pieces:
         assert piece in text, text[-2000:]
+
+
+def test_a_regime_may_set_its_own_number_of_training_steps():
+    cfg = CONFIG["quick"]
+    steps = {(r["dataset"], r["arch"]): r.get("steps", cfg["train"]["steps"]) for r in cfg["regimes"]}
+    for (dataset, arch), expected in steps.items():
+        settings = experiment.train_settings(cfg, dataset, arch)
+        assert settings["steps"] == expected and settings["lr"] == cfg["train"]["lr"]

@@ -96,3 +96,10 @@ def pls_download_url(wildcards):
 
 def pls_download_hash(wildcards):
     return PLS_ARCHIVES[wildcards.archive][1]
+
+
+def pls_train(wildcards):
+    """The training settings, with the regime's own step count where it sets one."""
+    return pls_experiment.train_settings(
+        pls_config(wildcards), wildcards.dataset, wildcards.arch
+    )

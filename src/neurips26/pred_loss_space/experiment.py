@@ -34,6 +34,13 @@ def regime_of(cfg: dict, dataset: str, arch: str) -> dict:
     raise ValueError(f"no regime pairs dataset {dataset!r} with arch {arch!r}")
 
 
+def train_settings(cfg: dict, dataset: str, arch: str) -> dict:
+    """`train` of the config with the regime's `steps` where it sets its own (every cell of a regime
+    trains alike; regimes are not compared with each other)."""
+    regime = regime_of(cfg, dataset, arch)
+    return {**cfg["train"], **({"steps": regime["steps"]} if "steps" in regime else {})}
+
+
 def model_spec(cfg: dict, dataset: str, arch: str) -> dict:
     """The arch's constructor keywords plus the data shape of the dataset it is trained on."""
     return {**cfg["archs"][arch], **data_shape(cfg["datasets"][dataset])}
