@@ -3,7 +3,7 @@ config that a schema cannot express (run before any job)."""
 
 from __future__ import annotations
 
-from neurips26.pred_loss_space import architectures as models
+from neurips26.pred_loss_space import architectures
 from neurips26.pred_loss_space.names import SPACES
 
 IMAGE_CHANNELS = {"digits16": 1, "cifar10": 3, "imagenette": 3}
@@ -87,7 +87,7 @@ def check_config(cfg: dict) -> None:
         if toy_data != toy_arch:
             raise ValueError(f"regime {dataset}/{arch}: mlp_toy is for toy datasets, the others for images")
         try:
-            models.check_bottleneck_label(arch, model_spec(cfg, dataset, arch), regime["bottleneck"])
+            architectures.check_bottleneck_label(arch, model_spec(cfg, dataset, arch), regime["bottleneck"])
         except ValueError as error:
             raise ValueError(f"regime {dataset}/{arch}: {error}") from None
         data = cfg["datasets"][dataset]
