@@ -75,6 +75,28 @@ rule pred_loss_space_features:
         "../scripts/pred_loss_space/features.py"
 
 
+rule pred_loss_space_fid_reference:
+    input:
+        data=f"{PLS}/data/{{dataset}}.npz",
+        weights=PLS_INCEPTION,
+    output:
+        f"{PLS}/fid_reference/{{dataset}}.npz",
+    log:
+        f"{PLS_LOG}/fid_reference/{{dataset}}.log",
+    benchmark:
+        f"{PLS_BENCH}/fid_reference/{{dataset}}.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        batch=200,
+    script:
+        "../scripts/pred_loss_space/fid_reference.py"
+
+
 rule pred_loss_space_train:
     input:
         f"{PLS}/data/{{dataset}}.npz",
@@ -131,6 +153,7 @@ rule pred_loss_space_evaluate:
         train_log=f"{PLS}/runs/{PLS_RUN}/train_log.parquet",
         samples=f"{PLS}/runs/{PLS_RUN}/samples.npz",
         features=pls_feature_inputs,
+        fid=pls_fid_inputs,
     output:
         f"{PLS}/runs/{PLS_RUN}/metrics.parquet",
     log:

@@ -66,10 +66,15 @@ def test_imagenette_is_cropped_resized_and_labelled_by_class_folder(tmp_path):
     assert red[0].mean() > 0.9 and red[2].mean() < -0.9  # the red image stays red, in [-1, 1]
 
 
-def test_the_paper_scale_dag_downloads_cifar10_and_imagenette_with_pinned_hashes():
-    from neurips26.pred_loss_space.experiment import DOWNLOADS
+def test_the_paper_scale_dag_downloads_cifar10_imagenette_and_inception_weights_with_pinned_hashes():
+    from neurips26.pred_loss_space.experiment import DOWNLOADS, INCEPTION
 
     jobs = planned_jobs(ROOT, "results/paper/pred_loss_space/report.md")
-    assert jobs["pred_loss_space_download"] == 2 and jobs["pred_loss_space_data"] == 5
+    assert jobs["pred_loss_space_download"] == 3 and jobs["pred_loss_space_data"] == 5
+    # true FID at paper scale: one Inception reference per image dataset (cifar10, imagenette64, digits16)
+    assert jobs["pred_loss_space_fid_reference"] == 3
     assert all(url.startswith("https://") and known.startswith("md5:") and len(known) == 36
                for url, known in DOWNLOADS.values())
+    url, known = INCEPTION
+    assert url.startswith("https://") and url.endswith("pt_inception-2015-12-05-6726825d.pth")
+    assert known.startswith("sha256:") and known[7:15] == "6726825d" and len(known) == 7 + 64

@@ -16,7 +16,8 @@ CONFIG = yaml.safe_load((ROOT / "config/pred_loss_space.yaml").read_text())
 def test_the_shipped_config_passes_every_check(scale):
     experiment.check_config(CONFIG[scale])
     runs = experiment.run_ids(CONFIG[scale])
-    assert len(runs) == 9 * len(CONFIG[scale]["regimes"]) * len(CONFIG[scale]["seeds"])
+    cfg = CONFIG[scale]
+    assert len(runs) == len(cfg["preds"]) * len(cfg["losses"]) * len(cfg["regimes"]) * len(cfg["seeds"])
     assert len(set(runs)) == len(runs)
 
 
@@ -35,6 +36,7 @@ def changed(change) -> dict:
     (lambda c: c["regimes"].append({"dataset": "toy_D512", "arch": "jit_tiny", "bottleneck": False}), "mlp_toy is for toy"),
     (lambda c: c["evaluate"].update(n_test=5000), "n_test"),
     (lambda c: c["preds"].append("noise"), "noise"),
+    (lambda c: c["evaluate"].update(inception_fid=True), "2048-dim features of digits16: it needs at least 4096"),
 ])
 def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
     with pytest.raises(ValueError, match=message):

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import torch
 
-from neurips26.pred_loss_space import data, effects, fd, spaces
+from neurips26.pred_loss_space import data, effects, evaluation, fd, spaces
 
 SHAPE = (6, 3, 4, 4)
 
@@ -220,3 +220,31 @@ def test_variance_shares_reject_an_incomplete_grid():
     frame = frame[~((frame.pred == "eps") & (frame.loss == "v"))]
     with pytest.raises(ValueError, match=r"\(eps, v\)"):
         effects.variance_shares(frame, "value")
+
+
+def test_variance_shares_of_a_sub_matrix_use_the_spaces_present():
+    # smoke scale trains preds {x, eps} x losses {eps, v}: a 2x2 additive table
+    frame = grid_frame(lambda p, loss, s: (2.0 if p == "eps" else 0.0) + (1.0 if loss == "v" else 0.0))
+    frame = frame[frame.pred.isin(["x", "eps"]) & frame.loss.isin(["eps", "v"])]
+    table = effects.cell_means(frame, "value")
+    assert list(table.index) == ["x", "eps"] and list(table.columns) == ["eps", "v"]
+    # SS_pred = 2 * (1 + 1) = 4, SS_loss = 2 * (0.25 + 0.25) = 1
+    assert effects.variance_shares(frame, "value") == pytest.approx({"pred": 0.8, "loss": 0.2, "residual": 0.0})
+
+
+def test_inception_fid_scores_clipped_finite_samples_against_reference_stats():
+    rng = np.random.default_rng(0)
+    projection = rng.normal(size=(16, 4))
+
+    def features(images):  # a stand-in for Inception-v3: any fixed map of the images
+        assert images.min() >= -1 and images.max() <= 1  # samples are clipped as they are displayed
+        return images.reshape(len(images), -1) @ projection
+
+    train = rng.uniform(-1, 1, size=(400, 1, 4, 4))
+    mu, sigma = fd.gaussian_stats(features(train))
+    assert evaluation.inception_fid(train, features, mu, sigma) == pytest.approx(0.0, abs=1e-6)
+    shifted = np.clip(train + 0.5, -1, 1)
+    assert evaluation.inception_fid(shifted, features, mu, sigma) > 0.1
+    broken = train.copy()
+    broken[3:] = np.nan  # 3 finite samples are too few for 4-d features
+    assert np.isnan(evaluation.inception_fid(broken, features, mu, sigma))

@@ -298,3 +298,16 @@ def test_the_torch_free_architecture_table_matches_the_model_classes():
 
     for arch in architectures.ARCHS:
         assert set(architectures.ARCH_PARAMS[arch]) == set(inspect.signature(models._class_of(arch)).parameters), arch
+
+
+@pytest.mark.parametrize("arch, spec, shape", [
+    ("jit_tiny", {"patch": 4, "width": 32, "depth": 1, "heads": 2, "channels": 1, "image_size": 16}, (2, 1, 16, 16)),
+    ("unet_tiny", {"base": 16, "mults": [1, 2], "channels": 1, "image_size": 16}, (2, 1, 16, 16)),
+    ("mlp_toy", {"width": 16, "depth": 3, "dim": 8}, (2, 8)),
+])
+def test_forward_creates_no_tensor_off_the_models_device(arch, spec, shape):
+    # on the meta device any CPU tensor made inside forward is an error, as a CPU tensor is on a GPU
+    # (the GPU probe found the time embedding's frequencies made on the CPU)
+    model = models.build_model(arch, spec).to("meta")
+    out = model(torch.empty(shape, device="meta"), torch.empty(2, device="meta"))
+    assert out.shape == shape and out.device.type == "meta"

@@ -54,8 +54,9 @@ def test_smoke_run_writes_paper_01s_matrix_claims_and_figures(smoke_run):
     assert bool(claims.set_index("claim_id").loc["C1", "holds"])  # an exact identity holds at any scale
     metrics = pd.read_parquet(out / "metrics.parquet")
     cells = metrics[metrics["metric"] == "mse"]
-    assert len(cells) == 9 and set(zip(cells["pred"], cells["loss"])) == {
-        (p, q) for p in ("x", "eps", "v") for q in ("x", "eps", "v")}
+    smoke = yaml.safe_load((smoke_run / "config/pred_loss_space.yaml").read_text())["smoke"]
+    assert len(cells) == len(cells.drop_duplicates(["pred", "loss"])) and set(zip(cells["pred"], cells["loss"])) == {
+        (p, q) for p in smoke["preds"] for q in smoke["losses"]}
     assert metrics.loc[metrics["metric"] == "fd", "value"].notna().all()
     report = (out / "report.md").read_text()
     assert "FD (proxy)" in report and "## Claims" in report and "Deviations" in report

@@ -9,8 +9,14 @@ PLS_BENCH = "results/{scale}/pred_loss_space/benchmarks"
 PLS_RUN = "{dataset}/{arch}/{pred}x{loss}/s{seed}"
 PLS_ARCHIVES = {
     url.rsplit("/", 1)[-1]: (url, known_hash)
-    for url, known_hash in pls_experiment.DOWNLOADS.values()
+    for url, known_hash in [
+        *pls_experiment.DOWNLOADS.values(),
+        pls_experiment.INCEPTION,
+    ]
 }
+PLS_INCEPTION = (
+    f"resources/pred_loss_space/{pls_experiment.INCEPTION[0].rsplit('/', 1)[-1]}"
+)
 PLS_FIGURES = [
     "mse_heatmaps",
     "fd_heatmaps",
@@ -45,6 +51,16 @@ def pls_feature_inputs(wildcards):
     if pls_dataset(wildcards)["kind"] == "toy":
         return []
     return [f"{PLS}/features/{wildcards.dataset}.pt".format(scale=wildcards.scale)]
+
+
+def pls_fid_inputs(wildcards):
+    """Inception weights and the training set's Inception statistics, where true FID is configured."""
+    if not pls_experiment.uses_inception(pls_config(wildcards), wildcards.dataset):
+        return []
+    return [
+        PLS_INCEPTION,
+        f"{PLS}/fid_reference/{wildcards.dataset}.npz".format(scale=wildcards.scale),
+    ]
 
 
 def pls_run_dirs(wildcards):

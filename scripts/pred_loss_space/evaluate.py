@@ -1,5 +1,6 @@
 """Score one trained cell: x-space denoising MSE over the t grid with the measured error amplification,
-the final training losses, and sample quality (FD on the pipeline's own features: a proxy, not FID)."""
+the final training losses, and sample quality: FD on the pipeline's own features (a proxy, not FID) and,
+where configured, true FID on Inception-v3 features."""
 
 import numpy as np
 import pandas as pd
@@ -7,7 +8,7 @@ import torch
 
 from neurips26.common.io import load_npz, write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.pred_loss_space import evaluation, models, sampling
+from neurips26.pred_loss_space import evaluation, inception, models, sampling
 
 wc, params = snakemake.wildcards, snakemake.params
 seed = int(wc.seed)
@@ -30,6 +31,14 @@ if snakemake.input.features:
     quality = evaluation.sample_quality_images(samples, arrays["x_train"], embed)
 else:
     quality = evaluation.sample_quality_toy(samples, arrays["x_train"], arrays["projection"])
+if snakemake.input.fid:
+    weights, reference = snakemake.input.fid
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # paper scale asks for a GPU (profiles/slurm)
+    net = inception.load_inception(weights, device=device)
+    stats = load_npz(reference)
+    quality["fid"] = evaluation.inception_fid(
+        samples, lambda images: inception.inception_features(net, images, device=device), stats["mu"], stats["sigma"])
+    log.info("FID (Inception-v3) %.4g against %d training images", quality["fid"], int(stats["n"]))
 train_log = pd.read_parquet(snakemake.input.train_log)
 run_level = {
     "mse": float(per_t["mse_x"].mean()),

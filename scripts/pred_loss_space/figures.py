@@ -7,7 +7,7 @@ import pandas as pd
 
 from neurips26.common.io import load_npz
 from neurips26.common.runtime import start_job
-from neurips26.pred_loss_space import plots
+from neurips26.pred_loss_space import plots, summary
 
 log = start_job(snakemake)
 params, out = snakemake.params, snakemake.output
@@ -20,7 +20,9 @@ if len(runs) != len(sample_paths):
     raise ValueError(f"{len(runs)} run ids but {len(sample_paths)} sample files")
 
 plots.save_figure(plots.heatmaps(metrics, "mse", "denoising MSE (x-space)"), out.mse_heatmaps)
-plots.save_figure(plots.heatmaps(metrics, "fd", "FD (proxy)"), out.fd_heatmaps)
+fid = summary.fid_regimes(metrics)
+quality_label = "FID (Inception-v3) for image regimes, FD (proxy) for toys" if fid else "FD (proxy)"
+plots.save_figure(plots.heatmaps(summary.quality_view(metrics), "fd", quality_label), out.fd_heatmaps)
 plots.save_figure(plots.amplification(metrics, noise["t_eps"], noise.get("t_min", plots.T_MIN)),
                   out.amplification)
 plots.save_figure(plots.loss_weights(noise["t_eps"], noise["p_mean"], noise["p_std"]), out.loss_weights)

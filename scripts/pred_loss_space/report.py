@@ -18,6 +18,8 @@ matrices = "\n\n".join(
     f"### {name}\n\nDenoising MSE (x-space, mean over the t grid); rows: prediction space, columns: loss space\n\n"
     f"{markdown_table(summary.matrix(metrics, key, 'mse'))}\n\nFD (proxy)\n\n"
     f"{markdown_table(summary.matrix(metrics, key, 'fd'))}"
+    + (f"\n\nFID (Inception-v3 pool3 features, against the training set; the claims use it)\n\n"
+       f"{markdown_table(summary.matrix(metrics, key, 'fid'))}" if key in summary.fid_regimes(metrics) else "")
     for key, name in summary.regimes(metrics))
 noise, train = cfg["noise"], cfg["train"]
 
@@ -39,13 +41,14 @@ Seeds: {cfg['seeds']}. Rerun: `snakemake -c2 results/{scale}/pred_loss_space/rep
 ## The 3x3 matrices
 
 FD is a Frechet distance on features of a classifier trained by the pipeline (digits) or on the toy's
-2-D manifold coordinates: a proxy, not FID.
+2-D manifold coordinates: a proxy, not FID. Where a regime also shows an FID table (Inception-v3 pool3
+features against the training set, `evaluate.inception_fid`), the claims and the variance shares use FID.
 
 {matrices}
 
 ## Variance of log-MSE and log-FD explained by each factor (two-way ANOVA without interaction)
 
-{markdown_table(summary.shares(metrics))}
+{markdown_table(summary.shares(summary.quality_view(metrics)))}
 
 ## Training losses and samples (per cell, mean over seeds)
 

@@ -6,6 +6,7 @@ import numpy as np
 from scipy.ndimage import zoom
 
 from neurips26.amortized_ot.measures import PairBatch
+from neurips26.common.image_archives import read_idx_images
 
 DIGIT_FLOOR = 1e-3
 COLOUR_IMAGES = (
@@ -162,18 +163,6 @@ TASKS = tuple(TASK_COST)
 def pair_seed(seed: int, task: str, split: str) -> int:
     """Distinct, reproducible seeds per (task, split); resolutions of one split share pairs."""
     return 1000 * seed + 10 * TASKS.index(task) + ("train", "test").index(split)
-
-
-def read_idx_images(path) -> np.ndarray:
-    """MNIST's IDX image format (gzip): magic 2051, count, rows, cols, then uint8 pixels."""
-    import gzip
-
-    with gzip.open(path, "rb") as handle:
-        raw = handle.read()
-    magic, count, rows, cols = np.frombuffer(raw[:16], dtype=">i4")
-    if magic != 2051:
-        raise ValueError(f"{path}: not an IDX image file (magic {magic}, expected 2051)")
-    return np.frombuffer(raw[16:], dtype=np.uint8).reshape(count, rows, cols).astype(np.float64)
 
 
 def digit_images(source: str, split: str, seed: int, files: list[str]) -> np.ndarray:

@@ -42,7 +42,7 @@ def load_checkpoint(path: str | Path | None, print_: str) -> dict | None:
     return state
 
 
-def resume_training(path, print_: str, model: torch.nn.Module, optimiser: torch.optim.Optimizer):
+def resume_training(path, print_: str, model: torch.nn.Module, optimiser):
     """Restore model and optimiser from a matching checkpoint; returns (state or None, losses, first step).
 
     The caller restores its own random generators from the returned state.

@@ -9,7 +9,7 @@ import torch
 from neurips26.common.claims import Claim
 from neurips26.pred_loss_space import spaces
 from neurips26.pred_loss_space.names import REGIME
-from neurips26.pred_loss_space.summary import cells, shares
+from neurips26.pred_loss_space.summary import cells, quality_view, shares
 
 
 def reweighting_identity_error(seed: int = 0, n: int = 64, t_eps: float = spaces.T_EPS) -> float:
@@ -64,6 +64,8 @@ def _x_wins(metrics: pd.DataFrame) -> tuple[float, list[str]]:
 
 
 def check_claims(metrics: pd.DataFrame, t_eps: float) -> list[Claim]:
+    """FD below is each regime's sample-quality metric: true FID where it was computed, else the proxy."""
+    metrics = quality_view(metrics)
     share = shares(metrics)
     free, bottleneck = share[~share["bottleneck"]], share[share["bottleneck"]]
 

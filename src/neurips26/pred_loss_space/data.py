@@ -3,32 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
-import torch.nn.functional as F
+
+from neurips26.common.digits import digits16  # noqa: F401 (the quick-scale image set, shared with paper 04)
+from neurips26.common.image_archives import cifar10_from_archive  # noqa: F401 (shared with paper 04)
 
 TOY_LATENT_DIM = 2
 TOY_MAX_NORM = 0.9
 TOY_LATENTS = ("moons", "spiral")
-
-
-def digits16(seed: int = 0, n_train: int = 1500) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """scikit-learn's 8x8 digits, bilinearly upsampled to 16x16 and scaled to [-1, 1], with a fixed split.
-
-    Returns x_train, y_train, x_test, y_test; images are float32 (N, 1, 16, 16), labels int64. The split is the
-    first `n_train` images of a permutation drawn from `np.random.default_rng(seed)` (1500 / 297 by default).
-    """
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    if not 0 < n_train < len(digits.images):
-        raise ValueError(f"n_train={n_train} must be between 1 and {len(digits.images) - 1}")
-    small = torch.as_tensor(digits.images / 16.0, dtype=torch.float32).unsqueeze(1)
-    large = F.interpolate(small, size=(16, 16), mode="bilinear", align_corners=False)
-    images = np.clip(large.numpy() * 2.0 - 1.0, -1.0, 1.0).astype(np.float32)
-    labels = np.asarray(digits.target, dtype=np.int64)
-    order = np.random.default_rng(seed).permutation(len(images))
-    train, test = order[:n_train], order[n_train:]
-    return images[train], labels[train], images[test], labels[test]
 
 
 def spiral(n: int, rng: np.random.Generator, turns: float = 1.5, noise: float = 0.05) -> np.ndarray:
@@ -92,33 +73,6 @@ def off_manifold_norm(x: np.ndarray, projection: np.ndarray) -> np.ndarray:
     projection = np.asarray(projection, dtype=np.float64)
     residual = x - (x @ projection) @ projection.T
     return np.linalg.norm(residual, axis=1)
-
-
-def cifar10_from_archive(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """CIFAR-10 from the official python archive (read in place, nothing extracted): x_train (50000, 3,
-    32, 32) and x_test (10000, ...) as float32 in [-1, 1], with int64 labels."""
-    import pickle
-    import tarfile
-
-    batches: dict[str, dict] = {}
-    with tarfile.open(path, "r:gz") as archive:
-        for member in archive.getmembers():
-            name = member.name.rsplit("/", 1)[-1]
-            if member.isfile() and (name.startswith("data_batch_") or name == "test_batch"):
-                batches[name] = pickle.load(archive.extractfile(member), encoding="bytes")
-    expected = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
-    missing = [name for name in expected if name not in batches]
-    if missing:
-        raise ValueError(f"{path} is not the CIFAR-10 python archive: {missing} missing")
-
-    def images(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        data = np.concatenate([batches[n][b"data"] for n in names]).reshape(-1, 3, 32, 32)
-        labels = np.concatenate([np.asarray(batches[n][b"labels"]) for n in names]).astype(np.int64)
-        return (data.astype(np.float32) / 127.5 - 1.0), labels
-
-    x_train, y_train = images(expected[:5])
-    x_test, y_test = images(["test_batch"])
-    return x_train, y_train, x_test, y_test
 
 
 def imagenette_from_archive(path: str, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

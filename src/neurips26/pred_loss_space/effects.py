@@ -1,4 +1,4 @@
-"""How much of a metric's spread over the 3x3 matrix each factor explains (two-way ANOVA sums of squares)."""
+"""How much of a metric's spread over the pred x loss matrix each factor explains (two-way ANOVA sums of squares)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from neurips26.pred_loss_space.names import SPACES
 
 
 def cell_means(frame: pd.DataFrame, value: str) -> pd.DataFrame:
-    """The 3x3 table of `value` averaged over seeds: rows pred, columns loss, both in SPACES order."""
+    """The pred x loss table of `value` averaged over seeds, rows and columns in SPACES order.
+
+    The grid is the full 3x3 or the sub-matrix of the spaces present (smoke scale trains 2x2); every
+    combination of a present pred and a present loss must have a value.
+    """
     missing_columns = [c for c in ("pred", "loss", value) if c not in frame.columns]
     if missing_columns:
         raise ValueError(f"the table lacks the columns {missing_columns}")
@@ -20,24 +24,27 @@ def cell_means(frame: pd.DataFrame, value: str) -> pd.DataFrame:
     if not np.all(np.isfinite(values)):
         raise ValueError(f"column {value!r} has NaN, infinite or non-numeric entries")
     means = frame.assign(_v=values).groupby(["pred", "loss"])["_v"].mean()
-    missing = [f"({p}, {loss})" for p in SPACES for loss in SPACES if (p, loss) not in means.index]
+    preds = [s for s in SPACES if s in set(frame["pred"])]
+    losses = [s for s in SPACES if s in set(frame["loss"])]
+    missing = [f"({p}, {loss})" for p in preds for loss in losses if (p, loss) not in means.index]
     if missing:
-        raise ValueError(f"the 3x3 pred x loss grid of {value!r} is incomplete: missing cells {', '.join(missing)}")
-    return means.unstack("loss").loc[list(SPACES), list(SPACES)]
+        raise ValueError(f"the {len(preds)}x{len(losses)} pred x loss grid of {value!r} is incomplete: "
+                         f"missing cells {', '.join(missing)}")
+    return means.unstack("loss").loc[preds, losses]
 
 
 def variance_shares(frame: pd.DataFrame, value: str) -> dict[str, float]:
     """Shares of the total sum of squares of the cell means explained by pred, by loss, and the rest.
 
-    Balanced two-way ANOVA without an interaction term on the 3x3 cell means (seeds averaged first):
-    SS_pred = 3 sum_p (mean_p - grand)^2, SS_loss likewise, SS_residual = SS_total - SS_pred - SS_loss (the
+    Balanced two-way ANOVA without an interaction term on the cell means (seeds averaged first):
+    SS_pred = n_loss sum_p (mean_p - grand)^2, SS_loss likewise, SS_residual = SS_total - SS_pred - SS_loss (the
     interaction). The shares sum to 1. Pass log values in `value` for log-MSE / log-FD.
     """
     table = cell_means(frame, value).to_numpy(dtype=np.float64)
     grand = table.mean()
     total = float(((table - grand) ** 2).sum())
     if total <= 0.0:
-        raise ValueError(f"all nine cells of {value!r} are equal: variance shares are undefined")
+        raise ValueError(f"all cells of {value!r} are equal: variance shares are undefined")
     ss_pred = float(table.shape[1] * ((table.mean(axis=1) - grand) ** 2).sum())
     ss_loss = float(table.shape[0] * ((table.mean(axis=0) - grand) ** 2).sum())
     residual = max(total - ss_pred - ss_loss, 0.0)

@@ -47,6 +47,17 @@ def sample_quality_images(samples: np.ndarray, x_train: np.ndarray, embed) -> di
     return {**_distances(embed(clipped), embed(x_train)), "nonfinite": float(1 - finite.mean())}
 
 
+def inception_fid(samples: np.ndarray, features, reference_mu: np.ndarray, reference_sigma: np.ndarray) -> float:
+    """True FID: Frechet distance between Inception-v3 pool3 statistics of the finite samples (clipped to
+    [-1, 1]) and the training set's (`features` maps images in [-1, 1] to (n, 2048)); NaN when fewer finite
+    samples are left than twice the feature dimension."""
+    finite = _finite_rows(samples)
+    if finite.sum() < 2 * len(reference_mu):
+        return float("nan")
+    mu, sigma = fd.gaussian_stats(features(np.clip(samples[finite], -1.0, 1.0)))
+    return fd.frechet_from_stats(mu, sigma, reference_mu, reference_sigma)
+
+
 def sample_quality_toy(samples: np.ndarray, x_train: np.ndarray, projection: np.ndarray) -> dict[str, float]:
     """FD on the 2-D manifold coordinates, and the mean distance off the manifold."""
     finite = _finite_rows(samples)

@@ -16,6 +16,10 @@ DOWNLOADS = {
     "imagenette": ("https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-160.tgz",
                    "md5:e793b78cc4c9e9a4ccc0c1155377a412"),
 }
+# Inception-v3 weights of pytorch-fid (TF's 2015-12-05 graph ported to torch); torch-fidelity publishes the same file
+INCEPTION = ("https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/pt_inception-2015-12-05-6726825d.pth",
+             "sha256:6726825d0af5f729cebd5821db510b11b1cfad8faad88a03f1befd49fb9129b2")
+INCEPTION_DIM = 2048
 TOY_LATENT_DIM = 2  # the toy's FD is computed on the 2-D latent coordinates
 
 
@@ -60,6 +64,11 @@ def archive(data: dict) -> str | None:
     return DOWNLOADS[data["kind"]][0].rsplit("/", 1)[-1]
 
 
+def uses_inception(cfg: dict, dataset: str) -> bool:
+    """True FID (Inception-v3 pool3 features) is computed for image datasets when evaluate.inception_fid is set."""
+    return bool(cfg["evaluate"].get("inception_fid", False)) and cfg["datasets"][dataset]["kind"] != "toy"
+
+
 def feature_dim(cfg: dict, dataset: str) -> int:
     return TOY_LATENT_DIM if cfg["datasets"][dataset]["kind"] == "toy" else cfg["features"]["dim"]
 
@@ -97,7 +106,8 @@ def check_config(cfg: dict) -> None:
             raise ValueError(f"datasets.{dataset}.n_train must be below the 1797 digits")
         if data["kind"] == "imagenette" and "image_size" not in data:
             raise ValueError(f"datasets.{dataset}: imagenette needs image_size (the images are resized to it)")
-        need = 2 * feature_dim(cfg, dataset)
+        dims = [feature_dim(cfg, dataset)] + ([INCEPTION_DIM] if uses_inception(cfg, dataset) else [])
+        need = 2 * max(dims)
         if cfg["sample"]["n"] < need:
             raise ValueError(
                 f"sample.n = {cfg['sample']['n']} is too few for the Frechet distance on {need // 2}-dim "

@@ -28,7 +28,7 @@ T_SCALE = 1000.0  # t in [0, 1] is stretched so that the sinusoid frequencies sp
 def timestep_embedding(t: torch.Tensor, dim: int, max_period: float = 10000.0) -> torch.Tensor:
     """Sinusoidal embedding (B, dim) of t (B,) in [0, 1] (DiT's TimestepEmbedder on T_SCALE * t)."""
     half = dim // 2
-    freqs = torch.exp(-math.log(max_period) * torch.arange(half, dtype=torch.float32) / half)
+    freqs = torch.exp(-math.log(max_period) * torch.arange(half, dtype=torch.float32, device=t.device) / half)
     args = T_SCALE * t.float()[:, None] * freqs[None]
     emb = torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
     if dim % 2:

@@ -8,7 +8,7 @@ import pandas as pd
 from neurips26.pred_loss_space import effects
 from neurips26.pred_loss_space.names import REGIME, SPACES
 
-RUN_METRICS = ["loss_native_final", "loss_x_final", "mse", "fd", "nonfinite", "train_seconds"]
+RUN_METRICS = ["loss_native_final", "loss_x_final", "mse", "fd", "fid", "nonfinite", "train_seconds"]
 
 
 def regimes(metrics: pd.DataFrame) -> list[tuple[tuple, str]]:
@@ -57,3 +57,20 @@ def shares(metrics: pd.DataFrame) -> pd.DataFrame:
                 share = {"pred": np.nan, "loss": np.nan, "residual": np.nan}
             rows.append({"regime": regime_name(key), "bottleneck": key[2], "metric": metric, **share})
     return pd.DataFrame(rows)
+
+
+def fid_regimes(metrics: pd.DataFrame) -> list[tuple]:
+    """The regimes scored with true FID (Inception-v3 features), as (dataset, arch, bottleneck) keys."""
+    rows = metrics[metrics["metric"] == "fid"]
+    return list(rows[REGIME].drop_duplicates().itertuples(index=False, name=None))
+
+
+def quality_view(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The metrics with each regime's sample-quality metric under the name "fd": true FID where the regime
+    has it (paper scale, images), else the proxy FD. Claims and the FD heatmaps read this view."""
+    with_fid = metrics[REGIME].apply(tuple, axis=1).isin(fid_regimes(metrics))
+    proxy_replaced = with_fid & (metrics["metric"] == "fd")
+    view = metrics[~proxy_replaced].copy()
+    view.loc[view["metric"] == "fid", "metric"] = "fd"
+    return view
+

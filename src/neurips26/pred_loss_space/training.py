@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.common.adam import Adam
 from neurips26.common.checkpoint import resume_training, save_training
 from neurips26.pred_loss_space import spaces
 from neurips26.pred_loss_space.models import FeatureNet
@@ -75,7 +76,7 @@ def train_denoiser(
         raise ValueError("empty training set")
     generator = torch.Generator().manual_seed(seed)  # batches and noise are drawn on the CPU, on any device
     device = next(model.parameters()).device
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
+    optimiser = Adam(model.parameters(), lr=lr)
     state, rows, start = resume_training(checkpoint, fingerprint, model, optimiser)
     if state is not None:
         if (state.get("pred"), state.get("loss")) != (pred, loss):
@@ -126,7 +127,7 @@ def train_feature_net(x: torch.Tensor, y: torch.Tensor, steps: int, batch: int, 
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         net = FeatureNet(channels=x.shape[1], n_classes=int(y.max()) + 1, feature_dim=feature_dim)
-    optimiser = torch.optim.Adam(net.parameters(), lr=lr, fused=True)
+    optimiser = Adam(net.parameters(), lr=lr)
     net.train()
     for step in range(steps):
         idx = torch.randint(0, len(x), (batch,), generator=generator)
