@@ -62,6 +62,24 @@ def test_smoke_run_writes_paper_01s_matrix_claims_and_figures(smoke_run):
     assert "FD (proxy)" in report and "## Claims" in report and "Deviations" in report
 
 
+def test_smoke_run_writes_paper_04s_phase_diagram_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/bird"
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["phase_diagram", "information_curves", "kcal_vs_kmem", "similarity", "memorization",
+                              "step_cost", "samples"])
+    claims = pd.read_parquet(out / "claims.parquet")
+    assert list(claims["claim_id"]) == ["C1a", "C1b", "C2a", "C2b", "C3", "C4", "C5a", "C5b", "C6a", "C6b", "C6c"]
+    phase = pd.read_parquet(out / "phase.parquet")
+    smoke = yaml.safe_load((smoke_run / "config/bird.yaml").read_text())["smoke"]
+    cells = sum(len(d["n_values"]) for d in smoke["datasets"].values()) * len(smoke["windows"]) * smoke["snr"]["count"]
+    assert len(phase) == cells and phase["i_hat"].between(0, phase["log_n"] + 1e-9).all()
+    assert {"git_commit", "config_hash"} <= set(phase.columns)
+    kcal = pd.read_parquet(out / "kcal.parquet")
+    assert set(kcal["arch"]) == set(smoke["networks"]["archs"]) and kcal["best_cos"].between(-1, 1).all()
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "Deviations" in report and "Cost of one denoising step" in report
+
+
 def test_second_run_does_nothing(smoke_run):
     summary = snakemake(smoke_run, "--summary", REPORT, SCOREBOARD).stdout
     plans = [line.split("\t")[-1] for line in summary.strip().splitlines()[1:]]

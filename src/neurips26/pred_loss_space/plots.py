@@ -9,7 +9,6 @@ below are numpy copies of the formulas in `spaces`; tests/test_pred_loss_space_p
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import matplotlib
 
@@ -22,7 +21,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from neurips26.common.io import atomic_path  # noqa: E402
+from neurips26.common.figures import save_figure  # noqa: E402, F401 (the scripts save through it)
 
 SPACES = ("x", "eps", "v")  # the same order as spaces.SPACES
 SPACE_LABELS = {"x": "x", "eps": "\u03b5", "v": "v"}
@@ -373,12 +372,3 @@ def _scatter_cell(ax, kept: np.ndarray, projection: np.ndarray) -> int:
     coords = coords[np.isfinite(coords).all(axis=1)]
     ax.scatter(coords[:, 0], coords[:, 1], s=2, color="tab:blue", alpha=0.5, linewidths=0, rasterized=True)
     return int((np.abs(coords) > TOY_LIMIT).any(axis=1).sum())
-
-
-def save_figure(fig: Figure, path: str | Path, dpi: int = 120) -> None:
-    """Write `fig` as a PNG atomically, then close it."""
-    try:
-        with atomic_path(path) as tmp:
-            fig.savefig(tmp, dpi=dpi, format="png")
-    finally:
-        plt.close(fig)

@@ -1,0 +1,85 @@
+# Helpers of paper 04's rules (rules/bird.smk): paths, config lookups, input lists, and the checks of the
+# config that the schema cannot express (run when the workflow is parsed, before any job).
+from neurips26.common.config import ConfigError
+from neurips26.bird import experiment as bird_experiment
+
+BIRD = "results/{scale}/bird"
+BIRD_LOG = "results/{scale}/bird/logs"
+BIRD_BENCH = "results/{scale}/bird/benchmarks"
+BIRD_NET = "{dataset}/{arch}/N{n}/s{seed}"
+BIRD_FIGURES = [
+    "phase_diagram",
+    "information_curves",
+    "kcal_vs_kmem",
+    "similarity",
+    "memorization",
+    "step_cost",
+    "samples",
+]
+
+for _scale in ("smoke", "quick", "paper"):
+    try:
+        bird_experiment.check_config(paper_config("bird", _scale))
+    except ValueError as error:
+        raise ConfigError(
+            f"invalid config in config/bird.yaml:\n  {_scale}: {error}"
+        ) from None
+
+
+def bird_config(wildcards):
+    return paper_config("bird", wildcards.scale)
+
+
+def bird_dataset(wildcards):
+    return bird_config(wildcards)["datasets"][wildcards.dataset]
+
+
+def bird_archive_inputs(wildcards):
+    """The downloaded files a dataset is read from (paper scale), none for data that ships offline."""
+    return bird_experiment.DOWNLOADS.get(bird_dataset(wildcards)["kind"], [])
+
+
+def bird_information_files(wildcards):
+    return [
+        f"{BIRD}/information/{run}.parquet".format(scale=wildcards.scale)
+        for run in bird_experiment.information_runs(bird_config(wildcards))
+    ]
+
+
+def bird_theory_files(wildcards):
+    return [
+        f"{BIRD}/theory/{name}.parquet".format(scale=wildcards.scale)
+        for name in bird_config(wildcards)["datasets"]
+    ]
+
+
+def bird_memorization_files(wildcards):
+    return [
+        f"{BIRD}/samples/{run}.parquet".format(scale=wildcards.scale)
+        for run in bird_experiment.information_runs(bird_config(wildcards))
+    ]
+
+
+def bird_sample_files(wildcards):
+    return [
+        f"{BIRD}/samples/{run}.npz".format(scale=wildcards.scale)
+        for run in bird_experiment.information_runs(bird_config(wildcards))
+    ]
+
+
+def bird_calibration_files(wildcards):
+    return [
+        f"{BIRD}/networks/{run}/calibration.parquet".format(scale=wildcards.scale)
+        for run in bird_experiment.network_runs(bird_config(wildcards))
+    ]
+
+
+def bird_cost_files(wildcards):
+    return [
+        f"{BIRD}/cost/{name}.parquet".format(scale=wildcards.scale)
+        for name in bird_config(wildcards)["datasets"]
+    ]
+
+
+def bird_arch_spec(wildcards):
+    return bird_config(wildcards)["networks"]["archs"][wildcards.arch]

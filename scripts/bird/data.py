@@ -1,0 +1,24 @@
+"""One dataset of paper 04: the training pool and the held-out images, standardised, with the normalisation
+recorded (BIRD's posterior is scale-sensitive)."""
+
+import json
+
+import numpy as np
+
+from neurips26.bird import datasets
+from neurips26.common.io import save_npz
+from neurips26.common.runtime import start_job
+
+params = snakemake.params
+log = start_job(snakemake, seed=params.seed)
+settings = {k: v for k, v in dict(params.dataset).items() if k not in ("kind", "n_values")}
+kind = params.dataset["kind"]
+if kind == "toeplitz":
+    images = datasets.load_dataset(kind, seed=params.seed, **settings)
+elif kind == "digits16":
+    images = datasets.load_dataset(kind, seed=params.seed)
+else:
+    images = datasets.load_dataset(kind, paths=list(snakemake.input))
+log.info("%s: train %s, held out %s, normalisation %s", kind, images.train.shape, images.heldout.shape,
+         images.meta["normalisation"])
+save_npz(snakemake.output[0], train=images.train, heldout=images.heldout, meta=np.array(json.dumps(images.meta)))

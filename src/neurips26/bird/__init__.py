@@ -1,0 +1,1 @@
+"""Paper 04, BIRD: Bayesian information restricted diffusion (Hunt, Kamb, Ganguli)."""

@@ -1,0 +1,66 @@
+"""BIRD against a trained network along the network's own reverse trajectories (addendum 2.5).
+
+At each DDIM state x_t of a network-driven trajectory, the network's eps is compared by cosine similarity with
+the eps of BIRD for every window, of the ideal (full-image) denoiser and of the optimal linear denoiser; BIRD's
+posterior entropy on central pixels (a k // 2 border excluded) gives k_mem at the same states.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from neurips26.bird import experiment, linear, posterior, schedule
+from neurips26.bird.sampling import DDIMTrajectory
+
+
+def check_checkpoint_subset(saved: dict, n_train: int, indices: np.ndarray, path: str) -> None:
+    """A network is compared with BIRD on the images it was trained on: same N and the same subset."""
+    if int(saved["n_train"]) != int(n_train):
+        raise ValueError(f"{path} was trained on N = {saved['n_train']} images, not the N = {n_train} of this run")
+    if not np.array_equal(np.asarray(saved["subset_indices"]), np.asarray(indices)):
+        raise ValueError(f"{path} was trained on another subset of the training pool than this run's N = "
+                         f"{n_train} images (different subset indices): retrain it")
+
+
+def network_eps(model: nn.Module):
+    """eps_fn(x, t) of a network for sampling.ddim_sample: float64 arrays in and out, no gradients."""
+    device = next(model.parameters()).device
+    model.eval()
+
+    def eps_fn(x: np.ndarray, t: float) -> np.ndarray:
+        with torch.no_grad():
+            z = torch.from_numpy(np.asarray(x, dtype=np.float32)).to(device)
+            out = model(z, torch.full((len(z),), float(t), device=device))
+        return out.double().cpu().numpy()
+
+    return eps_fn
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean over images of the cosine similarity of a[i] and b[i] (flattened)."""
+    a, b = a.reshape(len(a), -1), b.reshape(len(b), -1)
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return float(np.mean(np.sum(a * b, axis=1) / np.maximum(norms, 1e-300)))
+
+
+def compare_along_trajectory(trajectory: DDIMTrajectory, train: np.ndarray, windows: list[str], mean: np.ndarray,
+                             covariance: np.ndarray, soft: float = 0.0) -> pd.DataFrame:
+    """One row per (step, window) with the step's t, cos(eps_net, eps_window) and the mean central entropy;
+    window "linear" is the optimal linear denoiser (its entropy is NaN)."""
+    rows = []
+    for step, (t, x, eps_net) in enumerate(zip(trajectory.t, trajectory.x, trajectory.eps)):
+        a, b = float(schedule.a(t)), float(schedule.b(t))
+        posteriors = posterior.bird_posteriors(x, train, a, b, [experiment.window_value(w) for w in windows], soft=soft)
+        for window, post in zip(windows, posteriors):
+            k = experiment.window_value(window)
+            border = 0 if k is None else k // 2
+            entropy = post.entropy[:, border: post.entropy.shape[1] - border, border: post.entropy.shape[2] - border]
+            rows.append({"step": step, "t": float(t), "window": window, "k": experiment.window_k(window),
+                         "cos": cosine(post.eps_hat, eps_net), "entropy_central": float(entropy.mean())})
+        wiener = linear.wiener_denoiser(x, mean, covariance, a, b)
+        rows.append({"step": step, "t": float(t), "window": experiment.LINEAR, "k": 0,
+                     "cos": cosine(wiener.eps_hat, eps_net), "entropy_central": np.nan})
+    return pd.DataFrame(rows)

@@ -1,0 +1,105 @@
+"""Paper 04's experiment design from config/bird.yaml: windows, the SNR grid, the runs, and the checks of the
+config that its schema cannot express (run when the workflow is parsed, before any job). Torch-free."""
+
+from __future__ import annotations
+
+import numpy as np
+
+FULL = "full"  # the window covering the whole image: the ideal empirical denoiser
+LINEAR = "linear"  # the optimal linear (Wiener) denoiser, a baseline in the calibration tables
+IMAGE_SIZE = {"digits16": 16, "mnist": 32, "cifar10": 32}
+CHANNELS = {"toeplitz": 1, "digits16": 1, "mnist": 1, "cifar10": 3}
+POOL_SIZE = {"digits16": 1500, "mnist": 60000, "cifar10": 50000}  # training images available per kind
+DOWNLOADS = {  # kind -> files under resources/ (fetched by paper 18's MNIST rule and paper 01's CIFAR-10 rule)
+    "mnist": ["resources/mnist/train-images-idx3-ubyte.gz", "resources/mnist/t10k-images-idx3-ubyte.gz"],
+    "cifar10": ["resources/pred_loss_space/cifar-10-python.tar.gz"],
+}
+RESTRICTIONS = {"local": "k x k window around each pixel", "soft": "k x k window seen through Gaussian noise s"}
+
+
+def image_size(data: dict) -> int:
+    return int(data["size"]) if data["kind"] == "toeplitz" else IMAGE_SIZE[data["kind"]]
+
+
+def pool_size(data: dict) -> int:
+    return int(data["n_train"]) if data["kind"] == "toeplitz" else POOL_SIZE[data["kind"]]
+
+
+def window_value(label: str) -> int | None:
+    """The window of a label: None for "full" (the whole image), else the odd int k."""
+    return None if str(label) == FULL else int(label)
+
+
+def window_k(label: str) -> int:
+    """k for tables: 0 stands for the full image (and the linear baseline)."""
+    return 0 if str(label) in (FULL, LINEAR) else int(label)
+
+
+def local_windows(labels: list) -> list[str]:
+    """The local (not full) window labels in increasing k."""
+    return sorted((str(w) for w in labels if str(w) != FULL), key=int)
+
+
+def ordered_windows(labels: list) -> list[str]:
+    """Window labels by increasing k, the full image last."""
+    return local_windows(labels) + ([FULL] if FULL in [str(w) for w in labels] else [])
+
+
+def snr_grid(grid: dict) -> np.ndarray:
+    """The config's SNR grid (the `snr` block): log-spaced from min to max."""
+    return np.logspace(np.log10(grid["min"]), np.log10(grid["max"]), int(grid["count"]))
+
+
+def soft_noise(restriction: dict) -> float:
+    """The soft channel's noise s (the `restriction` block), 0 for hard local windows."""
+    return float(restriction.get("s", 0.0)) if restriction["type"] == "soft" else 0.0
+
+
+def information_runs(cfg: dict) -> list[str]:
+    """'{dataset}/N{n}' for every dataset and training-set size."""
+    return [f"{name}/N{n}" for name, data in cfg["datasets"].items() for n in data["n_values"]]
+
+
+def network_runs(cfg: dict) -> list[str]:
+    """'{dataset}/{arch}/N{n}/s{seed}' for every network trained to compare BIRD with."""
+    nets = cfg["networks"]
+    return [f"{nets['dataset']}/{arch}/N{nets['n_train']}/s{seed}" for arch in nets["archs"] for seed in nets["seeds"]]
+
+
+def check_config(cfg: dict) -> None:
+    """Raise ValueError naming the first inconsistency the schema cannot see."""
+    for name, data in cfg["datasets"].items():
+        size, pool = image_size(data), pool_size(data)
+        too_big = [n for n in data["n_values"] if n > pool]
+        if too_big:
+            raise ValueError(f"datasets.{name}: N = {too_big} exceeds the {pool} training images available")
+        for key in ("windows", "sample_windows"):
+            for label in cfg[key] if key == "windows" else cfg["sample"]["windows"]:
+                k = window_value(label)
+                if k is not None and (k % 2 == 0 or k < 1 or k > size):
+                    raise ValueError(f"{key}: window k = {k} must be odd and at most the image size {size} of {name}")
+        if data["kind"] == "toeplitz" and not 0 < data["alpha"] <= 2:
+            raise ValueError(f"datasets.{name}.alpha = {data['alpha']} must lie in (0, 2]")
+    if len(local_windows(cfg["windows"])) < 2:
+        raise ValueError("windows: need at least two local windows to locate k_mem and k_cal")
+    if cfg["snr"]["min"] >= cfg["snr"]["max"]:
+        raise ValueError(f"snr.min = {cfg['snr']['min']} must be below snr.max = {cfg['snr']['max']}")
+    unknown = [w for w in cfg["sample"]["windows"] if str(w) not in [str(v) for v in cfg["windows"]]]
+    if unknown:
+        raise ValueError(f"sample.windows {unknown} are not among windows {cfg['windows']}")
+    nets = cfg["networks"]
+    if nets["dataset"] not in cfg["datasets"]:
+        raise ValueError(f"networks.dataset {nets['dataset']!r} is not under datasets")
+    data = cfg["datasets"][nets["dataset"]]
+    if nets["n_train"] > pool_size(data):
+        raise ValueError(f"networks.n_train = {nets['n_train']} exceeds the {pool_size(data)} training images "
+                         f"of {nets['dataset']}")
+    late = [e for e in nets["train"]["checkpoint_epochs"] if e > nets["train"]["epochs"]]
+    if late:
+        raise ValueError(f"networks.train.checkpoint_epochs {late} lie after the last epoch {nets['train']['epochs']}")
+    if cfg["information"]["n_images"] > min(data_n for d in cfg["datasets"].values() for data_n in d["n_values"]):
+        raise ValueError("information.n_images exceeds the smallest N: the evaluation images are drawn from the "
+                         "training subset (MI is about the training index)")
+    too_big = [n for n in cfg["cost"]["n_values"] if n > min(pool_size(d) for d in cfg["datasets"].values())]
+    if too_big:
+        raise ValueError(f"cost.n_values {too_big} exceed the training images of a dataset")
