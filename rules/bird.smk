@@ -8,11 +8,6 @@
 include: "functions/bird.smk"
 
 
-wildcard_constraints:
-    n=r"\d+",
-    arch="unet_tiny|dit_tiny",
-
-
 rule bird_data:
     input:
         bird_archive_inputs,
@@ -57,6 +52,8 @@ rule bird_theory:
 
 
 rule bird_information:
+    wildcard_constraints:
+        n=r"\d+",
     input:
         f"{BIRD}/data/{{dataset}}.npz",
     output:
@@ -81,6 +78,8 @@ rule bird_information:
 
 
 rule bird_sample:
+    wildcard_constraints:
+        n=r"\d+",
     input:
         f"{BIRD}/data/{{dataset}}.npz",
     output:
@@ -104,6 +103,9 @@ rule bird_sample:
 
 
 rule bird_train:
+    wildcard_constraints:
+        n=r"\d+",
+        arch="unet_tiny|dit_tiny",
     input:
         f"{BIRD}/data/{{dataset}}.npz",
     output:
@@ -128,6 +130,9 @@ rule bird_train:
 
 
 rule bird_calibrate:
+    wildcard_constraints:
+        n=r"\d+",
+        arch="unet_tiny|dit_tiny",
     input:
         data=f"{BIRD}/data/{{dataset}}.npz",
         checkpoints=f"{BIRD}/networks/{BIRD_NET}/checkpoints.pt",

@@ -31,8 +31,8 @@ memo = memo[sorted(memo.columns, key=lambda w: (w == "full", int(w) if w != "ful
 kcal_summary = kcal.groupby(["arch", "epoch"], as_index=False).agg(
     best_cos=("best_cos", "mean"), ideal_cos=("ideal_cos", "mean"), linear_cos=("linear_cos", "mean"),
     k_cal=("k_cal", "mean"), k_mem_frac=("k_mem_frac", "mean"), k_mem_nats=("k_mem_nats", "mean"))
-cost_table = cost.pivot_table(index=["dataset", "method"], columns="n_train", values="seconds_per_image",
-                              dropna=False).reset_index()
+bird_cost = cost[cost["n_train"].notna()].astype({"n_train": int})
+cost_table = bird_cost.pivot_table(index=["dataset", "method"], columns="n_train", values="seconds_per_image").reset_index()
 networks = cost[cost["n_train"].isna()][["dataset", "method", "seconds_per_image"]]
 datasets = "\n".join(f"- `{name}`: {d['kind']}, N in {d['n_values']}" for name, d in cfg["datasets"].items())
 nets = cfg["networks"]
