@@ -52,8 +52,6 @@ rule bird_theory:
 
 
 rule bird_information:
-    wildcard_constraints:
-        n=r"\d+",
     input:
         f"{BIRD}/data/{{dataset}}.npz",
     output:
@@ -62,6 +60,8 @@ rule bird_information:
         f"{BIRD_LOG}/information/{{dataset}}/N{{n}}.log",
     benchmark:
         f"{BIRD_BENCH}/information/{{dataset}}/N{{n}}.tsv"
+    wildcard_constraints:
+        n=r"\d+",
     conda:
         "../envs/data.yaml"
     resources:
@@ -78,8 +78,6 @@ rule bird_information:
 
 
 rule bird_sample:
-    wildcard_constraints:
-        n=r"\d+",
     input:
         f"{BIRD}/data/{{dataset}}.npz",
     output:
@@ -89,6 +87,8 @@ rule bird_sample:
         f"{BIRD_LOG}/sample/{{dataset}}/N{{n}}.log",
     benchmark:
         f"{BIRD_BENCH}/sample/{{dataset}}/N{{n}}.tsv"
+    wildcard_constraints:
+        n=r"\d+",
     conda:
         "../envs/data.yaml"
     resources:
@@ -103,9 +103,6 @@ rule bird_sample:
 
 
 rule bird_train:
-    wildcard_constraints:
-        n=r"\d+",
-        arch="unet_tiny|dit_tiny",
     input:
         f"{BIRD}/data/{{dataset}}.npz",
     output:
@@ -115,6 +112,9 @@ rule bird_train:
         f"{BIRD_LOG}/train/{BIRD_NET}.log",
     benchmark:
         f"{BIRD_BENCH}/train/{BIRD_NET}.tsv"
+    wildcard_constraints:
+        n=r"\d+",
+        arch="unet_tiny|dit_tiny",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
@@ -130,9 +130,6 @@ rule bird_train:
 
 
 rule bird_calibrate:
-    wildcard_constraints:
-        n=r"\d+",
-        arch="unet_tiny|dit_tiny",
     input:
         data=f"{BIRD}/data/{{dataset}}.npz",
         checkpoints=f"{BIRD}/networks/{BIRD_NET}/checkpoints.pt",
@@ -142,6 +139,9 @@ rule bird_calibrate:
         f"{BIRD_LOG}/calibrate/{BIRD_NET}.log",
     benchmark:
         f"{BIRD_BENCH}/calibrate/{BIRD_NET}.tsv"
+    wildcard_constraints:
+        n=r"\d+",
+        arch="unet_tiny|dit_tiny",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
