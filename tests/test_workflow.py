@@ -80,6 +80,21 @@ def test_smoke_run_writes_paper_04s_phase_diagram_claims_and_figures(smoke_run):
     assert "## Claims" in report and "Deviations" in report and "Cost of one denoising step" in report
 
 
+def test_smoke_run_writes_paper_12s_runs_checks_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/thresh_mcts"
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["sample_complexity", "error_rates", "per_round_cost", "normalised_times"])
+    claims = pd.read_parquet(out / "claims.parquet")
+    assert list(claims["claim_id"]) == ["M1", "M2a", "M2b", "M3", "M4", "M5a", "M5b", "M6", "M7"]
+    smoke = yaml.safe_load((smoke_run / "config/thresh_mcts.yaml").read_text())["smoke"]
+    summary = pd.read_parquet(out / "summary.parquet")
+    assert set(summary["rule"]) == set(smoke["rules"]) and (summary["runs"] == smoke["runs"]).all()
+    assert pd.read_parquet(out / "equivalence.parquet")["identical"].all()
+    assert pd.read_parquet(out / "lp_check.parquet")["relative_error"].max() < 1e-6
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "Deviations" in report and "Per-round cost" in report
+
+
 def test_second_run_does_nothing(smoke_run):
     summary = snakemake(smoke_run, "--summary", REPORT, SCOREBOARD).stdout
     plans = [line.split("\t")[-1] for line in summary.strip().splitlines()[1:]]

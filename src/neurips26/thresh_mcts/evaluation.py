@@ -1,0 +1,63 @@
+"""Paper 12's summaries: error rates with Clopper-Pearson intervals, stopping times against the lower bound
+T* kl(delta, 1 - delta) and T* ln(1/delta), and log-log slopes of the per-round cost (notes 12.5-12.7)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import beta as beta_dist
+
+
+def clopper_pearson(errors: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact two-sided interval of a binomial rate (errors out of n)."""
+    if n <= 0:
+        return float("nan"), float("nan")
+    alpha = 1 - level
+    low = 0.0 if errors == 0 else float(beta_dist.ppf(alpha / 2, errors, n - errors + 1))
+    high = 1.0 if errors == n else float(beta_dist.ppf(1 - alpha / 2, errors + 1, n - errors))
+    return low, high
+
+
+def kl_bernoulli(p: float, q: float) -> float:
+    return float(p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q)))
+
+
+def summarise(runs: pd.DataFrame, theory: pd.DataFrame) -> pd.DataFrame:
+    """One row per (rule, instance, delta): error rate over the runs that stopped (censored runs count as
+    neither correct nor wrong; their share is reported), its Clopper-Pearson 95% interval, and the stopping
+    time's mean, sd and quantiles against T* ln(1/delta) and the lower bound T* kl(delta, 1 - delta)."""
+    t_star = theory.set_index("instance")["t_star"]
+    rows = []
+    for (rule, instance, delta), group in runs.groupby(["rule", "instance", "delta"]):
+        done = group[~group["censored"]]
+        errors = int((~done["correct"]).sum())
+        low, high = clopper_pearson(errors, len(done))
+        tau = done["tau"].to_numpy(float)
+        ts = float(t_star[instance])
+        rows.append({
+            "rule": rule, "instance": instance, "delta": delta, "runs": len(group), "censored": float(group["censored"].mean()),
+            "errors": errors, "error_rate": errors / len(done) if len(done) else np.nan, "cp_low": low, "cp_high": high,
+            "mean_tau": tau.mean() if len(tau) else np.nan, "sd_tau": tau.std(ddof=1) if len(tau) > 1 else np.nan,
+            "q10_tau": np.quantile(tau, 0.1) if len(tau) else np.nan, "median_tau": np.median(tau) if len(tau) else np.nan,
+            "q90_tau": np.quantile(tau, 0.9) if len(tau) else np.nan, "t_star": ts,
+            "lower_bound": ts * kl_bernoulli(delta, 1 - delta),
+            "tau_over_tstar_log": (tau.mean() / (ts * np.log(1 / delta))) if len(tau) else np.nan,
+        })
+    return pd.DataFrame(rows)
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x (positive finite points only)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    keep = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+
+
+def cost_slopes(cost: pd.DataFrame) -> pd.DataFrame:
+    """Per rule: log-log slopes of node operations and of wall time per round against the number of leaves K."""
+    return pd.DataFrame([{"rule": rule, "ops_slope": loglog_slope(g["n_leaves"], g["ops_per_round"]),
+                          "time_slope": loglog_slope(g["n_leaves"], g["us_per_round"]),
+                          "rounds_per_second_at_max_k": float(1e6 / g.sort_values("n_leaves")["us_per_round"].iloc[-1])}
+                         for rule, g in cost.groupby("rule")])
