@@ -64,7 +64,7 @@ rule thresh_mcts_simulate:
     conda:
         "../envs/data.yaml"
     resources:
-        mem_mb=2000,
+        mem_mb=4000,
         runtime=120,
     params:
         deltas=paper_params("thresh_mcts", "deltas"),

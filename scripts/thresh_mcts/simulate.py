@@ -22,12 +22,13 @@ for index, record in enumerate(table.to_dict("records")):
     for delta in params.deltas:
         start = time.perf_counter()
         taus, answers, censored = [], [], []
-        chunk = max(1, min(params.runs, TAPE_BYTES // (8 * shape.n_leaves * params.t_max)))
+        dtype = np.uint8 if kind == "bernoulli" else np.float64  # 0/1 rewards fit a byte: 8x more runs per chunk
+        chunk = max(1, min(params.runs, TAPE_BYTES // (np.dtype(dtype).itemsize * shape.n_leaves * params.t_max)))
         for first in range(0, params.runs, chunk):
             runs = range(first, min(first + chunk, params.runs))
             # the same tapes for every rule and delta: run r of instance i reads seed (seed, i, r)
             tapes = np.stack([instances.reward_tape(mu, kind, params.t_max, seed=params.seed * 10**6 + index * 10**4 + r)
-                              for r in runs])
+                              for r in runs]).astype(dtype)
             result = batch.run_batch(shape, theta, kind, tapes, delta, rule, params.t_max, mu_true=mu,
                                      conservative=params.conservative)
             taus.append(result.tau)
