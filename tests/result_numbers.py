@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 # names of timings (seconds, milliseconds, t_... ratios of run times): they differ between any two runs
-TIMING = re.compile(r"seconds|_ms$|(?:^|[\s(])t_|(?:^|[\s(])t\(")
+TIMING = re.compile(r"second|_ms$|(?:^|[\s(])t_|(?:^|[\s(])t\(")
 
 
 def _numbers(obj, prefix: str, out: dict) -> None:

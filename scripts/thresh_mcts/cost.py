@@ -20,8 +20,8 @@ for depth in cfg["depths"]:
     for rule in cfg["rules"]:
         result = algorithms.run(shape, theta, kind, tape, 0.1, rule, t_max, mu_true=mu, stopping=False)
         rows.append({"rule": rule, "depth": depth, "n_leaves": shape.n_leaves, "rounds": result.rounds,
-                     "ops_per_round": result.ops_per_round, "us_per_round": 1e6 * result.round_seconds / result.rounds,
+                     "ops_per_round": result.ops_per_round, "microseconds_per_round": 1e6 * result.round_seconds / result.rounds,
                      "rounds_per_second": result.rounds_per_second})
         log.info("K = %d, %s: %.1f ops and %.1f us per round", shape.n_leaves, rule, rows[-1]["ops_per_round"],
-                 rows[-1]["us_per_round"])
+                 rows[-1]["microseconds_per_round"])
 write_parquet(pd.DataFrame(rows), snakemake.output[0], job_provenance(snakemake, params.seed))

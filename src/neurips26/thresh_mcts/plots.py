@@ -98,7 +98,7 @@ def per_round_cost(cost: pd.DataFrame, slopes: pd.DataFrame) -> Figure:
     slope = slopes.set_index("rule")
     for rule in _rules(cost):
         rows = cost[cost["rule"] == rule].sort_values("n_leaves")
-        for ax, column, key in ((axes[0], "ops_per_round", "ops_slope"), (axes[1], "us_per_round", "time_slope")):
+        for ax, column, key in ((axes[0], "ops_per_round", "ops_slope"), (axes[1], "microseconds_per_round", "wall_seconds_slope")):
             ax.plot(rows["n_leaves"], rows[column], marker="o",
                     label=f"{RULE_LABELS[rule]} (slope {slope.loc[rule, key]:.2f})")
     for ax, label in zip(axes, ("node operations per round", "microseconds per round")):
