@@ -466,6 +466,18 @@ RULES: dict[str, Callable[..., RunResult]] = {
 }
 
 
+def check_problem_arguments(tree: Tree, kind: str, theta) -> float:
+    """Validate a run's tree, reward kind and threshold (shared by `run` and `batch.run_batch`); returns theta."""
+    if not isinstance(tree, Tree):
+        raise ValueError(f"tree must be a Tree, got {type(tree).__name__}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    theta = float(theta)
+    if not math.isfinite(theta) or (kind == "bernoulli" and not 0.0 < theta < 1.0):
+        raise ValueError(f"theta must be finite (in (0, 1) for Bernoulli rewards), got {theta}")
+    return theta
+
+
 def run(tree: Tree, theta: float, kind: str, tape, delta: float, rule: str, t_max: int, mu_true=None, *,
         conservative: bool = False, record: bool = False, stopping: bool = True) -> RunResult:
     """One run of ``rule`` on ``tree`` against the reward ``tape`` (K, length): the j-th pull of leaf l
@@ -474,13 +486,7 @@ def run(tree: Tree, theta: float, kind: str, tape, delta: float, rule: str, t_ma
     ``stopping=False`` never stops before ``t_max`` (for measuring the per-round cost)."""
     if rule not in RULES:
         raise ValueError(f"unknown rule {rule!r}; expected one of {sorted(RULES)}")
-    if not isinstance(tree, Tree):
-        raise ValueError(f"tree must be a Tree, got {type(tree).__name__}")
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    theta = float(theta)
-    if not math.isfinite(theta) or (kind == "bernoulli" and not 0.0 < theta < 1.0):
-        raise ValueError(f"theta must be finite (in (0, 1) for Bernoulli rewards), got {theta}")
+    theta = check_problem_arguments(tree, kind, theta)
     tape = np.asarray(tape, dtype=float)
     if tape.ndim != 2 or tape.shape[0] != tree.n_leaves or tape.shape[1] < 1:
         raise ValueError(f"tape must have shape (K={tree.n_leaves}, length >= 1), got {tape.shape}")

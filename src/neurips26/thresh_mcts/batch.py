@@ -64,10 +64,10 @@ from .algorithms import (
     _FullEngine,
     _IncrementalEngine,
     _Shape,
+    check_problem_arguments,
     optimal_weights,
 )
 from .incremental import _EPS
-from .theory import KINDS
 from .tree import Tree
 
 __all__ = ["BATCH_RULES", "BatchResult", "run_batch"]
@@ -941,13 +941,7 @@ def run_batch(
         raise NotImplementedError(f"rule {rule!r} is not batched: {_NOT_BATCHED[rule]}")
     if rule not in BATCH_RULES:
         raise ValueError(f"unknown rule {rule!r}; expected one of {list(BATCH_RULES)}")
-    if not isinstance(tree, Tree):
-        raise ValueError(f"tree must be a Tree, got {type(tree).__name__}")
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    theta = float(theta)
-    if not math.isfinite(theta) or (kind == "bernoulli" and not 0.0 < theta < 1.0):
-        raise ValueError(f"theta must be finite (in (0, 1) for Bernoulli rewards), got {theta}")
+    theta = check_problem_arguments(tree, kind, theta)
     tapes = np.asarray(tapes)
     if tapes.dtype.kind not in "biuf":
         raise ValueError(f"tapes must be numeric, got dtype {tapes.dtype}")
