@@ -95,6 +95,26 @@ def test_smoke_run_writes_paper_12s_runs_checks_claims_and_figures(smoke_run):
     assert "## Claims" in report and "Deviations" in report and "Per-round cost" in report
 
 
+def test_smoke_run_writes_paper_19s_decoration_table_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/amortix"
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["training_curves", "decoration_table", "best_of_k", "pmo_curves", "molecules"])
+    claims = pd.read_parquet(out / "claims.parquet")
+    assert list(claims["claim_id"]) == ["C1a", "C1b", "C2a", "C2b", "C3", "C4", "C4b", "C5"]
+    assert bool(claims.set_index("claim_id").loc["C1a", "holds"])  # retention holds by construction at any scale
+    smoke = yaml.safe_load((smoke_run / "config/amortix.yaml").read_text())["smoke"]
+    table = pd.read_parquet(out / "table_scaffold.parquet")
+    test = table[table["scaffold_set"] == "test"]
+    assert (test["scaffolds"] == smoke["evaluate"]["test_scaffolds"]).all()
+    assert (test.loc[test["method"].str.contains("single shot"), "oracle_calls_inference"] == 0).all()
+    subset = table[table["scaffold_set"] == "baseline subset"].set_index("method")
+    assert subset.loc["graph GA", "oracle_calls_inference"] <= smoke["baselines"]["graph_ga"]["budget"]
+    training = pd.read_parquet(out / "table_training.parquet")
+    assert set(training["variant"]) == set(smoke["rl"]["variants"])
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "surrogate" in report and "Deviations" in report
+
+
 def test_second_run_does_nothing(smoke_run):
     summary = snakemake(smoke_run, "--summary", REPORT, SCOREBOARD).stdout
     plans = [line.split("\t")[-1] for line in summary.strip().splitlines()[1:]]

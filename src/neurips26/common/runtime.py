@@ -12,6 +12,9 @@ from neurips26.common.faults import InjectedFault, inject_fault
 from neurips26.common.provenance import provenance
 
 
+LIBRARY_LOGGERS = ("neurips26.download", "neurips26.checkpoint", "neurips26.amortix")
+
+
 def start_job(smk, seed: int | None = None) -> logging.Logger:
     """Log to the rule's log file and stderr, seed numpy/random/torch, and cap torch's threads."""
     logger = logging.getLogger(f"neurips26.{smk.rule}")
@@ -24,8 +27,10 @@ def start_job(smk, seed: int | None = None) -> logging.Logger:
     for handler in handlers:
         handler.setFormatter(fmt)
         logger.addHandler(handler)
-    for name in ("neurips26.download",):
-        logging.getLogger(name).handlers = handlers
+    for name in LIBRARY_LOGGERS:  # progress reported by library code goes to the job's log too
+        library = logging.getLogger(name)
+        library.handlers = handlers
+        library.setLevel(logging.INFO)
     if seed is not None:
         random.seed(seed)
         np.random.seed(seed)

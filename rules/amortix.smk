@@ -1,0 +1,389 @@
+# Paper 19: AMORTIX, amortized scaffold decoration (graph transformer, group-relative advantages).
+# corpus -> scaffold split -> oracle (surrogate classifiers) -> demonstrations -> pretrain (behaviour cloning)
+#   -> rl {variant}_s{seed} -> sample {policy} (single shot, best-of-K) -> baselines (graph GA, per-instance RL)
+#   -> pmo {oracle} -> tables -> claims/figures -> report
+
+
+include: "functions/amortix.smk"
+
+
+# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
+rule amortix_download:
+    output:
+        "resources/amortix/{file}",
+    log:
+        "resources/logs/amortix/{file}.log",
+    wildcard_constraints:
+        file="|".join(AX_DOWNLOADS),
+    cache: True
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=60,
+    params:
+        url=ax_download_url,
+        known_hash=ax_download_hash,
+    script:
+        "../scripts/common/download.py"
+
+
+rule amortix_corpus:
+    input:
+        ax_corpus_source,
+    output:
+        corpus=f"{AX}/corpus.parquet",
+        counts=f"{AX}/corpus_counts.parquet",
+    log:
+        f"{AX_LOG}/corpus.log",
+    benchmark:
+        f"{AX_BENCH}/corpus.tsv"
+    conda:
+        "../envs/chem.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        corpus=paper_params("amortix", "corpus"),
+        decoration_vocab=paper_params("amortix", "env", "decoration_vocab"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/corpus.py"
+
+
+rule amortix_split:
+    input:
+        f"{AX}/corpus.parquet",
+    output:
+        f"{AX}/scaffolds.parquet",
+    log:
+        f"{AX_LOG}/split.log",
+    benchmark:
+        f"{AX_BENCH}/split.tsv"
+    conda:
+        "../envs/chem.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        split=paper_params("amortix", "split"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/split.py"
+
+
+rule amortix_oracle:
+    input:
+        f"{AX}/corpus.parquet",
+    output:
+        model=f"{AX}/oracle.pkl",
+        definition=f"{AX}/oracle.json",
+        selftest=f"{AX}/oracle_selftest.parquet",
+        corpus_scores=f"{AX}/corpus_scores.parquet",
+    log:
+        f"{AX_LOG}/oracle.log",
+    benchmark:
+        f"{AX_BENCH}/oracle.tsv"
+    conda:
+        "../envs/chem.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        task=paper_params("amortix", "task"),
+        oracle=paper_params("amortix", "oracle"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/oracle.py"
+
+
+rule amortix_demonstrations:
+    input:
+        corpus=f"{AX}/corpus.parquet",
+        split=f"{AX}/scaffolds.parquet",
+    output:
+        f"{AX}/demonstrations.parquet",
+    log:
+        f"{AX_LOG}/demonstrations.log",
+    benchmark:
+        f"{AX_BENCH}/demonstrations.tsv"
+    conda:
+        "../envs/chem.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        config=paper_params("amortix"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/demonstrations.py"
+
+
+rule amortix_pretrain:
+    input:
+        f"{AX}/demonstrations.parquet",
+    output:
+        policy=f"{AX}/policies/pretrained.pt",
+        log_table=f"{AX}/pretrain_log.parquet",
+    log:
+        f"{AX_LOG}/pretrain.log",
+    benchmark:
+        f"{AX_BENCH}/pretrain.tsv"
+    conda:
+        "../envs/chem.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=600,
+    params:
+        config=paper_params("amortix"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/pretrain.py"
+
+
+rule amortix_rl:
+    input:
+        policy=f"{AX}/policies/pretrained.pt",
+        split=f"{AX}/scaffolds.parquet",
+        oracle=f"{AX}/oracle.pkl",
+    output:
+        policy=f"{AX}/policies/{{variant}}_s{{seed}}.pt",
+        log_table=f"{AX}/rl/{{variant}}_s{{seed}}.parquet",
+    log:
+        f"{AX_LOG}/rl/{{variant}}_s{{seed}}.log",
+    benchmark:
+        f"{AX_BENCH}/rl/{{variant}}_s{{seed}}.tsv"
+    wildcard_constraints:
+        variant="drgrpo|grpo|global|none",
+        seed=r"\d+",
+    conda:
+        "../envs/chem.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=600,
+    params:
+        config=paper_params("amortix"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/rl.py"
+
+
+rule amortix_sample:
+    input:
+        policy=ax_policy_file,
+        split=f"{AX}/scaffolds.parquet",
+        oracle=f"{AX}/oracle.pkl",
+    output:
+        f"{AX}/samples/{{policy}}.parquet",
+    log:
+        f"{AX_LOG}/sample/{{policy}}.log",
+    benchmark:
+        f"{AX_BENCH}/sample/{{policy}}.tsv"
+    wildcard_constraints:
+        policy=r"pretrained|(drgrpo|grpo|global|none)_s\d+",
+    conda:
+        "../envs/chem.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        config=paper_params("amortix"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/sample.py"
+
+
+rule amortix_graph_ga:
+    input:
+        samples=f"{AX}/samples/pretrained.parquet",
+        split=f"{AX}/scaffolds.parquet",
+        oracle=f"{AX}/oracle.pkl",
+    output:
+        f"{AX}/baselines/graph_ga.parquet",
+    log:
+        f"{AX_LOG}/graph_ga.log",
+    benchmark:
+        f"{AX_BENCH}/graph_ga.tsv"
+    conda:
+        "../envs/chem.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=120,
+    params:
+        config=paper_params("amortix"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/graph_ga.py"
+
+
+rule amortix_per_instance:
+    input:
+        policy=f"{AX}/policies/pretrained.pt",
+        split=f"{AX}/scaffolds.parquet",
+        oracle=f"{AX}/oracle.pkl",
+    output:
+        f"{AX}/baselines/per_instance.parquet",
+    log:
+        f"{AX_LOG}/per_instance.log",
+    benchmark:
+        f"{AX_BENCH}/per_instance.tsv"
+    conda:
+        "../envs/chem.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    params:
+        config=paper_params("amortix"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/per_instance.py"
+
+
+rule amortix_pmo:
+    input:
+        policy=f"{AX}/policies/pretrained.pt",
+    output:
+        f"{AX}/pmo/{{oracle}}.parquet",
+    log:
+        f"{AX_LOG}/pmo/{{oracle}}.log",
+    benchmark:
+        f"{AX_BENCH}/pmo/{{oracle}}.tsv"
+    wildcard_constraints:
+        oracle="qed|osimertinib_mpo|celecoxib_rediscovery",
+    conda:
+        "../envs/chem.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    params:
+        config=paper_params("amortix"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/pmo.py"
+
+
+rule amortix_tables:
+    input:
+        samples=ax_sample_files,
+        rl=ax_rl_logs,
+        graph_ga=f"{AX}/baselines/graph_ga.parquet",
+        per_instance=f"{AX}/baselines/per_instance.parquet",
+        pmo=ax_pmo_files,
+        demonstrations=f"{AX}/demonstrations.parquet",
+        oracle=f"{AX}/oracle.pkl",
+    output:
+        decoration=f"{AX}/table_scaffold.parquet",
+        best_of_k=f"{AX}/best_of_k.parquet",
+        pmo=f"{AX}/table_pmo.parquet",
+        training=f"{AX}/table_training.parquet",
+        throughput=f"{AX}/throughput.parquet",
+    log:
+        f"{AX_LOG}/tables.log",
+    benchmark:
+        f"{AX_BENCH}/tables.tsv"
+    conda:
+        "../envs/chem.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        config=paper_params("amortix"),
+    script:
+        "../scripts/amortix/tables.py"
+
+
+rule amortix_claims:
+    input:
+        decoration=f"{AX}/table_scaffold.parquet",
+        best_of_k=f"{AX}/best_of_k.parquet",
+        pmo=f"{AX}/table_pmo.parquet",
+        training=f"{AX}/table_training.parquet",
+        samples=ax_sample_files,
+    output:
+        f"{AX}/claims.parquet",
+    log:
+        f"{AX_LOG}/claims.log",
+    benchmark:
+        f"{AX_BENCH}/claims.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        config=paper_params("amortix"),
+    script:
+        "../scripts/amortix/claims.py"
+
+
+rule amortix_figures:
+    input:
+        rl=ax_rl_logs,
+        decoration=f"{AX}/table_scaffold.parquet",
+        best_of_k=f"{AX}/best_of_k.parquet",
+        pmo=ax_pmo_files,
+        samples=ax_sample_files,
+    output:
+        **{
+            name: report(
+                f"{AX}/figures/{name}.png",
+                caption=f"../workflow/report/amortix/{name}.rst",
+                category="Paper 19: AMORTIX",
+            )
+            for name in AX_FIGURES
+        },
+    log:
+        f"{AX_LOG}/figures.log",
+    benchmark:
+        f"{AX_BENCH}/figures.tsv"
+    conda:
+        "../envs/chem.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config=paper_params("amortix"),
+    script:
+        "../scripts/amortix/figures.py"
+
+
+rule amortix_report:
+    input:
+        counts=f"{AX}/corpus_counts.parquet",
+        split=f"{AX}/scaffolds.parquet",
+        demonstrations=f"{AX}/demonstrations.parquet",
+        oracle=f"{AX}/oracle.json",
+        selftest=f"{AX}/oracle_selftest.parquet",
+        pretrain=f"{AX}/pretrain_log.parquet",
+        decoration=f"{AX}/table_scaffold.parquet",
+        best_of_k=f"{AX}/best_of_k.parquet",
+        pmo=f"{AX}/table_pmo.parquet",
+        training=f"{AX}/table_training.parquet",
+        throughput=f"{AX}/throughput.parquet",
+        claims=f"{AX}/claims.parquet",
+        figures=expand(
+            f"{AX}/figures/{{name}}.png", name=AX_FIGURES, allow_missing=True
+        ),
+        captions=expand("workflow/report/amortix/{name}.rst", name=AX_FIGURES),
+        deviations="workflow/report/amortix/deviations.md",
+    output:
+        f"{AX}/report.md",
+    log:
+        f"{AX_LOG}/report.log",
+    benchmark:
+        f"{AX_BENCH}/report.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        benchmarks=AX_BENCH,
+        config=paper_params("amortix"),
+    script:
+        "../scripts/amortix/report.py"

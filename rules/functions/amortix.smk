@@ -1,0 +1,82 @@
+# Helpers of paper 19's rules (rules/amortix.smk): paths, input lists, downloads, and the checks of the config that
+# the schema cannot express (run when the workflow is parsed, before any job).
+from neurips26.common.config import ConfigError
+from neurips26.amortix import experiment as ax_experiment
+
+AX = "results/{scale}/amortix"
+AX_LOG = "results/{scale}/amortix/logs"
+AX_BENCH = "results/{scale}/amortix/benchmarks"
+AX_FIGURES = [
+    "training_curves",
+    "decoration_table",
+    "best_of_k",
+    "pmo_curves",
+    "molecules",
+]
+# paper-scale corpus: ZINC250k at a pinned commit of chemical_vae (sha256 from the file, 22,606,589 bytes)
+AX_DOWNLOADS = {
+    "zinc250k.csv": (
+        "https://raw.githubusercontent.com/aspuru-guzik-group/chemical_vae/"
+        "37b9f96470d4471c0593cffefa448e0a8a184ef6/models/zinc_properties/250k_rndm_zinc_drugs_clean_3.csv",
+        "sha256:35e3f1a52b1badc0697e373d73a18ad773f415936ff992f4c6baa2e067b3e6ae",
+    ),
+}
+AX_SOURCES = {"nci_first_5k": [], "zinc250k": ["resources/amortix/zinc250k.csv"]}
+
+for _scale in ("smoke", "quick", "paper"):
+    try:
+        ax_experiment.check_config(paper_config("amortix", _scale))
+    except ValueError as error:
+        raise ConfigError(
+            f"invalid config in config/amortix.yaml:\n  {_scale}: {error}"
+        ) from None
+
+
+def ax_config(wildcards):
+    return paper_config("amortix", wildcards.scale)
+
+
+def ax_corpus_source(wildcards):
+    """The downloaded corpus file (paper scale); none for NCI's molecules inside the rdkit wheel."""
+    return AX_SOURCES[ax_config(wildcards)["corpus"]["source"]]
+
+
+def ax_download_url(wildcards):
+    return AX_DOWNLOADS[wildcards.file][0]
+
+
+def ax_download_hash(wildcards):
+    return AX_DOWNLOADS[wildcards.file][1]
+
+
+def ax_policy_names(wildcards):
+    """pretrained, then one fine-tuned policy per (advantage variant, seed)."""
+    rl = ax_config(wildcards)["rl"]
+    return ["pretrained"] + [f"{v}_s{s}" for v in rl["variants"] for s in rl["seeds"]]
+
+
+def ax_policy_file(wildcards):
+    if wildcards.policy == "pretrained":
+        return f"{AX}/policies/pretrained.pt".format(scale=wildcards.scale)
+    return f"{AX}/policies/{wildcards.policy}.pt".format(scale=wildcards.scale)
+
+
+def ax_sample_files(wildcards):
+    return [
+        f"{AX}/samples/{name}.parquet".format(scale=wildcards.scale)
+        for name in ax_policy_names(wildcards)
+    ]
+
+
+def ax_rl_logs(wildcards):
+    return [
+        f"{AX}/rl/{name}.parquet".format(scale=wildcards.scale)
+        for name in ax_policy_names(wildcards)[1:]
+    ]
+
+
+def ax_pmo_files(wildcards):
+    return [
+        f"{AX}/pmo/{oracle}.parquet".format(scale=wildcards.scale)
+        for oracle in ax_config(wildcards)["pmo"]["oracles"]
+    ]

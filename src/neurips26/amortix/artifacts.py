@@ -1,0 +1,43 @@
+"""Objects the steps rebuild from each other's outputs: scaffold lists of a split and scored candidate tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from rdkit import Chem
+
+from neurips26.amortix import oracles
+
+
+def split_scaffolds(split_frame: pd.DataFrame, split: str, limit: int | None = None, seed: int = 0) -> list[str]:
+    """The scaffolds of one split, in a seeded random order (so a prefix is a random subset, not the
+    alphabetically first), truncated to `limit`."""
+    names = sorted(split_frame.loc[split_frame["split"] == split, "scaffold"])
+    if not names:
+        raise ValueError(f"the {split} split has no scaffolds")
+    order = np.random.default_rng(seed).permutation(len(names))
+    chosen = [names[i] for i in order]
+    return chosen[:limit] if limit else chosen
+
+
+def baseline_scaffolds(split_frame: pd.DataFrame, cfg: dict) -> list[str]:
+    """The test scaffolds the instance optimisers run on: the first `baselines.scaffolds` of the evaluation order."""
+    return split_scaffolds(split_frame, "test", cfg["baselines"]["scaffolds"])
+
+
+def score_candidates(candidates: pd.DataFrame, oracle: oracles.Oracle) -> pd.DataFrame:
+    """Add `score` (0 for invalid or scaffold-losing candidates) and, for the kinase surrogate, `success` and the
+    components. These are evaluation calls, counted apart from any optimiser's oracle calls."""
+    usable = candidates["valid"] & candidates["retained"]
+    mols = [Chem.MolFromSmiles(s) if ok else None for s, ok in zip(candidates["smiles"], usable)]
+    out = candidates.copy()
+    if isinstance(oracle, oracles.KinaseSurrogate):
+        components = oracle.components(mols)
+        out["score"] = oracles.check_scores(oracle.score_components(components), mols, oracle.name)
+        out["success"] = oracle.success(components) & usable.to_numpy()
+        for column in components:
+            out[column] = components[column].to_numpy()
+    else:
+        out["score"] = oracle(mols)
+        out["success"] = False
+    return out

@@ -1,0 +1,111 @@
+"""Paper 19's advantages, decoration metrics, best-of-K, scorer budget and claims on hand-computed cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neurips26.amortix import claims, evaluation, objectives, oracles
+from neurips26.amortix.advantages import advantages
+from neurips26.amortix.environment import Outcome
+
+REWARDS = np.array([[0.1, 0.3, 0.5], [0.9, 0.9, 0.6]])
+
+
+def test_group_advantages_subtract_each_scaffolds_own_mean():
+    adv = advantages(REWARDS, "drgrpo")
+    assert np.allclose(adv, [[-0.2, 0.0, 0.2], [0.1, 0.1, -0.2]])
+    grpo = advantages(REWARDS, "grpo")
+    assert np.allclose(grpo.mean(axis=1), 0) and np.allclose(grpo.std(axis=1, ddof=1), 1, atol=1e-6)
+    assert np.allclose(advantages(REWARDS, "global"), REWARDS - REWARDS.mean())
+    assert np.array_equal(advantages(REWARDS, "none"), REWARDS)
+
+
+def test_group_normalisation_removes_the_scaffolds_difficulty_and_global_does_not():
+    # a hard scaffold (rewards near 0.1) and an easy one (near 0.9), same spread within each group
+    rewards = np.array([[0.05, 0.15], [0.85, 0.95]])
+    assert np.allclose(advantages(rewards, "drgrpo"), [[-0.05, 0.05], [-0.05, 0.05]])
+    assert (advantages(rewards, "global")[0] < 0).all() and (advantages(rewards, "global")[1] > 0).all()
+
+
+@pytest.mark.parametrize("variant", ["drgrpo", "grpo"])
+def test_group_normalisation_needs_two_completions(variant):
+    with pytest.raises(ValueError, match="at least 2 completions"):
+        advantages(np.ones((4, 1)), variant)
+    advantages(np.ones((4, 1)), "global")  # a batch baseline is defined with one completion per scaffold
+
+
+def test_advantages_reject_bad_input():
+    with pytest.raises(ValueError, match="NaN"):
+        advantages(np.array([[0.1, np.nan]]), "drgrpo")
+    with pytest.raises(ValueError, match="unknown advantage"):
+        advantages(REWARDS, "ppo")
+
+
+def candidates() -> pd.DataFrame:
+    outcomes = [Outcome("CCO", True, True, 2), Outcome(None, False, False, 1), Outcome("CCN", True, True, 2),
+                Outcome("CCO", True, True, 2)]
+    frame = evaluation.candidate_frame("m", ["s1", "s2"], outcomes, 2)
+    return frame.assign(score=[0.4, 0.9, 0.2, 0.7], success=[False, True, False, True])
+
+
+def test_the_returned_molecule_is_the_best_valid_candidate():
+    best = evaluation.best_per_scaffold(candidates())
+    assert best.set_index("scaffold")["score"].to_dict() == {"s1": 0.4, "s2": 0.7}  # the invalid 0.9 counts 0
+
+
+def test_the_decoration_row_by_hand():
+    row = evaluation.method_row(candidates(), train_smiles={"CCN"}, inference_calls=2, training_calls=0)
+    assert row["score"] == pytest.approx(0.55) and row["success_rate"] == 0.5
+    assert row["validity"] == 0.75 and row["retention"] == 1.0
+    assert row["uniqueness"] == pytest.approx(2 / 3)  # CCO twice among three valid candidates
+    assert row["novelty"] == 1.0  # the returned CCO and CCO are not in training (CCN is)
+
+
+def test_best_of_k_and_break_even():
+    curve = evaluation.best_of_k_curve(candidates(), [1, 2])
+    assert curve["score"].tolist() == pytest.approx([0.3, 0.55])  # s1: 0.4 then 0.4; s2: 0.2 then 0.7
+    assert evaluation.break_even_k(curve, 0.5) == 2
+    assert evaluation.break_even_k(curve, 0.6) == np.inf
+    with pytest.raises(ValueError, match="best-of-3"):
+        evaluation.best_of_k_curve(candidates(), [3])
+
+
+def test_the_scorer_counts_calls_caches_and_enforces_its_budget():
+    scorer = objectives.Scorer(oracles.QEDOracle(), budget=3, cache=True)
+    scorer(["CCO", "CCO", "c1ccccc1"])
+    assert scorer.calls == 2 and [s for s, _ in scorer.log] == ["CCO", "c1ccccc1"]
+    scorer(["CCO"])  # cached: free
+    assert scorer.calls == 2
+    with pytest.raises(oracles.BudgetExceeded):
+        scorer(["CCN", "CCC"])
+    assert scorer.calls == 2  # nothing was scored by the refused call
+
+
+def tables(main=0.5, pretrained=0.4, best4=0.45, drgrpo_val=0.6, global_val=0.5, valid=True, retained=True):
+    decoration = pd.DataFrame({
+        "scaffold_set": ["test"] * 3 + ["baseline subset"] * 2,
+        "method": ["pretrained (single shot)", "amortized drgrpo seed 0 (single shot)",
+                   "amortized global seed 0 (single shot)", "amortized drgrpo seed 0 (single shot)", "graph GA"],
+        "score": [pretrained, main, 0.45, main, 0.7]})
+    best_of_k = pd.DataFrame({"policy": ["pretrained"] * 3 + ["drgrpo_s0"], "k": [1, 2, 4, 1],
+                              "score": [0.4, 0.43, best4, main], "single_shot": [pretrained] * 3 + [main],
+                              "break_even_k": [1, 4, 4, 4]})
+    pmo = pd.DataFrame({"oracle": ["qed", "qed"], "method": ["amortized", "random"], "auc_top10": [0.8, 0.7]})
+    training = pd.DataFrame({"variant": ["drgrpo", "global"], "seed": [0, 0], "final_val_score": [drgrpo_val, global_val]})
+    outputs = pd.DataFrame({"method": "drgrpo_s0", "valid": [True, valid], "retained": [True, retained]})
+    return {c.claim_id: c for c in claims.check_claims(decoration, best_of_k, pmo, training, outputs)}
+
+
+def test_claims_hold_on_tables_that_support_them():
+    checks = tables()
+    assert all(checks[i].holds for i in ("C1a", "C1b", "C2a", "C3", "C4", "C5"))
+    assert checks["C2b"].kind == "info" and not checks["C4b"].holds  # the GA scored higher on the subset
+
+
+def test_claims_fail_when_the_numbers_do_not_support_them():
+    checks = tables(main=0.35, drgrpo_val=0.4, retained=False)
+    assert not checks["C1a"].holds and not checks["C2a"].holds
+    assert not checks["C3"].holds and not checks["C4"].holds
+    assert not tables(valid=False)["C1b"].holds  # one of two outputs invalid: validity 0.5
