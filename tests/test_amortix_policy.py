@@ -136,3 +136,14 @@ def test_group_relative_rl_raises_a_simple_reward():
     # reinforce keeps the best greedy-validation checkpoint; with val_every > steps that is the final policy
     # unless the untrained one validated higher
     assert sampled_reward() > before + 0.15
+
+
+def test_log_probabilities_make_every_tensor_on_the_policys_device():
+    """On the meta device any tensor created off the policy's device raises (a GPU run would crash there)."""
+    config = env.EnvConfig()
+    scaffold = env.make_scaffold("c1ccccc1", config)
+    records = demonstration_records(scaffold, env.demonstration("CC(=O)Nc1ccc(O)cc1", scaffold, config), config,
+                                    ELEMENTS)
+    policy = tiny_policy().to("meta")
+    log_p = step_log_probs(policy, records, N_VOCAB)
+    assert log_p.device.type == "meta" and log_p.shape == (len(records),)

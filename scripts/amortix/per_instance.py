@@ -11,7 +11,7 @@ import torch
 from neurips26.amortix import environment as env
 from neurips26.amortix import experiment, objectives
 from neurips26.amortix.artifacts import baseline_scaffolds
-from neurips26.amortix.policy import policy_from_state
+from neurips26.amortix.policy import available_device, policy_from_state
 from neurips26.amortix.training import optimise_instance
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
@@ -27,7 +27,7 @@ frames = []
 for index, scaffold in enumerate(names):
     scorer = objectives.Scorer(oracle, budget=spec["budget"], cache=True)
     start = time.perf_counter()
-    rows = optimise_instance(policy_from_state(saved), env.make_scaffold(scaffold, config), scorer,
+    rows = optimise_instance(policy_from_state(saved, available_device()), env.make_scaffold(scaffold, config), scorer,
                              spec["group_size"], spec["budget"], spec["lr"], config,
                              experiment.element_index(config), seed=params.seed + index)
     seconds = time.perf_counter() - start

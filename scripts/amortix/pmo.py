@@ -9,7 +9,7 @@ import torch
 
 from neurips26.amortix import environment as env
 from neurips26.amortix import experiment, graph_ga, objectives
-from neurips26.amortix.policy import policy_from_state
+from neurips26.amortix.policy import available_device, policy_from_state
 from neurips26.amortix.training import optimise_instance
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
@@ -33,7 +33,7 @@ for method in ("random", "amortized", "graph_ga"):
                                             seed=params.seed)
     else:
         scorer = objectives.Scorer(oracle, budget=spec["budget"], cache=True)
-        rows = optimise_instance(policy_from_state(saved), start_scaffold, scorer, spec["group_size"],
+        rows = optimise_instance(policy_from_state(saved, available_device()), start_scaffold, scorer, spec["group_size"],
                                  spec["budget"], spec["lr"], config, elements, seed=params.seed,
                                  learn=method == "amortized")
         calls = pd.DataFrame(rows, columns=["call", "smiles", "score", "round"])

@@ -8,7 +8,7 @@ import torch
 
 from neurips26.amortix import environment as env
 from neurips26.amortix import experiment
-from neurips26.amortix.policy import new_policy, policy_state
+from neurips26.amortix.policy import available_device, new_policy, policy_state
 from neurips26.amortix.rollout import demonstration_records
 from neurips26.amortix.training import behaviour_cloning
 from neurips26.common.io import atomic_path, write_parquet
@@ -25,7 +25,7 @@ records = {split: [r for s, a in zip(part["scaffold"], part["actions"])
                    for r in demonstration_records(scaffolds[s], [tuple(x) for x in json.loads(a)], config, elements)]
            for split, part in demos.groupby("split")}
 log.info("decisions to imitate: %s", {k: len(v) for k, v in records.items()})
-policy = new_policy(cfg["policy"], len(config.scaffold_vocab), len(config.decoration_vocab))
+policy = new_policy(cfg["policy"], len(config.scaffold_vocab), len(config.decoration_vocab)).to(available_device())
 spec = cfg["pretrain"]
 rows = behaviour_cloning(policy, records["train"], records.get("val", records["train"]), steps=spec["steps"],
                          batch_size=spec["batch"], lr=spec["lr"], n_vocab=len(config.decoration_vocab),

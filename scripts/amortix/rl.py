@@ -10,7 +10,7 @@ import torch
 from neurips26.amortix import environment as env
 from neurips26.amortix import experiment, objectives
 from neurips26.amortix.artifacts import split_scaffolds
-from neurips26.amortix.policy import policy_from_state, policy_state
+from neurips26.amortix.policy import available_device, policy_from_state, policy_state
 from neurips26.amortix.training import RLSettings, reinforce
 from neurips26.common.io import atomic_path, write_parquet
 from neurips26.common.runtime import job_provenance, start_job
@@ -24,7 +24,7 @@ split = pd.read_parquet(snakemake.input.split)
 scorer = objectives.Scorer(pickle.loads(Path(snakemake.input.oracle).read_bytes()))
 train = [env.make_scaffold(s, config) for s in split_scaffolds(split, "train")]
 val = [env.make_scaffold(s, config) for s in split_scaffolds(split, "val", cfg["rl"]["val_scaffolds"])]
-policy = policy_from_state(torch.load(snakemake.input.policy, weights_only=False))
+policy = policy_from_state(torch.load(snakemake.input.policy, weights_only=False), available_device())
 spec = cfg["rl"]
 settings = RLSettings(steps=spec["steps"], batch_scaffolds=spec["batch_scaffolds"], group_size=spec["group_size"],
                       lr=spec["lr"], val_every=spec["val_every"])

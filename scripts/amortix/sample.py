@@ -12,7 +12,7 @@ from neurips26.amortix import environment as env
 from neurips26.amortix import experiment
 from neurips26.amortix.artifacts import score_candidates, split_scaffolds
 from neurips26.amortix.evaluation import candidate_frame
-from neurips26.amortix.policy import policy_from_state
+from neurips26.amortix.policy import available_device, policy_from_state
 from neurips26.amortix.rollout import rollout
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
@@ -24,7 +24,7 @@ config = experiment.env_config(cfg)
 elements = experiment.element_index(config)
 names = split_scaffolds(pd.read_parquet(snakemake.input.split), "test", cfg["evaluate"]["test_scaffolds"])
 scaffolds = [env.make_scaffold(s, config) for s in names]
-policy = policy_from_state(torch.load(snakemake.input.policy, weights_only=False))
+policy = policy_from_state(torch.load(snakemake.input.policy, weights_only=False), available_device())
 oracle = pickle.loads(Path(snakemake.input.oracle).read_bytes())
 k = max(cfg["evaluate"]["k_values"])
 frames = []

@@ -94,14 +94,14 @@ class GraphTransformerPolicy(nn.Module):
 
     def target_logits(self, h: torch.Tensor, anchor: torch.Tensor) -> torch.Tensor:
         """(B, V + L - 1): a new atom of each decoration element, then a ring closure to each atom."""
-        rows = torch.arange(h.shape[0])
+        rows = torch.arange(h.shape[0], device=h.device)
         query = self.target_query(h[rows, anchor + 1])
         ring = torch.einsum("bd,bld->bl", query, self.ring_key(h[:, 1:])) / math.sqrt(h.shape[-1])
         return torch.cat([self.element_head(query), ring], dim=1)
 
     def order_logits(self, h: torch.Tensor, anchor: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         """(B, 3): bond orders 1, 2, 3 between the anchor and the chosen element or ring partner."""
-        rows = torch.arange(h.shape[0])
+        rows = torch.arange(h.shape[0], device=h.device)
         n_elements = self.config.n_decoration
         is_new = target < n_elements
         element = self.element_embedding(target.clamp(max=n_elements - 1))
@@ -110,9 +110,12 @@ class GraphTransformerPolicy(nn.Module):
         return self.order_head(torch.cat([h[rows, anchor + 1], chosen], dim=-1))
 
 
-def batch_tensors(batch: Batch) -> dict[str, torch.Tensor]:
-    return {"nodes": torch.from_numpy(batch.nodes), "bonds": torch.from_numpy(batch.bonds),
-            "distances": torch.from_numpy(batch.distances), "valid": torch.from_numpy(batch.valid)}
+def batch_tensors(batch: Batch, device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
+    return {name: torch.from_numpy(getattr(batch, name)).to(device) for name in ("nodes", "bonds", "distances", "valid")}
+
+
+def device_of(policy: nn.Module) -> torch.device:
+    return next(policy.parameters()).device
 
 
 def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
@@ -120,14 +123,19 @@ def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor, temperature: fl
 
 
 def policy_state(policy: GraphTransformerPolicy) -> dict:
-    """What a checkpoint holds: the architecture and the weights."""
-    return {"config": dict(policy.config.__dict__), "state_dict": policy.state_dict()}
+    """What a checkpoint holds: the architecture and the weights (on the CPU, loadable anywhere)."""
+    return {"config": dict(policy.config.__dict__), "state_dict": {k: v.cpu() for k, v in policy.state_dict().items()}}
 
 
-def policy_from_state(state: dict) -> GraphTransformerPolicy:
+def policy_from_state(state: dict, device: torch.device | str = "cpu") -> GraphTransformerPolicy:
     policy = GraphTransformerPolicy(PolicyConfig(**state["config"]))
     policy.load_state_dict(state["state_dict"])
-    return policy
+    return policy.to(device)
+
+
+def available_device() -> str:
+    """The GPU where there is one (paper scale asks for one through profiles/slurm), else the CPU."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def new_policy(sizes: dict, n_elements: int, n_decoration: int) -> GraphTransformerPolicy:

@@ -14,7 +14,7 @@ import torch
 
 from neurips26.amortix import environment as env
 from neurips26.amortix.features import GraphFeatures, collate, state_features
-from neurips26.amortix.policy import GraphTransformerPolicy, batch_tensors, masked_log_softmax
+from neurips26.amortix.policy import GraphTransformerPolicy, batch_tensors, device_of, masked_log_softmax
 
 
 @dataclass(frozen=True)
@@ -46,16 +46,18 @@ def record_masks(state: env.State, anchor: int, target: int, order: int) -> tupl
 
 
 def _sample(log_probs: torch.Tensor, greedy: bool, generator: torch.Generator | None) -> torch.Tensor:
+    """Draws on the CPU (the generator lives there, so a seed gives the same samples on any device)."""
+    log_probs = log_probs.float().cpu()
     if greedy:
         return log_probs.argmax(dim=-1)
     return torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(-1)
 
 
-def _pad_masks(masks: list[np.ndarray], width: int) -> torch.Tensor:
+def _pad_masks(masks: list[np.ndarray], width: int, device: torch.device | str = "cpu") -> torch.Tensor:
     out = np.zeros((len(masks), width), dtype=bool)
     for k, m in enumerate(masks):
         out[k, : len(m)] = m
-    return torch.from_numpy(out)
+    return torch.from_numpy(out).to(device)
 
 
 @torch.no_grad()
@@ -64,6 +66,7 @@ def rollout(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], repea
             generator: torch.Generator | None = None) -> list[Episode]:
     """`repeats` completions of every scaffold (episode k belongs to scaffold k // repeats)."""
     policy.eval()
+    device = device_of(policy)
     states = [env.initial_state(s, config) for s in scaffolds for _ in range(repeats)]
     episodes = [Episode(k // repeats, []) for k in range(len(states))]
     n_vocab = len(config.decoration_vocab)
@@ -73,11 +76,11 @@ def rollout(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], repea
             break
         features = [state_features(states[k], element_index) for k in live]
         batch = collate(features)
-        h = policy.encode(batch_tensors(batch))
+        h = policy.encode(batch_tensors(batch, device))
         width = batch.nodes.shape[1]
         anchor_masks = [env.level1_mask(states[k]) for k in live]
-        anchor = _sample(masked_log_softmax(policy.anchor_logits(h), _pad_masks(anchor_masks, width), temperature),
-                         greedy, generator)
+        anchor = _sample(masked_log_softmax(policy.anchor_logits(h), _pad_masks(anchor_masks, width, device),
+                                            temperature), greedy, generator)
         building = (anchor > 0).nonzero().squeeze(-1)
         target = torch.zeros_like(anchor)
         order = torch.zeros_like(anchor)
@@ -87,11 +90,13 @@ def rollout(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], repea
             rows = building.tolist()
             atoms = anchor[building] - 1
             masks2 = [env.level2_mask(states[live[r]], int(a)) for r, a in zip(rows, atoms.tolist())]
-            t = _sample(masked_log_softmax(policy.target_logits(h[building], atoms),
-                                           _pad_masks(masks2, n_vocab + width - 1), temperature), greedy, generator)
+            on_device = building.to(device), atoms.to(device)
+            t = _sample(masked_log_softmax(policy.target_logits(h[on_device[0]], on_device[1]),
+                                           _pad_masks(masks2, n_vocab + width - 1, device), temperature),
+                        greedy, generator)
             masks3 = [env.level3_mask(states[live[r]], int(a), int(x)) for r, a, x in zip(rows, atoms.tolist(), t.tolist())]
-            o = _sample(masked_log_softmax(policy.order_logits(h[building], atoms, t),
-                                           torch.from_numpy(np.stack(masks3)), temperature), greedy, generator)
+            o = _sample(masked_log_softmax(policy.order_logits(h[on_device[0]], on_device[1], t.to(device)),
+                                           _pad_masks(masks3, 3, device), temperature), greedy, generator)
             target[building], order[building] = t, o
             target_masks = dict(zip(rows, masks2))
             order_masks = dict(zip(rows, masks3))
@@ -123,22 +128,23 @@ def demonstration_records(scaffold: env.Scaffold, actions: list[tuple[int, int, 
 
 def step_log_probs(policy: GraphTransformerPolicy, records: list[StepRecord], n_vocab: int) -> torch.Tensor:
     """log pi(action | state) of every record, with gradients, in one batched pass."""
+    device = device_of(policy)
     batch = collate([r.features for r in records])
     width = batch.nodes.shape[1]
-    h = policy.encode(batch_tensors(batch))
-    anchor = torch.tensor([r.anchor for r in records])
-    log_p = masked_log_softmax(policy.anchor_logits(h), _pad_masks([r.anchor_mask for r in records], width))
+    h = policy.encode(batch_tensors(batch, device))
+    anchor = torch.tensor([r.anchor for r in records], device=device)
+    log_p = masked_log_softmax(policy.anchor_logits(h), _pad_masks([r.anchor_mask for r in records], width, device))
     total = log_p.gather(1, anchor[:, None]).squeeze(1)
-    building = (anchor > 0).nonzero().squeeze(-1)
-    if len(building):
-        rows = building.tolist()
+    rows = [k for k, r in enumerate(records) if r.anchor > 0]  # steps that built something (not STOP)
+    if rows:
+        building = torch.tensor(rows, device=device)
         atoms = anchor[building] - 1
-        target = torch.tensor([records[r].target for r in rows])
-        order = torch.tensor([records[r].order for r in rows])
+        target = torch.tensor([records[r].target for r in rows], device=device)
+        order = torch.tensor([records[r].order for r in rows], device=device)
         log_t = masked_log_softmax(policy.target_logits(h[building], atoms),
-                                   _pad_masks([records[r].target_mask for r in rows], n_vocab + width - 1))
+                                   _pad_masks([records[r].target_mask for r in rows], n_vocab + width - 1, device))
         log_o = masked_log_softmax(policy.order_logits(h[building], atoms, target),
-                                   _pad_masks([records[r].order_mask for r in rows], 3))
+                                   _pad_masks([records[r].order_mask for r in rows], 3, device))
         extra = log_t.gather(1, target[:, None]).squeeze(1) + log_o.gather(1, order[:, None]).squeeze(1)
         total = total.index_add(0, building, extra)
     return total

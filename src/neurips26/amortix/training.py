@@ -82,11 +82,11 @@ def policy_gradient_step(policy: GraphTransformerPolicy, optimiser: Adam, episod
                          n_vocab: int, grad_clip: float, where: str) -> float:
     """One update on -(1 / N) sum_i A_i log pi(trajectory_i); returns the gradient norm before clipping."""
     records = [r for e in episodes for r in e.steps]
-    owner = torch.tensor([k for k, e in enumerate(episodes) for _ in e.steps])
     policy.train()
     log_p = step_log_probs(policy, records, n_vocab)
-    per_episode = torch.zeros(len(episodes)).index_add(0, owner, log_p)
-    loss = -(torch.from_numpy(adv).float() * per_episode).sum() / len(episodes)
+    owner = torch.tensor([k for k, e in enumerate(episodes) for _ in e.steps], device=log_p.device)
+    per_episode = torch.zeros(len(episodes), device=log_p.device).index_add(0, owner, log_p)
+    loss = -(torch.from_numpy(adv).float().to(log_p.device) * per_episode).sum() / len(episodes)
     if not torch.isfinite(loss):
         raise NonFiniteLoss(f"RL loss is {loss.item()} at {where}")
     optimiser.zero_grad()
