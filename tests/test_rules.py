@@ -199,7 +199,7 @@ def test_value_outside_enum_stops_the_run(workflow_copy):
 def test_unknown_paper_stops_the_run(workflow_copy):
     path = workflow_copy / "config/config.yaml"
     path.write_text(path.read_text().replace("- amortized_ot", "- amortized_ot\n  - not_a_paper"))
-    expect_config_error(workflow_copy, must_contain=("not_a_paper", "allowed values: amortized_ot"))
+    expect_config_error(workflow_copy, must_contain=("not_a_paper", "allowed values: amortix, amortized_ot"))
 
 
 def test_unknown_default_scale_stops_the_run(workflow_copy):
