@@ -1,5 +1,5 @@
 # Paper 19: AMORTIX, amortized scaffold decoration (graph transformer, group-relative advantages).
-# corpus -> scaffold split -> oracle (surrogate classifiers) -> demonstrations -> pretrain (behaviour cloning)
+# corpus -> scaffold split, demonstrations, oracle (surrogate classifiers) -> pretrain (behaviour cloning)
 #   -> rl {variant}_s{seed} -> sample {policy} (single shot, best-of-K) -> baselines (graph GA, per-instance RL)
 #   -> pmo {oracle} -> tables -> claims/figures -> report
 
@@ -99,8 +99,7 @@ rule amortix_oracle:
 
 rule amortix_demonstrations:
     input:
-        corpus=f"{AX}/corpus.parquet",
-        split=f"{AX}/scaffolds.parquet",
+        f"{AX}/corpus.parquet",
     output:
         f"{AX}/demonstrations.parquet",
     log:
@@ -121,7 +120,8 @@ rule amortix_demonstrations:
 
 rule amortix_pretrain:
     input:
-        f"{AX}/demonstrations.parquet",
+        demonstrations=f"{AX}/demonstrations.parquet",
+        split=f"{AX}/scaffolds.parquet",
     output:
         policy=f"{AX}/policies/pretrained.pt",
         log_table=f"{AX}/pretrain_log.parquet",
@@ -275,6 +275,7 @@ rule amortix_tables:
         per_instance=f"{AX}/baselines/per_instance.parquet",
         pmo=ax_pmo_files,
         demonstrations=f"{AX}/demonstrations.parquet",
+        split=f"{AX}/scaffolds.parquet",
         oracle=f"{AX}/oracle.pkl",
     output:
         decoration=f"{AX}/table_scaffold.parquet",

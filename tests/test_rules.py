@@ -144,6 +144,9 @@ def test_slurm_profile_sets_resources_only_for_existing_rules():
     assert profile["software-deployment-method"] == "conda"
     assert set(profile["set-resources"]) <= set(rule_blocks())
     assert all(res.get("gpu", 0) >= 1 for res in profile["set-resources"].values())
+    # set-resources apply at every scale: the cluster test's one-node cluster (24 GB) must be able to grant them
+    too_big = {rule: res["mem_mb"] for rule, res in profile["set-resources"].items() if res.get("mem_mb", 0) > 16000}
+    assert not too_big, f"set-resources asking for more than 16 GB: {too_big}"
 
 
 def test_the_local_cluster_profile_only_adds_what_the_local_cluster_needs():

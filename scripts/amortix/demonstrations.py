@@ -13,11 +13,11 @@ from neurips26.common.runtime import job_provenance, start_job
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
 config = experiment.env_config(params.config)
-molecules = pd.read_parquet(snakemake.input.corpus).merge(pd.read_parquet(snakemake.input.split), on="scaffold")
+molecules = pd.read_parquet(snakemake.input[0])
 scaffolds = {s: env.make_scaffold(s, config) for s in molecules["scaffold"].unique()}
 actions = [env.demonstration(m, scaffolds[s], config) for m, s in zip(molecules["smiles"], molecules["scaffold"])]
 built = [a is not None for a in actions]
-table = molecules.loc[built, ["smiles", "scaffold", "split"]].assign(
+table = molecules.loc[built, ["smiles", "scaffold"]].assign(
     actions=[json.dumps(a) for a in actions if a is not None],
     n_actions=[len(a) for a in actions if a is not None])
 log.info("%d of %d molecules have a demonstration within %d new atoms and %d actions (%d actions in all)",

@@ -19,7 +19,7 @@ log = start_job(snakemake, seed=params.seed)
 cfg = params.config
 config = experiment.env_config(cfg)
 elements = experiment.element_index(config)
-demos = pd.read_parquet(snakemake.input[0])
+demos = pd.read_parquet(snakemake.input.demonstrations).merge(pd.read_parquet(snakemake.input.split), on="scaffold")
 scaffolds = {s: env.make_scaffold(s, config) for s in demos["scaffold"].unique()}
 records = {split: [r for s, a in zip(part["scaffold"], part["actions"])
                    for r in demonstration_records(scaffolds[s], [tuple(x) for x in json.loads(a)], config, elements)]

@@ -20,6 +20,7 @@ counts, split, demos, selftest, pretrain, decoration, best_of_k, pmo, training, 
     for p in (inp.counts, inp.split, inp.demonstrations, inp.selftest, inp.pretrain, inp.decoration, inp.best_of_k,
               inp.pmo, inp.training, inp.throughput, inp.claims))
 oracle = json.loads(open(inp.oracle).read())
+demos = demos.merge(split, on="scaffold")
 split_sizes = demos.groupby("split").agg(molecules=("smiles", "size"), scaffolds=("scaffold", "nunique"),
                                          decisions=("n_actions", "sum")).reset_index()
 clusters = split.groupby("split")["cluster"].nunique().rename("clusters").reset_index()

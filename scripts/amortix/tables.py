@@ -26,7 +26,7 @@ for method, path in (("graph GA", inp.graph_ga), ("per-instance RL", inp.per_ins
     instance[method] = calls
     best = best_per_scaffold(summary.instance_candidates(calls, method))
     instance_success[method] = score_candidates(best.assign(valid=True, retained=True), oracle)
-demos = pd.read_parquet(inp.demonstrations)
+demos = pd.read_parquet(inp.demonstrations).merge(pd.read_parquet(inp.split), on="scaffold")
 train_smiles = set(demos.loc[demos["split"] == "train", "smiles"])
 decoration = summary.decoration_table(samples, rl_calls, instance, instance_success, cfg["evaluate"]["k_values"],
                                       train_smiles)
