@@ -10,9 +10,10 @@ STAMP     := $(VENV)/.installed
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt requirements.lock pyproject.toml
+$(STAMP): requirements.txt requirements.lock requirements-nodeps.txt pyproject.toml
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet -r requirements.txt -c requirements.lock
+	$(PYTHON) -m pip install --quiet --no-deps -r requirements-nodeps.txt
 	$(PYTHON) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 

@@ -1,0 +1,361 @@
+r"""SASRec (Kang and McAuley, ICDM 2018) trained with cross-entropy over all items: the paper's
+SASRec baseline (notes 10, 4.6 quick: 2 blocks, d = 64, maxlen 50, 8 epochs).
+
+The network follows ``pmixer/SASRec.pytorch`` (``model.py`` with ``norm_first=True``):
+
+* an item embedding of ``n_items + 1`` rows, row 0 the padding (item ``i`` is row ``i + 1``),
+  scaled by ``sqrt(d)``, plus a learned positional embedding, then embedding dropout;
+* ``n_blocks`` pre-LN blocks, ``x + MHA(LN(x))`` under a causal mask then ``x + FFN(LN(x))``, with
+  pmixer's point-wise feed-forward ``Dropout(W2 ReLU(Dropout(W1 x)))`` (its two kernel-1
+  convolutions, width d) and attention dropout; a last LayerNorm;
+* logits ``h @ E[1:]^T`` over every item, ``E`` the input item embedding (tied).
+
+Deliberate differences from pmixer:
+
+* loss: softmax cross-entropy over all items at every non-padded position (pmixer: BCE with one
+  sampled negative), the setting the paper uses for its SASRec baseline;
+* positions count from the right: the most recent item always has position ``maxlen - 1``. Under
+  pmixer's left padding to ``maxlen`` this is the same index; it also lets a batch be cut to its
+  longest row (:func:`_trim`) without changing any output;
+* padded keys are masked out of attention (a padded query attends to itself only, so no row of
+  the mask is empty), so left padding changes no real position's output; pmixer lets real
+  positions attend to the zero-embedded padding;
+* every transition of a training sequence is a target exactly once: a sequence is cut from its end
+  into windows of ``maxlen`` inputs (:func:`training_windows`), where pmixer keeps only each user's
+  last window. Synthetic sequences (5 + Poisson(12) items) fit in one window;
+* the padding row of ``E`` starts at zero; other matrices are xavier-normal as in pmixer.
+
+Training (:func:`train_sasrec`): Adam with pmixer's betas (0.9, 0.98), shuffled mini-batches of
+windows and, after each epoch, full-ranking NDCG@10/Recall@10 and the NLL of the validation
+targets; the epoch with the best validation NDCG@10 is kept. All randomness comes from
+``config.seed`` (numpy for the shuffles, a forked torch RNG for the initial weights and dropout), so
+a CPU run with a fixed thread count is bit-reproducible and the caller's RNG state is untouched.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from neurips26.common.adam import Adam
+
+from .graph import as_sequences
+from .metrics import metrics_from_scores
+
+__all__ = [
+    "IGNORE",
+    "SASRec",
+    "SASRecConfig",
+    "left_padded",
+    "score_sasrec",
+    "train_sasrec",
+    "training_windows",
+]
+
+IGNORE = -100  # the target at a padded position (F.cross_entropy's default ignore_index)
+
+
+def _is_int(value, low: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= low
+
+
+@dataclass(frozen=True)
+class SASRecConfig:
+    """SASRec settings: the quick scale (notes 4.6) and pmixer's defaults otherwise (one head,
+    dropout 0.2, lr 1e-3, batch 128).
+
+    At 8 epochs and lr 1e-3 training is not converged on the synthetic regimes (2,000 users, about
+    28k targets, 128 Adam steps): validation NDCG@10 still rises at the last epoch.
+    """
+
+    d_model: int = 64
+    n_blocks: int = 2
+    n_heads: int = 1
+    maxlen: int = 50
+    dropout: float = 0.2
+    lr: float = 1e-3
+    batch: int = 128
+    epochs: int = 8
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("d_model", "n_blocks", "n_heads", "maxlen", "batch"):
+            if not _is_int(getattr(self, name), 1):
+                raise ValueError(f"SASRecConfig.{name} must be a positive integer, "
+                                 f"got {getattr(self, name)!r}")
+        for name in ("epochs", "seed"):
+            if not _is_int(getattr(self, name), 0):
+                raise ValueError(f"SASRecConfig.{name} must be an integer >= 0, "
+                                 f"got {getattr(self, name)!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"SASRecConfig.dropout must lie in [0, 1), got {self.dropout!r}")
+        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
+            raise ValueError(f"SASRecConfig.lr must be positive, got {self.lr!r}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Model
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d_model: int, n_heads: int, dropout: float):
+        super().__init__()
+        self.n_heads, self.dropout = n_heads, dropout
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        """``allowed`` (B, 1, T, T) bool: query t may attend to key s."""
+        batch, width, d = x.shape
+        heads = self.qkv(x).view(batch, width, 3, self.n_heads, d // self.n_heads)
+        q, k, v = heads.permute(2, 0, 3, 1, 4)
+        dropout = self.dropout if self.training else 0.0
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=dropout)
+        return self.out(y.transpose(1, 2).reshape(batch, width, d))
+
+
+class PointWiseFeedForward(nn.Module):
+    """pmixer's ``PointWiseFeedForward`` without its residual (the block adds it)."""
+
+    def __init__(self, d_model: int, dropout: float):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(d_model, d_model), nn.Dropout(dropout), nn.ReLU(),
+                                 nn.Linear(d_model, d_model), nn.Dropout(dropout))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+class Block(nn.Module):
+    def __init__(self, d_model: int, n_heads: int, dropout: float):
+        super().__init__()
+        self.ln_attention = nn.LayerNorm(d_model, eps=1e-8)
+        self.attention = CausalSelfAttention(d_model, n_heads, dropout)
+        self.ln_forward = nn.LayerNorm(d_model, eps=1e-8)
+        self.forward_net = PointWiseFeedForward(d_model, dropout)
+
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        x = x + self.attention(self.ln_attention(x), allowed)
+        return x + self.forward_net(self.ln_forward(x))
+
+
+class SASRec(nn.Module):
+    """SASRec over ``n_items`` items (ids ``0..n_items-1``); see the module docstring."""
+
+    def __init__(self, n_items: int, config: SASRecConfig = SASRecConfig()):
+        super().__init__()
+        if not _is_int(n_items, 1):
+            raise ValueError(f"n_items must be a positive integer, got {n_items!r}")
+        self.n_items, self.config = int(n_items), config
+        d = config.d_model
+        self.item_embedding = nn.Embedding(self.n_items + 1, d, padding_idx=0)
+        self.position_embedding = nn.Embedding(config.maxlen, d)
+        self.embedding_dropout = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(
+            Block(d, config.n_heads, config.dropout) for _ in range(config.n_blocks))
+        self.ln_final = nn.LayerNorm(d, eps=1e-8)
+        for param in self.parameters():  # pmixer: xavier_normal_ on every matrix
+            if param.dim() > 1:
+                nn.init.xavier_normal_(param)
+        with torch.no_grad():
+            self.item_embedding.weight[0].zero_()
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Hidden states (B, T, d) of left-padded tokens (B, T), ``T <= maxlen``, where a token is
+        the item id + 1 and 0 is padding."""
+        batch, width = tokens.shape
+        maxlen = self.config.maxlen
+        if width > maxlen:
+            raise ValueError(f"{width} positions exceed maxlen={maxlen}")
+        positions = torch.arange(maxlen - width, maxlen, device=tokens.device)
+        x = self.item_embedding(tokens) * math.sqrt(self.config.d_model)
+        x = self.embedding_dropout(x + self.position_embedding(positions))
+        causal = torch.ones(width, width, dtype=torch.bool, device=tokens.device).tril()
+        itself = torch.eye(width, dtype=torch.bool, device=tokens.device)
+        allowed = ((causal & (tokens > 0)[:, None, :]) | itself)[:, None]  # (B, 1, T, T)
+        for block in self.blocks:
+            x = block(x, allowed)
+        return self.ln_final(x)
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Scores (..., n_items) of every item from hidden states (..., d): the tied embedding."""
+        return hidden @ self.item_embedding.weight[1:].T
+
+
+# --------------------------------------------------------------------------------------------------
+# Batches
+
+
+def left_padded(histories: Sequence[np.ndarray], n_items: int, maxlen: int) -> np.ndarray:
+    """Tokens (n, maxlen) int64: the last ``maxlen`` items of each history, shifted by +1 and
+    left-padded with 0. Every history must be non-empty."""
+    hists = as_sequences(histories, n_items, "history")
+    lengths = np.array([h.size for h in hists], dtype=np.int64)
+    if (lengths == 0).any():
+        empty = int(np.argmax(lengths == 0))
+        raise ValueError(f"every history needs at least one item; history {empty} is empty")
+    flat = np.concatenate(hists) if hists else np.zeros(0, np.int64)
+    take = np.minimum(lengths, maxlen)
+    rows = np.repeat(np.arange(len(hists)), take)
+    within = np.arange(take.sum()) - np.repeat(np.cumsum(take) - take, take)
+    source = np.cumsum(lengths)[rows] - take[rows] + within
+    tokens = np.zeros((len(hists), maxlen), dtype=np.int64)
+    tokens[rows, maxlen - take[rows] + within] = flat[source] + 1
+    return tokens
+
+
+def training_windows(
+    sequences: Sequence[np.ndarray], n_items: int, maxlen: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every transition ``s[j] -> s[j + 1]`` as one (input token, target) pair of a left-padded
+    window.
+
+    A sequence of ``L`` items has ``L - 1`` transitions. Counted from its end, transition ``r``
+    (r = 0 the last) sits in the sequence's window ``r // maxlen`` from the end, at slot
+    ``maxlen - 1 - r % maxlen``: the last window is pmixer's training row, the earlier ones hold the
+    rest (a sequence's windows in time order). Returns tokens (n_windows, maxlen) (item + 1, 0 =
+    pad) and targets (n_windows, maxlen) (item id, ``IGNORE`` at padding).
+    """
+    seqs = [s for s in as_sequences(sequences, n_items) if s.size > 1]
+    if not seqs:
+        raise ValueError("no training sequence has two or more items: nothing to predict")
+    lengths = np.array([s.size for s in seqs], dtype=np.int64)
+    flat = np.concatenate(seqs)
+    n_pairs = lengths - 1
+    seq = np.repeat(np.arange(len(seqs)), n_pairs)
+    j = np.arange(n_pairs.sum()) - np.repeat(np.cumsum(n_pairs) - n_pairs, n_pairs)
+    source = (np.cumsum(lengths) - lengths)[seq] + j  # position of s[j] in flat
+    r = n_pairs[seq] - 1 - j
+    n_windows = -(-n_pairs // maxlen)
+    window = np.cumsum(n_windows)[seq] - 1 - r // maxlen
+    slot = maxlen - 1 - r % maxlen
+    tokens = np.zeros((n_windows.sum(), maxlen), dtype=np.int64)
+    targets = np.full((n_windows.sum(), maxlen), IGNORE, dtype=np.int64)
+    tokens[window, slot] = flat[source] + 1
+    targets[window, slot] = flat[source + 1]
+    return tokens, targets
+
+
+def _trim(tokens: torch.Tensor, *others: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Drop the leading columns that are padding in every row: positions count from the right and
+    padding is masked, so no output changes."""
+    width = max(int((tokens > 0).sum(dim=1).max()), 1) if len(tokens) else 1
+    return tuple(t[:, t.shape[1] - width:] for t in (tokens, *others))
+
+
+# --------------------------------------------------------------------------------------------------
+# Scoring and training
+
+
+def score_sasrec(model: SASRec, histories: Sequence[np.ndarray], batch: int = 512) -> np.ndarray:
+    """Scores (n_users, n_items) float32 of the item after each history (its last ``maxlen``
+    items): the logits at the last position, without dropout. Histories must be non-empty; the
+    model's train/eval mode is restored afterwards."""
+    tokens = torch.from_numpy(left_padded(histories, model.n_items, model.config.maxlen))
+    scores = np.empty((len(tokens), model.n_items), dtype=np.float32)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            for start in range(0, len(tokens), batch):
+                (chunk,) = _trim(tokens[start:start + batch])
+                scores[start:start + len(chunk)] = model.logits(model(chunk)[:, -1]).numpy()
+    finally:
+        model.train(was_training)
+    return scores
+
+
+def _validation_row(model: SASRec, histories, targets: np.ndarray) -> dict[str, float]:
+    scores = score_sasrec(model, histories)
+    nll = F.cross_entropy(torch.from_numpy(scores).double(), torch.from_numpy(targets))
+    metrics = metrics_from_scores(scores, targets, ks=(10,))
+    return {"valid_ndcg10": metrics["NDCG@10"], "valid_recall10": metrics["Recall@10"],
+            "valid_nll": float(nll)}
+
+
+def train_sasrec(
+    train_sequences: Sequence[np.ndarray],
+    n_items: int,
+    valid_histories: Sequence[np.ndarray] | None,
+    valid_targets: np.ndarray | None,
+    config: SASRecConfig = SASRecConfig(),
+    log: Callable[[str], None] | None = None,
+) -> tuple[SASRec, list[dict]]:
+    """Train SASRec by softmax cross-entropy over all items at every position of the training
+    windows (:func:`training_windows`).
+
+    After each epoch the validation targets (the item after each validation history) are ranked
+    among all items; the weights of the epoch with the best validation NDCG@10 (the earliest among
+    equals) are returned, in eval mode. Without validation data (both None) the last epoch is kept.
+
+    Returns the model and one row per epoch: ``epoch`` (1-based), ``train_loss`` (mean CE per
+    target), ``tokens`` (targets per epoch), ``seconds`` and ``tokens_per_s`` (optimisation only,
+    validation excluded), ``valid_ndcg10``, ``valid_recall10``, ``valid_nll`` (when validating) and
+    ``best``. ``log`` receives one line per epoch. Raises FloatingPointError naming the epoch and
+    batch where the loss becomes non-finite.
+    """
+    if (valid_histories is None) != (valid_targets is None):
+        raise ValueError("give both valid_histories and valid_targets, or neither")
+    if valid_targets is not None:
+        valid_targets = np.asarray(valid_targets, dtype=np.int64).ravel()
+        if valid_targets.size != len(valid_histories):
+            raise ValueError(f"{valid_targets.size} validation targets for "
+                             f"{len(valid_histories)} histories")
+        if valid_targets.size and (valid_targets.min() < 0 or valid_targets.max() >= n_items):
+            raise ValueError(f"validation targets outside 0..{n_items - 1}")
+    tokens_np, targets_np = training_windows(train_sequences, n_items, config.maxlen)
+    tokens_all, targets_all = torch.from_numpy(tokens_np), torch.from_numpy(targets_np)
+    n_tokens = int((targets_np != IGNORE).sum())
+    shuffle = np.random.default_rng(config.seed)
+    say = log or (lambda line: None)
+
+    rows: list[dict] = []
+    best_state, best_ndcg, best_epoch = None, -np.inf, config.epochs
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        model = SASRec(n_items, config)
+        optimiser = Adam(model.parameters(), lr=config.lr, betas=(0.9, 0.98))
+        for epoch in range(1, config.epochs + 1):
+            model.train()
+            start, total = time.perf_counter(), 0.0
+            order = torch.from_numpy(shuffle.permutation(len(tokens_np)))
+            for step, idx in enumerate(order.split(config.batch), start=1):
+                tokens, targets = _trim(tokens_all[idx], targets_all[idx])
+                keep = targets != IGNORE
+                hidden = model(tokens)[keep]  # logits only where there is a target
+                loss = F.cross_entropy(model.logits(hidden), targets[keep], reduction="sum")
+                if not torch.isfinite(loss):
+                    raise FloatingPointError(
+                        f"SASRec cross-entropy is {loss.item()} at epoch {epoch}, batch {step}: "
+                        f"training diverged; lower the learning rate (lr={config.lr}) or check "
+                        f"the data")
+                optimiser.zero_grad(set_to_none=True)
+                (loss / keep.sum()).backward()
+                optimiser.step()
+                total += loss.item()
+            seconds = time.perf_counter() - start
+            row = {"epoch": epoch, "train_loss": total / n_tokens, "tokens": n_tokens,
+                   "seconds": seconds, "tokens_per_s": n_tokens / seconds}
+            if valid_targets is not None:
+                row |= _validation_row(model, valid_histories, valid_targets)
+                if row["valid_ndcg10"] > best_ndcg:
+                    best_ndcg, best_epoch = row["valid_ndcg10"], epoch
+                    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            rows.append(row)
+            say(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                         for k, v in row.items()))
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    for row in rows:
+        row["best"] = row["epoch"] == best_epoch
+    say(f"kept epoch {best_epoch} of {config.epochs}; {asdict(config)}")
+    return model.eval(), rows
