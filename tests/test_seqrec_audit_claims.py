@@ -12,9 +12,9 @@ DATASETS = ("shortcut_rich", "shortcut_poor", "only_lowbranch", "only_smooth", "
 
 
 def table(scores: dict[str, dict[str, float]]) -> pd.DataFrame:
-    rows = [{"dataset": d, "method": m, "metric": "ndcg@10", "value": v}
+    rows = [{"dataset": d, "method": m, "metric": "NDCG@10", "value": v}
             for d, by_method in scores.items() for m, v in by_method.items()]
-    rows.append({"dataset": "shortcut_rich", "method": "tgh1", "metric": "recall@10", "value": 0.99})  # ignored
+    rows.append({"dataset": "shortcut_rich", "method": "tgh1", "metric": "Recall@10", "value": 0.99})  # ignored
     return pd.DataFrame(rows)
 
 

@@ -13,7 +13,7 @@ TGH_METHODS = ("tgh1", "tgh2")
 
 def _ndcg(table: pd.DataFrame, dataset: str) -> pd.Series:
     """NDCG@10 per method on one dataset (mean over seeds)."""
-    rows = table[(table["dataset"] == dataset) & (table["metric"] == "ndcg@10")]
+    rows = table[(table["dataset"] == dataset) & (table["metric"] == "NDCG@10")]
     return rows.groupby("method")["value"].mean()
 
 
