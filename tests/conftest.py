@@ -49,6 +49,16 @@ def snakemake(
     return proc
 
 
+def expect_config_error(repo: Path, *args: str, must_contain: tuple[str, ...]):
+    """A dry run of `args` in `repo` fails before any job, and its message contains every piece."""
+    out = snakemake(repo, "-n", *args, check=False)
+    text = out.stdout + out.stderr
+    assert out.returncode != 0, "the bad config was accepted"
+    assert "Select jobs to execute" not in text and "Finished jobid" not in text  # stopped before any job
+    for piece in must_contain:
+        assert piece in text, f"{piece!r} not in:\n{text[-3000:]}"
+
+
 def planned_jobs(cwd: Path, *targets: str, config: tuple[str, ...] = ()) -> dict[str, int]:
     """The job counts per rule of a dry run (Snakemake's own 'Job stats' table)."""
     args = ["-n", *targets]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, snakemake
+from conftest import ROOT, expect_config_error, snakemake
 
 RULE_FILES = sorted((ROOT / "rules").rglob("*.smk"))
 IMPORT_TO_PACKAGE = {"sklearn": "scikit-learn", "skimage": "scikit-image", "ot": "pot", "yaml": "pyyaml", "PIL": "pillow"}
@@ -161,15 +161,6 @@ def test_the_local_cluster_profile_only_adds_what_the_local_cluster_needs():
     assert defaults.pop("slurm_account") == "local"
     assert defaults == users["default-resources"]
     assert users["slurm-keep-successful-logs"] is True and users["retries"] >= 1
-
-
-def expect_config_error(repo: Path, *args: str, must_contain: tuple[str, ...]):
-    out = snakemake(repo, "-n", *args, check=False)
-    text = out.stdout + out.stderr
-    assert out.returncode != 0, "the bad config was accepted"
-    assert "Select jobs to execute" not in text and "Finished jobid" not in text  # stopped before any job
-    for piece in must_contain:
-        assert piece in text, f"{piece!r} not in:\n{text[-3000:]}"
 
 
 def edit_paper_config(repo: Path, change) -> None:
