@@ -20,7 +20,7 @@ def table(scores: dict[str, dict[str, float]]) -> pd.DataFrame:
 
 def diagnostics(rich_cov1=0.8, poor_cov1=0.1) -> pd.DataFrame:
     return pd.DataFrame({"dataset": list(DATASETS), "cov1": [rich_cov1, poor_cov1, 0.7, 0.2, 0.35],
-                         "feat_auc": [0.9, 0.6, 0.6, 0.9, 0.7], "hd": [-0.1, 0.5, 0.4, -0.05, 0.3]})
+                         "FeatAUC": [0.9, 0.6, 0.6, 0.9, 0.7], "HD": [-0.1, 0.5, 0.4, -0.05, 0.3]})
 
 
 SUPPORTING = {

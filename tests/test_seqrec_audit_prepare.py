@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from neurips26.seqrec_audit import data, prepare
+from neurips26.seqrec_audit.artifacts import load_prepared
 
 
 def test_reindexing_keeps_order_and_maps_to_contiguous_ids():
@@ -41,3 +44,31 @@ def test_a_synthetic_regime_is_prepared_with_its_counts():
     assert ready.n_items == 100 and ready.features.shape == (100, 16)
     assert ready.split.n_users + ready.counts["users_too_short"] == 200
     assert set(ready.counts) >= {"test_targets_cold", "valid_targets_cold"}
+
+
+def test_a_prepared_dataset_survives_its_files(tmp_path):
+    ready = prepare.prepare_synthetic(data.regime_spec("shortcut_poor", n_users=60, n_items=80, seed=3), 3)
+    sequences, items, counts = prepare.to_frames(ready)
+    paths = {"sequences": tmp_path / "s.parquet", "item_table": tmp_path / "i.parquet",
+             "counts": tmp_path / "c.parquet", "features": tmp_path / "f.npy"}
+    sequences.to_parquet(paths["sequences"])
+    items.to_parquet(paths["item_table"])
+    counts.to_parquet(paths["counts"])
+    np.save(paths["features"], ready.features)
+    back = load_prepared(SimpleNamespace(**paths))
+    assert back.n_items == ready.n_items and np.array_equal(back.features, ready.features)
+    assert back.counts == ready.counts and back.split.cold == ready.split.cold
+    assert all(np.array_equal(a, b) for a, b in zip(back.split.train, ready.split.train))
+    assert all(np.array_equal(a, b) for a, b in zip(back.split.test_history, ready.split.test_history))
+    assert np.array_equal(back.split.test_target, ready.split.test_target)
+
+
+def test_features_that_do_not_match_the_items_are_refused_on_reading():
+    ready = prepare.prepare_synthetic(data.regime_spec("shortcut_rich", n_users=30, n_items=70), 3)
+    sequences, items, counts = prepare.to_frames(ready)
+    with pytest.raises(ValueError, match="rows but there are 70 items"):
+        prepare.from_frames(sequences, items, ready.features[:-1], counts)
+    nan = ready.features.copy()
+    nan[5, 0] = np.nan
+    with pytest.raises(ValueError, match="finite|NaN"):
+        prepare.from_frames(sequences, items, nan, counts)

@@ -80,6 +80,26 @@ def test_smoke_run_writes_paper_04s_phase_diagram_claims_and_figures(smoke_run):
     assert "## Claims" in report and "Deviations" in report and "Cost of one denoising step" in report
 
 
+def test_smoke_run_writes_paper_10s_ndcg_table_diagnostics_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/seqrec_audit"
+    smoke = yaml.safe_load((smoke_run / "config/seqrec_audit.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["ndcg_table", "gain_vs_diagnostics", "sasrec_training"])
+    claims = pd.read_parquet(out / "claims.parquet")
+    assert list(claims["claim_id"]) == ["C1", "C2", "C3", "C4a", "C4b", "C5"]
+    metrics = pd.read_parquet(out / "metrics.parquet")
+    methods = {*smoke["methods"], "sasrec"}
+    assert set(metrics["dataset"]) == set(smoke["datasets"]) and set(metrics["method"]) == methods
+    assert (metrics.groupby(["dataset", "method", "seed"]).size() == 6).all()  # Recall and NDCG at 1/5/10
+    assert metrics["value"].between(0, 1).all()
+    ndcg = pd.read_parquet(out / "table_ndcg.parquet")
+    assert list(ndcg["dataset"]) == smoke["datasets"] and methods <= set(ndcg.columns)
+    gains = pd.read_parquet(out / "table_gains.parquet")
+    assert {"cov1", "FeatAUC", "HD", "perplexity"} <= set(gains.columns) and len(gains) == len(smoke["datasets"])
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "**Protocol.**" in report and "Cost: TGH against SASRec" in report
+
+
 def test_smoke_run_writes_paper_12s_runs_checks_claims_and_figures(smoke_run):
     out = smoke_run / "results/smoke/thresh_mcts"
     figures = sorted(p.stem for p in (out / "figures").glob("*.png"))

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from .baselines import PROFILE_DECAY, itemknn_last_scores, itemknn_profile_scores
 from .graph import as_sequences, ring_masks
 from .heuristic import validate_features
-from .metrics import metrics_from_scores
+from .metrics import metrics_from_ranks, ranks_in_chunks
 
 __all__ = [
     "feature_auc",
@@ -141,13 +141,16 @@ def history_dependence(
 ) -> float:
     """``NDCG@10(profile kNN) / NDCG@10(last-item kNN) - 1`` (nan when the denominator is 0)."""
     _, targets = _last_and_targets(histories, targets, n_items)
-    last = itemknn_last_scores(sequences, n_items, histories, features, exclude_history)
-    ndcg_last = metrics_from_scores(last, targets, ks=(10,))["NDCG@10"]
-    del last
-    profile = itemknn_profile_scores(
-        sequences, n_items, histories, features, exclude_history, decay=decay
-    )
-    ndcg_profile = metrics_from_scores(profile, targets, ks=(10,))["NDCG@10"]
+
+    def last(chunk):
+        return itemknn_last_scores(sequences, n_items, chunk, features, exclude_history)
+
+    def profile(chunk):
+        return itemknn_profile_scores(sequences, n_items, chunk, features, exclude_history, decay=decay)
+
+    ndcg_last, ndcg_profile = (
+        metrics_from_ranks(ranks_in_chunks(scores, histories, targets, n_items), ks=(10,))["NDCG@10"]
+        for scores in (last, profile))
     return ndcg_profile / ndcg_last - 1.0 if ndcg_last > 0 else float("nan")
 
 

@@ -5,6 +5,7 @@ each method's time per 1,000 users."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -12,35 +13,43 @@ import pandas as pd
 
 from neurips26.seqrec_audit.baselines import BASELINES
 from neurips26.seqrec_audit.graph import transition_counts
-from neurips26.seqrec_audit.heuristic import TGH_VARIANTS, recommend_tgh
-from neurips26.seqrec_audit.metrics import history_mask, metrics_from_scores, metrics_from_topk
+from neurips26.seqrec_audit.heuristic import TGH_VARIANTS, TGHConfig, recommend_tgh
+from neurips26.seqrec_audit.metrics import metrics_from_ranks, metrics_from_topk, ranks_in_chunks
 from neurips26.seqrec_audit.prepare import PreparedDataset
 
 TRAINING_FREE = (*BASELINES, *TGH_VARIANTS)
 
 
 def evaluate_training_free(ready: PreparedDataset, methods: list[str], exclude_history: bool = False,
-                           tie_break: str = "pessimistic", alpha: float = 0.5, seed: int = 42) -> pd.DataFrame:
+                           tie_break: str = "pessimistic", tgh: dict[str, TGHConfig] | None = None,
+                           log: Callable[[str], None] | None = None, chunk_size: int = 4096) -> pd.DataFrame:
     """Long-form table (method, metric, value) plus `seconds_per_1000_users` per method. Score-matrix methods are
-    ranked with `tie_break` over all items; TGH returns ranked top-10 lists (its ties go to the lower item id)."""
-    unknown = sorted(set(methods) - set(TRAINING_FREE))
+    ranked with `tie_break` over all items; TGH returns ranked top-10 lists (its ties go to the lower item id).
+    `tgh` names the TGH variants (default: the paper's TGH-1 and TGH-2); `exclude_history` applies to all.
+    Score-matrix methods score `chunk_size` users at a time (`metrics.ranks_in_chunks`)."""
+    tgh = TGH_VARIANTS if tgh is None else tgh
+    unknown = sorted(set(methods) - set(BASELINES) - set(tgh))
     if unknown:
-        raise ValueError(f"unknown training-free methods {unknown}; choose from {list(TRAINING_FREE)}")
+        raise ValueError(f"unknown training-free methods {unknown}; choose from {[*BASELINES, *tgh]}")
+    say = log or (lambda line: None)
     split, n = ready.split, ready.n_items
     histories, targets = split.test_history, split.test_target
     counts = transition_counts(split.train, n)
-    mask = history_mask(histories, n) if exclude_history else None
     rows = []
     for method in methods:
         start = time.perf_counter()
-        if method in TGH_VARIANTS:
-            config = replace(TGH_VARIANTS[method], alpha=alpha, exclude_history=exclude_history, seed=seed)
+        if method in tgh:
+            config = replace(tgh[method], exclude_history=exclude_history)
             values = metrics_from_topk(recommend_tgh(counts, ready.features, histories, config, k=10), targets)
         else:
-            scores = BASELINES[method](split.train, n, histories, features=ready.features,
-                                       exclude_history=exclude_history)
-            values = metrics_from_scores(scores, targets, history_mask=mask, tie_break=tie_break)
+            def scores(chunk, method=method):
+                return BASELINES[method](split.train, n, chunk, features=ready.features,
+                                         exclude_history=exclude_history)
+
+            values = metrics_from_ranks(ranks_in_chunks(scores, histories, targets, n, exclude_history, tie_break,
+                                                        chunk_size))
         per_1000 = (time.perf_counter() - start) / max(len(targets), 1) * 1000
+        say(f"{method}: NDCG@10 {values['NDCG@10']:.4f}, {per_1000:.3f} s per 1,000 users")
         rows += [{"method": method, "metric": metric, "value": float(value), "seconds_per_1000_users": per_1000}
                  for metric, value in values.items()]
     return pd.DataFrame(rows)

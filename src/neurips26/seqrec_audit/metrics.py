@@ -8,7 +8,7 @@ through :func:`rank_of_target`. :data:`PROTOCOL` states the conventions for repo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -21,6 +21,7 @@ __all__ = [
     "metrics_from_scores",
     "metrics_from_topk",
     "rank_of_target",
+    "ranks_in_chunks",
     "topk_from_scores",
 ]
 
@@ -172,6 +173,35 @@ def metrics_from_scores(
 ) -> dict[str, float]:
     """Recall@k and NDCG@k from a full score matrix (see :func:`rank_of_target`)."""
     return metrics_from_ranks(rank_of_target(scores, targets, history_mask, tie_break, seed), ks)
+
+
+def ranks_in_chunks(
+    score_rows: Callable[[list[np.ndarray]], np.ndarray],
+    histories: Sequence[np.ndarray],
+    targets: np.ndarray,
+    n_items: int,
+    exclude_history: bool = False,
+    tie_break: str = "pessimistic",
+    chunk_size: int = 4096,
+    seed: int = 0,
+) -> np.ndarray:
+    """:func:`rank_of_target` for every user, scoring `chunk_size` users at a time: `score_rows(histories)` returns
+    the ``(len(histories), n_items)`` scores of those users. Memory stays at one chunk's score matrix, whatever the
+    number of users (a full matrix for 75k users and 64k items would take 19 GB). With ``exclude_history`` the
+    history mask applies as in :func:`metrics_from_scores`; the random tie-break is seeded per chunk."""
+    targets = np.asarray(targets, dtype=np.int64).ravel()
+    if len(histories) != targets.size:
+        raise ValueError(f"{targets.size} targets for {len(histories)} histories")
+    histories = list(histories)
+    ranks = []
+    for start in range(0, len(histories), chunk_size):
+        chunk = histories[start:start + chunk_size]
+        scores = score_rows(chunk)
+        if scores.shape != (len(chunk), n_items):
+            raise ValueError(f"score_rows returned shape {scores.shape}, expected {(len(chunk), n_items)}")
+        mask = history_mask(chunk, n_items) if exclude_history else None
+        ranks.append(rank_of_target(scores, targets[start:start + chunk_size], mask, tie_break, seed + start))
+    return np.concatenate(ranks) if ranks else np.array([], dtype=np.float64)
 
 
 def metrics_from_topk(

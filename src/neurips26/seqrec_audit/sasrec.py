@@ -47,7 +47,7 @@ from torch import nn
 from neurips26.common.adam import Adam
 
 from .graph import as_sequences
-from .metrics import metrics_from_scores
+from .metrics import metrics_from_ranks, rank_of_target
 
 __all__ = [
     "IGNORE",
@@ -262,24 +262,31 @@ def score_sasrec(model: SASRec, histories: Sequence[np.ndarray], batch: int = 51
     model's train/eval mode is restored afterwards."""
     tokens = torch.from_numpy(left_padded(histories, model.n_items, model.config.maxlen))
     scores = np.empty((len(tokens), model.n_items), dtype=np.float32)
+    device = model.item_embedding.weight.device
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
             for start in range(0, len(tokens), batch):
-                (chunk,) = _trim(tokens[start:start + batch])
-                scores[start:start + len(chunk)] = model.logits(model(chunk)[:, -1]).numpy()
+                (chunk,) = _trim(tokens[start:start + batch].to(device))
+                scores[start:start + len(chunk)] = model.logits(model(chunk)[:, -1]).float().cpu().numpy()
     finally:
         model.train(was_training)
     return scores
 
 
-def _validation_row(model: SASRec, histories, targets: np.ndarray) -> dict[str, float]:
-    scores = score_sasrec(model, histories)
-    nll = F.cross_entropy(torch.from_numpy(scores).double(), torch.from_numpy(targets))
-    metrics = metrics_from_scores(scores, targets, ks=(10,))
+def _validation_row(model: SASRec, histories, targets: np.ndarray, chunk_size: int = 4096) -> dict[str, float]:
+    """Full-ranking NDCG@10/Recall@10 and NLL of the validation targets, scored `chunk_size` users at a time."""
+    histories, ranks, nll = list(histories), [], 0.0
+    for start in range(0, len(histories), chunk_size):
+        chunk_targets = targets[start:start + chunk_size]
+        scores = score_sasrec(model, histories[start:start + chunk_size])
+        nll += float(F.cross_entropy(torch.from_numpy(scores).double(), torch.from_numpy(chunk_targets),
+                                     reduction="sum"))
+        ranks.append(rank_of_target(scores, chunk_targets))
+    metrics = metrics_from_ranks(np.concatenate(ranks), ks=(10,))
     return {"valid_ndcg10": metrics["NDCG@10"], "valid_recall10": metrics["Recall@10"],
-            "valid_nll": float(nll)}
+            "valid_nll": nll / max(len(targets), 1)}
 
 
 def train_sasrec(
@@ -289,6 +296,7 @@ def train_sasrec(
     valid_targets: np.ndarray | None,
     config: SASRecConfig = SASRecConfig(),
     log: Callable[[str], None] | None = None,
+    device: str | torch.device = "cpu",
 ) -> tuple[SASRec, list[dict]]:
     """Train SASRec by softmax cross-entropy over all items at every position of the training
     windows (:func:`training_windows`).
@@ -300,8 +308,9 @@ def train_sasrec(
     Returns the model and one row per epoch: ``epoch`` (1-based), ``train_loss`` (mean CE per
     target), ``tokens`` (targets per epoch), ``seconds`` and ``tokens_per_s`` (optimisation only,
     validation excluded), ``valid_ndcg10``, ``valid_recall10``, ``valid_nll`` (when validating) and
-    ``best``. ``log`` receives one line per epoch. Raises FloatingPointError naming the epoch and
-    batch where the loss becomes non-finite.
+    ``best``. ``log`` receives one line per epoch. ``device`` holds the model and the batches (a
+    GPU at paper scale); validation scores come back to the CPU in chunks of 4,096 users. Raises
+    FloatingPointError naming the epoch and batch where the loss becomes non-finite.
     """
     if (valid_histories is None) != (valid_targets is None):
         raise ValueError("give both valid_histories and valid_targets, or neither")
@@ -322,14 +331,14 @@ def train_sasrec(
     best_state, best_ndcg, best_epoch = None, -np.inf, config.epochs
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
-        model = SASRec(n_items, config)
+        model = SASRec(n_items, config).to(device)
         optimiser = Adam(model.parameters(), lr=config.lr, betas=(0.9, 0.98))
         for epoch in range(1, config.epochs + 1):
             model.train()
             start, total = time.perf_counter(), 0.0
             order = torch.from_numpy(shuffle.permutation(len(tokens_np)))
             for step, idx in enumerate(order.split(config.batch), start=1):
-                tokens, targets = _trim(tokens_all[idx], targets_all[idx])
+                tokens, targets = _trim(tokens_all[idx].to(device), targets_all[idx].to(device))
                 keep = targets != IGNORE
                 hidden = model(tokens)[keep]  # logits only where there is a target
                 loss = F.cross_entropy(model.logits(hidden), targets[keep], reduction="sum")

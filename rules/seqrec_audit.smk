@@ -1,0 +1,226 @@
+# Paper 10: a benchmark audit of sequential recommendation with a transition-graph heuristic (TGH).
+# prepare {dataset} (synthetic regime, ML-100k, paper-scale downloads) -> rank (training-free methods)
+#   + diagnostics + sasrec {dataset}_s{seed} -> tables -> claims/figures -> report
+
+
+include: "functions/seqrec_audit.smk"
+
+
+# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
+rule seqrec_audit_download:
+    output:
+        "resources/seqrec_audit/{file}",
+    log:
+        "resources/logs/seqrec_audit/{file}.log",
+    wildcard_constraints:
+        file="|".join(SA_DOWNLOADS),
+    cache: True
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=60,
+    params:
+        url=sa_download_url,
+        known_hash=sa_download_hash,
+    script:
+        "../scripts/common/download.py"
+
+
+rule seqrec_audit_prepare:
+    input:
+        unpack(sa_source),
+    output:
+        sequences=f"{SA_DATA}/sequences.parquet",
+        item_table=f"{SA_DATA}/items.parquet",
+        counts=f"{SA_DATA}/counts.parquet",
+        features=f"{SA_DATA}/features.npy",
+    log:
+        f"{SA_LOG}/prepare/{{dataset}}.log",
+    benchmark:
+        f"{SA_BENCH}/prepare/{{dataset}}.tsv"
+    conda:
+        "../envs/recsys.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        config=paper_params("seqrec_audit"),
+    script:
+        "../scripts/seqrec_audit/prepare.py"
+
+
+rule seqrec_audit_rank:
+    input:
+        unpack(sa_prepared),
+    output:
+        f"{SA}/metrics/{{dataset}}/training_free.parquet",
+    log:
+        f"{SA_LOG}/rank/{{dataset}}.log",
+    benchmark:
+        f"{SA_BENCH}/rank/{{dataset}}.tsv"
+    conda:
+        "../envs/recsys.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        config=paper_params("seqrec_audit"),
+    script:
+        "../scripts/seqrec_audit/rank.py"
+
+
+rule seqrec_audit_diagnostics:
+    input:
+        unpack(sa_prepared),
+    output:
+        f"{SA}/diagnostics/{{dataset}}.parquet",
+    log:
+        f"{SA_LOG}/diagnostics/{{dataset}}.log",
+    benchmark:
+        f"{SA_BENCH}/diagnostics/{{dataset}}.tsv"
+    conda:
+        "../envs/recsys.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        config=paper_params("seqrec_audit"),
+    script:
+        "../scripts/seqrec_audit/diagnostics.py"
+
+
+rule seqrec_audit_sasrec:
+    input:
+        unpack(sa_prepared),
+    output:
+        metrics=f"{SA}/metrics/{{dataset}}/sasrec_s{{seed}}.parquet",
+        training=f"{SA}/sasrec/{{dataset}}_s{{seed}}.parquet",
+        model=f"{SA}/models/sasrec_{{dataset}}_s{{seed}}.pt",
+    log:
+        f"{SA_LOG}/sasrec/{{dataset}}_s{{seed}}.log",
+    benchmark:
+        f"{SA_BENCH}/sasrec/{{dataset}}_s{{seed}}.tsv"
+    wildcard_constraints:
+        seed=r"\d+",
+    conda:
+        "../envs/recsys.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=600,
+    params:
+        config=paper_params("seqrec_audit"),
+    script:
+        "../scripts/seqrec_audit/sasrec.py"
+
+
+rule seqrec_audit_tables:
+    input:
+        training_free=sa_training_free,
+        sasrec=sa_sasrec_metrics,
+        training=sa_sasrec_training,
+        diagnostics=sa_diagnostics,
+        counts=sa_counts,
+    output:
+        metrics=f"{SA}/metrics.parquet",
+        ndcg=f"{SA}/table_ndcg.parquet",
+        seeds=f"{SA}/table_seeds.parquet",
+        gains=f"{SA}/table_gains.parquet",
+        cost=f"{SA}/table_cost.parquet",
+        data=f"{SA}/table_data.parquet",
+    log:
+        f"{SA_LOG}/tables.log",
+    benchmark:
+        f"{SA_BENCH}/tables.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        config=paper_params("seqrec_audit"),
+    script:
+        "../scripts/seqrec_audit/tables.py"
+
+
+rule seqrec_audit_claims:
+    input:
+        metrics=f"{SA}/metrics.parquet",
+        gains=f"{SA}/table_gains.parquet",
+    output:
+        f"{SA}/claims.parquet",
+    log:
+        f"{SA_LOG}/claims.log",
+    benchmark:
+        f"{SA_BENCH}/claims.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        config=paper_params("seqrec_audit"),
+    script:
+        "../scripts/seqrec_audit/claims.py"
+
+
+rule seqrec_audit_figures:
+    input:
+        ndcg=f"{SA}/table_ndcg.parquet",
+        gains=f"{SA}/table_gains.parquet",
+        training=sa_sasrec_training,
+    output:
+        **{
+            name: report(
+                f"{SA}/figures/{name}.png",
+                caption=f"../workflow/report/seqrec_audit/{name}.rst",
+                category="Paper 10: sequential recommendation audit",
+            )
+            for name in SA_FIGURES
+        },
+    log:
+        f"{SA_LOG}/figures.log",
+    benchmark:
+        f"{SA_BENCH}/figures.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config=paper_params("seqrec_audit"),
+    script:
+        "../scripts/seqrec_audit/figures.py"
+
+
+rule seqrec_audit_report:
+    input:
+        ndcg=f"{SA}/table_ndcg.parquet",
+        metrics=f"{SA}/metrics.parquet",
+        seeds=f"{SA}/table_seeds.parquet",
+        gains=f"{SA}/table_gains.parquet",
+        cost=f"{SA}/table_cost.parquet",
+        data=f"{SA}/table_data.parquet",
+        claims=f"{SA}/claims.parquet",
+        figures=expand(
+            f"{SA}/figures/{{name}}.png", name=SA_FIGURES, allow_missing=True
+        ),
+        captions=expand("workflow/report/seqrec_audit/{name}.rst", name=SA_FIGURES),
+        deviations="workflow/report/seqrec_audit/deviations.md",
+    output:
+        f"{SA}/report.md",
+    log:
+        f"{SA_LOG}/report.log",
+    benchmark:
+        f"{SA_BENCH}/report.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        benchmarks=SA_BENCH,
+        config=paper_params("seqrec_audit"),
+    script:
+        "../scripts/seqrec_audit/report.py"

@@ -1,0 +1,31 @@
+"""Paper 10's tables: all metrics in long form, the NDCG@10 table across datasets and methods (with TGH's relative
+gain over the best other method), seed spread, gains beside the diagnostics, TGH's cost beside SASRec's, and the
+preprocessing counts per dataset."""
+
+import pandas as pd
+
+from neurips26.common.io import write_parquet
+from neurips26.common.runtime import job_provenance, start_job
+from neurips26.seqrec_audit import summary
+
+inp, out, cfg = snakemake.input, snakemake.output, snakemake.params.config
+log = start_job(snakemake)
+training_free = pd.concat([pd.read_parquet(p) for p in inp.training_free], ignore_index=True)
+metrics = pd.concat([training_free, *(pd.read_parquet(p) for p in inp.sasrec)], ignore_index=True)
+training = pd.concat([pd.read_parquet(p) for p in inp.training], ignore_index=True)
+diagnostics = pd.concat([pd.read_parquet(p) for p in inp.diagnostics], ignore_index=True)
+counts = pd.concat([pd.read_parquet(p) for p in inp.counts], ignore_index=True)
+wide = summary.ndcg_wide(metrics, cfg["datasets"])
+runs = training.groupby(["dataset", "seed"], as_index=False)[["train_seconds", "inference_seconds", "users"]].first()
+prov = job_provenance(snakemake)
+write_parquet(metrics, out.metrics, prov)
+write_parquet(wide, out.ndcg, prov)
+write_parquet(summary.seed_spread(metrics), out.seeds, prov)
+write_parquet(summary.gains_with_diagnostics(wide, diagnostics), out.gains, prov)
+cost = summary.cost_table(training_free, runs).set_index("dataset").reindex(cfg["datasets"]).reset_index()
+write_parquet(cost, out.cost, prov)
+data_table = counts.pivot_table(index="dataset", columns="count", values="value", aggfunc="first")
+write_parquet(data_table.reindex(cfg["datasets"]).reset_index().rename_axis(columns=None), out.data, prov)
+for row in wide.itertuples():
+    log.info("%s: best other %s, best TGH %s, relative gain %+.3f", row.dataset, row.best_other, row.best_tgh,
+             row.tgh_relative_gain)

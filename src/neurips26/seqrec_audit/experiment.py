@@ -1,0 +1,106 @@
+"""Paper 10's config: what each dataset name means, the TGH and SASRec settings built from a scale's block, and
+the checks the schema cannot express (run at parse time, before any job)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from neurips26.seqrec_audit.baselines import BASELINES
+from neurips26.seqrec_audit.data import REGIMES, SyntheticSpec, regime_spec
+from neurips26.seqrec_audit.heuristic import TGHConfig
+from neurips26.seqrec_audit.sasrec import SASRecConfig
+from neurips26.seqrec_audit.sources import DOWNLOADS
+
+K = 10  # TGH returns ranked top-10 lists; its ring budgets must fill them
+# Amazon 2014 (McAuley et al., SNAP) 5-core categories used by the paper, as named in the files
+AMAZON_CATEGORIES = {
+    "amazon_beauty": "Beauty",
+    "amazon_sports": "Sports_and_Outdoors",
+    "amazon_toys": "Toys_and_Games",
+    "amazon_cds": "CDs_and_Vinyl",
+}
+REAL = {"ml100k": "movielens100k", "ml1m": "movielens1m", **{name: "amazon2014" for name in AMAZON_CATEGORIES}}
+
+
+def dataset_kind(name: str) -> str:
+    """'synthetic' for a regime of the generator, else the reader of a real dataset."""
+    if name in REGIMES:
+        return "synthetic"
+    if name in REAL:
+        return REAL[name]
+    raise ValueError(f"unknown dataset {name!r}; known: {sorted(REGIMES) + sorted(REAL)}")
+
+
+def source_files(name: str) -> dict[str, str]:
+    """The downloaded files a real dataset reads, by role (archive, or reviews and meta); none for ML-100k (inside
+    the recbole wheel) and the synthetic regimes."""
+    kind = dataset_kind(name)
+    if kind == "movielens1m":
+        return {"archive": "ml-1m.zip"}
+    if kind == "amazon2014":
+        category = AMAZON_CATEGORIES[name]
+        return {"reviews": f"reviews_{category}_5.json.gz", "meta": f"meta_{category}.json.gz"}
+    return {}
+
+
+def synthetic_spec(cfg: dict, name: str) -> SyntheticSpec:
+    """The regime `name` at this scale's size (`synthetic` block), seeded by the scale's seed."""
+    return regime_spec(name, seed=cfg["seed"], **cfg["synthetic"])
+
+
+def tgh_configs(cfg: dict) -> dict[str, TGHConfig]:
+    """One TGHConfig per variant of `tgh.variants` (name -> ring budgets per source), with the shared alpha,
+    padding, seed and the protocol's history flag."""
+    t = cfg["tgh"]
+    return {name: TGHConfig(budgets=tuple(tuple(b) for b in budgets), alpha=t["alpha"], pad=t["pad"],
+                            seed=t["seed"], exclude_history=cfg["protocol"]["exclude_history"])
+            for name, budgets in t["variants"].items()}
+
+
+def sasrec_config(cfg: dict, seed: int) -> SASRecConfig:
+    s = {k: v for k, v in cfg["sasrec"].items() if k != "seeds"}
+    return replace(SASRecConfig(**s), seed=cfg["seed"] + seed)
+
+
+def training_free_methods(cfg: dict) -> list[str]:
+    return list(cfg["methods"])
+
+
+def check_config(cfg: dict) -> None:
+    """Raise ValueError naming the key: unknown datasets or methods, TGH ring budgets that do not sum to 10 (or a
+    variant name that does not start with `tgh`), a bad synthetic size or SASRec setting."""
+    for name in cfg["datasets"]:
+        try:
+            kind = dataset_kind(name)
+        except ValueError as error:
+            raise ValueError(f"datasets: {error}") from None
+        unpinned = [f for f in source_files(name).values() if f not in DOWNLOADS]
+        if unpinned:
+            raise ValueError(f"datasets: {name} needs {unpinned}, which have no pinned hash (seqrec_audit.sources."
+                             f"DOWNLOADS); pin the sha256 of a verified first fetch there, or drop the dataset")
+        if kind == "synthetic":
+            try:
+                synthetic_spec(cfg, name)
+            except ValueError as error:
+                raise ValueError(f"synthetic: {error}") from None
+    variants = cfg["tgh"]["variants"]
+    for name, budgets in variants.items():
+        if not name.startswith("tgh"):
+            raise ValueError(f"tgh.variants.{name}: variant names start with 'tgh' (claims tell TGH from the "
+                             f"baselines by that prefix)")
+        total = sum(sum(b) for b in budgets)
+        if total != K:
+            raise ValueError(f"tgh.variants.{name}: ring budgets {budgets} sum to {total}, not K={K}")
+    known = set(BASELINES) | set(variants)
+    unknown = [m for m in cfg["methods"] if m not in known]
+    if unknown:
+        raise ValueError(f"methods: {unknown} are neither baselines {sorted(BASELINES)} nor TGH variants "
+                         f"{sorted(variants)}")
+    if not any(m in variants for m in cfg["methods"]):
+        raise ValueError(f"methods: no TGH variant among {cfg['methods']}; the audit compares TGH with the rest")
+    try:
+        sasrec_config(cfg, 0)
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"sasrec: {error}") from None
+    if cfg["sasrec"]["maxlen"] < 2:
+        raise ValueError(f"sasrec.maxlen must be at least 2, got {cfg['sasrec']['maxlen']}")
