@@ -1,6 +1,6 @@
 # Paper 10: a benchmark audit of sequential recommendation with a transition-graph heuristic (TGH).
 # prepare {dataset} (synthetic regime, ML-100k, paper-scale downloads) -> rank (training-free methods)
-#   + diagnostics + sasrec {dataset}_s{seed} -> tables -> claims/figures -> report
+#   + diagnostics + train {model} (SASRec, BERT4Rec, TIGER on semantic_ids) -> tables -> claims/figures -> report
 
 
 include: "functions/seqrec_audit.smk"
@@ -90,18 +90,41 @@ rule seqrec_audit_diagnostics:
         "../scripts/seqrec_audit/diagnostics.py"
 
 
-rule seqrec_audit_sasrec:
+rule seqrec_audit_semantic_ids:
     input:
         unpack(sa_prepared),
     output:
-        metrics=f"{SA}/metrics/{{dataset}}/sasrec_s{{seed}}.parquet",
-        training=f"{SA}/sasrec/{{dataset}}_s{{seed}}.parquet",
-        model=f"{SA}/models/sasrec_{{dataset}}_s{{seed}}.pt",
+        ids=f"{SA_DATA}/semantic_ids.parquet",
+        training=f"{SA_DATA}/rqvae.parquet",
     log:
-        f"{SA_LOG}/sasrec/{{dataset}}_s{{seed}}.log",
+        f"{SA_LOG}/semantic_ids/{{dataset}}.log",
     benchmark:
-        f"{SA_BENCH}/sasrec/{{dataset}}_s{{seed}}.tsv"
+        f"{SA_BENCH}/semantic_ids/{{dataset}}.tsv"
+    conda:
+        "../envs/recsys.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        config=paper_params("seqrec_audit"),
+    script:
+        "../scripts/seqrec_audit/semantic_ids.py"
+
+
+rule seqrec_audit_train:
+    input:
+        unpack(sa_train_inputs),
+    output:
+        metrics=f"{SA}/metrics/{{dataset}}/{{model}}_s{{seed}}.parquet",
+        training=f"{SA}/training/{{dataset}}/{{model}}_s{{seed}}.parquet",
+        model=f"{SA}/models/{{dataset}}/{{model}}_s{{seed}}.pt",
+    log:
+        f"{SA_LOG}/train/{{dataset}}/{{model}}_s{{seed}}.log",
+    benchmark:
+        f"{SA_BENCH}/train/{{dataset}}/{{model}}_s{{seed}}.tsv"
     wildcard_constraints:
+        model="sasrec|bert4rec|tiger",
         seed=r"\d+",
     conda:
         "../envs/recsys.yaml"
@@ -112,14 +135,14 @@ rule seqrec_audit_sasrec:
     params:
         config=paper_params("seqrec_audit"),
     script:
-        "../scripts/seqrec_audit/sasrec.py"
+        "../scripts/seqrec_audit/train.py"
 
 
 rule seqrec_audit_tables:
     input:
         training_free=sa_training_free,
-        sasrec=sa_sasrec_metrics,
-        training=sa_sasrec_training,
+        trained=sa_trained_metrics,
+        training=sa_trained_training,
         diagnostics=sa_diagnostics,
         counts=sa_counts,
     output:
@@ -169,7 +192,7 @@ rule seqrec_audit_figures:
     input:
         ndcg=f"{SA}/table_ndcg.parquet",
         gains=f"{SA}/table_gains.parquet",
-        training=sa_sasrec_training,
+        training=sa_trained_training,
     output:
         **{
             name: report(

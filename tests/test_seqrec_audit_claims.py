@@ -59,3 +59,15 @@ def test_claims_fail_where_the_numbers_do_not():
     c = checks(against, diagnostics(rich_cov1=0.05))
     assert not any(c[i].holds for i in ("C1", "C2", "C3"))
     assert not c["C4a"].holds and c["C4a"].value == 2
+
+
+def test_the_gain_over_one_method_by_hand():
+    assert claims.gain_over(table(SUPPORTING), "shortcut_rich", "sasrec") == pytest.approx(0.72 / 0.70 - 1)
+    assert np.isnan(claims.gain_over(table(SUPPORTING), "shortcut_rich", "bert4rec"))
+
+
+def test_c2_takes_the_best_trained_model_and_ignores_training_free_ones():
+    scores = {**SUPPORTING, "shortcut_poor": {"tgh1": 0.05, "tgh2": 0.06, "sasrec": 0.05, "bert4rec": 0.08,
+                                              "itemknn_profile": 0.5}}
+    c2 = checks(scores)["C2"]
+    assert c2.value == pytest.approx(0.08 / 0.06 - 1) and "bert4rec" in c2.note

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, expect_config_error, planned_jobs
-from neurips26.seqrec_audit import experiment, prepare, sources
+from neurips26.seqrec_audit import experiment, prepare, sources, trained
 
 CONFIG = yaml.safe_load((ROOT / "config/seqrec_audit.yaml").read_text())
 
@@ -27,7 +27,10 @@ CONFIG = yaml.safe_load((ROOT / "config/seqrec_audit.yaml").read_text())
     (lambda c: c.update(methods=["pop", "markov1"]), "methods: no TGH variant"),
     (lambda c: c.update(datasets=["amazon_toys"]), "amazon_toys needs .*no pinned hash"),
     (lambda c: c.update(datasets=["netflix"]), "datasets: unknown dataset 'netflix'"),
-    (lambda c: c["sasrec"].update(d_model=30, n_heads=4), "sasrec: .*not divisible"),
+    (lambda c: c["sasrec"].update(d_model=30, n_heads=4), "sasrec: d_model 30 is not divisible by n_heads 4"),
+    (lambda c: (c.pop("tiger"), c["trained"].update(models=["sasrec", "tiger"])),
+     "trained.models: tiger has no `tiger:`"),
+    (lambda c: c["tiger"].update(d_model=100, n_heads=3), "tiger: d_model 100 is not divisible by n_heads 3"),
     (lambda c: c["synthetic"].update(n_items=2), "synthetic: "),
 ])
 def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
@@ -44,7 +47,8 @@ def test_every_shipped_scale_passes_the_checks_and_builds_its_settings():
     assert tgh["tgh1"].budgets == ((7, 2, 1),) and tgh["tgh2"].budgets == ((5, 1), (3, 1))
     assert tgh["tgh1"].alpha == 0.5 and tgh["tgh1"].seed == 42 and tgh["tgh1"].pad == "random"
     cfg = {**CONFIG["quick"], "seed": 10}
-    assert experiment.sasrec_config(cfg, 2).seed == 12 and experiment.sasrec_config(cfg, 2).epochs == 20
+    sasrec = trained.model_config(cfg, "sasrec", 2)
+    assert sasrec.seed == 12 and sasrec.epochs == CONFIG["quick"]["sasrec"]["epochs"]
 
 
 def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):

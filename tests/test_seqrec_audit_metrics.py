@@ -15,6 +15,7 @@ from neurips26.seqrec_audit.diagnostics import (
     ring_coverage,
     shortcut_diagnostics,
     transition_perplexity,
+    transitions_per_edge,
 )
 from neurips26.seqrec_audit.graph import transition_counts
 from neurips26.seqrec_audit.metrics import (
@@ -164,7 +165,8 @@ def test_deterministic_chain_has_perplexity_one_and_full_coverage():
     # every target is the last item's nearest neighbour: it beats every other item
     assert feature_auc(arc_features(6), histories, targets) == 1.0
     out = shortcut_diagnostics(counts, arc_features(6), CHAIN, histories, targets)
-    assert set(out) == {"mean_out_degree", "perplexity", "cov1", "cov2", "FS", "FeatAUC", "HD"}
+    assert set(out) == {"mean_out_degree", "perplexity", "transitions_per_edge", "cov1", "cov2", "FS", "FeatAUC",
+                        "HD"}
 
 
 def test_perplexity_and_degree_on_a_hand_graph():
@@ -172,6 +174,7 @@ def test_perplexity_and_degree_on_a_hand_graph():
     counts = transition_counts([[0, 1], [0, 2], [3, 4], [3, 4]], 5)
     assert transition_perplexity(counts) == pytest.approx(np.sqrt(2))
     assert mean_out_degree(counts) == 1.5
+    assert transitions_per_edge(counts) == pytest.approx(4 / 3)  # 4 transitions on 3 distinct edges
 
 
 def test_ring_coverage_counts_ring_one_and_ring_two_separately():

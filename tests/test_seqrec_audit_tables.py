@@ -43,11 +43,12 @@ def test_seed_spread_counts_seeds():
     assert spread.loc[("poor", "tgh1"), "seeds"] == 1
 
 
-def test_the_cost_table_puts_tgh_beside_sasrec_training_and_inference():
+def test_the_cost_table_puts_tgh_beside_each_trained_models_training_and_inference():
     training_free = metrics_table()
     training_free = training_free[training_free["method"] != "sasrec"]
-    runs = pd.DataFrame({"dataset": ["rich", "rich", "poor"], "seed": [0, 1, 0], "train_seconds": [10.0, 14.0, 8.0],
-                         "inference_seconds": [0.5, 0.7, 0.4], "users": [2000, 2000, 1000]})
+    runs = pd.DataFrame({"dataset": ["rich", "rich", "poor", "rich"], "model": ["sasrec"] * 3 + ["tiger"],
+                         "seed": [0, 1, 0, 0], "train_seconds": [10.0, 14.0, 8.0, 30.0],
+                         "inference_seconds": [0.5, 0.7, 0.4, 2.0], "users": [2000, 2000, 1000, 2000]})
     cost = summary.cost_table(training_free, runs).set_index("dataset")
     assert cost.loc["rich", "tgh1_s_per_1000_users"] == pytest.approx(0.1)
     assert cost.loc["rich", "sasrec_train_s"] == pytest.approx(12.0)
@@ -55,6 +56,7 @@ def test_the_cost_table_puts_tgh_beside_sasrec_training_and_inference():
     assert cost.loc["rich", "sasrec_total_s"] == pytest.approx(12.6)
     assert cost.loc["rich", "sasrec_total_over_tgh"] == pytest.approx(12.6 / (0.1 * 2))
     assert cost.loc["poor", "sasrec_total_over_tgh"] == pytest.approx(8.4 / (0.1 * 1))
+    assert cost.loc["rich", "tiger_total_s"] == pytest.approx(32.0) and np.isnan(cost.loc["poor", "tiger_total_s"])
 
 
 def test_the_figures_draw_every_dataset_and_method():
@@ -69,9 +71,11 @@ def test_the_figures_draw_every_dataset_and_method():
     fig = plots.gain_vs_diagnostics(gains)
     assert len(fig.axes) == 4 and all(len(ax.collections[0].get_offsets()) == 2 for ax in fig.axes)
     plt.close(fig)
-    training = pd.DataFrame({"dataset": ["rich"] * 3, "seed": [0] * 3, "epoch": [1, 2, 3],
-                             "valid_ndcg10": [0.1, 0.3, 0.2], "best": [False, True, False]})
-    fig = plots.sasrec_curves(training, wide)
-    kept = [line for line in fig.axes[0].lines if line.get_marker() == "*"][0]
-    assert list(kept.get_xdata()) == [2]
+    training = pd.DataFrame({"model": ["sasrec"] * 3 + ["tiger"] * 3, "dataset": ["rich"] * 6, "seed": [0] * 6,
+                             "epoch": [1, 2, 3] * 2, "valid_ndcg10": [0.1, 0.3, 0.2, 0.2, np.nan, 0.4],
+                             "best": [False, True, False, False, False, True]})
+    fig = plots.training_curves(training, wide)
+    assert len(fig.axes) == 2
+    kept = [[line for line in ax.lines if line.get_marker() == "*"][0] for ax in fig.axes]
+    assert list(kept[0].get_xdata()) == [2] and list(kept[1].get_xdata()) == [3]
     plt.close(fig)

@@ -9,7 +9,7 @@ SA = "results/{scale}/seqrec_audit"
 SA_LOG = "results/{scale}/seqrec_audit/logs"
 SA_BENCH = "results/{scale}/seqrec_audit/benchmarks"
 SA_DATA = f"{SA}/data/{{dataset}}"
-SA_FIGURES = ["ndcg_table", "gain_vs_diagnostics", "sasrec_training"]
+SA_FIGURES = ["ndcg_table", "gain_vs_diagnostics", "training_curves"]
 SA_PREPARED = {
     "sequences": "sequences.parquet",
     "item_table": "items.parquet",
@@ -62,8 +62,14 @@ def sa_datasets(wildcards):
     return sa_config(wildcards)["datasets"]
 
 
-def sa_seeds(wildcards):
-    return sa_config(wildcards)["sasrec"]["seeds"]
+def sa_train_inputs(wildcards):
+    """The prepared dataset, and for TIGER the items' semantic IDs."""
+    inputs = sa_prepared(wildcards)
+    if wildcards.model == "tiger":
+        inputs["semantic_ids"] = f"{SA_DATA}/semantic_ids.parquet".format(
+            scale=wildcards.scale, dataset=wildcards.dataset
+        )
+    return inputs
 
 
 def sa_training_free(wildcards):
@@ -74,21 +80,26 @@ def sa_training_free(wildcards):
     )
 
 
-def sa_sasrec_metrics(wildcards):
+def _sa_trained(wildcards, pattern):
+    trained = sa_config(wildcards)["trained"]
     return expand(
-        f"{SA}/metrics/{{dataset}}/sasrec_s{{seed}}.parquet",
+        pattern,
         scale=wildcards.scale,
         dataset=sa_datasets(wildcards),
-        seed=sa_seeds(wildcards),
+        model=trained["models"],
+        seed=trained["seeds"],
     )
 
 
-def sa_sasrec_training(wildcards):
-    return expand(
-        f"{SA}/sasrec/{{dataset}}_s{{seed}}.parquet",
-        scale=wildcards.scale,
-        dataset=sa_datasets(wildcards),
-        seed=sa_seeds(wildcards),
+def sa_trained_metrics(wildcards):
+    return _sa_trained(
+        wildcards, f"{SA}/metrics/{{dataset}}/{{model}}_s{{seed}}.parquet"
+    )
+
+
+def sa_trained_training(wildcards):
+    return _sa_trained(
+        wildcards, f"{SA}/training/{{dataset}}/{{model}}_s{{seed}}.parquet"
     )
 
 

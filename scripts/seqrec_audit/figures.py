@@ -1,5 +1,5 @@
 """Paper 10's figures: the NDCG@10 table as a heatmap, TGH's relative gain against each shortcut diagnostic, and
-SASRec's validation NDCG@10 per epoch."""
+the trained models' validation NDCG@10 per epoch."""
 
 import pandas as pd
 
@@ -14,5 +14,5 @@ wide = pd.read_parquet(inp.ndcg).drop(columns=PROVENANCE)
 save_figure(plots.ndcg_heatmap(wide), out.ndcg_table)
 save_figure(plots.gain_vs_diagnostics(pd.read_parquet(inp.gains).drop(columns=PROVENANCE)), out.gain_vs_diagnostics)
 training = pd.concat([pd.read_parquet(p) for p in inp.training], ignore_index=True)
-save_figure(plots.sasrec_curves(training, wide), out.sasrec_training)
+save_figure(plots.training_curves(training, wide), out.training_curves)
 log.info("figures written: %s", list(out.keys()))

@@ -1,6 +1,6 @@
 """Paper 10's tables: all metrics in long form, the NDCG@10 table across datasets and methods (with TGH's relative
-gain over the best other method), seed spread, gains beside the diagnostics, TGH's cost beside SASRec's, and the
-preprocessing counts per dataset."""
+gain over the best other method), seed spread, gains beside the diagnostics, TGH's cost beside the trained
+models', and the preprocessing counts per dataset."""
 
 import pandas as pd
 
@@ -11,12 +11,13 @@ from neurips26.seqrec_audit import summary
 inp, out, cfg = snakemake.input, snakemake.output, snakemake.params.config
 log = start_job(snakemake)
 training_free = pd.concat([pd.read_parquet(p) for p in inp.training_free], ignore_index=True)
-metrics = pd.concat([training_free, *(pd.read_parquet(p) for p in inp.sasrec)], ignore_index=True)
+metrics = pd.concat([training_free, *(pd.read_parquet(p) for p in inp.trained)], ignore_index=True)
 training = pd.concat([pd.read_parquet(p) for p in inp.training], ignore_index=True)
 diagnostics = pd.concat([pd.read_parquet(p) for p in inp.diagnostics], ignore_index=True)
 counts = pd.concat([pd.read_parquet(p) for p in inp.counts], ignore_index=True)
 wide = summary.ndcg_wide(metrics, cfg["datasets"])
-runs = training.groupby(["dataset", "seed"], as_index=False)[["train_seconds", "inference_seconds", "users"]].first()
+runs = training.groupby(["dataset", "model", "seed"], as_index=False, sort=False)[
+    ["train_seconds", "inference_seconds", "users"]].first()
 prov = job_provenance(snakemake)
 write_parquet(metrics, out.metrics, prov)
 write_parquet(wide, out.ndcg, prov)

@@ -14,3 +14,22 @@ def load_prepared(paths) -> PreparedDataset:
     features = np.load(paths.features, allow_pickle=False)
     return from_frames(pd.read_parquet(paths.sequences), pd.read_parquet(paths.item_table), features,
                        pd.read_parquet(paths.counts))
+
+
+def semantic_id_table(ids: np.ndarray) -> pd.DataFrame:
+    """One row per item: `item` and one column per semantic-ID level (`level_0`, ...; the last one the collision
+    index that makes the IDs unique)."""
+    ids = np.asarray(ids, dtype=np.int64)
+    return pd.DataFrame({"item": np.arange(len(ids)), **{f"level_{j}": ids[:, j] for j in range(ids.shape[1])}})
+
+
+def load_semantic_ids(path, n_items: int) -> np.ndarray:
+    """The (n_items, levels) semantic IDs written by `semantic_id_table`, checked: one row per item, in order,
+    no two items with the same ID."""
+    table = pd.read_parquet(path)
+    if len(table) != n_items or not np.array_equal(table["item"].to_numpy(), np.arange(n_items)):
+        raise ValueError(f"{path}: semantic IDs for {len(table)} items, expected items 0..{n_items - 1} in order")
+    ids = table[[c for c in table.columns if c.startswith("level_")]].to_numpy(np.int64)
+    if len(np.unique(ids, axis=0)) != n_items:
+        raise ValueError(f"{path}: semantic IDs are not unique")
+    return ids

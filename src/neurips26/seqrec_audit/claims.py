@@ -7,12 +7,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from neurips26.common.claims import Claim
-
-TGH_PREFIX = "tgh"  # TGH variants are named tgh*, the config check enforces it
-
-
-def is_tgh(methods: pd.Index) -> np.ndarray:
-    return np.asarray(pd.Index(methods).astype(str).str.startswith(TGH_PREFIX), dtype=bool)
+from neurips26.seqrec_audit.methods import TRAINED, is_tgh
 
 
 def _ndcg(table: pd.DataFrame, dataset: str) -> pd.Series:
@@ -31,6 +26,15 @@ def relative_gain(table: pd.DataFrame, dataset: str) -> float:
     return float(tgh.max() / others.max() - 1.0)
 
 
+def gain_over(table: pd.DataFrame, dataset: str, method: str) -> float:
+    """Best TGH variant's NDCG@10 relative to one method's: tgh / method - 1 (NaN if missing)."""
+    scores = _ndcg(table, dataset)
+    tgh = scores[is_tgh(scores.index)]
+    if not len(tgh) or method not in scores.index or scores[method] <= 0:
+        return np.nan
+    return float(tgh.max() / scores[method] - 1.0)
+
+
 def _best_other(table: pd.DataFrame, dataset: str) -> str:
     scores = _ndcg(table, dataset)
     others = scores[~is_tgh(scores.index)]
@@ -39,10 +43,12 @@ def _best_other(table: pd.DataFrame, dataset: str) -> str:
 
 def check_claims(table: pd.DataFrame, diagnostics: pd.DataFrame, real_dataset: str = "ml100k") -> list[Claim]:
     """`table`: long form (dataset, method, metric, value); `diagnostics`: one row per dataset with cov1,
-    FeatAUC and HD columns (as `diagnostics.shortcut_diagnostics` names them). Regime datasets are named as the synthetic regimes."""
+    FeatAUC and HD columns (as `diagnostics.shortcut_diagnostics` names them). Regime datasets are named as the
+    synthetic regimes."""
     poor = _ndcg(table, "shortcut_poor")
     tgh_poor = poor[is_tgh(poor.index)].max() if len(poor) else np.nan
-    sasrec_margin = float(poor.get("sasrec", np.nan) / tgh_poor - 1.0) if len(poor) else np.nan
+    trained = poor[poor.index.isin(TRAINED)]
+    trained_margin = float(trained.max() / tgh_poor - 1.0) if len(trained) and tgh_poor > 0 else np.nan
     one_shortcut = max(relative_gain(table, "only_lowbranch"), relative_gain(table, "only_smooth"))
     diag = diagnostics.set_index("dataset")
     have = {"shortcut_rich", "shortcut_poor"} <= set(diag.index)
@@ -59,11 +65,15 @@ def check_claims(table: pd.DataFrame, diagnostics: pd.DataFrame, real_dataset: s
         Claim("C1", "Where shortcuts exist the simple graph heuristic matches or beats modern baselines", "soft",
               "shortcut_rich: best TGH NDCG@10 / best other method's, minus 1",
               relative_gain(table, "shortcut_rich"), -0.05, ">=",
-              note=f"best other method: {_best_other(table, 'shortcut_rich')}"),
+              note=f"best other method: {_best_other(table, 'shortcut_rich')}; best TGH vs SASRec "
+                   f"{gain_over(table, 'shortcut_rich', 'sasrec'):+.3f}"),
         Claim("C2", "Weakening the shortcut signals lets sequential models show clear benefits", "soft",
-              "shortcut_poor: SASRec NDCG@10 / best TGH's, minus 1", sasrec_margin, 0.10, ">="),
+              "shortcut_poor: best trained model's NDCG@10 / best TGH's, minus 1", trained_margin, 0.10, ">=",
+              note=f"best trained model: {trained.idxmax() if len(trained) else 'none'}"),
         Claim("C3", "One or two strong shortcut signals suffice to make local retrieval competitive", "soft",
-              "best over only_lowbranch and only_smooth of the TGH relative gain", float(one_shortcut), -0.05, ">="),
+              "best over only_lowbranch and only_smooth of the TGH relative gain", float(one_shortcut), -0.05, ">=",
+              note="; ".join(f"{d}: best other {_best_other(table, d)}, TGH vs SASRec "
+                             f"{gain_over(table, d, 'sasrec'):+.3f}" for d in ("only_lowbranch", "only_smooth"))),
         Claim("C4a", "The diagnostics track the shortcut structures", "soft",
               "number of diagnostics (cov1 up, FeatAUC up, HD down) ordered as expected, shortcut_rich vs poor",
               tracks, 3.0, ">="),

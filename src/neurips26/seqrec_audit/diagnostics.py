@@ -8,6 +8,10 @@ Branching (low = shortcut):
   transitions weighted by how often each ``last`` occurs: ``sum_a (n_a / N) H(c(a, .) / n_a)``;
 * ``cov1`` / ``cov2``: the fraction of test targets in ring 1 / rings 1-2 of the last history item.
 
+Density of the graph (ours, not a shortcut diagnostic of the paper): ``transitions_per_edge``, the
+training transitions per distinct observed edge. Where edges are seen many times, their counts alone
+order the successors (Markov-1); where most are seen once, counts tie and features must decide.
+
 Feature smoothness (high = shortcut):
 
 * ``FS = mean cos(e_last, e_target) - mean cos(e_last, e_j)``, ``j`` uniform over the other items
@@ -41,6 +45,7 @@ __all__ = [
     "ring_coverage",
     "shortcut_diagnostics",
     "transition_perplexity",
+    "transitions_per_edge",
 ]
 
 
@@ -62,6 +67,13 @@ def mean_out_degree(counts: sp.spmatrix) -> float:
     counts.eliminate_zeros()
     degree = np.diff(counts.indptr)
     return float(degree[degree > 0].mean()) if (degree > 0).any() else float("nan")
+
+
+def transitions_per_edge(counts: sp.spmatrix) -> float:
+    """Training transitions per distinct observed edge (nan for an empty graph)."""
+    counts = sp.csr_matrix(counts)
+    counts.eliminate_zeros()
+    return float(counts.sum() / counts.nnz) if counts.nnz else float("nan")
 
 
 def transition_perplexity(counts: sp.spmatrix) -> float:
@@ -169,6 +181,7 @@ def shortcut_diagnostics(
     return {
         "mean_out_degree": mean_out_degree(counts),
         "perplexity": transition_perplexity(counts),
+        "transitions_per_edge": transitions_per_edge(counts),
         "cov1": cov1,
         "cov2": cov2,
         "FS": feature_smoothness(features, histories, targets),

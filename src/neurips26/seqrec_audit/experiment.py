@@ -1,14 +1,12 @@
-"""Paper 10's config: what each dataset name means, the TGH and SASRec settings built from a scale's block, and
+"""Paper 10's config: what each dataset name means, the TGH settings built from a scale's block, and
 the checks the schema cannot express (run at parse time, before any job)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from neurips26.seqrec_audit.baselines import BASELINES
 from neurips26.seqrec_audit.data import REGIMES, SyntheticSpec, regime_spec
 from neurips26.seqrec_audit.heuristic import TGHConfig
-from neurips26.seqrec_audit.sasrec import SASRecConfig
+from neurips26.seqrec_audit.methods import TRAINED
 from neurips26.seqrec_audit.sources import DOWNLOADS
 
 K = 10  # TGH returns ranked top-10 lists; its ring budgets must fill them
@@ -57,18 +55,13 @@ def tgh_configs(cfg: dict) -> dict[str, TGHConfig]:
             for name, budgets in t["variants"].items()}
 
 
-def sasrec_config(cfg: dict, seed: int) -> SASRecConfig:
-    s = {k: v for k, v in cfg["sasrec"].items() if k != "seeds"}
-    return replace(SASRecConfig(**s), seed=cfg["seed"] + seed)
-
-
 def training_free_methods(cfg: dict) -> list[str]:
     return list(cfg["methods"])
 
 
 def check_config(cfg: dict) -> None:
     """Raise ValueError naming the key: unknown datasets or methods, TGH ring budgets that do not sum to 10 (or a
-    variant name that does not start with `tgh`), a bad synthetic size or SASRec setting."""
+    variant name that does not start with `tgh`), a bad synthetic size, a trained model without valid settings."""
     for name in cfg["datasets"]:
         try:
             kind = dataset_kind(name)
@@ -98,9 +91,10 @@ def check_config(cfg: dict) -> None:
                          f"{sorted(variants)}")
     if not any(m in variants for m in cfg["methods"]):
         raise ValueError(f"methods: no TGH variant among {cfg['methods']}; the audit compares TGH with the rest")
-    try:
-        sasrec_config(cfg, 0)
-    except (ValueError, TypeError) as error:
-        raise ValueError(f"sasrec: {error}") from None
-    if cfg["sasrec"]["maxlen"] < 2:
-        raise ValueError(f"sasrec.maxlen must be at least 2, got {cfg['sasrec']['maxlen']}")
+    for name in cfg["trained"]["models"]:
+        if name not in cfg:
+            raise ValueError(f"trained.models: {name} has no `{name}:` block of settings")
+    for name in (n for n in TRAINED if n in cfg):
+        block = cfg[name]  # value ranges are the schema's; the model modules (torch) are not imported at parse time
+        if block["d_model"] % block["n_heads"]:
+            raise ValueError(f"{name}: d_model {block['d_model']} is not divisible by n_heads {block['n_heads']}")

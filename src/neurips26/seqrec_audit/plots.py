@@ -1,5 +1,5 @@
 """Figures of paper 10 (matplotlib): the NDCG@10 table as an annotated heatmap, TGH's relative gain against each
-shortcut diagnostic, and SASRec's validation curves."""
+shortcut diagnostic, and the trained models' validation curves."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from neurips26.seqrec_audit.claims import is_tgh  # noqa: E402
+from neurips26.seqrec_audit.methods import is_tgh  # noqa: E402
 
 SUMMARY_COLUMNS = ("dataset", "best_other", "best_tgh", "tgh_relative_gain")
 DIAGNOSTICS = {"cov1": "cov1: test targets in ring 1 of the last item", "perplexity": "transition perplexity",
@@ -65,21 +65,24 @@ def gain_vs_diagnostics(gains: pd.DataFrame):
     return fig
 
 
-def sasrec_curves(training: pd.DataFrame, wide: pd.DataFrame):
-    """Validation NDCG@10 of SASRec per epoch, one line per (dataset, seed), the kept epoch marked; the best TGH
-    variant's test NDCG@10 on the same dataset as a dashed line of the same colour (for scale)."""
-    fig, ax = plt.subplots(figsize=(6.5, 4))
+def training_curves(training: pd.DataFrame, wide: pd.DataFrame):
+    """One panel per trained model: validation NDCG@10 per epoch, one line per (dataset, seed), the kept epoch
+    starred; the best TGH variant's test NDCG@10 on the same dataset as a dashed line of the same colour."""
+    models = list(training["model"].unique())
+    fig, axes = plt.subplots(1, len(models), figsize=(5.5 * len(models), 4), squeeze=False)
     colours = dict(zip(training["dataset"].unique(), plt.cm.tab10.colors))
     tgh_columns = [c for c in wide.columns if c not in SUMMARY_COLUMNS and is_tgh([c])[0]]
-    for (dataset, seed), run in training.groupby(["dataset", "seed"], sort=False):
-        colour = colours[dataset]
-        ax.plot(run["epoch"], run["valid_ndcg10"], "o-", ms=3, color=colour, label=f"{dataset} s{seed}")
-        kept = run[run["best"]]
-        ax.plot(kept["epoch"], kept["valid_ndcg10"], "*", ms=12, color=colour)
-        row = wide[wide["dataset"] == dataset]
-        if len(row) and tgh_columns:
-            ax.axhline(float(row[tgh_columns].max(axis=1).iloc[0]), color=colour, ls="--", lw=0.8)
-    ax.set(xlabel="epoch", ylabel="validation NDCG@10", title="SASRec (star: kept epoch; dashed: best TGH, test)")
-    ax.legend(fontsize=7)
+    for ax, model in zip(axes[0], models):
+        for (dataset, seed), run in training[training["model"] == model].groupby(["dataset", "seed"], sort=False):
+            colour = colours[dataset]
+            run = run.dropna(subset=["valid_ndcg10"])
+            ax.plot(run["epoch"], run["valid_ndcg10"], "o-", ms=3, color=colour, label=f"{dataset} s{seed}")
+            kept = run[run["best"]]
+            ax.plot(kept["epoch"], kept["valid_ndcg10"], "*", ms=12, color=colour)
+            row = wide[wide["dataset"] == dataset]
+            if len(row) and tgh_columns:
+                ax.axhline(float(row[tgh_columns].max(axis=1).iloc[0]), color=colour, ls="--", lw=0.8)
+        ax.set(xlabel="epoch", ylabel="validation NDCG@10", title=f"{model} (star: kept epoch; dashed: best TGH)")
+        ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

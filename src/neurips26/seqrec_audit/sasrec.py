@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -45,6 +45,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common.adam import Adam
+from neurips26.seqrec_audit.epochs import BestEpoch
 
 from .graph import as_sequences
 from .metrics import metrics_from_ranks, rank_of_target
@@ -275,18 +276,33 @@ def score_sasrec(model: SASRec, histories: Sequence[np.ndarray], batch: int = 51
     return scores
 
 
-def _validation_row(model: SASRec, histories, targets: np.ndarray, chunk_size: int = 4096) -> dict[str, float]:
-    """Full-ranking NDCG@10/Recall@10 and NLL of the validation targets, scored `chunk_size` users at a time."""
+def _validation_row(score: Callable, histories, targets: np.ndarray, chunk_size: int = 4096) -> dict[str, float]:
+    """Full-ranking NDCG@10/Recall@10 and NLL of the validation targets, ``score(histories)`` called on
+    `chunk_size` users at a time (shared with BERT4Rec)."""
     histories, ranks, nll = list(histories), [], 0.0
     for start in range(0, len(histories), chunk_size):
         chunk_targets = targets[start:start + chunk_size]
-        scores = score_sasrec(model, histories[start:start + chunk_size])
+        scores = score(histories[start:start + chunk_size])
         nll += float(F.cross_entropy(torch.from_numpy(scores).double(), torch.from_numpy(chunk_targets),
                                      reduction="sum"))
         ranks.append(rank_of_target(scores, chunk_targets))
     metrics = metrics_from_ranks(np.concatenate(ranks), ks=(10,))
     return {"valid_ndcg10": metrics["NDCG@10"], "valid_recall10": metrics["Recall@10"],
             "valid_nll": nll / max(len(targets), 1)}
+
+
+def _validation_targets(valid_histories, valid_targets, n_items: int) -> np.ndarray | None:
+    """The validation targets as int64, after checking them against the histories and the item range."""
+    if (valid_histories is None) != (valid_targets is None):
+        raise ValueError("give both valid_histories and valid_targets, or neither")
+    if valid_targets is None:
+        return None
+    valid_targets = np.asarray(valid_targets, dtype=np.int64).ravel()
+    if valid_targets.size != len(valid_histories):
+        raise ValueError(f"{valid_targets.size} validation targets for {len(valid_histories)} histories")
+    if valid_targets.size and (valid_targets.min() < 0 or valid_targets.max() >= n_items):
+        raise ValueError(f"validation targets outside 0..{n_items - 1}")
+    return valid_targets
 
 
 def train_sasrec(
@@ -312,23 +328,14 @@ def train_sasrec(
     GPU at paper scale); validation scores come back to the CPU in chunks of 4,096 users. Raises
     FloatingPointError naming the epoch and batch where the loss becomes non-finite.
     """
-    if (valid_histories is None) != (valid_targets is None):
-        raise ValueError("give both valid_histories and valid_targets, or neither")
-    if valid_targets is not None:
-        valid_targets = np.asarray(valid_targets, dtype=np.int64).ravel()
-        if valid_targets.size != len(valid_histories):
-            raise ValueError(f"{valid_targets.size} validation targets for "
-                             f"{len(valid_histories)} histories")
-        if valid_targets.size and (valid_targets.min() < 0 or valid_targets.max() >= n_items):
-            raise ValueError(f"validation targets outside 0..{n_items - 1}")
+    valid_targets = _validation_targets(valid_histories, valid_targets, n_items)
     tokens_np, targets_np = training_windows(train_sequences, n_items, config.maxlen)
     tokens_all, targets_all = torch.from_numpy(tokens_np), torch.from_numpy(targets_np)
     n_tokens = int((targets_np != IGNORE).sum())
     shuffle = np.random.default_rng(config.seed)
-    say = log or (lambda line: None)
 
     rows: list[dict] = []
-    best_state, best_ndcg, best_epoch = None, -np.inf, config.epochs
+    best = BestEpoch(config.epochs, log)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
         model = SASRec(n_items, config).to(device)
@@ -355,16 +362,7 @@ def train_sasrec(
             row = {"epoch": epoch, "train_loss": total / n_tokens, "tokens": n_tokens,
                    "seconds": seconds, "tokens_per_s": n_tokens / seconds}
             if valid_targets is not None:
-                row |= _validation_row(model, valid_histories, valid_targets)
-                if row["valid_ndcg10"] > best_ndcg:
-                    best_ndcg, best_epoch = row["valid_ndcg10"], epoch
-                    best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                row |= _validation_row(lambda h: score_sasrec(model, h), valid_histories, valid_targets)
             rows.append(row)
-            say(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                         for k, v in row.items()))
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    for row in rows:
-        row["best"] = row["epoch"] == best_epoch
-    say(f"kept epoch {best_epoch} of {config.epochs}; {asdict(config)}")
-    return model.eval(), rows
+            best.offer(model, row)
+    return best.restore(model, rows, config)

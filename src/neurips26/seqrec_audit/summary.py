@@ -1,19 +1,20 @@
 """Paper 10's tables from the per-dataset results: the long metrics table, the NDCG@10 table across datasets and
 methods with TGH's relative gain over the best other method, the heuristic's gain beside each diagnostic, and the
-cost of TGH (time per 1,000 users) beside SASRec's training and inference time."""
+cost of TGH (time per 1,000 users) beside the trained models' training and inference time."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from neurips26.seqrec_audit.claims import is_tgh, relative_gain
+from neurips26.seqrec_audit.claims import relative_gain
+from neurips26.seqrec_audit.methods import is_tgh
 
-METHOD_ORDER = ("pop", "markov1", "itemknn_last", "itemknn_profile", "sasrec")
+METHOD_ORDER = ("pop", "markov1", "itemknn_last", "itemknn_profile", "sasrec", "bert4rec", "tiger")
 
 
 def method_order(methods) -> list[str]:
-    """Baselines in a fixed order, then SASRec, then the TGH variants (unknown names last, sorted)."""
+    """Baselines in a fixed order, then the trained models, then any other name (sorted), then the TGH variants."""
     methods = list(dict.fromkeys(methods))
     known = [m for m in METHOD_ORDER if m in methods]
     tgh = sorted(m for m in methods if is_tgh([m])[0])
@@ -21,8 +22,8 @@ def method_order(methods) -> list[str]:
 
 
 def ndcg_wide(metrics: pd.DataFrame, datasets: list[str], k: int = 10) -> pd.DataFrame:
-    """NDCG@k per dataset (rows, in `datasets` order) and method (columns; mean over SASRec seeds), plus the best
-    non-TGH method, the best TGH variant and TGH's relative gain (tgh / best other - 1)."""
+    """NDCG@k per dataset (rows, in `datasets` order) and method (columns; trained models: mean over seeds), plus the
+    best non-TGH method, the best TGH variant and TGH's relative gain (tgh / best other - 1)."""
     rows = metrics[metrics["metric"] == f"NDCG@{k}"]
     wide = rows.pivot_table(index="dataset", columns="method", values="value", aggfunc="mean")
     wide = wide.reindex(index=[d for d in datasets if d in wide.index], columns=method_order(wide.columns))
@@ -49,22 +50,21 @@ def gains_with_diagnostics(wide: pd.DataFrame, diagnostics: pd.DataFrame) -> pd.
     return wide[["dataset", "tgh_relative_gain"]].merge(diagnostics, on="dataset", how="inner")
 
 
-def cost_table(training_free: pd.DataFrame, sasrec_runs: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset: each TGH variant's seconds per 1,000 users (it has no training), and SASRec's training seconds,
-    inference seconds per 1,000 users and their total (mean over seeds), side by side.
+def cost_table(training_free: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset: each TGH variant's seconds per 1,000 users (it has no training) and, per trained model, the
+    training seconds, inference seconds per 1,000 users, their total (means over seeds) and that total over the
+    slowest TGH variant's time for all users, side by side.
 
-    `training_free`: the long metrics table with `seconds_per_1000_users`; `sasrec_runs`: one row per (dataset,
+    `training_free`: the long metrics table with `seconds_per_1000_users`; `runs`: one row per (dataset, model,
     seed) with train_seconds, inference_seconds and users."""
     per_method = training_free.groupby(["dataset", "method"])["seconds_per_1000_users"].first().unstack()
-    tgh = per_method.loc[:, is_tgh(per_method.columns)].add_suffix("_s_per_1000_users")
-    sasrec = sasrec_runs.groupby("dataset").agg(sasrec_train_s=("train_seconds", "mean"),
-                                                sasrec_inference_s=("inference_seconds", "mean"),
-                                                users=("users", "first"))
-    sasrec["sasrec_inference_s_per_1000_users"] = sasrec["sasrec_inference_s"] / sasrec["users"] * 1000
-    sasrec["sasrec_total_s"] = sasrec["sasrec_train_s"] + sasrec["sasrec_inference_s"]
-    table = tgh.join(sasrec, how="outer").reset_index()
-    tgh_columns = [c for c in table.columns if c.endswith("_s_per_1000_users") and c.startswith("tgh")]
-    if tgh_columns:
-        tgh_total = table[tgh_columns].max(axis=1) * table["users"] / 1000
-        table["sasrec_total_over_tgh"] = table["sasrec_total_s"] / tgh_total.replace(0, np.nan)
-    return table
+    table = per_method.loc[:, is_tgh(per_method.columns)].add_suffix("_s_per_1000_users")
+    tgh_total = table.max(axis=1) * runs.groupby("dataset")["users"].first() / 1000
+    for model, rows in runs.groupby("model", sort=False):
+        mean = rows.groupby("dataset")[["train_seconds", "inference_seconds", "users"]].mean()
+        table[f"{model}_train_s"] = mean["train_seconds"]
+        table[f"{model}_inference_s_per_1000_users"] = mean["inference_seconds"] / mean["users"] * 1000
+        table[f"{model}_total_s"] = mean["train_seconds"] + mean["inference_seconds"]
+        table[f"{model}_total_over_tgh"] = table[f"{model}_total_s"] / tgh_total.replace(0, np.nan)
+    table.columns.name = None
+    return table.reset_index()

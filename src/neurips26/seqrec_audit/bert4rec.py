@@ -1,0 +1,301 @@
+r"""BERT4Rec (Sun et al., CIKM 2019) trained by the Cloze task: the paper's bidirectional
+trained baseline, a sibling of :mod:`.sasrec` (same batches, validation and rows).
+
+The network follows ``FeiSun/BERT4Rec`` (``modeling.py``, a BERT encoder):
+
+* a vocabulary of ``n_items + 2`` tokens: 0 the padding, item ``i`` is ``i + 1`` and
+  ``n_items + 1`` is ``[MASK]``; token and learned positional embeddings are summed, then
+  LayerNorm and dropout (BERT's embedding post-processor);
+* ``n_blocks`` post-LN BERT blocks, ``LN(x + Dropout(MHA(x)))`` then ``LN(x + Dropout(FFN(x)))``,
+  with a GELU feed-forward of width ``4 d``, ``n_heads`` heads and attention dropout. Attention is
+  bidirectional: no causal mask, every real position attends to every real position;
+* the output layer of the original's ``get_masked_lm_output``: ``LN(GELU(W h))``, then logits
+  ``. @ E[1:n_items+1]^T + b`` over the items, ``E`` the input embedding (tied), ``b`` a bias;
+* weights drawn from BERT's truncated normal (std 0.02), biases zero, the padding row zero.
+
+Deliberate differences from the original:
+
+* as in :mod:`.sasrec`, positions count from the right (the last token always has position
+  ``maxlen - 1``) and padded keys are masked out of attention (a padded query attends to itself
+  only), so left padding changes no real position's output and a batch can be cut to its longest
+  row (:func:`.sasrec._trim`);
+* training windows: each sequence is cut from its end into windows of ``maxlen`` items
+  (:func:`item_windows`), so every item appears exactly once per epoch; the original slides
+  overlapping windows over long sequences (``prop_sliding_window`` 0.1 to 0.5 of ``maxlen``);
+  synthetic sequences fit in one window anyway;
+* masking is dynamic (fresh every epoch, from the seed) and per position: each real item is
+  masked with probability ``mask_prob``, as in ``jaywonchung/BERT4Rec-VAE-Pytorch``; the original
+  masks ``max(1, round(0.2 L))`` positions (its ``masked_lm_prob``) of 10 fixed copies
+  (``dupe_factor``). A masked item always becomes ``[MASK]`` (the original's runs set its
+  ``mask_prob = 1.0``, turning off the 80/10/10 rule too). A window with no masked item gets its
+  last item masked; the original's extra "mask only the last item" copy of each sequence is not
+  added;
+* the softmax runs over the ``n_items`` real items only (the original's runs over the whole
+  vocabulary, special tokens included);
+* optimiser: Adam (betas 0.9, 0.999) at a constant learning rate, as the PyTorch port; the
+  original uses AdamW-style weight decay 0.01, linear warm-up and decay, and gradient clipping.
+
+Scoring appends ``[MASK]`` after a user's last ``maxlen - 1`` items and reads the logits there
+(the original's test instances). Training (:func:`train_bert4rec`) mirrors
+:func:`.sasrec.train_sasrec`: shuffled mini-batches, per-epoch full-ranking validation, the epoch
+with the best validation NDCG@10 kept, all randomness from ``config.seed`` (numpy for shuffles and
+masks, a forked torch RNG for weights and dropout).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from neurips26.common.adam import Adam
+from neurips26.seqrec_audit.epochs import BestEpoch
+
+from .graph import as_sequences
+from .sasrec import IGNORE, _is_int, _trim, _validation_row, _validation_targets, left_padded
+from .sasrec import CausalSelfAttention as SelfAttention  # its mask is whatever `allowed` says
+
+__all__ = ["BERT4Rec", "BERT4RecConfig", "cloze_masked", "item_windows", "score_bert4rec",
+           "train_bert4rec"]
+
+
+@dataclass(frozen=True)
+class BERT4RecConfig:
+    """BERT4Rec settings: the quick scale of the SASRec baseline (2 blocks, d = 64, maxlen 50,
+    8 epochs) and the original's defaults otherwise (2 heads, dropout 0.1, mask_prob 0.2), with the
+    PyTorch port's lr 1e-3 and batch 128.
+
+    The Cloze task starts slowly: on a tiny cycle (d = 16 or 32) the loss sits at ``log n_items``
+    for 30 to 100 Adam steps before attention finds the neighbours of ``[MASK]``, and lr 1e-2 was
+    unstable there where 3e-3 was not (post-LN blocks, no warm-up)."""
+
+    d_model: int = 64
+    n_blocks: int = 2
+    n_heads: int = 2
+    maxlen: int = 50
+    dropout: float = 0.1
+    mask_prob: float = 0.2
+    lr: float = 1e-3
+    batch: int = 128
+    epochs: int = 8
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("d_model", "n_blocks", "n_heads", "batch"):
+            if not _is_int(getattr(self, name), 1):
+                raise ValueError(f"BERT4RecConfig.{name} must be a positive integer, "
+                                 f"got {getattr(self, name)!r}")
+        if not _is_int(self.maxlen, 2):  # room for one item and the [MASK] after it
+            raise ValueError(f"BERT4RecConfig.maxlen must be an integer >= 2, got {self.maxlen!r}")
+        for name in ("epochs", "seed"):
+            if not _is_int(getattr(self, name), 0):
+                raise ValueError(f"BERT4RecConfig.{name} must be an integer >= 0, "
+                                 f"got {getattr(self, name)!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+        if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
+            raise ValueError(f"BERT4RecConfig.dropout must lie in [0, 1), got {self.dropout!r}")
+        if not (isinstance(self.mask_prob, (int, float)) and 0.0 < self.mask_prob < 1.0):
+            raise ValueError(f"BERT4RecConfig.mask_prob must lie in (0, 1), got {self.mask_prob!r}")
+        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
+            raise ValueError(f"BERT4RecConfig.lr must be positive, got {self.lr!r}")
+
+
+# --------------------------------------------------------------------------------------------------
+# Model
+
+EPS = 1e-12  # BERT's LayerNorm epsilon
+
+
+class Block(nn.Module):
+    """A post-LN BERT encoder layer."""
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float):
+        super().__init__()
+        self.attention = SelfAttention(d_model, n_heads, dropout)
+        self.ln_attention = nn.LayerNorm(d_model, eps=EPS)
+        self.forward_net = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU("tanh"),
+                                         nn.Linear(4 * d_model, d_model))
+        self.ln_forward = nn.LayerNorm(d_model, eps=EPS)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        x = self.ln_attention(x + self.dropout(self.attention(x, allowed)))
+        return self.ln_forward(x + self.dropout(self.forward_net(x)))
+
+
+class BERT4Rec(nn.Module):
+    """BERT4Rec over ``n_items`` items (ids ``0..n_items-1``); see the module docstring."""
+
+    def __init__(self, n_items: int, config: BERT4RecConfig = BERT4RecConfig()):
+        super().__init__()
+        if not _is_int(n_items, 1):
+            raise ValueError(f"n_items must be a positive integer, got {n_items!r}")
+        self.n_items, self.config = int(n_items), config
+        self.mask_token = self.n_items + 1
+        d = config.d_model
+        self.item_embedding = nn.Embedding(self.n_items + 2, d, padding_idx=0)
+        self.position_embedding = nn.Embedding(config.maxlen, d)
+        self.ln_embedding = nn.LayerNorm(d, eps=EPS)
+        self.embedding_dropout = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(
+            Block(d, config.n_heads, config.dropout) for _ in range(config.n_blocks))
+        self.transform = nn.Sequential(nn.Linear(d, d), nn.GELU("tanh"), nn.LayerNorm(d, eps=EPS))
+        self.output_bias = nn.Parameter(torch.zeros(self.n_items))
+        for name, param in self.named_parameters():  # BERT: truncated normal (0.02), zero biases
+            if param.dim() > 1:
+                nn.init.trunc_normal_(param, std=0.02, a=-0.04, b=0.04)
+            elif name.endswith("bias"):
+                nn.init.zeros_(param)
+        with torch.no_grad():
+            self.item_embedding.weight[0].zero_()
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Hidden states (B, T, d) of left-padded tokens (B, T), ``T <= maxlen``: 0 is padding,
+        item ``i`` is ``i + 1`` and ``n_items + 1`` is ``[MASK]``."""
+        batch, width = tokens.shape
+        maxlen = self.config.maxlen
+        if width > maxlen:
+            raise ValueError(f"{width} positions exceed maxlen={maxlen}")
+        positions = torch.arange(maxlen - width, maxlen, device=tokens.device)
+        x = self.item_embedding(tokens) + self.position_embedding(positions)
+        x = self.embedding_dropout(self.ln_embedding(x))
+        itself = torch.eye(width, dtype=torch.bool, device=tokens.device)
+        allowed = ((tokens > 0)[:, None, :] | itself)[:, None]  # (B, 1, T, T): every real key
+        for block in self.blocks:
+            x = block(x, allowed)
+        return x
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Scores (..., n_items) of every item from hidden states (..., d): the original's output
+        layer, tied to the item rows of the input embedding, plus a bias."""
+        items = self.item_embedding.weight[1:self.n_items + 1]
+        return self.transform(hidden) @ items.T + self.output_bias
+
+
+# --------------------------------------------------------------------------------------------------
+# Batches
+
+
+def item_windows(sequences: Sequence[np.ndarray], n_items: int, maxlen: int) -> np.ndarray:
+    """Tokens (n_windows, maxlen) int64 (item + 1, left-padded with 0): each non-empty sequence
+    cut from its end into windows of ``maxlen`` items, so every item is in exactly one window (a
+    sequence's windows in time order; only its first can be padded)."""
+    seqs = [s for s in as_sequences(sequences, n_items) if s.size]
+    if not seqs:
+        raise ValueError("every training sequence is empty: nothing to train on")
+    lengths = np.array([s.size for s in seqs], dtype=np.int64)
+    seq = np.repeat(np.arange(len(seqs)), lengths)
+    within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    r = lengths[seq] - 1 - within  # distance from the sequence's end
+    n_windows = -(-lengths // maxlen)
+    tokens = np.zeros((n_windows.sum(), maxlen), dtype=np.int64)
+    window = np.cumsum(n_windows)[seq] - 1 - r // maxlen
+    tokens[window, maxlen - 1 - r % maxlen] = np.concatenate(seqs) + 1
+    return tokens
+
+
+def cloze_masked(tokens: np.ndarray, n_items: int, mask_prob: float,
+                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The Cloze task on left-padded windows: each real token becomes ``[MASK]`` (``n_items +
+    1``) with probability ``mask_prob``; a window with none masked gets its last token masked
+    (every row's last slot is real). Returns the inputs and the targets (item id at masked
+    positions, ``IGNORE`` elsewhere)."""
+    real = tokens > 0
+    if not real[:, -1].all():
+        raise ValueError("every window must end with a real item (left padding)")
+    masked = (rng.random(tokens.shape) < mask_prob) & real
+    masked[~masked.any(axis=1), -1] = True
+    return np.where(masked, n_items + 1, tokens), np.where(masked, tokens - 1, IGNORE)
+
+
+# --------------------------------------------------------------------------------------------------
+# Scoring and training
+
+
+def score_bert4rec(model: BERT4Rec, histories: Sequence[np.ndarray],
+                   batch: int = 512) -> np.ndarray:
+    """Scores (n_users, n_items) float32 of the item after each history: ``[MASK]`` appended after
+    its last ``maxlen - 1`` items, the logits at ``[MASK]``, without dropout. Histories must be
+    non-empty; the model's train/eval mode is restored afterwards."""
+    items = left_padded(histories, model.n_items, model.config.maxlen - 1)
+    mask = np.full((len(items), 1), model.mask_token, dtype=np.int64)
+    tokens = torch.from_numpy(np.concatenate([items, mask], axis=1))
+    scores = np.empty((len(tokens), model.n_items), dtype=np.float32)
+    device = model.item_embedding.weight.device
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            for start in range(0, len(tokens), batch):
+                (chunk,) = _trim(tokens[start:start + batch].to(device))
+                last = model.logits(model(chunk)[:, -1])
+                scores[start:start + len(chunk)] = last.float().cpu().numpy()
+    finally:
+        model.train(was_training)
+    return scores
+
+
+def train_bert4rec(
+    train_sequences: Sequence[np.ndarray],
+    n_items: int,
+    valid_histories: Sequence[np.ndarray] | None,
+    valid_targets: np.ndarray | None,
+    config: BERT4RecConfig = BERT4RecConfig(),
+    log: Callable[[str], None] | None = None,
+    device: str | torch.device = "cpu",
+) -> tuple[BERT4Rec, list[dict]]:
+    """Train BERT4Rec by softmax cross-entropy over all items at the masked positions of the
+    training windows (:func:`item_windows`, masked afresh each epoch by :func:`cloze_masked`).
+
+    Validation, the kept epoch and the rows are those of :func:`.sasrec.train_sasrec`, except that
+    ``train_loss`` is the mean CE per masked position and ``tokens`` counts the real input
+    positions of an epoch (every training item once: the work of a forward pass, comparable with
+    SASRec's), so ``tokens_per_s`` is items processed per second. Raises FloatingPointError naming
+    the epoch and batch where the loss becomes non-finite.
+    """
+    valid_targets = _validation_targets(valid_histories, valid_targets, n_items)
+    windows = item_windows(train_sequences, n_items, config.maxlen)
+    n_tokens = int((windows > 0).sum())
+    rng = np.random.default_rng(config.seed)
+
+    rows: list[dict] = []
+    best = BestEpoch(config.epochs, log)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        model = BERT4Rec(n_items, config).to(device)
+        optimiser = Adam(model.parameters(), lr=config.lr, betas=(0.9, 0.999))
+        for epoch in range(1, config.epochs + 1):
+            model.train()
+            start, total, n_masked = time.perf_counter(), 0.0, 0
+            inputs_np, targets_np = cloze_masked(windows, n_items, config.mask_prob, rng)
+            inputs_all, targets_all = torch.from_numpy(inputs_np), torch.from_numpy(targets_np)
+            order = torch.from_numpy(rng.permutation(len(windows)))
+            for step, idx in enumerate(order.split(config.batch), start=1):
+                inputs, targets = _trim(inputs_all[idx].to(device), targets_all[idx].to(device))
+                keep = targets != IGNORE
+                hidden = model(inputs)[keep]  # logits only at the masked positions
+                loss = F.cross_entropy(model.logits(hidden), targets[keep], reduction="sum")
+                if not torch.isfinite(loss):
+                    raise FloatingPointError(
+                        f"BERT4Rec cross-entropy is {loss.item()} at epoch {epoch}, batch {step}: "
+                        f"training diverged; lower the learning rate (lr={config.lr}) or check "
+                        f"the data")
+                optimiser.zero_grad(set_to_none=True)
+                (loss / keep.sum()).backward()
+                optimiser.step()
+                total, n_masked = total + loss.item(), n_masked + int(keep.sum())
+            seconds = time.perf_counter() - start
+            row = {"epoch": epoch, "train_loss": total / n_masked, "tokens": n_tokens,
+                   "seconds": seconds, "tokens_per_s": n_tokens / seconds}
+            if valid_targets is not None:
+                row |= _validation_row(lambda h: score_bert4rec(model, h), valid_histories,
+                                       valid_targets)
+            rows.append(row)
+            best.offer(model, row)
+    return best.restore(model, rows, config)
