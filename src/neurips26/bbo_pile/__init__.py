@@ -1,0 +1,1 @@
+"""Paper 05: BBO-Pile (optimization trajectories for foundation models of black-box optimization)."""
