@@ -14,7 +14,8 @@ import yaml
 from conftest import ROOT, expect_config_error, snakemake
 
 RULE_FILES = sorted((ROOT / "rules").rglob("*.smk"))
-IMPORT_TO_PACKAGE = {"sklearn": "scikit-learn", "skimage": "scikit-image", "ot": "pot", "yaml": "pyyaml", "PIL": "pillow"}
+IMPORT_TO_PACKAGE = {"sklearn": "scikit-learn", "skimage": "scikit-image", "ot": "pot", "yaml": "pyyaml", "PIL": "pillow",
+                     "cocoex": "coco-experiment"}
 
 
 def rule_blocks() -> dict[str, str]:

@@ -80,6 +80,27 @@ def test_smoke_run_writes_paper_04s_phase_diagram_claims_and_figures(smoke_run):
     assert "## Claims" in report and "Deviations" in report and "Cost of one denoising step" in report
 
 
+def test_smoke_run_writes_paper_05s_dataset_scaling_regret_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/bbo_pile"
+    smoke = yaml.safe_load((smoke_run / "config/bbo_pile.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["scaling", "regret_curves", "imitation", "dataset"])
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert list(claims.index) == ["B1a", "B1b", "B2", "B3", "B4a", "B4b", "B5"]
+    assert bool(claims.loc["B4a", "holds"])  # constrained decoding is valid by construction at any scale
+    boxes = pd.read_parquet(out / "blackboxes.parquet")
+    trajectories = pd.concat([pd.read_parquet(p) for p in (out / "trajectories").rglob("*[A-Z].parquet")])
+    assert set(trajectories["optimizer"]) == set(smoke["optimizers"])
+    assert len(trajectories) == len(boxes) * len(smoke["optimizers"]) * len(smoke["seeds"]) * smoke["budget"]
+    runs = pd.read_parquet(out / "table_runs.parquet")
+    assert set(runs["run"]) == set(smoke["runs"]) and (runs["tokens"] >= 20000).all()
+    regret = pd.read_parquet(out / "regret.parquet")
+    held = set(boxes.loc[boxes["split"] == "eval", "bb_id"])
+    assert set(regret["bb_id"]) <= held and regret["T"].max() == smoke["budget"]
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "## Imitation" in report and "Deviations" in report
+
+
 def test_smoke_run_writes_paper_10s_ndcg_table_diagnostics_claims_and_figures(smoke_run):
     out = smoke_run / "results/smoke/seqrec_audit"
     smoke = yaml.safe_load((smoke_run / "config/seqrec_audit.yaml").read_text())["smoke"]

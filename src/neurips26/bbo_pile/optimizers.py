@@ -25,7 +25,8 @@ crashes on it. An exception raised by ``f`` is not caught: an error is not a mea
   below 1e-3 the search restarts at a new uniform point with step 0.2.
 - TPE: optuna's TPESampler (optuna defaults, multivariate in optuna 5, seeded), with logging and warnings
   silenced while it runs. A non-finite y is told as a FAIL trial, which TPE ignores. It is slow (about
-  2.5 ms per trial at T=24 and 3.4 ms at T=100, against 0.05 ms for REA): paper scale only. Note that bbo-pile's "TPE" is syne-tune's KDE searcher
+  2.5 ms per trial at T=24 and 3.4 ms at T=100, against 0.05 ms for REA): paper scale only. Note that bbo-pile's
+  "TPE" is syne-tune's KDE searcher
   (``searcher="kde"``, ``min_bandwidth=0.1``), not optuna.
 
 bbo-pile's ``run_benchmark.py`` for the GO family starts every method with 5 random ``points_to_evaluate``.

@@ -1,0 +1,283 @@
+# Paper 05: BBO-Pile, optimization trajectories and decoder-only models that imitate optimizers.
+# blackboxes (BBOB + shifted/rotated GO functions, split by black box) -> generate {family}_{optimizer}
+#   -> serialize (tokenizer, packed rows) -> train {run} -> imitation, optimize {condition}_{decoding}
+#   (+ reference: f* by random sampling) -> tables (regret, scaling fit) -> claims/figures -> report
+
+
+include: "functions/bbo_pile.smk"
+
+
+rule bbo_pile_blackboxes:
+    output:
+        f"{BP}/blackboxes.parquet",
+    log:
+        f"{BP_LOG}/blackboxes.log",
+    benchmark:
+        f"{BP_BENCH}/blackboxes.tsv"
+    conda:
+        "../envs/bbo.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/blackboxes.py"
+
+
+rule bbo_pile_reference:
+    input:
+        f"{BP}/blackboxes.parquet",
+    output:
+        f"{BP}/reference.parquet",
+    log:
+        f"{BP_LOG}/reference.log",
+    benchmark:
+        f"{BP_BENCH}/reference.tsv"
+    conda:
+        "../envs/bbo.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/reference.py"
+
+
+rule bbo_pile_generate:
+    input:
+        f"{BP}/blackboxes.parquet",
+    output:
+        trajectories=f"{BP}/trajectories/{{family}}/{{optimizer}}.parquet",
+        throughput=f"{BP}/trajectories/{{family}}/{{optimizer}}_throughput.parquet",
+    log:
+        f"{BP_LOG}/generate/{{family}}_{{optimizer}}.log",
+    benchmark:
+        f"{BP_BENCH}/generate/{{family}}_{{optimizer}}.tsv"
+    wildcard_constraints:
+        family="bbob|go",
+        optimizer="RS|REA|CMA|LS|TPE",
+    conda:
+        "../envs/bbo.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=240,
+    params:
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/generate.py"
+
+
+rule bbo_pile_serialize:
+    input:
+        blackboxes=f"{BP}/blackboxes.parquet",
+        trajectories=bp_trajectories,
+    output:
+        **{name: f"{BP}/{path}" for name, path in BP_CORPUS.items()},
+    log:
+        f"{BP_LOG}/serialize.log",
+    benchmark:
+        f"{BP_BENCH}/serialize.tsv"
+    conda:
+        "../envs/bbo.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/serialize.py"
+
+
+rule bbo_pile_train:
+    input:
+        unpack(bp_corpus),
+    output:
+        model=f"{BP}/models/{{run}}.pt",
+        log_table=f"{BP}/training/{{run}}.parquet",
+    log:
+        f"{BP_LOG}/train/{{run}}.log",
+    benchmark:
+        f"{BP_BENCH}/train/{{run}}.tsv"
+    conda:
+        "../envs/bbo.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=720,
+    params:
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/train.py"
+
+
+rule bbo_pile_imitation:
+    input:
+        model=bp_evaluation_model,
+        vocab=f"{BP}/corpus/vocab.json",
+        blackboxes=f"{BP}/blackboxes.parquet",
+        trajectories=bp_trajectories,
+    output:
+        f"{BP}/imitation.parquet",
+    log:
+        f"{BP_LOG}/imitation.log",
+    benchmark:
+        f"{BP_BENCH}/imitation.tsv"
+    conda:
+        "../envs/bbo.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/imitation.py"
+
+
+rule bbo_pile_optimize:
+    input:
+        model=bp_evaluation_model,
+        vocab=f"{BP}/corpus/vocab.json",
+        blackboxes=f"{BP}/blackboxes.parquet",
+    output:
+        f"{BP}/optimize/{{condition}}_{{decoding}}.parquet",
+    log:
+        f"{BP_LOG}/optimize/{{condition}}_{{decoding}}.log",
+    benchmark:
+        f"{BP_BENCH}/optimize/{{condition}}_{{decoding}}.tsv"
+    wildcard_constraints:
+        condition="RS|REA|CMA|LS|TPE",
+        decoding="constrained|free",
+    conda:
+        "../envs/bbo.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    params:
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/optimize.py"
+
+
+rule bbo_pile_tables:
+    input:
+        blackboxes=f"{BP}/blackboxes.parquet",
+        reference=f"{BP}/reference.parquet",
+        trajectories=bp_trajectories,
+        throughput=bp_throughput,
+        optimized=bp_optimized,
+        training=bp_training_logs,
+        stats=f"{BP}/corpus/stats.parquet",
+    output:
+        regret=f"{BP}/regret.parquet",
+        table_regret=f"{BP}/table_regret.parquet",
+        scaling=f"{BP}/table_scaling.parquet",
+        runs=f"{BP}/table_runs.parquet",
+        validity=f"{BP}/table_validity.parquet",
+        data=f"{BP}/table_data.parquet",
+        throughput=f"{BP}/table_throughput.parquet",
+    log:
+        f"{BP_LOG}/tables.log",
+    benchmark:
+        f"{BP_BENCH}/tables.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/tables.py"
+
+
+rule bbo_pile_claims:
+    input:
+        regret=f"{BP}/regret.parquet",
+        scaling=f"{BP}/table_scaling.parquet",
+        runs=f"{BP}/table_runs.parquet",
+        imitation=f"{BP}/imitation.parquet",
+        validity=f"{BP}/table_validity.parquet",
+    output:
+        f"{BP}/claims.parquet",
+    log:
+        f"{BP_LOG}/claims.log",
+    benchmark:
+        f"{BP_BENCH}/claims.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/claims.py"
+
+
+rule bbo_pile_figures:
+    input:
+        regret=f"{BP}/regret.parquet",
+        scaling=f"{BP}/table_scaling.parquet",
+        runs=f"{BP}/table_runs.parquet",
+        training=bp_training_logs,
+        imitation=f"{BP}/imitation.parquet",
+        data=f"{BP}/table_data.parquet",
+    output:
+        **{
+            name: report(
+                f"{BP}/figures/{name}.png",
+                caption=f"../workflow/report/bbo_pile/{name}.rst",
+                category="Paper 05: BBO-Pile",
+            )
+            for name in BP_FIGURES
+        },
+    log:
+        f"{BP_LOG}/figures.log",
+    benchmark:
+        f"{BP_BENCH}/figures.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/figures.py"
+
+
+rule bbo_pile_report:
+    input:
+        data=f"{BP}/table_data.parquet",
+        throughput=f"{BP}/table_throughput.parquet",
+        runs=f"{BP}/table_runs.parquet",
+        scaling=f"{BP}/table_scaling.parquet",
+        table_regret=f"{BP}/table_regret.parquet",
+        validity=f"{BP}/table_validity.parquet",
+        imitation=f"{BP}/imitation.parquet",
+        claims=f"{BP}/claims.parquet",
+        figures=expand(
+            f"{BP}/figures/{{name}}.png", name=BP_FIGURES, allow_missing=True
+        ),
+        captions=expand("workflow/report/bbo_pile/{name}.rst", name=BP_FIGURES),
+        deviations="workflow/report/bbo_pile/deviations.md",
+    output:
+        f"{BP}/report.md",
+    log:
+        f"{BP_LOG}/report.log",
+    benchmark:
+        f"{BP_BENCH}/report.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        benchmarks=BP_BENCH,
+        config=paper_params("bbo_pile"),
+    script:
+        "../scripts/bbo_pile/report.py"

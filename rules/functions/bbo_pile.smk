@@ -1,0 +1,71 @@
+# Helpers of paper 05's rules (rules/bbo_pile.smk): paths, input lists, and the checks of the config that the
+# schema cannot express (run when the workflow is parsed, before any job).
+from neurips26.common.config import ConfigError
+from neurips26.bbo_pile import experiment as bp_experiment
+
+BP = "results/{scale}/bbo_pile"
+BP_LOG = "results/{scale}/bbo_pile/logs"
+BP_BENCH = "results/{scale}/bbo_pile/benchmarks"
+BP_FIGURES = ["scaling", "regret_curves", "imitation", "dataset"]
+BP_CORPUS = {
+    "vocab": "corpus/vocab.json",
+    "train": "corpus/train.npy",
+    "valid": "corpus/valid.npy",
+    "stats": "corpus/stats.parquet",
+}
+
+for _scale in ("smoke", "quick", "paper"):
+    try:
+        bp_experiment.check_config(paper_config("bbo_pile", _scale))
+    except ValueError as error:
+        raise ConfigError(
+            f"invalid config in config/bbo_pile.yaml:\n  {_scale}: {error}"
+        ) from None
+
+
+def bp_config(wildcards):
+    return paper_config("bbo_pile", wildcards.scale)
+
+
+def bp_corpus(wildcards):
+    return {
+        name: f"{BP}/{path}".format(scale=wildcards.scale)
+        for name, path in BP_CORPUS.items()
+    }
+
+
+def bp_trajectories(wildcards):
+    cfg = bp_config(wildcards)
+    return expand(
+        f"{BP}/trajectories/{{family}}/{{optimizer}}.parquet",
+        scale=wildcards.scale,
+        family=bp_experiment.families(cfg),
+        optimizer=cfg["optimizers"],
+    )
+
+
+def bp_throughput(wildcards):
+    return [
+        p.replace(".parquet", "_throughput.parquet") for p in bp_trajectories(wildcards)
+    ]
+
+
+def bp_training_logs(wildcards):
+    return expand(
+        f"{BP}/training/{{run}}.parquet",
+        scale=wildcards.scale,
+        run=list(bp_config(wildcards)["runs"]),
+    )
+
+
+def bp_evaluation_model(wildcards):
+    run = bp_config(wildcards)["evaluate"]["run"]
+    return f"{BP}/models/{run}.pt".format(scale=wildcards.scale)
+
+
+def bp_optimized(wildcards):
+    ev = bp_config(wildcards)["evaluate"]
+    names = [f"{c}_constrained" for c in ev["conditions"]] + [
+        f"{c}_free" for c in ev["free_conditions"]
+    ]
+    return expand(f"{BP}/optimize/{{name}}.parquet", scale=wildcards.scale, name=names)

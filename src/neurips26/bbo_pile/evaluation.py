@@ -1,0 +1,78 @@
+"""Normalised regret on held-out black boxes (notes 5.5), as bbo-pile's benchmark plots compare methods:
+
+    regret_T = (min_{t <= T} y_t - f*) / (median over RS runs of y_1 - f*)
+
+with f* the lowest value ever seen on the box: the minimum over every method's trials and a set of uniform random
+samples (no COCO internals needed). Non-finite values never count as a minimum. A box whose denominator is not
+positive (RS's first trial already at f*) is left out, and counted."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.stats import wilcoxon
+
+TRIAL_COLUMNS = ("bb_id", "method", "seed", "trial", "y")
+
+
+def reference_minimum(trials: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
+    """f* per bb_id: the minimum of the finite values of all trials and of the random samples' minimum."""
+    finite = trials[np.isfinite(trials["y"])]
+    seen = finite.groupby("bb_id")["y"].min()
+    random = reference.set_index("bb_id")["random_min"]
+    return pd.concat([seen, random], axis=1).min(axis=1).rename("f_star")
+
+
+def normalized_regret(trials: pd.DataFrame, reference: pd.DataFrame, baseline: str = "RS") -> pd.DataFrame:
+    """One row per (bb_id, method, seed, T) for T = 1..budget: the best value so far, f*, the baseline's median
+    first value and the normalised regret. `trials` has the columns TRIAL_COLUMNS (trial 0-based)."""
+    missing = [c for c in TRIAL_COLUMNS if c not in trials.columns]
+    if missing:
+        raise ValueError(f"trials lack column(s) {missing}")
+    if baseline not in set(trials["method"]):
+        raise ValueError(f"no {baseline} trials: the regret is normalised by {baseline}'s first value")
+    frame = trials.sort_values(["bb_id", "method", "seed", "trial"]).reset_index(drop=True)
+    y = frame["y"].where(np.isfinite(frame["y"]), np.inf)
+    frame["best"] = y.groupby([frame["bb_id"], frame["method"], frame["seed"]]).cummin()
+    frame["T"] = frame["trial"] + 1
+    f_star = reference_minimum(trials, reference)
+    first = frame[(frame["method"] == baseline) & (frame["trial"] == 0)]
+    scale = first.groupby("bb_id")["y"].median() - f_star.reindex(first["bb_id"].unique())
+    frame = frame.merge(f_star, left_on="bb_id", right_index=True)
+    frame = frame.merge(scale.rename("scale"), left_on="bb_id", right_index=True, how="left")
+    frame["norm_regret"] = (frame["best"] - frame["f_star"]) / frame["scale"].where(frame["scale"] > 0)
+    return frame[["bb_id", "method", "seed", "T", "best", "f_star", "scale", "norm_regret"]]
+
+
+def excluded_boxes(regret: pd.DataFrame) -> list[str]:
+    """Boxes left out because the baseline's first value is already at f* (or the scale is missing)."""
+    return sorted(regret.loc[~(regret["scale"] > 0), "bb_id"].unique())
+
+
+def regret_table(regret: pd.DataFrame, horizons=(1, 6, 12, 24)) -> pd.DataFrame:
+    """Mean and median normalised regret per method at each horizon T (boxes x seeds), and the mean rank of the
+    method among all methods per (box, seed) at the last horizon."""
+    usable = regret[regret["scale"] > 0]
+    horizons = [T for T in horizons if T <= usable["T"].max()]
+    rows = usable[usable["T"].isin(horizons)]
+    table = rows.groupby(["method", "T"])["norm_regret"].agg(mean="mean", median="median", runs="size")
+    table = table.reset_index().pivot_table(index="method", columns="T", values=["mean", "median"])
+    table.columns = [f"{stat}_T{T}" for stat, T in table.columns]
+    last = usable[usable["T"] == usable["T"].max()].copy()
+    last["rank"] = last.groupby(["bb_id", "seed"])["norm_regret"].rank(method="average")
+    table["mean_rank_last"] = last.groupby("method")["rank"].mean()
+    table["runs"] = last.groupby("method").size()
+    return table.reset_index()
+
+
+def paired_comparison(regret: pd.DataFrame, method: str, baseline: str, T: int) -> dict:
+    """Regret of `method` against `baseline` at horizon T, paired over (box, seed): mean difference, share of
+    pairs where `method` is lower, and the one-sided Wilcoxon signed-rank p-value (method lower)."""
+    at = regret[(regret["T"] == T) & (regret["scale"] > 0)]
+    pairs = at.pivot_table(index=["bb_id", "seed"], columns="method", values="norm_regret").dropna(
+        subset=[method, baseline])
+    difference = pairs[method] - pairs[baseline]
+    p = float(wilcoxon(difference, alternative="less").pvalue) if (difference != 0).any() else 1.0
+    return {"pairs": len(pairs), "mean_difference": float(difference.mean()),
+            "share_lower": float((difference < 0).mean()), "p_value": p,
+            "mean_method": float(pairs[method].mean()), "mean_baseline": float(pairs[baseline].mean())}

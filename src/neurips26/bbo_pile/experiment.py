@@ -1,0 +1,101 @@
+"""Paper 05's config: the black-box catalog, vocabulary and model settings built from a scale's block, and the
+checks the schema cannot express (run at parse time, before any job): unknown functions, runs naming missing
+models, attention heads that do not group, conditioning on an optimizer absent from the data, and trajectories
+longer than the model's context."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from neurips26.bbo_pile.blackboxes import GO_FUNCTIONS, catalog
+from neurips26.bbo_pile.tokenizer import header_ids, make_vocabulary, trial_length
+
+
+def blackbox_catalog(cfg: dict) -> pd.DataFrame:
+    b = cfg["blackboxes"]
+    return catalog(b["bbob"]["functions"], b["bbob"]["dims"], b["bbob"]["instances"], b["go"]["functions"],
+                   b["go"]["dims"], b["go"]["instances"], b["eval_functions"])
+
+
+def families(cfg: dict) -> list[str]:
+    """The families with at least one function at this scale (one generation job per family and optimizer)."""
+    return [f for f in ("bbob", "go") if cfg["blackboxes"][f]["functions"]]
+
+
+def vocabulary(cfg: dict):
+    return make_vocabulary(cfg["optimizers"], cfg["tokenizer"]["q"])
+
+
+def trajectory_length(vocab, row, budget: int) -> int:
+    """Tokens of one serialised trajectory of `budget` trials on the catalog row's box (BOS to EOS)."""
+    header = header_ids(vocab, vocab_algorithm_for_length(vocab), row["lo"], row["hi"])
+    return len(header) + budget * trial_length(int(row["dim"])) + 1
+
+
+def vocab_algorithm_for_length(vocab) -> str:
+    """The algorithm with the longest name (its token is one token whatever the name, but be safe)."""
+    return max(vocab.algorithms, key=len)
+
+
+def check_config(cfg: dict) -> None:
+    """Raise ValueError naming the key (see the module docstring)."""
+    unknown = [f for f in cfg["blackboxes"]["go"]["functions"] if f not in GO_FUNCTIONS]
+    if unknown:
+        raise ValueError(f"blackboxes.go.functions: unknown {unknown}; known: {sorted(GO_FUNCTIONS)}")
+    missing_eval = sorted(set(cfg["blackboxes"]["eval_functions"]) - set(cfg["blackboxes"]["bbob"]["functions"]))
+    if missing_eval:
+        raise ValueError(f"blackboxes.eval_functions: {missing_eval} are not among blackboxes.bbob.functions, so "
+                         f"they hold no black box to evaluate on")
+    try:
+        boxes = blackbox_catalog(cfg)
+    except ValueError as error:
+        raise ValueError(f"blackboxes: {error}") from None
+    for name, model in cfg["models"].items():
+        if model["n_heads"] % model["n_query_groups"]:
+            raise ValueError(f"models.{name}: n_heads {model['n_heads']} is not a multiple of n_query_groups "
+                             f"{model['n_query_groups']}")
+    for name, run in cfg["runs"].items():
+        if run["model"] not in cfg["models"]:
+            raise ValueError(f"runs.{name}.model: {run['model']!r} is not one of models {sorted(cfg['models'])}")
+    ev = cfg["evaluate"]
+    if ev["run"] not in cfg["runs"]:
+        raise ValueError(f"evaluate.run: {ev['run']!r} is not one of runs {sorted(cfg['runs'])}")
+    for key in ("conditions", "free_conditions"):
+        absent = [c for c in ev[key] if c not in cfg["optimizers"]]
+        if absent:
+            raise ValueError(f"evaluate.{key}: {absent} generate no training data (optimizers: "
+                             f"{cfg['optimizers']}), so the model has never seen their token")
+    n_eval = int((boxes["split"] == "eval").sum())
+    if ev["boxes"] > n_eval:
+        raise ValueError(f"evaluate.boxes: {ev['boxes']} held-out boxes asked for, the eval split has {n_eval}")
+    vocab = vocabulary(cfg)
+    lengths = np.array([trajectory_length(vocab, row, cfg["budget"]) for row in boxes.to_dict("records")])
+    if lengths.max() > cfg["context"]:
+        worst = boxes.iloc[int(lengths.argmax())]
+        raise ValueError(f"context: a {cfg['budget']}-trial trajectory on {worst['bb_id']} (dim {worst['dim']}) "
+                         f"takes {lengths.max()} tokens, more than the context of {cfg['context']}; raise context "
+                         f"or lower budget or the dimensions")
+
+
+def decoder_config(cfg: dict, run: str, vocab_size: int):
+    """The DecoderConfig of run `run`: its model's sizes, the scale's context, seeded by the scale seed."""
+    from neurips26.bbo_pile.model import DecoderConfig
+
+    return DecoderConfig(vocab_size=vocab_size, context=cfg["context"], seed=cfg["seed"],
+                         **cfg["models"][cfg["runs"][run]["model"]])
+
+
+def train_settings(cfg: dict, run: str):
+    from neurips26.bbo_pile.training import TrainSettings
+
+    t = cfg["training"]
+    return TrainSettings(tokens_budget=cfg["runs"][run]["tokens"], batch=t["batch"], lr=t["lr"],
+                         weight_decay=t["weight_decay"], warmup=t["warmup"], min_lr=t["min_lr"],
+                         eval_every=t["eval_every"], seed=cfg["seed"])
+
+
+def eval_boxes(boxes: pd.DataFrame, n: int) -> pd.DataFrame:
+    """The first `n` held-out boxes, spread over functions and dimensions (round-robin over (function, dim))."""
+    held = boxes[boxes["split"] == "eval"].sort_values(["instance", "function", "dim"], kind="stable")
+    return held.head(n)

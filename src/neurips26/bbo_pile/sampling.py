@@ -1,0 +1,270 @@
+r"""The trained decoder as an optimizer (bbo-pile's ``open_optformer/optformer_searcher.py``,
+``OptFormerSearcher``), and the imitation test of notes 5.7 (B2).
+
+Per trial, as in ``OptFormerSearcher.suggest``:
+
+1. the prompt is the header with the user-chosen algorithm token (OPT-RS imitates RS, OPT-CMA
+   CMA-ES, ...) followed by the history so far, re-encoded before every proposal: the objective's
+   bins use the min/max of the trials seen so far (the tokenizer's ``"global"`` quantisation of the
+   prefix; future trials do not exist at inference);
+2. one trial ``x^1,...,x^d*y|`` is sampled token by token at ``temperature``;
+3. the values before ``*`` are dequantised to the configuration, the token after ``*`` is the
+   predicted objective bin; with ``best_of = n`` the completion with the lowest predicted bin of n
+   is kept (their ``n_sample_configurations``);
+4. an undecodable completion is replaced by a uniformly random configuration and counted.
+
+Constrained decoding (``constrained=True``, the notes' allowed adaptation, reported as such) masks
+the logits with the tokenizer's :class:`TrialGrammar`, so every completion decodes; the paper's
+litgpt path is unconstrained (its vLLM path uses an equivalent regex). With ``best_of = 1`` and
+constrained decoding, generation stops after the last value: ``* y |`` cannot change the proposal.
+
+Deliberate differences: many independent runs are decoded as one batch (right-padded prompts, one
+prefill per trial and a key/value cache with per-row positions); each run draws its sampling
+uniforms from its own numpy generator (``seed``), so a run's proposals do not depend on which runs
+share its batch; the random fallback draws uniform bins (the configuration stays on the grid); a
+trial whose objective is NaN or infinite is kept in the output but left out of later prompts
+(the tokenizer cannot quantise it); a prompt longer than the context keeps its header and the most
+recent trials (:func:`fit_context`) where the source left-truncates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .model import Decoder
+from .tokenizer import (
+    TrialGrammar,
+    Vocabulary,
+    dequantise,
+    encode_trajectory,
+    fit_context,
+    header_ids,
+    history_ids,
+    parse_trial,
+    quantise_y,
+)
+from .training import sequence_nll
+
+__all__ = ["SampledTrajectory", "imitation_matrix", "optimize_batch", "optimize_with_model"]
+
+
+@dataclass(frozen=True)
+class SampledTrajectory:
+    """One run of the model as an optimizer: ``x`` (T, d) evaluated configurations, ``y`` (T,)
+    their objective values as ``f`` returned them, ``valid_decode`` (T,) whether the model's
+    completion decoded (False: the configuration is the random fallback). Unlike
+    ``optimizers.Trajectory.valid`` this says nothing about ``y`` being finite."""
+
+    x: np.ndarray
+    y: np.ndarray
+    valid_decode: np.ndarray
+
+
+class _Run:
+    """State of one optimisation run: its search space, grammar, generator and history."""
+
+    def __init__(self, vocab: Vocabulary, algorithm: str, problem: tuple, seed: int):
+        if len(problem) not in (3, 4):
+            raise ValueError("a problem is (f, lo, hi) or (f, lo, hi, log_scale)")
+        self.f, lo, hi = problem[:3]
+        self.log_scale = problem[3] if len(problem) == 4 else None
+        self.header = header_ids(vocab, algorithm, lo, hi, self.log_scale)  # validates the space
+        self.lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
+        self.hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
+        self.d = self.lo.size
+        self.grammar = TrialGrammar(vocab, self.d)
+        self.rng = np.random.default_rng(seed)
+        self.bins: list[np.ndarray] = []
+        self.y: list[float] = []
+        self.valid: list[bool] = []
+
+    def prompt(self, vocab: Vocabulary, context: int, reserve: int) -> np.ndarray:
+        finite = np.isfinite(np.asarray(self.y, dtype=np.float64))
+        if not finite.any():
+            return fit_context(self.header, [], context, reserve=reserve)
+        x_bins = np.asarray(self.bins, dtype=np.int64)[finite]
+        y_bins = quantise_y(np.asarray(self.y)[finite], vocab.q, "global")
+        trials = history_ids(vocab, x_bins, y_bins).reshape(len(y_bins), -1)
+        return fit_context(self.header, list(trials), context, reserve=reserve)
+
+
+def _sample(logits: np.ndarray, allowed: np.ndarray, rngs: list, temperature: float) -> np.ndarray:
+    """One token per row from softmax(logits / temperature) restricted to ``allowed`` (R, V), by
+    inverse CDF with one uniform from each row's generator (argmax when temperature is 0)."""
+    scores = np.where(allowed, logits, -np.inf)
+    if temperature == 0:
+        return scores.argmax(axis=1)
+    scores = (scores - scores.max(axis=1, keepdims=True)) / temperature
+    cdf = np.cumsum(np.exp(scores), axis=1)
+    u = np.array([rng.random() for rng in rngs]) * cdf[:, -1]
+    last_allowed = allowed.shape[1] - 1 - allowed[:, ::-1].argmax(axis=1)
+    return np.minimum((cdf <= u[:, None]).sum(axis=1), last_allowed)
+
+
+@torch.no_grad()
+def _propose(model: Decoder, vocab: Vocabulary, runs: list[_Run], context: int, constrained: bool,
+             temperature: float, best_of: int) -> list[np.ndarray]:
+    """The tokens of one completion per (run, replica) row, rows ordered run by run."""
+    rows = [run for run in runs for _ in range(best_of)]
+    reserve = max(run.grammar.length for run in runs)
+    prompts = [run.prompt(vocab, context, reserve) for run in rows]
+    lengths = np.array([p.size for p in prompts])
+    tokens = np.full((len(rows), lengths.max()), vocab.pad, dtype=np.int64)
+    for r, p in enumerate(prompts):
+        tokens[r, :p.size] = p
+    stop = [run.grammar.length if (best_of > 1 or not constrained) else 2 * run.d - 1 for run in rows]
+    logits, cache = model.prefill(torch.from_numpy(tokens).to(model.device), reserve,
+                                  torch.from_numpy(lengths - 1).to(model.device))
+    generated = np.full((len(rows), max(stop)), vocab.pad, dtype=np.int64)
+    done = np.zeros(len(rows), dtype=bool)
+    produced = np.zeros(len(rows), dtype=np.int64)
+    for k in range(max(stop)):
+        active = np.array([k < s for s in stop]) & ~done
+        allowed = np.zeros((len(rows), vocab.size), dtype=bool)
+        for r in np.flatnonzero(active):
+            if constrained:
+                allowed[r] = rows[r].grammar.masks[k]
+            else:
+                allowed[r] = True
+        allowed[~active, vocab.pad] = True
+        forced = allowed.sum(axis=1) == 1
+        draw = active & ~forced
+        picked = np.where(forced, allowed.argmax(axis=1), vocab.pad)
+        if draw.any():
+            picked[draw] = _sample(logits[:, :vocab.size].double().cpu().numpy()[draw], allowed[draw],
+                                   [rows[r].rng for r in np.flatnonzero(draw)], temperature)
+        generated[active, k] = picked[active]
+        produced += active
+        if not constrained:  # '|' closes an unconstrained completion early, as the source's EOS
+            done |= active & (picked == vocab.sep_trial)
+        if k + 1 < max(stop) and (active & ~done).any():
+            position = torch.from_numpy(lengths + k).to(model.device)
+            logits = model.decode_step(torch.from_numpy(picked).to(model.device), position, cache)
+    return [generated[r, :produced[r]] for r in range(len(rows))]
+
+
+def optimize_batch(
+    model: Decoder,
+    vocab: Vocabulary,
+    algorithm: str,
+    problems: Sequence[tuple],
+    seeds: Sequence[int],
+    budget: int,
+    *,
+    context: int | None = None,
+    constrained: bool = True,
+    temperature: float = 1.0,
+    best_of: int = 1,
+) -> list[SampledTrajectory]:
+    """Run the model as an optimizer with ``budget`` trials on each problem ``(f, lo, hi)`` (or
+    ``(f, lo, hi, log_scale)``), run i seeded by ``seeds[i]``, all runs' token steps decoded as one
+    batch (see the module docstring). ``f`` maps configurations (n, d) to objective values (n,)
+    (minimised). ``context`` defaults to the model's. Returns one :class:`SampledTrajectory` per
+    problem."""
+    if len(problems) != len(seeds) or not problems:
+        raise ValueError(f"give one seed per problem: {len(problems)} problems, {len(seeds)} seeds")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise ValueError(f"budget must be a positive integer, got {budget!r}")
+    if isinstance(best_of, bool) or not isinstance(best_of, (int, np.integer)) or best_of < 1:
+        raise ValueError(f"best_of must be a positive integer, got {best_of!r}")
+    if not (np.isfinite(temperature) and temperature >= 0):
+        raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
+    context = model.config.context if context is None else int(context)
+    if context > model.config.context:
+        raise ValueError(f"context {context} exceeds the model's context {model.config.context}")
+    vocab.algorithm(algorithm)  # unknown algorithm: raises, naming it
+    if model.config.vocab_size < vocab.size:
+        raise ValueError(f"the model has {model.config.vocab_size} token ids, the vocabulary {vocab.size}")
+    runs = [_Run(vocab, algorithm, problem, int(seed)) for problem, seed in zip(problems, seeds)]
+    was_training = model.training
+    model.eval()
+    try:
+        for _ in range(budget):
+            completions = _propose(model, vocab, runs, context, constrained, temperature, best_of)
+            for i, run in enumerate(runs):
+                parsed = []
+                for tokens in completions[i * best_of:(i + 1) * best_of]:
+                    if constrained and tokens.size == 2 * run.d - 1:  # stopped after the last value
+                        parsed.append((tokens[0::2] - vocab.bin_offset, 0))
+                    else:
+                        parsed.append(parse_trial(vocab, tokens, run.d))
+                decoded = [p for p in parsed if p is not None]
+                if decoded:
+                    bins = min(decoded, key=lambda p: p[1])[0]  # first of the lowest predicted bin
+                else:
+                    bins = run.rng.integers(0, vocab.q, run.d)
+                x = dequantise(bins, run.lo, run.hi, vocab.q, run.log_scale)
+                y = np.asarray(run.f(x[None, :]), dtype=np.float64).ravel()
+                if y.size != 1:
+                    raise ValueError(f"f returned {y.size} values for one configuration")
+                run.bins.append(np.asarray(bins, dtype=np.int64))
+                run.y.append(float(y[0]))
+                run.valid.append(bool(decoded))
+    finally:
+        model.train(was_training)
+    return [SampledTrajectory(x=dequantise(np.asarray(run.bins), run.lo, run.hi, vocab.q, run.log_scale),
+                              y=np.asarray(run.y), valid_decode=np.asarray(run.valid)) for run in runs]
+
+
+def optimize_with_model(
+    model: Decoder,
+    vocab: Vocabulary,
+    algorithm: str,
+    f: Callable[[np.ndarray], np.ndarray],
+    lo,
+    hi,
+    budget: int,
+    seed: int,
+    *,
+    log_scale=None,
+    **options,
+) -> SampledTrajectory:
+    """One run of :func:`optimize_batch` (the same proposals as that run inside a batch)."""
+    problem = (f, lo, hi) if log_scale is None else (f, lo, hi, log_scale)
+    return optimize_batch(model, vocab, algorithm, [problem], [seed], budget, **options)[0]
+
+
+def imitation_matrix(
+    model: Decoder,
+    vocab: Vocabulary,
+    trajectories_by_algo: Mapping[str, Sequence[tuple]],
+    algorithms: Sequence[str],
+    batch: int = 32,
+) -> pd.DataFrame:
+    """Mean NLL per trial value token when each true optimizer's trajectories are re-encoded with
+    each conditioning algorithm token (notes 5.7, B2).
+
+    ``trajectories_by_algo[true]`` holds ``(lo, hi, x, y)`` (or ``(lo, hi, x, y, log_scale)``)
+    tuples. Each is encoded as in training (``"global"`` objective bins) with the header of
+    ``cond``; the scored tokens are the value bins after the header (the x bins and the y bins of
+    every trial; separators, header and EOS excluded). Returns one row per (true_algo, cond_algo):
+    ``nll`` (pooled over the trajectories' tokens), ``n_tokens``, ``n_trajectories``.
+    """
+    bins = vocab.bin_ids
+    records = []
+    for true_algo, trajectories in trajectories_by_algo.items():
+        if not trajectories:
+            raise ValueError(f"no trajectories for true algorithm {true_algo!r}")
+        for cond in algorithms:
+            sequences, masks = [], []
+            for item in trajectories:
+                lo, hi, x, y = item[:4]
+                log_scale = item[4] if len(item) > 4 else None
+                ids = encode_trajectory(vocab, cond, lo, hi, x, y, log_scale)
+                start = header_ids(vocab, cond, lo, hi, log_scale).size
+                mask = np.isin(ids, bins)
+                mask[:start] = False
+                sequences.append(ids)
+                masks.append(mask)
+            means = sequence_nll(model, sequences, masks, batch=batch, reduce="sequence")
+            counts = np.array([m.sum() for m in masks])
+            records.append({"true_algo": true_algo, "cond_algo": cond,
+                            "nll": float((means * counts).sum() / counts.sum()),
+                            "n_tokens": int(counts.sum()), "n_trajectories": len(sequences)})
+    return pd.DataFrame.from_records(records, columns=["true_algo", "cond_algo", "nll", "n_tokens",
+                                                      "n_trajectories"])

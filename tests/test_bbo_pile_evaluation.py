@@ -1,0 +1,87 @@
+"""Paper 05's normalised regret and claim checks on hand-made trajectories and tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neurips26.bbo_pile import claims, evaluation
+
+
+def trials(rows):
+    return pd.DataFrame(rows, columns=["bb_id", "method", "seed", "trial", "y"])
+
+
+def hand_trials():
+    # box a: RS first values 10 and 6 (median 8); f* = min(random 1.0, all y) = 0.5 (CMA's last trial)
+    return trials([
+        ("a", "RS", 0, 0, 10.0), ("a", "RS", 0, 1, 4.0), ("a", "RS", 0, 2, 5.0),
+        ("a", "RS", 1, 0, 6.0), ("a", "RS", 1, 1, 7.0), ("a", "RS", 1, 2, 3.0),
+        ("a", "CMA", 0, 0, 9.0), ("a", "CMA", 0, 1, np.nan), ("a", "CMA", 0, 2, 0.5),
+    ])
+
+
+def test_normalised_regret_by_hand():
+    reference = pd.DataFrame({"bb_id": ["a"], "random_min": [1.0]})
+    regret = evaluation.normalized_regret(hand_trials(), reference).set_index(["method", "seed", "T"])
+    assert regret["f_star"].unique().tolist() == [0.5]
+    scale = 8.0 - 0.5
+    assert regret.loc[("RS", 0, 1), "norm_regret"] == pytest.approx((10 - 0.5) / scale)
+    assert regret.loc[("RS", 0, 3), "norm_regret"] == pytest.approx((4 - 0.5) / scale)  # best so far, not last
+    assert regret.loc[("CMA", 0, 2), "norm_regret"] == pytest.approx((9 - 0.5) / scale)  # NaN never a minimum
+    assert regret.loc[("CMA", 0, 3), "norm_regret"] == 0.0
+
+
+def test_a_box_whose_baseline_starts_at_the_minimum_is_left_out_and_named():
+    rows = trials([("b", "RS", 0, 0, 1.0), ("b", "RS", 0, 1, 2.0), ("b", "CMA", 0, 0, 3.0), ("b", "CMA", 0, 1, 1.0)])
+    regret = evaluation.normalized_regret(rows, pd.DataFrame({"bb_id": ["b"], "random_min": [1.0]}))
+    assert regret["norm_regret"].isna().all() and evaluation.excluded_boxes(regret) == ["b"]
+    with pytest.raises(ValueError, match="no RS trials"):
+        evaluation.normalized_regret(rows[rows["method"] == "CMA"], pd.DataFrame({"bb_id": ["b"],
+                                                                                 "random_min": [0.0]}))
+
+
+def test_paired_comparison_and_the_regret_table():
+    rng = np.random.default_rng(0)
+    rows = []
+    for box in range(12):
+        for seed in range(2):
+            for t in range(4):
+                rows.append((f"b{box}", "RS", seed, t, 10 + rng.random()))
+                rows.append((f"b{box}", "model:CMA:constrained", seed, t, 5 + rng.random()))
+    reference = pd.DataFrame({"bb_id": [f"b{k}" for k in range(12)], "random_min": [0.0] * 12})
+    regret = evaluation.normalized_regret(trials(rows), reference)
+    better = evaluation.paired_comparison(regret, "model:CMA:constrained", "RS", 4)
+    assert better["pairs"] == 24 and better["share_lower"] == 1.0 and better["p_value"] < 1e-4
+    worse = evaluation.paired_comparison(regret, "RS", "model:CMA:constrained", 4)
+    assert worse["p_value"] > 0.99
+    table = evaluation.regret_table(regret, horizons=(1, 4)).set_index("method")
+    assert table.loc["model:CMA:constrained", "mean_rank_last"] == 1.0 and table.loc["RS", "runs"] == 24
+
+
+def claim_inputs(own_better=True, p_good=True, b=-0.1):
+    scaling = pd.DataFrame([{"a": 10.0, "b": b, "r2": 0.9, "spearman": -1.0, "runs": 4, "frontier": 3,
+                             "holdout_run": "big", "holdout_rel_error": 0.05}])
+    algos = ["RS", "CMA"]
+    imitation = pd.DataFrame([{"true_algo": t, "cond_algo": c,
+                               "nll": (1.0 if (t == c) == own_better else 2.0)} for t in algos for c in algos])
+    rows = []
+    for box in range(10):
+        for t in range(3):
+            rows.append((f"b{box}", "RS", 0, t, 10.0 - t))
+            rows.append((f"b{box}", "model:CMA:constrained", 0, t, (5.0 if p_good else 20.0) - t + 0.01 * box))
+    reference = pd.DataFrame({"bb_id": [f"b{k}" for k in range(10)], "random_min": [0.0] * 10})
+    regret = evaluation.normalized_regret(trials(rows), reference)
+    validity = pd.DataFrame({"method": ["model:CMA:constrained", "model:CMA:free"], "decoding": ["constrained", "free"],
+                             "trials": [100, 100], "valid": [100, 80]})
+    return scaling, imitation, regret, validity
+
+
+def test_claims_hold_where_the_numbers_support_them_and_fail_otherwise():
+    good = {c.claim_id: c for c in claims.check_claims(*claim_inputs())}
+    assert all(good[i].holds for i in ("B1a", "B1b", "B2", "B3", "B4a", "B5"))
+    assert not good["B4b"].holds and good["B4b"].value == pytest.approx(0.8)
+    bad = {c.claim_id: c for c in claims.check_claims(*claim_inputs(own_better=False, p_good=False, b=0.05))}
+    assert not any(bad[i].holds for i in ("B1a", "B2", "B3"))
+    assert bad["B2"].value == 0 and bad["B2"].threshold == 2
