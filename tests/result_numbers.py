@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-# names of timings (seconds, milliseconds, t_... ratios of run times): they differ between any two runs
-TIMING = re.compile(r"second|_ms$|(?:^|[\s(])t_|(?:^|[\s(])t\(")
+# names of timings (seconds, milliseconds, t_... ratios of run times, rates per second, `_s` durations and their
+# ratios): they differ between any two runs
+TIMING = re.compile(r"second|_ms$|(?:^|[\s(])t_|(?:^|[\s(])t\(|_per_s$|_s$|_s_per_|_total_over_")
 
 
 def _numbers(obj, prefix: str, out: dict) -> None:
