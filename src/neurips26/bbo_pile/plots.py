@@ -54,19 +54,22 @@ def regret_curves(regret: pd.DataFrame):
 
 def imitation_matrix(imitation: pd.DataFrame):
     """Mean NLL per trial token of held-out trajectories of each true optimizer (rows) under each conditioning
-    token (columns); the row's minimum is boxed."""
+    token (columns). Colour: the NLL minus the row's mean, so each row's own preferences show whatever the row's
+    level; the row's minimum is bold."""
     matrix = imitation.pivot_table(index="true_algo", columns="cond_algo", values="nll")
+    values = matrix.to_numpy()
+    centred = values - values.mean(axis=1, keepdims=True)
+    limit = max(float(np.abs(centred).max()), 1e-12)
     fig, ax = plt.subplots(figsize=(1.2 * matrix.shape[1] + 2.5, 0.8 * matrix.shape[0] + 1.5))
-    image = ax.imshow(matrix.to_numpy(), cmap="viridis_r")
-    for i, true in enumerate(matrix.index):
-        row = matrix.loc[true].to_numpy()
-        for j, value in enumerate(row):
-            ax.text(j, i, f"{value:.3f}", ha="center", va="center", fontsize=8,
-                    fontweight="bold" if value == np.nanmin(row) else "normal", color="white")
+    image = ax.imshow(centred, cmap="RdBu", vmin=-limit, vmax=limit)
+    for i in range(values.shape[0]):
+        for j, value in enumerate(values[i]):
+            ax.text(j, i, f"{value:.3f}", ha="center", va="center", fontsize=8, color="black",
+                    fontweight="bold" if value == np.nanmin(values[i]) else "normal")
     ax.set_xticks(range(matrix.shape[1]), matrix.columns)
     ax.set_yticks(range(matrix.shape[0]), matrix.index)
     ax.set(xlabel="conditioning token", ylabel="true optimizer", title="Imitation: NLL per trial token")
-    fig.colorbar(image, ax=ax, fraction=0.04)
+    fig.colorbar(image, ax=ax, fraction=0.04, label="NLL minus the row's mean (red: likelier)")
     fig.tight_layout()
     return fig
 
