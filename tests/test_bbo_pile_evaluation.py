@@ -85,3 +85,27 @@ def test_claims_hold_where_the_numbers_support_them_and_fail_otherwise():
     bad = {c.claim_id: c for c in claims.check_claims(*claim_inputs(own_better=False, p_good=False, b=0.05))}
     assert not any(bad[i].holds for i in ("B1a", "B2", "B3"))
     assert bad["B2"].value == 0 and bad["B2"].threshold == 2
+
+
+def test_the_figures_draw_every_method_run_and_optimizer():
+    import matplotlib.pyplot as plt
+
+    from neurips26.bbo_pile import plots
+
+    imitation = pd.DataFrame([{"true_algo": t, "cond_algo": c, "nll": (1.0 if t == c else 2.0) + (t == "RS")}
+                              for t in ("CMA", "RS") for c in ("CMA", "RS")])
+    fig = plots.imitation_matrix(imitation)
+    # each row relative to its mean: the RS row's 1-nat offset is gone, the own token is likelier in both
+    assert fig.axes[0].images[0].get_array().tolist() == [[-0.5, 0.5], [0.5, -0.5]]
+    plt.close(fig)
+    _, _, regret, _ = claim_inputs()
+    fig = plots.regret_curves(regret)
+    assert {line.get_label() for line in fig.axes[0].lines} == {"RS", "model:CMA:constrained"}
+    plt.close(fig)
+    training = pd.DataFrame({"run": ["a", "a", "b", "b"], "flops": [1e9, 2e9, 1e9, 4e9],
+                             "val_loss": [3.0, 2.5, 2.8, 2.0]})
+    runs = pd.DataFrame({"run": ["a", "b"], "flops": [2e9, 4e9], "val_loss": [2.5, 2.0], "frontier": [True, True]})
+    fit = pd.Series({"a": 100.0, "b": -0.2, "r2": 0.9, "holdout_run": "b", "holdout_rel_error": 0.05})
+    fig = plots.scaling(training, runs, fit)
+    assert fig.axes[0].get_xscale() == "log" and len(fig.axes[0].lines) == 3  # two runs and the fitted law
+    plt.close(fig)
