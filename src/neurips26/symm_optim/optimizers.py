@@ -65,7 +65,10 @@ NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Keller Jordan's quintic Newton-Sc
 ORIENTATIONS = ("row", "col")
 ORDERS = ("row_then_polar", "polar_then_row")
 NU_MODES = ("trace", "repo")
-KINDS = ("hidden", "embedding", "lm_head", "router", "vector")
+# parameter roles of the repo's build_transformer_mixed_optimizer: attention matrices ("hidden"), SwiGLU gate/up
+# (d_ff x d, rows are neurons) and down (d x d_ff, columns are neurons) projections, vocabulary-indexed
+# matrices, MoE routers (E x d) and everything that is not a matrix (norm gains)
+KINDS = ("hidden", "mlp_gate_up", "mlp_down", "embedding", "lm_head", "router", "vector")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -503,7 +506,8 @@ class MixedOptimizer:
 
 def build_optimizer(named_parameters: Iterable[tuple[str, torch.nn.Parameter]], assignment: dict[str, dict],
                     kind_of: Callable[[str, torch.nn.Parameter], str]) -> MixedOptimizer:
-    """One optimizer per kind of parameter (``KINDS``: hidden, embedding, lm_head, router, vector).
+    """One optimizer per kind of parameter (``KINDS``: hidden, mlp_gate_up, mlp_down, embedding, lm_head, router,
+    vector).
 
     ``assignment[kind]`` is ``{"name": <key of OPTIMIZERS>, "lr": ..., <other constructor arguments>}``;
     ``kind_of(name, param)`` says each trainable parameter's kind. A parameter listed twice (tied weights,

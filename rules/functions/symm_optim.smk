@@ -1,0 +1,75 @@
+# Helpers of paper 07's rules (rules/symm_optim.smk): paths, input lists, and the checks of the config that the
+# schema cannot express (run when the workflow is parsed, before any job).
+from neurips26.common.config import ConfigError
+from neurips26.symm_optim import experiment as so_experiment
+from neurips26.symm_optim import sources as so_sources
+
+SO = "results/{scale}/symm_optim"
+SO_LOG = "results/{scale}/symm_optim/logs"
+SO_BENCH = "results/{scale}/symm_optim/benchmarks"
+SO_FIGURES = ["val_loss_curves", "best_lr", "lr_sensitivity", "spectra"]
+SO_RUN = "{arch}/{method}_lr{lr_index}_s{seed}"
+
+for _scale in ("smoke", "quick", "paper"):
+    try:
+        so_experiment.check_config(paper_config("symm_optim", _scale))
+    except ValueError as error:
+        raise ConfigError(
+            f"invalid config in config/symm_optim.yaml:\n  {_scale}: {error}"
+        ) from None
+
+
+def so_config(wildcards):
+    return paper_config("symm_optim", wildcards.scale)
+
+
+def so_tokens(wildcards):
+    """The token files of the scale's corpus: the shared corpus build, or the paper's FineWeb-Edu shards."""
+    corpus = so_config(wildcards)["corpus"]
+    if corpus["name"] in so_sources.CORPORA:
+        files = so_sources.shard_files(corpus["name"], corpus["train_shards"])
+        return {
+            "train": [f"resources/symm_optim/{corpus['name']}/{f}" for f in files["train"]],
+            "val": [f"resources/symm_optim/{corpus['name']}/{f}" for f in files["val"]],
+        }
+    folder = f"results/{wildcards.scale}/corpus/{corpus['name']}/bpe{corpus['vocab_size']}"
+    return {"train": [f"{folder}/train.bin"], "val": [f"{folder}/val.bin"]}
+
+
+def so_corpus_meta(wildcards):
+    """The shared corpus's meta.json (sizes, hashes) for the report; none for downloaded shards."""
+    corpus = so_config(wildcards)["corpus"]
+    if corpus["name"] in so_sources.CORPORA:
+        return []
+    return f"results/{wildcards.scale}/corpus/{corpus['name']}/bpe{corpus['vocab_size']}/meta.json"
+
+
+def so_runs(wildcards, suffix):
+    return [
+        f"{SO}/runs/{run}_{suffix}.parquet".format(scale=wildcards.scale)
+        for run in so_experiment.run_names(so_config(wildcards))
+    ]
+
+
+def so_run_summaries(wildcards):
+    return so_runs(wildcards, "summary")
+
+
+def so_run_steps(wildcards):
+    return so_runs(wildcards, "steps")
+
+
+def so_run_spectra(wildcards):
+    return so_runs(wildcards, "spectra")
+
+
+def so_download_url(wildcards):
+    return so_sources.url(wildcards.corpus, wildcards.file)
+
+
+def so_download_hash(wildcards):
+    """The pinned hash, or a stop before any job that says how to obtain the file."""
+    try:
+        return so_sources.sha256(wildcards.corpus, wildcards.file)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None

@@ -1,0 +1,203 @@
+# Paper 07: symmetry-compatible optimizers (Lau and Su 2026) against AdamW in small LM pretraining.
+# corpus (rules/corpus.smk: documents -> BPE -> token files; paper: FineWeb-Edu shards) -> train
+#   {arch}/{method}_lr{i}_s{seed} (dense: embedding + head optimizer; moe: router optimizer) + theory (float64
+#   symmetry checks) + step_time (side by side) -> tables (best LR on validation) -> claims/figures -> report
+
+
+include: "functions/symm_optim.smk"
+
+
+# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
+rule symm_optim_download:
+    output:
+        "resources/symm_optim/{corpus}/{file}",
+    log:
+        "resources/logs/symm_optim/{corpus}/{file}.log",
+    wildcard_constraints:
+        corpus="|".join(so_sources.CORPORA),
+        file=r"dataset_(train|val)_\d{6}\.bin",
+    cache: True
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=120,
+    params:
+        url=so_download_url,
+        known_hash=so_download_hash,
+    script:
+        "../scripts/common/download.py"
+
+
+rule symm_optim_theory:
+    output:
+        equivariance=f"{SO}/theory/equivariance.parquet",
+        identities=f"{SO}/theory/identities.parquet",
+    log:
+        f"{SO_LOG}/theory.log",
+    benchmark:
+        f"{SO_BENCH}/theory.tsv"
+    conda:
+        "../envs/torch.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        seed=0,
+    script:
+        "../scripts/symm_optim/theory.py"
+
+
+rule symm_optim_train:
+    input:
+        unpack(so_tokens),
+    output:
+        steps=f"{SO}/runs/{SO_RUN}_steps.parquet",
+        spectra=f"{SO}/runs/{SO_RUN}_spectra.parquet",
+        summary=f"{SO}/runs/{SO_RUN}_summary.parquet",
+    log:
+        f"{SO_LOG}/train/{SO_RUN}.log",
+    benchmark:
+        f"{SO_BENCH}/train/{SO_RUN}.tsv"
+    wildcard_constraints:
+        arch="dense|moe",
+        method="[a-z_]+",
+        lr_index=r"\d+",
+        seed=r"\d+",
+    conda:
+        "../envs/torch.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=1440,
+    params:
+        config=paper_params("symm_optim"),
+    script:
+        "../scripts/symm_optim/train.py"
+
+
+rule symm_optim_step_time:
+    output:
+        f"{SO}/step_time.parquet",
+    log:
+        f"{SO_LOG}/step_time.log",
+    benchmark:
+        f"{SO_BENCH}/step_time.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        config=paper_params("symm_optim"),
+    script:
+        "../scripts/symm_optim/step_time.py"
+
+
+rule symm_optim_tables:
+    input:
+        summaries=so_run_summaries,
+        steps=so_run_steps,
+        spectra=so_run_spectra,
+    output:
+        runs=f"{SO}/runs.parquet",
+        best=f"{SO}/best_lr.parquet",
+        curves=f"{SO}/curves.parquet",
+        spectra=f"{SO}/spectra.parquet",
+    log:
+        f"{SO_LOG}/tables.log",
+    benchmark:
+        f"{SO_BENCH}/tables.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config=paper_params("symm_optim"),
+    script:
+        "../scripts/symm_optim/tables.py"
+
+
+rule symm_optim_claims:
+    input:
+        equivariance=f"{SO}/theory/equivariance.parquet",
+        identities=f"{SO}/theory/identities.parquet",
+        best=f"{SO}/best_lr.parquet",
+        step_time=f"{SO}/step_time.parquet",
+    output:
+        f"{SO}/claims.parquet",
+    log:
+        f"{SO_LOG}/claims.log",
+    benchmark:
+        f"{SO_BENCH}/claims.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        config=paper_params("symm_optim"),
+    script:
+        "../scripts/symm_optim/claims.py"
+
+
+rule symm_optim_figures:
+    input:
+        runs=f"{SO}/runs.parquet",
+        best=f"{SO}/best_lr.parquet",
+        curves=f"{SO}/curves.parquet",
+        spectra=f"{SO}/spectra.parquet",
+    output:
+        **{
+            name: report(
+                f"{SO}/figures/{name}.png",
+                caption=f"../workflow/report/symm_optim/{name}.rst",
+                category="07 symm_optim",
+            )
+            for name in SO_FIGURES
+        },
+    log:
+        f"{SO_LOG}/figures.log",
+    benchmark:
+        f"{SO_BENCH}/figures.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config=paper_params("symm_optim"),
+    script:
+        "../scripts/symm_optim/figures.py"
+
+
+rule symm_optim_report:
+    input:
+        claims=f"{SO}/claims.parquet",
+        runs=f"{SO}/runs.parquet",
+        best=f"{SO}/best_lr.parquet",
+        step_time=f"{SO}/step_time.parquet",
+        equivariance=f"{SO}/theory/equivariance.parquet",
+        identities=f"{SO}/theory/identities.parquet",
+        figures=expand(f"{SO}/figures/{{name}}.png", name=SO_FIGURES, allow_missing=True),
+        captions=expand("workflow/report/symm_optim/{name}.rst", name=SO_FIGURES),
+        deviations="workflow/report/symm_optim/deviations.md",
+        corpus_meta=so_corpus_meta,
+    output:
+        f"{SO}/report.md",
+    log:
+        f"{SO_LOG}/report.log",
+    benchmark:
+        f"{SO_BENCH}/report.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        benchmarks=SO_BENCH,
+        config=paper_params("symm_optim"),
+    script:
+        "../scripts/symm_optim/report.py"

@@ -1,0 +1,149 @@
+r"""The experiment of one scale of ``config/symm_optim.yaml``: which runs exist, and the optimizer of every
+parameter role in each (the repo's README runs, scaled down).
+
+Two sweeps:
+
+* ``dense``: the optimizer of the embedding and LM head (``methods``: AdamW, row norm, one-sided right
+  spectral, hybrid...) x ``lr_multipliers`` x ``seeds``; the multiplier scales both matrices' learning rates,
+  keeping the method's embedding/head ratio (the repo's pairs, e.g. row norm 0.5 / 5e-3);
+* ``moe``: the router's optimizer (``routers``: AdamW, centered row norm, centered left polar) x
+  ``lr_multipliers`` x ``moe_seeds``, with the embedding and head on ``base``.
+
+Every other role (attention matrices, SwiGLU gate/up and down, vectors) uses ``base`` in every run, as in the
+README runs (Muon on attention, the hybrid on the MLP, AdamW on vectors). A run is named
+``{arch}/{method}_lr{index}_s{seed}``. :func:`check_config` refuses, before any job runs, what the schema
+cannot: unknown optimizers, roles and arguments (by building each optimizer on a parameter of the role's
+shape), learning rates or momenta out of range, empty grids, a vocabulary that does not match the tokenizer's
+(both come from the config), a sequence longer than the context, and baselines missing from the sweeps.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+from .model import LMConfig
+from .optimizers import KINDS, OPTIMIZERS
+from .training import TrainSettings
+
+__all__ = ["ARCHS", "assignment", "check_config", "model_config", "run_names", "runs", "train_settings"]
+
+ARCHS = ("dense", "moe")
+_SHAPES = {"hidden": (8, 4), "mlp_gate_up": (8, 4), "mlp_down": (4, 8), "embedding": (16, 4), "lm_head": (16, 4),
+           "router": (4, 8), "vector": (4,)}
+
+
+def model_config(cfg: dict, arch: str, seed: int) -> LMConfig:
+    """The LM of ``arch`` (``cfg["model"][arch]``) with the corpus's vocabulary and the training context."""
+    if arch not in ARCHS:
+        raise ValueError(f"unknown arch {arch!r}, expected one of {ARCHS}")
+    sizes = dict(cfg["model"][arch])
+    return LMConfig(vocab_size=cfg["corpus"]["vocab_size"], context=sizes.pop("context", cfg["train"]["seq_len"]),
+                    seed=seed, **sizes)
+
+
+def train_settings(cfg: dict, seed: int) -> TrainSettings:
+    return TrainSettings(seed=seed, **cfg["train"])
+
+
+def _sweep(cfg: dict, arch: str) -> dict:
+    return cfg["methods"] if arch == "dense" else cfg["routers"]
+
+
+def _seeds(cfg: dict, arch: str) -> list[int]:
+    return cfg["seeds"] if arch == "dense" else cfg["moe_seeds"]
+
+
+def runs(cfg: dict, arch: str | None = None) -> list[dict]:
+    """Every run of the config: ``{arch, method, lr_index, multiplier, seed, name}``."""
+    out = []
+    for a in ARCHS if arch is None else (arch,):
+        for method in _sweep(cfg, a):
+            for i, mult in enumerate(cfg["lr_multipliers"]):
+                for seed in _seeds(cfg, a):
+                    out.append({"arch": a, "method": method, "lr_index": i, "multiplier": mult, "seed": seed,
+                                "name": f"{a}/{method}_lr{i}_s{seed}"})
+    return out
+
+
+def run_names(cfg: dict) -> list[str]:
+    return [r["name"] for r in runs(cfg)]
+
+
+def _scaled(spec: dict, multiplier: float) -> dict:
+    out = copy.deepcopy(spec)
+    out["lr"] = spec["lr"] * multiplier
+    if isinstance(out.get("betas"), list):
+        out["betas"] = tuple(out["betas"])
+    return out
+
+
+def assignment(cfg: dict, arch: str, method: str, lr_index: int) -> dict[str, dict]:
+    """The optimizer of every role in one run (``optimizers.build_optimizer``'s ``assignment``)."""
+    sweep = _sweep(cfg, arch)
+    if method not in sweep:
+        raise ValueError(f"unknown {arch} method {method!r}, expected one of {sorted(sweep)}")
+    if not 0 <= lr_index < len(cfg["lr_multipliers"]):
+        raise ValueError(f"lr index {lr_index} outside the grid of {len(cfg['lr_multipliers'])} multipliers")
+    mult = cfg["lr_multipliers"][lr_index]
+    out = {kind: _scaled(spec, 1.0) for kind, spec in cfg["base"].items()}
+    if arch == "dense":
+        out.pop("router", None)
+        for kind in ("embedding", "lm_head"):
+            out[kind] = _scaled(sweep[method][kind], mult)
+    else:
+        out["router"] = _scaled(sweep[method], mult)
+    return out
+
+
+def _check_spec(where: str, kind: str, spec) -> None:
+    if not isinstance(spec, dict) or "name" not in spec or "lr" not in spec:
+        raise ValueError(f"{where}: must be a mapping with 'name' and 'lr', got {spec!r}")
+    if spec["name"] not in OPTIMIZERS:
+        raise ValueError(f"{where}: unknown optimizer {spec['name']!r}, expected one of {sorted(OPTIMIZERS)}")
+    args = _scaled(spec, 1.0)
+    cls = OPTIMIZERS[args.pop("name")]
+    param = torch.nn.Parameter(torch.zeros(_SHAPES[kind]))
+    try:
+        cls([{"params": [param], "name": kind}], **args)
+    except TypeError as error:
+        raise ValueError(f"{where}: {error}") from None
+    except ValueError as error:
+        raise ValueError(f"{where} ({kind}): {error}") from None
+
+
+def check_config(cfg: dict) -> None:
+    """Raise ValueError naming the first problem the schema cannot see."""
+    for kind in cfg["base"]:
+        if kind not in KINDS:
+            raise ValueError(f"base: unknown parameter role {kind!r}, expected one of {KINDS}")
+    missing = [k for k in KINDS if k not in cfg["base"]]
+    if missing:
+        raise ValueError(f"base: no optimizer for the roles {missing}")
+    for kind, spec in cfg["base"].items():
+        _check_spec(f"base.{kind}", kind, spec)
+    for method, pair in cfg["methods"].items():
+        if not isinstance(pair, dict) or set(pair) != {"embedding", "lm_head"}:
+            raise ValueError(f"methods.{method}: needs exactly 'embedding' and 'lm_head', got {pair!r}")
+        for kind, spec in pair.items():
+            _check_spec(f"methods.{method}.{kind}", kind, spec)
+    for method, spec in cfg["routers"].items():
+        _check_spec(f"routers.{method}", "router", spec)
+    if not cfg["lr_multipliers"]:
+        raise ValueError("lr_multipliers: the learning-rate grid is empty")
+    if any(not (isinstance(m, (int, float)) and m > 0) for m in cfg["lr_multipliers"]):
+        raise ValueError(f"lr_multipliers must be positive numbers, got {cfg['lr_multipliers']}")
+    for key, sweep in (("baseline", "methods"), ("router_baseline", "routers")):
+        if cfg[key] not in cfg[sweep]:
+            raise ValueError(f"{key} {cfg[key]!r} is not one of {sweep} {sorted(cfg[sweep])}")
+    for key in ("seeds", "moe_seeds"):
+        if not cfg[key] or len(set(cfg[key])) != len(cfg[key]):
+            raise ValueError(f"{key} must be a non-empty list of distinct seeds, got {cfg[key]}")
+    for arch in ARCHS:
+        mc = model_config(cfg, arch, 0)
+        if (mc.n_experts > 0) != (arch == "moe"):
+            raise ValueError(f"model.{arch}: n_experts must be {'> 0' if arch == 'moe' else '0'}, got {mc.n_experts}")
+        if cfg["train"]["seq_len"] > mc.context:
+            raise ValueError(f"train.seq_len {cfg['train']['seq_len']} exceeds model.{arch}.context {mc.context}")
+    train_settings(cfg, 0)

@@ -1,0 +1,224 @@
+r"""Small Qwen3-style language models, dense and sparse (MoE), for the optimizer comparison of Lau and Su
+(2026). The reference trains Hugging Face ``Qwen3ForCausalLM`` (``train_qwen3.py``) and
+``OlmoeForCausalLM`` (``train_olmoe.py``); this module rebuilds their forward pass at small size:
+
+* untied token embedding ``embed`` (V x d) and LM head ``lm_head`` (V x d): the paper gives the two
+  vocabulary-indexed matrices their own optimizers, so they cannot share weights
+  (``tie_word_embeddings=False`` in the reference);
+* ``n_layers`` pre-norm blocks ``x + Attn(RMSNorm(x))``, ``x + MLP(RMSNorm(x))``, RMSNorm eps 1e-6, no
+  biases; a final RMSNorm before the head;
+* attention with ``n_heads`` query heads and ``n_kv_heads`` key/value heads of width ``head_dim``
+  (grouped-query), per-head RMSNorm of q and k, rotary embeddings (base 1e6, "rotate half"), causal;
+  separate ``q_proj, k_proj, v_proj, o_proj`` matrices as in HF (each is a "hidden" matrix for Muon);
+* SwiGLU MLP ``down_proj(silu(gate_proj x) * up_proj x)``: ``gate_proj, up_proj`` are d_ff x d (rows are
+  neurons), ``down_proj`` d x d_ff (columns are neurons), the orientation the paper's row/column rules use;
+* MoE (``n_experts > 0``): a router ``router`` (E x d, no bias) whose softmax over all experts is cut to
+  the top ``top_k`` weights without renormalising (OLMoE's ``norm_topk_prob=False``), each expert a
+  SwiGLU of width ``d_ff``; no auxiliary load-balancing loss (``router_aux_loss_coef=0`` in the repo).
+
+Initialisation is the repo's ``reinit_for_lm``: every linear and the embedding N(0, 0.02^2), norms 1,
+drawn from a generator seeded by ``LMConfig.seed`` (the global RNG is left alone).
+
+Deliberate differences: fp32, no KV cache, and the experts are evaluated densely and weighted by the
+(mostly zero) gates, which equals sparse dispatch in value and gradient and is cheaper than gathering at
+4 experts (at 64 it is not: paper scale would want grouped GEMMs). Gemma 3's variant (embedding scaling,
+sandwich norms, GeGLU) is not built.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = ["LM", "LMConfig", "kind_of", "n_parameters"]
+
+
+@dataclass(frozen=True)
+class LMConfig:
+    """Sizes of the model; the defaults are the repo's Qwen3-0.6B-style run (20 layers) except the vocabulary."""
+
+    vocab_size: int = 2048
+    d_model: int = 1024
+    n_layers: int = 20
+    n_heads: int = 16
+    n_kv_heads: int = 8
+    head_dim: int = 128
+    d_ff: int = 3072
+    context: int = 1024
+    n_experts: int = 0
+    top_k: int = 0
+    rope_base: float = 1e6
+    norm_eps: float = 1e-6
+    init_std: float = 0.02
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "head_dim", "d_ff", "context"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"LMConfig.{name} must be a positive integer, got {value!r}")
+        for name in ("n_experts", "top_k", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"LMConfig.{name} must be an integer >= 0, got {value!r}")
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(f"LMConfig.n_heads={self.n_heads} is not a multiple of n_kv_heads={self.n_kv_heads}")
+        if self.head_dim % 2:
+            raise ValueError(f"LMConfig.head_dim must be even for rotary embeddings, got {self.head_dim}")
+        if self.n_experts and not 1 <= self.top_k <= self.n_experts:
+            raise ValueError(f"LMConfig.top_k must lie in [1, n_experts={self.n_experts}], got {self.top_k}")
+        if not self.n_experts and self.top_k:
+            raise ValueError(f"LMConfig.top_k={self.top_k} needs n_experts > 0")
+        for name in ("rope_base", "norm_eps", "init_std"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ValueError(f"LMConfig.{name} must be a positive number, got {value!r}")
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+
+def _rope(positions: int, head_dim: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
+    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    angles = torch.arange(positions, dtype=torch.float64)[:, None] * inv_freq
+    angles = torch.cat([angles, angles], dim=-1)
+    return angles.cos().float(), angles.sin().float()
+
+
+def _apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat([-x[..., half:], x[..., :half]], dim=-1) * sin
+
+
+class Attention(nn.Module):
+    def __init__(self, c: LMConfig):
+        super().__init__()
+        self.c = c
+        self.q_proj = nn.Linear(c.d_model, c.n_heads * c.head_dim, bias=False)
+        self.k_proj = nn.Linear(c.d_model, c.n_kv_heads * c.head_dim, bias=False)
+        self.v_proj = nn.Linear(c.d_model, c.n_kv_heads * c.head_dim, bias=False)
+        self.o_proj = nn.Linear(c.n_heads * c.head_dim, c.d_model, bias=False)
+        self.q_norm = nn.RMSNorm(c.head_dim, eps=c.norm_eps)
+        self.k_norm = nn.RMSNorm(c.head_dim, eps=c.norm_eps)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        c = self.c
+        batch, width, _ = x.shape
+        q = self.q_norm(self.q_proj(x).view(batch, width, c.n_heads, c.head_dim)).transpose(1, 2)
+        k = self.k_norm(self.k_proj(x).view(batch, width, c.n_kv_heads, c.head_dim)).transpose(1, 2)
+        v = self.v_proj(x).view(batch, width, c.n_kv_heads, c.head_dim).transpose(1, 2)
+        q, k = _apply_rope(q, cos, sin), _apply_rope(k, cos, sin)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=c.n_kv_heads < c.n_heads)
+        return self.o_proj(y.transpose(1, 2).reshape(batch, width, c.n_heads * c.head_dim))
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, d_model: int, d_ff: int):
+        super().__init__()
+        self.gate_proj = nn.Linear(d_model, d_ff, bias=False)
+        self.up_proj = nn.Linear(d_model, d_ff, bias=False)
+        self.down_proj = nn.Linear(d_ff, d_model, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class SparseMoE(nn.Module):
+    """OLMoE's block: softmax router over all experts, top-k gates kept as they are (not renormalised)."""
+
+    def __init__(self, c: LMConfig):
+        super().__init__()
+        self.top_k = c.top_k
+        self.router = nn.Linear(c.d_model, c.n_experts, bias=False)
+        self.experts = nn.ModuleList(SwiGLU(c.d_model, c.d_ff) for _ in range(c.n_experts))
+
+    def gates(self, x: torch.Tensor) -> torch.Tensor:
+        """(..., E) routing weights: softmax probabilities on each token's top-k experts, 0 elsewhere."""
+        probs = torch.softmax(self.router(x), dim=-1)
+        top = probs.topk(self.top_k, dim=-1)
+        return torch.zeros_like(probs).scatter(-1, top.indices, top.values)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gates = self.gates(x)
+        outputs = torch.stack([expert(x) for expert in self.experts], dim=-1)  # (..., d, E)
+        return (outputs * gates[..., None, :]).sum(-1)
+
+
+class Block(nn.Module):
+    def __init__(self, c: LMConfig):
+        super().__init__()
+        self.input_norm = nn.RMSNorm(c.d_model, eps=c.norm_eps)
+        self.attn = Attention(c)
+        self.post_attention_norm = nn.RMSNorm(c.d_model, eps=c.norm_eps)
+        self.mlp = SparseMoE(c) if c.is_moe else SwiGLU(c.d_model, c.d_ff)
+
+    def forward(self, x, cos, sin):
+        x = x + self.attn(self.input_norm(x), cos, sin)
+        return x + self.mlp(self.post_attention_norm(x))
+
+
+class LM(nn.Module):
+    """``forward(tokens (B, T)) -> logits (B, T, V)``."""
+
+    def __init__(self, config: LMConfig):
+        super().__init__()
+        if not isinstance(config, LMConfig):
+            raise TypeError(f"LM needs an LMConfig, got {type(config).__name__}")
+        self.config = config
+        with torch.random.fork_rng(devices=[]):
+            self.embed = nn.Embedding(config.vocab_size, config.d_model)
+            self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+            self.norm = nn.RMSNorm(config.d_model, eps=config.norm_eps)
+            self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        generator = torch.Generator().manual_seed(config.seed)
+        with torch.no_grad():
+            for module in self.modules():
+                if isinstance(module, (nn.Linear, nn.Embedding)):
+                    module.weight.normal_(0.0, config.init_std, generator=generator)
+        cos, sin = _rope(config.context, config.head_dim, config.rope_base)
+        self.register_buffer("rope_cos", cos, persistent=False)
+        self.register_buffer("rope_sin", sin, persistent=False)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        if tokens.dim() != 2:
+            raise ValueError(f"tokens must be (batch, positions), got shape {tuple(tokens.shape)}")
+        width = tokens.shape[1]
+        if width > self.config.context:
+            raise ValueError(f"sequence length {width} exceeds the model's context {self.config.context}")
+        cos, sin = self.rope_cos[:width], self.rope_sin[:width]
+        x = self.embed(tokens)
+        for block in self.blocks:
+            x = block(x, cos, sin)
+        return self.lm_head(self.norm(x))
+
+
+def kind_of(name: str, param: torch.Tensor) -> str:
+    """The optimizer role of a parameter of :class:`LM` (``optimizers.KINDS``), by name as the repo's
+    ``build_transformer_mixed_optimizer`` routes them."""
+    if param.ndim < 2:
+        return "vector"
+    if name == "embed.weight":
+        return "embedding"
+    if name == "lm_head.weight":
+        return "lm_head"
+    if name.endswith("router.weight"):
+        return "router"
+    if name.endswith(("gate_proj.weight", "up_proj.weight")):
+        return "mlp_gate_up"
+    if name.endswith("down_proj.weight"):
+        return "mlp_down"
+    return "hidden"
+
+
+def n_parameters(model: LM) -> dict[str, int]:
+    """Parameter counts per role (and ``total``)."""
+    counts: dict[str, int] = {}
+    for name, p in model.named_parameters():
+        counts[kind_of(name, p)] = counts.get(kind_of(name, p), 0) + p.numel()
+    counts["total"] = sum(counts.values())
+    return counts

@@ -1,0 +1,207 @@
+r"""Pre-training loop of the optimizer comparison (the reference's ``train_qwen3.py`` / ``train_olmoe.py`` at
+small scale): random windows of the training stream, one mixed optimizer (one optimizer per parameter role),
+the reference's schedules, validation loss on fixed windows, loss spikes, divergence, and the singular values
+of the vocabulary-indexed matrices' gradients and updates.
+
+Schedules, as in the reference: every matrix role keeps its learning rate for the first 60% of the steps and
+then decays it linearly to 0 (``get_lr_scale`` with ``cooldown_frac=0.4``, no warmup); the AdamW role of
+vectors ("other") follows a cosine with linear warmup (``get_cosine_schedule_with_warmup``).
+
+A loss spike is a training loss above ``spike_factor`` times the exponential moving average of the losses
+before it (after the first ``spike_skip`` steps, where the loss falls steeply). A run diverges when the loss,
+a gradient or a parameter stops being finite: the loop stops, and the result names the step and the first
+parameter role (in ``optimizers.KINDS`` order) that went non-finite; a learning-rate sweep records this as
+its outcome rather than failing the run.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .model import LM, kind_of
+from .optimizers import KINDS, build_optimizer
+
+__all__ = ["TrainResult", "TrainSettings", "matrix_lr_scale", "train_lm", "validation_loss", "vector_lr_scale"]
+
+SPECTRUM_KINDS = ("embedding", "lm_head", "router")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    seq_len: int = 1024
+    batch_size: int = 28
+    steps: int = 30_000
+    eval_every: int = 500
+    eval_tokens: int = 10_551_296
+    cooldown_frac: float = 0.4
+    vector_warmup: int = 100
+    spike_factor: float = 1.5
+    spike_ema: float = 0.9
+    spike_skip: int = 10
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("seq_len", "batch_size", "steps", "eval_every", "eval_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"TrainSettings.{name} must be a positive integer, got {value!r}")
+        for name in ("vector_warmup", "spike_skip", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"TrainSettings.{name} must be an integer >= 0, got {value!r}")
+        if not 0 <= self.cooldown_frac <= 1:
+            raise ValueError(f"TrainSettings.cooldown_frac must lie in [0, 1], got {self.cooldown_frac!r}")
+        if not self.spike_factor > 1:
+            raise ValueError(f"TrainSettings.spike_factor must be > 1, got {self.spike_factor!r}")
+        if not 0 < self.spike_ema < 1:
+            raise ValueError(f"TrainSettings.spike_ema must lie in (0, 1), got {self.spike_ema!r}")
+
+
+@dataclass
+class TrainResult:
+    steps: list[dict] = field(default_factory=list)  # one row per step
+    spectra: list[dict] = field(default_factory=list)  # singular values of gradients and updates
+    diverged: bool = False
+    diverged_step: int | None = None
+    diverged_kind: str | None = None
+    final_val_loss: float = math.nan
+    optimizer_seconds: float = 0.0
+    train_seconds: float = 0.0
+    epochs: float = 0.0
+
+
+def matrix_lr_scale(step: int, total: int, cooldown_frac: float) -> float:
+    """The reference's ``get_lr_scale``: 1 until ``1 - cooldown_frac`` of the run, then linear to 0."""
+    t = max(1.0 - step / total, 1e-12)
+    return 1.0 if t >= cooldown_frac else t / cooldown_frac
+
+
+def vector_lr_scale(step: int, total: int, warmup: int) -> float:
+    """``get_cosine_schedule_with_warmup(num_cycles=0.5)``."""
+    if step < warmup:
+        return step / max(1, warmup)
+    progress = (step - warmup) / max(1, total - warmup)
+    return max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
+
+
+def _windows(tokens: np.ndarray, starts: np.ndarray, seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    idx = starts[:, None] + np.arange(seq_len + 1)
+    rows = torch.from_numpy(np.asarray(tokens[idx], dtype=np.int64))
+    return rows[:, :-1], rows[:, 1:]
+
+
+@torch.no_grad()
+def validation_loss(model: LM, tokens: np.ndarray, seq_len: int, max_tokens: int, batch_size: int) -> float:
+    """Mean next-token cross-entropy (nats) over consecutive non-overlapping windows of the validation stream
+    covering at most ``max_tokens`` targets."""
+    n_windows = min(max_tokens // seq_len, (len(tokens) - 1) // seq_len)
+    if n_windows < 1:
+        raise ValueError(f"the validation stream ({len(tokens)} tokens) is shorter than one window of "
+                         f"{seq_len + 1}")
+    model.eval()
+    total, count = 0.0, 0
+    starts = np.arange(n_windows) * seq_len
+    for i in range(0, n_windows, batch_size):
+        x, y = _windows(tokens, starts[i:i + batch_size], seq_len)
+        logits = model(x)
+        total += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="sum"))
+        count += y.numel()
+    model.train()
+    return total / count
+
+
+def _first_non_finite(model: LM, grads: bool) -> str | None:
+    bad = set()
+    for name, p in model.named_parameters():
+        t = p.grad if grads else p
+        if t is not None and not bool(torch.isfinite(t).all()):
+            bad.add(kind_of(name, p))
+    return next((k for k in KINDS if k in bad), None)
+
+
+def _singular_values(matrix: torch.Tensor) -> np.ndarray:
+    return torch.linalg.svdvals(matrix.detach().double()).numpy()
+
+
+def train_lm(model: LM, assignment: dict[str, dict], train_tokens: np.ndarray, val_tokens: np.ndarray,
+             settings: TrainSettings, spectrum_steps: tuple[int, ...] = (), log: Callable[[str], None] = print
+             ) -> TrainResult:
+    """Train ``model`` with one optimizer per role (``assignment``, see ``optimizers.build_optimizer``); the
+    ``lr`` of each role is its peak learning rate. Returns per-step rows, spectra and the outcome."""
+    s = settings
+    vocab = model.config.vocab_size
+    for name, stream in (("training", train_tokens), ("validation", val_tokens)):
+        if len(stream) and int(np.max(stream)) >= vocab:
+            raise ValueError(f"the {name} tokens reach id {int(np.max(stream))}, beyond the model's vocabulary "
+                             f"of {vocab}: the tokenizer and the model disagree")
+    if s.seq_len > model.config.context:
+        raise ValueError(f"seq_len {s.seq_len} exceeds the model's context {model.config.context}")
+    if len(train_tokens) <= s.seq_len + 1:
+        raise ValueError(f"the training stream ({len(train_tokens)} tokens) is shorter than one window")
+    optimizer = build_optimizer(model.named_parameters(), assignment, kind_of)
+    peak = {kind: [g["lr"] for g in opt.param_groups] for kind, opt in optimizer.optimizers.items()}
+    rng = np.random.default_rng(s.seed)
+    result = TrainResult(epochs=s.steps * s.batch_size * s.seq_len / len(train_tokens))
+    params = dict(model.named_parameters())
+    watched = {kind_of(n, p): n for n, p in params.items() if kind_of(n, p) in SPECTRUM_KINDS}
+    ema = None
+    started = time.perf_counter()
+    for step in range(1, s.steps + 1):
+        for kind, opt in optimizer.optimizers.items():
+            scale = (vector_lr_scale(step - 1, s.steps, s.vector_warmup) if kind == "vector"
+                     else matrix_lr_scale(step - 1, s.steps, s.cooldown_frac))
+            for group, lr in zip(opt.param_groups, peak[kind]):
+                group["lr"] = lr * scale
+        starts = rng.integers(0, len(train_tokens) - s.seq_len - 1, size=s.batch_size)
+        x, y = _windows(train_tokens, starts, s.seq_len)
+        logits = model(x)
+        loss = F.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
+        value = float(loss.detach())
+        optimizer.zero_grad()
+        loss.backward()
+        bad = None if math.isfinite(value) else (_first_non_finite(model, grads=False) or "loss")
+        bad = bad or _first_non_finite(model, grads=True)
+        record = {"step": step, "train_loss": value,
+                  **{f"grad_norm_{k}": float(params[n].grad.norm()) if params[n].grad is not None else math.nan
+                     for k, n in watched.items()}}
+        if bad is None:
+            record_spectrum = step in spectrum_steps
+            before = {k: params[n].detach().clone() for k, n in watched.items()} if record_spectrum else {}
+            tick = time.perf_counter()
+            optimizer.step()
+            record["optimizer_seconds"] = time.perf_counter() - tick
+            result.optimizer_seconds += record["optimizer_seconds"]
+            bad = _first_non_finite(model, grads=False)
+            if record_spectrum and bad is None:
+                for kind, name in watched.items():
+                    lr = optimizer.optimizers[kind].param_groups[0]["lr"]
+                    update = (before[kind] - params[name].detach()) / max(lr, 1e-30)
+                    for what, matrix in (("gradient", params[name].grad), ("update", update)):
+                        sv = _singular_values(matrix)
+                        result.spectra += [{"step": step, "kind": kind, "matrix": what, "index": i, "sigma": v}
+                                           for i, v in enumerate(sv)]
+        spike = ema is not None and step > s.spike_skip and math.isfinite(value) and value > s.spike_factor * ema
+        record["spike"] = bool(spike)
+        if math.isfinite(value):
+            ema = value if ema is None else s.spike_ema * ema + (1 - s.spike_ema) * value
+        record["val_loss"] = math.nan
+        if bad is not None:
+            result.diverged, result.diverged_step, result.diverged_kind = True, step, bad
+            result.steps.append(record)
+            log(f"step {step}: diverged, first non-finite: {bad} (train loss {value})")
+            break
+        if step % s.eval_every == 0 or step == s.steps:
+            record["val_loss"] = validation_loss(model, val_tokens, s.seq_len, s.eval_tokens, s.batch_size)
+            log(f"step {step}/{s.steps}: train {value:.4f} val {record['val_loss']:.4f}")
+        result.steps.append(record)
+    result.train_seconds = time.perf_counter() - started
+    if not result.diverged:
+        result.final_val_loss = result.steps[-1]["val_loss"]
+    return result
