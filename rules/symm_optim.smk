@@ -181,7 +181,9 @@ rule symm_optim_report:
         step_time=f"{SO}/step_time.parquet",
         equivariance=f"{SO}/theory/equivariance.parquet",
         identities=f"{SO}/theory/identities.parquet",
-        figures=expand(f"{SO}/figures/{{name}}.png", name=SO_FIGURES, allow_missing=True),
+        figures=expand(
+            f"{SO}/figures/{{name}}.png", name=SO_FIGURES, allow_missing=True
+        ),
         captions=expand("workflow/report/symm_optim/{name}.rst", name=SO_FIGURES),
         deviations="workflow/report/symm_optim/deviations.md",
         corpus_meta=so_corpus_meta,

@@ -101,6 +101,29 @@ def test_smoke_run_writes_paper_05s_dataset_scaling_regret_claims_and_figures(sm
     assert "## Claims" in report and "## Imitation" in report and "Deviations" in report
 
 
+def test_smoke_run_writes_paper_07s_sweeps_symmetry_checks_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/symm_optim"
+    smoke = yaml.safe_load((smoke_run / "config/symm_optim.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["val_loss_curves", "best_lr", "lr_sensitivity", "spectra"])
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert list(claims.index) == ["S1", "S2a", "S2b", "S3", "S4", "S5", "S6", "S7"]
+    assert claims.loc[["S1", "S2a", "S2b", "S3"], "holds"].all()  # exact identities hold at any scale
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert len(runs) == len(smoke["lr_multipliers"]) * (len(smoke["methods"]) * len(smoke["seeds"])
+                                                        + len(smoke["routers"]) * len(smoke["moe_seeds"]))
+    assert runs["final_val_loss"].lt(6.3).all() and not runs["diverged"].any()  # below log(512): it learned
+    best = pd.read_parquet(out / "best_lr.parquet")
+    assert set(zip(best["arch"], best["method"])) == {("dense", m) for m in smoke["methods"]} | {
+        ("moe", m) for m in smoke["routers"]}
+    step_time = pd.read_parquet(out / "step_time.parquet")
+    assert (step_time.loc[step_time["method"] == "adamw", "ratio_to_baseline"] == 1).all()
+    meta = (smoke_run / "results/smoke/corpus/pydoc_topics/bpe512/meta.json").read_text()
+    assert '"vocab_size": 512' in meta
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "Optimizer step time" in report and "Deviations" in report
+
+
 def test_smoke_run_writes_paper_10s_ndcg_table_diagnostics_claims_and_figures(smoke_run):
     out = smoke_run / "results/smoke/seqrec_audit"
     smoke = yaml.safe_load((smoke_run / "config/seqrec_audit.yaml").read_text())["smoke"]

@@ -29,10 +29,14 @@ def so_tokens(wildcards):
     if corpus["name"] in so_sources.CORPORA:
         files = so_sources.shard_files(corpus["name"], corpus["train_shards"])
         return {
-            "train": [f"resources/symm_optim/{corpus['name']}/{f}" for f in files["train"]],
+            "train": [
+                f"resources/symm_optim/{corpus['name']}/{f}" for f in files["train"]
+            ],
             "val": [f"resources/symm_optim/{corpus['name']}/{f}" for f in files["val"]],
         }
-    folder = f"results/{wildcards.scale}/corpus/{corpus['name']}/bpe{corpus['vocab_size']}"
+    folder = (
+        f"results/{wildcards.scale}/corpus/{corpus['name']}/bpe{corpus['vocab_size']}"
+    )
     return {"train": [f"{folder}/train.bin"], "val": [f"{folder}/val.bin"]}
 
 

@@ -26,7 +26,7 @@ def run_row(run: dict, result, assignment: dict) -> dict:
         "seed": run["seed"], **{f"lr_{k}": assignment[k]["lr"] for k in swept},
         "final_val_loss": result.final_val_loss, "diverged": result.diverged,
         "diverged_step": result.diverged_step if result.diverged else -1,
-        "diverged_kind": result.diverged_kind or "", "spikes": int(sum(r["spike"] for r in result.steps)),
+        "diverged_kind": result.diverged_kind or "", "diverged_detail": result.diverged_detail, "spikes": int(sum(r["spike"] for r in result.steps)),
         "steps_done": len(result.steps), "optimizer_seconds": result.optimizer_seconds,
         "train_seconds": result.train_seconds, "epochs": result.epochs,
     }

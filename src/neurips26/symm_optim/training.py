@@ -10,8 +10,9 @@ vectors ("other") follows a cosine with linear warmup (``get_cosine_schedule_wit
 A loss spike is a training loss above ``spike_factor`` times the exponential moving average of the losses
 before it (after the first ``spike_skip`` steps, where the loss falls steeply). A run diverges when the loss,
 a gradient or a parameter stops being finite: the loop stops, and the result names the step and the first
-parameter role (in ``optimizers.KINDS`` order) that went non-finite; a learning-rate sweep records this as
-its outcome rather than failing the run.
+parameter role (in ``optimizers.KINDS`` order) whose weights or gradients went non-finite ("loss" when the
+weights are finite and the loss is not, e.g. overflowing logits; the largest weight of each role is then
+reported); a learning-rate sweep records this as its outcome rather than failing the run.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import torch.nn.functional as F
 from .model import LM, kind_of
 from .optimizers import KINDS, build_optimizer
 
-__all__ = ["TrainResult", "TrainSettings", "matrix_lr_scale", "train_lm", "validation_loss", "vector_lr_scale"]
+__all__ = ["TrainResult", "TrainSettings", "matrix_lr_scale", "spike_flags", "train_lm", "validation_loss",
+           "vector_lr_scale"]
 
 SPECTRUM_KINDS = ("embedding", "lm_head", "router")
 
@@ -71,6 +73,7 @@ class TrainResult:
     diverged: bool = False
     diverged_step: int | None = None
     diverged_kind: str | None = None
+    diverged_detail: str = ""
     final_val_loss: float = math.nan
     optimizer_seconds: float = 0.0
     train_seconds: float = 0.0
@@ -89,6 +92,18 @@ def vector_lr_scale(step: int, total: int, warmup: int) -> float:
         return step / max(1, warmup)
     progress = (step - warmup) / max(1, total - warmup)
     return max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
+
+
+def spike_flags(losses, factor: float, ema_beta: float, skip: int) -> list[bool]:
+    """Whether each loss is a spike: above ``factor`` times the exponential moving average (``ema_beta``) of the
+    finite losses before it, counting from step ``skip + 1`` (1-based); non-finite losses are not spikes."""
+    flags, ema = [], None
+    for step, value in enumerate(losses, start=1):
+        finite = math.isfinite(value)
+        flags.append(bool(ema is not None and step > skip and finite and value > factor * ema))
+        if finite:
+            ema = value if ema is None else ema_beta * ema + (1 - ema_beta) * value
+    return flags
 
 
 def _windows(tokens: np.ndarray, starts: np.ndarray, seq_len: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -126,6 +141,14 @@ def _first_non_finite(model: LM, grads: bool) -> str | None:
     return next((k for k in KINDS if k in bad), None)
 
 
+def _largest_weights(model: LM) -> str:
+    largest: dict[str, float] = {}
+    for name, p in model.named_parameters():
+        kind = kind_of(name, p)
+        largest[kind] = max(largest.get(kind, 0.0), float(p.detach().abs().max()))
+    return ", ".join(f"{k} {v:.3g}" for k, v in sorted(largest.items(), key=lambda kv: -kv[1]))
+
+
 def _singular_values(matrix: torch.Tensor) -> np.ndarray:
     return torch.linalg.svdvals(matrix.detach().double()).numpy()
 
@@ -151,7 +174,6 @@ def train_lm(model: LM, assignment: dict[str, dict], train_tokens: np.ndarray, v
     result = TrainResult(epochs=s.steps * s.batch_size * s.seq_len / len(train_tokens))
     params = dict(model.named_parameters())
     watched = {kind_of(n, p): n for n, p in params.items() if kind_of(n, p) in SPECTRUM_KINDS}
-    ema = None
     started = time.perf_counter()
     for step in range(1, s.steps + 1):
         for kind, opt in optimizer.optimizers.items():
@@ -187,21 +209,21 @@ def train_lm(model: LM, assignment: dict[str, dict], train_tokens: np.ndarray, v
                         sv = _singular_values(matrix)
                         result.spectra += [{"step": step, "kind": kind, "matrix": what, "index": i, "sigma": v}
                                            for i, v in enumerate(sv)]
-        spike = ema is not None and step > s.spike_skip and math.isfinite(value) and value > s.spike_factor * ema
-        record["spike"] = bool(spike)
-        if math.isfinite(value):
-            ema = value if ema is None else s.spike_ema * ema + (1 - s.spike_ema) * value
         record["val_loss"] = math.nan
         if bad is not None:
             result.diverged, result.diverged_step, result.diverged_kind = True, step, bad
+            result.diverged_detail = f"largest |weight| per role: {_largest_weights(model)}"
             result.steps.append(record)
-            log(f"step {step}: diverged, first non-finite: {bad} (train loss {value})")
+            log(f"step {step}: diverged, first non-finite: {bad} (train loss {value}); {result.diverged_detail}")
             break
         if step % s.eval_every == 0 or step == s.steps:
             record["val_loss"] = validation_loss(model, val_tokens, s.seq_len, s.eval_tokens, s.batch_size)
             log(f"step {step}/{s.steps}: train {value:.4f} val {record['val_loss']:.4f}")
         result.steps.append(record)
     result.train_seconds = time.perf_counter() - started
+    flags = spike_flags([r["train_loss"] for r in result.steps], s.spike_factor, s.spike_ema, s.spike_skip)
+    for record, flag in zip(result.steps, flags):
+        record["spike"] = flag
     if not result.diverged:
         result.final_val_loss = result.steps[-1]["val_loss"]
     return result

@@ -1,0 +1,93 @@
+"""Paper 07's config: runs, per-role optimizers, and the bad inputs refused before any job."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from conftest import ROOT, expect_config_error
+from neurips26.symm_optim import experiment, sources
+from neurips26.symm_optim.step_time import step_times
+
+CONFIG = yaml.safe_load((ROOT / "config/symm_optim.yaml").read_text())
+
+
+@pytest.mark.parametrize("scale", ["smoke", "quick", "paper"])
+def test_every_scale_of_the_committed_config_is_accepted(scale):
+    experiment.check_config(CONFIG[scale])
+
+
+def test_runs_cover_methods_x_learning_rates_x_seeds():
+    quick = CONFIG["quick"]
+    runs = experiment.runs(quick)
+    dense = [r for r in runs if r["arch"] == "dense"]
+    moe = [r for r in runs if r["arch"] == "moe"]
+    assert len(dense) == len(quick["methods"]) * len(quick["lr_multipliers"]) * len(quick["seeds"])
+    assert len(moe) == len(quick["routers"]) * len(quick["lr_multipliers"]) * len(quick["moe_seeds"])
+    assert len({r["name"] for r in runs}) == len(runs)
+
+
+def test_the_multiplier_scales_only_the_swept_roles():
+    quick = CONFIG["quick"]
+    low = experiment.assignment(quick, "dense", "row_norm", 0)
+    mid = experiment.assignment(quick, "dense", "row_norm", 1)
+    assert low["embedding"]["name"] == "row_norm" and "router" not in low
+    assert low["embedding"]["lr"] == pytest.approx(5.0 * 0.333) and mid["lm_head"]["lr"] == pytest.approx(0.05)
+    assert low["hidden"] == mid["hidden"] == quick["base"]["hidden"]
+    router = experiment.assignment(quick, "moe", "centered_left_polar", 2)
+    assert router["router"] == {"name": "centered_left_polar", "lr": pytest.approx(0.0225 * 3)}
+    assert router["embedding"]["lr"] == quick["base"]["embedding"]["lr"] and router["embedding"]["betas"] == (0.9, 0.95)
+
+
+def _bad(edit) -> dict:
+    cfg = copy.deepcopy(CONFIG["smoke"])
+    edit(cfg)
+    return cfg
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda c: c["methods"]["row_norm"]["embedding"].update(name="lion"), "methods.row_norm.embedding: unknown optimizer 'lion'"),
+    (lambda c: c["base"].update(attention={"name": "muon", "lr": 0.02}), "base: unknown parameter role 'attention'"),
+    (lambda c: c["base"].pop("router"), r"base: no optimizer for the roles \['router'\]"),
+    (lambda c: c["routers"]["adamw"].update(lr=-1.0), "routers.adamw.*lr must be a finite number in \\(0.0"),
+    (lambda c: c["base"]["hidden"].update(momentum=1.5), "base.hidden.*momentum must be a finite number in \\[0.0, 1.0\\)"),
+    (lambda c: c["methods"]["row_norm"]["lm_head"].update(beta=1.0), "beta must be a finite number in"),
+    (lambda c: c["methods"]["row_norm"]["lm_head"].update(order="sideways"), "unexpected keyword argument 'order'"),
+    (lambda c: c.update(lr_multipliers=[]), "lr_multipliers: the learning-rate grid is empty"),
+    (lambda c: c.update(baseline="sgd"), "baseline 'sgd' is not one of methods"),
+    (lambda c: c["model"]["moe"].update(n_experts=0, top_k=0), "model.moe: n_experts must be > 0"),
+    (lambda c: c["model"]["dense"].update(context=16), "train.seq_len 32 exceeds model.dense.context 16"),
+])
+def test_bad_configs_are_refused_naming_the_problem(edit, message):
+    with pytest.raises(ValueError, match=message):
+        experiment.check_config(_bad(edit))
+
+
+def test_paper_scale_data_without_pinned_hashes_says_how_to_unblock():
+    files = sources.shard_files("fineweb_edu_qwen3", 2)
+    assert files == {"val": ["dataset_val_000000.bin"], "train": ["dataset_train_000001.bin", "dataset_train_000002.bin"]}
+    with pytest.raises(ValueError, match="no pinned revision and sha256.*cached_finewebedu10B-qwen3.py"):
+        sources.sha256("fineweb_edu_qwen3", files["train"][0])
+
+
+def test_step_times_put_every_method_beside_the_baseline():
+    rows = step_times(CONFIG["smoke"], "dense", repeats=2, warmup=1)
+    assert {(r["method"], r["part"]) for r in rows} == {(m, p) for m in CONFIG["smoke"]["methods"] for p in ("step", "swept")}
+    base = [r for r in rows if r["method"] == "adamw"]
+    assert all(r["ratio_to_baseline"] == 1.0 for r in base) and all(r["median_s"] > 0 for r in rows)
+
+
+def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):
+    path = workflow_copy / "config/symm_optim.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["smoke"]["routers"]["adamw"]["betas"] = [0.9, 0.95, 0.99]
+    path.write_text(yaml.safe_dump(data))
+    expect_config_error(workflow_copy, "results/smoke/symm_optim/report.md",
+                        must_contain=("symm_optim", "betas"))
+
+
+def test_paper_scale_stops_before_any_job_until_the_shards_are_pinned(workflow_copy):
+    expect_config_error(workflow_copy, "results/paper/symm_optim/report.md",
+                        must_contain=("dataset_train_000001.bin", "no pinned revision and sha256"))
