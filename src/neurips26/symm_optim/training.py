@@ -133,6 +133,10 @@ def validation_loss(model: LM, tokens: np.ndarray, seq_len: int, max_tokens: int
 
 
 def _first_non_finite(model: LM, grads: bool) -> str | None:
+    tensors = [p.grad if grads else p for p in model.parameters()]
+    tensors = [t for t in tensors if t is not None]
+    if not tensors or bool(torch.isfinite(torch.stack(torch._foreach_norm(tensors))).all()):
+        return None  # one fused check per step; the per-role search below only runs once something broke
     bad = set()
     for name, p in model.named_parameters():
         t = p.grad if grads else p
