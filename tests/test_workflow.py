@@ -101,6 +101,30 @@ def test_smoke_run_writes_paper_05s_dataset_scaling_regret_claims_and_figures(sm
     assert "## Claims" in report and "## Imitation" in report and "Deviations" in report
 
 
+def test_smoke_run_writes_paper_06s_validation_axioms_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/fairness_audit"
+    smoke = yaml.safe_load((smoke_run / "config/fairness_audit.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["measure_vs_true_bias", "shapley_bars", "axioms", "selection_curves"])
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert {"C1a", "C1b", "C2a", "C2b", "C2c", "C3a", "C4a", "C4b", "C5", "C6a", "C6b"} <= set(claims.index)
+    assert bool(claims.loc["C3a", "holds"])  # a feature and its exact copy get the same Shapley value at any scale
+    datasets = [f"{s}_s{seed}" for s in smoke["scm"]["scenarios"] for seed in smoke["scm"]["seeds"]]
+    coalitions = pd.read_parquet(out / "coalitions.parquet")
+    d = smoke["scm"]["d"]
+    assert len(coalitions) == len(datasets) * len(smoke["estimators"]) * len(smoke["measures"]) * 2**d
+    shapley = pd.read_parquet(out / "shapley.parquet")
+    full = coalitions[coalitions["mask"] == 2**d - 1].set_index(["dataset", "estimator", "measure"])["value"]
+    sums = shapley.groupby(["dataset", "estimator", "measure"])["phi"].sum()
+    assert (sums - full.loc[sums.index]).abs().max() < 1e-9  # efficiency (the empty coalition is worth 0)
+    true_bias = pd.read_parquet(out / "true_bias.parquet")
+    assert set(true_bias["dataset"]) == set(datasets) and true_bias["sp_gap"].between(0, 1).all()
+    validation = pd.read_parquet(out / "validation.parquet")
+    assert set(validation["measure"]) == set(smoke["measures"])
+    report = (out / "report.md").read_text()
+    assert "## Axiom table" in report and "## Claims" in report and "Deviations" in report
+
+
 def test_smoke_run_writes_paper_07s_sweeps_symmetry_checks_claims_and_figures(smoke_run):
     out = smoke_run / "results/smoke/symm_optim"
     smoke = yaml.safe_load((smoke_run / "config/symm_optim.yaml").read_text())["smoke"]

