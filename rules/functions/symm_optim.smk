@@ -23,6 +23,16 @@ def so_config(wildcards):
     return paper_config("symm_optim", wildcards.scale)
 
 
+def so_run_params(wildcards):
+    return so_experiment.run_params(
+        so_config(wildcards),
+        wildcards.arch,
+        wildcards.method,
+        int(wildcards.lr_index),
+        int(wildcards.seed),
+    )
+
+
 def so_tokens(wildcards):
     """The token files of the scale's corpus: the shared corpus build, or the paper's FineWeb-Edu shards."""
     corpus = so_config(wildcards)["corpus"]

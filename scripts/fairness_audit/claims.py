@@ -13,7 +13,8 @@ log = start_job(snakemake)
 datasets = pd.read_parquet(inp.datasets)
 checks = check_claims(
     pd.read_parquet(inp.validation), pd.read_parquet(inp.dpi), pd.read_parquet(inp.axioms),
-    pd.read_parquet(inp.redundancy), pd.read_parquet(inp.selection), dict(zip(datasets["dataset"], datasets["scenario"])),
+    pd.read_parquet(inp.redundancy), pd.read_parquet(inp.selection),
+    dict(zip(datasets["dataset"], datasets["scenario"])),
     cfg["selection"]["measures"], validation_nonpredictive=pd.read_parquet(inp.validation_nonpredictive),
     random_removal=pd.read_parquet(inp.random_removal))
 for c in checks:

@@ -24,9 +24,10 @@ ci = table[table["aligned"]][["estimator", "measure", "gap", "spearman", "ci_low
 summary = axiom_summary(axioms)
 k1 = selection[selection["k"] == 1].groupby("ranking")[["delta_sp_gap", "delta_eo_gap", "delta_accuracy"]].mean()
 dpi_summary = pd.DataFrame([{
-    "predictors": len(dpi), "share_sp_bound_holds": dpi["holds_sp"].mean(), "share_eo_bound_holds": dpi["holds_eo"].mean(),
+    "predictors": len(dpi), "share_sp_bound_holds": dpi["holds_sp"].mean(),
+    "share_eo_bound_holds": dpi["holds_eo"].mean(),
     "max_excess_sp": dpi["excess_sp"].max(), "max_excess_eo": dpi["excess_eo"].max()}])
-scm, tb = cfg["scm"], cfg["true_bias"]
+scm, tb, red = cfg["scm"], cfg["true_bias"], cfg["redundancy"]
 text = f"""# Paper 06: information-theoretic measures for auditing unfairness bias in data (scale `{scale}`)
 
 Data sets: the parametric linear SCM's scenario families {scm['scenarios']} x seeds {scm['seeds']}
@@ -66,7 +67,7 @@ I(Yhat; A) <= I(X_S; A) and I(Yhat; A | Y) <= I(X_S; A | Y) up to twice the boot
 
 {markdown_table(dpi_summary)}
 
-## Redundancy: Shapley with an exact copy of {cfg['redundancy']['player']} ({cfg['redundancy']['dataset']}, {cfg['redundancy']['estimator']})
+## Redundancy: Shapley with an exact copy of {red['player']} ({red['dataset']}, {red['estimator']})
 
 {markdown_table(redundancy)}
 

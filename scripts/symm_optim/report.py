@@ -27,7 +27,8 @@ if inp.corpus_meta:
                    f"training documents (tokenizers {meta['tokenizers_version']}): {meta['tokens']['train']:,} "
                    f"training and {meta['tokens']['val']:,} validation tokens; text sha256 {meta['text_sha256'][:16]}")
 else:
-    corpus_text = f"`{corpus['name']}`, {corpus.get('train_shards')} training shards of 100M tokens and the validation shard"
+    corpus_text = (f"`{corpus['name']}`, {corpus.get('train_shards')} training shards of 100M tokens and the "
+                   "validation shard")
 sizes = runs.groupby("arch")[["parameters", "parameters_vocab"]].first()
 models = pd.DataFrame([{"arch": a, **cfg["model"][a], "parameters": sizes.loc[a, "parameters"],
                         "vocabulary-indexed": sizes.loc[a, "parameters_vocab"]} for a in ("dense", "moe")])

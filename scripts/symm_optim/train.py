@@ -7,23 +7,20 @@ import pandas as pd
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.common.token_files import read_tokens
-from neurips26.symm_optim import experiment, summary
-from neurips26.symm_optim.model import LM, n_parameters
-from neurips26.symm_optim.training import train_lm
+from neurips26.symm_optim import summary
+from neurips26.symm_optim.model import LM, LMConfig, n_parameters
+from neurips26.symm_optim.training import TrainSettings, train_lm
 
-cfg, w = snakemake.params.config, snakemake.wildcards
-seed = int(w.seed)
+p = snakemake.params.run
+run, assignment, seed = p["run"], p["assignment"], p["run"]["seed"]
 log = start_job(snakemake, seed=seed)
-run = next(r for r in experiment.runs(cfg, w.arch) if r["method"] == w.method and r["lr_index"] == int(w.lr_index)
-           and r["seed"] == seed)
-train = np.concatenate([read_tokens(p) for p in snakemake.input.train])
-val = np.concatenate([read_tokens(p) for p in snakemake.input.val])
-assignment = experiment.assignment(cfg, w.arch, w.method, int(w.lr_index))
-model = LM(experiment.model_config(cfg, w.arch, seed))
+train = np.concatenate([read_tokens(path) for path in snakemake.input.train])
+val = np.concatenate([read_tokens(path) for path in snakemake.input.val])
+model = LM(LMConfig(**p["model"]))
 log.info("%s: %d training / %d validation tokens; parameters %s; optimizers %s", run["name"], len(train), len(val),
          n_parameters(model), assignment)
-result = train_lm(model, assignment, train, val, experiment.train_settings(cfg, seed),
-                  spectrum_steps=tuple(cfg["spectrum_steps"]), log=log.info)
+result = train_lm(model, assignment, train, val, TrainSettings(**p["train"]),
+                  spectrum_steps=tuple(p["spectrum_steps"]), log=log.info)
 counts = n_parameters(model)
 row = {**summary.run_row(run, result, assignment), "parameters": counts["total"],
        "parameters_vocab": counts["embedding"] + counts["lm_head"]}

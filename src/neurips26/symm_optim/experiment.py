@@ -27,7 +27,7 @@ from .model import LMConfig
 from .optimizers import KINDS, OPTIMIZERS
 from .training import TrainSettings
 
-__all__ = ["ARCHS", "assignment", "check_config", "model_config", "run_names", "runs", "train_settings"]
+__all__ = ["ARCHS", "assignment", "check_config", "model_config", "run_names", "run_params", "runs", "train_settings"]
 
 ARCHS = ("dense", "moe")
 _SHAPES = {"hidden": (8, 4), "mlp_gate_up": (8, 4), "mlp_down": (4, 8), "embedding": (16, 4), "lm_head": (16, 4),
@@ -95,6 +95,18 @@ def assignment(cfg: dict, arch: str, method: str, lr_index: int) -> dict[str, di
     else:
         out["router"] = _scaled(sweep[method], mult)
     return out
+
+
+def run_params(cfg: dict, arch: str, method: str, lr_index: int, seed: int) -> dict:
+    """Everything one run depends on, and nothing else (a rule's ``params``: changing another method's learning
+    rate does not rerun this run): the run, its optimizers, its model's sizes and the training settings."""
+    matches = [r for r in runs(cfg, arch) if r["method"] == method and r["lr_index"] == lr_index and r["seed"] == seed]
+    if not matches:
+        raise ValueError(f"no run {arch}/{method}_lr{lr_index}_s{seed} in the config")
+    config = model_config(cfg, arch, seed)
+    return {"run": matches[0], "assignment": assignment(cfg, arch, method, lr_index),
+            "model": {k: getattr(config, k) for k in config.__dataclass_fields__},
+            "train": {**cfg["train"], "seed": seed}, "spectrum_steps": list(cfg["spectrum_steps"])}
 
 
 def _check_spec(where: str, kind: str, spec) -> None:
