@@ -1,4 +1,4 @@
-"""The workflow on a real one-node SLURM cluster (issue 3): the smoke scale of two papers, run through
+"""The workflow on a real one-node SLURM cluster (issue 3): the smoke scale of one paper, run through
 profiles/slurm, gives the local run's numbers; every job is a Slurm job that got its rule's resources;
 a job that fails once is retried by the profile and the run completes. Every paper's smoke DAG is planned through
 the same profile and each job's request checked against the cluster (a real run of all papers would take longer
@@ -16,9 +16,11 @@ from result_numbers import differences, result_numbers
 from slurm_records import CLUSTER_PROFILE, gpus, megabytes, minutes, planned_resources, slurm_jobs
 
 pytestmark = pytest.mark.cluster
-FAIL_ONCE_RULE = "amortized_ot_ground_truth"
-# amortized_ot: the fail-once rule and GPU rules; seqrec_audit: wildcard-heavy torch jobs and a GPU rule
-CLUSTER_PAPERS = ("amortized_ot", "seqrec_audit")
+FAIL_ONCE_RULE = "seqrec_audit_tables"
+# seqrec_audit: wildcard-heavy torch jobs and a GPU rule, 15 jobs. A second paper (amortized_ot, 40 jobs) took the
+# cluster run to 400-620 s, near the 900-s limit of one test; the other papers' jobs are planned through the profile
+# and checked below, and the fault tests run amortized_ot's rules on the cluster.
+CLUSTER_PAPERS = ("seqrec_audit",)
 CLUSTER_TARGETS = tuple(f"results/smoke/{slug}/report.md" for slug in CLUSTER_PAPERS)
 NODE_MEMORY_MB = 24000  # the local cluster's node (cluster/start_local_slurm.sh on the test machine)
 
@@ -34,6 +36,13 @@ def cluster_run(slurm_cluster, tmp_path_factory):
     seconds = time.monotonic() - started
     TIMINGS.append(f"cluster smoke run of {CLUSTER_PAPERS}: {seconds:.0f} s for {len(planned)} jobs")
     return SimpleNamespace(repo=repo, planned=planned, log=run.stdout + run.stderr, jobs=slurm_jobs(repo))
+
+
+def test_the_local_smoke_run_wrote_every_papers_report(pristine_smoke):
+    """Runs first, so the local smoke run (every paper) and the cluster run are two tests' setups, each well within
+    the time limit of one test."""
+    for slug in PAPERS:
+        assert (pristine_smoke / "smoke" / slug / "report.md").stat().st_size > 0, slug
 
 
 def test_the_cluster_run_gives_the_numbers_of_the_local_run(cluster_run, pristine_smoke):
