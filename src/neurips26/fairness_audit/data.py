@@ -27,6 +27,7 @@ __all__ = [
     "MIN_GROUP",
     "RESERVED_COLUMNS",
     "AuditData",
+    "binary_int8",
     "check_group_sizes",
     "impute_features",
     "make_audit_data",
@@ -40,7 +41,8 @@ RESERVED_COLUMNS = ("A", "Y")
 IMPUTERS = ("mean", "median")
 
 
-def _binary_int8(values, what: str) -> np.ndarray:
+def binary_int8(values, what: str) -> np.ndarray:
+    """A one-dimensional 0/1 vector as int8; ValueError naming ``what`` and the values seen otherwise."""
     array = np.asarray(values)
     if array.ndim != 1:
         raise ValueError(f"{what} must be one-dimensional, got shape {array.shape}")
@@ -141,8 +143,8 @@ class AuditData:
         inf_cols = [c for c, bad in zip(order, np.isinf(values).any(axis=0)) if bad]
         if inf_cols:
             raise ValueError(f"{self.name}: infinite values in feature column(s) {inf_cols}")
-        a = _binary_int8(self.a, f"{self.name}: protected attribute A")
-        y = _binary_int8(self.y, f"{self.name}: label Y")
+        a = binary_int8(self.a, f"{self.name}: protected attribute A")
+        y = binary_int8(self.y, f"{self.name}: label Y")
         n = len(values)
         if len(a) != n or len(y) != n:
             raise ValueError(f"{self.name}: lengths differ: features {n}, A {len(a)}, Y {len(y)}")

@@ -58,6 +58,8 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.preprocessing import SplineTransformer
 
+from .data import binary_int8
+
 __all__ = [
     "ESTIMATORS",
     "GATE_Z",
@@ -131,16 +133,7 @@ def clip_estimate(raw: float, tol: float = NEG_TOL) -> Estimate:
 
 
 def _binary(values, what: str) -> np.ndarray:
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ValueError(f"{what} must be one-dimensional, got shape {array.shape}")
-    if array.dtype == bool:
-        return array.astype(np.int64)
-    bad = ~np.isin(array, (0, 1))
-    if bad.any():
-        raise ValueError(f"{what} must be binary 0/1; values seen outside {{0, 1}}: "
-                         f"{sorted(set(np.asarray(array[bad]).tolist()))[:10]}")
-    return array.astype(np.int64)
+    return binary_int8(values, what).astype(np.int64)
 
 
 def validate_inputs(x, a=None, y=None, n_folds: int = N_FOLDS):

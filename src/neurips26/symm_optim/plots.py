@@ -4,6 +4,7 @@ seeds, learning-rate sensitivity, and the singular value spectra of the vocabula
 from __future__ import annotations
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -92,6 +93,9 @@ def lr_sensitivity(runs: pd.DataFrame):
                 ax.scatter(bad.index, np.full(len(bad), top), marker="x", color=colors[method], s=60)
         ax.set(xscale="log", xlabel="learning-rate multiplier (x each method's centre)",
                ylabel="final validation loss", title=ARCH_TITLES.get(arch, arch))
+        grid = sorted(sel["multiplier"].unique())
+        ax.set_xticks(grid, [f"x{m:g}" for m in grid], minor=False)
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
