@@ -112,7 +112,7 @@ rule amortix_demonstrations:
         mem_mb=2000,
         runtime=30,
     params:
-        config=paper_params("amortix"),
+        config=ax_run_config,
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/demonstrations.py"
@@ -136,7 +136,7 @@ rule amortix_pretrain:
         mem_mb=4000,
         runtime=600,
     params:
-        config=paper_params("amortix"),
+        config=ax_run_config,
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/pretrain.py"
@@ -164,7 +164,7 @@ rule amortix_rl:
         mem_mb=4000,
         runtime=600,
     params:
-        config=paper_params("amortix"),
+        config=ax_run_config,
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/rl.py"
@@ -190,7 +190,7 @@ rule amortix_sample:
         mem_mb=4000,
         runtime=60,
     params:
-        config=paper_params("amortix"),
+        config=ax_run_config,
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/sample.py"
@@ -213,7 +213,7 @@ rule amortix_graph_ga:
         mem_mb=2000,
         runtime=120,
     params:
-        config=paper_params("amortix"),
+        config=ax_run_config,
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/graph_ga.py"
@@ -237,7 +237,7 @@ rule amortix_per_instance:
         mem_mb=4000,
         runtime=240,
     params:
-        config=paper_params("amortix"),
+        config=ax_run_config,
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/per_instance.py"
@@ -261,7 +261,7 @@ rule amortix_pmo:
         mem_mb=4000,
         runtime=240,
     params:
-        config=paper_params("amortix"),
+        config=ax_run_config,
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/pmo.py"
@@ -305,6 +305,7 @@ rule amortix_claims:
         pmo=f"{AX}/table_pmo.parquet",
         training=f"{AX}/table_training.parquet",
         samples=ax_sample_files,
+        definitions=claims_definitions("amortix"),
     output:
         f"{AX}/claims.parquet",
     log:
@@ -316,8 +317,6 @@ rule amortix_claims:
     resources:
         mem_mb=1000,
         runtime=10,
-    params:
-        config=paper_params("amortix"),
     script:
         "../scripts/amortix/claims.py"
 

@@ -9,6 +9,8 @@ wildcard_constraints:
     task="digits|colour|sphere|cfm",
     fitted="ra|oa",
     plan="exact|ra|oa|indep",
+    L=r"\d+",
+    fit_seed=r"\d+",
 
 
 # cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
@@ -103,6 +105,33 @@ rule amortized_ot_fit:
         "../scripts/amortized_ot/fit.py"
 
 
+# RA-OT and OA-OT refitted with another seed (directions, RBF centres) on the same training pairs
+rule amortized_ot_fit_seeded:
+    input:
+        pairs=f"{AOT}/pairs/{{task}}.npz",
+        ground_truth=f"{AOT}/ground_truth/{{task}}.npz",
+    output:
+        f"{AOT}/models/{{task}}/{{fitted}}_L{{L}}_s{{fit_seed}}.npz",
+    log:
+        f"{AOT_LOG}/fit/{{task}}_{{fitted}}_L{{L}}_s{{fit_seed}}.log",
+    benchmark:
+        f"{AOT_BENCH}/fit/{{task}}_{{fitted}}_L{{L}}_s{{fit_seed}}.tsv"
+    conda:
+        "../envs/ot.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        task=aot_task_params,
+        n_basis=paper_params("amortized_ot", "n_basis"),
+        ridge=paper_params("amortized_ot", "ridge"),
+        oa=paper_params("amortized_ot", "oa"),
+        seed=aot_fit_seed,
+    script:
+        "../scripts/amortized_ot/fit.py"
+
+
 rule amortized_ot_fit_metaot:
     input:
         f"{AOT}/pairs/{{task}}.npz",
@@ -124,6 +153,32 @@ rule amortized_ot_fit_metaot:
         task=aot_task_params,
         metaot=paper_params("amortized_ot", "metaot"),
         seed=paper_params("amortized_ot", "seed"),
+    script:
+        "../scripts/amortized_ot/fit_metaot.py"
+
+
+# Meta-OT retrained with another seed (initialisation, minibatch order) on the same training pairs
+rule amortized_ot_fit_metaot_seeded:
+    input:
+        f"{AOT}/pairs/{{task}}.npz",
+    output:
+        f"{AOT}/models/{{task}}/metaot_s{{fit_seed}}.pt",
+    log:
+        f"{AOT_LOG}/fit/{{task}}_metaot_s{{fit_seed}}.log",
+    benchmark:
+        f"{AOT_BENCH}/fit/{{task}}_metaot_s{{fit_seed}}.tsv"
+    wildcard_constraints:
+        task="|".join(aot_experiment.FIXED_SUPPORT_TASKS),
+    conda:
+        "../envs/ot.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=8000,
+        runtime=240,
+    params:
+        task=aot_task_params,
+        metaot=paper_params("amortized_ot", "metaot"),
+        seed=aot_fit_seed,
     script:
         "../scripts/amortized_ot/fit_metaot.py"
 
@@ -206,6 +261,29 @@ rule amortized_ot_cfm_train:
         "../scripts/amortized_ot/cfm_train.py"
 
 
+# the same flow trained with another seed (minibatches, initialisation); RA/OA plans from the base-seed models
+rule amortized_ot_cfm_train_seeded:
+    input:
+        model=aot_cfm_plan_model,
+    output:
+        f"{AOT}/cfm/{{plan}}/flow_s{{fit_seed}}.pt",
+    log:
+        f"{AOT_LOG}/cfm_train/{{plan}}_s{{fit_seed}}.log",
+    benchmark:
+        f"{AOT_BENCH}/cfm_train/{{plan}}_s{{fit_seed}}.tsv"
+    conda:
+        "../envs/ot.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        cfm=paper_params("amortized_ot", "cfm"),
+        seed=aot_fit_seed,
+    script:
+        "../scripts/amortized_ot/cfm_train.py"
+
+
 rule amortized_ot_cfm_evaluate:
     input:
         aot_cfm_flows,
@@ -252,7 +330,12 @@ rule amortized_ot_metrics:
 
 rule amortized_ot_claims:
     input:
-        f"{AOT}/metrics.parquet",
+        definitions=claims_definitions("amortized_ot"),
+        metrics=expand(
+            f"{AOT}/metrics/{{task}}.parquet",
+            task=[*aot_experiment.POTENTIAL_TASKS, "cfm"],
+            allow_missing=True,
+        ),
     output:
         f"{AOT}/claims.parquet",
     log:
@@ -268,6 +351,8 @@ rule amortized_ot_claims:
         main_projections=paper_params("amortized_ot", "main_projections"),
         res_by_task=aot_res_by_task,
         test_res=paper_params("amortized_ot", "digits", "test_res"),
+        projections=paper_params("amortized_ot", "projections"),
+        seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/claims.py"
 
@@ -378,6 +463,7 @@ rule amortized_ot_figure_tables:
     params:
         projections=paper_params("amortized_ot", "main_projections"),
         res_by_task=aot_res_by_task,
+        seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/figure_tables.py"
 
@@ -401,6 +487,8 @@ rule amortized_ot_figure_cfm:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/figure_cfm.py"
 

@@ -1,7 +1,8 @@
 # Paper 05: BBO-Pile, optimization trajectories and decoder-only models that imitate optimizers.
 # blackboxes (BBOB + shifted/rotated GO functions, split by black box) -> generate {family}_{optimizer}
 #   -> serialize (tokenizer, packed rows) -> train {run} -> imitation, optimize {condition}_{decoding}
-#   (+ reference: f* by random sampling) -> tables (regret, scaling fit) -> claims/figures -> report
+#   (+ reference: f* by random sampling) -> tables (regret, scaling fit) -> claims/figures -> report;
+#   claim B3's model seeds: train_seed {run} seed{k} (further seeds) -> optimize_seed (every seed) -> tables
 
 
 include: "functions/bbo_pile.smk"
@@ -20,7 +21,7 @@ rule bbo_pile_blackboxes:
         mem_mb=1000,
         runtime=10,
     params:
-        config=paper_params("bbo_pile"),
+        config=bp_params,
     script:
         "../scripts/bbo_pile/blackboxes.py"
 
@@ -40,7 +41,7 @@ rule bbo_pile_reference:
         mem_mb=2000,
         runtime=30,
     params:
-        config=paper_params("bbo_pile"),
+        config=bp_params,
     script:
         "../scripts/bbo_pile/reference.py"
 
@@ -64,7 +65,7 @@ rule bbo_pile_generate:
         mem_mb=2000,
         runtime=240,
     params:
-        config=paper_params("bbo_pile"),
+        config=bp_params,
     script:
         "../scripts/bbo_pile/generate.py"
 
@@ -85,7 +86,7 @@ rule bbo_pile_serialize:
         mem_mb=4000,
         runtime=120,
     params:
-        config=paper_params("bbo_pile"),
+        config=bp_params,
     script:
         "../scripts/bbo_pile/serialize.py"
 
@@ -107,7 +108,7 @@ rule bbo_pile_train:
         mem_mb=4000,
         runtime=720,
     params:
-        config=paper_params("bbo_pile"),
+        config=bp_params,
     script:
         "../scripts/bbo_pile/train.py"
 
@@ -119,7 +120,8 @@ rule bbo_pile_imitation:
         blackboxes=f"{BP}/blackboxes.parquet",
         trajectories=bp_trajectories,
     output:
-        f"{BP}/imitation.parquet",
+        pooled=f"{BP}/imitation.parquet",
+        trajectories=f"{BP}/imitation_trajectories.parquet",
     log:
         f"{BP_LOG}/imitation.log",
     benchmark:
@@ -131,7 +133,7 @@ rule bbo_pile_imitation:
         mem_mb=4000,
         runtime=120,
     params:
-        config=paper_params("bbo_pile"),
+        config=bp_params,
     script:
         "../scripts/bbo_pile/imitation.py"
 
@@ -157,7 +159,58 @@ rule bbo_pile_optimize:
         mem_mb=4000,
         runtime=240,
     params:
-        config=paper_params("bbo_pile"),
+        config=bp_params,
+    script:
+        "../scripts/bbo_pile/optimize.py"
+
+
+rule bbo_pile_train_seed:
+    input:
+        unpack(bp_corpus),
+    output:
+        model=f"{BP}/seeds/{{run}}/seed{{model_seed}}/model.pt",
+        log_table=f"{BP}/seeds/{{run}}/seed{{model_seed}}/training.parquet",
+    log:
+        f"{BP_LOG}/train_seed/{{run}}_seed{{model_seed}}.log",
+    benchmark:
+        f"{BP_BENCH}/train_seed/{{run}}_seed{{model_seed}}.tsv"
+    wildcard_constraints:
+        model_seed=r"\d+",
+    conda:
+        "../envs/bbo.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=720,
+    params:
+        config=bp_seed_params,
+    script:
+        "../scripts/bbo_pile/train.py"
+
+
+rule bbo_pile_optimize_seed:
+    input:
+        model=bp_seed_model,
+        vocab=f"{BP}/corpus/vocab.json",
+        blackboxes=f"{BP}/blackboxes.parquet",
+    output:
+        f"{BP}/seeds/{{run}}/seed{{model_seed}}/optimize/{{condition}}_{{decoding}}.parquet",
+    log:
+        f"{BP_LOG}/optimize_seed/{{run}}_seed{{model_seed}}_{{condition}}_{{decoding}}.log",
+    benchmark:
+        f"{BP_BENCH}/optimize_seed/{{run}}_seed{{model_seed}}_{{condition}}_{{decoding}}.tsv"
+    wildcard_constraints:
+        model_seed=r"\d+",
+        condition="RS|REA|CMA|LS|TPE",
+        decoding="constrained",
+    conda:
+        "../envs/bbo.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=240,
+    params:
+        config=bp_seed_params,
     script:
         "../scripts/bbo_pile/optimize.py"
 
@@ -169,6 +222,7 @@ rule bbo_pile_tables:
         trajectories=bp_trajectories,
         throughput=bp_throughput,
         optimized=bp_optimized,
+        seed_optimized=bp_seed_optimized,
         training=bp_training_logs,
         stats=f"{BP}/corpus/stats.parquet",
     output:
@@ -189,18 +243,20 @@ rule bbo_pile_tables:
         mem_mb=2000,
         runtime=10,
     params:
-        config=paper_params("bbo_pile"),
+        config=bp_params,
     script:
         "../scripts/bbo_pile/tables.py"
 
 
 rule bbo_pile_claims:
     input:
+        definitions=claims_definitions("bbo_pile"),
         regret=f"{BP}/regret.parquet",
         scaling=f"{BP}/table_scaling.parquet",
         runs=f"{BP}/table_runs.parquet",
-        imitation=f"{BP}/imitation.parquet",
+        imitation_trajectories=f"{BP}/imitation_trajectories.parquet",
         validity=f"{BP}/table_validity.parquet",
+        seed_training=bp_seed_training_logs,
     output:
         f"{BP}/claims.parquet",
     log:
@@ -213,7 +269,8 @@ rule bbo_pile_claims:
         mem_mb=1000,
         runtime=10,
     params:
-        config=paper_params("bbo_pile"),
+        run=paper_params("bbo_pile", "model_seeds", "run"),
+        condition=paper_params("bbo_pile", "model_seeds", "condition"),
     script:
         "../scripts/bbo_pile/claims.py"
 
@@ -245,7 +302,7 @@ rule bbo_pile_figures:
         mem_mb=2000,
         runtime=10,
     params:
-        config=paper_params("bbo_pile"),
+        config=bp_params,
     script:
         "../scripts/bbo_pile/figures.py"
 
@@ -259,6 +316,9 @@ rule bbo_pile_report:
         table_regret=f"{BP}/table_regret.parquet",
         validity=f"{BP}/table_validity.parquet",
         imitation=f"{BP}/imitation.parquet",
+        imitation_trajectories=f"{BP}/imitation_trajectories.parquet",
+        regret=f"{BP}/regret.parquet",
+        seed_training=bp_seed_training_logs,
         claims=f"{BP}/claims.parquet",
         figures=expand(
             f"{BP}/figures/{{name}}.png", name=BP_FIGURES, allow_missing=True
@@ -278,6 +338,7 @@ rule bbo_pile_report:
         runtime=10,
     params:
         benchmarks=BP_BENCH,
-        config=paper_params("bbo_pile"),
+        config=bp_params,
+        model_seeds=paper_params("bbo_pile", "model_seeds"),
     script:
         "../scripts/bbo_pile/report.py"

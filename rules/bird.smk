@@ -210,6 +210,7 @@ rule bird_claims:
         kmem=f"{BIRD}/kmem.parquet",
         memorization=bird_memorization_files,
         calibration=bird_calibration_files,
+        definitions=claims_definitions("bird"),
     output:
         claims=f"{BIRD}/claims.parquet",
         kcal=f"{BIRD}/kcal.parquet",

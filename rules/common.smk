@@ -34,6 +34,11 @@ def paper_config(slug, scale):
     return scale_block(PAPERS, slug, scale)
 
 
+def claims_definitions(slug):
+    """A paper's claims file (definitions, validated at parse time): an input of its claims rule."""
+    return f"config/claims/{slug}.yaml"
+
+
 def torch_threads(wildcards):
     """Torch steps use one thread at smoke and quick scale, where two jobs share the two cores and
     small tensor ops lose more to thread contention than they gain; four per job at paper scale.

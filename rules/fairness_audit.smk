@@ -185,6 +185,7 @@ rule fairness_audit_tables:
         validation=f"{FA}/validation.parquet",
         validation_nonpredictive=f"{FA}/validation_nonpredictive.parquet",
         dpi=f"{FA}/dpi.parquet",
+        pairs=f"{FA}/pairs.parquet",
         selection=f"{FA}/selection.parquet",
         random_removal=f"{FA}/random_removal.parquet",
         datasets=f"{FA}/datasets.parquet",
@@ -207,11 +208,11 @@ rule fairness_audit_tables:
 
 rule fairness_audit_claims:
     input:
-        validation=f"{FA}/validation.parquet",
-        validation_nonpredictive=f"{FA}/validation_nonpredictive.parquet",
+        definitions=claims_definitions("fairness_audit"),
         dpi=f"{FA}/dpi.parquet",
         axioms=f"{FA}/axioms.parquet",
         redundancy=f"{FA}/redundancy.parquet",
+        pairs=f"{FA}/pairs.parquet",
         selection=f"{FA}/selection.parquet",
         random_removal=f"{FA}/random_removal.parquet",
         datasets=f"{FA}/datasets.parquet",

@@ -195,7 +195,8 @@ rule pred_loss_space_metrics:
 
 rule pred_loss_space_claims:
     input:
-        f"{PLS}/metrics.parquet",
+        metrics=f"{PLS}/metrics.parquet",
+        definitions=claims_definitions("pred_loss_space"),
     output:
         f"{PLS}/claims.parquet",
     log:

@@ -1,11 +1,16 @@
-# results/{scale}/REPORT.md: every paper's claims and runtimes in one scoreboard.
+# results/{scale}/REPORT.md: every paper's claims, checks and runtimes in one scoreboard.
 
 
 rule scoreboard:
     input:
         unpack(scoreboard_inputs),
     output:
-        "results/{scale}/REPORT.md",
+        report="results/{scale}/REPORT.md",
+        table=report(
+            "results/{scale}/scoreboard.csv",
+            caption="../workflow/report/scoreboard.rst",
+            category="Scoreboard",
+        ),
     log:
         "results/{scale}/logs/scoreboard.log",
     benchmark:

@@ -45,7 +45,7 @@ rule seqrec_audit_prepare:
         mem_mb=4000,
         runtime=60,
     params:
-        config=paper_params("seqrec_audit"),
+        config=sa_job_config,
     script:
         "../scripts/seqrec_audit/prepare.py"
 
@@ -65,7 +65,7 @@ rule seqrec_audit_rank:
         mem_mb=4000,
         runtime=60,
     params:
-        config=paper_params("seqrec_audit"),
+        config=sa_job_config,
     script:
         "../scripts/seqrec_audit/rank.py"
 
@@ -85,7 +85,7 @@ rule seqrec_audit_diagnostics:
         mem_mb=4000,
         runtime=60,
     params:
-        config=paper_params("seqrec_audit"),
+        config=sa_job_config,
     script:
         "../scripts/seqrec_audit/diagnostics.py"
 
@@ -107,7 +107,7 @@ rule seqrec_audit_semantic_ids:
         mem_mb=4000,
         runtime=120,
     params:
-        config=paper_params("seqrec_audit"),
+        config=sa_job_config,
     script:
         "../scripts/seqrec_audit/semantic_ids.py"
 
@@ -133,7 +133,7 @@ rule seqrec_audit_train:
         mem_mb=4000,
         runtime=600,
     params:
-        config=paper_params("seqrec_audit"),
+        config=sa_job_config,
     script:
         "../scripts/seqrec_audit/train.py"
 
@@ -145,6 +145,9 @@ rule seqrec_audit_tables:
         training=sa_trained_training,
         diagnostics=sa_diagnostics,
         counts=sa_counts,
+        replicate_training_free=sa_replicate_training_free,
+        replicate_trained=sa_replicate_trained,
+        replicate_diagnostics=sa_replicate_diagnostics,
     output:
         metrics=f"{SA}/metrics.parquet",
         ndcg=f"{SA}/table_ndcg.parquet",
@@ -152,6 +155,8 @@ rule seqrec_audit_tables:
         gains=f"{SA}/table_gains.parquet",
         cost=f"{SA}/table_cost.parquet",
         data=f"{SA}/table_data.parquet",
+        runs=f"{SA}/table_runs.parquet",
+        run_diagnostics=f"{SA}/table_run_diagnostics.parquet",
     log:
         f"{SA_LOG}/tables.log",
     benchmark:
@@ -169,7 +174,9 @@ rule seqrec_audit_tables:
 
 rule seqrec_audit_claims:
     input:
-        metrics=f"{SA}/metrics.parquet",
+        definitions=claims_definitions("seqrec_audit"),
+        runs=f"{SA}/table_runs.parquet",
+        run_diagnostics=f"{SA}/table_run_diagnostics.parquet",
         gains=f"{SA}/table_gains.parquet",
     output:
         f"{SA}/claims.parquet",
@@ -182,8 +189,6 @@ rule seqrec_audit_claims:
     resources:
         mem_mb=1000,
         runtime=10,
-    params:
-        config=paper_params("seqrec_audit"),
     script:
         "../scripts/seqrec_audit/claims.py"
 
@@ -225,6 +230,7 @@ rule seqrec_audit_report:
         gains=f"{SA}/table_gains.parquet",
         cost=f"{SA}/table_cost.parquet",
         data=f"{SA}/table_data.parquet",
+        runs=f"{SA}/table_runs.parquet",
         claims=f"{SA}/claims.parquet",
         figures=expand(
             f"{SA}/figures/{{name}}.png", name=SA_FIGURES, allow_missing=True

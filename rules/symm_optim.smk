@@ -122,8 +122,10 @@ rule symm_optim_tables:
 
 rule symm_optim_claims:
     input:
+        definitions=claims_definitions("symm_optim"),
         equivariance=f"{SO}/theory/equivariance.parquet",
         identities=f"{SO}/theory/identities.parquet",
+        runs=f"{SO}/runs.parquet",
         best=f"{SO}/best_lr.parquet",
         step_time=f"{SO}/step_time.parquet",
     output:
@@ -138,7 +140,8 @@ rule symm_optim_claims:
         mem_mb=1000,
         runtime=10,
     params:
-        config=paper_params("symm_optim"),
+        baseline=paper_params("symm_optim", "baseline"),
+        router_baseline=paper_params("symm_optim", "router_baseline"),
     script:
         "../scripts/symm_optim/claims.py"
 

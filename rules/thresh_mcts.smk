@@ -141,8 +141,10 @@ rule thresh_mcts_claims:
     input:
         summary=f"{TM}/summary.parquet",
         slopes=f"{TM}/cost_slopes.parquet",
+        cost=f"{TM}/cost.parquet",
         equivalence=f"{TM}/equivalence.parquet",
         lp_check=f"{TM}/lp_check.parquet",
+        definitions=claims_definitions("thresh_mcts"),
     output:
         f"{TM}/claims.parquet",
     log:

@@ -1,4 +1,5 @@
-"""Paper 19's advantages, decoration metrics, best-of-K, scorer budget and claims on hand-computed cases."""
+"""Paper 19's advantages, decoration metrics, best-of-K and scorer budget on hand-computed cases (the claims:
+test_amortix_claims.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neurips26.amortix import claims, evaluation, objectives, oracles
+from neurips26.amortix import evaluation, objectives, oracles
 from neurips26.amortix.advantages import advantages
 from neurips26.amortix.environment import Outcome
 
@@ -81,31 +82,3 @@ def test_the_scorer_counts_calls_caches_and_enforces_its_budget():
     with pytest.raises(oracles.BudgetExceeded):
         scorer(["CCN", "CCC"])
     assert scorer.calls == 2  # nothing was scored by the refused call
-
-
-def tables(main=0.5, pretrained=0.4, best4=0.45, drgrpo_val=0.6, global_val=0.5, valid=True, retained=True):
-    decoration = pd.DataFrame({
-        "scaffold_set": ["test"] * 3 + ["baseline subset"] * 2,
-        "method": ["pretrained (single shot)", "amortized drgrpo seed 0 (single shot)",
-                   "amortized global seed 0 (single shot)", "amortized drgrpo seed 0 (single shot)", "graph GA"],
-        "score": [pretrained, main, 0.45, main, 0.7]})
-    best_of_k = pd.DataFrame({"policy": ["pretrained"] * 3 + ["drgrpo_s0"], "k": [1, 2, 4, 1],
-                              "score": [0.4, 0.43, best4, main], "single_shot": [pretrained] * 3 + [main],
-                              "break_even_k": [1, 4, 4, 4]})
-    pmo = pd.DataFrame({"oracle": ["qed", "qed"], "method": ["amortized", "random"], "auc_top10": [0.8, 0.7]})
-    training = pd.DataFrame({"variant": ["drgrpo", "global"], "seed": [0, 0], "final_val_score": [drgrpo_val, global_val]})
-    outputs = pd.DataFrame({"method": "drgrpo_s0", "valid": [True, valid], "retained": [True, retained]})
-    return {c.claim_id: c for c in claims.check_claims(decoration, best_of_k, pmo, training, outputs)}
-
-
-def test_claims_hold_on_tables_that_support_them():
-    checks = tables()
-    assert all(checks[i].holds for i in ("C1a", "C1b", "C2a", "C3", "C4", "C5"))
-    assert checks["C2b"].kind == "info" and not checks["C4b"].holds  # the GA scored higher on the subset
-
-
-def test_claims_fail_when_the_numbers_do_not_support_them():
-    checks = tables(main=0.35, drgrpo_val=0.4, retained=False)
-    assert not checks["C1a"].holds and not checks["C2a"].holds
-    assert not checks["C3"].holds and not checks["C4"].holds
-    assert not tables(valid=False)["C1b"].holds  # one of two outputs invalid: validity 0.5

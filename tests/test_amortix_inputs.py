@@ -24,12 +24,24 @@ CONFIG = yaml.safe_load((ROOT / "config/amortix.yaml").read_text())
     (lambda c: c["pmo"].update(start="c1ccc[se]1"), "pmo.start: .*outside the vocabulary"),
     (lambda c: c["env"].update(decoration_vocab=["C", "Xe"]), "env: "),
     (lambda c: c["corpus"].update(scaffold_heavy=[20, 6]), "corpus.scaffold_heavy"),
+    (lambda c: c["rl"].update(variants=["drgrpo"], extra_seeds={"grpo": [1]}), r"rl.extra_seeds: .*\['grpo'\]"),
 ])
 def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
     cfg = copy.deepcopy(CONFIG["quick"])
     change(cfg)
     with pytest.raises(ValueError, match=message):
         experiment.check_config(cfg)
+
+
+def test_extra_seeds_add_runs_of_their_variant_only_and_stay_out_of_the_run_jobs_params():
+    cfg = copy.deepcopy(CONFIG["quick"])
+    cfg["rl"].update(variants=["drgrpo", "grpo"], seeds=[0], extra_seeds={"drgrpo": [2, 1]})
+    assert experiment.policy_names(cfg) == ["drgrpo_s0", "drgrpo_s1", "drgrpo_s2", "grpo_s0"]
+    without = copy.deepcopy(cfg)
+    del without["rl"]["extra_seeds"]
+    # same repr as a config that never had extra seeds: Snakemake then sees unchanged params and keeps the old runs
+    assert repr(experiment.run_config(cfg)) == repr(without)
+    assert "extra_seeds" in cfg["rl"]  # the caller's block is not modified
 
 
 def test_every_shipped_scale_passes_the_checks():

@@ -1,6 +1,6 @@
 """Paper 05's bad inputs: inconsistent configs stop before any job, naming the key (unknown functions, runs naming
-missing models, heads that do not group, conditioning on an optimizer absent from the data, trajectories longer
-than the context)."""
+missing models, heads that do not group, conditioning on an optimizer absent from the data, model seeds repeating
+the scale's seed, trajectories longer than the context)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ CONFIG = yaml.safe_load((ROOT / "config/bbo_pile.yaml").read_text())
     (lambda c: c["evaluate"].update(conditions=["CMA", "TPE"]), r"evaluate.conditions: \['TPE'\] generate no"),
     (lambda c: c["evaluate"].update(boxes=500), "evaluate.boxes: 500 held-out boxes asked for, the eval split has 54"),
     (lambda c: c["models"]["d64"].update(n_heads=4, n_query_groups=3), "models.d64: n_heads 4 is not a multiple"),
+    (lambda c: c["model_seeds"].update(seeds=[0, 1]), "model_seeds.seeds: 0 is the scale's seed"),
+    (lambda c: c["model_seeds"].update(run="d128_t1"), "model_seeds.run: 'd128_t1' is not one of runs"),
+    (lambda c: c["model_seeds"].update(condition="TPE"), "model_seeds.condition: 'TPE' generates no training"),
     (lambda c: c.update(context=256),
      r"context: a 24-trial trajectory on \S+ \(dim 5\) takes \d+ tokens, more than the context of 256"),
 ])
@@ -40,6 +43,16 @@ def test_every_shipped_scale_passes_the_checks():
     assert set(boxes.loc[boxes["split"] == "eval", "function"]) == {f"f{k}" for k in range(19, 25)}
     picked = experiment.eval_boxes(boxes, 12)
     assert len(picked) == 12 and (picked["split"] == "eval").all() and picked["function"].nunique() >= 4
+
+
+def test_a_model_seed_copy_changes_only_the_seed_and_drops_the_seed_list():
+    cfg = CONFIG["quick"]
+    copy_ = experiment.seed_copy(cfg, 2)
+    assert copy_ == experiment.without_model_seeds(cfg) | {"seed": 2} and "model_seeds" not in copy_
+    assert experiment.model_seeds(cfg) == [0, 1, 2]
+    assert experiment.seed_copy(cfg, 0) == experiment.without_model_seeds(cfg)  # the scaling run's own params
+    with pytest.raises(ValueError, match="model seed 7 is not one of"):
+        experiment.seed_copy(cfg, 7)
 
 
 def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):

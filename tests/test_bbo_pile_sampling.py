@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from neurips26.bbo_pile.model import Decoder, DecoderConfig
-from neurips26.bbo_pile.sampling import imitation_matrix, optimize_batch, optimize_with_model
+from neurips26.bbo_pile.sampling import (imitation_matrix, imitation_nll, optimize_batch, optimize_with_model,
+                                         pool_imitation)
 from neurips26.bbo_pile.tokenizer import dequantise, encode_trajectory, make_vocabulary, quantise
 from neurips26.bbo_pile.training import TrainSettings, pack_sequences, train_decoder
 
@@ -137,3 +139,14 @@ def test_imitation_nll_is_lowest_with_the_true_optimizers_token(trained):
     for algo in ALGOS:
         wrong = [nll.loc[algo, other] for other in ALGOS if other != algo]
         assert nll.loc[algo, algo] < min(wrong), nll
+
+
+def test_per_trajectory_nlls_pool_to_the_imitation_matrix():
+    valid = {algo: synthetic_runs(algo, 3, 11) for algo in ALGOS[:2]}
+    rows = imitation_nll(untrained(), VOCAB, valid, ALGOS)
+    assert len(rows) == 2 * 3 * 3 and set(rows["trajectory"]) == {0, 1, 2}
+    pooled = pool_imitation(rows)
+    matrix = imitation_matrix(untrained(), VOCAB, valid, ALGOS)
+    pd.testing.assert_frame_equal(pooled, matrix)
+    first = rows[(rows["true_algo"] == "CENTRE") & (rows["cond_algo"] == "LOW")]
+    assert pooled.iloc[1]["nll"] == pytest.approx((first["nll"] * first["n_tokens"]).sum() / first["n_tokens"].sum())

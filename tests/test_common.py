@@ -1,4 +1,4 @@
-"""Shared pieces: claims, atomic I/O with provenance, long-form tables, Markdown, config validation."""
+"""Shared pieces: atomic I/O with provenance, long-form tables, Markdown, config validation."""
 
 import math
 import os
@@ -10,56 +10,8 @@ import pandas as pd
 import pytest
 
 from neurips26.common import config, io, provenance, report, tables
-from neurips26.common.claims import Claim, claims_table
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-# --------------------------------------------------------------------------- claims
-
-
-def claim(value, comparison, threshold=1.0, kind="hard", claim_id="C1"):
-    return Claim(claim_id, "statement", kind, "metric", value, threshold, comparison)
-
-
-@pytest.mark.parametrize(
-    "comparison, below, equal, above",
-    [("<", True, False, False), ("<=", True, True, False), (">", False, False, True), (">=", False, True, True)],
-)
-def test_claim_holds_for_each_comparison(comparison, below, equal, above):
-    assert claim(0.5, comparison).holds is below
-    assert claim(1.0, comparison).holds is equal
-    assert claim(2.0, comparison).holds is above
-
-
-@pytest.mark.parametrize("comparison", ["<", "<=", ">", ">="])
-@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), None])
-def test_claim_without_a_finite_value_never_holds(comparison, value):
-    assert claim(value, comparison).holds is False
-
-
-def test_unknown_claim_kind_is_rejected():
-    with pytest.raises(ValueError, match=r"kind must be one of \('hard', 'soft', 'info'\), got 'strong'"):
-        claim(0.5, "<", kind="strong")
-
-
-def test_unknown_claim_comparison_is_rejected():
-    with pytest.raises(ValueError, match="unknown comparison '=='"):
-        claim(0.5, "==")
-
-
-def test_claims_table_rejects_duplicate_ids():
-    with pytest.raises(ValueError, match="duplicate claim ids"):
-        claims_table([claim(0.5, "<"), claim(2.0, "<")])
-
-
-def test_claims_table_has_one_row_per_claim_with_computed_verdicts():
-    frame = claims_table([claim(0.5, "<"), claim(2.0, "<", claim_id="C2", kind="soft"),
-                          claim(float("nan"), "<", claim_id="C3", kind="info")])
-    assert list(frame.columns) == ["claim_id", "statement", "kind", "metric", "value", "threshold", "comparison",
-                                   "holds", "paper_value", "note"]
-    assert frame["holds"].tolist() == [True, False, False]
-    assert frame["paper_value"].dtype == np.float64
 
 
 # --------------------------------------------------------------------------- io and provenance
@@ -189,11 +141,6 @@ def test_markdown_table_formats_floats_and_escapes_pipes():
     assert lines[1] == "|---|---|---|"
     assert lines[2] == "| a\\|b | 1.23 | 3 |"
     assert lines[3] == "| c | n/a | 4 |"
-
-
-def test_claims_markdown_marks_failures():
-    text = report.claims_markdown(claims_table([claim(0.5, "<"), claim(2.0, "<=", claim_id="C2")]))
-    assert "| C1 |" in text and "yes" in text and "**no**" in text and "<= 1" in text
 
 
 def test_read_benchmarks_reads_snakemake_benchmark_files(tmp_path):

@@ -28,6 +28,8 @@ def test_data_set_names_round_trip():
     assert experiment.scenario_of("random_2") == "random" and experiment.scenario_of("adult") == "real"
     with pytest.raises(ValueError, match="unknown data set 'leaky_s1'"):
         experiment.parse_dataset("leaky_s1")
+    assert experiment.redundancy_datasets(CONFIG["quick"]) == ["predictive_proxy_s0", "predictive_proxy_s1",
+                                                               "predictive_proxy_s2"]
 
 
 def test_the_same_name_gives_the_same_data_and_parameters():
@@ -82,6 +84,7 @@ def _bad(edit) -> dict:
     (lambda c: c.update(estimators=["plugin"]), "selection.estimator 'ce' is not among the estimators"),
     (lambda c: c["scm"].update(d=13), "13 features, more than the 12 exact Shapley allows"),
     (lambda c: c["redundancy"].update(player="X9"), "redundancy.player 'X9' is not a feature"),
+    (lambda c: c["redundancy"].update(scenario="adult"), "redundancy.scenario 'adult' must be one of the SCM"),
     (lambda c: c["true_bias"].update(split=[0.5, 0.2, 0.2]), "three positive fractions summing to 1"),
 ])
 def test_bad_configs_are_refused_naming_the_problem(edit, message):

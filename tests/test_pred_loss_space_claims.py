@@ -1,30 +1,44 @@
-"""Paper 01's claim checks on synthetic metric tables: each can hold and each can fail."""
+"""Paper 01's claims and checks on built scenarios: each holds, fails and is inconclusive in a case of its own,
+decided with the definitions of the real config/claims/pred_loss_space.yaml."""
 
 import itertools
 
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
-from neurips26.common.claims import claims_table
-from neurips26.pred_loss_space.claims import check_claims, reweighting_identity_error
+from conftest import ROOT
+from neurips26.common.claims import decide, load_definitions
+from neurips26.pred_loss_space import claims as claims_module
+from neurips26.pred_loss_space import models, sampling, spaces
+from neurips26.pred_loss_space.claims import measure_claims
 from neurips26.pred_loss_space.evaluation import metrics_frame
 
 SPACES = ("x", "eps", "v")
+DEFINITIONS = load_definitions(ROOT / "config/claims/pred_loss_space.yaml")
+T_EPS = 0.05
+NO_BN = ("digits16", "jit_tiny", False)
+BN_TOY = ("toy_D512", "mlp_toy", True)
+BN_IMG = ("digits16", "jit_tiny_bn", True)
 
 
-def table(regimes: dict[tuple, callable]) -> pd.DataFrame:
-    """Metrics for every cell of each regime; `regimes` maps (dataset, arch, bottleneck) to
-    f(pred, loss) -> (mse, fd)."""
+def table(regimes: dict[tuple, callable], seeds=(0, 1, 2), jitter: float = 0.002) -> pd.DataFrame:
+    """Metrics of every cell of each regime and seed; `regimes` maps (dataset, arch, bottleneck) to
+    f(pred, loss) -> (mse, fd). Each seed multiplies both by its own exp(jitter * N(0, 1)) per cell (seed noise)."""
     frames = []
     for (dataset, arch, bottleneck), cell in regimes.items():
-        for pred, loss in itertools.product(SPACES, SPACES):
+        for pred, loss, seed in itertools.product(SPACES, SPACES, seeds):
+            rng = np.random.default_rng([seed, SPACES.index(pred), SPACES.index(loss), len(dataset) + len(arch)])
             mse, fd = cell(pred, loss)
+            mse, fd = mse * np.exp(jitter * rng.standard_normal()), fd * np.exp(jitter * rng.standard_normal())
             t = np.array([0.25, 0.75])
+            w_eps, w_v = t**2 / (1 - t) ** 2, 1 / (1 - t) ** 2
             theory = {"x": np.ones(2), "eps": (1 - t) / t, "v": 1 - t}[pred]
-            per_t = pd.DataFrame({"t": t, "mse_x": [mse, mse], "amp_x_emp": theory, "amp_x_theory": theory})
+            per_t = pd.DataFrame({"t": t, "mse_x": [mse, mse], "mse_eps": w_eps * mse, "mse_v": w_v * mse,
+                                  "amp_x_emp": theory, "amp_x_theory": theory})
             frames.append(metrics_frame(per_t, {"mse": mse, "fd": fd}, dataset=dataset, arch=arch,
-                                        bottleneck=bottleneck, pred=pred, loss=loss, seed=0))
+                                        bottleneck=bottleneck, pred=pred, loss=loss, seed=seed))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -32,49 +46,160 @@ LOSS_EFFECT = {"x": 1.0, "eps": 1.5, "v": 0.8}
 PRED_EFFECT = {"x": 1.0, "eps": 4.0, "v": 2.0}
 
 
-def paper_like(pred, loss):  # no bottleneck: loss drives MSE (small), pred drives FD (large)
+def paper_like(pred, loss):  # no bottleneck: loss drives MSE (small pred gaps), pred drives FD (large)
     return 0.1 * LOSS_EFFECT[loss] * (1 + 0.01 * PRED_EFFECT[pred]), 10 * PRED_EFFECT[pred] * (1 + 0.01 * LOSS_EFFECT[loss])
 
 
 def bottlenecked(pred, loss):  # x-prediction wins everything, pred explains most
-    return 0.1 * PRED_EFFECT[pred] * LOSS_EFFECT[loss] ** 0.1, 10 * PRED_EFFECT[pred]
+    return 0.1 * PRED_EFFECT[pred] * LOSS_EFFECT[loss] ** 0.1, 10 * PRED_EFFECT[pred] * LOSS_EFFECT[loss] ** 0.1
 
 
-def verdicts(metrics: pd.DataFrame) -> dict[str, bool]:
-    claims = claims_table(check_claims(metrics, t_eps=0.05))
-    return dict(zip(claims["claim_id"], claims["holds"]))
+def swapped(pred, loss):  # no bottleneck with the roles swapped: pred drives MSE, loss drives FD
+    return 0.1 * PRED_EFFECT[pred], 10 * LOSS_EFFECT[loss]
 
 
-def test_the_reweighting_identity_holds_to_rounding():
-    assert reweighting_identity_error() < 1e-12
+def loss_driven(pred, loss):  # a bottleneck regime where the loss matters most and eps wins
+    order = {"x": 1.2, "eps": 1.0, "v": 1.1}
+    return 0.1 * LOSS_EFFECT[loss] ** 4 * order[pred], 10 * LOSS_EFFECT[loss] ** 4 * order[pred]
 
 
-def test_every_claim_holds_on_a_table_shaped_like_the_paper():
-    metrics = table({("digits16", "jit_tiny", False): paper_like, ("toy_D512", "mlp_toy", True): bottlenecked})
-    assert verdicts(metrics) == {"C1": True, "C2": True, "C3": True, "C4a": True, "C4b": True, "C5": True, "C6": True}
+def paper_shaped(**kwargs) -> pd.DataFrame:
+    return table({NO_BN: paper_like, BN_TOY: bottlenecked, BN_IMG: bottlenecked}, **kwargs)
 
 
-def test_the_regime_claims_fail_when_the_factors_swap_roles():
-    def swapped(pred, loss):  # pred drives MSE, loss drives FD
-        return 0.1 * PRED_EFFECT[pred], 10 * LOSS_EFFECT[loss]
-
-    def eps_wins(pred, loss):
-        return 0.1 * {"x": 2.0, "eps": 1.0, "v": 3.0}[pred], 10.0 * {"x": 2.0, "eps": 1.0, "v": 3.0}[pred]
-
-    verdict = verdicts(table({("digits16", "jit_tiny", False): swapped, ("toy_D512", "mlp_toy", True): eps_wins}))
-    assert not verdict["C3"] and not verdict["C4a"] and not verdict["C4b"] and not verdict["C5"]
-    assert verdict["C6"]  # pred still explains the bottleneck regime's variance
+def with_nonfinite_fd(metrics: pd.DataFrame, regime: tuple, pred: str = "eps") -> pd.DataFrame:
+    """One FD cell of `regime` (seed 0) set to inf, as a sampler that diverged would leave it."""
+    metrics = metrics.copy()
+    cell = ((metrics["metric"] == "fd") & (metrics["dataset"] == regime[0]) & (metrics["arch"] == regime[1])
+            & (metrics["pred"] == pred) & (metrics["loss"] == "v") & (metrics["seed"] == 0))
+    metrics.loc[cell, "value"] = np.inf
+    return metrics
 
 
-def test_a_wrong_amplification_fails_c2():
-    metrics = table({("digits16", "jit_tiny", False): paper_like})
-    wrong = metrics["metric"].eq("amp_x_emp") & metrics["pred"].eq("eps")
-    metrics.loc[wrong, "value"] *= 1.01
-    assert not verdicts(metrics)["C2"]
+# ------------------------------------------------------------------------- C1/C2: conversions on model outputs
 
 
-def test_claims_of_a_regime_absent_at_this_scale_are_not_evaluated():
-    claims = claims_table(check_claims(table({("digits16", "jit_tiny", False): paper_like}), t_eps=0.05))
-    absent = claims.set_index("claim_id").loc[["C5", "C6"]]
-    assert absent["value"].isna().all() and not absent["holds"].any()
-    assert absent["note"].str.contains("not evaluated").all()
+def evaluated(monkeypatch=None, broken: bool = False, t_grid=(0.05, 0.3, 0.7, 0.95)) -> pd.DataFrame:
+    """The per-t test-set errors and amplification of a small (untrained) MLP in every prediction space, as
+    denoise_errors measures them; `broken` swaps in a conversion whose eps-to-x formula drops the (1 - t) factor."""
+    if broken:
+        original = spaces.convert
+
+        def convert(o, z, t, pred, t_eps=spaces.T_EPS, t_min=spaces.T_MIN):
+            out = original(o, z, t, pred, t_eps, t_min)
+            if pred == "eps":
+                out = {**out, "x": (z - o) / spaces._expand(t, z).clamp_min(t_min)}
+            return out
+
+        monkeypatch.setattr(spaces, "convert", convert)
+    torch.manual_seed(0)
+    x_test = torch.rand(32, 8) * 2 - 1
+    frames = []
+    for pred, loss in itertools.product(SPACES, ("v",)):
+        model = models.MLPToy(dim=8, width=16, depth=2)
+        per_t = sampling.denoise_errors(model, x_test, pred, list(t_grid), seed=1, t_eps=T_EPS, t_min=0.05)
+        frames.append(metrics_frame(per_t, {"mse": float(per_t["mse_x"].mean()), "fd": 1.0}, dataset="toy_D8",
+                                    arch="mlp_toy", bottleneck=False, pred=pred, loss=loss, seed=0))
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_level_only(monkeypatch=None) -> pd.DataFrame:
+    """A metrics table whose runs recorded only their run-level numbers: nothing per noise level to check."""
+    metrics = evaluated()
+    return metrics[metrics["t"].isna()]
+
+
+def nonfinite_error(monkeypatch=None) -> pd.DataFrame:
+    """A run whose evaluation produced a NaN error (and amplification) at one noise level."""
+    metrics = evaluated()
+    bad = metrics["t"].eq(0.7) & metrics["pred"].eq("v") & metrics["metric"].isin(["mse_eps", "amp_x_emp"])
+    metrics.loc[bad, "value"] = np.nan
+    return metrics
+
+
+# ---------------------------------------------------------------------------------------------- the cases
+
+VERDICT_CASES = [
+    ("C1", "holds", lambda mp: evaluated()),
+    ("C1", "fails", lambda mp: evaluated(mp, broken=True)),
+    ("C1", "inconclusive", run_level_only),
+    ("C1", "inconclusive", nonfinite_error),
+    ("C2", "holds", lambda mp: evaluated()),
+    ("C2", "fails", lambda mp: evaluated(mp, broken=True)),
+    ("C2", "inconclusive", run_level_only),
+    ("C2", "inconclusive", nonfinite_error),
+    ("C3", "holds", lambda mp: paper_shaped()),
+    ("C3", "fails", lambda mp: table({NO_BN: swapped, BN_TOY: bottlenecked})),
+    ("C3", "inconclusive", lambda mp: paper_shaped(seeds=(0,))),  # one seed, min_runs 3
+    ("C3", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), NO_BN)),
+    ("C4a", "holds", lambda mp: paper_shaped()),
+    ("C4a", "fails", lambda mp: table({NO_BN: swapped, BN_TOY: bottlenecked})),  # FD does not depend on pred
+    ("C4a", "inconclusive", lambda mp: paper_shaped(seeds=(0, 1))),
+    ("C4a", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), NO_BN)),
+    ("C4b", "holds", lambda mp: paper_shaped()),
+    ("C4b", "fails", lambda mp: table({NO_BN: swapped, BN_TOY: bottlenecked})),  # MSE spread 4x across preds
+    ("C4b", "inconclusive", lambda mp: paper_shaped(seeds=(0,))),
+    ("C4b", "inconclusive", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked}, jitter=0.02)),  # noise
+    ("C5", "holds", lambda mp: paper_shaped()),
+    ("C5", "fails", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked, BN_IMG: loss_driven})),
+    ("C5", "inconclusive", lambda mp: paper_shaped(seeds=(0, 1))),
+    ("C5", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), BN_IMG)),
+    ("C5", "inconclusive", lambda mp: table({NO_BN: paper_like})),  # no bottleneck regime was run
+    ("C5b", "holds", lambda mp: paper_shaped()),
+    ("C5b", "fails", lambda mp: table({NO_BN: paper_like, BN_TOY: loss_driven, BN_IMG: bottlenecked})),
+    ("C5b", "inconclusive", lambda mp: paper_shaped(seeds=(0, 1))),
+    ("C5b", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), BN_TOY)),
+    ("C6", "holds", lambda mp: paper_shaped()),
+    ("C6", "fails", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked, BN_IMG: loss_driven})),
+    ("C6", "inconclusive", lambda mp: paper_shaped(seeds=(0,))),
+    ("C6", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), BN_TOY)),  # the defect: never dropped
+]
+
+
+def decided(metrics: pd.DataFrame) -> pd.DataFrame:
+    return decide(DEFINITIONS, measure_claims(metrics, t_eps=T_EPS)).set_index("claim_id")
+
+
+@pytest.mark.parametrize("claim_id, expected, scenario", VERDICT_CASES)
+def test_verdict_cases(claim_id, expected, scenario, monkeypatch):
+    row = decided(scenario(monkeypatch)).loc[claim_id]
+    assert row["verdict"] == expected, f"{claim_id}: {row['verdict']} ({row['note']})"
+    if expected == "inconclusive":
+        assert row["note"]
+
+
+def test_a_failed_regime_is_named_not_dropped():
+    rows = decided(with_nonfinite_fd(paper_shaped(), BN_TOY)).loc[["C5b", "C6"]]
+    assert rows["value"].isna().all()
+    assert rows["note"].str.contains("toy_D512/mlp_toy").all() and rows["note"].str.contains("seed 0").all()
+
+
+def test_claims_rest_on_the_seeds_and_cells_they_read():
+    table_ = decided(paper_shaped())
+    assert (table_.loc[["C3", "C4a", "C4b", "C5", "C5b", "C6"], "runs"] == 3).all()
+    assert table_.loc["C1", "runs"] == 81 and table_.loc["C2", "runs"] == 81  # 3 regimes x 9 cells x 3 seeds
+    assert table_.loc["C5", "note"].count("x won every") == 1
+
+
+def test_the_checks_are_identities_of_real_conversions():
+    """The checks hold to float32 rounding on an untrained model: they test conversions, not learning."""
+    measured = {m.claim_id: m for m in measure_claims(evaluated(), t_eps=T_EPS)}
+    assert measured["C1"].value < 1e-5 and measured["C2"].value < 1e-5
+
+
+def test_seeds_not_shared_by_every_regime_are_left_out_and_said_so():
+    metrics = pd.concat([table({BN_TOY: bottlenecked}), table({BN_IMG: bottlenecked}, seeds=(0, 1, 2, 3))])
+    row = decided(metrics).loc["C6"]
+    assert row["runs"] == 3 and "seeds shared by all 2 regimes: [0, 1, 2]" in row["note"]
+    assert row["verdict"] == "holds"
+
+
+def test_the_image_and_toy_bottleneck_claims_read_only_their_own_regimes():
+    measured = {m.claim_id: m for m in measure_claims(table({BN_IMG: bottlenecked}), T_EPS)}
+    assert measured["C5"].runs == 3 and np.isnan(measured["C5b"].value)
+    assert "no toy bottleneck regime" in measured["C5b"].note
+
+
+def test_the_library_names_every_defined_claim():
+    assert {d.claim_id for d in DEFINITIONS} == {m.claim_id for m in measure_claims(paper_shaped(), T_EPS)}
+    assert claims_module.NAN != claims_module.NAN

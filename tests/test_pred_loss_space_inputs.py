@@ -17,8 +17,17 @@ def test_the_shipped_config_passes_every_check(scale):
     experiment.check_config(CONFIG[scale])
     runs = experiment.run_ids(CONFIG[scale])
     cfg = CONFIG[scale]
-    assert len(runs) == len(cfg["preds"]) * len(cfg["losses"]) * len(cfg["regimes"]) * len(cfg["seeds"])
+    seeds = sum(len(experiment.regime_seeds(cfg, r)) for r in cfg["regimes"])
+    assert len(runs) == len(cfg["preds"]) * len(cfg["losses"]) * seeds
     assert len(set(runs)) == len(runs)
+
+
+def test_a_regime_may_set_its_own_seeds():
+    cfg = copy.deepcopy(CONFIG["smoke"])
+    cfg["regimes"] = [{**cfg["regimes"][0], "seeds": [3, 4]}]
+    runs = experiment.run_ids(cfg)
+    assert {r.rsplit("/", 1)[1] for r in runs} == {"s3", "s4"}
+    assert len(runs) == len(cfg["preds"]) * len(cfg["losses"]) * 2
 
 
 def changed(change) -> dict:

@@ -1,4 +1,5 @@
-"""Paper 10's claim checks on hand-made tables: they hold where the numbers support them and fail otherwise."""
+"""Paper 10's claims on hand-built runs: each claim holds, fails or is inconclusive as the data say, decided by the
+definitions in config/claims/seqrec_audit.yaml; the pieces (runs pairing, gains, the "at least one" of C3) by hand."""
 
 from __future__ import annotations
 
@@ -6,68 +7,175 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neurips26.seqrec_audit import claims
+from conftest import ROOT
+from neurips26.common.claims import Spread, decide, load_definitions
+from neurips26.seqrec_audit import claims, summary
 
-DATASETS = ("shortcut_rich", "shortcut_poor", "only_lowbranch", "only_smooth", "ml100k")
+DEFINITIONS = load_definitions(ROOT / "config/claims/seqrec_audit.yaml")
+TRAINED = ("sasrec", "bert4rec")
 
-
-def table(scores: dict[str, dict[str, float]]) -> pd.DataFrame:
-    rows = [{"dataset": d, "method": m, "metric": "NDCG@10", "value": v}
-            for d, by_method in scores.items() for m, v in by_method.items()]
-    rows.append({"dataset": "shortcut_rich", "method": "tgh1", "metric": "Recall@10", "value": 0.99})  # ignored
-    return pd.DataFrame(rows)
-
-
-def diagnostics(rich_cov1=0.8, poor_cov1=0.1) -> pd.DataFrame:
-    return pd.DataFrame({"dataset": list(DATASETS), "cov1": [rich_cov1, poor_cov1, 0.7, 0.2, 0.35],
-                         "FeatAUC": [0.9, 0.6, 0.6, 0.9, 0.7], "HD": [-0.1, 0.5, 0.4, -0.05, 0.3]})
-
-
-SUPPORTING = {
-    "shortcut_rich": {"tgh1": 0.72, "tgh2": 0.70, "sasrec": 0.70, "markov1": 0.74, "pop": 0.02},
-    "shortcut_poor": {"tgh1": 0.05, "tgh2": 0.06, "sasrec": 0.09, "markov1": 0.06, "pop": 0.01},
-    "only_lowbranch": {"tgh1": 0.40, "tgh2": 0.41, "sasrec": 0.42, "markov1": 0.40},
-    "only_smooth": {"tgh1": 0.20, "tgh2": 0.19, "sasrec": 0.30, "markov1": 0.25},
-    "ml100k": {"tgh1": 0.05, "tgh2": 0.05, "sasrec": 0.09, "markov1": 0.08},
+# NDCG@10 per dataset and method, where every claim holds (the per-run values jitter around these)
+SCORES = {
+    "shortcut_rich": {"pop": 0.02, "markov1": 0.70, "itemknn_last": 0.50, "sasrec": 0.66, "bert4rec": 0.55,
+                      "tgh1": 0.74, "tgh2": 0.72},
+    "shortcut_poor": {"pop": 0.01, "markov1": 0.05, "itemknn_last": 0.04, "sasrec": 0.09, "bert4rec": 0.07,
+                      "tgh1": 0.055, "tgh2": 0.06},
+    "only_lowbranch": {"pop": 0.01, "markov1": 0.40, "sasrec": 0.42, "bert4rec": 0.35, "tgh1": 0.41, "tgh2": 0.40},
+    "only_smooth": {"pop": 0.01, "markov1": 0.25, "sasrec": 0.30, "bert4rec": 0.22, "tgh1": 0.20, "tgh2": 0.19},
+    "ml100k": {"pop": 0.025, "markov1": 0.09, "sasrec": 0.08, "bert4rec": 0.06, "tgh1": 0.10, "tgh2": 0.095},
 }
+# (cov1, FeatAUC, HD) per dataset: shortcut-rich regimes high cov1 / FeatAUC, low HD
+DIAGNOSTICS = {"shortcut_rich": (0.8, 0.9, -0.1), "shortcut_poor": (0.1, 0.6, 0.5),
+               "only_lowbranch": (0.7, 0.6, 0.4), "only_smooth": (0.2, 0.9, -0.05), "ml100k": (0.35, 0.7, 0.3)}
+SYNTHETIC = ("shortcut_rich", "shortcut_poor", "only_lowbranch", "only_smooth")
 
 
-def checks(scores=SUPPORTING, diag=None):
-    return {c.claim_id: c for c in claims.check_claims(table(scores), diagnostics() if diag is None else diag)}
+def world(scores=None, diagnostics=None, data_seeds=(0, 1, 2), real_seeds=(0, 1, 2), jitter=0.005,
+          drop=()):
+    """(runs, run_diagnostics, gains) as tables.py writes them: each synthetic regime on `data_seeds` with trained
+    seed 0, ML-100k on data seed 0 with trained seeds `real_seeds`; every value jitters by a fixed random relative
+    amount of size `jitter`. `drop`: (dataset, method) pairs left out of every run."""
+    scores = SCORES if scores is None else scores
+    diagnostics = DIAGNOSTICS if diagnostics is None else diagnostics
+    rng = np.random.default_rng(0)
+    rows, diag_rows = [], []
+    for dataset, by_method in scores.items():
+        synthetic = dataset in SYNTHETIC
+        for data_seed in (data_seeds if synthetic else (0,)):
+            for method, value in by_method.items():
+                if (dataset, method) in drop:
+                    continue
+                seeds = ((0,) if synthetic else real_seeds) if method in TRAINED else (-1,)
+                for seed in seeds:
+                    rows.append({"dataset": dataset, "data_seed": data_seed, "seed": seed, "method": method,
+                                 "value": value * (1 + jitter * rng.standard_normal())})
+            if dataset in diagnostics:
+                cov1, auc, hd = diagnostics[dataset]
+                diag_rows.append({"dataset": dataset, "data_seed": data_seed, "cov1": cov1, "FeatAUC": auc, "HD": hd})
+    runs = pd.DataFrame(rows, columns=["dataset", "data_seed", "seed", "method", "value"])
+    run_diagnostics = pd.DataFrame(diag_rows, columns=["dataset", "data_seed", "cov1", "FeatAUC", "HD"])
+    main = runs[runs["data_seed"] == 0].assign(metric="NDCG@10")
+    gains = pd.DataFrame({"dataset": list(scores)})
+    gains["tgh_relative_gain"] = [claims.relative_gain(main, d) for d in gains["dataset"]]
+    gains = gains.merge(run_diagnostics[run_diagnostics["data_seed"] == 0].drop(columns="data_seed"), on="dataset")
+    return runs, run_diagnostics, gains
+
+
+def changed(dataset, **values):
+    """SCORES with some methods' NDCG@10 on one dataset changed."""
+    return {d: ({**s, **values} if d == dataset else dict(s)) for d, s in SCORES.items()}
+
+
+def without(*datasets):
+    return {d: s for d, s in SCORES.items() if d not in datasets}
+
+
+def verdicts(built) -> pd.DataFrame:
+    return decide(DEFINITIONS, claims.measure_claims(*built)).set_index("claim_id")
+
+
+VERDICT_CASES = [
+    # C1 (hard): best TGH within 5% of the best other method on shortcut_rich
+    ("C1", "holds", lambda: world()),
+    ("C1", "fails", lambda: world(changed("shortcut_rich", markov1=0.90))),  # TGH 18% below Markov-1
+    ("C1", "inconclusive", lambda: world(data_seeds=(0,))),  # one run: too thin
+    ("C1", "inconclusive", lambda: world(changed("shortcut_rich", markov1=0.78), jitter=0.03)),  # straddles -5%
+    ("C1", "inconclusive", lambda: world(without("shortcut_rich"))),
+    # C2: the best trained model at least 10% above the best TGH on shortcut_poor
+    ("C2", "holds", lambda: world()),
+    ("C2", "fails", lambda: world(changed("shortcut_poor", sasrec=0.062, bert4rec=0.05))),  # 3% above TGH
+    ("C2", "inconclusive", lambda: world(drop=[("shortcut_poor", "sasrec"), ("shortcut_poor", "bert4rec")])),
+    ("C2", "inconclusive", lambda: world(data_seeds=(0, 1))),
+    # C3: at least one single-shortcut regime where TGH is within 5% of the best
+    ("C3", "holds", lambda: world()),  # only_lowbranch within 2.4%, only_smooth far below
+    ("C3", "fails", lambda: world(changed("only_lowbranch", sasrec=0.60))),  # both far below
+    ("C3", "inconclusive", lambda: world(without("only_smooth"))),  # the other holds, yet one regime is missing
+    ("C3", "inconclusive", lambda: world(without("only_lowbranch"))),  # the other fails, one missing
+    ("C3", "inconclusive", lambda: world(data_seeds=(0,))),
+    # C4a (check): diagnostics ordered as the generator's knobs on every data seed
+    ("C4a", "holds", lambda: world()),
+    ("C4a", "fails", lambda: world(diagnostics={**DIAGNOSTICS, "shortcut_rich": (0.05, 0.9, -0.1)})),
+    ("C4a", "inconclusive", lambda: world(diagnostics={**DIAGNOSTICS, "shortcut_rich": (0.8, np.nan, -0.1)})),
+    ("C4a", "inconclusive", lambda: world(without("shortcut_poor"))),
+    # C4b (info): Spearman(gain, cov1) > 0 over at least 5 datasets
+    ("C4b", "holds", lambda: world()),
+    ("C4b", "fails", lambda: world(diagnostics={d: (1 - c, a, h) for d, (c, a, h) in DIAGNOSTICS.items()})),
+    ("C4b", "inconclusive", lambda: world(without("only_lowbranch", "only_smooth"))),  # 3 datasets
+    # C5 (info): TGH above the best other method on ML-100k, over trained seeds
+    ("C5", "holds", lambda: world()),
+    ("C5", "fails", lambda: world(changed("ml100k", sasrec=0.12))),
+    ("C5", "inconclusive", lambda: world(real_seeds=(0,))),
+]
+
+
+@pytest.mark.parametrize("claim_id, expected, scenario", VERDICT_CASES)
+def test_each_claim_holds_fails_or_is_inconclusive_as_its_evidence_says(claim_id, expected, scenario):
+    row = verdicts(scenario()).loc[claim_id]
+    assert row["verdict"] == expected, row["note"]
+
+
+def test_every_defined_claim_is_measured_once_and_c1_is_the_hard_one():
+    table = verdicts(world())
+    assert list(table.index) == [d.claim_id for d in DEFINITIONS]
+    assert table.loc["C1", "kind"] == "hard" and table.loc["C4a", "kind"] == "check"
+    assert table.loc["C1", "runs"] == 3 and table.loc["C5", "runs"] == 3
+
+
+def test_runs_pair_each_trained_seed_with_the_training_free_scores_of_its_data_seed():
+    runs = pd.DataFrame([
+        {"dataset": "d", "data_seed": 0, "seed": -1, "method": "tgh1", "value": 0.5},
+        {"dataset": "d", "data_seed": 1, "seed": -1, "method": "tgh1", "value": 0.4},
+        {"dataset": "d", "data_seed": 0, "seed": 0, "method": "sasrec", "value": 0.2},
+        {"dataset": "d", "data_seed": 0, "seed": 1, "method": "sasrec", "value": 0.3},
+        {"dataset": "d", "data_seed": 1, "seed": 0, "method": "sasrec", "value": 0.8},
+    ])
+    scores = claims.run_scores(runs, "d")
+    assert list(scores.index) == [(0, 0), (0, 1), (1, 0)]
+    assert scores["tgh1"].tolist() == [0.5, 0.5, 0.4] and scores["sasrec"].tolist() == [0.2, 0.3, 0.8]
+    gains = claims._gain_rows(scores)
+    assert gains.tolist() == pytest.approx([0.5 / 0.2 - 1, 0.5 / 0.3 - 1, 0.4 / 0.8 - 1])
+
+
+def test_a_run_missing_a_method_has_no_gain_and_is_left_out():
+    runs, *_ = world(drop=[("shortcut_rich", "markov1")])
+    runs = pd.concat([runs, pd.DataFrame([{"dataset": "shortcut_rich", "data_seed": 0, "seed": -1,
+                                           "method": "markov1", "value": 0.7}])])
+    gains = claims._gain_rows(claims.run_scores(runs, "shortcut_rich"))
+    assert np.isfinite(gains.iloc[0]) and gains.iloc[1:].isna().all()
 
 
 def test_relative_gain_by_hand():
-    assert claims.relative_gain(table(SUPPORTING), "shortcut_rich") == pytest.approx(0.72 / 0.74 - 1)
-    assert np.isnan(claims.relative_gain(table(SUPPORTING), "missing"))
+    main = world(jitter=0)[0].assign(metric="NDCG@10")
+    assert claims.relative_gain(main, "shortcut_rich") == pytest.approx(0.74 / 0.70 - 1)
+    assert np.isnan(claims.relative_gain(main, "missing"))
 
 
-def test_claims_hold_where_the_numbers_support_them():
-    c = checks()
-    assert c["C1"].holds and "markov1" in c["C1"].note
-    assert c["C2"].holds and c["C2"].value == pytest.approx(0.09 / 0.06 - 1)
-    assert c["C3"].holds and c["C3"].value == pytest.approx(0.41 / 0.42 - 1)
-    assert c["C4a"].holds and c["C4a"].value == 3
-    assert c["C4b"].kind == "info" and c["C5"].kind == "info"
+def test_at_least_one_of_two_does_not_depend_on_order_or_drop_a_missing_regime():
+    holds, fails = Spread(0.0, -0.02, 0.02, 3, "t"), Spread(-0.3, -0.35, -0.25, 3, "t")
+    missing = Spread(np.nan, np.nan, np.nan, 0, "t")
+    assert claims.max_of_spreads([holds, fails]) == claims.max_of_spreads([fails, holds]) == (0.0, -0.02, 0.02, 3)
+    for pair in ([holds, missing], [missing, holds], [fails, missing], [missing, fails]):
+        value, low, high, runs = claims.max_of_spreads(pair)
+        assert np.isnan(value) and np.isnan(low) and np.isnan(high) and runs == 0
 
 
-def test_claims_fail_where_the_numbers_do_not():
-    against = {d: dict(s) for d, s in SUPPORTING.items()}
-    against["shortcut_rich"]["markov1"] = 0.90  # TGH 20% below the best baseline
-    against["shortcut_poor"]["sasrec"] = 0.062  # SASRec only 3% above TGH
-    against["only_lowbranch"]["sasrec"] = 0.60
-    against["only_smooth"]["sasrec"] = 0.50
-    c = checks(against, diagnostics(rich_cov1=0.05))
-    assert not any(c[i].holds for i in ("C1", "C2", "C3"))
-    assert not c["C4a"].holds and c["C4a"].value == 2
+def test_c3_swapping_the_two_regimes_gives_the_same_verdict():
+    swapped = {**SCORES, "only_lowbranch": SCORES["only_smooth"], "only_smooth": SCORES["only_lowbranch"]}
+    assert verdicts(world(swapped)).loc["C3", "verdict"] == verdicts(world()).loc["C3", "verdict"] == "holds"
 
 
-def test_the_gain_over_one_method_by_hand():
-    assert claims.gain_over(table(SUPPORTING), "shortcut_rich", "sasrec") == pytest.approx(0.72 / 0.70 - 1)
-    assert np.isnan(claims.gain_over(table(SUPPORTING), "shortcut_rich", "bert4rec"))
-
-
-def test_c2_takes_the_best_trained_model_and_ignores_training_free_ones():
-    scores = {**SUPPORTING, "shortcut_poor": {"tgh1": 0.05, "tgh2": 0.06, "sasrec": 0.05, "bert4rec": 0.08,
-                                              "itemknn_profile": 0.5}}
-    c2 = checks(scores)["C2"]
-    assert c2.value == pytest.approx(0.08 / 0.06 - 1) and "bert4rec" in c2.note
+def test_the_runs_table_lists_replicates_under_their_regime_with_their_data_seed():
+    metrics = pd.DataFrame([
+        {"dataset": "shortcut_rich", "method": "tgh1", "seed": -1, "metric": "NDCG@10", "value": 0.7},
+        {"dataset": "shortcut_rich_seed2", "method": "tgh1", "seed": -1, "metric": "NDCG@10", "value": 0.6},
+        {"dataset": "shortcut_rich_seed2", "method": "sasrec", "seed": 0, "metric": "NDCG@10", "value": 0.5},
+        {"dataset": "ml100k", "method": "tgh1", "seed": -1, "metric": "NDCG@10", "value": 0.1},
+        {"dataset": "ml100k", "method": "tgh1", "seed": -1, "metric": "Recall@10", "value": 0.2},
+    ])
+    runs = summary.ndcg_runs(metrics, data_seed=0)
+    assert runs[["dataset", "data_seed", "seed", "method"]].values.tolist() == [
+        ["ml100k", 0, -1, "tgh1"], ["shortcut_rich", 0, -1, "tgh1"], ["shortcut_rich", 2, -1, "tgh1"],
+        ["shortcut_rich", 2, 0, "sasrec"]]
+    diagnostics = summary.diagnostics_runs(pd.DataFrame({"dataset": ["shortcut_poor_seed1", "shortcut_poor"],
+                                                         "cov1": [0.1, 0.2]}), data_seed=0)
+    assert diagnostics.values.tolist() == [["shortcut_poor", 0, 0.2], ["shortcut_poor", 1, 0.1]]

@@ -32,6 +32,11 @@ CONFIG = yaml.safe_load((ROOT / "config/seqrec_audit.yaml").read_text())
      "trained.models: tiger has no `tiger:`"),
     (lambda c: c["tiger"].update(d_model=100, n_heads=3), "tiger: d_model 100 is not divisible by n_heads 3"),
     (lambda c: c["synthetic"].update(n_items=2), "synthetic: "),
+    (lambda c: c.update(replicates={"datasets": ["ml100k"], "seeds": [1]}), "replicates.datasets: ml100k is not"),
+    (lambda c: c.update(datasets=["shortcut_rich", "ml100k"], replicates={"datasets": ["only_smooth"], "seeds": [1]}),
+     "replicates.datasets: only_smooth is not a synthetic regime among `datasets`"),
+    (lambda c: c.update(replicates={"datasets": ["shortcut_rich"], "seeds": [0, 1]}),
+     "replicates.seeds: 0 is the scale's own `seed`"),
 ])
 def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
     cfg = copy.deepcopy(CONFIG["quick"])
@@ -46,6 +51,10 @@ def test_every_shipped_scale_passes_the_checks_and_builds_its_settings():
     tgh = experiment.tgh_configs(CONFIG["quick"])
     assert tgh["tgh1"].budgets == ((7, 2, 1),) and tgh["tgh2"].budgets == ((5, 1), (3, 1))
     assert tgh["tgh1"].alpha == 0.5 and tgh["tgh1"].seed == 42 and tgh["tgh1"].pad == "random"
+    spec = experiment.synthetic_spec(CONFIG["quick"], experiment.replicate_name("only_smooth", 7))
+    assert (spec.seed, spec.branching, spec.smoothness) == (7, 60, 0.9)
+    assert experiment.replicate_of("ml100k_seed1") == ("ml100k_seed1", None)  # only regimes have replicates
+    assert "replicates" not in experiment.job_config(CONFIG["quick"])
     cfg = {**CONFIG["quick"], "seed": 10}
     sasrec = trained.model_config(cfg, "sasrec", 2)
     assert sasrec.seed == 12 and sasrec.epochs == CONFIG["quick"]["sasrec"]["epochs"]

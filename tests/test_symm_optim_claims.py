@@ -1,13 +1,25 @@
-"""Paper 07's best-LR selection (validation loss, divergence excluded, paired deltas) and claims that can fail."""
+"""Paper 07's best-LR selection (validation loss, divergence excluded, paired deltas) and its claims: for each
+claim and check a scenario where it holds, one where it fails and one where its evidence is missing or too thin,
+decided with the definitions of config/claims/symm_optim.yaml."""
 
 from __future__ import annotations
 
+from functools import cache, partial
+from pathlib import Path
+
+import numpy as np
 import pandas as pd
 import pytest
 
+from neurips26.common.claims import decide, load_definitions
 from neurips26.symm_optim import theory
-from neurips26.symm_optim.claims import check_claims
+from neurips26.symm_optim.claims import measure_claims
+from neurips26.symm_optim.optimizers import muon_direction, right_polar_direction
 from neurips26.symm_optim.summary import best_learning_rates
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFINITIONS = load_definitions(ROOT / "config/claims/symm_optim.yaml")
+BASELINES = {"dense": "adamw", "moe": "adamw"}
 
 
 def _runs(losses: dict[tuple[str, str], list[list[float]]], diverged=()) -> pd.DataFrame:
@@ -32,7 +44,7 @@ RUNS = _runs({
 
 
 def test_best_learning_rate_skips_grid_points_where_a_seed_diverged_and_pairs_seeds():
-    best = best_learning_rates(RUNS, {"dense": "adamw", "moe": "adamw"}).set_index(["arch", "method"])
+    best = best_learning_rates(RUNS, BASELINES).set_index(["arch", "method"])
     assert best.loc[("dense", "adamw"), "best_lr_index"] == 1 and not best.loc[("dense", "adamw"), "at_grid_edge"]
     row = best.loc[("dense", "row_norm")]
     assert row["best_lr_index"] == 0 and row["at_grid_edge"] and row["diverged_runs"] == 1
@@ -43,32 +55,165 @@ def test_best_learning_rate_skips_grid_points_where_a_seed_diverged_and_pairs_se
     assert best.loc[("moe", "centered_row_norm"), "best_lr_index"] == 2
 
 
-def _claims(runs: pd.DataFrame, equivariance: pd.DataFrame | None = None):
-    best = best_learning_rates(runs, {"dense": "adamw", "moe": "adamw"})
-    identities = pd.DataFrame({"identity": ["diagonal_lifting", "polar_singular_values", "adam_sign_limit"],
-                               "value": [0.0, 1e-16, 0.0]})
-    steps = pd.DataFrame([{"arch": "dense", "method": m, "part": "step", "median_s": t, "ratio_to_baseline": t / 1e-3}
-                          for m, t in (("adamw", 1e-3), ("row_norm", 1.5e-3))])
-    eq = pd.DataFrame(theory.equivariance_table()) if equivariance is None else equivariance
-    return {c.claim_id: c for c in check_claims(eq, identities, best, steps, "adamw", "adamw")}
+# --- scenarios: a simulated sweep, the symmetry checks and the step times ---------------------------------------
+
+DENSE = {"adamw": 0.0, "row_norm": -0.05, "right_polar": -0.02, "hybrid": -0.03}
+ROUTERS = {"adamw": 0.0, "centered_row_norm": -0.04, "centered_left_polar": -0.01}
+LR_PENALTY = (0.1, 0.0, 0.15)  # every method's best grid point is the middle one
 
 
-def test_claims_hold_on_a_sweep_where_the_symmetric_method_wins():
-    claims = _claims(RUNS)
-    assert all(claims[k].holds for k in ("S1", "S2a", "S2b", "S3", "S4", "S5", "S6"))
-    assert claims["S4"].value == pytest.approx(-0.1) and "row_norm" in claims["S4"].metric
-    assert claims["S7"].value == pytest.approx(1.5)
+def sweep(dense=None, routers=None, dense_seeds=3, moe_seeds=3, jitter=0.002, spikes=None) -> pd.DataFrame:
+    """runs.parquet of both sweeps: loss = 4 + seed effect + method shift (nats vs the baseline) + LR penalty +
+    Gaussian jitter of sd `jitter` per run; `spikes[method]` loss spikes per run (0 by default)."""
+    rng = np.random.default_rng(7)
+    seed_effect = rng.normal(0, 0.1, size=max(dense_seeds, moe_seeds))
+    rows = []
+    for arch, shifts, n_seeds in (("dense", dense or DENSE, dense_seeds), ("moe", routers or ROUTERS, moe_seeds)):
+        for method, shift in shifts.items():
+            for i, penalty in enumerate(LR_PENALTY):
+                for seed in range(n_seeds):
+                    loss = 4.0 + seed_effect[seed] + shift + penalty + rng.normal(0, jitter)
+                    rows.append({"arch": arch, "method": method, "lr_index": i, "multiplier": [1 / 3, 1, 3][i],
+                                 "seed": seed, "final_val_loss": loss, "diverged": False,
+                                 "spikes": (spikes or {}).get(method, 0) if arch == "dense" else 0})
+    return pd.DataFrame(rows)
 
 
-def test_the_loss_claim_fails_when_every_symmetric_method_is_worse_by_more_than_the_tolerance():
-    worse = RUNS.copy()
-    sym = (worse["arch"] == "dense") & worse["method"].isin(["row_norm", "hybrid"])
-    worse.loc[sym, "final_val_loss"] = worse.loc[sym, "final_val_loss"].clip(lower=4.97)
-    claims = _claims(worse)
-    assert not claims["S4"].holds and claims["S4"].value == pytest.approx(0.045)
+def step_time(ratios: dict[tuple[str, str], float]) -> pd.DataFrame:
+    """step_time.parquet: each (arch, method)'s median whole-step time as a ratio of its arch's AdamW."""
+    rows = []
+    for (arch, method), ratio in ratios.items():
+        for part in ("step", "swept"):
+            rows.append({"arch": arch, "method": method, "part": part, "median_s": 1e-3 * ratio,
+                         "ratio_to_baseline": ratio, "repeats": 20})
+    return pd.DataFrame(rows)
 
 
-def test_a_broken_update_rule_fails_the_equivariance_claim():
-    eq = pd.DataFrame(theory.equivariance_table())
-    eq.loc[(eq["optimizer"] == "row_norm") & (eq["group"] == "right_orth"), "rel_err"] = 1e-3
-    assert not _claims(RUNS, eq)["S1"].holds
+STEP_TIMES = {("dense", "adamw"): 1.0, ("dense", "row_norm"): 1.1, ("dense", "hybrid"): 1.6,
+              ("moe", "adamw"): 1.0, ("moe", "centered_row_norm"): 1.05}
+EMPTY_EQUIVARIANCE = pd.DataFrame({"optimizer": pd.Series(dtype=str), "group": pd.Series(dtype=str),
+                                   "rel_err": pd.Series(dtype=float), "expected": pd.Series(dtype=bool)})
+EMPTY_IDENTITIES = pd.DataFrame({"identity": pd.Series(dtype=str), "value": pd.Series(dtype=float)})
+
+
+@cache
+def correct_checks() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The symmetry table and identities of the update rules as implemented."""
+    return pd.DataFrame(theory.equivariance_table()), pd.DataFrame(theory.identities_table())
+
+
+def inputs(runs=None, equivariance=None, identities=None, times=None) -> dict:
+    runs = sweep() if runs is None else runs
+    return {"equivariance": correct_checks()[0] if equivariance is None else equivariance,
+            "identities": correct_checks()[1] if identities is None else identities,
+            "runs": runs, "best": best_learning_rates(runs, BASELINES),
+            "step_time": step_time(STEP_TIMES) if times is None else times}
+
+
+def decided(scenario: dict) -> pd.DataFrame:
+    measured = measure_claims(**scenario, baseline="adamw", router_baseline="adamw")
+    return decide(DEFINITIONS, measured).set_index("claim_id")
+
+
+def real(_monkeypatch) -> dict:
+    return inputs()
+
+
+def with_directions(monkeypatch, replace=None, remove=()) -> dict:
+    """The symmetry table computed with some update rules replaced (a broken implementation) or absent."""
+    for name, fn in (replace or {}).items():
+        monkeypatch.setitem(theory.DIRECTIONS, name, fn)
+    for name in remove:
+        monkeypatch.delitem(theory.DIRECTIONS, name)
+    return inputs(equivariance=pd.DataFrame(theory.equivariance_table()))
+
+
+def column_norm(m):
+    """A row norm that normalizes columns by mistake: not right-rotation equivariant."""
+    return m / m.norm(dim=0, keepdim=True)
+
+
+def nan_rule(m):
+    """An update rule whose linear algebra failed: all NaN."""
+    return m * float("nan")
+
+
+def broken_polar(m):
+    """Scaling by the largest entry instead of the polar factor: diag(polar(diag g)) is no longer sign(g)."""
+    return m / m.abs().max()
+
+
+def with_polar(monkeypatch, polar) -> dict:
+    monkeypatch.setattr(theory, "polar", polar)
+    return inputs(identities=pd.DataFrame(theory.identities_table()))
+
+
+def with_runs(_monkeypatch, **kwargs) -> dict:
+    return inputs(runs=sweep(**kwargs))
+
+
+def with_times(_monkeypatch, ratios) -> dict:
+    return inputs(times=step_time(ratios))
+
+
+def given(_monkeypatch, **kwargs) -> dict:
+    return inputs(**kwargs)
+
+
+VERDICT_CASES = [
+    ("S1", "holds", real),
+    ("S1", "fails", partial(with_directions, replace={"row_norm": column_norm})),
+    ("S1", "inconclusive", partial(with_directions, replace={"hybrid": nan_rule})),
+    ("S1", "inconclusive", partial(given, equivariance=EMPTY_EQUIVARIANCE)),
+    ("S2a", "holds", real),
+    ("S2a", "fails", partial(with_directions, replace={"adam": partial(muon_direction, exact=True)})),
+    ("S2a", "inconclusive", partial(with_directions, remove=("adam", "sign"))),
+    ("S2b", "holds", real),
+    ("S2b", "fails", partial(with_directions, replace={"hybrid": right_polar_direction})),
+    ("S2b", "inconclusive", partial(given, equivariance=EMPTY_EQUIVARIANCE)),
+    ("S3", "holds", real),
+    ("S3", "fails", partial(with_polar, polar=broken_polar)),
+    ("S3", "inconclusive", partial(given, identities=EMPTY_IDENTITIES)),
+    ("S4", "holds", real),
+    # worse by less than the former 0.01-nat tolerance: a fail now
+    ("S4", "fails", partial(with_runs, dense={**DENSE, "row_norm": 0.006, "hybrid": 0.008}, jitter=0.0003)),
+    ("S4", "inconclusive", partial(with_runs, dense_seeds=2)),
+    ("S4", "inconclusive", partial(with_runs, dense={**DENSE, "row_norm": -0.005, "hybrid": 0.0}, jitter=0.03)),
+    ("S5", "holds", real),
+    ("S5", "fails", partial(with_runs, routers={**ROUTERS, "centered_row_norm": 0.002,
+                                                "centered_left_polar": 0.01}, jitter=0.0005)),
+    ("S5", "inconclusive", partial(with_runs, moe_seeds=1)),
+    ("S6", "holds", partial(with_runs, spikes={"adamw": 2})),
+    ("S6", "fails", partial(with_runs, spikes={"row_norm": 3, "right_polar": 1, "hybrid": 2})),
+    ("S6", "inconclusive", real),  # no spike in either arm
+    ("S6", "inconclusive", partial(with_runs, spikes={"adamw": 2}, dense_seeds=2)),
+    ("S7", "holds", real),
+    # the baseline's own ratio of 1 does not count: every other method faster is a fail
+    ("S7", "fails", partial(with_times, ratios={("dense", "adamw"): 1.0, ("dense", "row_norm"): 0.9,
+                                         ("moe", "adamw"): 1.0, ("moe", "centered_row_norm"): 0.95})),
+    ("S7", "inconclusive", partial(with_times, ratios={("dense", "adamw"): 1.0, ("moe", "adamw"): 1.0})),
+]
+
+
+@pytest.mark.parametrize("claim_id, expected, scenario", VERDICT_CASES,
+                         ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)])
+def test_claim_verdict_in_scenario(claim_id, expected, scenario, monkeypatch):
+    table = decided(scenario(monkeypatch))
+    assert table.loc[claim_id, "verdict"] == expected, table.loc[claim_id, "note"]
+
+
+def test_every_claim_is_decided_on_the_real_checks_and_a_winning_sweep():
+    table = decided(inputs())
+    assert (table["verdict"] == "holds").sum() == 7 and table.loc["S6", "verdict"] == "inconclusive"
+    assert set(table.loc[["S1", "S2a", "S2b", "S3"], "kind"]) == {"check"} and table.loc["S4", "kind"] == "hard"
+    s4 = table.loc["S4"]
+    assert s4["runs"] == 3 and s4["value"] == pytest.approx(-0.05, abs=0.005) and "better: row_norm" in s4["note"]
+    assert "97.5% t interval (Bonferroni for 2 candidates)" in s4["note"] and s4["high"] < 0
+    assert table.loc["S7", "value"] == pytest.approx(1.6) and "dense/hybrid" in table.loc["S7", "note"]
+
+
+def test_the_symmetric_method_is_paired_with_the_baseline_seed_by_seed():
+    runs = sweep(dense={"adamw": 0.0, "row_norm": -0.01, "hybrid": 0.2}, jitter=0.0)
+    runs.loc[(runs["method"] == "row_norm") & (runs["seed"] == 2), "final_val_loss"] += 0.3
+    row = decided(inputs(runs=runs)).loc["S4"]
+    assert row["value"] == pytest.approx((-0.01 - 0.01 + 0.29) / 3)  # the seed effect cancels in each pair

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from neurips26.common.claims import decide, load_definitions
 from neurips26.thresh_mcts import claims, evaluation, experiment
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,28 +44,99 @@ def test_summarise_counts_errors_among_stopped_runs_only():
     assert row["lower_bound"] == pytest.approx(5 * evaluation.kl_bernoulli(0.1, 0.9))
 
 
-def tables(ratio_tau=100.0, d_tau=200.0, errors=0, d_slope=1.0, r_slope=0.2, identical=True, lp_err=1e-12):
+def tables(ratio_tau=100.0, d_tau=200.0, uniform_tau=400.0, sd_tau=10.0, errors=0, runs=100, deltas=(0.1, 0.01),
+           later_factor=1.5, d_slope=1.0, r_slope=0.2, d_wall=1.0, r_wall=0.3, wall_jitter=0.0, sizes=6,
+           repeats=3, identical=True, lp_err=1e-12, rules=("ratio", "d_tracking", "uniform")):
+    """The five evaluation tables of a run on I1..I3: stopping times per rule (mean, sd over `runs` runs), the
+    same number of errors in every Track-and-Stop cell, cost slopes, timings per repeat (the largest tree's
+    time of the ratio rule scaled by 1 + `wall_jitter` * (repeat - 1)), equivalence and DP-vs-LP checks."""
     rows = []
+    taus = {"ratio": ratio_tau, "d_tracking": d_tau, "uniform": uniform_tau}
     for instance in ("I1", "I2", "I3"):
-        for rule, tau in (("ratio", ratio_tau), ("d_tracking", d_tau), ("uniform", 400.0)):
-            for delta, factor in ((0.1, 1.0), (0.01, 1.5)):
-                rows.append({"rule": rule, "instance": instance, "delta": delta, "runs": 100, "errors": errors,
-                             "error_rate": errors / 100, "cp_low": evaluation.clopper_pearson(errors, 100)[0],
-                             "mean_tau": tau * factor, "t_star": 10.0,
-                             "tau_over_tstar_log": tau * factor / (10 * np.log(1 / delta))})
+        for rule in rules:
+            for i, delta in enumerate(deltas):
+                tau = taus[rule] * later_factor ** i
+                low, high = evaluation.clopper_pearson(errors, runs)
+                rows.append({"rule": rule, "instance": instance, "delta": delta, "runs": runs, "censored": 0.0,
+                             "errors": errors, "error_rate": errors / runs, "cp_low": low, "cp_high": high,
+                             "mean_tau": tau, "sd_tau": sd_tau, "t_star": 10.0,
+                             "tau_over_tstar_log": tau / (10 * np.log(1 / delta))})
     summary = pd.DataFrame(rows)
-    slopes = pd.DataFrame({"rule": ["d_tracking", "ratio_incremental"], "ops_slope": [d_slope, r_slope]})
+    ks = 3 ** np.arange(2, 2 + sizes)
+    cost = pd.DataFrame([{"rule": rule, "repeat": r, "n_leaves": k,
+                          "microseconds_per_round": k ** wall * (1 + jitter * (r - 1) * (k == ks[-1]))}
+                         for rule, wall, jitter in (("d_tracking", d_wall, 0.0), ("ratio_incremental", r_wall, wall_jitter))
+                         for r in range(repeats) for k in ks])
+    slopes = evaluation.cost_slopes(cost.assign(ops_per_round=[k ** (d_slope if rule == "d_tracking" else r_slope)
+                                                               for rule, k in zip(cost["rule"], cost["n_leaves"])]))
     equivalence = pd.DataFrame({"identical": [identical, True]})
     lp_check = pd.DataFrame({"relative_error": [lp_err, 0.0]})
-    return summary, slopes, equivalence, lp_check
+    return summary, slopes, cost, equivalence, lp_check
 
 
-def test_the_claims_hold_on_good_tables_and_fail_on_bad_ones():
-    good = {c.claim_id: c for c in claims.check_claims(*tables())}
-    assert all(good[i].holds for i in ("M1", "M2a", "M2b", "M3", "M4", "M5a", "M5b", "M6", "M7"))
-    bad = {c.claim_id: c for c in claims.check_claims(*tables(ratio_tau=300.0, errors=30, d_slope=0.5, r_slope=0.9,
-                                                                identical=False, lp_err=1e-3))}
-    assert not any(bad[i].holds for i in ("M1", "M2a", "M2b", "M5a", "M5b", "M6", "M7"))
+def empty_tables():
+    return tuple(frame.iloc[:0] for frame in tables())
+
+
+DEFINITIONS = load_definitions(ROOT / "config/claims/thresh_mcts.yaml")
+GOOD = dict(deltas=(0.1,))  # at delta = 0.1, 100 runs without an error show the error rate is below delta
+VERDICT_CASES = [
+    ("M1", "holds", GOOD),
+    ("M1", "fails", dict(errors=30, deltas=(0.1,))),  # Clopper-Pearson lower bound 0.21 > delta
+    ("M1", "inconclusive", dict(deltas=(0.1, 0.01))),  # 0 errors in 100 runs cannot show a rate <= 0.01
+    ("M1", "inconclusive", dict(runs=5, deltas=(0.1,))),  # below the minimum number of runs
+    ("M2a", "holds", GOOD),
+    ("M2a", "fails", dict(ratio_tau=190.0)),
+    ("M2a", "inconclusive", dict(ratio_tau=170.0, sd_tau=300.0)),  # intervals straddle 0.9 in every cell
+    ("M2a", "inconclusive", dict(rules=("ratio", "uniform"))),
+    ("M2b", "holds", GOOD),
+    ("M2b", "fails", dict(ratio_tau=300.0)),
+    ("M2b", "inconclusive", dict(ratio_tau=230.0, sd_tau=300.0)),
+    ("M3", "holds", GOOD),
+    ("M3", "fails", dict(uniform_tau=150.0)),  # D-Tracking is slower than uniform
+    ("M3", "inconclusive", dict(rules=("ratio", "d_tracking"))),
+    ("M4", "holds", {}),
+    ("M4", "fails", dict(later_factor=3.0)),  # tau grows faster than ln(1/delta)
+    ("M4", "inconclusive", GOOD),  # one delta: no trend to see
+    ("M5", "holds", {}),
+    ("M5", "fails", dict(r_wall=1.2)),
+    ("M5", "inconclusive", dict(sizes=2)),
+    ("M5", "inconclusive", dict(r_wall=0.95, wall_jitter=0.5)),  # the repeats disagree on the sign
+    ("M5", "inconclusive", dict(repeats=1)),
+    ("M5a", "holds", {}),
+    ("M5a", "fails", dict(d_slope=0.5)),
+    ("M5a", "inconclusive", dict(sizes=2)),
+    ("M5b", "holds", {}),
+    ("M5b", "fails", dict(r_slope=0.9)),
+    ("M5b", "inconclusive", dict(sizes=2)),
+    ("M6", "holds", {}),
+    ("M6", "fails", dict(identical=False)),
+    ("M6", "inconclusive", None),
+    ("M7", "holds", {}),
+    ("M7", "fails", dict(lp_err=1e-3)),
+    ("M7", "inconclusive", None),
+]
+
+
+@pytest.mark.parametrize("claim_id, expected, scenario", VERDICT_CASES)
+def test_claim_verdict(claim_id, expected, scenario):
+    frames = empty_tables() if scenario is None else tables(**scenario)
+    table = decide(DEFINITIONS, claims.measure_claims(*frames)).set_index("claim_id")
+    assert table.loc[claim_id, "verdict"] == expected, table.loc[claim_id, "note"]
+
+
+def test_with_no_evidence_every_claim_and_check_is_inconclusive():
+    table = decide(DEFINITIONS, claims.measure_claims(*empty_tables()))
+    assert set(table["verdict"]) == {"inconclusive"}
+
+
+def test_ratio_interval_is_the_delta_method_on_the_log_ratio():
+    summary = tables(deltas=(0.1,))[0]
+    cell = claims.ratio_intervals(summary, "ratio", "d_tracking").iloc[0]
+    se = np.sqrt((10 / 100) ** 2 / 100 + (10 / 200) ** 2 / 100)
+    assert cell["ratio"] == pytest.approx(0.5)
+    assert cell["low"] == pytest.approx(0.5 * np.exp(-1.96 * se), rel=1e-3)
+    assert cell["high"] == pytest.approx(0.5 * np.exp(1.96 * se), rel=1e-3)
 
 
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper"])

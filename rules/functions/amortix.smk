@@ -49,10 +49,15 @@ def ax_download_hash(wildcards):
     return AX_DOWNLOADS[wildcards.file][1]
 
 
+def ax_run_config(wildcards):
+    """Params of the jobs of one run (demonstrations to PMO): the scale's block without the seed list that only
+    decides which runs exist (ax_experiment.run_config)."""
+    return ax_experiment.run_config(ax_config(wildcards))
+
+
 def ax_policy_names(wildcards):
     """pretrained, then one fine-tuned policy per (advantage variant, seed)."""
-    rl = ax_config(wildcards)["rl"]
-    return ["pretrained"] + [f"{v}_s{s}" for v in rl["variants"] for s in rl["seeds"]]
+    return ["pretrained"] + ax_experiment.policy_names(ax_config(wildcards))
 
 
 def ax_policy_file(wildcards):

@@ -66,11 +66,16 @@ def aot_task_models(wildcards):
     """Every model fitted for the job's task (RA/OA per L, Meta-OT where defined)."""
     names = aot_experiment.fitted_models(aot_config(wildcards), wildcards.task)
     return [
-        f"{AOT}/models/{{task}}/{name}.{'pt' if name == 'metaot' else 'npz'}".format(
+        f"{AOT}/models/{{task}}/{name}.{'pt' if name.startswith('metaot') else 'npz'}".format(
             scale=wildcards.scale, task=wildcards.task
         )
         for name in names
     ]
+
+
+def aot_fit_seed(wildcards):
+    """The seed of a refit (the fit_seed wildcard of models/{task}/..._s{fit_seed})."""
+    return int(wildcards.fit_seed)
 
 
 def aot_predictions_params(wildcards):
@@ -96,8 +101,16 @@ def aot_cfm_plan_model(wildcards):
 
 
 def aot_cfm_flows(wildcards):
-    plans = aot_config(wildcards)["cfm"]["plans"]
-    return expand(f"{AOT}/cfm/{{plan}}/flow.pt", plan=plans, scale=wildcards.scale)
+    """The flow of every plan at the base seed, and at every extra CFM training seed (cfm_seeds)."""
+    cfg = aot_config(wildcards)
+    extra = [s for s in cfg.get("cfm_seeds", []) if s != cfg["seed"]]
+    names = ["flow"] + [f"flow_s{s}" for s in extra]
+    return expand(
+        f"{AOT}/cfm/{{plan}}/{{name}}.pt",
+        plan=cfg["cfm"]["plans"],
+        name=names,
+        scale=wildcards.scale,
+    )
 
 
 def mnist_url(wildcards):

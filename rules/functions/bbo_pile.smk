@@ -69,3 +69,45 @@ def bp_optimized(wildcards):
         f"{c}_free" for c in ev["free_conditions"]
     ]
     return expand(f"{BP}/optimize/{{name}}.parquet", scale=wildcards.scale, name=names)
+
+
+def bp_params(wildcards):
+    """The scale's block without `model_seeds` (jobs that do not read it keep their params when it changes)."""
+    return bp_experiment.without_model_seeds(bp_config(wildcards))
+
+
+def bp_seed_params(wildcards):
+    """One model seed of claim B3's run: the block with `seed` set to the model seed."""
+    return bp_experiment.seed_copy(bp_config(wildcards), int(wildcards.model_seed))
+
+
+def bp_seed_model(wildcards):
+    """The checkpoint of one model seed: the scaling run's own for the scale's seed, a further copy otherwise."""
+    if int(wildcards.model_seed) == bp_config(wildcards)["seed"]:
+        return f"{BP}/models/{wildcards.run}.pt".format(scale=wildcards.scale)
+    return f"{BP}/seeds/{wildcards.run}/seed{wildcards.model_seed}/model.pt".format(
+        scale=wildcards.scale
+    )
+
+
+def bp_seed_optimized(wildcards):
+    """Claim B3's model seeds (the scale's seed and the further ones) as optimizers, constrained decoding."""
+    cfg = bp_config(wildcards)
+    return expand(
+        f"{BP}/seeds/{{run}}/seed{{model_seed}}/optimize/{{condition}}_constrained.parquet",
+        scale=wildcards.scale,
+        run=cfg["model_seeds"]["run"],
+        model_seed=bp_experiment.model_seeds(cfg),
+        condition=cfg["model_seeds"]["condition"],
+    )
+
+
+def bp_seed_training_logs(wildcards):
+    """Training logs of the further model seeds (the first copy's is among the scaling runs')."""
+    cfg = bp_config(wildcards)
+    return expand(
+        f"{BP}/seeds/{{run}}/seed{{model_seed}}/training.parquet",
+        scale=wildcards.scale,
+        run=cfg["model_seeds"]["run"],
+        model_seed=cfg["model_seeds"]["seeds"],
+    )

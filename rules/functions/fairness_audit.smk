@@ -78,10 +78,12 @@ def fa_data_meta(wildcards):
 
 
 def fa_redundancy_data(wildcards):
-    name = fa_config(wildcards)["redundancy"]["dataset"]
+    names = fa_experiment.redundancy_datasets(fa_config(wildcards))
     return {
-        "data": f"{FA}/data/{name}.parquet".format(scale=wildcards.scale),
-        "meta": f"{FA}/data/{name}.json".format(scale=wildcards.scale),
+        "data": expand(
+            f"{FA}/data/{{name}}.parquet", scale=wildcards.scale, name=names
+        ),
+        "meta": expand(f"{FA}/data/{{name}}.json", scale=wildcards.scale, name=names),
     }
 
 

@@ -30,6 +30,11 @@ def sa_config(wildcards):
     return paper_config("seqrec_audit", wildcards.scale)
 
 
+def sa_job_config(wildcards):
+    """A dataset job's settings: the scale's block without the replicate list (see experiment.job_config)."""
+    return sa_experiment.job_config(sa_config(wildcards))
+
+
 def sa_prepared(wildcards):
     """The prepared dataset's files, as named inputs."""
     base = SA_DATA.format(scale=wildcards.scale, dataset=wildcards.dataset)
@@ -80,12 +85,17 @@ def sa_training_free(wildcards):
     )
 
 
-def _sa_trained(wildcards, pattern):
+def sa_replicates(wildcards):
+    """The replicate datasets (synthetic regimes regenerated with other data seeds) of this scale."""
+    return sa_experiment.replicate_datasets(sa_config(wildcards))
+
+
+def _sa_trained(wildcards, pattern, datasets=None):
     trained = sa_config(wildcards)["trained"]
     return expand(
         pattern,
         scale=wildcards.scale,
-        dataset=sa_datasets(wildcards),
+        dataset=sa_datasets(wildcards) if datasets is None else datasets,
         model=trained["models"],
         seed=trained["seeds"],
     )
@@ -116,4 +126,28 @@ def sa_counts(wildcards):
         f"{SA}/data/{{dataset}}/counts.parquet",
         scale=wildcards.scale,
         dataset=sa_datasets(wildcards),
+    )
+
+
+def sa_replicate_training_free(wildcards):
+    return expand(
+        f"{SA}/metrics/{{dataset}}/training_free.parquet",
+        scale=wildcards.scale,
+        dataset=sa_replicates(wildcards),
+    )
+
+
+def sa_replicate_trained(wildcards):
+    return _sa_trained(
+        wildcards,
+        f"{SA}/metrics/{{dataset}}/{{model}}_s{{seed}}.parquet",
+        sa_replicates(wildcards),
+    )
+
+
+def sa_replicate_diagnostics(wildcards):
+    return expand(
+        f"{SA}/diagnostics/{{dataset}}.parquet",
+        scale=wildcards.scale,
+        dataset=sa_replicates(wildcards),
     )

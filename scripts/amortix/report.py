@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 
+from neurips26.amortix.experiment import variant_seeds
 from neurips26.common.io import read_provenance, write_text
 from neurips26.common.provenance import provenance_line
 from neurips26.common.report import claims_markdown, closing_sections, markdown_table
@@ -34,7 +35,8 @@ text = f"""# Paper 19: AMORTIX, amortized scaffold decoration (scale `{scale}`)
 A graph transformer decorates a scaffold atom by atom (new atom or ring closure, then bond order, masked by
 valence; the scaffold is never modified), pretrained by behaviour cloning of corpus molecules and fine-tuned by
 RL on training scaffolds with advantages {', '.join(rl['variants'])}: {rl['steps']} steps of
-{rl['batch_scaffolds']} scaffolds x {rl['group_size']} completions, Adam lr {rl['lr']:g}, seeds {rl['seeds']}.
+{rl['batch_scaffolds']} scaffolds x {rl['group_size']} completions, Adam lr {rl['lr']:g}, seeds
+{'; '.join(f'{v} {variant_seeds(cfg, v)}' for v in rl['variants'])}.
 Inference decodes each held-out test scaffold once (greedy), with no oracle call. Rerun:
 `snakemake -c2 results/{scale}/amortix/report.md`.
 

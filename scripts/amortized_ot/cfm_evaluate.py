@@ -22,16 +22,20 @@ target = TOY_SAMPLERS["moons"](cfg["eval_samples"], rng)
 samples, frames = {}, []
 for path in snakemake.input:
     plan = Path(path).parent.name
+    # flow.pt: the base seed; flow_s{seed}.pt: another training seed
+    stem = Path(path).stem
+    seed = int(stem.split("_s")[1]) if "_s" in stem else params.seed
     saved = torch.load(path, weights_only=False)
     flow = cfm.VectorField(width=saved["width"])
     flow.load_state_dict(saved["state_dict"])
     generated, path_ratio = cfm.integrate(flow.eval(), source, cfg["ode_steps"])
     w2 = cfm.wasserstein2(generated, target)
-    log.info("%s plan: W2 %.4f, path length / chord %.4f", plan, w2, path_ratio)
-    samples[plan] = {"source": source, "generated": generated, "target": target}
+    log.info("%s plan, seed %d: W2 %.4f, path length / chord %.4f", plan, seed, w2, path_ratio)
+    if seed == params.seed:
+        samples[plan] = {"source": source, "generated": generated, "target": target}
     frames.append(long_form(
         {}, {"w2": w2, "path_ratio": path_ratio, "train_seconds": saved["train_seconds"]},
-        task="cfm", method=plan, projections=0, res=cfg["batch_size"], n_atoms=cfg["batch_size"], seed=params.seed,
+        task="cfm", method=plan, projections=0, res=cfg["batch_size"], n_atoms=cfg["batch_size"], seed=seed,
     ))
 save_npz(snakemake.output.samples, **pack(samples))
 write_parquet(pd.concat(frames, ignore_index=True), snakemake.output.metrics, job_provenance(snakemake, params.seed))

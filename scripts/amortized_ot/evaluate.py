@@ -6,7 +6,7 @@ import pandas as pd
 from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST
 from neurips26.amortized_ot.evaluation import cold_start, evaluate_potential, plan_baselines
-from neurips26.amortized_ot.experiment import unpack
+from neurips26.amortized_ot.experiment import parse_name, unpack
 from neurips26.amortized_ot.sliced import directions
 from neurips26.common.io import load_npz, write_parquet
 from neurips26.common.runtime import job_provenance, start_job
@@ -33,13 +33,13 @@ for name, group in params.runs:
     if group not in cold:  # one cold-start run per group, shared by every predictor
         cold[group] = cold_start(a, b, cost, eps, evaluation["warm_tol"], evaluation["max_iter"])
     per_pair, cold_match = evaluate_potential(pred["f_hat"][keep], f_star, g_star, a, b, cost, eps, evaluation["warm_tol"], cold[group])
-    method, _, L = name.partition("_L")
+    method, L, fit_seed = parse_name(name, params.seed)
     log.info("%s on %s: median rmse_f %.4g, warm %.0f vs cold %.0f iterations", name, group,
              np.median(per_pair["rmse_f"]), np.median(per_pair["warm_iters"]), np.median(per_pair["cold_iters"]))
     frames.append(long_form(
         per_pair, {"t_pred_ms": 1e3 * float(pred["seconds_per_instance"]), "t_cold_match_ms": 1e3 * cold_match},
-        item_index=keep, task=task, method=method, projections=int(L or 0), res=params.groups[group],
-        n_atoms=x.shape[1], seed=params.seed,
+        item_index=keep, task=task, method=method, projections=L, res=params.groups[group],
+        n_atoms=x.shape[1], seed=fit_seed,
     ))
 
 keep, x, a, y, b, f_star, g_star = test_group("test")

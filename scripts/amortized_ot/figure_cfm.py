@@ -10,7 +10,8 @@ from neurips26.common.runtime import start_job
 log = start_job(snakemake)
 arrays = load_npz(snakemake.input.samples)
 metrics = pd.read_parquet(snakemake.input.metrics)
-w2 = metrics[metrics["metric"] == "w2"].set_index("method")["value"].to_dict()
+base = metrics[(metrics["metric"] == "w2") & (metrics["seed"] == snakemake.params.seed)]  # the samples' seed
+w2 = base.set_index("method")["value"].to_dict()
 samples = {plan: unpack(arrays, plan) for plan in group_names(arrays)}
 save_figure(cfm_figure(samples, w2), snakemake.output[0])
 log.info("plans %s", sorted(samples))

@@ -9,7 +9,7 @@ from neurips26.amortized_ot import method
 from neurips26.amortized_ot.baselines import load_metaot
 from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST
-from neurips26.amortized_ot.experiment import pack, unpack
+from neurips26.amortized_ot.experiment import pack, parse_name, unpack
 from neurips26.amortized_ot.sinkhorn import c_transform
 from neurips26.amortized_ot.sliced import directions, sliced_potentials
 from neurips26.common.io import load_npz, save_npz
@@ -24,7 +24,7 @@ models = {Path(path).stem: path for path in snakemake.input.models}
 
 def predictor(name, x, a, y, b):
     """A function computing f for the batch; model loading stays outside the timed call."""
-    if name == "metaot":
+    if parse_name(name, params.seed)[0] == "metaot":
         net = load_metaot(models[name], x, y)
         return lambda: net.predict(a, b)
     if name.startswith("sliced_mean"):

@@ -11,7 +11,9 @@ inp, out = snakemake.input, snakemake.output
 log = start_job(snakemake)
 training = pd.concat([pd.read_parquet(p) for p in inp.training], ignore_index=True)
 save_figure(plots.scaling(training, pd.read_parquet(inp.runs), pd.read_parquet(inp.scaling).iloc[0]), out.scaling)
-save_figure(plots.regret_curves(pd.read_parquet(inp.regret)), out.regret_curves)
+regret = pd.read_parquet(inp.regret)
+evaluation_run = regret[~regret["method"].str.contains("@", regex=False)]  # `...@{run}:seed{k}`: claim B3's seeds
+save_figure(plots.regret_curves(evaluation_run), out.regret_curves)
 save_figure(plots.imitation_matrix(pd.read_parquet(inp.imitation)), out.imitation)
 save_figure(plots.dataset(pd.read_parquet(inp.data)), out.dataset)
 log.info("figures written: %s", list(out.keys()))

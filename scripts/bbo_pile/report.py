@@ -1,9 +1,13 @@
 """Write results/{scale}/bbo_pile/report.md: the dataset (black boxes, trajectories, tokens, throughput), the
-training runs and the scaling fit, imitation, the model as an optimizer on held-out boxes, claims, figures,
-runtimes and deviations."""
+training runs and the scaling fit, imitation (pooled and per optimizer with its margin's interval), the model as an
+optimizer on held-out boxes (and claim B3's model seeds), claims, figures, runtimes and deviations."""
+
+import re
 
 import pandas as pd
 
+from neurips26.bbo_pile.claims import imitation_margins, seed_differences
+from neurips26.bbo_pile.evaluation import seed_method
 from neurips26.common.io import read_provenance, write_text
 from neurips26.common.provenance import provenance_line
 from neurips26.common.report import claims_markdown, closing_sections, markdown_table
@@ -17,7 +21,16 @@ data, throughput, runs, scaling, table_regret, validity, imitation, claims = (
     pd.read_parquet(p).drop(columns=DROP, errors="ignore")
     for p in (inp.data, inp.throughput, inp.runs, inp.scaling, inp.table_regret, inp.validity, inp.imitation,
               inp.claims))
-fit, ev, b = scaling.iloc[0], cfg["evaluate"], cfg["blackboxes"]
+fit, ev, b, seeds = scaling.iloc[0], cfg["evaluate"], cfg["blackboxes"], params.model_seeds
+margins = imitation_margins(pd.read_parquet(inp.imitation_trajectories))
+differences = seed_differences(pd.read_parquet(inp.regret), seeds["condition"])
+losses = {cfg["seed"]: runs.loc[runs["run"] == seeds["run"], "val_loss"].iloc[0]}
+losses |= {int(re.search(r"/seed(\d+)/training", p).group(1)):
+           pd.read_parquet(p).sort_values("flops")["val_loss"].iloc[-1] for p in inp.seed_training}
+mean_difference = differences.mean(axis=0)
+per_seed = pd.DataFrame([{"model_seed": k, "final_val_loss": loss, "mean_regret_difference": mean_difference.get(
+    seed_method(seeds["condition"], seeds["run"], k), float("nan"))} for k, loss in sorted(losses.items())])
+per_seed["pairs"] = len(differences)
 matrix = imitation.pivot_table(index="true_algo", columns="cond_algo", values="nll").reset_index()
 models = pd.DataFrame([{"model": name, **m} for name, m in cfg["models"].items()])
 text = f"""# Paper 05: BBO-Pile, optimization trajectories and models that imitate optimizers (scale `{scale}`)
@@ -69,6 +82,11 @@ each conditioning token (columns), model `{ev['run']}`:
 
 {markdown_table(matrix)}
 
+Per optimizer, the margin of its own token (mean NLL under the other tokens minus under its own, per trajectory)
+with its 95% t interval over the trajectories (claim B2):
+
+{markdown_table(margins)}
+
 ## The model as an optimizer on held-out boxes
 
 Model `{ev['run']}` conditioned on {ev['conditions']} (constrained decoding) and {ev['free_conditions']}
@@ -79,7 +97,13 @@ same boxes. Normalised regret (min_t<=T y_t - f*) / (median RS y_1 - f*), f* the
 
 {markdown_table(table_regret)}
 
-Validity of decoded trials:
+Claim B3's model seeds: run `{seeds['run']}` trained with seeds {[cfg['seed'], *seeds['seeds']]}, each conditioned on
+{seeds['condition']} (constrained decoding) on the same boxes and seeds; final validation loss and mean normalised
+regret at T = {cfg['budget']} minus RS's over the (box, seed) pairs every seed has:
+
+{markdown_table(per_seed)}
+
+Validity of decoded trials (the evaluation run, and B3's model seeds as `...@{{run}}:seed{{k}}`):
 
 {markdown_table(validity)}
 

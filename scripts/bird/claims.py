@@ -1,9 +1,10 @@
-"""Paper 04's claims from the phase tables, the samples' memorization and the calibration against networks."""
+"""Paper 04's claims: measured by the library from the phase tables, the samples' memorization and the calibration
+against networks, decided against config/claims/bird.yaml."""
 
 import pandas as pd
 
 from neurips26.bird import analysis, claims
-from neurips26.common.claims import claims_table
+from neurips26.common.claims import decide, load_definitions, log_verdicts
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
@@ -12,11 +13,12 @@ log = start_job(snakemake)
 calibration = pd.concat([pd.read_parquet(p) for p in inp.calibration], ignore_index=True)
 kcal = analysis.kcal_table(calibration, thresholds["nats"], thresholds["calibration_fraction"])
 memorization = pd.concat([pd.read_parquet(p) for p in inp.memorization], ignore_index=True)
-checks = claims.check_claims(pd.read_parquet(inp.phase), pd.read_parquet(inp.boundary), pd.read_parquet(inp.kmem),
-                             memorization, kcal, analysis.best_entropy_fraction(calibration, kcal),
-                             batch=networks["train"]["batch"], early_steps=networks["early_steps"])
-for c in checks:
-    log.info("%s [%s] %s: %.4g %s %g -> %s", c.claim_id, c.kind, c.metric, c.value, c.comparison, c.threshold, c.holds)
+measured = claims.measure_claims(
+    pd.read_parquet(inp.phase), pd.read_parquet(inp.boundary), pd.read_parquet(inp.kmem), memorization, kcal,
+    analysis.best_entropy_fraction(calibration, kcal), batch=networks["train"]["batch"],
+    early_steps=networks["early_steps"], nats=thresholds["nats"])
+table = decide(load_definitions(inp.definitions), measured)
+log_verdicts(table, log)
 prov = job_provenance(snakemake)
-write_parquet(claims_table(checks), snakemake.output.claims, prov)
+write_parquet(table, snakemake.output.claims, prov)
 write_parquet(kcal, snakemake.output.kcal, prov)

@@ -47,7 +47,8 @@ entropy over {cfg['information']['n_images']} training images, central pixels. D
 {datasets}
 
 Networks ({', '.join(nets['archs'])}) are trained on {nets['dataset']} with N = {nets['n_train']} for
-{nets['train']['epochs']} epochs; checkpoints {nets['train']['checkpoint_epochs']} are compared with BIRD along
+{nets['train']['epochs']} epochs, seeds {nets['seeds']} (the claims on networks are decided from the spread over
+seeds and need at least 3); checkpoints {nets['train']['checkpoint_epochs']} are compared with BIRD along
 {nets['calibrate']['trajectories']} of their own DDIM trajectories ({nets['calibrate']['steps']} steps).
 Rerun: `snakemake -c2 results/{scale}/bird/report.md`.
 

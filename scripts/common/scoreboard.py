@@ -1,34 +1,33 @@
-"""Gather every paper's claims and runtimes into results/{scale}/REPORT.md."""
+"""Gather every paper's claims, checks and runtimes into results/{scale}/REPORT.md and scoreboard.csv."""
 
 from pathlib import Path
 
 import pandas as pd
 
-from neurips26.common.io import read_provenance, write_text
+from neurips26.common.io import atomic_path, read_provenance, write_text
 from neurips26.common.provenance import provenance_line
 from neurips26.common.report import claims_markdown, markdown_table, read_benchmarks
 from neurips26.common.runtime import start_job
+from neurips26.common.scoreboard import SHOWN, paper_row, totals_row, totals_sentence
 
 log = start_job(snakemake)
 scale = snakemake.wildcards.scale
-lines = [f"# Scoreboard, scale `{scale}`", ""]
-summary = []
-sections = []
+rows, sections = [], []
 for slug, path in zip(snakemake.params.papers, snakemake.input.claims):
     claims = pd.read_parquet(path)
     bench = read_benchmarks(Path(path).parent / "benchmarks")
-    hard = claims[claims["kind"] == "hard"]
-    summary.append({
-        "paper": f"[{slug}]({slug}/report.md)",
-        "claims holding": f"{int(claims['holds'].sum())}/{len(claims)}",
-        "hard claims holding": f"{int(hard['holds'].sum())}/{len(hard)}",
-        "jobs": len(bench),
-        "job time (s)": bench["seconds"].sum(),
-        "slowest job": bench.sort_values("seconds").iloc[-1]["job"] if len(bench) else "n/a",
-    })
+    rows.append(paper_row(slug, claims, bench))
     sections += [f"## {slug}", "", claims_markdown(claims), "", provenance_line(read_provenance(path)), ""]
-lines += [markdown_table(pd.DataFrame(summary)), "",
-          "Job time is the sum of the `benchmark:` wall times of the paper's jobs (CPU-seconds of work; "
-          "with several cores the elapsed time is shorter).", "", *sections]
-write_text(snakemake.output[0], "\n".join(lines))
-log.info("scoreboard for %d papers", len(summary))
+table = pd.DataFrame(rows)
+table = pd.concat([table, pd.DataFrame([totals_row(table)])], ignore_index=True)
+shown = table.assign(paper=[p if p == "all papers" else f"[{p}]({p}/report.md)" for p in table["paper"]])
+lines = [f"# Scoreboard, scale `{scale}`", "", totals_sentence(table), "", markdown_table(shown[SHOWN]), "",
+         "Claims are sentences of the papers decided from our experiments' outputs: holds / fails / inconclusive "
+         "(missing evidence, too few runs, or a margin inside the seed noise). Checks are properties our own code "
+         "guarantees or verifies; they are counted apart and never as reproduced claims. `runs` is the range of "
+         "seeds or runs the hard and soft claims rest on. Job time is the sum of the `benchmark:` wall times of "
+         "the paper's jobs (with several cores the elapsed time is shorter).", "", *sections]
+write_text(snakemake.output.report, "\n".join(lines))
+with atomic_path(snakemake.output.table) as tmp:
+    table[SHOWN].to_csv(tmp, index=False)
+log.info("scoreboard for %d papers: %s", len(rows), totals_sentence(table))

@@ -1,22 +1,21 @@
-"""Paper 06's claims (notes C1-C6) from the DPI check, the axiom table, the redundancy check, the validation tables
-and the feature-selection experiment."""
+"""Paper 06's claims: measured by the library, decided against config/claims/fairness_audit.yaml."""
 
 import pandas as pd
 
-from neurips26.common.claims import claims_table
+from neurips26.common.claims import decide, load_definitions, log_verdicts
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.fairness_audit.claims import check_claims
+from neurips26.fairness_audit.claims import measure_claims
 
 inp, cfg = snakemake.input, snakemake.params.config
 log = start_job(snakemake)
-datasets = pd.read_parquet(inp.datasets)
-checks = check_claims(
-    pd.read_parquet(inp.validation), pd.read_parquet(inp.dpi), pd.read_parquet(inp.axioms),
-    pd.read_parquet(inp.redundancy), pd.read_parquet(inp.selection),
-    dict(zip(datasets["dataset"], datasets["scenario"])),
-    cfg["selection"]["measures"], validation_nonpredictive=pd.read_parquet(inp.validation_nonpredictive),
-    random_removal=pd.read_parquet(inp.random_removal))
-for c in checks:
-    log.info("%s [%s] %s: %.4g %s %g -> %s", c.claim_id, c.kind, c.metric, c.value, c.comparison, c.threshold, c.holds)
-write_parquet(claims_table(checks), snakemake.output[0], job_provenance(snakemake))
+DROP = ["git_commit", "config_hash"]
+dpi, axioms, redundancy, pairs, selection, random_removal, datasets = (
+    pd.read_parquet(p).drop(columns=DROP, errors="ignore")
+    for p in (inp.dpi, inp.axioms, inp.redundancy, inp.pairs, inp.selection, inp.random_removal, inp.datasets))
+measured = measure_claims(
+    dpi, axioms, redundancy, pairs, selection, random_removal, dict(zip(datasets["dataset"], datasets["scenario"])),
+    cfg["selection"]["measures"], n_boot=cfg["validation"]["n_boot"], seed=cfg["seed"])
+table = decide(load_definitions(inp.definitions), measured)
+log_verdicts(table, log)
+write_parquet(table, snakemake.output[0], job_provenance(snakemake))

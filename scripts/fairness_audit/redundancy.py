@@ -1,4 +1,7 @@
-"""Shapley's handling of redundancy: attributions with and without an exact copy of one feature."""
+"""Shapley's handling of redundancy: attributions with and without an exact copy of one feature, on every seed's
+data set of the redundancy scenario."""
+
+import pandas as pd
 
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
@@ -8,11 +11,14 @@ from neurips26.fairness_audit.validation import redundancy_check
 cfg = snakemake.params.config
 red = cfg["redundancy"]
 log = start_job(snakemake, seed=cfg["seed"])
-data, _ = load_audit_data(snakemake.input.data, snakemake.input.meta)
-players = list(data.players)
-table = redundancy_check([data.block(p) for p in players], data.a, data.y, players.index(red["player"]),
-                         cfg["measures"], red["estimator"], cfg["seed"])
-for r in table.itertuples():
-    log.info("%-10s phi %.4f -> %.4f + %.4f (rel. err %.3f)", r.measure, r.phi_orig, r.phi_i, r.phi_copy, r.rel_err)
-write_parquet(table.assign(dataset=red["dataset"], player=red["player"], estimator=red["estimator"]),
-              snakemake.output[0], job_provenance(snakemake, cfg["seed"]))
+tables = []
+for data_path, meta_path in zip(snakemake.input.data, snakemake.input.meta):
+    data, _ = load_audit_data(data_path, meta_path)
+    players = list(data.players)
+    table = redundancy_check([data.block(p) for p in players], data.a, data.y, players.index(red["player"]),
+                             cfg["measures"], red["estimator"], cfg["seed"])
+    for r in table.itertuples():
+        log.info("%s %-10s phi %.4f -> %.4f + %.4f (rel. err %.3f)", data.name, r.measure, r.phi_orig, r.phi_i,
+                 r.phi_copy, r.rel_err)
+    tables.append(table.assign(dataset=data.name, player=red["player"], estimator=red["estimator"]))
+write_parquet(pd.concat(tables, ignore_index=True), snakemake.output[0], job_provenance(snakemake, cfg["seed"]))

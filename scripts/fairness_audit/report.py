@@ -61,13 +61,14 @@ instances of n = {cfg['axioms']['n']}, tolerance {cfg['axioms']['tol']} nats, es
 
 {markdown_table(summary)}
 
-## The baselines bound the bias of every trained predictor (DPI)
+## Data-processing bound: the baselines against every trained predictor
 
-I(Yhat; A) <= I(X_S; A) and I(Yhat; A | Y) <= I(X_S; A | Y) up to twice the bootstrap standard error:
+Share of the tuned predictors with I(Yhat; A) <= I(X_S; A) (and I(Yhat; A | Y) <= I(X_S; A | Y)) up to twice the
+bootstrap standard error, and the largest excess (nats); claims C1a and C1b decide from the per-data-set shares:
 
 {markdown_table(dpi_summary)}
 
-## Redundancy: Shapley with an exact copy of {red['player']} ({red['dataset']}, {red['estimator']})
+## Redundancy: Shapley with an exact copy of {red['player']} ({red['scenario']}, every seed, {red['estimator']})
 
 {markdown_table(redundancy)}
 

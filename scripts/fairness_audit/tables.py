@@ -1,5 +1,6 @@
 """Gather paper 06's results: coalition values, Shapley attributions, true bias, the validation table (Spearman of
-each measure with the true gaps), the DPI check, the feature-selection experiment and a summary of the data sets."""
+each measure with the true gaps), the DPI check, the (data set, feature set) pairs of measure and true bias, the
+feature-selection experiment and a summary of the data sets."""
 
 import json
 
@@ -26,6 +27,7 @@ table = validation.validation_table(coalitions, true_bias, n_boot=n_boot, seed=c
 nonpredictive = [d for d in players if experiment.scenario_of(d) == "nonpredictive_proxy"]
 table_np = validation.validation_table(coalitions, true_bias, n_boot=n_boot, seed=cfg["seed"], datasets=nonpredictive)
 dpi = validation.dpi_table(coalitions, true_bias, "ce")
+pairs = validation.pairs_table(coalitions, true_bias)
 rankings = {}
 for path in inp.rankings:
     dataset = path.rsplit("/", 1)[1].removesuffix("_rankings.json")
@@ -43,6 +45,6 @@ log.info("validation (CE, aligned):\n%s", table[(table["estimator"] == "ce") & t
          [["measure", "gap", "spearman", "n_pairs"]].to_string())
 prov = job_provenance(snakemake, cfg["seed"])
 for name, frame in (("shapley", shapley), ("validation", table), ("validation_nonpredictive", table_np),
-                    ("dpi", dpi), ("selection", selection), ("random_removal", random_removal),
+                    ("dpi", dpi), ("pairs", pairs), ("selection", selection), ("random_removal", random_removal),
                     ("datasets", datasets), ("true_bias", true_bias), ("coalitions", coalitions)):
     write_parquet(frame, out[name], prov)

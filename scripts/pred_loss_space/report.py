@@ -12,7 +12,8 @@ log = start_job(snakemake)
 scale, cfg = snakemake.wildcards.scale, snakemake.params.config
 metrics, claims = pd.read_parquet(snakemake.input.metrics), pd.read_parquet(snakemake.input.claims)
 regimes = "\n".join(
-    f"- `{r['dataset']}` with `{r['arch']}` ({'bottleneck' if r['bottleneck'] else 'no bottleneck'})"
+    f"- `{r['dataset']}` with `{r['arch']}` ({'bottleneck' if r['bottleneck'] else 'no bottleneck'}), "
+    f"{r.get('steps', cfg['train']['steps'])} steps, seeds {r.get('seeds', cfg['seeds'])}"
     for r in cfg["regimes"])
 matrices = "\n\n".join(
     f"### {name}\n\nDenoising MSE (x-space, mean over the t grid); rows: prediction space, columns: loss space\n\n"
@@ -25,14 +26,14 @@ noise, train = cfg["noise"], cfg["train"]
 
 text = f"""# Paper 01: prediction space vs loss space (scale `{scale}`)
 
-Every cell of the 3x3 matrix (prediction space x loss space, each in x, eps, v) is trained from the same
-seed with Adam ({train['steps']} steps, batch {train['batch']}, lr {train['lr']:g}, EMA {train['ema']:g}),
+Every cell of the 3x3 matrix (prediction space x loss space, each in x, eps, v) is trained once per seed of
+its regime (the nine cells of a seed share it) with Adam (batch {train['batch']}, lr {train['lr']:g}, EMA {train['ema']:g}),
 t ~ logit-normal({noise['p_mean']:g}, {noise['p_std']:g}), then sampled with Heun ({cfg['sample']['steps']}
 steps, {cfg['sample']['n']} samples) and scored on held-out data. Regimes:
 
 {regimes}
 
-Seeds: {cfg['seeds']}. Rerun: `snakemake -c2 results/{scale}/pred_loss_space/report.md`.
+Rerun: `snakemake -c2 results/{scale}/pred_loss_space/report.md`.
 
 ## Claims
 

@@ -29,6 +29,24 @@ many = seeds[seeds["seeds"] > 1]
 spread_text = ("Seed spread of NDCG@10 (trained models; the training-free methods are deterministic):\n\n"
                f"{markdown_table(many)}"
                if len(many) else f"One seed per trained model ({cfg['trained']['seeds']}): no seed spread to report.")
+runs = pd.read_parquet(inp.runs).drop(columns=["git_commit", "config_hash"], errors="ignore")
+per_run = runs.pivot_table(index=["dataset", "data_seed", "seed"], columns="method", values="value", aggfunc="mean")
+per_run = per_run.reindex(columns=method_order(per_run.columns)).reset_index().rename_axis(columns=None)
+run_counts = per_run.groupby("dataset").size()
+per_run = per_run[per_run["dataset"].map(run_counts) > 1]
+per_run["dataset"] = pd.Categorical(per_run["dataset"], cfg["datasets"])
+per_run = per_run.sort_values(["dataset", "data_seed", "seed"]).astype({"dataset": str})
+replicates = cfg.get("replicates", {"datasets": [], "seeds": []})
+runs_text = (f"""## NDCG@10 per run (the claims' evidence)
+
+A run is one data seed of a dataset with one trained seed (`seed`; the training-free methods are deterministic on a
+data seed and paired with each). The synthetic regimes {replicates['datasets']} are regenerated with data seeds
+{replicates['seeds']} besides `seed` {cfg['seed']}, and every method rerun on each; the claims compare methods within
+a run and decide from the 95% t interval over runs. Datasets with more than one run:
+
+{markdown_table(per_run)}""" if len(per_run) else
+             "## NDCG@10 per run (the claims' evidence)\n\nOne run per dataset at this scale (one data seed, "
+             "one trained seed): the claims that compare methods over runs are inconclusive here.")
 protocol, t = cfg["protocol"], cfg["tgh"]
 models = []
 for name in cfg["trained"]["models"]:
@@ -60,6 +78,8 @@ every method; ties in score matrices broken `{protocol['tie_break']}`. {PROTOCOL
 `tgh_relative_gain` is the best TGH variant's NDCG@10 over the best other method's, minus 1.
 
 {markdown_table(ndcg)}
+
+{runs_text}
 
 ## All metrics (test targets; trained models: mean over seeds)
 

@@ -1,17 +1,18 @@
-"""Paper 07's claims from the symmetry checks, the best-LR table and the step times."""
+"""Paper 07's claims: measured by the library from the symmetry checks, the runs, the best-LR table and the step
+times, decided against config/claims/symm_optim.yaml."""
 
 import pandas as pd
 
-from neurips26.common.claims import claims_table
+from neurips26.common.claims import decide, load_definitions, log_verdicts
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.symm_optim import claims
+from neurips26.symm_optim.claims import measure_claims
 
-inp, cfg = snakemake.input, snakemake.params.config
+inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
-checks = claims.check_claims(pd.read_parquet(inp.equivariance), pd.read_parquet(inp.identities),
-                             pd.read_parquet(inp.best), pd.read_parquet(inp.step_time), cfg["baseline"],
-                             cfg["router_baseline"])
-for c in checks:
-    log.info("%s [%s] %s: %.4g %s %g -> %s", c.claim_id, c.kind, c.metric, c.value, c.comparison, c.threshold, c.holds)
-write_parquet(claims_table(checks), snakemake.output[0], job_provenance(snakemake))
+measured = measure_claims(*(pd.read_parquet(p) for p in (inp.equivariance, inp.identities, inp.runs, inp.best,
+                                                          inp.step_time)),
+                          baseline=params.baseline, router_baseline=params.router_baseline)
+table = decide(load_definitions(inp.definitions), measured)
+log_verdicts(table, log)
+write_parquet(table, snakemake.output[0], job_provenance(snakemake))

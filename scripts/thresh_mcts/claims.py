@@ -1,15 +1,15 @@
-"""Paper 12's claims from the summaries, the cost slopes, the equivalence runs and the DP-vs-LP check."""
+"""Paper 12's claims: measured by the library, decided against config/claims/thresh_mcts.yaml."""
 
 import pandas as pd
 
-from neurips26.common.claims import claims_table
+from neurips26.common.claims import decide, load_definitions, log_verdicts
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.thresh_mcts import claims
+from neurips26.thresh_mcts.claims import measure_claims
 
 inp = snakemake.input
 log = start_job(snakemake)
-checks = claims.check_claims(*(pd.read_parquet(p) for p in (inp.summary, inp.slopes, inp.equivalence, inp.lp_check)))
-for c in checks:
-    log.info("%s [%s] %s: %.4g %s %g -> %s", c.claim_id, c.kind, c.metric, c.value, c.comparison, c.threshold, c.holds)
-write_parquet(claims_table(checks), snakemake.output[0], job_provenance(snakemake))
+measured = measure_claims(*(pd.read_parquet(p) for p in (inp.summary, inp.slopes, inp.cost, inp.equivalence, inp.lp_check)))
+table = decide(load_definitions(inp.definitions), measured)
+log_verdicts(table, log)
+write_parquet(table, snakemake.output[0], job_provenance(snakemake))

@@ -1,5 +1,6 @@
 """M5: per-round cost against the number of leaves K: node operations counted by each rule and wall time,
-on complete trees of growing depth, for a fixed number of rounds without stopping."""
+on complete trees of growing depth, for a fixed number of rounds without stopping; the rules are timed side by
+side, `repeats` times each, so that the timing noise is measured."""
 
 import numpy as np
 import pandas as pd
@@ -17,9 +18,10 @@ for depth in cfg["depths"]:
     shape, mu, theta, kind = instances.instance_problem(inst)
     t_max = shape.n_leaves + cfg["rounds"]
     tape = instances.reward_tape(mu, kind, t_max, seed=params.seed + depth)
-    for rule in cfg["rules"]:
+    for repeat, rule in ((r, rule) for r in range(cfg["repeats"]) for rule in cfg["rules"]):  # rules interleaved
         result = algorithms.run(shape, theta, kind, tape, 0.1, rule, t_max, mu_true=mu, stopping=False)
-        rows.append({"rule": rule, "depth": depth, "n_leaves": shape.n_leaves, "rounds": result.rounds,
+        rows.append({"rule": rule, "repeat": repeat, "depth": depth, "n_leaves": shape.n_leaves,
+                     "rounds": result.rounds,
                      "ops_per_round": result.ops_per_round, "microseconds_per_round": 1e6 * result.round_seconds / result.rounds,
                      "rounds_per_second": result.rounds_per_second})
         log.info("K = %d, %s: %.1f ops and %.1f us per round", shape.n_leaves, rule, rows[-1]["ops_per_round"],

@@ -18,9 +18,30 @@ def element_index(config: env.EnvConfig) -> dict[str, int]:
     return {element: k for k, element in enumerate(config.scaffold_vocab)}
 
 
+def variant_seeds(cfg: dict, variant: str) -> list[int]:
+    """The RL seeds of one advantage variant: `rl.seeds`, plus `rl.extra_seeds` of that variant."""
+    rl = cfg["rl"]
+    return sorted(set(rl["seeds"]) | set(rl.get("extra_seeds", {}).get(variant, [])))
+
+
+def policy_names(cfg: dict) -> list[str]:
+    """The fine-tuned policies, `{variant}_s{seed}`, in the order of `rl.variants`, then by seed."""
+    return [f"{v}_s{s}" for v in cfg["rl"]["variants"] for s in variant_seeds(cfg, v)]
+
+
+def run_config(cfg: dict) -> dict:
+    """The scale's block as the jobs of one run see it (demonstrations to PMO): without `rl.extra_seeds`, which
+    only decides which runs exist. Snakemake reruns a job whose params changed, so adding seeds then reruns only the
+    new runs and the tables downstream."""
+    if "extra_seeds" not in cfg["rl"]:
+        return cfg
+    return {**cfg, "rl": {k: v for k, v in cfg["rl"].items() if k != "extra_seeds"}}
+
+
 def check_config(cfg: dict) -> None:
-    """Raise ValueError naming the key: bad environment, group sizes below 2 for group-normalised advantages,
-    a model width not divisible by its heads, more baseline scaffolds than test scaffolds, a bad PMO start."""
+    """Raise ValueError naming the key: bad environment, extra seeds of a variant that is not run, group sizes
+    below 2 for group-normalised advantages, a model width not divisible by its heads, more baseline scaffolds
+    than test scaffolds, a bad PMO start."""
     try:
         config = env_config(cfg)
     except ValueError as error:
@@ -31,6 +52,9 @@ def check_config(cfg: dict) -> None:
     if high >= cfg["corpus"]["max_heavy"]:
         raise ValueError(f"corpus.scaffold_heavy: scaffolds up to {high} atoms leave no room under max_heavy "
                          f"{cfg['corpus']['max_heavy']}")
+    unknown = sorted(set(cfg["rl"].get("extra_seeds", {})) - set(cfg["rl"]["variants"]))
+    if unknown:
+        raise ValueError(f"rl.extra_seeds: variants {unknown} are not in rl.variants {cfg['rl']['variants']}")
     grouped = [v for v in cfg["rl"]["variants"] if v in GROUPED]
     if grouped and cfg["rl"]["group_size"] < 2:
         raise ValueError(f"rl.group_size: {grouped} normalise rewards within a group, which needs at least 2 "

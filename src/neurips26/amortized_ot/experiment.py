@@ -40,24 +40,57 @@ def test_groups(cfg: dict, task: str) -> dict[str, int]:
     return groups
 
 
-def fitted_models(cfg: dict, task: str) -> list[str]:
-    """Model names fitted for a task: '{ra,oa}_L{L}' (L swept on digits only) and 'metaot'."""
-    sweep = cfg["projections"] if task == "digits" else [cfg["main_projections"]]
-    names = [f"{m}_L{L}" for L in sweep for m in ("ra", "oa")]
-    if task in FIXED_SUPPORT_TASKS:
-        names.append("metaot")
+def fit_seeds(cfg: dict) -> list[int]:
+    """The extra fit seeds (besides `seed`) at which the `seeded_models` are refitted on the same training
+    pairs, to measure the spread of the comparisons over fits."""
+    return [s for s in cfg.get("fit_seeds", []) if s != cfg["seed"]]
+
+
+def _sweep(cfg: dict, task: str) -> list[int]:
+    return cfg["projections"] if task == "digits" else [cfg["main_projections"]]
+
+
+def seeded_models(cfg: dict, task: str) -> list[str]:
+    """Model names refitted at every extra fit seed: RA/OA at the main L and Meta-OT, as `seeded_models` lists
+    them per task, e.g. ['ra_L32_s1', 'oa_L32_s1', 'metaot_s1', ...]."""
+    kinds = cfg.get("seeded_models", {}).get(task, [])
+    main = cfg["main_projections"]
+    names = []
+    for seed in fit_seeds(cfg):
+        names += [f"{m}_L{main}_s{seed}" for m in ("ra", "oa") if m in kinds]
+        if "metaot" in kinds and task in FIXED_SUPPORT_TASKS:
+            names.append(f"metaot_s{seed}")
     return names
 
 
+def fitted_models(cfg: dict, task: str) -> list[str]:
+    """Model names fitted for a task: '{ra,oa}_L{L}' (L swept on digits only) and 'metaot' at the base seed,
+    then the refits at the extra fit seeds (seeded_models)."""
+    names = [f"{m}_L{L}" for L in _sweep(cfg, task) for m in ("ra", "oa")]
+    if task in FIXED_SUPPORT_TASKS:
+        names.append("metaot")
+    return names + seeded_models(cfg, task)
+
+
 def predictions(cfg: dict, task: str) -> list[tuple[str, str]]:
-    """(predictor, test group) pairs: every model and the sliced-mean ablation on 'test';
-    RA/OA at the main L on the other resolutions (Meta-OT cannot change atom count)."""
-    sweep = cfg["projections"] if task == "digits" else [cfg["main_projections"]]
-    names = fitted_models(cfg, task) + [f"sliced_mean_L{L}" for L in sweep]
+    """(predictor, test group) pairs: every model and the sliced-mean ablation on 'test'; RA/OA at the main L
+    (every fit) on the other resolutions (Meta-OT cannot change atom count)."""
+    names = fitted_models(cfg, task) + [f"sliced_mean_L{L}" for L in _sweep(cfg, task)]
     runs = [(name, "test") for name in names]
     main = cfg["main_projections"]
-    runs += [(f"{m}_L{main}", group) for group in test_groups(cfg, task) if group != "test" for m in ("ra", "oa")]
+    on_other_grids = [f"{m}_L{main}" for m in ("ra", "oa")] + [
+        name for name in seeded_models(cfg, task) if not name.startswith("metaot")]
+    runs += [(name, group) for name in on_other_grids for group in test_groups(cfg, task) if group != "test"]
     return runs
+
+
+def parse_name(name: str, base_seed: int) -> tuple[str, int, int]:
+    """A predictor's (method, projections, fit seed): 'ra_L32_s1' -> ('ra', 32, 1), 'metaot' -> ('metaot', 0, base)."""
+    stem, sep, seed = name.rpartition("_s")
+    if not sep or not seed.isdigit():
+        stem, seed = name, str(base_seed)
+    method, _, L = stem.partition("_L")
+    return method, int(L or 0), int(seed)
 
 
 def pack(groups: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

@@ -43,3 +43,13 @@ def resolution_table(frame: pd.DataFrame, projections: int) -> pd.DataFrame:
 def cfm_table(frame: pd.DataFrame) -> pd.DataFrame:
     rows = frame[frame["task"] == "cfm"]
     return rows.pivot_table(index="method", columns="metric", values="value", aggfunc="mean").reset_index()
+
+
+def seeds_table(frame: pd.DataFrame, projections: int, res_by_task: dict[str, int]) -> pd.DataFrame:
+    """Median RMSE of f over test pairs per fit seed (rows) and method (columns), each task at its training
+    resolution; RA/OA at the main projection count."""
+    rows = frame[(frame["pair"] >= 0) & (frame["metric"] == "rmse_f") & frame["task"].isin(res_by_task)]
+    rows = rows[(rows["res"] == rows["task"].map(res_by_task)) & rows["method"].isin(["ra", "oa", "metaot"])]
+    rows = rows[(rows["projections"] == projections) | (rows["method"] == "metaot")]
+    table = rows.pivot_table(index=["task", "seed"], columns="method", values="value", aggfunc="median").reset_index()
+    return table.rename(columns=METHOD_LABELS)

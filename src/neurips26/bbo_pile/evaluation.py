@@ -8,11 +8,19 @@ positive (RS's first trial already at f*) is left out, and counted."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 from scipy.stats import wilcoxon
 
 TRIAL_COLUMNS = ("bb_id", "method", "seed", "trial", "y")
+SEED_METHOD = re.compile(r"^model:(?P<condition>[^:@]+):constrained@(?P<run>[^:]+):seed(?P<seed>\d+)$")
+
+
+def seed_method(condition: str, run: str, model_seed: int) -> str:
+    """The method name of one model seed of claim B3's run (constrained decoding), in the regret table."""
+    return f"model:{condition}:constrained@{run}:seed{int(model_seed)}"
 
 
 def reference_minimum(trials: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
@@ -76,3 +84,9 @@ def paired_comparison(regret: pd.DataFrame, method: str, baseline: str, T: int) 
     return {"pairs": len(pairs), "mean_difference": float(difference.mean()),
             "share_lower": float((difference < 0).mean()), "p_value": p,
             "mean_method": float(pairs[method].mean()), "mean_baseline": float(pairs[baseline].mean())}
+
+
+def validity_table(decoded: pd.DataFrame) -> pd.DataFrame:
+    """Decoded trials and valid ones per (method, decoding) of the model's optimize rows (`valid_decode`)."""
+    return decoded.groupby(["method", "decoding"], as_index=False).agg(trials=("valid_decode", "size"),
+                                                                       valid=("valid_decode", "sum"))

@@ -1,7 +1,7 @@
 """Paper 05's config: the black-box catalog, vocabulary and model settings built from a scale's block, and the
 checks the schema cannot express (run at parse time, before any job): unknown functions, runs naming missing
-models, attention heads that do not group, conditioning on an optimizer absent from the data, and trajectories
-longer than the model's context."""
+models, attention heads that do not group, conditioning on an optimizer absent from the data, model seeds that repeat the scale's seed, and
+trajectories longer than the model's context."""
 
 from __future__ import annotations
 
@@ -66,6 +66,15 @@ def check_config(cfg: dict) -> None:
         if absent:
             raise ValueError(f"evaluate.{key}: {absent} generate no training data (optimizers: "
                              f"{cfg['optimizers']}), so the model has never seen their token")
+    seeds = cfg["model_seeds"]
+    if seeds["run"] not in cfg["runs"]:
+        raise ValueError(f"model_seeds.run: {seeds['run']!r} is not one of runs {sorted(cfg['runs'])}")
+    if cfg["seed"] in seeds["seeds"]:
+        raise ValueError(f"model_seeds.seeds: {cfg['seed']} is the scale's seed, which trains the first copy of "
+                         f"run {seeds['run']} already")
+    if seeds["condition"] not in cfg["optimizers"]:
+        raise ValueError(f"model_seeds.condition: {seeds['condition']!r} generates no training data (optimizers: "
+                         f"{cfg['optimizers']}), so the model has never seen its token")
     n_eval = int((boxes["split"] == "eval").sum())
     if ev["boxes"] > n_eval:
         raise ValueError(f"evaluate.boxes: {ev['boxes']} held-out boxes asked for, the eval split has {n_eval}")
@@ -76,6 +85,26 @@ def check_config(cfg: dict) -> None:
         raise ValueError(f"context: a {cfg['budget']}-trial trajectory on {worst['bb_id']} (dim {worst['dim']}) "
                          f"takes {lengths.max()} tokens, more than the context of {cfg['context']}; raise context "
                          f"or lower budget or the dimensions")
+
+
+def without_model_seeds(cfg: dict) -> dict:
+    """The scale's block without `model_seeds`: the params of every job that does not read it, so that changing
+    the number of model seeds reruns only the seed copies and what reads them."""
+    return {key: value for key, value in cfg.items() if key != "model_seeds"}
+
+
+def model_seeds(cfg: dict) -> list[int]:
+    """Claim B3's model seeds: the scale's `seed` (the copy trained with the scaling runs) and the further ones."""
+    return [cfg["seed"], *cfg["model_seeds"]["seeds"]]
+
+
+def seed_copy(cfg: dict, model_seed: int) -> dict:
+    """The params of one model seed of `model_seeds.run`: the block (without `model_seeds`) with `seed`
+    replaced, so the training and optimize scripts seed the initialisation, the data order and the sampling
+    with it."""
+    if int(model_seed) not in model_seeds(cfg):
+        raise ValueError(f"model seed {model_seed} is not one of {model_seeds(cfg)} (seed and model_seeds.seeds)")
+    return without_model_seeds(cfg) | {"seed": int(model_seed)}
 
 
 def decoder_config(cfg: dict, run: str, vocab_size: int):

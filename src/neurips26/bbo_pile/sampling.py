@@ -229,21 +229,22 @@ def optimize_with_model(
     return optimize_batch(model, vocab, algorithm, [problem], [seed], budget, **options)[0]
 
 
-def imitation_matrix(
+def imitation_nll(
     model: Decoder,
     vocab: Vocabulary,
     trajectories_by_algo: Mapping[str, Sequence[tuple]],
     algorithms: Sequence[str],
     batch: int = 32,
 ) -> pd.DataFrame:
-    """Mean NLL per trial value token when each true optimizer's trajectories are re-encoded with
-    each conditioning algorithm token (notes 5.7, B2).
+    """Mean NLL per trial value token of each trajectory when each true optimizer's trajectories are
+    re-encoded with each conditioning algorithm token (notes 5.7, B2).
 
     ``trajectories_by_algo[true]`` holds ``(lo, hi, x, y)`` (or ``(lo, hi, x, y, log_scale)``)
     tuples. Each is encoded as in training (``"global"`` objective bins) with the header of
     ``cond``; the scored tokens are the value bins after the header (the x bins and the y bins of
-    every trial; separators, header and EOS excluded). Returns one row per (true_algo, cond_algo):
-    ``nll`` (pooled over the trajectories' tokens), ``n_tokens``, ``n_trajectories``.
+    every trial; separators, header and EOS excluded). Returns one row per (true_algo, cond_algo,
+    trajectory): ``trajectory`` (its position in ``trajectories_by_algo[true]``), ``nll``,
+    ``n_tokens``.
     """
     bins = vocab.bin_ids
     records = []
@@ -262,9 +263,29 @@ def imitation_matrix(
                 sequences.append(ids)
                 masks.append(mask)
             means = sequence_nll(model, sequences, masks, batch=batch, reduce="sequence")
-            counts = np.array([m.sum() for m in masks])
-            records.append({"true_algo": true_algo, "cond_algo": cond,
-                            "nll": float((means * counts).sum() / counts.sum()),
-                            "n_tokens": int(counts.sum()), "n_trajectories": len(sequences)})
-    return pd.DataFrame.from_records(records, columns=["true_algo", "cond_algo", "nll", "n_tokens",
-                                                      "n_trajectories"])
+            records += [{"true_algo": true_algo, "cond_algo": cond, "trajectory": j, "nll": float(nll),
+                         "n_tokens": int(mask.sum())} for j, (nll, mask) in enumerate(zip(means, masks))]
+    return pd.DataFrame.from_records(records, columns=["true_algo", "cond_algo", "trajectory", "nll", "n_tokens"])
+
+
+def pool_imitation(per_trajectory: pd.DataFrame) -> pd.DataFrame:
+    """One row per (true_algo, cond_algo) of `imitation_nll`'s rows: ``nll`` pooled over the
+    trajectories' tokens, ``n_tokens``, ``n_trajectories``."""
+    frame = per_trajectory.assign(weighted=per_trajectory["nll"] * per_trajectory["n_tokens"])
+    pooled = frame.groupby(["true_algo", "cond_algo"], sort=False).agg(
+        weighted=("weighted", "sum"), n_tokens=("n_tokens", "sum"), n_trajectories=("nll", "size")).reset_index()
+    pooled["nll"] = pooled["weighted"] / pooled["n_tokens"]
+    return pooled[["true_algo", "cond_algo", "nll", "n_tokens", "n_trajectories"]]
+
+
+def imitation_matrix(
+    model: Decoder,
+    vocab: Vocabulary,
+    trajectories_by_algo: Mapping[str, Sequence[tuple]],
+    algorithms: Sequence[str],
+    batch: int = 32,
+) -> pd.DataFrame:
+    """Mean NLL per trial value token, pooled over each true optimizer's trajectories, for each
+    conditioning token (see `imitation_nll`): one row per (true_algo, cond_algo) with ``nll``,
+    ``n_tokens``, ``n_trajectories``."""
+    return pool_imitation(imitation_nll(model, vocab, trajectories_by_algo, algorithms, batch))

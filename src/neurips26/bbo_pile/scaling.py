@@ -25,7 +25,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-__all__ = ["PowerLaw", "compute_frontier", "fit_power_law", "holdout_check", "long_rows", "r_squared"]
+__all__ = ["PowerLaw", "compute_frontier", "fit_power_law", "holdout_check", "long_rows", "r_squared",
+           "scaling_summary"]
 
 POINTS = ("all", "final")
 
@@ -150,3 +151,34 @@ def holdout_check(points, holdout: str | None = None, kind: str = "all", min_flo
         "rmse": float(np.sqrt(np.mean(residuals**2))) if len(beyond) else float("nan"),
         "r2": r_squared(beyond["val_loss"], law.predict(beyond["flops"])) if len(beyond) else float("nan"),
     }
+
+
+def scaling_summary(training: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The runs table (each run's last evaluation, ``frontier``: it has a point on the frontier) and the
+    one-row scaling table of the evaluation rows of every run (``run``, ``model``, ``parameters``,
+    ``tokens``, ``flops``, ``val_loss``, ``tokens_per_s``): the frontier fit (``a``, ``b``, ``r2``,
+    ``frontier`` points), ``runs``, Spearman(FLOPs, final loss) over the runs and the held-out check of
+    the largest-compute run. What thin evidence cannot give is NaN (no frontier fit below two frontier
+    points, no Spearman below three runs, no held-out check below two runs), never an error or a
+    stand-in value."""
+    from scipy.stats import spearmanr
+
+    finals = _final_rows(long_rows(training))
+    runs = finals[["run", "model", "parameters", "tokens", "flops", "val_loss", "tokens_per_s"]].copy()
+    frontier = compute_frontier(training[["run", "flops", "val_loss"]], points="all")
+    nan = float("nan")
+    law = fit_power_law(frontier["flops"], frontier["val_loss"]) if len(frontier) >= 2 else PowerLaw(nan, nan, nan)
+    runs["frontier"] = runs["run"].isin(set(frontier["run"]))
+    held = {"holdout": "", "a": nan, "b": nan, "predicted_loss": nan, "final_loss": nan, "relative_error": nan}
+    if len(runs) >= 2:
+        try:
+            held = holdout_check(training[["run", "flops", "val_loss"]])
+        except ValueError:  # fewer than two frontier points outside the held-out run
+            pass
+    spearman = float(spearmanr(runs["flops"], runs["val_loss"])[0]) if len(runs) > 2 else nan
+    scaling = pd.DataFrame([{"a": law.a, "b": law.b, "r2": law.r2, "frontier": len(frontier), "runs": len(runs),
+                             "spearman": spearman, "holdout_run": held["holdout"], "holdout_a": held["a"],
+                             "holdout_b": held["b"], "holdout_predicted": held["predicted_loss"],
+                             "holdout_actual": held["final_loss"],
+                             "holdout_rel_error": abs(held["relative_error"])}])
+    return runs.reset_index(drop=True), scaling

@@ -1,54 +1,247 @@
-"""Claims: the paper's sentence, the measured number, the comparison the paper implies, the verdict."""
+"""Claims and checks with three verdicts: holds, fails, inconclusive.
+
+A paper's claim definitions (the paper's sentence, kind, metric, comparison, threshold, minimum evidence,
+paper value, the result files read) are data in `config/claims/<slug>.yaml`, validated by
+`workflow/schemas/claims.schema.yaml`. The paper's library measures only the values (`Measured`), and
+`decide` turns definitions and measurements into the `claims.parquet` table:
+
+- `kind` is hard (expected to hold at quick scale), soft (expected, reported), info (cannot be decided at
+  this scale) or check (a property our own code guarantees or verifies: an identity, a solver equal to a
+  brute force). Checks are counted apart from the paper's claims.
+- The verdict is `inconclusive`, with the reason in `note`, when the value is missing, NaN or infinite,
+  when it rests on fewer runs than the definition's `min_runs`, when its interval (over seeds) contains the
+  threshold, or when its margin to the threshold is within the measured `noise`. Otherwise the comparison
+  decides holds or fails; an interval entirely on the failing side fails.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Literal
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-KINDS = ("hard", "soft", "info")
-COLUMNS = ["claim_id", "statement", "kind", "metric", "value", "threshold", "comparison", "holds", "paper_value", "note"]
+KINDS = ("hard", "soft", "info", "check")
+CLAIM_KINDS = ("hard", "soft", "info")
+COMPARISONS = ("<", "<=", ">", ">=")
+VERDICTS = ("holds", "fails", "inconclusive")
+COLUMNS = ["claim_id", "kind", "statement", "metric", "value", "comparison", "threshold", "verdict", "holds",
+           "runs", "min_runs", "low", "high", "noise", "evidence", "paper_value", "source", "note"]
 
 
 @dataclass(frozen=True)
-class Claim:
-    """One check. `holds` is computed from value, comparison and threshold, never set by hand."""
+class Definition:
+    """One claim or check as the paper's claims file states it (see the module docstring)."""
 
     claim_id: str
     statement: str
-    kind: Literal["hard", "soft", "info"]
+    kind: str
     metric: str
-    value: float
+    comparison: str
     threshold: float
-    comparison: Literal["<", "<=", ">", ">="]
+    evidence: tuple[str, ...]
+    source: str = ""
+    min_runs: int = 1
     paper_value: float | None = None
-    note: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.claim_id}: kind must be one of {KINDS}, got {self.kind!r}")
-        if self.comparison not in ("<", "<=", ">", ">="):
-            raise ValueError(f"claim {self.claim_id}: unknown comparison {self.comparison!r}")
-
-    @property
-    def holds(self) -> bool:
-        if self.value is None or not np.isfinite(self.value):
-            return False
-        return {
-            "<": self.value < self.threshold,
-            "<=": self.value <= self.threshold,
-            ">": self.value > self.threshold,
-            ">=": self.value >= self.threshold,
-        }[self.comparison]
+        if self.comparison not in COMPARISONS:
+            raise ValueError(f"claim {self.claim_id}: comparison must be one of {COMPARISONS}, "
+                             f"got {self.comparison!r}")
+        if self.min_runs < 1:
+            raise ValueError(f"claim {self.claim_id}: min_runs must be >= 1, got {self.min_runs}")
+        if self.kind != "check" and not self.source.strip():
+            raise ValueError(f"claim {self.claim_id}: a {self.kind} claim needs the paper's sentence in `source`")
+        if not self.evidence:
+            raise ValueError(f"claim {self.claim_id}: `evidence` must name at least one result file")
 
 
-def claims_table(claims: list[Claim]) -> pd.DataFrame:
-    ids = [c.claim_id for c in claims]
+@dataclass(frozen=True)
+class Measured:
+    """What the library measured for one claim.
+
+    `value` is compared with the threshold; `runs` is how many seeds or runs (or cells) it rests on; `low` and
+    `high`, where given, bound the value over seeds (a t or bootstrap interval, say how in `note`); `noise`,
+    where given, is the seed spread measured elsewhere in the pipeline: a margin within it decides nothing.
+    """
+
+    claim_id: str
+    value: float
+    runs: int
+    note: str = ""
+    low: float | None = None
+    high: float | None = None
+    noise: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.low is None) != (self.high is None):
+            raise ValueError(f"claim {self.claim_id}: give both ends of the interval or neither")
+
+
+def _compare(value: float, comparison: str, threshold: float) -> bool:
+    return {"<": value < threshold, "<=": value <= threshold, ">": value > threshold,
+            ">=": value >= threshold}[comparison]
+
+
+def _finite(x) -> bool:
+    return x is not None and isinstance(x, (int, float, np.integer, np.floating)) and math.isfinite(float(x))
+
+
+def verdict(definition: Definition, measured: Measured) -> tuple[str, str]:
+    """(verdict, reason); the reason is empty when the comparison alone decided."""
+    d, m = definition, measured
+    if not _finite(m.value):
+        return "inconclusive", f"no evidence: the value is {m.value}"
+    if m.runs < d.min_runs:
+        return "inconclusive", f"rests on {m.runs} run(s), needs at least {d.min_runs}"
+    if m.low is not None:
+        if not (_finite(m.low) and _finite(m.high)):
+            return "inconclusive", f"the interval [{m.low}, {m.high}] is not finite"
+        low_side, high_side = _compare(m.low, d.comparison, d.threshold), _compare(m.high, d.comparison, d.threshold)
+        if low_side and high_side:
+            return "holds", ""
+        if not low_side and not high_side:
+            return "fails", ""
+        return "inconclusive", f"the interval [{m.low:.4g}, {m.high:.4g}] contains the threshold {d.threshold:g}"
+    if m.noise is not None:
+        if not _finite(m.noise):
+            return "inconclusive", f"the seed noise is {m.noise}"
+        if abs(m.value - d.threshold) <= m.noise:
+            return "inconclusive", (f"margin {m.value - d.threshold:+.4g} to the threshold is within the seed "
+                                    f"noise {m.noise:.4g}")
+    return ("holds" if _compare(m.value, d.comparison, d.threshold) else "fails"), ""
+
+
+def load_definitions(path: str | Path, schema: str | Path | None = None) -> list[Definition]:
+    """The definitions of a paper's claims file, validated against the claims schema (errors name the key)."""
+    from neurips26.common.config import ConfigError, load_yaml, validate
+
+    path = Path(path)
+    data = load_yaml(path)
+    schema = Path(schema) if schema else Path(__file__).resolve().parents[3] / "workflow/schemas/claims.schema.yaml"
+    validate(data, load_yaml(schema), str(path))
+    definitions = []
+    for item in data["claims"]:
+        try:
+            definitions.append(Definition(
+                claim_id=item["id"], statement=item["statement"], kind=item["kind"], metric=item["metric"],
+                comparison=item["comparison"], threshold=float(item["threshold"]),
+                evidence=tuple(item["evidence"]), source=item.get("source", ""),
+                min_runs=int(item.get("min_runs", 1)), paper_value=item.get("paper_value")))
+        except ValueError as error:
+            raise ConfigError(f"{path}: {error}") from None
+    ids = [d.claim_id for d in definitions]
     if len(set(ids)) != len(ids):
-        raise ValueError(f"duplicate claim ids: {ids}")
-    rows = [{**asdict(c), "holds": c.holds} for c in claims]
+        raise ConfigError(f"{path}: duplicate claim ids {sorted({i for i in ids if ids.count(i) > 1})}")
+    return definitions
+
+
+def decide(definitions: Sequence[Definition], measured: Iterable[Measured]) -> pd.DataFrame:
+    """The claims table: one row per definition, in the file's order, with its verdict.
+
+    Every defined claim must be measured exactly once, and nothing else: a mismatch is an error naming the ids.
+    """
+    by_id: dict[str, Measured] = {}
+    for m in measured:
+        if m.claim_id in by_id:
+            raise ValueError(f"claim {m.claim_id} measured twice")
+        by_id[m.claim_id] = m
+    defined = [d.claim_id for d in definitions]
+    missing, extra = sorted(set(defined) - set(by_id)), sorted(set(by_id) - set(defined))
+    if missing or extra:
+        raise ValueError(f"claims defined but not measured: {missing}; measured but not defined: {extra}")
+    rows = []
+    for d in definitions:
+        m = by_id[d.claim_id]
+        outcome, reason = verdict(d, m)
+        value = float(m.value) if _finite(m.value) else float("nan")
+        rows.append({
+            "claim_id": d.claim_id, "kind": d.kind, "statement": d.statement, "metric": d.metric, "value": value,
+            "comparison": d.comparison, "threshold": d.threshold, "verdict": outcome, "holds": outcome == "holds",
+            "runs": int(m.runs), "min_runs": d.min_runs,
+            "low": float(m.low) if m.low is not None else float("nan"),
+            "high": float(m.high) if m.high is not None else float("nan"),
+            "noise": float(m.noise) if m.noise is not None else float("nan"),
+            "evidence": ", ".join(d.evidence), "paper_value": d.paper_value, "source": d.source,
+            "note": "; ".join(p for p in (reason, m.note) if p),
+        })
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["paper_value"] = frame["paper_value"].astype("float64")
     return frame
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A mean over seeds (or runs) with an interval: `method` says how the interval was computed."""
+
+    mean: float
+    low: float
+    high: float
+    runs: int
+    method: str = field(default="")
+
+    def text(self) -> str:
+        if self.runs == 0:
+            return "no runs"
+        return f"{self.mean:+.4g} [{self.low:+.4g}, {self.high:+.4g}] ({self.method}, {self.runs} runs)"
+
+
+def t_interval(values: Sequence[float], confidence: float = 0.95) -> Spread:
+    """Mean of `values` (e.g. paired differences over seeds) with Student's t interval; NaNs are dropped.
+
+    One value gives an interval of NaN width (nothing about the spread is known), zero values a NaN mean.
+    """
+    from scipy import stats
+
+    x = np.asarray([v for v in values if _finite(v)], dtype=float)
+    n = len(x)
+    if n == 0:
+        return Spread(float("nan"), float("nan"), float("nan"), 0, "t interval")
+    mean = float(x.mean())
+    if n == 1:
+        return Spread(mean, float("nan"), float("nan"), 1, "t interval")
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / math.sqrt(n))
+    return Spread(mean, mean - half, mean + half, n, f"{confidence:.0%} t interval")
+
+
+def bootstrap_interval(values: Sequence[float], confidence: float = 0.95, resamples: int = 2000,
+                       seed: int = 0, statistic=np.mean) -> Spread:
+    """`statistic` of `values` with a percentile bootstrap interval (fixed seed: same numbers every time)."""
+    x = np.asarray([v for v in values if _finite(v)], dtype=float)
+    n = len(x)
+    if n == 0:
+        return Spread(float("nan"), float("nan"), float("nan"), 0, "bootstrap")
+    point = float(statistic(x))
+    if n == 1:
+        return Spread(point, float("nan"), float("nan"), 1, "bootstrap")
+    rng = np.random.default_rng(seed)
+    draws = statistic(x[rng.integers(0, n, size=(resamples, n))], axis=1)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(draws, [tail, 1 - tail])
+    return Spread(point, float(low), float(high), n, f"{confidence:.0%} percentile bootstrap, {resamples} resamples")
+
+
+def measured_from_spread(claim_id: str, spread: Spread, note: str = "") -> Measured:
+    """A claim measured as a mean over seeds, decided by its interval (a single run has no interval: its
+    verdict then needs `min_runs` 1 and is decided on the point value)."""
+    interval = {} if spread.runs < 2 else {"low": spread.low, "high": spread.high}
+    text = spread.text() if spread.runs else ""
+    return Measured(claim_id, spread.mean, spread.runs, note="; ".join(p for p in (text, note) if p), **interval)
+
+
+def count_verdicts(claims: pd.DataFrame) -> dict[str, int]:
+    """holds / fails / inconclusive counts of a claims table (any kinds)."""
+    counts = claims["verdict"].value_counts()
+    return {v: int(counts.get(v, 0)) for v in VERDICTS}
+
+
+def log_verdicts(claims: pd.DataFrame, log) -> None:
+    """One log line per claim: id, kind, value against threshold, runs, verdict and why."""
+    for row in claims.itertuples():
+        log.info("%s [%s] %s: %.4g %s %g on %d run(s) -> %s%s", row.claim_id, row.kind, row.metric, row.value,
+                 row.comparison, row.threshold, row.runs, row.verdict, f" ({row.note})" if row.note else "")

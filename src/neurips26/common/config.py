@@ -106,6 +106,7 @@ def validate_workflow_config(
         data = load_yaml(config_dir / f"{slug}.yaml")
         validate(data, load_yaml(schema_dir / f"{slug}.schema.yaml"), f"config/{slug}.yaml")
         papers[slug] = data
+        check_claims_file(config_dir / "claims" / f"{slug}.yaml", schema_dir / "claims.schema.yaml", slug)
     return papers
 
 
@@ -120,3 +121,15 @@ def scale_block(papers: dict[str, dict], slug: str, scale: str) -> dict[str, Any
     if slug not in papers:
         raise ConfigError(f"unknown paper '{slug}' (allowed values: {', '.join(sorted(papers))})")
     return papers[slug][check_scale(scale)]
+
+
+def check_claims_file(path: Path, schema: Path, slug: str) -> None:
+    """A paper's claims file exists, follows the claims schema and names its own paper."""
+    from neurips26.common.claims import load_definitions
+
+    if not path.exists():
+        raise ConfigError(f"paper {slug} has no claims file: {path} (see workflow/schemas/claims.schema.yaml)")
+    load_definitions(path, schema)
+    paper = load_yaml(path)["paper"]
+    if paper != slug:
+        raise ConfigError(f"invalid config in {path}:\n  paper: {paper!r} should be {slug!r}")

@@ -35,12 +35,47 @@ def read_benchmarks(folder: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["job", "seconds", "max_rss_mb"])
 
 
+VERDICT_CELLS = {"holds": "holds", "fails": "**fails**", "inconclusive": "*inconclusive*"}
+
+
 def claims_markdown(claims: pd.DataFrame) -> str:
-    shown = claims.assign(
-        holds=claims["holds"].map({True: "yes", False: "**no**"}),
-        check=claims["comparison"] + " " + claims["threshold"].map(lambda t: f"{t:g}"),
-    )[["claim_id", "kind", "statement", "metric", "value", "check", "holds", "paper_value", "note"]]
-    return markdown_table(shown)
+    """Every claim and check: value, threshold, the evidence it rests on and its verdict (checks last)."""
+    order = {"hard": 0, "soft": 1, "info": 2, "check": 3}
+    claims = claims.assign(_order=claims["kind"].map(order)).sort_values("_order", kind="stable")
+
+    def interval(row) -> str:
+        return "" if not np.isfinite(row.low) else f"[{row.low:.4g}, {row.high:.4g}]"
+
+    shown = pd.DataFrame({
+        "claim_id": claims["claim_id"], "kind": claims["kind"], "statement": claims["statement"],
+        "metric": claims["metric"], "value": claims["value"],
+        "interval": [interval(r) for r in claims.itertuples()],
+        "check": claims["comparison"] + " " + claims["threshold"].map(lambda t: f"{t:g}"),
+        "runs": [f"{r.runs} (min {r.min_runs})" for r in claims.itertuples()],
+        "verdict": claims["verdict"].map(VERDICT_CELLS), "paper_value": claims["paper_value"],
+        "evidence": claims["evidence"], "note": claims["note"],
+    })
+    return f"{verdict_line(claims)}\n\n{markdown_table(shown)}"
+
+
+def verdict_line(claims: pd.DataFrame) -> str:
+    """One sentence: holds/fails/inconclusive per kind of claim, and checks passed."""
+    counts = verdict_summary(claims)
+    parts = [f"{kind} claims {counts[kind]}" for kind in ("hard", "soft", "info")
+             if (claims["kind"] == kind).any()]
+    return ("Claims (holds/fails/inconclusive): " + ("; ".join(parts) or "none")
+            + f". Implementation checks passed: {counts['checks']}.")
+
+
+def verdict_summary(claims: pd.DataFrame) -> dict[str, str]:
+    """holds/fails/inconclusive of the hard, soft and info claims, and checks passed/total."""
+    out = {}
+    for kind in ("hard", "soft", "info"):
+        rows = claims[claims["kind"] == kind]["verdict"]
+        out[kind] = "/".join(str(int((rows == v).sum())) for v in ("holds", "fails", "inconclusive"))
+    checks = claims[claims["kind"] == "check"]["verdict"]
+    out["checks"] = f"{int((checks == 'holds').sum())}/{len(checks)}"
+    return out
 
 
 def runtimes_markdown(folder: str | Path) -> str:

@@ -41,13 +41,13 @@ instances that satisfy it in ``condition``. Every outcome comes from measured va
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .estimators import NEG_TOL, Estimator, get_estimator
+from .estimators import NEG_TOL, Estimate, Estimator, get_estimator
 from .measures import MEASURES, check_measure_names, measure_estimates
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "AxiomProperty",
     "axiom_summary",
     "axiom_table",
+    "judge_axioms",
     "sample_instance",
 ]
 
@@ -196,7 +197,8 @@ def axiom_table(measures: Sequence[str] | None = None, estimator: str | Estimato
     condition, value, raw, clipped, negative, criterion, satisfied, outcome`` and ``estimator, n, seed``.
 
     ``outcome`` (one of :data:`OUTCOMES`) aggregates ``satisfied`` over the property's instances, and is repeated
-    on each of its rows. Measures of notion ``"none"`` are skipped; ``measures`` None means all others."""
+    on each of its rows. Measures of notion ``"none"`` are skipped; ``measures`` None means all others. The
+    instances are sampled and estimated here; :func:`judge_axioms` turns the estimates into the table."""
     names = [m for m in check_measure_names(measures) if MEASURES[m].notion != "none"]
     est = get_estimator(estimator)
     needed: dict[str, list[str]] = {}
@@ -209,9 +211,17 @@ def axiom_table(measures: Sequence[str] | None = None, estimator: str | Estimato
         if inst_measures:
             x, a, y = sample_instance(inst, n, seed)
             estimates[inst] = measure_estimates(x, a, y, inst_measures, est, seed, clip_tol)
+    return judge_axioms(estimates, names, tol, witness_sp, witness_eo).assign(estimator=est.name, n=n, seed=seed)
+
+
+def judge_axioms(estimates: Mapping[str, Mapping[str, Estimate]], measures: Sequence[str],
+                 tol: float = ZERO_TOL, witness_sp: float = WITNESS_SP,
+                 witness_eo: float = WITNESS_EO) -> pd.DataFrame:
+    """The rows of :func:`axiom_table` (without ``estimator, n, seed``) from ``{instance: {measure: Estimate}}``:
+    each (measure, property, instance) judged by the property's rule, and the outcome over the instances."""
     rows = []
     for prop in PROPERTIES:
-        for name in (m for m in names if MEASURES[m].notion == prop.notion):
+        for name in (m for m in measures if MEASURES[m].notion == prop.notion):
             spec = MEASURES[name]
             for inst in prop.instances:
                 est_value = estimates[inst][name]
@@ -221,10 +231,11 @@ def axiom_table(measures: Sequence[str] | None = None, estimator: str | Estimato
                                  condition=INSTANCES[inst].condition, value=est_value.value, raw=est_value.raw,
                                  clipped=est_value.clipped, negative=est_value.negative, criterion=criterion,
                                  satisfied=bool(ok)))
-    table = pd.DataFrame(rows)
+    columns = ["measure", "notion", "family", "property", "kind", "premise", "instance", "condition", "value", "raw",
+               "clipped", "negative", "criterion", "satisfied"]
+    table = pd.DataFrame(rows, columns=columns)
     share = table.groupby(["measure", "property"])["satisfied"].transform("mean")
     table["outcome"] = np.where(share == 1.0, "pass", np.where(share == 0.0, "fail", "holds_under_condition"))
-    table["estimator"], table["n"], table["seed"] = est.name, n, seed
     return table
 
 

@@ -1,38 +1,60 @@
-r"""Paper 06's claims as checks that can fail (notes 2.7, C1-C6), from the analysis tables of :mod:`.validation`
-and the axiom table of :mod:`.axioms`.
+r"""Paper 06's claims and checks (notes 2.7, C1-C6), measured from the pipeline's tables; the definitions (statement,
+kind, comparison, threshold, minimum evidence, the paper's sentence) are in ``config/claims/fairness_audit.yaml``
+and :func:`neurips26.common.claims.decide` gives the verdicts.
 
-Kinds. ``hard`` where a theorem guarantees the outcome up to estimation error: the data-processing bound (C1), the
-axioms that follow from a measure's definition (C2) and the symmetry of a player and its exact copy (C3a).
-``soft`` where the abstract claims an empirical regularity: the split of Shapley credit between copies (C3b, C3c;
-not exact in general: for ``v(S) = 1[k in S and (i in S or j in S)]`` the copies get 1/6 each where i alone had
-1/2), the alignment of measures with their notion (C4), the relevance-aware measure beating the baseline (C5) and
-the feature-selection experiment (C6).
+What is measured, and on how many runs (a *run* is one sampled data set unless said otherwise):
 
-C2's required outcomes (our reading, the paper's list is not recovered; notes 2.2 "Axiom table"):
+* C1a, C1b (data-processing bound): per data set, the share of its tuned predictors (non-empty S) with
+  ``I(Yhat; A) <= B_SP(S) + 2 SE`` (``I(Yhat; A | Y) <= B_EO(S) + 2 SE``); SE is the test-split bootstrap standard
+  error of the predictor's information (:data:`~.true_bias.N_BOOT` replicates). The value is the mean share over
+  data sets with a percentile bootstrap interval over data sets. The two sides come from different estimators
+  (the CE estimator of ``I(X_S; A)`` on all rows, the plug-in information of the MLP's test predictions), so
+  nothing in our code makes the bound hold: a CE fit that misses dependence the MLP exploits breaks it.
+* C2a-C2c (axiom table, checks) and C2d (info): the share of the required (measure, property) outcomes of the
+  axiom table that hold. NaN (inconclusive) when the table has no measure of the kind the check talks about.
+  Required outcomes (our reading, the paper's list is not recovered; notes 2.2 "Axiom table"):
 
-* B_SP fails P2 (``I(X; A) > 0`` for a proxy that does not predict Y);
-* every relevance-aware SP measure (family ``ours-assumed`` or ``pid``, notion SP) passes P1 and P2, except
-  the two pairs that the I_min redundancy does not guarantee (:data:`CONDITIONAL_AXIOMS`): ``red_SP`` under P1
-  (I_min gives independent sources X and A a positive redundancy about Y when both inform it) and ``redA_SP`` under
-  P2 (likewise X and Y both informing A while X ⟂ Y); their outcomes are reported in the note;
-* every EO measure passes Q1 (each is 0 under the Markov chain A - Y - X by data processing);
-* the conflict witness (X = Y): every SP measure above 0.05 nats and every EO measure below 0.01.
+  - C2a: B_SP fails P2 (``I(X; A) > 0`` for a proxy that does not predict Y), and every relevance-aware SP
+    measure (family ``ours-assumed`` or ``pid``, notion SP) passes P1 and P2, except the two pairs the I_min
+    redundancy does not guarantee (:data:`CONDITIONAL_AXIOMS`, reported in the note);
+  - C2b: every EO measure passes Q1 (each is 0 under the Markov chain A - Y - X by data processing);
+  - C2c: the conflict witness (X = Y): every SP measure above 0.05 nats and every EO measure below 0.01 (needs at
+    least one measure of each notion);
+  - C2d: the undesired property U_SP (X ⟂ A | Y must not force an SP measure to 0) for every SP measure
+    (informative: a product measure is second order in the dependence and can sit below the tolerance).
+
+* C3a (check): ``max |phi_i - phi_copy| / |phi_orig|`` over the redundancy table's (data set, measure) rows;
+  symmetric players by construction (Shapley's symmetry axiom and the plug-in estimator's merged bins).
+* C3b, C3c: per data set of the redundancy scenario, ``|phi_i + phi_copy - phi_orig| / |phi_orig|`` of B_SP
+  (B_EO): mean with a t interval over data sets (NaN rows, where ``phi_orig`` is 0, are dropped and counted).
+  Not exact in general: for ``v(S) = 1[k in S and (i in S or j in S)]`` the copies get 1/6 each where i alone
+  had 1/2.
+* C4a, C4b (alignment): over the (data set, S) pairs of the CE estimator (``pairs.parquet``), Spearman(best
+  relevance-aware measure of the gap's notion, gap) - Spearman(best relevance-aware measure of the other notion,
+  gap); "best" by pooled Spearman over all pairs, then held fixed while the data sets are resampled: a cluster
+  bootstrap over data sets gives the interval.
+* C5: per data set of the non-predictive-proxy scenario, Spearman(``c5_measure``, sp_gap) - Spearman(B_SP,
+  sp_gap) over that data set's feature sets; mean with a t interval over those data sets.
+* C6a, C6b (feature selection): per data set, delta gap after removing the top-phi feature of the notion's
+  selection measure minus the exact expectation of removing a random feature; mean with a t interval over data
+  sets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
-
-from neurips26.common.claims import Claim
+from neurips26.common.claims import Measured, Spread, bootstrap_interval, measured_from_spread, t_interval
 
 from .axioms import axiom_summary
+from .true_bias import N_BOOT
 
 __all__ = [
     "CONDITIONAL_AXIOMS",
-    "check_claims",
+    "cluster_bootstrap",
+    "measure_claims",
     "relevance_aware",
 ]
 
@@ -42,6 +64,7 @@ CONDITIONAL_AXIOMS = {
     ("red_SP", "P1"): "I_min redundancy Red(Y: X, A) > 0 for independent X and A that both inform Y",
     ("redA_SP", "P2"): "I_min redundancy Red(A: X, Y) > 0 for X ⟂ Y that both depend on A",
 }
+SYMMETRY_FLOOR = 1e-9  # nats: |phi_orig| below this counts as 0 (then any asymmetry is infinitely relative)
 
 
 def relevance_aware(table: pd.DataFrame, notion: str) -> pd.DataFrame:
@@ -49,187 +72,266 @@ def relevance_aware(table: pd.DataFrame, notion: str) -> pd.DataFrame:
     return table[(table["notion"] == notion) & table["family"].isin(RELEVANCE_FAMILIES)]
 
 
-def _axiom_count(outcomes: pd.DataFrame, required: list[tuple[str, str, str]]) -> tuple[int, int, str]:
-    """How many required (measure, property, expected outcome) triples hold, how many there are, the failures."""
-    index = outcomes.set_index(["measure", "property"])["outcome"]
-    failures = []
-    for measure, prop, expected in required:
-        got = index.get((measure, prop), "missing")
-        if got != expected:
-            failures.append(f"{measure} {prop}: {got} (expected {expected})")
-    return len(required) - len(failures), len(required), "; ".join(failures) or "none"
+# ---------------------------------------------------------------------------------------------------------------------
+# C1: the data-processing bound
 
 
-def _c2_claims(axioms: pd.DataFrame) -> list[Claim]:
-    outcomes = axiom_summary(axioms)
-    sp_aware = relevance_aware(outcomes, "SP")["measure"].unique().tolist()
-    required_sp = [("B_SP", "P2", "fail")] + [(m, p, "pass") for m in sp_aware for p in ("P1", "P2")
-                                                if (m, p) not in CONDITIONAL_AXIOMS]
-    triples = outcomes[["measure", "property", "outcome"]].itertuples(index=False)
-    conditional = "; ".join(f"{m} {p}: {o}" for m, p, o in triples if (m, p) in CONDITIONAL_AXIOMS) or "none computed"
-    eo = outcomes[outcomes["notion"] == "EO"]["measure"].unique().tolist()
-    required_eo = [(m, "Q1", "pass") for m in eo]
-    aligned = outcomes[outcomes["notion"].isin(["SP", "EO"])]["measure"].unique().tolist()
-    required_w = [(m, "W", "pass") for m in aligned]
-    sp = outcomes[outcomes["notion"] == "SP"]["measure"].unique().tolist()
-    undesired = [(m, "U_SP", "pass") for m in sp]
-    claims = []
-    for claim_id, kind, statement, required, extra in (
-        ("C2a", "hard", "Axioms: the baseline B_SP fails P2 (X ⟂ Y => mu = 0) while the relevance-aware SP measures "
-         "pass P1 (X ⟂ A => 0) and P2", required_sp,
-         f"relevance-aware SP measures: {sp_aware}; not required (I_min, see module docstring): {conditional}"),
-        ("C2b", "hard", "Axioms: the EO measures pass Q1 (X ⟂ A | Y => mu = 0)", required_eo, f"EO measures: {eo}"),
-        ("C2c", "hard", "SP- and EO-aligned properties conflict: on the witness X = Y every SP measure exceeds "
-         "0.05 nats and every EO measure stays below 0.01", required_w, ""),
-        ("C2d", "info", "Undesired property: X ⟂ A | Y does not force the SP measures to 0 (U_SP)", undesired,
-         "informative only: the notes list it in the axiom table, not in claim C2"),
-    ):
-        held, total, failures = _axiom_count(outcomes, required)
-        claims.append(Claim(claim_id, statement, kind, "required (measure, property) outcomes that hold",
-                            float(held), float(total), ">=", note=f"failures: {failures}. {extra}".strip()))
-    return claims
-
-
-def _c1_claims(dpi: pd.DataFrame, scenario_of: Mapping[str, str], share: float) -> list[Claim]:
-    rows = dpi[dpi["size"] > 0]
-    claims = []
-    for claim_id, notion, column, excess, info in (
-        ("C1a", "SP", "holds_sp", "excess_sp", "I(Yhat; A) <= B_SP(S) = I(X_S; A)"),
-        ("C1b", "EO", "holds_eo", "excess_eo", "I(Yhat; A | Y) <= B_EO(S) = I(X_S; A | Y)"),
-    ):
-        value = float(rows[column].mean()) if len(rows) else np.nan
+def _c1(dpi: pd.DataFrame, scenario_of: Mapping[str, str]) -> list[Measured]:
+    out = []
+    for claim_id, column, excess, se in (("C1a", "holds_sp", "excess_sp", "i_yhat_a_se"),
+                                         ("C1b", "holds_eo", "excess_eo", "i_yhat_a_given_y_se")):
+        nonempty = dpi[dpi["size"] > 0]
+        valid = np.isfinite(nonempty[excess].to_numpy(dtype=float)) & np.isfinite(nonempty[se].to_numpy(dtype=float))
+        rows = nonempty[valid]  # a predictor without its information or SE is no evidence either way
+        shares = rows.groupby("dataset")[column].mean() if len(rows) else pd.Series(dtype=float)
         failed = rows[~rows[column].astype(bool)]
         by_scenario = failed["dataset"].map(lambda d: scenario_of.get(d, "?")).value_counts().to_dict()
         worst = failed.nlargest(3, excess)
         listed = ", ".join(f"{d}/{c or '{}'} +{e:.4f}" for d, c, e in zip(worst["dataset"], worst["coalition"],
                                                                         worst[excess]))
-        claims.append(Claim(
-            claim_id, f"The baseline bounds the bias of any restricted predictor ({notion}, data processing): {info}",
-            "hard", f"share of tuned predictors (non-empty S) within the bound + 2 bootstrap SE ({column})",
-            value, share, ">=",
-            note=f"{len(rows)} predictors, estimator {rows['estimator'].iat[0] if len(rows) else '?'}; "
-                 f"failures by scenario {by_scenario}; largest excess (nats): {listed or 'none'}"))
-    return claims
+        estimator = rows["estimator"].iat[0] if len(rows) else "?"
+        note = (f"{len(rows)} tuned predictors in {len(shares)} data sets, pooled share "
+                f"{rows[column].mean() if len(rows) else float('nan'):.4f}; B from the {estimator} estimator, "
+                f"slack 2 SE from {N_BOOT} test-split bootstrap replicates per predictor; failures by scenario "
+                f"{by_scenario}; largest excess (nats): {listed or 'none'}"
+                + (f"; {int((~valid).sum())} predictor(s) without a finite information or SE left out"
+                   if (~valid).any() else ""))
+        out.append(measured_from_spread(claim_id, bootstrap_interval(shares.to_numpy(dtype=float)), note))
+    return out
 
 
-def _c3_claims(redundancy: pd.DataFrame, tol: float, symmetry_tol: float) -> list[Claim]:
-    by = redundancy.set_index("measure")
-    estimator = str(redundancy["estimator"].iat[0]) if "estimator" in redundancy else "?"
-    per_measure = ", ".join(f"{m} {r:.3f}" for m, r in by["rel_err"].items())
-    relative_asym = by["asym"] / by["phi_orig"].abs().replace(0.0, np.nan)
-    claims = [Claim(
-        "C3a", "Shapley values treat a feature and its exact copy alike (phi_i = phi_copy)", "hard",
-        "max over measures of |phi_i - phi_copy| / |phi_orig|", float(relative_asym.max(skipna=False)),
-        symmetry_tol, "<", note=f"{len(by)} measures, {estimator} estimator, player {by['player'].iat[0]}")]
-    for claim_id, measure in (("C3b", "B_SP"), ("C3c", "B_EO")):
-        value = float(by.loc[measure, "rel_err"]) if measure in by.index else np.nan
-        claims.append(Claim(
-            claim_id, f"Shapley moderates redundancy for {measure}: a feature and its exact copy share the "
-            "feature's original credit (not exact in general: module docstring)", "soft",
-            f"|phi_i + phi_copy - phi_orig| / |phi_orig|, {measure}", value, tol, "<",
-            note=f"rel_err per measure ({estimator}): {per_measure}"))
-    return claims
+# ---------------------------------------------------------------------------------------------------------------------
+# C2: the axiom table (checks)
 
 
-def _best(table: pd.DataFrame, notion: str, gap: str) -> tuple[float, str]:
-    rows = relevance_aware(table, notion)
-    rows = rows[(rows["gap"] == gap) & rows["spearman"].notna()]
+def _share_held(outcomes: pd.DataFrame, claim_id: str, required: list[tuple[str, str, str]], empty_reason: str,
+                extra: str = "") -> Measured:
+    """Share of the required (measure, property, expected outcome) triples that hold; NaN when nothing is required
+    (``empty_reason``) or an outcome is missing from the table."""
+    if not required:
+        return Measured(claim_id, float("nan"), 0, note=f"no evidence: {empty_reason}")
+    index = outcomes.set_index(["measure", "property"])["outcome"]
+    missing = [f"{m} {p}" for m, p, _ in required if (m, p) not in index.index]
+    if missing:
+        return Measured(claim_id, float("nan"), len(required) - len(missing),
+                        note=f"no outcome in the axiom table for {missing}")
+    failures = [f"{m} {p}: {index[(m, p)]} (expected {e})" for m, p, e in required if index[(m, p)] != e]
+    note = f"{len(required) - len(failures)}/{len(required)} required outcomes hold; failures: " \
+           f"{'; '.join(failures) or 'none'}"
+    return Measured(claim_id, (len(required) - len(failures)) / len(required), len(required),
+                    note=f"{note}. {extra}".strip())
+
+
+def _c2(axioms: pd.DataFrame) -> list[Measured]:
+    outcomes = axiom_summary(axioms) if len(axioms) else pd.DataFrame(
+        columns=["measure", "notion", "family", "property", "outcome"])
+    sp_aware = relevance_aware(outcomes, "SP")["measure"].unique().tolist()
+    sp, eo = (outcomes[outcomes["notion"] == notion]["measure"].unique().tolist() for notion in ("SP", "EO"))
+    if "B_SP" in sp and sp_aware:
+        required_sp = [("B_SP", "P2", "fail")] + [(m, p, "pass") for m in sp_aware for p in ("P1", "P2")
+                                                    if (m, p) not in CONDITIONAL_AXIOMS]
+    else:
+        required_sp = []
+    triples = outcomes[["measure", "property", "outcome"]].itertuples(index=False)
+    conditional = "; ".join(f"{m} {p}: {o}" for m, p, o in triples if (m, p) in CONDITIONAL_AXIOMS) or "none computed"
+    samples = (f"axiom instances of n = {int(axioms['n'].iat[0])} rows, one sample each ({axioms['estimator'].iat[0]} "
+               f"estimator), {len(axioms)} (measure, property, instance) values" if len(axioms) else "")
+    witness = [(m, "W", "pass") for m in sp + eo] if sp and eo else []
+    return [
+        _share_held(outcomes, "C2a", required_sp, f"needs B_SP and a relevance-aware SP measure (SP: {sp})",
+                    f"relevance-aware SP measures: {sp_aware}; not required (I_min): {conditional}; {samples}"),
+        _share_held(outcomes, "C2b", [(m, "Q1", "pass") for m in eo], "no EO measure in the axiom table",
+                    f"EO measures: {eo}; {samples}"),
+        _share_held(outcomes, "C2c", witness, f"the conflict needs an SP and an EO measure (SP: {sp}, EO: {eo})",
+                    samples),
+        _share_held(outcomes, "C2d", [(m, "U_SP", "pass") for m in sp], "no SP measure in the axiom table",
+                    samples),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# C3: Shapley and an exact copy
+
+
+def _c3(redundancy: pd.DataFrame, measures: tuple[str, ...] = ("B_SP", "B_EO")) -> list[Measured]:
+    estimator = str(redundancy["estimator"].iat[0]) if len(redundancy) and "estimator" in redundancy else "?"
+    datasets = sorted(redundancy["dataset"].unique()) if len(redundancy) else []
+    if len(redundancy):
+        scale = np.maximum(redundancy["phi_orig"].abs().to_numpy(dtype=float), SYMMETRY_FLOOR)
+        relative = np.abs(redundancy["phi_i"].to_numpy(dtype=float) - redundancy["phi_copy"].to_numpy(dtype=float))
+        relative = relative / scale
+        value = float(np.max(relative))  # NaN in, NaN out: a missing Shapley value decides nothing
+        worst = redundancy.iloc[int(np.nanargmax(relative))] if np.isfinite(relative).any() else None
+        where = f"; largest at {worst['dataset']}/{worst['measure']}" if worst is not None else ""
+    else:
+        value, where = float("nan"), ""
+    out = [Measured("C3a", value, len(redundancy),
+                    note=f"{len(redundancy)} (data set, measure) rows, {len(datasets)} data sets {datasets}, "
+                         f"{estimator} estimator{where}")]
+    for claim_id, measure in zip(("C3b", "C3c"), measures):
+        rows = redundancy[redundancy["measure"] == measure] if len(redundancy) else redundancy
+        errors = rows["rel_err"].to_numpy(dtype=float) if len(rows) else np.array([])
+        dropped = int((~np.isfinite(errors)).sum())
+        listed = ", ".join(f"{d} {e:.3f}" for d, e in zip(rows.get("dataset", []), errors))
+        note = (f"{measure} rel_err per data set ({estimator}): {listed or 'none'}; max "
+                f"{np.nanmax(errors) if np.isfinite(errors).any() else float('nan'):.3f}"
+                + (f"; {dropped} data set(s) with phi_orig = 0 dropped" if dropped else ""))
+        out.append(measured_from_spread(claim_id, t_interval(errors), note))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# C4, C5: the measures against the true bias
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 1..n with ties averaged (scipy's rankdata "average", without its per-call overhead)."""
+    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    return (np.cumsum(counts) - (counts - 1) / 2.0)[inverse]
+
+
+def _spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's rho; NaN for fewer than three pairs, a NaN or a constant side (no warning)."""
+    if len(x) < 3 or not (np.isfinite(x).all() and np.isfinite(y).all()) or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    rx, ry = _ranks(x), _ranks(y)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    return float((rx * ry).sum() / np.sqrt((rx ** 2).sum() * (ry ** 2).sum()))
+
+
+def cluster_bootstrap(groups: list[np.ndarray], statistic: Callable[[np.ndarray], float], n_boot: int = 500,
+                      seed: int = 0, confidence: float = 0.95) -> Spread:
+    """``statistic`` of the rows of all groups (each an array of row indices, one group per data set) with a
+    percentile interval from resampling whole groups with replacement; ``runs`` is the number of groups.
+
+    Fewer than two groups, or no finite resample, give a NaN interval (nothing is known about the spread)."""
+    k = len(groups)
+    method = f"{confidence:.0%} cluster bootstrap over data sets, {n_boot} resamples"
+    if k == 0:
+        return Spread(float("nan"), float("nan"), float("nan"), 0, method)
+    point = statistic(np.concatenate(groups))
+    if k < 2 or n_boot < 1:
+        return Spread(point, float("nan"), float("nan"), k, method)
+    rng = np.random.default_rng(seed)
+    draws = np.array([statistic(np.concatenate([groups[i] for i in rng.integers(0, k, size=k)]))
+                      for _ in range(n_boot)])
+    draws = draws[np.isfinite(draws)]
+    if not len(draws):
+        return Spread(point, float("nan"), float("nan"), k, method)
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(draws, [tail, 1 - tail])
+    return Spread(point, float(low), float(high), k, method)
+
+
+def _wide(pairs: pd.DataFrame, estimator: str) -> pd.DataFrame:
+    """One row per (dataset, coalition) of ``estimator``: the gaps and one column per measure."""
+    rows = pairs[pairs["estimator"] == estimator]
     if rows.empty:
-        return np.nan, "none"
-    best = rows.loc[rows["spearman"].idxmax()]
-    text = f"{best['measure']} {best['spearman']:.3f} [{best['ci_low']:.3f}, {best['ci_high']:.3f}]"
-    return float(best["spearman"]), text
+        return pd.DataFrame(columns=["dataset", "coalition", "sp_gap", "eo_gap"])
+    wide = rows.pivot_table(index=["dataset", "coalition"], columns="measure", values="mu", aggfunc="first")
+    gaps = rows.groupby(["dataset", "coalition"])[["sp_gap", "eo_gap"]].first()
+    return wide.join(gaps).reset_index().sort_values(["dataset", "coalition"], kind="stable").reset_index(drop=True)
 
 
-def _c4_claims(validation: pd.DataFrame) -> list[Claim]:
-    claims = []
+def _pooled_best(wide: pd.DataFrame, info: pd.DataFrame, notion: str, gap: str) -> tuple[str | None, float]:
+    candidates = relevance_aware(info, notion)["measure"].tolist()
+    scored = {m: _spearman(wide[m].to_numpy(float), wide[gap].to_numpy(float)) for m in candidates if m in wide}
+    scored = {m: r for m, r in scored.items() if np.isfinite(r)}
+    if not scored:
+        return None, float("nan")
+    best = max(sorted(scored), key=lambda m: scored[m])
+    return best, scored[best]
+
+
+def _c4(pairs: pd.DataFrame, estimator: str, n_boot: int, seed: int) -> list[Measured]:
+    wide = _wide(pairs, estimator)
+    info = pairs[["measure", "notion", "family"]].drop_duplicates("measure") if len(pairs) else pd.DataFrame(
+        columns=["measure", "notion", "family"])
+    groups = [np.flatnonzero(wide["dataset"].to_numpy() == d) for d in sorted(wide["dataset"].unique())]
+    out = []
     for claim_id, gap, own, other in (("C4a", "sp_gap", "SP", "EO"), ("C4b", "eo_gap", "EO", "SP")):
-        own_rho, own_text = _best(validation, own, gap)
-        other_rho, other_text = _best(validation, other, gap)
-        claims.append(Claim(
-            claim_id, f"Alignment: the best relevance-aware {own} measure tracks the true {own} gap better than the "
-            f"best {other} measure", "soft",
-            f"Spearman(best {own} measure, {gap}) - Spearman(best {other} measure, {gap}) over (dataset, S)",
-            own_rho - other_rho, 0.0, ">", note=f"{own}: {own_text}; {other}: {other_text}"))
-    return claims
+        own_best, own_rho = _pooled_best(wide, info, own, gap)
+        other_best, other_rho = _pooled_best(wide, info, other, gap)
+        if own_best is None or other_best is None:
+            out.append(Measured(claim_id, float("nan"), len(groups),
+                                note=f"no evidence: no relevance-aware {own} and {other} measure with a finite "
+                                     f"Spearman on {gap} ({estimator} estimator)"))
+            continue
+        x_own, x_other, truth = (wide[c].to_numpy(float) for c in (own_best, other_best, gap))
+
+        def statistic(index, x_own=x_own, x_other=x_other, truth=truth):
+            return _spearman(x_own[index], truth[index]) - _spearman(x_other[index], truth[index])
+
+        note = (f"{own}: {own_best} {own_rho:.3f}, {other}: {other_best} {other_rho:.3f} (pooled Spearman over "
+                f"{len(wide)} (data set, S) pairs, {estimator} estimator; best measures chosen on the pooled pairs "
+                f"and held fixed in the resamples)")
+        out.append(measured_from_spread(claim_id, cluster_bootstrap(groups, statistic, n_boot, seed), note))
+    return out
 
 
-def _spearman_of(table: pd.DataFrame, measure: str, gap: str) -> tuple[float, int]:
-    rows = table[(table["measure"] == measure) & (table["gap"] == gap)]
-    if rows.empty:
-        return np.nan, 0
-    return float(rows["spearman"].iat[0]), int(rows["n_pairs"].iat[0])
-
-
-def _c5_claim(validation_nonpredictive: pd.DataFrame | None, scenario_of: Mapping[str, str],
-              measure: str) -> Claim:
+def _c5(pairs: pd.DataFrame, scenario_of: Mapping[str, str], estimator: str, measure: str) -> Measured:
     datasets = sorted(d for d, s in scenario_of.items() if s == NONPREDICTIVE)
-    statement = (f"On data with non-predictive proxies the relevance-aware {measure} tracks the SP gap at least "
-                 "as well as the baseline B_SP")
-    metric = f"Spearman({measure}, sp_gap) - Spearman(B_SP, sp_gap), {NONPREDICTIVE} datasets only"
-    if not datasets or validation_nonpredictive is None or validation_nonpredictive.empty:
-        return Claim("C5", statement + f" (not testable: no {NONPREDICTIVE} dataset in this run)", "info", metric,
-                     np.nan, 0.0, ">=")
-    ours, n_pairs = _spearman_of(validation_nonpredictive, measure, "sp_gap")
-    base, _ = _spearman_of(validation_nonpredictive, "B_SP", "sp_gap")
-    others = relevance_aware(validation_nonpredictive[validation_nonpredictive["gap"] == "sp_gap"], "SP")
-    listed = ", ".join(f"{m} {r:.3f}" for m, r in zip(others["measure"], others["spearman"]))
-    return Claim("C5", statement, "soft", metric, ours - base, 0.0, ">=",
-                 note=f"{measure} {ours:.3f} vs B_SP {base:.3f} over {n_pairs} pairs of {len(datasets)} datasets "
-                      f"{datasets}; all relevance-aware SP measures: {listed}")
+    wide = _wide(pairs, estimator)
+    differences, parts = [], []
+    for dataset in datasets:
+        rows = wide[wide["dataset"] == dataset]
+        if rows.empty or measure not in rows or "B_SP" not in rows:
+            parts.append(f"{dataset} missing")
+            continue
+        ours = _spearman(rows[measure].to_numpy(float), rows["sp_gap"].to_numpy(float))
+        base = _spearman(rows["B_SP"].to_numpy(float), rows["sp_gap"].to_numpy(float))
+        differences.append(ours - base)
+        parts.append(f"{dataset}: {measure} {ours:.3f} vs B_SP {base:.3f} over {len(rows)} feature sets")
+    note = f"{NONPREDICTIVE} data sets ({estimator} estimator): {'; '.join(parts) or 'none in this run'}"
+    return measured_from_spread("C5", t_interval(differences), note)
 
 
-def _c6_claims(selection: pd.DataFrame, random_removal: pd.DataFrame, scenario_of: Mapping[str, str],
-               selection_measures: Mapping[str, str]) -> list[Claim]:
-    claims = []
+# ---------------------------------------------------------------------------------------------------------------------
+# C6: feature selection
+
+
+def _c6(selection: pd.DataFrame, random_removal: pd.DataFrame, scenario_of: Mapping[str, str],
+        selection_measures: Mapping[str, str]) -> list[Measured]:
     # random_removal_table has a k column; one expected_random_removal(k=1) row per dataset has none
     random = random_removal[random_removal["k"] == 1] if "k" in random_removal else random_removal
     random = random.set_index("dataset")
+    out = []
     for claim_id, notion, gap in (("C6a", "SP", "sp_gap"), ("C6b", "EO", "eo_gap")):
         measure = selection_measures[notion]
-        label = f"shapley_{measure}"
-        top = selection[(selection["ranking"] == label) & (selection["k"] == 1)].set_index("dataset")
-        missing = sorted(set(top.index) - set(random.index))
-        if missing:
-            raise ValueError(f"C6: no expected random removal (k=1) for dataset(s) {missing}")
-        diff = top[f"delta_{gap}"] - random.loc[top.index, f"delta_{gap}"]
+        top = selection[(selection["ranking"] == f"shapley_{measure}") & (selection["k"] == 1)].set_index("dataset")
+        both = sorted(set(top.index) & set(random.index))
+        missing = sorted(set(top.index) ^ set(random.index))
+        diff = top.loc[both, f"delta_{gap}"] - random.loc[both, f"delta_{gap}"]
         by_scenario = diff.groupby(diff.index.map(lambda d: scenario_of.get(d, "?"))).mean()
-        claims.append(Claim(
-            claim_id, f"Feature selection: removing the top-phi feature of {measure} lowers the true {notion} gap more "
-            "than removing a random feature, on average over datasets", "soft",
-            f"mean over datasets of delta {gap} (top-phi {measure} removed) - E[delta {gap}] (random removal, exact)",
-            float(diff.mean()) if len(diff) else np.nan, 0.0, "<",
-            note=f"{len(diff)} datasets; by scenario: " + ", ".join(f"{s} {v:+.4f}" for s, v in by_scenario.items())))
-    return claims
+        note = (f"delta {gap} (top-phi {measure} removed) - E[delta {gap}] (random removal, exact) per data set; "
+                "by scenario: " + (", ".join(f"{s} {v:+.4f}" for s, v in by_scenario.items()) or "none")
+                + (f"; data sets without both tables (left out): {missing}" if missing else ""))
+        out.append(measured_from_spread(claim_id, t_interval(diff.to_numpy(dtype=float)), note))
+    return out
 
 
-def check_claims(validation: pd.DataFrame, dpi: pd.DataFrame, axioms: pd.DataFrame, redundancy: pd.DataFrame,
-                 selection: pd.DataFrame, scenario_of: Mapping[str, str], selection_measures: Mapping[str, str], *,
-                 validation_nonpredictive: pd.DataFrame | None, random_removal: pd.DataFrame,
-                 estimator: str = "ce", c5_measure: str = "bayes_SP", dpi_share: float = 0.95,
-                 redundancy_tol: float = 0.1, symmetry_tol: float = 0.01) -> list[Claim]:
-    """Claims C1a-C6b (notes 2.7). Inputs:
+def measure_claims(dpi: pd.DataFrame, axioms: pd.DataFrame, redundancy: pd.DataFrame, pairs: pd.DataFrame,
+                   selection: pd.DataFrame, random_removal: pd.DataFrame, scenario_of: Mapping[str, str],
+                   selection_measures: Mapping[str, str], *, estimator: str = "ce", c5_measure: str = "bayes_SP",
+                   n_boot: int = 500, seed: int = 0) -> list[Measured]:
+    """The measured values of C1a-C6b (module docstring). Inputs:
 
-    - ``validation``: :func:`~.validation.validation_table` over all datasets (C4 reads rows of ``estimator``);
     - ``dpi``: :func:`~.validation.dpi_table` (C1);
     - ``axioms``: :func:`~.axioms.axiom_table` (C2);
-    - ``redundancy``: :func:`~.validation.redundancy_check` (C3; needs B_SP and B_EO);
+    - ``redundancy``: :func:`~.validation.redundancy_check` rows of one or more data sets, with a ``dataset``
+      column (C3; C3b and C3c read B_SP and B_EO);
+    - ``pairs``: :func:`~.validation.pairs_table` (C4 on all data sets, C5 on the non-predictive-proxy ones);
     - ``selection``: :func:`~.validation.selection_from_true_bias` with rankings ``shapley_<measure>`` for the
       measures of ``selection_measures`` (``{"SP": measure, "EO": measure}``), k up to at least 1 (C6);
-    - ``scenario_of``: ``{dataset: scenario name or "real"}`` (C5 testability, per-scenario breakdowns in notes);
-    - ``validation_nonpredictive``: ``validation_table(..., datasets=<the nonpredictive_proxy datasets>)`` (C5; None
-      or empty when the run has none, and C5 becomes ``info``);
-    - ``random_removal``: :func:`~.validation.random_removal_table` (C6: the exact random-removal expectation; rows
-      with k = 1 are read), or one :func:`~.validation.expected_random_removal` row (k = 1) per dataset with a
-      ``dataset`` column and no ``k``."""
-    chosen = validation[validation["estimator"] == estimator]
-    chosen_np = (validation_nonpredictive[validation_nonpredictive["estimator"] == estimator]
-                 if validation_nonpredictive is not None else None)
+    - ``random_removal``: :func:`~.validation.random_removal_table` (rows with k = 1 are read), or one
+      :func:`~.validation.expected_random_removal` row (k = 1) per dataset with a ``dataset`` column and no ``k``;
+    - ``scenario_of``: ``{dataset: scenario name or "real"}``;
+    - ``n_boot``, ``seed``: the cluster bootstrap of C4."""
     return [
-        *_c1_claims(dpi, scenario_of, dpi_share),
-        *_c2_claims(axioms),
-        *_c3_claims(redundancy, redundancy_tol, symmetry_tol),
-        *_c4_claims(chosen),
-        _c5_claim(chosen_np, scenario_of, c5_measure),
-        *_c6_claims(selection, random_removal, scenario_of, selection_measures),
+        *_c1(dpi, scenario_of),
+        *_c2(axioms),
+        *_c3(redundancy),
+        *_c4(pairs, estimator, n_boot, seed),
+        _c5(pairs, scenario_of, estimator, c5_measure),
+        *_c6(selection, random_removal, scenario_of, selection_measures),
     ]

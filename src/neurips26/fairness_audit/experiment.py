@@ -27,8 +27,8 @@ from .shapley import MAX_EXACT_PLAYERS, monte_carlo_shapley
 from .sources import SOURCES
 from .true_bias import coalition_key, standard_coalitions
 
-__all__ = ["check_config", "coalition_masks", "dataset_names", "parse_dataset", "scm_dataset",
-           "true_bias_coalitions"]
+__all__ = ["check_config", "coalition_masks", "dataset_names", "parse_dataset", "redundancy_datasets",
+           "scm_dataset", "true_bias_coalitions"]
 
 REAL_PLAYERS = {"adult": 11, "compas": 8, "german": 12}  # players of real_data's readers
 _SCM = re.compile(r"^(?P<scenario>[a-z_]+)_s(?P<seed>\d+)$")
@@ -40,6 +40,11 @@ def dataset_names(cfg: dict) -> list[str]:
     names = [f"{s}_s{seed}" for s in scm["scenarios"] for seed in scm["seeds"]]
     names += [f"random_{i}" for i in range(scm["random_draws"])]
     return names + list(cfg["real"]["datasets"])
+
+
+def redundancy_datasets(cfg: dict) -> list[str]:
+    """The data sets of the redundancy check (claim C3): every seed of the scenario ``redundancy.scenario``."""
+    return [f"{cfg['redundancy']['scenario']}_s{seed}" for seed in cfg["scm"]["seeds"]]
 
 
 def parse_dataset(name: str) -> dict:
@@ -136,8 +141,9 @@ def check_config(cfg: dict) -> None:
     if cfg["real"]["source"] not in SOURCES:
         raise ValueError(f"real.source must be one of {SOURCES}, got {cfg['real']['source']!r}")
     red = cfg["redundancy"]
-    if red["dataset"] not in dataset_names(cfg) or parse_dataset(red["dataset"])["kind"] == "real":
-        raise ValueError(f"redundancy.dataset {red['dataset']!r} must be one of the SCM data sets")
+    if red["scenario"] not in cfg["scm"]["scenarios"] or not cfg["scm"]["seeds"]:
+        raise ValueError(f"redundancy.scenario {red['scenario']!r} must be one of the SCM scenarios "
+                         f"{cfg['scm']['scenarios']}, with at least one seed")
     if red["player"] not in [f"X{i + 1}" for i in range(cfg["scm"]["d"])]:
         raise ValueError(f"redundancy.player {red['player']!r} is not a feature of the SCM data sets "
                          f"(X1..X{cfg['scm']['d']})")

@@ -17,6 +17,7 @@ several seeds of one dataset would be several pairs (the pipeline names datasets
 * :func:`validation_table`: Spearman and Kendall (tau-b) correlation of ``mu(S)`` with the true SP and EO gaps over
   the (dataset, S) pairs with non-empty S (:func:`measure_pairs`), per (estimator, measure), with a percentile
   bootstrap CI of Spearman (:func:`spearman_bootstrap`: pairs resampled, all resamples ranked at once).
+* :func:`pairs_table`: those pairs in long form (claims C4 and C5 resample them by data set).
 * :func:`dpi_table`: claim C1, the data-processing bound ``I(Yhat; A) <= B_SP(S)`` and ``I(Yhat; A | Y) <=
   B_EO(S)`` with the slack of two test-split bootstrap SEs.
 * :func:`selection_from_true_bias`, :func:`expected_random_removal`, :func:`random_removal_table`: the
@@ -48,6 +49,7 @@ __all__ = [
     "dpi_table",
     "expected_random_removal",
     "measure_pairs",
+    "pairs_table",
     "random_removal_table",
     "rankings_from_shapley",
     "rankings_from_singletons",
@@ -199,6 +201,27 @@ def validation_table(coalitions: pd.DataFrame, true_bias: pd.DataFrame, n_boot: 
                 out.append((estimator, measure, notion, family, gap, notion == gap_notion, spearman, kendall,
                             len(rows), low, high))
     return pd.DataFrame(out, columns=list(VALIDATION_COLUMNS))
+
+
+def pairs_table(coalitions: pd.DataFrame, true_bias: pd.DataFrame) -> pd.DataFrame:
+    """The (dataset, S) pairs behind :func:`validation_table` in long form, for every estimator and every measure of
+    notion SP or EO: dataset, coalition, estimator, measure, notion, family, ``mu`` and the true ``sp_gap`` and
+    ``eo_gap`` (true-bias rows with non-empty S). Claims C4 and C5 resample these pairs by data set."""
+    lookup = coalition_lookup(coalitions)
+    info = _measure_info(coalitions)
+    rows = _nonempty_rows(true_bias, None)
+    frames = []
+    for estimator in sorted(coalitions["estimator"].astype(str).unique()):
+        for measure, (notion, family) in info.items():
+            if notion not in GAPS.values():
+                continue
+            frames.append(pd.DataFrame({
+                "dataset": rows["dataset"].astype(str).to_numpy(), "coalition": rows["coalition"].to_numpy(),
+                "estimator": estimator, "measure": measure, "notion": notion, "family": family,
+                "mu": _measure_of_rows(lookup, rows, estimator, measure),
+                **{gap: rows[gap].to_numpy(dtype=np.float64) for gap in GAPS}}))
+    columns = ["dataset", "coalition", "estimator", "measure", "notion", "family", "mu", *GAPS]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
 def dpi_table(coalitions: pd.DataFrame, true_bias: pd.DataFrame, estimator: str = "ce") -> pd.DataFrame:

@@ -1,114 +1,252 @@
-"""Paper 01's claims as checks that can fail (research notes 1.7), from the metrics table."""
+"""Paper 01's measured values for its claims and checks (config/claims/pred_loss_space.yaml decides them).
+
+Everything is read from the long-form metrics table of the trained cells. The two checks (C1, C2) are
+identities of the conversions between spaces evaluated on the trained models' test-set outputs: they hold
+whatever the model learned. The claims (C3 to C6) compare the trained cells of the 3x3 matrix; each is
+computed on every seed's own matrix, and decided from the spread of those per-seed values (a t interval
+over seeds). A regime whose cells are missing or not finite, or whose variance decomposition fails, makes
+the claim's value NaN (inconclusive) with the regime named in the note: it is never dropped.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
-import torch
 
-from neurips26.common.claims import Claim
-from neurips26.pred_loss_space import spaces
-from neurips26.pred_loss_space.names import REGIME
-from neurips26.pred_loss_space.summary import cells, quality_view, shares
+from neurips26.common.claims import Measured, measured_from_spread, t_interval
+from neurips26.pred_loss_space import effects
+from neurips26.pred_loss_space.names import REGIME, SPACES
+from neurips26.pred_loss_space.summary import quality_view, regime_name
 
-
-def reweighting_identity_error(seed: int = 0, n: int = 64, t_eps: float = spaces.T_EPS) -> float:
-    """Largest relative deviation of loss_L / loss_x from w_L(t), and of the per-sample gradient of
-    loss_L from w_L(t) times that of loss_x, over random float64 outputs for every prediction space."""
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, 3, 4, 4, generator=gen, dtype=torch.float64)
-    eps = torch.randn(n, 3, 4, 4, generator=gen, dtype=torch.float64)
-    t = torch.rand(n, generator=gen, dtype=torch.float64) * (1 - t_eps - 0.02) + 0.01  # clamps inactive
-    z = spaces.interpolate(x, eps, t)
-    worst = 0.0
-    for pred in spaces.SPACES:
-        o = torch.randn(x.shape, generator=gen, dtype=torch.float64, requires_grad=True)
-        base = spaces.per_sample_loss(o, x, eps, z, t, pred, "x", t_eps)
-        (grad_x,) = torch.autograd.grad(base.sum(), o)
-        for loss in spaces.SPACES:
-            weight = spaces.loss_weight(loss, t, t_eps)
-            value = spaces.per_sample_loss(o, x, eps, z, t, pred, loss, t_eps)
-            (grad,) = torch.autograd.grad(value.sum(), o)
-            expected = weight.reshape(-1, 1, 1, 1) * grad_x
-            ratio = (value / base).detach()
-            worst = max(worst, float((ratio / weight - 1).abs().max()),
-                        float(((grad - expected).abs().amax(dim=(1, 2, 3)) / expected.abs().amax(dim=(1, 2, 3))).max()))
-    return worst
+NAN = float("nan")
 
 
-def _fd_ratio_and_mse_spread(metrics: pd.DataFrame, bottleneck: bool) -> tuple[float, float]:
-    ratios, spreads = [], []
-    fd_cells, mse_cells = cells(metrics, "fd"), cells(metrics, "mse")
-    for frame, out, fn in ((fd_cells, ratios, lambda v: v.max() / v.min()),
-                           (mse_cells, spreads, lambda v: (v.max() - v.min()) / v.min())):
-        frame = frame[frame["bottleneck"] == bottleneck]
-        for _, group in frame.groupby([*REGIME, "loss"]):
-            out.append(fn(group["value"].to_numpy()))
-    return (float(np.mean(ratios)) if ratios else np.nan, float(np.max(spreads)) if spreads else np.nan)
+class Unmeasurable(ValueError):
+    """A per-seed statistic could not be computed: the message names the regime, seed and cell."""
 
 
-def _x_wins(metrics: pd.DataFrame) -> tuple[float, list[str]]:
-    """Share of (bottleneck regime, loss, metric) comparisons where x-prediction beats eps and v."""
-    wins, losses_ = 0, []
-    for metric in ("mse", "fd"):
-        table = cells(metrics, metric)
-        table = table[table["bottleneck"]]
-        for (dataset, arch, _, loss), group in table.groupby([*REGIME, "loss"]):
-            by_pred = group.set_index("pred")["value"]
-            if {"x", "eps", "v"} <= set(by_pred.index) and by_pred["x"] < min(by_pred["eps"], by_pred["v"]):
-                wins += 1
-            else:
-                losses_.append(f"{dataset}/{arch} {metric} with {loss}-loss")
-    total = wins + len(losses_)
-    return (wins / total if total else np.nan), losses_
+# ----------------------------------------------------------------------------------------- checks (C1, C2)
+
+def _per_t(metrics: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """One row per (regime, pred, loss, seed, t) and a column per metric of `names`; NaN values are kept."""
+    rows = metrics[metrics["metric"].isin(names) & metrics["t"].notna()]
+    return rows.set_index([*REGIME, "pred", "loss", "seed", "t", "metric"])["value"].unstack("metric")
 
 
-def check_claims(metrics: pd.DataFrame, t_eps: float) -> list[Claim]:
-    """FD below is each regime's sample-quality metric: true FID where it was computed, else the proxy."""
-    metrics = quality_view(metrics)
-    share = shares(metrics)
-    free, bottleneck = share[~share["bottleneck"]], share[share["bottleneck"]]
+def _worst(deviation: pd.Series, table: pd.DataFrame, what: str) -> tuple[float, str]:
+    """The largest deviation (NaN if any is not finite), and a note naming where it is."""
+    cells = len(table.index.droplevel("t").unique())
+    if deviation.empty:
+        return NAN, f"no per-t {what} rows in the metrics"
+    bad = deviation[~np.isfinite(deviation.to_numpy(dtype=float))]
+    if len(bad):
+        where = bad.index[0]
+        return NAN, (f"{len(bad)} per-t {what} value(s) not finite, first at {where[0]}/{where[1]} "
+                     f"{where[3]}x{where[4]} s{where[5]} t={where[6]:g}")
+    where = deviation.idxmax()
+    return float(deviation.max()), (f"{cells} cells x {table.index.get_level_values('t').nunique()} noise levels; "
+                                    f"largest at {where[0]}/{where[1]} {where[3]}x{where[4]} s{where[5]} "
+                                    f"t={where[6]:g}")
 
-    def margin(frame: pd.DataFrame, metric: str, larger: str, smaller: str) -> float:
-        rows = frame[frame["metric"] == metric]
-        return float((rows[larger] - rows[smaller]).min()) if len(rows) else np.nan
 
-    c3 = min(margin(free, "mse", "loss", "pred"), margin(free, "fd", "pred", "loss"))
-    amp = metrics[metrics["metric"].isin(["amp_x_emp", "amp_x_theory"])].pivot_table(
-        index=["dataset", "arch", "pred", "loss", "seed", "t"], columns="metric", values="value")
-    amp_error = float((amp["amp_x_emp"] / amp["amp_x_theory"] - 1).abs().max()) if len(amp) else np.nan
-    fd_ratio, mse_spread = _fd_ratio_and_mse_spread(metrics, bottleneck=False)
-    x_share, x_failures = _x_wins(metrics)
-    c6 = float(bottleneck[["pred"]].min().iloc[0]) if len(bottleneck) else np.nan
+def reweighting_check(metrics: pd.DataFrame, t_eps: float) -> Measured:
+    """C1: at every t of the evaluation grid and every trained cell, the test-set eps- and v-space errors
+    over the x-space error, against w_eps(t) = t^2/(1-t)^2 and w_v(t) = 1/(1-t)^2 (1 - t clamped at t_eps)."""
+    table = _per_t(metrics, ["mse_x", "mse_eps", "mse_v"])
+    if table.empty or not {"mse_x", "mse_eps", "mse_v"} <= set(table.columns):
+        return Measured("C1", NAN, 0, "no per-t mse_x / mse_eps / mse_v rows in the metrics")
+    t = table.index.get_level_values("t").to_numpy(dtype=float)
+    one_minus = np.maximum(1.0 - t, t_eps)
+    weights = {"mse_eps": t**2 / one_minus**2, "mse_v": 1.0 / one_minus**2}
+    deviation = pd.concat([(table[name] / table["mse_x"] / w - 1.0).abs() for name, w in weights.items()], axis=1)
+    value, note = _worst(deviation.max(axis=1, skipna=False), table, "error ratio")
+    runs = len(table.index.droplevel("t").unique())
+    return Measured("C1", value, runs, note)
 
-    def share_note(frame: pd.DataFrame) -> str:
-        if frame.empty:
-            return "not evaluated: no such regime at this scale"
-        return "; ".join(f"{r.regime} {r.metric}: pred {r.pred:.2f}, loss {r.loss:.2f}" for r in frame.itertuples())
 
-    return [
-        Claim("C1", "Loss space only reweights noise levels: loss_L = w_L(t) loss_x and the same for "
-              "per-sample gradients, for every prediction space", "hard",
-              "max relative deviation from w_L(t) (losses and gradients, float64)",
-              reweighting_identity_error(t_eps=t_eps), 1e-5, "<"),
-        Claim("C2", "The conversion to x amplifies output errors by 1 (x), (1-t)/t (eps), 1-t (v)", "hard",
-              "max relative gap, measured vs analytic amplification (trained models, test set)",
-              amp_error, 1e-4, "<"),
-        Claim("C3", "Without a bottleneck the loss factor explains more of log-MSE and the pred factor "
-              "more of log-FD", "soft",
-              "min(loss - pred share of log-MSE, pred - loss share of log-FD) over no-bottleneck regimes",
-              c3, 0.0, ">", note=share_note(free)),
-        Claim("C4a", "Without a bottleneck the prediction space changes FD by a large factor", "soft",
-              "mean over losses of max/min FD across predictions (no-bottleneck regimes)", fd_ratio, 1.5, ">=",
-              paper_value=22.0, note="the paper's 22x is at CIFAR-10/ImageNet scale with FID; not claimed here"),
-        Claim("C4b", "... while the training error (MSE) across predictions differs by under 5%", "soft",
-              "max over losses of relative MSE spread across predictions (no-bottleneck regimes)",
-              mse_spread, 0.05, "<="),
-        Claim("C5", "With a bottleneck x-prediction beats eps and v on both MSE and FD, for every loss", "hard",
-              "share of (regime, loss, metric) comparisons won by x-prediction", x_share, 1.0, ">=",
-              note=share_note(bottleneck) if bottleneck.empty else
-              ("lost: " + ", ".join(x_failures)) if x_failures else "x wins every comparison"),
-        Claim("C6", "With a bottleneck the prediction factor explains most of the variance of MSE and FD",
-              "soft", "min pred share of log-MSE and log-FD variance over bottleneck regimes", c6, 0.5, ">",
-              note=share_note(bottleneck)),
-    ]
+def amplification_check(metrics: pd.DataFrame) -> Measured:
+    """C2: the finite-difference amplification |d x_hat| / |d o| of the output-to-x conversion, measured at
+    the trained models' test-set outputs, against the analytic 1, (1-t)/t, 1-t."""
+    table = _per_t(metrics, ["amp_x_emp", "amp_x_theory"])
+    if table.empty or not {"amp_x_emp", "amp_x_theory"} <= set(table.columns):
+        return Measured("C2", NAN, 0, "no per-t amp_x_emp / amp_x_theory rows in the metrics")
+    value, note = _worst((table["amp_x_emp"] / table["amp_x_theory"] - 1.0).abs(), table, "amplification")
+    return Measured("C2", value, len(table.index.droplevel("t").unique()), note)
+
+
+# ----------------------------------------------------------------------------------- claims on the matrix
+
+def seed_cells(metrics: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """One row per (regime, pred, loss, seed): the run-level `metric` (NaN where the run recorded NaN)."""
+    rows = metrics[(metrics["metric"] == metric) & metrics["t"].isna()]
+    return rows[[*REGIME, "pred", "loss", "seed", "value"]].reset_index(drop=True)
+
+
+def _grid(frame: pd.DataFrame, regime: tuple, seed: int, metric: str) -> pd.DataFrame:
+    """The pred x loss matrix of one regime and seed (every present pred x loss cell, finite and > 0)."""
+    preds = [s for s in SPACES if s in set(frame["pred"])]
+    losses = [s for s in SPACES if s in set(frame["loss"])]
+    rows = frame[frame["seed"] == seed]
+    table = rows.set_index(["pred", "loss"])["value"].unstack("loss").reindex(index=preds, columns=losses)
+    name = f"{regime_name(regime)} seed {seed}"
+    present = set(zip(rows["pred"], rows["loss"]))
+    missing = [f"{p}x{q}" for p in preds for q in losses if (p, q) not in present]
+    if missing:
+        raise Unmeasurable(f"{name}: no {metric} for cell(s) {', '.join(missing)}")
+    values = table.to_numpy(dtype=float)
+    bad = [f"{p}x{q}={values[i, j]:g}" for i, p in enumerate(preds) for j, q in enumerate(losses)
+           if not (np.isfinite(values[i, j]) and values[i, j] > 0)]
+    if bad:
+        raise Unmeasurable(f"{name}: {metric} not finite and positive at {', '.join(bad)}")
+    return table
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The regimes a claim is about: with or without a bottleneck, and (where `toy` is set) only the toy
+    regimes (the mlp_toy architecture, JiT's toy) or only the image regimes."""
+
+    bottleneck: bool
+    toy: bool | None = None
+
+    def __contains__(self, key: tuple) -> bool:
+        return bool(key[2]) == self.bottleneck and (self.toy is None or (key[1] == TOY_ARCH) == self.toy)
+
+    def text(self) -> str:
+        kind = {None: "", True: "toy ", False: "image "}[self.toy]
+        return f"{kind}{'bottleneck' if self.bottleneck else 'no-bottleneck'} regime"
+
+
+TOY_ARCH = "mlp_toy"
+NO_BOTTLENECK, BOTTLENECK = Selection(False), Selection(True)
+IMAGE_BOTTLENECK, TOY_BOTTLENECK = Selection(True, toy=False), Selection(True, toy=True)
+
+
+def _regimes(metrics: pd.DataFrame, selection: Selection) -> list[tuple]:
+    keys = metrics[REGIME].drop_duplicates().itertuples(index=False, name=None)
+    return [key for key in keys if key in selection]
+
+
+def _per_seed(metrics: pd.DataFrame, selection: Selection, metric_names: tuple[str, ...],
+              statistic: Callable[[dict[str, pd.DataFrame], tuple, int], float],
+              combine: Callable[[list[float]], float]) -> tuple[list[float], list[int], str]:
+    """statistic(grids by metric, regime, seed) for every selected regime and every seed they share,
+    combined over regimes per seed; raises Unmeasurable naming the regime where a grid cannot be built."""
+    regimes = _regimes(metrics, selection)
+    if not regimes:
+        raise Unmeasurable(f"no {selection.text()} in the metrics")
+    frames = {m: seed_cells(metrics, m) for m in metric_names}
+    seed_sets = []
+    for key in regimes:
+        mask = np.logical_and.reduce([frames[metric_names[0]][c] == v for c, v in zip(REGIME, key)])
+        seed_sets.append(set(frames[metric_names[0]].loc[mask, "seed"].astype(int)))
+    seeds = sorted(set.intersection(*seed_sets))
+    note = ""
+    if any(s != set(seeds) for s in seed_sets):
+        note = f"seeds shared by all {len(regimes)} regimes: {seeds}"
+    if not seeds:
+        raise Unmeasurable(f"the regimes {[regime_name(k) for k in regimes]} share no seed")
+    values = []
+    for seed in seeds:
+        per_regime = []
+        for key in regimes:
+            grids = {}
+            for m in metric_names:
+                frame = frames[m]
+                mask = np.logical_and.reduce([frame[c] == v for c, v in zip(REGIME, key)])
+                grids[m] = _grid(frame[mask], key, seed, m)
+            per_regime.append(statistic(grids, key, seed))
+        values.append(combine(per_regime))
+    return values, seeds, note
+
+
+def _shares(grid: pd.DataFrame, regime: tuple, seed: int, metric: str) -> dict[str, float]:
+    long = grid.stack().rename("value").reset_index()
+    long["value"] = np.log(long["value"])
+    try:
+        return effects.variance_shares(long, "value")
+    except ValueError as error:
+        raise Unmeasurable(f"{regime_name(regime)} seed {seed}: variance shares of log-{metric} failed ({error})")
+
+
+def _spread_claim(claim_id: str, metrics: pd.DataFrame, selection: Selection, metric_names: tuple[str, ...],
+                  statistic, combine, describe: Callable[[list[float], list[int]], str] = None) -> Measured:
+    try:
+        values, seeds, note = _per_seed(metrics, selection, metric_names, statistic, combine)
+    except Unmeasurable as error:
+        return Measured(claim_id, NAN, 0, f"not measurable: {error}")
+    if not all(np.isfinite(values)):
+        return Measured(claim_id, NAN, 0, f"per-seed values {values} not finite")
+    parts = [f"per seed {dict(zip(seeds, np.round(values, 4).tolist()))}", note]
+    if describe is not None:
+        parts.append(describe(values, seeds))
+    return measured_from_spread(claim_id, t_interval(values), "; ".join(p for p in parts if p))
+
+
+def factor_roles(metrics: pd.DataFrame) -> Measured:
+    """C3: without a bottleneck, min(loss - pred share of log-MSE variance, pred - loss share of log-FD
+    variance) over regimes, per seed; mean and t interval over seeds."""
+    def statistic(grids, regime, seed):
+        mse, fdv = _shares(grids["mse"], regime, seed, "MSE"), _shares(grids["fd"], regime, seed, "FD")
+        return min(mse["loss"] - mse["pred"], fdv["pred"] - fdv["loss"])
+    return _spread_claim("C3", metrics, NO_BOTTLENECK, ("mse", "fd"), statistic, min)
+
+
+def fd_ratio(metrics: pd.DataFrame) -> Measured:
+    """C4a: without a bottleneck, the mean over (regime, loss) of max/min FD across predictions, per seed."""
+    def statistic(grids, regime, seed):
+        table = grids["fd"]
+        return list((table.max(axis=0) / table.min(axis=0)).to_numpy(dtype=float))
+    return _spread_claim("C4a", metrics, NO_BOTTLENECK, ("fd",), statistic,
+                         lambda per_regime: float(np.mean([v for r in per_regime for v in r])))
+
+
+def mse_spread(metrics: pd.DataFrame) -> Measured:
+    """C4b: without a bottleneck, the max over (regime, loss) of (max - min)/min MSE across predictions."""
+    def statistic(grids, regime, seed):
+        table = grids["mse"]
+        return float(((table.max(axis=0) - table.min(axis=0)) / table.min(axis=0)).max())
+    return _spread_claim("C4b", metrics, NO_BOTTLENECK, ("mse",), statistic, max)
+
+
+def x_margin(metrics: pd.DataFrame, claim_id: str = "C5", selection: Selection = IMAGE_BOTTLENECK) -> Measured:
+    """C5 (image regimes) and C5b (toy regimes): with a bottleneck, min over (regime, loss, metric in MSE and FD)
+    of log(min(eps, v) / x), per seed."""
+    lost: list[str] = []
+
+    def statistic(grids, regime, seed):
+        margins = []
+        for metric, table in grids.items():
+            if not {"x", "eps", "v"} <= set(table.index):
+                raise Unmeasurable(f"{regime_name(regime)}: the {metric} matrix lacks a prediction space "
+                                   f"(has {list(table.index)})")
+            for loss in table.columns:
+                margin = float(np.log(min(table.loc["eps", loss], table.loc["v", loss]) / table.loc["x", loss]))
+                margins.append(margin)
+                if margin <= 0:
+                    lost.append(f"{regime_name(regime)} s{seed} {metric} {loss}-loss")
+        return min(margins)
+
+    def describe(values, seeds):
+        return ("x lost: " + ", ".join(lost)) if lost else "x won every (regime, seed, loss, metric) comparison"
+
+    return _spread_claim(claim_id, metrics, selection, ("mse", "fd"), statistic, min, describe)
+
+
+def pred_share(metrics: pd.DataFrame) -> Measured:
+    """C6: with a bottleneck, min over (regime, metric) of the pred share of log-MSE / log-FD variance, per seed."""
+    def statistic(grids, regime, seed):
+        return min(_shares(grids["mse"], regime, seed, "MSE")["pred"], _shares(grids["fd"], regime, seed, "FD")["pred"])
+    return _spread_claim("C6", metrics, BOTTLENECK, ("mse", "fd"), statistic, min)
+
+
+def measure_claims(metrics: pd.DataFrame, t_eps: float) -> list[Measured]:
+    """Every claim and check of config/claims/pred_loss_space.yaml. FD is each regime's sample-quality metric:
+    true FID where it was computed (paper scale, images), else the proxy."""
+    view = quality_view(metrics)
+    return [reweighting_check(metrics, t_eps), amplification_check(metrics), factor_roles(view), fd_ratio(view),
+            mse_spread(view), x_margin(view, "C5", IMAGE_BOTTLENECK), x_margin(view, "C5b", TOY_BOTTLENECK),
+            pred_share(view)]

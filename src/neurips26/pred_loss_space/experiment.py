@@ -23,11 +23,16 @@ INCEPTION_DIM = 2048
 TOY_LATENT_DIM = 2  # the toy's FD is computed on the 2-D latent coordinates
 
 
+def regime_seeds(cfg: dict, regime: dict) -> list[int]:
+    """The regime's own `seeds` where it sets them, else the scale's."""
+    return list(regime.get("seeds", cfg["seeds"]))
+
+
 def run_ids(cfg: dict) -> list[str]:
-    """'{dataset}/{arch}/{pred}x{loss}/s{seed}' for every cell of every regime and seed."""
+    """'{dataset}/{arch}/{pred}x{loss}/s{seed}' for every cell of every regime and each of its seeds."""
     return [
         f"{r['dataset']}/{r['arch']}/{pred}x{loss}/s{seed}"
-        for r in cfg["regimes"] for pred in cfg["preds"] for loss in cfg["losses"] for seed in cfg["seeds"]
+        for r in cfg["regimes"] for pred in cfg["preds"] for loss in cfg["losses"] for seed in regime_seeds(cfg, r)
     ]
 
 

@@ -1,4 +1,10 @@
-"""Paper 10's claims as checks that can fail (notes 4.7, C1-C5), from the NDCG@10 table and the diagnostics."""
+"""Paper 10's claims (notes 4.7, C1-C5), measured from the NDCG@10 of every run and the shortcut diagnostics; the
+definitions (statement, threshold, minimum runs) are in config/claims/seqrec_audit.yaml.
+
+A run is one data seed of a dataset (the regime itself, or a replicate `<regime>_seed<k>`) with one trained seed:
+the training-free methods are deterministic on a data seed, so each trained seed is paired with them. Comparisons
+are per run (TGH and its competitors on the same data and seed) and decided from the spread over runs.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +12,14 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from neurips26.common.claims import Claim
+from neurips26.common.claims import Measured, Spread, measured_from_spread, t_interval
 from neurips26.seqrec_audit.methods import TRAINED, is_tgh
+
+RICH, POOR = "shortcut_rich", "shortcut_poor"
+SINGLE_SHORTCUT = ("only_lowbranch", "only_smooth")
+REAL_DATASET = "ml100k"
+# (diagnostic, the direction a shortcut-rich dataset has it compared with a shortcut-poor one)
+ORDERED_DIAGNOSTICS = (("cov1", "higher"), ("FeatAUC", "higher"), ("HD", "lower"))
 
 
 def _ndcg(table: pd.DataFrame, dataset: str) -> pd.Series:
@@ -17,70 +29,160 @@ def _ndcg(table: pd.DataFrame, dataset: str) -> pd.Series:
 
 
 def relative_gain(table: pd.DataFrame, dataset: str) -> float:
-    """Best TGH variant's NDCG@10 relative to the best other method: tgh / best_other - 1 (NaN if missing)."""
+    """Best TGH variant's NDCG@10 relative to the best other method: tgh / best_other - 1 (NaN if missing).
+    `table`: the long metrics table (dataset, method, metric, value), trained models averaged over seeds."""
     scores = _ndcg(table, dataset)
-    tgh = scores[is_tgh(scores.index)]
-    others = scores[~is_tgh(scores.index)]
-    if not len(tgh) or not len(others) or others.max() <= 0:
-        return np.nan
-    return float(tgh.max() / others.max() - 1.0)
+    return float(_gain_rows(scores.to_frame().T).iloc[0]) if len(scores) else np.nan
 
 
-def gain_over(table: pd.DataFrame, dataset: str, method: str) -> float:
-    """Best TGH variant's NDCG@10 relative to one method's: tgh / method - 1 (NaN if missing)."""
-    scores = _ndcg(table, dataset)
-    tgh = scores[is_tgh(scores.index)]
-    if not len(tgh) or method not in scores.index or scores[method] <= 0:
-        return np.nan
-    return float(tgh.max() / scores[method] - 1.0)
+def run_scores(runs: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """NDCG@10 per run (rows indexed by data_seed, seed) and method (columns) on one dataset.
+
+    `runs`: the long table of tables.py (dataset, data_seed, seed, method, value; seed -1 for training-free
+    methods). Each trained seed of a data seed is joined with that data seed's training-free scores; a method
+    seen on the dataset but absent from a run is NaN there. Without trained models, one run per data seed."""
+    rows = runs[runs["dataset"] == dataset]
+    free = rows[rows["seed"] < 0].pivot_table(index="data_seed", columns="method", values="value", aggfunc="mean")
+    trained = rows[rows["seed"] >= 0].pivot_table(index=["data_seed", "seed"], columns="method", values="value",
+                                                  aggfunc="mean")
+    if trained.empty:
+        free = free.assign(seed=-1).set_index("seed", append=True)
+        return free.rename_axis(columns=None)
+    table = trained.join(free, on="data_seed", how="left")
+    return table.reindex(columns=sorted(set(rows["method"]))).rename_axis(columns=None)
 
 
-def _best_other(table: pd.DataFrame, dataset: str) -> str:
-    scores = _ndcg(table, dataset)
-    others = scores[~is_tgh(scores.index)]
-    return str(others.idxmax()) if len(others) else "none"
+def _best(scores: pd.DataFrame, columns) -> pd.Series:
+    """Row-wise best of `columns`; NaN where any of them is missing (a run without a method has no best)."""
+    chosen = scores.loc[:, columns]
+    if chosen.shape[1] == 0:
+        return pd.Series(np.nan, index=scores.index)
+    return chosen.max(axis=1, skipna=False)
 
 
-def check_claims(table: pd.DataFrame, diagnostics: pd.DataFrame, real_dataset: str = "ml100k") -> list[Claim]:
-    """`table`: long form (dataset, method, metric, value); `diagnostics`: one row per dataset with cov1,
-    FeatAUC and HD columns (as `diagnostics.shortcut_diagnostics` names them). Regime datasets are named as the
-    synthetic regimes."""
-    poor = _ndcg(table, "shortcut_poor")
-    tgh_poor = poor[is_tgh(poor.index)].max() if len(poor) else np.nan
-    trained = poor[poor.index.isin(TRAINED)]
-    trained_margin = float(trained.max() / tgh_poor - 1.0) if len(trained) and tgh_poor > 0 else np.nan
-    one_shortcut = max(relative_gain(table, "only_lowbranch"), relative_gain(table, "only_smooth"))
-    diag = diagnostics.set_index("dataset")
-    have = {"shortcut_rich", "shortcut_poor"} <= set(diag.index)
-    tracks = np.nan
-    if have:
-        rich, poorer = diag.loc["shortcut_rich"], diag.loc["shortcut_poor"]
-        tracks = float(sum(int(ordered) for ordered in (rich["cov1"] > poorer["cov1"],
-                                                         rich["FeatAUC"] > poorer["FeatAUC"],
-                                                         rich["HD"] < poorer["HD"])))
-    gains = pd.Series({d: relative_gain(table, d) for d in diag.index}).dropna()
-    rho_cov = spearmanr(gains, diag.loc[gains.index, "cov1"])[0] if len(gains) >= 3 else np.nan
-    rho_hd = spearmanr(gains, diag.loc[gains.index, "HD"])[0] if len(gains) >= 3 else np.nan
-    return [
-        Claim("C1", "Where shortcuts exist the simple graph heuristic matches or beats modern baselines", "soft",
-              "shortcut_rich: best TGH NDCG@10 / best other method's, minus 1",
-              relative_gain(table, "shortcut_rich"), -0.05, ">=",
-              note=f"best other method: {_best_other(table, 'shortcut_rich')}; best TGH vs SASRec "
-                   f"{gain_over(table, 'shortcut_rich', 'sasrec'):+.3f}"),
-        Claim("C2", "Weakening the shortcut signals lets sequential models show clear benefits", "soft",
-              "shortcut_poor: best trained model's NDCG@10 / best TGH's, minus 1", trained_margin, 0.10, ">=",
-              note=f"best trained model: {trained.idxmax() if len(trained) else 'none'}"),
-        Claim("C3", "One or two strong shortcut signals suffice to make local retrieval competitive", "soft",
-              "best over only_lowbranch and only_smooth of the TGH relative gain", float(one_shortcut), -0.05, ">=",
-              note="; ".join(f"{d}: best other {_best_other(table, d)}, TGH vs SASRec "
-                             f"{gain_over(table, d, 'sasrec'):+.3f}" for d in ("only_lowbranch", "only_smooth"))),
-        Claim("C4a", "The diagnostics track the shortcut structures", "soft",
-              "number of diagnostics (cov1 up, FeatAUC up, HD down) ordered as expected, shortcut_rich vs poor",
-              tracks, 3.0, ">="),
-        Claim("C4b", "... and the heuristic's gain follows them across datasets", "info",
-              "Spearman(TGH relative gain, cov1) across datasets", float(rho_cov), 0.0, ">",
-              note=f"Spearman(gain, HD) {rho_hd:.2f}; {len(gains)} datasets: a weak test"),
-        Claim("C5", f"On {real_dataset} (high branching, long histories) the heuristic is reported, not asserted",
-              "info", f"{real_dataset}: TGH relative gain over the best other method",
-              relative_gain(table, real_dataset), 0.0, ">", note="notes expect TGH not to be best here"),
-    ]
+def _ratio_minus_one(numerator: pd.Series, denominator: pd.Series) -> pd.Series:
+    return (numerator / denominator.where(denominator > 0)) - 1.0
+
+
+def _gain_rows(scores: pd.DataFrame) -> pd.Series:
+    """Per run: best TGH variant / best other method - 1."""
+    tgh = is_tgh(scores.columns)
+    return _ratio_minus_one(_best(scores, tgh), _best(scores, ~tgh))
+
+
+def _trained_margin_rows(scores: pd.DataFrame) -> pd.Series:
+    """Per run: best trained model / best TGH variant - 1 (NaN without a trained model)."""
+    trained = scores.columns.isin(TRAINED)
+    return _ratio_minus_one(_best(scores, trained), _best(scores, is_tgh(scores.columns)))
+
+
+def _winners(scores: pd.DataFrame, mask) -> str:
+    """How often each method of `mask` was the best, over the runs where all were measured."""
+    chosen = scores.loc[:, mask].dropna()
+    if chosen.empty:
+        return "none"
+    counts = chosen.idxmax(axis=1).value_counts()
+    return ", ".join(f"{method} x{n}" for method, n in counts.items())
+
+
+def _describe(scores: pd.DataFrame, values: pd.Series) -> str:
+    if scores.empty:
+        return "no runs"
+    missing = int(values.isna().sum())
+    tgh = is_tgh(scores.columns)
+    text = (f"{len(scores)} run(s) (data seed, trained seed): {list(scores.index)}; per run "
+            f"{', '.join(f'{v:+.4f}' for v in values)}; best other: {_winners(scores, ~tgh)}; "
+            f"best TGH: {_winners(scores, tgh)}")
+    if "sasrec" in scores.columns:
+        versus = _ratio_minus_one(_best(scores, tgh), scores["sasrec"]).mean()
+        text += f"; mean best TGH / SASRec - 1 {versus:+.4f}"
+    if missing:
+        text += f"; {missing} run(s) without every method, left out"
+    return text
+
+
+def max_of_spreads(spreads: list[Spread]) -> tuple[float, float, float, int]:
+    """(value, low, high, runs) for "at least one of these means clears the threshold": the largest mean, the
+    largest lower end and the largest upper end. The largest lower end clears a `>=` threshold exactly when some
+    mean's interval does (holds); the largest upper end stays below it exactly when every interval does (fails).
+    Any missing mean or interval gives NaN (inconclusive), whatever the order: a regime without evidence is not
+    decided by the other. `runs` is the fewest runs among them."""
+    if not spreads:
+        return np.nan, np.nan, np.nan, 0
+    runs = min(s.runs for s in spreads)
+    means = np.array([s.mean for s in spreads], dtype=float)
+    lows = np.array([s.low for s in spreads], dtype=float)
+    highs = np.array([s.high for s in spreads], dtype=float)
+    value = float(means.max()) if np.isfinite(means).all() else np.nan
+    if runs < 2 or not (np.isfinite(lows).all() and np.isfinite(highs).all()):
+        return value, np.nan, np.nan, runs
+    return value, float(lows.max()), float(highs.max()), runs
+
+
+def diagnostics_ordered(run_diagnostics: pd.DataFrame) -> tuple[float, int, str]:
+    """(fewest diagnostics ordered as expected over the data seeds both extreme regimes share, seeds, note).
+
+    Per shared data seed, the count of cov1 higher, FeatAUC higher and HD lower on shortcut_rich than on
+    shortcut_poor (0-3); NaN when a diagnostic is missing on that seed, and overall NaN if any seed is NaN."""
+    table = run_diagnostics.set_index(["dataset", "data_seed"])
+    if not {RICH, POOR} <= set(table.index.get_level_values("dataset")):
+        return np.nan, 0, f"no diagnostics for both {RICH} and {POOR}"
+    rich, poor = table.loc[RICH], table.loc[POOR]
+    seeds = sorted(set(rich.index) & set(poor.index))
+    counts = []
+    for seed in seeds:
+        pairs = [(rich.at[seed, name], poor.at[seed, name], direction) if name in table.columns else
+                 (np.nan, np.nan, direction) for name, direction in ORDERED_DIAGNOSTICS]
+        if not all(np.isfinite(a) and np.isfinite(b) for a, b, _ in pairs):
+            counts.append(np.nan)
+            continue
+        counts.append(float(sum((a > b) if direction == "higher" else (a < b) for a, b, direction in pairs)))
+    value = float(min(counts)) if counts and np.isfinite(counts).all() else np.nan
+    note = "; ".join(f"data seed {s}: {c:g} of 3" for s, c in zip(seeds, counts)) or "no shared data seed"
+    return value, len(seeds), note
+
+
+def measure_claims(runs: pd.DataFrame, run_diagnostics: pd.DataFrame, gains: pd.DataFrame) -> list[Measured]:
+    """Measured values of C1-C5 (definitions in config/claims/seqrec_audit.yaml).
+
+    `runs`: NDCG@10 per run (tables.py's table_runs); `run_diagnostics`: the diagnostics per (dataset, data_seed);
+    `gains`: one row per dataset of the scale with `tgh_relative_gain` and the diagnostics (table_gains)."""
+    measured = []
+    rich = run_scores(runs, RICH)
+    rich_gain = _gain_rows(rich)
+    measured.append(measured_from_spread("C1", t_interval(rich_gain), _describe(rich, rich_gain)))
+
+    poor = run_scores(runs, POOR)
+    margin = _trained_margin_rows(poor)
+    trained = poor.columns[poor.columns.isin(TRAINED)]
+    measured.append(measured_from_spread(
+        "C2", t_interval(margin),
+        f"best trained: {_winners(poor, trained) if len(trained) else 'none run'}; {_describe(poor, margin)}"))
+
+    spreads, notes = [], []
+    for regime in SINGLE_SHORTCUT:
+        scores = run_scores(runs, regime)
+        gain = _gain_rows(scores)
+        spreads.append(t_interval(gain))
+        notes.append(f"{regime}: {spreads[-1].text()}; {_describe(scores, gain)}" if spreads[-1].runs else
+                     f"{regime}: no runs")
+    value, low, high, n = max_of_spreads(spreads)
+    interval = {} if not (np.isfinite(low) and np.isfinite(high)) else {"low": low, "high": high}
+    measured.append(Measured("C3", value, n, note=" | ".join(notes), **interval))
+
+    ordered, seeds, note = diagnostics_ordered(run_diagnostics)
+    measured.append(Measured("C4a", ordered, seeds, note=note))
+
+    table = gains.set_index("dataset")
+    finite = table[np.isfinite(table["tgh_relative_gain"].astype(float))] if len(table) else table
+    rho_cov = rho_hd = np.nan
+    if len(finite) >= 3:
+        rho_cov = float(spearmanr(finite["tgh_relative_gain"], finite["cov1"])[0])
+        rho_hd = float(spearmanr(finite["tgh_relative_gain"], finite["HD"])[0])
+    measured.append(Measured("C4b", rho_cov, len(finite),
+                             note=f"Spearman(gain, HD) {rho_hd:.2f}; datasets {list(finite.index)}"))
+
+    real = run_scores(runs, REAL_DATASET)
+    real_gain = _gain_rows(real)
+    measured.append(measured_from_spread("C5", t_interval(real_gain), _describe(real, real_gain)))
+    return measured

@@ -3,6 +3,8 @@ the checks the schema cannot express (run at parse time, before any job)."""
 
 from __future__ import annotations
 
+import re
+
 from neurips26.seqrec_audit.baselines import BASELINES
 from neurips26.seqrec_audit.data import REGIMES, SyntheticSpec, regime_spec
 from neurips26.seqrec_audit.heuristic import TGHConfig
@@ -18,11 +20,38 @@ AMAZON_CATEGORIES = {
     "amazon_cds": "CDs_and_Vinyl",
 }
 REAL = {"ml100k": "movielens100k", "ml1m": "movielens1m", **{name: "amazon2014" for name in AMAZON_CATEGORIES}}
+REPLICATE = re.compile(r"^(?P<regime>[a-z_]+)_seed(?P<seed>\d+)$")
+
+
+def replicate_name(regime: str, seed: int) -> str:
+    """The dataset name of `regime` regenerated with data seed `seed` (a replicate for the claims' seed spread)."""
+    return f"{regime}_seed{seed}"
+
+
+def replicate_of(name: str) -> tuple[str, int | None]:
+    """(regime, data seed) of a replicate name such as `shortcut_rich_seed1`; (name, None) for any other dataset."""
+    match = REPLICATE.match(name)
+    if match and match["regime"] in REGIMES:
+        return match["regime"], int(match["seed"])
+    return name, None
+
+
+def replicate_datasets(cfg: dict) -> list[str]:
+    """Every replicate dataset of this scale's `replicates` block (none when the block is absent)."""
+    block = cfg.get("replicates", {})
+    return [replicate_name(regime, seed) for regime in block.get("datasets", []) for seed in block.get("seeds", [])]
+
+
+def job_config(cfg: dict) -> dict:
+    """The settings a dataset's jobs (prepare, rank, diagnostics, training) read: the scale's block without the
+    replicate list, which only decides which datasets exist (a replicate's seed is in its name); a change of
+    replicates then leaves the existing datasets' jobs as they are."""
+    return {key: value for key, value in cfg.items() if key != "replicates"}
 
 
 def dataset_kind(name: str) -> str:
-    """'synthetic' for a regime of the generator, else the reader of a real dataset."""
-    if name in REGIMES:
+    """'synthetic' for a regime of the generator (or a replicate of one), else the reader of a real dataset."""
+    if replicate_of(name)[1] is not None or name in REGIMES:
         return "synthetic"
     if name in REAL:
         return REAL[name]
@@ -42,8 +71,10 @@ def source_files(name: str) -> dict[str, str]:
 
 
 def synthetic_spec(cfg: dict, name: str) -> SyntheticSpec:
-    """The regime `name` at this scale's size (`synthetic` block), seeded by the scale's seed."""
-    return regime_spec(name, seed=cfg["seed"], **cfg["synthetic"])
+    """The regime `name` at this scale's size (`synthetic` block), seeded by the scale's seed, or for a replicate
+    name (`<regime>_seed<k>`) by data seed k."""
+    regime, seed = replicate_of(name)
+    return regime_spec(regime, seed=cfg["seed"] if seed is None else seed, **cfg["synthetic"])
 
 
 def tgh_configs(cfg: dict) -> dict[str, TGHConfig]:
@@ -61,7 +92,8 @@ def training_free_methods(cfg: dict) -> list[str]:
 
 def check_config(cfg: dict) -> None:
     """Raise ValueError naming the key: unknown datasets or methods, TGH ring budgets that do not sum to 10 (or a
-    variant name that does not start with `tgh`), a bad synthetic size, a trained model without valid settings."""
+    variant name that does not start with `tgh`), a bad synthetic size, a trained model without valid settings,
+    replicates of a dataset that is not a synthetic regime of this scale, or with the scale's own seed."""
     for name in cfg["datasets"]:
         try:
             kind = dataset_kind(name)
@@ -76,6 +108,13 @@ def check_config(cfg: dict) -> None:
                 synthetic_spec(cfg, name)
             except ValueError as error:
                 raise ValueError(f"synthetic: {error}") from None
+    replicates = cfg.get("replicates", {})
+    for regime in replicates.get("datasets", []):
+        if regime not in REGIMES or regime not in cfg["datasets"]:
+            raise ValueError(f"replicates.datasets: {regime} is not a synthetic regime among `datasets` "
+                             f"({[d for d in cfg['datasets'] if d in REGIMES]})")
+    if cfg["seed"] in replicates.get("seeds", []):
+        raise ValueError(f"replicates.seeds: {cfg['seed']} is the scale's own `seed` (the regimes themselves)")
     variants = cfg["tgh"]["variants"]
     for name, budgets in variants.items():
         if not name.startswith("tgh"):

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from neurips26.seqrec_audit.claims import relative_gain
+from neurips26.seqrec_audit.experiment import replicate_of
 from neurips26.seqrec_audit.methods import is_tgh
 
 METHOD_ORDER = ("pop", "markov1", "itemknn_last", "itemknn_profile", "sasrec", "bert4rec", "tiger")
@@ -43,6 +44,31 @@ def seed_spread(metrics: pd.DataFrame, metric: str = "NDCG@10") -> pd.DataFrame:
     rows = metrics[metrics["metric"] == metric]
     return (rows.groupby(["dataset", "method"])["value"].agg(mean="mean", std="std", seeds="size")
             .reset_index())
+
+
+def _split_replicates(frame: pd.DataFrame, data_seed: int) -> pd.DataFrame:
+    """`dataset` as the regime's name and `data_seed` as the replicate's seed; any other dataset keeps its name and
+    gets `data_seed` (the scale's seed)."""
+    parsed = [replicate_of(name) for name in frame["dataset"]]
+    return frame.assign(dataset=[regime for regime, _ in parsed],
+                        data_seed=[data_seed if seed is None else seed for _, seed in parsed])
+
+
+def ndcg_runs(metrics: pd.DataFrame, data_seed: int, k: int = 10) -> pd.DataFrame:
+    """NDCG@k of every run, long form (dataset, data_seed, seed, method, value): the datasets of the scale and their
+    replicates (`<regime>_seed<k>`, listed under the regime with data seed k); `seed` is the trained model's seed,
+    -1 for the deterministic training-free methods."""
+    rows = metrics.loc[metrics["metric"] == f"NDCG@{k}", ["dataset", "seed", "method", "value"]]
+    rows = _split_replicates(rows, data_seed)
+    return (rows[["dataset", "data_seed", "seed", "method", "value"]]
+            .sort_values(["dataset", "data_seed", "seed", "method"]).reset_index(drop=True))
+
+
+def diagnostics_runs(diagnostics: pd.DataFrame, data_seed: int) -> pd.DataFrame:
+    """The diagnostics of every dataset and replicate: one row per (dataset, data_seed)."""
+    table = _split_replicates(diagnostics, data_seed)
+    first = ["dataset", "data_seed"]
+    return table[first + [c for c in table.columns if c not in first]].sort_values(first).reset_index(drop=True)
 
 
 def gains_with_diagnostics(wide: pd.DataFrame, diagnostics: pd.DataFrame) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-r"""Float64 checks of the symmetry statements of Lau and Su (2026) (notes 07, 7.2 "Theory" and claims S1-S3).
+r"""Float64 checks of the symmetry statements of Lau and Su (2026) (notes 07, 7.2 "Theory" and checks S1-S3).
 
 An update rule ``U`` is equivariant under a group acting by ``M -> A M B`` when ``U(A M B) = A U(M) B``.
 Each check draws a random group element, applies it and returns the largest deviation relative to the
@@ -13,11 +13,11 @@ Which symmetries each direction has (``SYMMETRIES``; notes 7.2's table):
 * right polar: ``M (M^T M + eps)^{-1/2}`` is also bi-orthogonal; the repo's ``nu`` (sum of entries of
   ``C R``) is not right-orthogonal invariant, so ``nu_mode="repo"`` breaks right equivariance;
 * row norm and the hybrid: left permutations and right rotations (``S_V x O(d)``); the hybrid is *not*
-  left-orthogonal equivariant (claim S2);
+  left-orthogonal equivariant (check S2b);
 * centered row norm / centered left polar (routers): ``S_E x O(d)``, and invariant to ``M -> M + 1 v^T``;
 * Adam's first step and sign: only permutations (and sign flips); orthogonal equivariance fails.
 
-The diagonal lifting (claim S3): ``sign(G) = reshape(diag(polar(diag(vec G))))``, the paper's reading of
+The diagonal lifting (check S3): ``sign(G) = reshape(diag(polar(diag(vec G))))``, the paper's reading of
 coordinate-wise updates as spectral updates of a pathological lifting.
 
 Deliberate difference from the notes' ``equivariance.parquet`` sketch: the relative error is the max
@@ -45,7 +45,7 @@ from .optimizers import (
 
 __all__ = [
     "DIRECTIONS", "SYMMETRIES", "diagonal_lifting_error", "adam_sign_limit_error", "equivariance_error",
-    "equivariance_table", "polar_singular_value_error", "random_orthogonal", "random_permutation",
+    "equivariance_table", "identities_table", "polar_singular_value_error", "random_orthogonal", "random_permutation",
     "relative_deviation", "shift_invariance_error",
 ]
 
@@ -184,3 +184,15 @@ def equivariance_table(seed: int = 0, rows: int = 24, cols: int = 8) -> list[dic
             out.append({"optimizer": name, "group": group, "rel_err": equivariance_error(fn, m, group, gen),
                         "expected": SYMMETRIES[name][group]})
     return out
+
+
+def identities_table(seed: int = 0, rows: int = 12, cols: int = 5) -> list[dict]:
+    """The identities on a random ``rows x cols`` float64 G: rows of ``{identity, value}`` for the diagonal
+    lifting (check S3), the polar factor's singular values and Adam's sign limit."""
+    gen = torch.Generator().manual_seed(seed)
+    g = torch.randn(rows, cols, generator=gen, dtype=torch.float64)
+    return [
+        {"identity": "diagonal_lifting", "value": diagonal_lifting_error(g)},
+        {"identity": "polar_singular_values", "value": polar_singular_value_error(polar, g)},
+        {"identity": "adam_sign_limit", "value": adam_sign_limit_error(g)},
+    ]

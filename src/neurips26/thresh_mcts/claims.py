@@ -1,68 +1,116 @@
-"""Paper 12's claims as checks that can fail (notes 12.7, M1-M7)."""
+"""Paper 12's measured values for its claims and checks (definitions: config/claims/thresh_mcts.yaml).
+
+Stopping times are compared per (instance, delta) cell by the ratio of mean stopping times with a 95% interval
+from the runs' spread (delta method on the log ratio, treating the rules' runs as independent; they share reward
+tapes, so the interval is conservative). A share of cells is reported with its range: from the cells the
+intervals decide to the cells they do not exclude. The error rate is compared with delta by its Clopper-Pearson
+interval: delta-correctness (error rate <= delta) is shown where the upper end is at most delta and refuted where
+the lower end exceeds it.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from neurips26.common.claims import Claim
+from neurips26.common.claims import Measured, measured_from_spread, t_interval
+from neurips26.thresh_mcts.evaluation import wall_slopes_by_repeat
 
 TRACK_AND_STOP = ("d_tracking", "c_tracking", "ratio")
+Z95 = 1.959963984540054
 
 
-def _paired(summary: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
-    wide = summary.pivot_table(index=["instance", "delta"], columns="rule", values="mean_tau")
-    if a not in wide or b not in wide:
-        return pd.DataFrame(columns=["ratio"])
-    return pd.DataFrame({"ratio": wide[a] / wide[b]}).dropna()
+def ratio_intervals(summary: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Per (instance, delta): mean tau(a) / mean tau(b) with a 95% interval from the runs' sd (delta method)."""
+    cols = ["instance", "delta", "mean_tau", "sd_tau", "n"]
+    stopped = summary.assign(n=summary["runs"] * (1 - summary["censored"]))
+    left = stopped[stopped["rule"] == a][cols]
+    right = stopped[stopped["rule"] == b][cols]
+    both = left.merge(right, on=["instance", "delta"], suffixes=("_a", "_b"))
+    log_ratio = np.log(both["mean_tau_a"] / both["mean_tau_b"])
+    se = np.sqrt((both["sd_tau_a"] / both["mean_tau_a"]) ** 2 / both["n_a"]
+                 + (both["sd_tau_b"] / both["mean_tau_b"]) ** 2 / both["n_b"])
+    out = pd.DataFrame({"instance": both["instance"], "delta": both["delta"], "ratio": np.exp(log_ratio),
+                        "low": np.exp(log_ratio - Z95 * se), "high": np.exp(log_ratio + Z95 * se)})
+    return out[np.isfinite(out["ratio"]) & np.isfinite(out["low"]) & np.isfinite(out["high"])]
 
 
-def check_claims(summary: pd.DataFrame, slopes: pd.DataFrame, equivalence: pd.DataFrame,
-                 lp_check: pd.DataFrame) -> list[Claim]:
+def share_below(cells: pd.DataFrame, claim_id: str, below: float, prefix: str = "") -> Measured:
+    """Share of cells whose ratio is at most `below`, with its range over what the cells' intervals allow: the
+    low end counts only cells whose whole interval lies at or below `below`, the high end every cell whose
+    interval reaches it. `prefix` picks the columns of one rule when `cells` holds several."""
+    if cells.empty:
+        return Measured(claim_id, float("nan"), 0, note="no (instance, delta) cell with both rules")
+    ratio, low, high = (cells[f"{prefix}{c}"] for c in ("ratio", "low", "high"))
+    text = ", ".join(f"{i}@{d:g} {r:.2f} [{lo:.2f}, {hi:.2f}]"
+                     for i, d, r, lo, hi in zip(cells["instance"], cells["delta"], ratio, low, high))
+    return Measured(claim_id, float((ratio <= below).mean()), len(cells), note=text,
+                    low=float((high <= below).mean()), high=float((low <= below).mean()))
+
+
+def delta_correctness(summary: pd.DataFrame) -> Measured:
+    """M1: the largest error rate / delta over TaS cells, bounded by the largest Clopper-Pearson ends / delta."""
+    tas = summary[summary["rule"].isin(TRACK_AND_STOP) & summary["error_rate"].notna()]
+    if tas.empty:
+        return Measured("M1", float("nan"), 0, note="no Track-and-Stop run stopped")
+    scaled = tas.assign(rate=tas["error_rate"] / tas["delta"], low=tas["cp_low"] / tas["delta"],
+                        high=tas["cp_high"] / tas["delta"])
+    worst = scaled.loc[scaled["rate"].idxmax()]
+    undecided = scaled[(scaled["high"] > 1) & (scaled["low"] <= 1)]
+    stopped = scaled["runs"] * (1 - scaled["censored"])
+    per_delta = ", ".join(f"delta {d:g}: {int(g['errors'].sum())} errors in {int(stopped[g.index].sum())} stopped "
+                          f"runs" for d, g in scaled.groupby("delta"))
+    note = (f"worst cell {worst['rule']} on {worst['instance']} at delta {worst['delta']:g}: {int(worst['errors'])} "
+            f"errors in {int(worst['runs'])} runs; {len(undecided)} of {len(scaled)} cells cannot show error <= delta "
+            f"with their number of runs; {per_delta}")
+    return Measured("M1", float(scaled["rate"].max()), int(scaled["runs"].min()), note=note,
+                    low=float(scaled["low"].max()), high=float(scaled["high"].max()))
+
+
+def _slope(slopes: pd.DataFrame, rule: str, column: str) -> float:
+    row = slopes[slopes["rule"] == rule]
+    return float(row[column].iloc[0]) if len(row) else float("nan")
+
+
+def measure_claims(summary: pd.DataFrame, slopes: pd.DataFrame, cost: pd.DataFrame, equivalence: pd.DataFrame,
+                   lp_check: pd.DataFrame) -> list[Measured]:
+    """`summary`: evaluation.summarise rows; `slopes`: evaluation.cost_slopes rows; `cost`: the per-round cost
+    rows (rule, repeat, n_leaves, microseconds_per_round); `equivalence`: one row per (instance, seed) with
+    `identical`; `lp_check`: one row per checked tree with `relative_error`."""
+    ratio_vs_d = ratio_intervals(summary, "ratio", "d_tracking")
+    vs_uniform = ratio_intervals(summary, "ratio", "uniform").merge(
+        ratio_intervals(summary, "d_tracking", "uniform"), on=["instance", "delta"], suffixes=("_r", "_d"))
+    both = vs_uniform.assign(ratio=vs_uniform[["ratio_r", "ratio_d"]].max(axis=1),
+                             low=vs_uniform[["low_r", "low_d"]].max(axis=1),
+                             high=vs_uniform[["high_r", "high_d"]].max(axis=1))
     tas = summary[summary["rule"].isin(TRACK_AND_STOP)]
-    excess = (tas["cp_low"] / tas["delta"]).max() if len(tas) else np.nan
-    worst = tas.loc[(tas["error_rate"] / tas["delta"]).idxmax()] if len(tas) else None
-    ratio_vs_d = _paired(summary, "ratio", "d_tracking")["ratio"]
-    vs_uniform = [(_paired(summary, rule, "uniform")["ratio"] <= 1.0) for rule in ("ratio", "d_tracking")]
-    both_beat_uniform = (pd.concat(vs_uniform, axis=1).all(axis=1).mean()
-                         if all(len(v) for v in vs_uniform) else np.nan)
     trend = []
     for _, group in tas.groupby(["rule", "instance"]):
-        group = group.sort_values("delta", ascending=False)
-        values = group["tau_over_tstar_log"].to_numpy()
+        values = group.sort_values("delta", ascending=False)["tau_over_tstar_log"].dropna().to_numpy()
         if len(values) >= 2:
             trend.append(bool(np.all(np.diff(values) <= 0)))
-    slope = slopes.set_index("rule")
-    d_slope = float(slope.loc["d_tracking", "ops_slope"]) if "d_tracking" in slope.index else np.nan
-    r_slope = float(slope.loc["ratio_incremental", "ops_slope"]) if "ratio_incremental" in slope.index else np.nan
+    n_sizes = int(slopes["n_sizes"].min()) if len(slopes) else 0
+    by_repeat = wall_slopes_by_repeat(cost).pivot_table(index="repeat", columns="rule",
+                                                        values="wall_seconds_slope") if len(cost) else pd.DataFrame()
+    have = {"d_tracking", "ratio_incremental"} <= set(by_repeat.columns) and n_sizes >= 3
+    wall = t_interval(by_repeat["d_tracking"] - by_repeat["ratio_incremental"] if have else [])
     return [
-        Claim("M1", "The algorithm is delta-correct (GLR stopping rule)", "hard",
-              "max over TaS rules, instances and deltas of the 95% Clopper-Pearson lower bound of the error rate "
-              "divided by delta", float(excess), 1.0, "<=",
-              note=(f"worst observed: {worst['rule']} on {worst['instance']} at delta {worst['delta']:g}: "
-                    f"{int(worst['errors'])} errors in {int(worst['runs'])} runs" if worst is not None else "")),
-        Claim("M2a", "Ratio-based tracking needs substantially fewer samples than D-Tracking", "soft",
-              "share of (instance, delta) cells with mean tau(ratio) <= 0.9 mean tau(D-Tracking)",
-              float((ratio_vs_d <= 0.9).mean()) if len(ratio_vs_d) else np.nan, 2 / 3, ">=",
-              note=f"median ratio {np.median(ratio_vs_d):.2f}" if len(ratio_vs_d) else ""),
-        Claim("M2b", "... and never many more", "soft", "max over cells of mean tau(ratio) / mean tau(D-Tracking)",
-              float(ratio_vs_d.max()) if len(ratio_vs_d) else np.nan, 1.1, "<="),
-        Claim("M3", "Both Track-and-Stop variants beat uniform sampling", "soft",
-              "share of (instance, delta) cells where ratio and D-Tracking both need fewer samples than uniform",
-              float(both_beat_uniform), 2 / 3, ">="),
-        Claim("M4", "Asymptotic optimality trend: tau / (T* ln(1/delta)) falls as delta shrinks", "info",
-              "share of (TaS rule, instance) pairs where tau / (T* ln(1/delta)) does not grow as delta falls",
-              float(np.mean(trend)) if trend else np.nan, 0.5, ">",
-              note="a trend at two or three deltas, not the limit delta -> 0"),
-        Claim("M5a", "D-Tracking's per-round cost is linear in the number of leaves K", "hard",
-              "log-log slope of node operations per round against K, D-Tracking", d_slope, 0.9, ">="),
-        Claim("M5b", "The ratio rule's per-round cost is logarithmic in K", "hard",
-              "log-log slope of node operations per round against K, incremental ratio rule", r_slope, 0.3, "<=",
-              note="log K has a log-log slope of 1/ln K: about 0.2 to 0.3 over K = 9..2187"),
-        Claim("M6", "The incremental ratio rule picks the same leaves as the full recomputation", "hard",
-              "share of (instance, seed) runs with identical pull sequences",
-              float(equivalence["identical"].mean()) if len(equivalence) else np.nan, 1.0, ">="),
-        Claim("M7", "The characteristic time T* of the dynamic program equals the lower bound's LP optimum", "hard",
-              "max relative |T*_DP - T*_LP| over the checked trees",
-              float(lp_check["relative_error"].max()) if len(lp_check) else np.nan, 1e-6, "<"),
+        delta_correctness(summary),
+        share_below(ratio_vs_d, "M2a", 0.9),
+        Measured("M2b", float(ratio_vs_d["ratio"].max()) if len(ratio_vs_d) else float("nan"), len(ratio_vs_d),
+                 low=float(ratio_vs_d["low"].max()) if len(ratio_vs_d) else None,
+                 high=float(ratio_vs_d["high"].max()) if len(ratio_vs_d) else None,
+                 note="largest cell ratio; the interval's ends are the largest cell ends"),
+        share_below(both, "M3", 1.0 - 1e-12),
+        Measured("M4", float(np.mean(trend)) if trend else float("nan"), len(trend),
+                 note="a trend over the configured deltas, not the limit delta -> 0"),
+        measured_from_spread("M5", wall, note=f"wall-time slopes on the medians over repeats: D-Tracking "
+                             f"{_slope(slopes, 'd_tracking', 'wall_seconds_slope'):.2f}, incremental ratio rule "
+                             f"{_slope(slopes, 'ratio_incremental', 'wall_seconds_slope'):.2f}; {n_sizes} tree sizes"),
+        Measured("M5a", _slope(slopes, "d_tracking", "ops_slope"), n_sizes),
+        Measured("M5b", _slope(slopes, "ratio_incremental", "ops_slope"), n_sizes,
+                 note="log K has a log-log slope of 1/ln K: about 0.2 to 0.3 over K = 9..2187"),
+        Measured("M6", float(equivalence["identical"].mean()) if len(equivalence) else float("nan"),
+                 len(equivalence)),
+        Measured("M7", float(lp_check["relative_error"].max()) if len(lp_check) else float("nan"), len(lp_check)),
     ]

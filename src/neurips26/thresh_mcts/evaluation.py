@@ -56,8 +56,20 @@ def loglog_slope(x, y) -> float:
 
 
 def cost_slopes(cost: pd.DataFrame) -> pd.DataFrame:
-    """Per rule: log-log slopes of node operations and of wall time per round against the number of leaves K."""
-    return pd.DataFrame([{"rule": rule, "ops_slope": loglog_slope(g["n_leaves"], g["ops_per_round"]),
+    """Per rule: log-log slopes of node operations and of wall time per round (medians over the timing repeats)
+    against the number of leaves K."""
+    if "repeat" in cost:
+        cost = cost.groupby(["rule", "n_leaves"], as_index=False).median(numeric_only=True)
+    return pd.DataFrame([{"rule": rule, "n_sizes": int(g["n_leaves"].nunique()),
+                          "ops_slope": loglog_slope(g["n_leaves"], g["ops_per_round"]),
                           "wall_seconds_slope": loglog_slope(g["n_leaves"], g["microseconds_per_round"]),
                           "rounds_per_second_at_max_k": float(1e6 / g.sort_values("n_leaves")["microseconds_per_round"].iloc[-1])}
                          for rule, g in cost.groupby("rule")])
+
+
+def wall_slopes_by_repeat(cost: pd.DataFrame) -> pd.DataFrame:
+    """Per (rule, repeat): the log-log slope of wall time per round against K, one timing pass each."""
+    return pd.DataFrame([{"rule": rule, "repeat": repeat, "n_sizes": int(g["n_leaves"].nunique()),
+                          "wall_seconds_slope": loglog_slope(g["n_leaves"], g["microseconds_per_round"])}
+                         for (rule, repeat), g in cost.groupby(["rule", "repeat"])],
+                        columns=["rule", "repeat", "n_sizes", "wall_seconds_slope"])

@@ -91,13 +91,13 @@ def error_rates(summary: pd.DataFrame) -> Figure:
 
 
 def per_round_cost(cost: pd.DataFrame, slopes: pd.DataFrame) -> Figure:
-    """Node operations and wall time per round against K (log-log), with the fitted slopes."""
+    """Node operations and wall time per round against K (log-log; medians over repeats), with the fitted slopes."""
     if cost.empty:
         return _no_data("no cost measurements")
     fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0))
     slope = slopes.set_index("rule")
     for rule in _rules(cost):
-        rows = cost[cost["rule"] == rule].sort_values("n_leaves")
+        rows = cost[cost["rule"] == rule].groupby("n_leaves", as_index=False).median(numeric_only=True)
         for ax, column, key in ((axes[0], "ops_per_round", "ops_slope"), (axes[1], "microseconds_per_round", "wall_seconds_slope")):
             ax.plot(rows["n_leaves"], rows[column], marker="o",
                     label=f"{RULE_LABELS[rule]} (slope {slope.loc[rule, key]:.2f})")

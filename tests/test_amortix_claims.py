@@ -1,0 +1,137 @@
+"""Paper 19's claims and checks: for each, a scenario where it holds, one where it fails and one where its
+evidence is missing or too thin (inconclusive), decided with the definitions of config/claims/amortix.yaml.
+
+A scenario is the tables the tables step writes (decoration, best-of-K, PMO-lite, training) and the policies'
+outputs, built from per-seed scores: a failing scenario changes those scores so the method loses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from neurips26.amortix import claims
+from neurips26.amortix.summary import policy_label
+from neurips26.common.claims import decide, load_definitions
+
+DEFINITIONS = load_definitions(ROOT / "config/claims/amortix.yaml")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Per-seed results of a run. Defaults: a run where every claim holds."""
+
+    drgrpo_val: tuple[float, ...] = (0.60, 0.61, 0.62)  # final greedy validation score per seed
+    global_val: tuple[float, ...] = (0.50, 0.50, 0.51)
+    drgrpo_test: tuple[float, ...] = (0.55, 0.56, 0.58)  # single-shot test score per seed
+    pretrained: float | None = 0.40  # single shot; None: row missing
+    best_of: dict[int, float] = field(default_factory=lambda: {1: 0.38, 2: 0.42, 4: 0.46})
+    drgrpo_subset: tuple[float, ...] = (0.60, 0.62, 0.63)
+    instance: dict[str, float] = field(default_factory=lambda: {"graph GA": 0.45, "per-instance RL": 0.50})
+    # PMO-lite AUC per oracle and method, one value per seed; `pmo_seeds` False writes the table without seeds
+    pmo: dict[str, dict[str, tuple[float, ...]]] = field(default_factory=lambda: {
+        "qed": {"amortized": (0.80, 0.81, 0.82), "random": (0.70, 0.70, 0.71)},
+        "osimertinib_mpo": {"amortized": (0.60, 0.62, 0.61), "random": (0.55, 0.56, 0.55)}})
+    pmo_seeds: bool = True
+    outputs: tuple[tuple[str, bool, bool], ...] = (  # (policy, valid, retained) per generated candidate
+        ("pretrained", True, True), ("pretrained", True, True), ("drgrpo_s0", True, True), ("drgrpo_s1", True, True))
+
+    def tables(self) -> tuple[pd.DataFrame, ...]:
+        rows = [] if self.pretrained is None else [("test", "pretrained (single shot)", self.pretrained)]
+        rows += [("test", f"pretrained best-of-{k}", v) for k, v in self.best_of.items()]
+        rows += [("test", f"{policy_label(f'drgrpo_s{s}')} (single shot)", v) for s, v in enumerate(self.drgrpo_test)]
+        rows += [("test", f"{policy_label(f'global_s{s}')} (single shot)", v - 0.05)
+                 for s, v in enumerate(self.drgrpo_test)]
+        rows += [("baseline subset", f"{policy_label(f'drgrpo_s{s}')} (single shot)", v)
+                 for s, v in enumerate(self.drgrpo_subset)]
+        rows += [("baseline subset", method, v) for method, v in self.instance.items()]
+        decoration = pd.DataFrame(rows, columns=["scaffold_set", "method", "score"])
+        pretrained_curve = [("pretrained", k, v) for k, v in self.best_of.items()]
+        single = [(f"drgrpo_s{s}", 1, v) for s, v in enumerate(self.drgrpo_test)]
+        best_of_k = pd.DataFrame(pretrained_curve + single, columns=["policy", "k", "score"])
+        best_of_k["break_even_k"] = [1.0] * len(pretrained_curve) + [
+            min([k for k, v in self.best_of.items() if v >= s] or [np.inf]) for _, _, s in single]
+        pmo = pd.DataFrame([(o, m, s, v) for o, methods in self.pmo.items() for m, values in methods.items()
+                            for s, v in enumerate(values)], columns=["oracle", "method", "seed", "auc_top10"])
+        if not self.pmo_seeds:
+            pmo = pmo[pmo["seed"] == 0].drop(columns="seed")
+        training = pd.DataFrame([(v, s, x) for v, values in (("drgrpo", self.drgrpo_val), ("global", self.global_val))
+                                 for s, x in enumerate(values)], columns=["variant", "seed", "final_val_score"])
+        outputs = pd.DataFrame(list(self.outputs), columns=["method", "valid", "retained"])
+        return decoration, best_of_k, pmo, training, outputs
+
+
+def verdict_of(claim_id: str, scenario: Scenario) -> pd.Series:
+    table = decide(DEFINITIONS, claims.measure_claims(*scenario.tables())).set_index("claim_id")
+    return table.loc[claim_id]
+
+
+HOLDS = Scenario()
+VERDICT_CASES = [
+    ("C1a", "holds", HOLDS),
+    ("C1a", "fails", replace(HOLDS, outputs=HOLDS.outputs + (("drgrpo_s0", True, False),))),
+    ("C1a", "inconclusive", replace(HOLDS, outputs=(("drgrpo_s0", False, False),))),  # no valid output
+    ("C1b", "holds", HOLDS),
+    ("C1b", "fails", replace(HOLDS, outputs=HOLDS.outputs + (("drgrpo_s1", False, False),))),
+    ("C1b", "inconclusive", replace(HOLDS, outputs=())),  # no output at all
+    ("C2a", "holds", HOLDS),
+    ("C2a", "fails", replace(HOLDS, global_val=(0.70, 0.71, 0.73))),  # the global baseline ends higher every seed
+    ("C2a", "inconclusive", replace(HOLDS, drgrpo_val=(0.60,), global_val=(0.50,))),  # one seed
+    ("C2a", "inconclusive", replace(HOLDS, global_val=(0.40, 0.70, 0.55))),  # seed noise larger than the gap
+    ("C2b", "holds", replace(HOLDS, drgrpo_val=(0.60, 0.61, 0.60, 0.61, 0.60, 0.61),
+                             global_val=(0.30, 0.70, 0.45, 0.65, 0.35, 0.55))),
+    ("C2b", "fails", replace(HOLDS, drgrpo_val=(0.30, 0.70, 0.45, 0.65, 0.35, 0.55),
+                             global_val=(0.60, 0.61, 0.60, 0.61, 0.60, 0.61))),
+    ("C2b", "inconclusive", replace(HOLDS, drgrpo_val=(0.60, 0.62), global_val=(0.30, 0.70))),  # two seeds
+    ("C2b", "inconclusive", HOLDS),  # three seeds: an F(2, 2) interval spans a factor of about 1500
+    ("C3", "holds", HOLDS),
+    ("C3", "fails", replace(HOLDS, drgrpo_test=(0.30, 0.31, 0.33))),  # fine-tuning made single shots worse
+    ("C3", "inconclusive", replace(HOLDS, drgrpo_test=(0.55,))),  # one seed
+    ("C3", "inconclusive", replace(HOLDS, pretrained=None)),  # the pretrained row is missing
+    ("C4", "holds", HOLDS),
+    ("C4", "fails", replace(HOLDS, best_of={1: 0.50, 2: 0.60, 4: 0.70})),  # best-of-4 beats every seed
+    ("C4", "inconclusive", replace(HOLDS, best_of={1: 0.38, 2: 0.42})),  # no best-of-4 was drawn
+    ("C4b", "holds", HOLDS),
+    ("C4b", "fails", replace(HOLDS, instance={"graph GA": 0.80, "per-instance RL": 0.50})),
+    ("C4b", "inconclusive", replace(HOLDS, instance={"graph GA": 0.45})),  # per-instance RL missing
+    ("C5", "holds", HOLDS),
+    ("C5", "fails", replace(HOLDS, pmo={**HOLDS.pmo, "osimertinib_mpo": {"amortized": (0.50, 0.51, 0.50),
+                                                                         "random": (0.55, 0.56, 0.55)}})),
+    ("C5", "inconclusive", replace(HOLDS, pmo_seeds=False)),  # one seed per oracle
+    ("C5", "inconclusive", replace(HOLDS, pmo={"qed": {"amortized": (0.8, 0.81, 0.82)}})),  # no random run
+]
+
+
+@pytest.mark.parametrize("claim_id, expected, scenario", VERDICT_CASES)
+def test_each_claim_holds_fails_or_is_inconclusive_as_its_scenario_says(claim_id, expected, scenario):
+    row = verdict_of(claim_id, scenario)
+    assert row["verdict"] == expected, row["note"]
+    if expected == "inconclusive":
+        assert row["note"]  # the reason is written down
+
+
+def test_every_defined_claim_is_measured_and_nothing_else():
+    measured = claims.measure_claims(*HOLDS.tables())
+    assert [m.claim_id for m in measured] == [d.claim_id for d in DEFINITIONS]
+
+
+def test_seeds_are_paired_and_counted():
+    row = verdict_of("C2a", replace(HOLDS, drgrpo_val=(0.60, 0.61, 0.62, 0.9), global_val=(0.50, 0.50, 0.51)))
+    assert row["runs"] == 3  # drgrpo's fourth seed has no global partner
+    assert row["value"] == pytest.approx(np.mean([0.10, 0.11, 0.11]))
+    assert verdict_of("C3", HOLDS)["runs"] == 3
+
+
+def test_a_missing_instance_optimiser_is_not_dropped_from_the_best_of_two():
+    # with only the graph GA the "best instance optimiser" would be 0.45 and the claim could pass on half the field
+    row = verdict_of("C4b", replace(HOLDS, instance={"graph GA": 0.45, "per-instance RL": np.nan}))
+    assert row["verdict"] == "inconclusive" and np.isnan(row["value"])
+
+
+def test_the_pmo_interval_is_the_worst_oracles():
+    spread = claims.pmo_margin(HOLDS.tables()[2])
+    assert spread.value == pytest.approx(np.mean([0.05, 0.06, 0.06]))  # osimertinib's margin, below qed's
+    assert spread.runs == 3 and spread.low < spread.value < spread.high

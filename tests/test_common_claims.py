@@ -1,0 +1,164 @@
+"""The claims contract: three verdicts, minimum evidence, intervals over seeds, definitions as validated data."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neurips26.common import report
+from neurips26.common.claims import (COLUMNS, Definition, Measured, bootstrap_interval, decide, load_definitions,
+                                     measured_from_spread, t_interval, verdict)
+from neurips26.common.config import ConfigError
+from neurips26.common.scoreboard import paper_row, totals_row, totals_sentence
+
+
+def definition(comparison=">=", threshold=1.0, kind="hard", claim_id="C1", min_runs=1) -> Definition:
+    return Definition(claim_id, "statement", kind, "metric", comparison, threshold, ("metrics.parquet",),
+                      source="the paper says so", min_runs=min_runs)
+
+
+@pytest.mark.parametrize("comparison, below, equal, above", [
+    ("<", "holds", "fails", "fails"), ("<=", "holds", "holds", "fails"),
+    (">", "fails", "fails", "holds"), (">=", "fails", "holds", "holds"),
+])
+def test_a_point_value_is_decided_by_its_comparison(comparison, below, equal, above):
+    for value, expected in ((0.5, below), (1.0, equal), (2.0, above)):
+        assert verdict(definition(comparison), Measured("C1", value, runs=1))[0] == expected
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), None])
+def test_missing_or_non_finite_evidence_is_inconclusive_never_holds(value):
+    outcome, reason = verdict(definition(">=", -1e9), Measured("C1", value, runs=5))
+    assert outcome == "inconclusive" and "no evidence" in reason
+
+
+def test_fewer_runs_than_the_minimum_is_inconclusive_with_the_count():
+    outcome, reason = verdict(definition(min_runs=3), Measured("C1", 5.0, runs=2))
+    assert outcome == "inconclusive" and "2 run(s), needs at least 3" in reason
+    assert verdict(definition(min_runs=3), Measured("C1", 5.0, runs=3))[0] == "holds"
+
+
+def test_an_interval_decides_only_when_it_lies_on_one_side_of_the_threshold():
+    d = definition(">", 0.0)
+    assert verdict(d, Measured("C1", 0.5, 3, low=0.1, high=0.9))[0] == "holds"
+    assert verdict(d, Measured("C1", -0.5, 3, low=-0.9, high=-0.1))[0] == "fails"
+    outcome, reason = verdict(d, Measured("C1", 0.5, 3, low=-0.1, high=1.1))
+    assert outcome == "inconclusive" and "contains the threshold" in reason
+    assert verdict(d, Measured("C1", 0.5, 3, low=float("nan"), high=1.0))[0] == "inconclusive"
+
+
+def test_a_margin_within_the_seed_noise_is_inconclusive():
+    d = definition("<=", 0.0)
+    outcome, reason = verdict(d, Measured("C1", 0.0002, 1, noise=0.01))
+    assert outcome == "inconclusive" and "within the seed noise" in reason
+    assert verdict(d, Measured("C1", 0.05, 1, noise=0.01))[0] == "fails"
+    assert verdict(d, Measured("C1", -0.05, 1, noise=0.01))[0] == "holds"
+
+
+def test_definitions_reject_bad_kinds_comparisons_and_claims_without_a_source():
+    with pytest.raises(ValueError, match="kind"):
+        definition(kind="strong")
+    with pytest.raises(ValueError, match="comparison"):
+        definition(comparison="==")
+    with pytest.raises(ValueError, match="paper's sentence"):
+        Definition("C1", "statement", "hard", "metric", ">", 0.0, ("x.parquet",))
+    Definition("K1", "an identity of our code", "check", "metric", "<", 1e-9, ("x.parquet",))  # checks need none
+
+
+def test_decide_writes_every_definition_once_in_order_with_its_verdict():
+    defs = [definition(claim_id="C1"), definition(claim_id="C2", kind="soft", min_runs=3),
+            definition(claim_id="K1", kind="check", comparison="<", threshold=1e-9)]
+    table = decide(defs, [Measured("K1", 0.0, 1), Measured("C2", 2.0, 1, note="one seed"), Measured("C1", 0.5, 4)])
+    assert list(table.columns) == COLUMNS
+    assert table["claim_id"].tolist() == ["C1", "C2", "K1"]
+    assert table["verdict"].tolist() == ["fails", "inconclusive", "holds"]
+    assert table["holds"].tolist() == [False, False, True]
+    assert "needs at least 3" in table.loc[1, "note"] and "one seed" in table.loc[1, "note"]
+    assert table["paper_value"].dtype == np.float64
+
+
+def test_decide_refuses_unmeasured_extra_or_duplicate_claims():
+    defs = [definition(claim_id="C1"), definition(claim_id="C2")]
+    with pytest.raises(ValueError, match=r"defined but not measured: \['C2'\]"):
+        decide(defs, [Measured("C1", 1.0, 1)])
+    with pytest.raises(ValueError, match=r"measured but not defined: \['C3'\]"):
+        decide(defs, [Measured("C1", 1.0, 1), Measured("C2", 1.0, 1), Measured("C3", 1.0, 1)])
+    with pytest.raises(ValueError, match="measured twice"):
+        decide(defs, [Measured("C1", 1.0, 1), Measured("C1", 1.0, 1)])
+
+
+def test_t_interval_matches_scipy_and_is_undefined_for_one_seed():
+    from scipy import stats
+
+    values = [0.1, 0.3, 0.2, float("nan")]
+    spread = t_interval(values)
+    low, high = stats.t.interval(0.95, 2, loc=0.2, scale=stats.sem([0.1, 0.3, 0.2]))
+    assert spread.runs == 3 and spread.mean == pytest.approx(0.2)
+    assert (spread.low, spread.high) == pytest.approx((low, high))
+    single = t_interval([0.4])
+    assert single.runs == 1 and math.isnan(single.low)
+    assert t_interval([]).runs == 0
+
+
+def test_bootstrap_interval_is_reproducible_and_brackets_the_mean():
+    values = np.random.default_rng(1).normal(1.0, 0.5, size=20)
+    a, b = bootstrap_interval(values), bootstrap_interval(values)
+    assert (a.low, a.high) == (b.low, b.high)
+    assert a.low < a.mean < a.high
+
+
+def test_a_claim_over_seeds_holds_fails_or_is_inconclusive_by_its_interval():
+    d = definition(">", 0.0, min_runs=3)
+    decide_one = lambda values: verdict(d, measured_from_spread("C1", t_interval(values)))[0]  # noqa: E731
+    assert decide_one([0.5, 0.6, 0.55]) == "holds"
+    assert decide_one([-0.5, -0.6, -0.55]) == "fails"
+    assert decide_one([0.5, -0.4, 0.1]) == "inconclusive"
+    assert decide_one([0.5]) == "inconclusive"  # one seed is below the minimum
+
+
+def test_load_definitions_validates_the_file_and_names_the_bad_key(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text("paper: demo\nexperiments: [demo_train]\nclaims:\n"
+                    "  - {id: C1, statement: 'x beats y on z', kind: hard, metric: 'loss gap', comparison: '<',"
+                    " threshold: 0, min_runs: 3, source: 'We show x beats y.', evidence: [metrics.parquet]}\n")
+    (only,) = load_definitions(good)
+    assert only.min_runs == 3 and only.evidence == ("metrics.parquet",)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(good.read_text().replace("kind: hard", "kind: strong"))
+    with pytest.raises(ConfigError, match=r"claims\.0\.kind"):
+        load_definitions(bad)
+    unsourced = tmp_path / "unsourced.yaml"
+    unsourced.write_text(good.read_text().replace(" source: 'We show x beats y.',", ""))
+    with pytest.raises(ConfigError, match="paper's sentence"):
+        load_definitions(unsourced)
+
+
+def _table(verdicts: dict[str, str]) -> pd.DataFrame:
+    kinds = {"H": "hard", "S": "soft", "I": "info", "K": "check"}
+    return pd.DataFrame([{"claim_id": cid, "kind": kinds[cid[0]], "verdict": v, "runs": 3} for cid, v in
+                         verdicts.items()])
+
+
+def test_scoreboard_counts_claims_by_kind_and_checks_apart():
+    claims = _table({"H1": "holds", "H2": "fails", "H3": "inconclusive", "S1": "holds", "I1": "inconclusive",
+                     "K1": "holds", "K2": "fails"})
+    bench = pd.DataFrame({"job": ["train/a", "claims"], "seconds": [10.0, 1.0], "max_rss_mb": [1.0, 1.0]})
+    row = paper_row("demo", claims, bench)
+    assert row["hard claims"] == "1/1/1" and row["soft claims"] == "1/0/0" and row["info claims"] == "0/0/1"
+    assert row["checks passed"] == "1/2" and row["runs"] == "3" and row["job time (s)"] == 11.0
+    table = pd.DataFrame([row, paper_row("other", _table({"H1": "holds", "K1": "holds"}), bench)])
+    total = totals_row(table)
+    assert total["hard claims"] == "2/1/1" and total["checks passed"] == "2/3"
+    assert "Hard claims: 2 hold, 1 fail, 1 inconclusive" in totals_sentence(table)
+
+
+def test_claims_markdown_shows_verdicts_and_the_summary_line():
+    defs = [definition(claim_id="C1"), definition(claim_id="C2", comparison="<="),
+            definition(claim_id="K1", kind="check")]
+    table = decide(defs, [Measured("C1", 2.0, 1), Measured("C2", 2.0, 1), Measured("K1", float("nan"), 0)])
+    text = report.claims_markdown(table)
+    assert "hard claims 1/1/0" in text and "passed: 0/1" in text
+    assert "| C1 |" in text and "holds" in text and "**fails**" in text and "*inconclusive*" in text
