@@ -50,6 +50,27 @@ def test_an_interval_decides_only_when_it_lies_on_one_side_of_the_threshold():
     assert verdict(d, Measured("C1", 0.5, 3, low=float("nan"), high=1.0))[0] == "inconclusive"
 
 
+@pytest.mark.parametrize("comparison", ["<", "<="])
+def test_an_interval_decides_a_smaller_than_claim_from_its_upper_end(comparison):
+    d = definition(comparison, 1.0)
+    assert verdict(d, Measured("C1", 0.5, 3, low=0.2, high=0.8))[0] == "holds"
+    assert verdict(d, Measured("C1", 1.5, 3, low=1.2, high=1.8))[0] == "fails"
+    assert verdict(d, Measured("C1", 0.9, 3, low=0.5, high=1.3))[0] == "inconclusive"
+
+
+def test_a_measurement_refuses_an_inconsistent_interval_or_noise():
+    with pytest.raises(ValueError, match="low > high"):
+        Measured("C1", 0.5, 3, low=1.0, high=0.0)
+    outcome, reason = verdict(definition(">", -1.0), Measured("C1", 2.0, 3, low=0.0, high=1.0))
+    assert outcome == "inconclusive" and "outside its interval" in reason
+    with pytest.raises(ValueError, match="not both"):
+        Measured("C1", 0.5, 3, low=0.0, high=1.0, noise=0.1)
+    with pytest.raises(ValueError, match="noise must be >= 0"):
+        Measured("C1", 0.5, 3, noise=-0.1)
+    with pytest.raises(ValueError, match="both ends"):
+        Measured("C1", 0.5, 3, low=0.0)
+
+
 def test_a_margin_within_the_seed_noise_is_inconclusive():
     d = definition("<=", 0.0)
     outcome, reason = verdict(d, Measured("C1", 0.0002, 1, noise=0.01))
@@ -148,7 +169,7 @@ def test_scoreboard_counts_claims_by_kind_and_checks_apart():
     bench = pd.DataFrame({"job": ["train/a", "claims"], "seconds": [10.0, 1.0], "max_rss_mb": [1.0, 1.0]})
     row = paper_row("demo", claims, bench)
     assert row["hard claims"] == "1/1/1" and row["soft claims"] == "1/0/0" and row["info claims"] == "0/0/1"
-    assert row["checks passed"] == "1/2" and row["runs"] == "3" and row["job time (s)"] == 11.0
+    assert row["checks passed"] == "1/2" and row["runs per claim"] == "3" and row["job time (s)"] == 11.0
     table = pd.DataFrame([row, paper_row("other", _table({"H1": "holds", "K1": "holds"}), bench)])
     total = totals_row(table)
     assert total["hard claims"] == "2/1/1" and total["checks passed"] == "2/3"

@@ -46,21 +46,28 @@ def test_summarise_counts_errors_among_stopped_runs_only():
 
 def tables(ratio_tau=100.0, d_tau=200.0, uniform_tau=400.0, sd_tau=10.0, errors=0, runs=100, deltas=(0.1, 0.01),
            later_factor=1.5, d_slope=1.0, r_slope=0.2, d_wall=1.0, r_wall=0.3, wall_jitter=0.0, sizes=6,
-           repeats=3, identical=True, lp_err=1e-12, rules=("ratio", "d_tracking", "uniform")):
+           repeats=3, identical=True, lp_err=1e-12, rules=("ratio", "d_tracking", "uniform"), slow_ratio_on=(),
+           unstopped=()):
     """The five evaluation tables of a run on I1..I3: stopping times per rule (mean, sd over `runs` runs), the
     same number of errors in every Track-and-Stop cell, cost slopes, timings per repeat (the largest tree's
-    time of the ratio rule scaled by 1 + `wall_jitter` * (repeat - 1)), equivalence and DP-vs-LP checks."""
+    time of the ratio rule scaled by 1 + `wall_jitter` * (repeat - 1)), equivalence and DP-vs-LP checks. On the
+    instances in `slow_ratio_on` the ratio rule is as slow as D-Tracking; the (rule, instance) pairs in
+    `unstopped` never stopped (every run censored)."""
     rows = []
     taus = {"ratio": ratio_tau, "d_tracking": d_tau, "uniform": uniform_tau}
     for instance in ("I1", "I2", "I3"):
         for rule in rules:
             for i, delta in enumerate(deltas):
-                tau = taus[rule] * later_factor ** i
+                tau = (d_tau if rule == "ratio" and instance in slow_ratio_on else taus[rule]) * later_factor ** i
                 low, high = evaluation.clopper_pearson(errors, runs)
-                rows.append({"rule": rule, "instance": instance, "delta": delta, "runs": runs, "censored": 0.0,
-                             "errors": errors, "error_rate": errors / runs, "cp_low": low, "cp_high": high,
-                             "mean_tau": tau, "sd_tau": sd_tau, "t_star": 10.0,
-                             "tau_over_tstar_log": tau / (10 * np.log(1 / delta))})
+                row = {"rule": rule, "instance": instance, "delta": delta, "runs": runs, "censored": 0.0,
+                       "errors": errors, "error_rate": errors / runs, "cp_low": low, "cp_high": high,
+                       "mean_tau": tau, "sd_tau": sd_tau, "t_star": 10.0,
+                       "tau_over_tstar_log": tau / (10 * np.log(1 / delta))}
+                if (rule, instance) in unstopped:
+                    row.update(censored=1.0, errors=0, error_rate=np.nan, cp_low=np.nan, cp_high=np.nan,
+                               mean_tau=np.nan, sd_tau=np.nan, tau_over_tstar_log=np.nan)
+                rows.append(row)
     summary = pd.DataFrame(rows)
     ks = 3 ** np.arange(2, 2 + sizes)
     cost = pd.DataFrame([{"rule": rule, "repeat": r, "n_leaves": k,
@@ -85,10 +92,14 @@ VERDICT_CASES = [
     ("M1", "fails", dict(errors=30, deltas=(0.1,))),  # Clopper-Pearson lower bound 0.21 > delta
     ("M1", "inconclusive", dict(deltas=(0.1, 0.01))),  # 0 errors in 100 runs cannot show a rate <= 0.01
     ("M1", "inconclusive", dict(runs=5, deltas=(0.1,))),  # below the minimum number of runs
+    ("M1", "inconclusive", dict(deltas=(0.1,), unstopped={("ratio", "I2")})),  # a cell where no run stopped
     ("M2a", "holds", GOOD),
     ("M2a", "fails", dict(ratio_tau=190.0)),
     ("M2a", "inconclusive", dict(ratio_tau=170.0, sd_tau=300.0)),  # intervals straddle 0.9 in every cell
     ("M2a", "inconclusive", dict(rules=("ratio", "uniform"))),
+    ("M2a", "holds", dict(deltas=(0.1,), slow_ratio_on=("I3",))),  # exactly two thirds of the cells
+    ("M2a", "fails", dict(deltas=(0.1,), slow_ratio_on=("I2", "I3"))),
+    ("M2a", "inconclusive", dict(deltas=(0.1,), unstopped={("d_tracking", "I1")})),
     ("M2b", "holds", GOOD),
     ("M2b", "fails", dict(ratio_tau=300.0)),
     ("M2b", "inconclusive", dict(ratio_tau=230.0, sd_tau=300.0)),
@@ -170,3 +181,8 @@ def test_duplicate_instance_ids_are_rejected():
     cfg["instances"]["random"].append({"id": "I1", "depth": 2, "branching": 2, "gap": 0.1})
     with pytest.raises(ValueError, match="duplicate instance ids"):
         experiment.check_config(cfg, ROOT)
+
+
+def test_the_normalised_time_trend_is_reported_for_uniform_sampling_too():
+    table = decide(DEFINITIONS, claims.measure_claims(*tables())).set_index("claim_id")
+    assert "uniform sampling" in table.loc["M4", "note"] and "100% of its pairs" in table.loc["M4", "note"]

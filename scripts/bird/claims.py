@@ -16,7 +16,7 @@ memorization = pd.concat([pd.read_parquet(p) for p in inp.memorization], ignore_
 measured = claims.measure_claims(
     pd.read_parquet(inp.phase), pd.read_parquet(inp.boundary), pd.read_parquet(inp.kmem), memorization, kcal,
     analysis.best_entropy_fraction(calibration, kcal), batch=networks["train"]["batch"],
-    early_steps=networks["early_steps"], nats=thresholds["nats"])
+    early_steps=networks["early_steps"], nats=thresholds["nats"], local=claims.local_best(calibration))
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
 prov = job_provenance(snakemake)

@@ -8,6 +8,7 @@ from neurips26.common.io import read_provenance, write_text
 from neurips26.common.provenance import provenance_line
 from neurips26.common.report import claims_markdown, closing_sections, markdown_table
 from neurips26.common.runtime import start_job
+from neurips26.seqrec_audit.claims import run_scores
 from neurips26.seqrec_audit.metrics import PROTOCOL
 from neurips26.seqrec_audit.summary import method_order
 
@@ -29,20 +30,20 @@ many = seeds[seeds["seeds"] > 1]
 spread_text = ("Seed spread of NDCG@10 (trained models; the training-free methods are deterministic):\n\n"
                f"{markdown_table(many)}"
                if len(many) else f"One seed per trained model ({cfg['trained']['seeds']}): no seed spread to report.")
-runs = pd.read_parquet(inp.runs).drop(columns=["git_commit", "config_hash"], errors="ignore")
-per_run = runs.pivot_table(index=["dataset", "data_seed", "seed"], columns="method", values="value", aggfunc="mean")
-per_run = per_run.reindex(columns=method_order(per_run.columns)).reset_index().rename_axis(columns=None)
-run_counts = per_run.groupby("dataset").size()
-per_run = per_run[per_run["dataset"].map(run_counts) > 1]
-per_run["dataset"] = pd.Categorical(per_run["dataset"], cfg["datasets"])
-per_run = per_run.sort_values(["dataset", "data_seed", "seed"]).astype({"dataset": str})
+runs = pd.read_parquet(inp.runs)
+paired = [run_scores(runs, name).assign(dataset=name) for name in cfg["datasets"]]
+paired = [table for table in paired if len(table) > 1]
+per_run = pd.concat(paired).reset_index() if paired else pd.DataFrame()
+if len(per_run):
+    per_run = per_run[["dataset", "data_seed", "seed", *method_order(per_run.columns.drop(
+        ["dataset", "data_seed", "seed"]))]]
 replicates = cfg.get("replicates", {"datasets": [], "seeds": []})
 runs_text = (f"""## NDCG@10 per run (the claims' evidence)
 
-A run is one data seed of a dataset with one trained seed (`seed`; the training-free methods are deterministic on a
-data seed and paired with each). The synthetic regimes {replicates['datasets']} are regenerated with data seeds
-{replicates['seeds']} besides `seed` {cfg['seed']}, and every method rerun on each; the claims compare methods within
-a run and decide from the 95% t interval over runs. Datasets with more than one run:
+A run is one data seed of a dataset with one trained seed (`seed`); the training-free methods are deterministic on a
+data seed and paired with each of its trained seeds. The synthetic regimes {replicates['datasets']} are
+regenerated with data seeds {replicates['seeds']} besides `seed` {cfg['seed']}, and every method rerun on each; the
+claims compare methods within a run and decide from the 95% t interval over runs. Datasets with more than one run:
 
 {markdown_table(per_run)}""" if len(per_run) else
              "## NDCG@10 per run (the claims' evidence)\n\nOne run per dataset at this scale (one data seed, "

@@ -167,7 +167,7 @@ def measure_claims(scaling: pd.DataFrame, imitation_trajectories: pd.DataFrame, 
         Measured("B1b", number("spearman"), runs, note=f"{runs} runs"),
         measure_imitation(imitation_trajectories),
         measure_optimization(regret, condition, baseline),
-        Measured("B4a", constrained, n_constrained, note=f"{n_constrained} decoded trials (all model seeds)"),
+        Measured("B4a", constrained, n_constrained, note=f"{n_constrained} decoded trials (evaluation run and B3's model seeds)"),
         Measured("B4b", free, n_free, note=f"{n_free} decoded trials; invalid ones fall back to a random trial"),
         Measured("B5", number("holdout_rel_error"), max(runs - 1, 0), noise=noise,
                  note=(f"held out: {held_out or 'none'}, fitted on the other {max(runs - 1, 0)} runs; predicted "

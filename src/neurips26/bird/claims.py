@@ -5,7 +5,11 @@ stays NaN (an inconclusive verdict), never a number that lets a comparison pass:
 
 - a critical SNR or k_mem that the measurement grid does not reach is censored: it is known only to lie beyond
   the grid's edge, so it enters a claim as an interval (C3b) or the pair it belongs to is left out (C4);
-- the claims on trained networks (C5, C6) are measured per network seed and decided from the seeds' spread.
+- the claims on trained networks (C5, C6) are measured per network seed and decided from the seeds' spread;
+- "local" BIRD (C5) is the best window with k < image size - 3: the windows that almost cover the image are left
+  out, as they behave like the full (ideal) window and would make "best local >= ideal" hold by construction;
+- the phase diagram's agreement (C2) counts only the cells within NEAR_DECADES of the theory's critical SNR: far
+  from it the two agree trivially, so a share over all cells would let a shifted boundary pass.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from neurips26.common.claims import Measured, measured_from_spread, t_interval
 HIGH_NOISE_T = 0.5  # mid/high noise: t >= 0.5 on the cosine schedule
 MIN_RESOLVED_STEPS = 3  # C6a: an arch whose k_mem is reached at fewer early steps than this gives no value
 PHASE_KEYS = ["dataset", "n_train", "window", "k"]
+NEAR_DECADES = 1.0  # C2: cells with |log10(SNR / theory's critical SNR)| <= this
+LOCAL_MARGIN = 3  # C5: a "local" window has k < image size - LOCAL_MARGIN
+NETWORK_IMAGE_SIZE = {"digits16": 16, "mnist": 32, "cifar10": 32}  # the networks' datasets (datasets.py)
 
 
 def _strict_min(values) -> float:
@@ -30,6 +37,12 @@ def _strict_min(values) -> float:
 def _strict_max(values) -> float:
     x = np.asarray(list(values), dtype=float)
     return float(x.max()) if x.size and np.isfinite(x).all() else float("nan")
+
+
+def _strict_median(values) -> float:
+    """median over values; NaN if there are none or any is NaN."""
+    x = np.asarray(list(values), dtype=float)
+    return float(np.median(x)) if x.size and np.isfinite(x).all() else float("nan")
 
 
 def _spearman(x, y) -> float:
@@ -62,14 +75,21 @@ def memorized_cells(memorization: pd.DataFrame, window: str, n_min: int = 0, n_m
     return rows[(rows["k"] > 0) & (rows["k"] <= k_max)]
 
 
-def phase_agreement(phase: pd.DataFrame, toeplitz: bool) -> tuple[float, int, int]:
+def phase_agreement(phase: pd.DataFrame, boundary: pd.DataFrame, toeplitz: bool,
+                    near_decades: float = NEAR_DECADES) -> tuple[float, int, int, int]:
     """(share of cells where [I >= (1 - f) log N] agrees with [I_G >= log N], cells used, cells left out for a
-    missing I or I_G) over the Toeplitz field (toeplitz=True) or the image datasets."""
+    missing I or I_G, cells left out as far from the boundary) over the Toeplitz field (toeplitz=True) or the image
+    datasets. Only cells with |log10(SNR / theory's critical SNR of their (N, window))| <= near_decades count (a
+    window whose theoretical critical SNR is missing contributes none)."""
     rows = phase[phase["dataset"].str.startswith("toeplitz") == toeplitz]
+    rows = rows.merge(boundary[[*PHASE_KEYS, "snr_crit_theory"]], on=PHASE_KEYS, how="left", validate="many_to_one")
     finite = np.isfinite(rows["i_hat"].to_numpy(float)) & np.isfinite(rows["i_gauss"].to_numpy(float))
-    used = rows[finite]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distance = np.abs(np.log10(rows["snr"].to_numpy(float) / rows["snr_crit_theory"].to_numpy(float)))
+    near = np.isfinite(distance) & (distance <= near_decades)
+    used = rows[finite & near]
     share = float((used["memorize_emp"] == used["memorize_theory"]).mean()) if len(used) else float("nan")
-    return share, int(len(used)), int((~finite).sum())
+    return share, int(len(used)), int((~finite & near).sum()), int((~near).sum())
 
 
 # --- critical SNR against theory (C3) ------------------------------------------------------------------------------
@@ -128,21 +148,22 @@ def boundary_pairs(boundary: pd.DataFrame, phase: pd.DataFrame, nats: float) -> 
 
 # --- k_mem's monotonicity (C4) -------------------------------------------------------------------------------------
 
-def monotone_pairs(kmem: pd.DataFrame) -> dict[str, float]:
+def monotone_pairs(kmem: pd.DataFrame, direction: str = "n") -> dict[str, float]:
     """Neighbouring grid pairs of k_mem, ordered so that the second should need at least as much information:
-    N growing at fixed SNR, and the noise level growing (SNR falling) at fixed N.
+    N growing at fixed SNR (direction="n"), or the noise level growing (SNR falling) at fixed N
+    (direction="noise").
 
     A missing k_mem (the entropy threshold not reached on the window grid: k_mem lies beyond the largest window)
     decides nothing here: a pair counts only when both k_mem are reached. Returns the share of those decidable
     pairs where k_mem does not shrink, their number, and the pairs left out: both missing, or one missing with the
     censored side consistent with growth ("censored_growth") or against it ("censored_shrink").
     """
+    if direction not in ("n", "noise"):
+        raise ValueError(f"direction must be 'n' or 'noise', got {direction!r}")
+    fixed, along, ascending = (("snr", "n_train", True) if direction == "n" else ("n_train", "snr", False))
     pairs = []
-    for _, group in kmem.groupby(["dataset", "snr"]):
-        k = group.sort_values("n_train")["k_mem_emp"].to_numpy(float)
-        pairs += list(zip(k[:-1], k[1:]))
-    for _, group in kmem.groupby(["dataset", "n_train"]):
-        k = group.sort_values("snr", ascending=False)["k_mem_emp"].to_numpy(float)
+    for _, group in kmem.groupby(["dataset", fixed]):
+        k = group.sort_values(along, ascending=ascending)["k_mem_emp"].to_numpy(float)
         pairs += list(zip(k[:-1], k[1:]))
     first = np.array([p[0] for p in pairs], dtype=float)
     second = np.array([p[1] for p in pairs], dtype=float)
@@ -162,6 +183,22 @@ def early_checkpoints(kcal: pd.DataFrame, batch: int, early_steps: int) -> pd.Da
     return kcal[(kcal["epoch"] >= 1) & (steps <= early_steps)]
 
 
+def local_best(calibration: pd.DataFrame, image_size: int | None = None) -> pd.DataFrame:
+    """Per (network, epoch, step): the best cos over the local windows 0 < k < image size - LOCAL_MARGIN
+    (`local_cos`, NaN when no such window was calibrated) and the window that attains it (`k_local`). The image
+    size is NETWORK_IMAGE_SIZE of the calibration's dataset unless given."""
+    keys = ["dataset", "arch", "n_train", "seed", "epoch", "step"]
+    rows = []
+    for key, group in calibration.groupby(keys):
+        size = image_size if image_size is not None else NETWORK_IMAGE_SIZE[key[0]]
+        local = group[(group["k"] > 0) & (group["k"] < size - LOCAL_MARGIN)]
+        cos = local["cos"].to_numpy(float)
+        ok = cos.size and np.isfinite(cos).all()
+        rows.append({**dict(zip(keys, key)), "local_cos": float(cos.max()) if ok else float("nan"),
+                     "k_local": float(local["k"].to_numpy()[cos.argmax()]) if ok else float("nan")})
+    return pd.DataFrame(rows, columns=[*keys, "local_cos", "k_local"])
+
+
 def _per_arch(early: pd.DataFrame, archs: list[str], statistic) -> dict[str, float]:
     """statistic(rows of one arch) for every expected arch; NaN for an arch without rows."""
     return {arch: (statistic(early[early["arch"] == arch]) if (early["arch"] == arch).any() else float("nan"))
@@ -175,17 +212,27 @@ def _edge_gap(rows: pd.DataFrame) -> float:
     return float(np.median(np.abs(np.log(resolved["k_cal"]) - np.log(resolved["k_mem_frac"]))))
 
 
-def per_seed_network_values(kcal: pd.DataFrame, batch: int, early_steps: int) -> pd.DataFrame:
+def per_seed_network_values(kcal: pd.DataFrame, batch: int, early_steps: int,
+                            local: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per network seed: the value of C5a, C5b, C6a and C6b on that seed's early checkpoints, over every
-    arch of the table (an arch missing for a seed, or without a value, makes that seed's value NaN)."""
+    arch of the table (an arch missing for a seed, or without a value, makes that seed's value NaN). `local`:
+    local_best of the calibration (C5's restricted local window); without it C5's values are NaN."""
     archs = sorted(kcal["arch"].unique())
+    keys = ["dataset", "arch", "n_train", "seed", "epoch", "step"]
+    if local is None:
+        kcal = kcal.assign(local_cos=np.nan)
+    else:
+        kcal = kcal.merge(local[[*keys, "local_cos"]], on=keys, how="left", validate="one_to_one")
     early = early_checkpoints(kcal, batch, early_steps)
     rows = []
     for seed in sorted(kcal["seed"].unique()):
         mine = early[early["seed"] == seed]
         high = mine[mine["t"] >= HIGH_NOISE_T]
-        best = _per_arch(high, archs, lambda r: float(r["best_cos"].mean()))
-        margin = _per_arch(high, archs, lambda r: float((r["best_cos"] - r["ideal_cos"]).median()))
+        baseline = np.maximum(high["ideal_cos"].to_numpy(float), high["linear_cos"].to_numpy(float))
+        high = high.assign(over_both=high["local_cos"].to_numpy(float) - baseline,
+                           over_ideal=high["local_cos"] - high["ideal_cos"])
+        best = _per_arch(high, archs, lambda r: _strict_median(r["over_both"]))
+        margin = _per_arch(high, archs, lambda r: _strict_median(r["over_ideal"]))
         gap = _per_arch(mine, archs, _edge_gap)
         trend = _per_arch(mine, archs, lambda r: _trend(r["t"], r["k_cal"]))
         rows.append({"seed": int(seed), "C5a": _strict_min(best.values()), "C5b": _strict_min(margin.values()),
@@ -214,21 +261,22 @@ def _network_claim(per_seed: pd.DataFrame, claim_id: str, what: str) -> Measured
 
 def measure_claims(phase: pd.DataFrame, boundary: pd.DataFrame, kmem: pd.DataFrame, memorization: pd.DataFrame,
                    kcal: pd.DataFrame, best_fraction: tuple[float, float], batch: int, early_steps: int,
-                   nats: float) -> list[Measured]:
+                   nats: float, local: pd.DataFrame | None = None) -> list[Measured]:
     """The measured value of every claim in config/claims/bird.yaml (see there for what each is compared with).
 
     phase / boundary / kmem: the phase step's tables; memorization: the samples' tables of every (dataset, N);
     kcal: analysis.kcal_table of every network's calibration (all seeds); best_fraction: (f, mean gap) of
     analysis.best_entropy_fraction; batch, early_steps: what "early in training" means (optimiser steps);
-    nats: the critical-SNR marker's entropy threshold (to tell on which side a censored crossing lies).
+    nats: the critical-SNR marker's entropy threshold (to tell on which side a censored crossing lies);
+    local: local_best of the calibration (C5's restricted local window; without it C5 is NaN, inconclusive).
     """
     measured = []
 
-    full_small = memorized_cells(memorization, "full", n_max=64)
+    full = memorized_cells(memorization, "full")
     measured.append(Measured(
-        "C1a", _strict_min(full_small["fraction_memorized"]), len(full_small),
+        "C1a", _strict_min(full["fraction_memorized"]), len(full),
         note="cells (dataset, N): " + (", ".join(f"{r.dataset}/N{r.n_train} {r.fraction_memorized:.2f}"
-                                                 for r in full_small.itertuples()) or "none")))
+                                                 for r in full.itertuples()) or "none")))
     local_big = memorized_cells(memorization, "local", n_min=256, k_max=3)
     measured.append(Measured(
         "C1b", _strict_max(local_big["fraction_memorized"]), len(local_big),
@@ -236,9 +284,10 @@ def measure_claims(phase: pd.DataFrame, boundary: pd.DataFrame, kmem: pd.DataFra
                                                     for r in local_big.itertuples()) or "none")))
 
     for claim_id, toeplitz in (("C2a", True), ("C2b", False)):
-        share, used, missing = phase_agreement(phase, toeplitz)
-        measured.append(Measured(claim_id, share, used,
-                                 note=f"{used} cells; {missing} left out for a missing I or I_G"))
+        share, used, missing, far = phase_agreement(phase, boundary, toeplitz)
+        measured.append(Measured(claim_id, share, used, note=(
+            f"{used} cells within {NEAR_DECADES:g} decade of the theory's critical SNR; left out: {far} farther "
+            f"from it (or without a theoretical critical SNR), {missing} near it with a missing I or I_G")))
 
     pairs = boundary_pairs(boundary, phase, nats)
     located = pairs[pairs["located"]]
@@ -262,16 +311,28 @@ def measure_claims(phase: pd.DataFrame, boundary: pd.DataFrame, kmem: pd.DataFra
         location = Measured("C3b", float("nan"), 0, note="no window's theoretical critical SNR lies in the SNR grid")
     measured.append(location)
 
-    mono = monotone_pairs(kmem)
-    measured.append(Measured("C4", mono["share"], mono["decidable"], note=(
-        f"{mono['decidable']} pairs with both k_mem reached; left out: {mono['both_missing']} with neither, "
-        f"{mono['censored_growth']} with only the first (consistent with growth), {mono['censored_shrink']} with "
-        "only the second (against it)")))
+    for claim_id, direction, what in (("C4a", "n", "N growing at fixed SNR"),
+                                      ("C4b", "noise", "SNR falling at fixed N")):
+        mono = monotone_pairs(kmem, direction)
+        measured.append(Measured(claim_id, mono["share"], mono["decidable"], note=(
+            f"{what}: {mono['decidable']} pairs with both k_mem reached; left out: {mono['both_missing']} with "
+            f"neither, {mono['censored_growth']} with only the first (consistent with growth), "
+            f"{mono['censored_shrink']} with only the second (against it)")))
 
-    per_seed = per_seed_network_values(kcal, batch, early_steps)
+    per_seed = per_seed_network_values(kcal, batch, early_steps, local)
+    level = ""
+    if local is not None and len(local):
+        merged = early_checkpoints(kcal.merge(local, on=["dataset", "arch", "n_train", "seed", "epoch", "step"]),
+                                   batch, early_steps)
+        merged = merged[merged["t"] >= HIGH_NOISE_T]
+        level = "; mean cos at t >= 0.5 per arch (restricted local / full / linear): " + ", ".join(
+            f"{arch} {g['local_cos'].mean():.3f} / {g['ideal_cos'].mean():.3f} / {g['linear_cos'].mean():.3f}"
+            for arch, g in merged.groupby("arch"))
     measured += [
-        _network_claim(per_seed, "C5a", "per seed: min over archs of the mean best local cos at t >= 0.5"),
-        _network_claim(per_seed, "C5b", "per seed: min over archs of the median (best local - ideal) cos, t >= 0.5"),
+        _network_claim(per_seed, "C5a", "per seed: min over archs of the median (best restricted local cos - "
+                                        "max(full-window cos, linear cos)) at t >= 0.5" + level),
+        _network_claim(per_seed, "C5b", "per seed: min over archs of the median (best restricted local cos - "
+                                        "full-window cos) at t >= 0.5"),
         _network_claim(per_seed, "C6a", "per seed: max over archs of the median |log k_cal - log k_mem| over the "
                                         f"steps where k_mem is reached (at least {MIN_RESOLVED_STEPS})"),
         _network_claim(per_seed, "C6b", "per seed: min over archs of Spearman(t, k_cal)"),

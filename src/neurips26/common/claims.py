@@ -81,6 +81,12 @@ class Measured:
     def __post_init__(self) -> None:
         if (self.low is None) != (self.high is None):
             raise ValueError(f"claim {self.claim_id}: give both ends of the interval or neither")
+        if self.low is not None and self.noise is not None:
+            raise ValueError(f"claim {self.claim_id}: give an interval or a noise level, not both")
+        if self.noise is not None and _finite(self.noise) and self.noise < 0:
+            raise ValueError(f"claim {self.claim_id}: noise must be >= 0, got {self.noise}")
+        if self.low is not None and _finite(self.low) and _finite(self.high) and self.low > self.high:
+            raise ValueError(f"claim {self.claim_id}: interval [{self.low}, {self.high}] has low > high")
 
 
 def _compare(value: float, comparison: str, threshold: float) -> bool:
@@ -102,6 +108,9 @@ def verdict(definition: Definition, measured: Measured) -> tuple[str, str]:
     if m.low is not None:
         if not (_finite(m.low) and _finite(m.high)):
             return "inconclusive", f"the interval [{m.low}, {m.high}] is not finite"
+        slack = 1e-9 * max(1.0, abs(float(m.value)))
+        if not m.low - slack <= m.value <= m.high + slack:  # e.g. a skewed bootstrap: the point decides nothing
+            return "inconclusive", f"the value {m.value:.4g} lies outside its interval [{m.low:.4g}, {m.high:.4g}]"
         low_side, high_side = _compare(m.low, d.comparison, d.threshold), _compare(m.high, d.comparison, d.threshold)
         if low_side and high_side:
             return "holds", ""

@@ -29,7 +29,7 @@ def paper_row(slug: str, claims: pd.DataFrame, bench: pd.DataFrame) -> dict:
     row["checks passed"] = f"{int((checks['verdict'] == 'holds').sum())}/{len(checks)}"
     row["checks_holds"], row["checks_total"] = int((checks["verdict"] == "holds").sum()), len(checks)
     decided = claims[claims["kind"].isin(["hard", "soft"])]["runs"]
-    row["runs"] = "n/a" if decided.empty else (
+    row["runs per claim"] = "n/a" if decided.empty else (
         f"{decided.min()}" if decided.min() == decided.max() else f"{decided.min()}-{decided.max()}")
     row["jobs"] = len(bench)
     row["job time (s)"] = round(float(bench["seconds"].sum()), 1)
@@ -46,7 +46,7 @@ def totals_row(table: pd.DataFrame) -> dict:
         row.update({f"{kind}_{v}": counts[v] for v in VERDICTS})
     row["checks_holds"], row["checks_total"] = int(table["checks_holds"].sum()), int(table["checks_total"].sum())
     row["checks passed"] = f"{row['checks_holds']}/{row['checks_total']}"
-    row["runs"] = ""
+    row["runs per claim"] = ""
     row["jobs"] = int(table["jobs"].sum())
     row["job time (s)"] = round(float(table["job time (s)"].sum()), 1)
     row["slowest job"] = ""
@@ -64,5 +64,5 @@ def totals_sentence(table: pd.DataFrame) -> str:
             f"Implementation checks: {total['checks_holds']}/{total['checks_total']} passed.**")
 
 
-SHOWN = ["paper", "hard claims", "soft claims", "info claims", "checks passed", "runs", "jobs", "job time (s)",
+SHOWN = ["paper", "hard claims", "soft claims", "info claims", "checks passed", "runs per claim", "jobs", "job time (s)",
          "slowest job"]
