@@ -197,6 +197,8 @@ class Spread:
     def text(self) -> str:
         if self.runs == 0:
             return "no runs"
+        if self.runs == 1:
+            return f"{self.mean:+.4g} (1 run: no interval)"
         return f"{self.mean:+.4g} [{self.low:+.4g}, {self.high:+.4g}] ({self.method}, {self.runs} runs)"
 
 
