@@ -85,9 +85,12 @@ def measure_claims(decoration: pd.DataFrame, best_of_k: pd.DataFrame, pmo: pd.Da
     paired = {s: main[s] - base[s] for s in sorted(set(main) & set(base))}
     measured.append(measured_from_spread("C2a", t_interval(list(paired.values())), _per_seed(paired)))
     ratio = variance_ratio(list(base.values()), list(main.values()))
-    spread = (f"std over seeds: {BASELINE_VARIANT} {np.std(list(base.values()), ddof=1):.4f} ({len(base)} seeds), "
-              f"{MAIN_VARIANT} {np.std(list(main.values()), ddof=1):.4f} ({len(main)} seeds); 95% F interval"
-              if min(len(base), len(main)) >= 2 else f"seeds: {BASELINE_VARIANT} {len(base)}, {MAIN_VARIANT} {len(main)}")
+    if min(len(base), len(main)) >= 2:
+        spread = (f"std over seeds: {BASELINE_VARIANT} {np.std(list(base.values()), ddof=1):.4f} ({len(base)} "
+                  f"seeds), {MAIN_VARIANT} {np.std(list(main.values()), ddof=1):.4f} ({len(main)} seeds); "
+                  "95% F interval, normal seed scores assumed")
+    else:
+        spread = f"seeds: {BASELINE_VARIANT} {len(base)}, {MAIN_VARIANT} {len(main)}"
     measured.append(Measured("C2b", ratio.value, ratio.runs, note=spread, low=ratio.low, high=ratio.high))
 
     # C3: fine-tuned (each seed) minus pretrained, single shot on the held-out test scaffolds
