@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from neurips26.amortix.experiment import variant_seeds
+from neurips26.amortix.seeds import variant_seeds
 from neurips26.common.io import read_provenance, write_text
 from neurips26.common.provenance import provenance_line
 from neurips26.common.report import claims_markdown, closing_sections, markdown_table

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from neurips26.amortix import environment as env
 from neurips26.amortix.advantages import GROUPED
+from neurips26.amortix.seeds import policy_names, variant_seeds  # noqa: F401 (used by the rules)
 
 
 def env_config(cfg: dict) -> env.EnvConfig:
@@ -16,17 +17,6 @@ def env_config(cfg: dict) -> env.EnvConfig:
 
 def element_index(config: env.EnvConfig) -> dict[str, int]:
     return {element: k for k, element in enumerate(config.scaffold_vocab)}
-
-
-def variant_seeds(cfg: dict, variant: str) -> list[int]:
-    """The RL seeds of one advantage variant: `rl.seeds`, plus `rl.extra_seeds` of that variant."""
-    rl = cfg["rl"]
-    return sorted(set(rl["seeds"]) | set(rl.get("extra_seeds", {}).get(variant, [])))
-
-
-def policy_names(cfg: dict) -> list[str]:
-    """The fine-tuned policies, `{variant}_s{seed}`, in the order of `rl.variants`, then by seed."""
-    return [f"{v}_s{s}" for v in cfg["rl"]["variants"] for s in variant_seeds(cfg, v)]
 
 
 def run_config(cfg: dict) -> dict:
