@@ -12,8 +12,9 @@ computes only the measured values.
   when it lies below 0, undecided otherwise. The value is the share imitated by the mean margin, bounded by the
   share decided imitated and the share not decided against.
 - B3: normalised regret at the last horizon of the model conditioned on one optimizer (constrained decoding) minus
-  random search's, paired over (box, seed), for every model seed of the run named in the config's `model_seeds`. Decided by the union of two 95% t intervals: over
-  the model seeds (each seed's mean difference) and over the pairs (each pair's difference averaged over seeds).
+  random search's, paired over (box, seed), for every model seed of the run named in the config's `model_seeds`.
+  Decided by the union of two 95% t intervals: over the model seeds (each seed's mean difference) and over the
+  pairs (each pair's difference averaged over seeds).
 - B4a (check) / B4b (info): the share of valid decoded trials with and without constrained decoding.
 - B5: relative error of the law fitted without the largest-compute run on that run's final loss, with the seed
   spread (relative standard deviation) of the final loss of B3's run over its model seeds as noise.
@@ -88,8 +89,8 @@ def seed_methods(regret: pd.DataFrame, condition: str) -> list[str]:
 
 def seed_differences(regret: pd.DataFrame, condition: str, baseline: str = "RS") -> pd.DataFrame:
     """Normalised regret at the last horizon, model (each of claim B3's model seeds, constrained decoding,
-    conditioned on `condition`) minus `baseline`, on the (box, seed) pairs where every model seed and the baseline have a value (boxes whose
-    scale is not positive are left out): one row per pair, one column per model method."""
+    conditioned on `condition`) minus `baseline`, on the (box, seed) pairs where every model seed and the baseline
+    have a value (boxes whose scale is not positive are left out): one row per pair, one column per model method."""
     methods = seed_methods(regret, condition)
     if not methods or baseline not in set(regret["method"]):
         return pd.DataFrame(columns=methods)
@@ -167,7 +168,8 @@ def measure_claims(scaling: pd.DataFrame, imitation_trajectories: pd.DataFrame, 
         Measured("B1b", number("spearman"), runs, note=f"{runs} runs"),
         measure_imitation(imitation_trajectories),
         measure_optimization(regret, condition, baseline),
-        Measured("B4a", constrained, n_constrained, note=f"{n_constrained} decoded trials (evaluation run and B3's model seeds)"),
+        Measured("B4a", constrained, n_constrained,
+                 note=f"{n_constrained} decoded trials (evaluation run and B3's model seeds)"),
         Measured("B4b", free, n_free, note=f"{n_free} decoded trials; invalid ones fall back to a random trial"),
         Measured("B5", number("holdout_rel_error"), max(runs - 1, 0), noise=noise,
                  note=(f"held out: {held_out or 'none'}, fitted on the other {max(runs - 1, 0)} runs; predicted "

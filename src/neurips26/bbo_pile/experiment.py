@@ -1,7 +1,7 @@
 """Paper 05's config: the black-box catalog, vocabulary and model settings built from a scale's block, and the
 checks the schema cannot express (run at parse time, before any job): unknown functions, runs naming missing
-models, attention heads that do not group, conditioning on an optimizer absent from the data, model seeds that repeat the scale's seed, and
-trajectories longer than the model's context."""
+models, attention heads that do not group, conditioning on an optimizer absent from the data, model seeds that
+repeat the scale's seed or name a missing run, and trajectories longer than the model's context."""
 
 from __future__ import annotations
 
