@@ -66,9 +66,10 @@ def test_kmem_and_kstar_grow_where_information_is_harder_to_get():
     assert by_snr.loc[10.0, "k_mem_emp"] <= 1.0 and np.isnan(by_snr.loc[0.1, "k_mem_emp"])
     assert by_snr.loc[10.0, "k_star_theory"] == 1 and np.isnan(by_snr.loc[0.1, "k_star_theory"])
     # k_mem is reached only at SNR 10: beyond the largest window at lower SNR, consistent with growth, but no pair
-    # has both k_mem reached, so none decides the monotonicity claim
-    assert claims.monotone_pairs(kmem) == {"share": pytest.approx(np.nan, nan_ok=True), "decidable": 0,
-                                           "both_missing": 1, "censored_growth": 1, "censored_shrink": 0}
+    # has both k_mem reached, so none decides the noise-direction check; one N only: no pair along N
+    assert claims.monotone_pairs(kmem, "noise") == {"share": pytest.approx(np.nan, nan_ok=True), "decidable": 0,
+                                                    "both_missing": 1, "censored_growth": 1, "censored_shrink": 0}
+    assert claims.monotone_pairs(kmem, "n")["decidable"] == 0
 
 
 def calibration_frame(cos_of, entropy_of, steps=4, n=64):
