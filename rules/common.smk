@@ -1,4 +1,6 @@
 # Helpers shared by every paper's rules: config validation, scale lookup, paths.
+from pathlib import Path
+
 from neurips26.common.config import check_scale, scale_block, validate_workflow_config
 
 IMPLEMENTED = sorted(
@@ -17,8 +19,22 @@ wildcard_constraints:
     L=r"\d+",
 
 
+WHOLE_BLOCK_LEGACY = {  # papers whose rules still take the whole block (issue 20, being removed)
+    "amortix", "amortized_ot", "bbo_pile", "bird", "fairness_audit", "pred_loss_space", "seqrec_audit",
+    "symm_optim", "thresh_mcts",
+}
+
+
 def paper_params(slug, *keys):
-    """A params function: the config entry `keys` of paper `slug` at the job's scale."""
+    """A params function: the config entry `keys` of paper `slug` at the job's scale.
+
+    Params carry exactly what a script reads, so a change reruns only the jobs that read it: a whole paper
+    block is refused. The key path is recorded on the function (`config_keys`), where the rerun test reads it.
+    """
+    if not keys and slug not in WHOLE_BLOCK_LEGACY:
+        raise ValueError(
+            f"paper_params('{slug}') would hand a whole paper block to a rule: name the keys its script reads"
+        )
 
     def lookup(wildcards):
         value = scale_block(PAPERS, slug, wildcards.scale)
@@ -26,7 +42,19 @@ def paper_params(slug, *keys):
             value = value[key]
         return value
 
+    lookup.config_keys = ((slug, *keys),)
     return lookup
+
+
+def reads(slug, *paths):
+    """Decorator of a params function derived from the config: the key paths (tuples) it reads, which the
+    rerun test takes as what the rule carries; e.g. @reads("amortized_ot", ("digits", "test_res"))."""
+
+    def mark(function):
+        function.config_keys = tuple((slug, *path) for path in paths)
+        return function
+
+    return mark
 
 
 def paper_config(slug, scale):
@@ -60,3 +88,22 @@ def scoreboard_inputs(wildcards):
             slug=config["papers"],
         ),
     }
+
+
+def add_library_inputs(workflow, root):
+    """Give every rule with a script the library files that script reaches as the input `library`, so that
+    editing a module of src/neurips26 reruns exactly the jobs whose scripts reach it (see
+    neurips26.common.imports). Called by workflow/Snakefile after every rule is defined."""
+    from neurips26.common.imports import library_files
+
+    for each in workflow.rules:
+        if each.script is None:
+            continue
+        script = Path(each.script)
+        if not script.is_absolute():
+            script = Path(each.snakefile).parent / script
+        files = library_files(script, root / "src")
+        if files:
+            if each.input_modifier is None:  # a rule without inputs of its own
+                each.input_modifier = workflow.modifier.path_modifier
+            each.set_input(library=files)

@@ -6,17 +6,27 @@ nothing.
     NEURIPS26_TEST_FAULT="<rule>:sleep:<seconds>"           every job of <rule> sleeps before its work
     NEURIPS26_TEST_FAULT="<rule>:allocate:<MB>"             every job of <rule> holds <MB> of memory for
                                                             a minute before its work
+    NEURIPS26_TEST_FAULT="<rule>:kill_after_checkpoint:<marker dir>"
+                                                            each job of <rule> is killed (SIGKILL) right
+                                                            after its first checkpoint, once per checkpoint
+                                                            path; the rerun resumes
+    NEURIPS26_TEST_FAULT="<rule>:slow_steps:<seconds>"      each training step of <rule> sleeps this long
+                                                            (a job that reaches its time limit)
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import signal
 import time
 from pathlib import Path
 
 ENV = "NEURIPS26_TEST_FAULT"
-MODES = ("fail_once", "sleep", "allocate")
+MODES = ("fail_once", "sleep", "allocate", "kill_after_checkpoint", "slow_steps")
 HOLD_SECONDS = 60
+LOOP_MODES = ("kill_after_checkpoint", "slow_steps")  # acted on by common.loop, not at the job's start
+CURRENT_RULE: str | None = None  # the rule of this job, set by inject_fault (runtime.start_job)
 
 
 class InjectedFault(RuntimeError):
@@ -36,7 +46,9 @@ def inject_fault(rule: str, spec: str | None = None) -> None:
     if not spec:
         return
     target, mode, argument = parse_fault(spec)
-    if target != rule:
+    global CURRENT_RULE
+    CURRENT_RULE = rule
+    if target != rule or mode in LOOP_MODES:
         return
     if mode == "sleep":
         time.sleep(float(argument))
@@ -53,3 +65,33 @@ def inject_fault(rule: str, spec: str | None = None) -> None:
     except FileExistsError:
         return
     raise InjectedFault(f"{ENV}: injected failure of rule {rule} (marker {marker})")
+
+
+def _loop_fault(mode: str) -> str | None:
+    """The argument of a training-loop fault aimed at this job's rule, or None."""
+    spec = os.environ.get(ENV)
+    if not spec or CURRENT_RULE is None:
+        return None
+    target, kind, argument = parse_fault(spec)
+    return argument if (target, kind) == (CURRENT_RULE, mode) else None
+
+
+def checkpoint_written(path: str | Path) -> None:
+    """kill_after_checkpoint: SIGKILL this process after its first checkpoint (once per checkpoint path)."""
+    argument = _loop_fault("kill_after_checkpoint")
+    if argument is None:
+        return
+    marker = Path(argument) / (hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:16] + ".killed")
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def step_done() -> None:
+    """slow_steps: sleep after each training step, so that a job runs into its time limit."""
+    argument = _loop_fault("slow_steps")
+    if argument is not None:
+        time.sleep(float(argument))

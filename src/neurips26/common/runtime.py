@@ -12,7 +12,7 @@ from neurips26.common.faults import InjectedFault, inject_fault
 from neurips26.common.provenance import provenance
 
 
-LIBRARY_LOGGERS = ("neurips26.download", "neurips26.checkpoint", "neurips26.amortix")
+LIBRARY_LOGGERS = ("neurips26.download", "neurips26.checkpoint", "neurips26.amortix", "neurips26.loop")
 
 
 def start_job(smk, seed: int | None = None) -> logging.Logger:
@@ -39,6 +39,7 @@ def start_job(smk, seed: int | None = None) -> logging.Logger:
         torch.set_num_threads(max(1, int(smk.threads)))
         if seed is not None:
             torch.manual_seed(seed)
+    _log_uncaught(logger)
     logger.info("rule %s, wildcards %s, threads %s", smk.rule, dict(smk.wildcards), smk.threads)
     try:
         inject_fault(smk.rule)  # a test-only switch (NEURIPS26_TEST_FAULT); does nothing when unset
@@ -52,3 +53,20 @@ def job_provenance(smk, seed: int | None = None) -> dict:
     """Provenance of a job's tables: the config hash covers exactly the params this job depends on."""
     params = {key: value for key, value in smk.params.items()}
     return provenance(params, seed)
+
+
+def _log_uncaught(logger: logging.Logger) -> None:
+    """An uncaught exception is written, with its traceback, to the rule's log (which Snakemake's
+    --show-failed-logs prints), not only to stderr."""
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback):
+        if not issubclass(kind, KeyboardInterrupt):
+            record = logger.makeRecord(logger.name, logging.ERROR, __file__, 0, "uncaught %s: %s",
+                                       (kind.__name__, value), (kind, value, traceback))
+            for handler in logger.handlers:  # stderr gets the traceback from the default hook below
+                if isinstance(handler, logging.FileHandler):
+                    handler.handle(record)
+        previous(kind, value, traceback)
+
+    sys.excepthook = hook
