@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,24 @@ class ConfigError(ValueError):
     """A config file or value that the workflow cannot run with."""
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML with YAML 1.2's floats: `5e-2` and `1e3` are numbers (PyYAML's 1.1 rules read them as text)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+                   |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+                   |[-+]?\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+                   |[-+]?\.(?:inf|Inf|INF)
+                   |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."),
+)
+
+
 def load_yaml(path: str | Path) -> dict:
     with open(path) as handle:
-        data = yaml.safe_load(handle)
+        data = yaml.load(handle, Loader=_Loader)
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -202,6 +202,17 @@ def first_non_finite(groups: Mapping[str, Iterable[torch.Tensor]]) -> str:
     return "loss"
 
 
+def check_finite(loss: Any, step: int, groups: Mapping[str, Iterable[torch.Tensor]]) -> None:
+    """Raise Diverged when `loss` is not finite, naming the first group with a non-finite weight or gradient.
+
+    Called by a step function between backward and the optimizer's step, it names the group where the
+    trouble started; the loop's own check after the step sees every group already spoilt by the update.
+    """
+    value = _scalar(loss)
+    if not math.isfinite(value):
+        raise Diverged(step, first_non_finite(groups), value)
+
+
 def _scalar(loss: Any) -> float:
     if torch.is_tensor(loss):
         if loss.device.type == "meta":
@@ -246,7 +257,7 @@ def run_loop(step_fn: Callable[[int], Any], steps: int, state: Mapping[str, Any]
                 value = _scalar(loss)
                 if not math.isfinite(value):
                     where = first_non_finite(groups if groups is not None else parameter_groups(state))
-                    raise Diverged(step, where, value)
+                    raise Diverged(step, where, value, "after the update")
             done = step + 1
             faults.step_done()
             now = time.perf_counter()
