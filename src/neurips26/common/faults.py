@@ -6,7 +6,7 @@ nothing.
     NEURIPS26_TEST_FAULT="<rule>:sleep:<seconds>"           every job of <rule> sleeps before its work
     NEURIPS26_TEST_FAULT="<rule>:allocate:<MB>"             every job of <rule> holds <MB> of memory for
                                                             a minute before its work
-    NEURIPS26_TEST_FAULT="<rule>:kill_after_checkpoint:<marker dir>"
+    NEURIPS26_TEST_FAULT="<rule>[,<rule>...]:kill_after_checkpoint:<marker dir>"
                                                             each job of <rule> is killed (SIGKILL) right
                                                             after its first checkpoint, once per checkpoint
                                                             path; the rerun resumes
@@ -73,7 +73,7 @@ def _loop_fault(mode: str) -> str | None:
     if not spec or CURRENT_RULE is None:
         return None
     target, kind, argument = parse_fault(spec)
-    return argument if (target, kind) == (CURRENT_RULE, mode) else None
+    return argument if kind == mode and CURRENT_RULE in target.split(",") else None
 
 
 def checkpoint_written(path: str | Path) -> None:

@@ -1,0 +1,161 @@
+"""Which jobs a changed config key reruns, for every leaf key of every paper's config at one scale.
+
+Run as a script in a copy of the workflow (tests/test_rerun_scope.py does): the workflow is parsed once
+through Snakemake's API, then for each leaf key of config/<slug>.yaml's block at the scale, the key is
+changed in the parsed config (and the changed file validated against its schema), the DAG of the paper's
+report is rebuilt and every job's params are compared with the unchanged DAG's. A job whose params differ
+is one Snakemake's params trigger reruns; jobs downstream of it rerun through their inputs; new jobs are not
+reruns. The rule of each job whose params differ must carry the key: one of its params functions declares
+(config_keys, set by paper_params or @reads in rules/common.smk) a key path that contains it.
+
+Prints one JSON object: per paper the keys tested, refused (the schema or the DAG rejects the change) and
+the violations, plus the declared key paths that no tested key reached.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(sys.argv[1]).resolve()
+SCALE = sys.argv[2] if len(sys.argv) > 2 else "quick"
+sys.path.insert(0, str(REPO / "src"))
+
+import jsonschema  # noqa: E402
+from snakemake.api import SnakemakeApi  # noqa: E402
+from snakemake.settings.types import (  # noqa: E402
+    ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings,
+)
+
+from neurips26.common.config import load_yaml  # noqa: E402
+
+
+def leaves(node, path=()):
+    """Leaf key paths of a config block; a list of scalars is one leaf, a list of mappings is walked."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from leaves(value, (*path, key))
+    elif isinstance(node, list) and node and all(isinstance(v, dict) for v in node):
+        for i, value in enumerate(node):
+            yield from leaves(value, (*path, i))
+    else:
+        yield path
+
+
+def get(node, path):
+    for key in path:
+        node = node[key]
+    return node
+
+
+def put(node, path, value):
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+
+
+def changes(value):
+    """Candidate new values for a leaf, tried in turn until one passes validation."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        return [value + 1, value * 2, value - 1]
+    if isinstance(value, float):
+        return [value * 1.5, value * 0.5, value + 1.0] if value else [0.5, 1.0]
+    if isinstance(value, str):
+        return [f"{value}_changed"]
+    if isinstance(value, list) and value:
+        last = value[-1]
+        if isinstance(last, bool):
+            return [value[:-1] + [not last]]
+        if isinstance(last, (int, float)):
+            return [value[:-1] + [type(last)(last * 2 + 1)], value[:-1] + [type(last)(last / 2)]]
+        if len(value) > 1:
+            return [value[:-1]]
+    if value is None:
+        return []
+    return []
+
+
+def carried(rule) -> list[tuple]:
+    keys = []
+    for function in rule.params:
+        keys += list(getattr(function, "config_keys", ()))
+    return sorted(set(keys), key=str)
+
+
+def main() -> None:
+    api = SnakemakeApi(OutputSettings(quiet={Quietness.ALL})).__enter__()
+    workflow_api = api.workflow(
+        resource_settings=ResourceSettings(cores=1), config_settings=ConfigSettings(config={"scale": SCALE}),
+        snakefile=REPO / "workflow" / "Snakefile", workdir=REPO,
+    )
+    workflow_api.dag(DAGSettings(targets={"all"}, forceall=True))
+    workflow = workflow_api._workflow
+    papers = workflow.globals["PAPERS"]
+    declared = {rule.name: carried(rule) for rule in workflow.rules}
+
+    def job_params(slug):
+        workflow.dag_settings.targets = {f"results/{SCALE}/{slug}/report.md"}
+        workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True, nolock=True)
+        workflow._build_dag()
+        return {(job.rule.name, tuple(job.output)): repr(sorted(job.params.items())) for job in workflow.dag.jobs}
+
+    report = {}
+    for slug in sorted(papers):
+        schema = load_yaml(REPO / "workflow" / "schemas" / f"{slug}.schema.yaml")
+        original = papers[slug][SCALE]
+        try:
+            base = job_params(slug)
+        except Exception as error:  # noqa: BLE001 - reported as the paper's failure
+            report[slug] = {"error": f"{type(error).__name__}: {error}"[:2000]}
+            continue
+        base_rules = {rule for rule, _ in base}
+        tested, refused, violations, reached = [], [], [], set()
+        for path in leaves(original):
+            if not path:
+                continue
+            for candidate in changes(get(original, path)):
+                variant = copy.deepcopy(original)
+                put(variant, path, candidate)
+                try:
+                    jsonschema.validate({**papers[slug], SCALE: variant}, schema)
+                    papers[slug][SCALE] = variant
+                    after = job_params(slug)
+                except Exception as error:  # noqa: BLE001 - a change the workflow refuses is reported, not tested
+                    reason = f"{type(error).__name__}: {str(error).splitlines()[0][:160]}"
+                    continue
+                finally:
+                    papers[slug][SCALE] = original
+                key = (slug, *path)
+                changed = sorted({rule for job, params in after.items() if job in base and base[job] != params
+                                  for rule in [job[0]]})
+                for rule in changed:
+                    holders = [d for d in declared[rule] if d == key[: len(d)]]
+                    if not holders:
+                        violations.append({"key": list(map(str, path)), "rule": rule, "declared": [list(map(str, d)) for d in declared[rule]]})
+                    reached.update((rule, d) for d in holders)
+                tested.append({"key": list(map(str, path)), "rerun": changed})
+                break
+            else:
+                refused.append({"key": list(map(str, path)), "reason": locals().get("reason", "no candidate value")})
+        uncovered = sorted(
+            f"{rule}: {'.'.join(map(str, d[1:]))}" for rule in base_rules for d in declared[rule]
+            if d[0] == slug and (rule, d) not in reached and _exists(original, d[1:])
+        )
+        report[slug] = {"tested": tested, "refused": refused, "violations": violations, "uncovered": uncovered}
+    print(json.dumps(report))
+
+
+def _exists(block, path) -> bool:
+    try:
+        get(block, path)
+        return True
+    except (KeyError, IndexError, TypeError):
+        return False
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""The workflow's promises as mechanisms (issue 20): per-step params, scoped wildcards, library imports as
+inputs, errors in the rule's log, YAML numbers, cheap parsing."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, SNAKEMAKE, snakemake
+from neurips26.common.config import load_yaml
+from neurips26.common.imports import library_files, reached
+
+RULE_FILES = sorted((ROOT / "rules").rglob("*.smk"))
+SCRIPTS = sorted((ROOT / "scripts").rglob("*.py"))
+
+
+def test_no_rule_takes_a_whole_paper_block():
+    whole = re.compile(r"paper_params\(\s*\"[a-z_0-9]+\"\s*\)")
+    found = [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
+             for path in RULE_FILES for text in [path.read_text()] for m in whole.finditer(text)]
+    assert not found, f"params holding a whole paper block (name the keys the script reads): {found}"
+    legacy = re.search(r"WHOLE_BLOCK_LEGACY\s*=\s*\{([^}]*)\}", (ROOT / "rules/common.smk").read_text())
+    assert legacy is None or not re.search(r"\"\w+\"", legacy.group(1)), "papers still exempt from the rule"
+
+
+def test_scripts_read_the_config_only_through_their_params():
+    offenders = [str(p.relative_to(ROOT)) for p in SCRIPTS
+                 if re.search(r"snakemake\.config|config/[a-z_]+\.yaml|load_yaml\(", p.read_text())]
+    assert not offenders, f"scripts reading the config outside snakemake.params: {offenders}"
+
+
+def test_wildcard_constraints_sit_on_rules_except_in_common():
+    top_level = [str(p.relative_to(ROOT)) for p in RULE_FILES
+                 if p.name != "common.smk" and re.search(r"^wildcard_constraints:", p.read_text(), re.M)]
+    assert not top_level, f"global wildcard_constraints constrain every paper's rules: {top_level}"
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(ROOT / "scripts")))
+def test_the_import_scan_of_rules_finds_what_the_syntax_tree_finds(script):
+    """Parsing uses a fast scan of import lines; it must agree with Python's own parse of every file."""
+    files, _ = reached(script, (ROOT / "src").resolve())
+    assert library_files(script, ROOT / "src") == sorted(str(f.relative_to(ROOT)) for f in files)
+
+
+def test_a_config_number_written_with_an_exponent_and_no_dot_is_a_number(tmp_path):
+    """As users write it (`lr: 1e-3`), not only as PyYAML 1.1 wants it (`lr: 1.0e-3`)."""
+    path = tmp_path / "amortix.yaml"
+    text = (ROOT / "config/amortix.yaml").read_text()
+    assert re.search(r"lr: [0-9]+\.0e-[0-9]+", text), "the test needs an lr written with an exponent"
+    path.write_text(re.sub(r"lr: ([0-9]+)\.0e-([0-9]+)", r"lr: \1e-\2", text))
+    assert re.search(r"lr: [0-9]+e-[0-9]+,", path.read_text())
+    data = load_yaml(path)
+    jsonschema.validate(data, load_yaml(ROOT / "workflow/schemas/amortix.schema.yaml"))
+    assert data == load_yaml(ROOT / "config/amortix.yaml")
+    (tmp_path / "x.yaml").write_text("a: 5e-2\nb: '5e-2'\nc: 1E3\nd: 7\n")
+    assert load_yaml(tmp_path / "x.yaml") == {"a": 0.05, "b": "5e-2", "c": 1000.0, "d": 7}
+
+
+def test_an_uncaught_error_lands_with_its_traceback_in_the_rules_log(workflow_copy, tmp_path):
+    target = "results/smoke/thresh_mcts/instances.parquet"
+    run = snakemake(workflow_copy, "-c1", target, check=False,
+                    env={"NEURIPS26_TEST_FAULT": f"thresh_mcts_instances:fail_once:{tmp_path}"})
+    assert run.returncode != 0
+    log = (workflow_copy / "results/smoke/thresh_mcts/logs/instances.log").read_text()
+    assert "Traceback (most recent call last)" in log and "InjectedFault" in log, log
+    assert "Traceback" in run.stdout + run.stderr  # --show-failed-logs prints it to the user
+
+
+def test_the_workflow_parses_and_plans_the_quick_dag_within_seconds():
+    """Measured on 2 cores: see the README (Performance). The bound is generous, for loaded CI machines."""
+    started = time.perf_counter()
+    run = subprocess.run([SNAKEMAKE, "-n", "--config", "scale=quick", "--quiet", "all"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
+    seconds = time.perf_counter() - started
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert seconds < 30, f"a dry run of the quick DAG took {seconds:.1f} s"
+
+
+def test_parsing_the_rules_imports_no_heavy_library():
+    """What rules/ imports at parse time (rules/functions and the library modules they reach) stays light."""
+    modules = sorted({".".join(Path(f).with_suffix("").parts[1:]).removesuffix(".__init__")
+                      for smk in RULE_FILES for f in library_files(smk, ROOT / "src")})
+    assert "neurips26.common.config" in modules
+    code = (f"import sys; sys.path.insert(0, 'src'); [__import__(m) for m in {modules!r}];"
+            "print(' '.join(m for m in ('torch', 'rdkit', 'sklearn', 'ot', 'optuna', 'scipy.stats', 'pandas')"
+            " if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "", f"parse-time imports pull in: {run.stdout.strip()}"
+
+
+def test_a_changed_config_key_reruns_only_the_rules_that_carry_it(workflow_copy):
+    """Every leaf key of every paper's quick config, changed one at a time (tests/rerun_scope.py)."""
+    run = subprocess.run([sys.executable, str(ROOT / "tests/rerun_scope.py"), str(workflow_copy), "quick"],
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-4000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    lines, problems = [], []
+    for slug, result in report.items():
+        if "error" in result:
+            problems.append(f"{slug}: {result['error']}")
+            continue
+        lines.append(f"{slug}: {len(result['tested'])} keys tested, {len(result['refused'])} refused")
+        problems += [f"{slug}: {'.'.join(v['key'])} reruns {v['rule']} (carries {v['declared']})"
+                     for v in result["violations"]]
+        problems += [f"{slug}: declared but never reached: {u}" for u in result["uncovered"]]
+        assert result["tested"], f"{slug}: no key could be tested"
+    print("\n".join(lines))
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,186 @@
+"""On a copy of the finished smoke run: editing a library module reruns exactly the jobs whose scripts reach
+it, and every training rule killed after its first checkpoint resumes to the same results (issue 20)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from conftest import ROOT, snakemake
+from neurips26.common.imports import library_files
+
+LOOP = "src/neurips26/common/loop.py"
+TIMING = re.compile(r"seconds|_time|time_|wall|elapsed|duration|git_commit|steps_per_s", re.I)
+
+
+def rule_scripts() -> dict[str, str]:
+    """rule name -> its script (repository-relative), read from rules/*.smk."""
+    found = {}
+    for path in (ROOT / "rules").glob("*.smk"):
+        for block in re.split(r"^(?=rule |checkpoint )", path.read_text(), flags=re.M):
+            name = re.match(r"(?:rule|checkpoint) (\w+):", block)
+            script = re.search(r"^    script:\s*\n\s*\"([^\"]+)\"", block, re.M)
+            if name and script:
+                found[name.group(1)] = str((path.parent / script.group(1)).resolve().relative_to(ROOT))
+    return found
+
+
+RULE_SCRIPTS = rule_scripts()
+RULE_LIBRARY = {rule: set(library_files(ROOT / script, ROOT / "src")) for rule, script in RULE_SCRIPTS.items()}
+TRAINING_RULES = sorted(rule for rule, files in RULE_LIBRARY.items() if LOOP in files)
+
+
+@pytest.fixture(scope="module")
+def smoke_copy(smoke_run, tmp_path_factory) -> Path:
+    """The finished smoke run (results, Snakemake's records, mtimes) copied, so these tests may change it."""
+    dest = tmp_path_factory.mktemp("mechanisms") / "repo"
+    shutil.copytree(smoke_run, dest, symlinks=True)
+    return dest
+
+
+def reasons(repo: Path, *targets: str) -> dict[str, set[str]]:
+    """Snakemake's dry-run summary of reasons: reason -> rules (empty when nothing is to be done)."""
+    out = snakemake(repo, "-n", *targets).stdout
+    if "Nothing to be done" in out:
+        return {}
+    found: dict[str, set[str]] = {}
+    section = out.split("Reasons:")[1].split("This was a dry-run")[0]
+    for reason, rules in re.findall(r"^    (\S[^\n:]*):\n        ([^\n]+)", section, re.M):
+        found[reason.strip()] = {r.strip() for r in rules.split(",")}
+    return found
+
+
+def smoke_rules(repo: Path) -> set[str]:
+    summary = snakemake(repo, "--summary", *TARGETS).stdout
+    return {line.split("\t")[2] for line in summary.splitlines()[1:] if line.count("\t") >= 3}
+
+
+TARGETS = ("results/smoke/REPORT.md",)
+
+
+def touched(repo: Path, module: str) -> dict[str, set[str]]:
+    """The dry run's reasons after `module`'s modification time moves forward; the time is restored after."""
+    path = repo / module
+    stat = path.stat()
+    try:
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 3_600 * 10**9))
+        return reasons(repo, *TARGETS)
+    finally:
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_editing_a_library_module_reruns_exactly_the_jobs_whose_scripts_reach_it(smoke_copy):
+    assert reasons(smoke_copy, *TARGETS) == {}, "the smoke run is not complete"
+    in_dag = smoke_rules(smoke_copy)
+    usage = {}
+    for files in (RULE_LIBRARY[r] for r in in_dag if r in RULE_LIBRARY):
+        for f in files:
+            usage[f] = usage.get(f, 0) + 1
+    paper_module = "src/neurips26/thresh_mcts/theory.py"
+    common_module = min((f for f in usage if "/common/" in f and f.endswith(".py")
+                         and not f.endswith("__init__.py")), key=lambda f: (usage[f], f))
+    for module in (paper_module, common_module):
+        expected = {r for r in in_dag if module in RULE_LIBRARY.get(r, ())}
+        assert expected and expected != in_dag, module
+        found = touched(smoke_copy, module)
+        assert found.get("updated input files") == expected, (module, found)
+        others = set().union(*(rules for reason, rules in found.items() if reason != "updated input files"))
+        assert set(found) <= {"updated input files", "input files updated by another job"}, found
+        assert not others & (in_dag - expected - downstream_of(smoke_copy, expected)), found
+    outside = smoke_copy / "src/neurips26/common/unreached_probe.py"
+    outside.write_text('"""A module no script imports."""\n')
+    try:
+        assert reasons(smoke_copy, *TARGETS) == {}
+    finally:
+        outside.unlink()
+
+
+def downstream_of(repo: Path, rules: set[str]) -> set[str]:
+    """Rules of the smoke DAG whose jobs depend, directly or not, on a job of `rules` (from --forcerun)."""
+    found = reasons(repo, *TARGETS, "--forcerun", *sorted(rules))
+    return set().union(*found.values()) - rules if found else set()
+
+
+EXEMPT = "does not use the shared training loop"  # a module that backpropagates outside it says why, so
+
+
+def test_every_library_module_that_trains_runs_in_the_shared_loop():
+    trainers = {f for files in RULE_LIBRARY.values() for f in files
+                if re.search(r"\.backward\(", (ROOT / f).read_text())}
+    assert trainers
+    outside = sorted(f for f in trainers if "neurips26.common import loop" not in (ROOT / f).read_text()
+                     and "neurips26.common.loop" not in (ROOT / f).read_text() and EXEMPT not in (ROOT / f).read_text())
+    assert not outside, f"modules that train outside common.loop without saying why ('{EXEMPT}'): {outside}"
+    assert TRAINING_RULES
+
+
+def _same(a, b, where: str) -> None:
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), where
+        for key in a:
+            if not TIMING.search(str(key)):
+                _same(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{i}]")
+    elif torch.is_tensor(a):
+        assert torch.equal(a, b), where
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    elif isinstance(a, float) and np.isnan(a):
+        assert isinstance(b, float) and np.isnan(b), where
+    else:
+        assert a == b, where
+
+
+def same_output(path: Path, reference: Path) -> None:
+    if path.suffix == ".parquet":
+        a, b = pd.read_parquet(path), pd.read_parquet(reference)
+        keep = [c for c in a.columns if not TIMING.search(c)]
+        pd.testing.assert_frame_equal(a[keep], b[keep], check_exact=True, obj=str(path))
+    elif path.suffix in (".pt", ".pth"):
+        _same(torch.load(path, weights_only=False), torch.load(reference, weights_only=False), path.name)
+    elif path.suffix == ".npz":
+        with np.load(path) as a, np.load(reference) as b:
+            _same(dict(a), dict(b), path.name)
+    elif path.suffix == ".json":
+        import json
+
+        _same(json.loads(path.read_text()), json.loads(reference.read_text()), path.name)
+    else:
+        assert path.read_bytes() == reference.read_bytes(), path
+
+
+def test_each_training_rule_killed_after_its_first_checkpoint_resumes_to_the_same_results(
+        smoke_copy, pristine_smoke, tmp_path):
+    summary = snakemake(smoke_copy, "--summary", *TARGETS).stdout.splitlines()
+    outputs: dict[str, list[tuple[str, str]]] = {}
+    for line in summary[1:]:
+        fields = line.split("\t")
+        if len(fields) >= 4 and fields[2] in TRAINING_RULES:
+            outputs.setdefault(fields[2], []).append((fields[0], fields[3]))
+    missing = set(TRAINING_RULES) - set(outputs)
+    assert not missing, f"training rules without a smoke job: {missing}"
+    targets = {rule: pairs[0] for rule, pairs in outputs.items()}  # one job per training rule
+    markers = tmp_path / "killed"
+    run = snakemake(
+        smoke_copy, "-c2", *[out for out, _ in targets.values()], "--retries", "1",
+        "--forcerun", *sorted(targets),
+        env={"NEURIPS26_TEST_FAULT": f"{','.join(sorted(targets))}:kill_after_checkpoint:{markers}"},
+    )
+    killed = len(list(markers.glob("*.killed")))
+    assert killed == len(targets), f"{killed} of {len(targets)} jobs were killed after a checkpoint\n{run.stderr[-3000:]}"
+    for rule, (output, log) in sorted(targets.items()):
+        job_outputs = [o for o, _ in outputs[rule] if _ == log]  # every output of the same job
+        for out in job_outputs:
+            same_output(smoke_copy / out, pristine_smoke / Path(out).relative_to("results"))
+        text = (smoke_copy / log).read_text() if log and (smoke_copy / log).is_file() else ""
+        assert re.search(r"resuming from checkpoint .* at step \d+", text), f"{rule}: no resume in {log}"
