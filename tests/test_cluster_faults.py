@@ -30,7 +30,7 @@ def start_snakemake(repo, *args, fault: str | None = None) -> subprocess.Popen:
 
 
 @pytest.fixture(scope="module")
-def time_limit_run(slurm_cluster, tmp_path_factory):
+def time_limit_run(slurm_cluster, tmp_path_factory, preempted_training_run):
     """A job asking for 1 minute that sleeps for 10, started in the background at once: Slurm ends it
     only at its next time-limit sweep (every 30 s), so the other fault tests run meanwhile."""
     repo = copy_workflow(tmp_path_factory.mktemp("time_limit") / "repo")
@@ -41,6 +41,37 @@ def time_limit_run(slurm_cluster, tmp_path_factory):
     yield repo, proc
     if proc.poll() is None:
         proc.kill()
+
+
+METAOT = "results/smoke/amortized_ot/models/digits/metaot.pt"
+
+
+@pytest.fixture(scope="module")
+def preempted_training_run(slurm_cluster, tmp_path_factory):
+    """A training job (Meta-OT, 50 steps slowed to 1.5 s each) given 1 minute: Slurm ends it at its time limit
+    with SIGTERM, the loop writes a checkpoint, and the profile's retry resumes it. Its inputs are made
+    locally first; started at once in the background, like the time-limit run, so the other tests run meanwhile."""
+    repo = copy_workflow(tmp_path_factory.mktemp("preempted") / "repo")
+    snakemake(repo, "-c2", METAOT, "--omit-from", "amortized_ot_fit_metaot")
+    proc = start_snakemake(
+        repo, METAOT, "--retries", "3", "--set-resources", "amortized_ot_fit_metaot:runtime=1",
+        fault="amortized_ot_fit_metaot:slow_steps:1.5",
+    )
+    yield repo, proc
+    if proc.poll() is None:
+        proc.kill()
+
+
+def test_a_training_job_reaching_its_time_limit_is_resumed_by_the_retry_and_completes(preempted_training_run):
+    repo, proc = preempted_training_run
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out[-3000:]
+    states = [s.split()[0] for s in slurm_jobs(repo)["State"]]
+    assert len(states) >= 2 and states[-1] == "COMPLETED" and "TIMEOUT" in states[:-1], states
+    log = repo / "results/smoke/amortized_ot/logs/fit/digits_metaot.log"
+    assert re.search(r"resuming from checkpoint .* at step \d+ of 50", log.read_text()), log.read_text()[-2000:]
+    assert (repo / METAOT).stat().st_size > 0
+    assert not list((repo / "results/smoke/amortized_ot/models/digits").glob(".*.ckpt"))  # deleted when done
 
 
 def test_a_job_over_its_memory_request_is_reported_with_slurms_reason(time_limit_run, tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 import sys
 import time
@@ -12,6 +11,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, expect_config_error, snakemake
+from neurips26.common.imports import reached
 
 RULE_FILES = sorted((ROOT / "rules").rglob("*.smk"))
 IMPORT_TO_PACKAGE = {"sklearn": "scikit-learn", "skimage": "scikit-image", "ot": "pot", "yaml": "pyyaml", "PIL": "pillow",
@@ -62,38 +62,10 @@ def test_every_rule_declares_log_benchmark_conda_resources(rule):
     assert bool(directive(block, "benchmark")) != bool(cached), f"{rule}: benchmark xor cache"
 
 
-def module_file(name: str) -> Path | None:
-    base = ROOT / "src" / Path(*name.split("."))
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.exists():
-            return candidate
-    return None
-
-
-def third_party_imports(path: Path, seen: set[Path] | None = None) -> set[str]:
-    """Top-level third-party modules imported by `path` and every neurips26 module it imports."""
-    seen = set() if seen is None else seen
-    if path in seen:
-        return set()
-    seen.add(path)
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        names = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-        for name in names:
-            top = name.split(".")[0]
-            if top == "neurips26":
-                parts = name.split(".")
-                for depth in range(1, len(parts) + 1):  # packages' __init__ run too
-                    file = module_file(".".join(parts[:depth]))
-                    if file:
-                        found |= third_party_imports(file, seen)
-            elif top not in sys.stdlib_module_names and top != "__future__":
-                found.add(top)
-    return found
+def third_party_imports(path: Path) -> set[str]:
+    """Top-level third-party modules imported by `path` and every neurips26 module it reaches (the import
+    graph that also makes rules depend on the library files, neurips26.common.imports)."""
+    return reached(path, (ROOT / "src").resolve())[1]
 
 
 def env_packages(env: Path) -> set[str]:
