@@ -30,7 +30,7 @@ rule amortix_download:
 
 rule amortix_corpus:
     input:
-        ax_corpus_source,
+        source=ax_corpus_source,
     output:
         corpus=f"{AX}/corpus.parquet",
         counts=f"{AX}/corpus_counts.parquet",
@@ -53,7 +53,7 @@ rule amortix_corpus:
 
 rule amortix_split:
     input:
-        f"{AX}/corpus.parquet",
+        corpus=f"{AX}/corpus.parquet",
     output:
         f"{AX}/scaffolds.parquet",
     log:
@@ -74,7 +74,7 @@ rule amortix_split:
 
 rule amortix_oracle:
     input:
-        f"{AX}/corpus.parquet",
+        corpus=f"{AX}/corpus.parquet",
     output:
         model=f"{AX}/oracle.pkl",
         definition=f"{AX}/oracle.json",
@@ -99,7 +99,7 @@ rule amortix_oracle:
 
 rule amortix_demonstrations:
     input:
-        f"{AX}/corpus.parquet",
+        corpus=f"{AX}/corpus.parquet",
     output:
         f"{AX}/demonstrations.parquet",
     log:
@@ -112,7 +112,8 @@ rule amortix_demonstrations:
         mem_mb=2000,
         runtime=30,
     params:
-        config=ax_run_config,
+        env=paper_params("amortix", "env"),
+        max_heavy=paper_params("amortix", "corpus", "max_heavy"),
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/demonstrations.py"
@@ -136,7 +137,10 @@ rule amortix_pretrain:
         mem_mb=4000,
         runtime=600,
     params:
-        config=ax_run_config,
+        env=paper_params("amortix", "env"),
+        max_heavy=paper_params("amortix", "corpus", "max_heavy"),
+        policy=paper_params("amortix", "policy"),
+        pretrain=paper_params("amortix", "pretrain"),
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/pretrain.py"
@@ -164,7 +168,9 @@ rule amortix_rl:
         mem_mb=4000,
         runtime=600,
     params:
-        config=ax_run_config,
+        env=paper_params("amortix", "env"),
+        max_heavy=paper_params("amortix", "corpus", "max_heavy"),
+        rl=ax_rl_run,
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/rl.py"
@@ -190,7 +196,9 @@ rule amortix_sample:
         mem_mb=4000,
         runtime=60,
     params:
-        config=ax_run_config,
+        env=paper_params("amortix", "env"),
+        max_heavy=paper_params("amortix", "corpus", "max_heavy"),
+        evaluate=paper_params("amortix", "evaluate"),
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/sample.py"
@@ -213,7 +221,10 @@ rule amortix_graph_ga:
         mem_mb=2000,
         runtime=120,
     params:
-        config=ax_run_config,
+        env=paper_params("amortix", "env"),
+        max_heavy=paper_params("amortix", "corpus", "max_heavy"),
+        scaffolds=paper_params("amortix", "baselines", "scaffolds"),
+        graph_ga=paper_params("amortix", "baselines", "graph_ga"),
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/graph_ga.py"
@@ -237,7 +248,10 @@ rule amortix_per_instance:
         mem_mb=4000,
         runtime=240,
     params:
-        config=ax_run_config,
+        env=paper_params("amortix", "env"),
+        max_heavy=paper_params("amortix", "corpus", "max_heavy"),
+        scaffolds=paper_params("amortix", "baselines", "scaffolds"),
+        per_instance=paper_params("amortix", "baselines", "per_instance"),
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/per_instance.py"
@@ -261,7 +275,9 @@ rule amortix_pmo:
         mem_mb=4000,
         runtime=240,
     params:
-        config=ax_run_config,
+        env=paper_params("amortix", "env"),
+        max_heavy=paper_params("amortix", "corpus", "max_heavy"),
+        pmo=ax_pmo_run,
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/pmo.py"
@@ -293,7 +309,8 @@ rule amortix_tables:
         mem_mb=2000,
         runtime=30,
     params:
-        config=paper_params("amortix"),
+        k_values=paper_params("amortix", "evaluate", "k_values"),
+        pmo=ax_pmo_table,
     script:
         "../scripts/amortix/tables.py"
 
@@ -347,7 +364,7 @@ rule amortix_figures:
         mem_mb=2000,
         runtime=10,
     params:
-        config=paper_params("amortix"),
+        top_k=paper_params("amortix", "pmo", "top_k"),
     script:
         "../scripts/amortix/figures.py"
 
@@ -384,6 +401,15 @@ rule amortix_report:
         runtime=10,
     params:
         benchmarks=AX_BENCH,
-        config=paper_params("amortix"),
+        rl=ax_rl_report,
+        test_scaffolds=paper_params("amortix", "evaluate", "test_scaffolds"),
+        baseline_scaffolds=paper_params("amortix", "baselines", "scaffolds"),
+        graph_ga_budget=paper_params("amortix", "baselines", "graph_ga", "budget"),
+        per_instance_budget=paper_params(
+            "amortix", "baselines", "per_instance", "budget"
+        ),
+        pmo_start=paper_params("amortix", "pmo", "start"),
+        pmo_budget=paper_params("amortix", "pmo", "budget"),
+        split_cutoff=paper_params("amortix", "split", "cutoff"),
     script:
         "../scripts/amortix/report.py"

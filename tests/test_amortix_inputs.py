@@ -39,9 +39,14 @@ def test_extra_seeds_add_runs_of_their_variant_only_and_stay_out_of_the_run_jobs
     assert experiment.policy_names(cfg) == ["drgrpo_s0", "drgrpo_s1", "drgrpo_s2", "grpo_s0"]
     without = copy.deepcopy(cfg)
     del without["rl"]["extra_seeds"]
-    # same repr as a config that never had extra seeds: Snakemake then sees unchanged params and keeps the old runs
-    assert repr(experiment.run_config(cfg)) == repr(without)
+    without["rl"].update(variants=["none"], seeds=[7])
+    # an RL run's params (ax_rl_run) have the same repr whatever the seeds and variants: Snakemake then sees
+    # unchanged params and keeps the old runs
+    run = experiment.pick(cfg["rl"], experiment.RL_RUN_KEYS)
+    assert repr(run) == repr(experiment.pick(without["rl"], experiment.RL_RUN_KEYS))
+    assert set(run) == {"steps", "batch_scaffolds", "group_size", "lr", "val_every", "val_scaffolds"}
     assert "extra_seeds" in cfg["rl"]  # the caller's block is not modified
+    assert experiment.pick(cfg["rl"], experiment.RL_REPORT_KEYS)["extra_seeds"] == {"drgrpo": [2, 1]}
 
 
 def test_every_shipped_scale_passes_the_checks():

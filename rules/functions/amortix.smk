@@ -49,10 +49,28 @@ def ax_download_hash(wildcards):
     return AX_DOWNLOADS[wildcards.file][1]
 
 
-def ax_run_config(wildcards):
-    """Params of the jobs of one run (demonstrations to PMO): the scale's block without the seed list that only
-    decides which runs exist (ax_experiment.run_config)."""
-    return ax_experiment.run_config(ax_config(wildcards))
+@reads("amortix", *(("rl", key) for key in ax_experiment.RL_RUN_KEYS))
+def ax_rl_run(wildcards):
+    """What one RL run reads of `rl`: not the variants and seeds, which decide which runs exist."""
+    return ax_experiment.pick(ax_config(wildcards)["rl"], ax_experiment.RL_RUN_KEYS)
+
+
+@reads("amortix", *(("rl", key) for key in ax_experiment.RL_REPORT_KEYS))
+def ax_rl_report(wildcards):
+    """What the report states of the RL runs."""
+    return ax_experiment.pick(ax_config(wildcards)["rl"], ax_experiment.RL_REPORT_KEYS)
+
+
+@reads("amortix", *(("pmo", key) for key in ax_experiment.PMO_RUN_KEYS))
+def ax_pmo_run(wildcards):
+    """What one PMO-lite job reads of `pmo` (its oracle is a wildcard; top-k and AUC steps are the table's)."""
+    return ax_experiment.pick(ax_config(wildcards)["pmo"], ax_experiment.PMO_RUN_KEYS)
+
+
+@reads("amortix", *(("pmo", key) for key in ax_experiment.PMO_TABLE_KEYS))
+def ax_pmo_table(wildcards):
+    """What the PMO-lite table reads of `pmo`: budget, top-k and the AUC's sampling frequency."""
+    return ax_experiment.pick(ax_config(wildcards)["pmo"], ax_experiment.PMO_TABLE_KEYS)
 
 
 def ax_policy_names(wildcards):

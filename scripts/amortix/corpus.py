@@ -10,7 +10,9 @@ from neurips26.common.runtime import job_provenance, start_job
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
 spec = params.corpus
-path = snakemake.input[0] if snakemake.input else corpus.rdkit_data_path(*corpus.NCI_FIRST_5K)
+source = snakemake.input.source  # the downloaded file (paper scale) or none (NCI's molecules in the rdkit wheel)
+source = [source] if isinstance(source, str) else list(source)
+path = source[0] if source else corpus.rdkit_data_path(*corpus.NCI_FIRST_5K)
 smiles = corpus.read_smiles_file(path)[: spec.get("limit")]
 log.info("read %d SMILES from %s", len(smiles), path)
 table, counts = corpus.prepare_corpus(smiles, decoration_vocab=tuple(params.decoration_vocab),

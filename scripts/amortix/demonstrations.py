@@ -12,8 +12,8 @@ from neurips26.common.runtime import job_provenance, start_job
 
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
-config = experiment.env_config(params.config)
-molecules = pd.read_parquet(snakemake.input[0])
+config = experiment.env_config(params.env, params.max_heavy)
+molecules = pd.read_parquet(snakemake.input.corpus)
 scaffolds = {s: env.make_scaffold(s, config) for s in molecules["scaffold"].unique()}
 actions = [env.demonstration(m, scaffolds[s], config) for m, s in zip(molecules["smiles"], molecules["scaffold"])]
 built = [a is not None for a in actions]

@@ -14,14 +14,13 @@ from neurips26.common.runtime import start_job
 
 inp, out = snakemake.input, snakemake.output
 log = start_job(snakemake)
-cfg = snakemake.params.config
 logs = pd.concat([pd.read_parquet(p) for p in inp.rl], ignore_index=True)
 samples = {Path(p).stem: pd.read_parquet(p) for p in inp.samples}
 save_figure(plots.training_curves(logs), out.training_curves)
 save_figure(plots.decoration_bars(pd.read_parquet(inp.decoration)), out.decoration_table)
 save_figure(plots.best_of_k(pd.read_parquet(inp.best_of_k)), out.best_of_k)
 save_figure(plots.pmo_curves(pd.concat([pd.read_parquet(p) for p in inp.pmo], ignore_index=True),
-                             cfg["pmo"]["top_k"]), out.pmo_curves)
+                             snakemake.params.top_k), out.pmo_curves)
 with atomic_path(out.molecules) as tmp:
     plots.molecule_grid(samples, list(samples)).save(tmp, format="PNG")
 log.info("figures written: %s", json.dumps(list(out.keys())))

@@ -14,9 +14,8 @@ from neurips26.common.runtime import job_provenance, start_job
 
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
-cfg = params.config
-names = baseline_scaffolds(pd.read_parquet(snakemake.input.split), cfg)
-spec, config = cfg["baselines"]["graph_ga"], experiment.env_config(cfg)
+names = baseline_scaffolds(pd.read_parquet(snakemake.input.split), params.scaffolds)
+spec, config = params.graph_ga, experiment.env_config(params.env, params.max_heavy)
 samples = pd.read_parquet(snakemake.input.samples)
 oracle = pickle.loads(Path(snakemake.input.oracle).read_bytes())
 frames = []

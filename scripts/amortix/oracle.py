@@ -14,7 +14,7 @@ from neurips26.common.runtime import job_provenance, start_job
 
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
-molecules = pd.read_parquet(snakemake.input[0])
+molecules = pd.read_parquet(snakemake.input.corpus)
 egfr, cdk2 = oracles.kinase_ligand_smiles()
 oracle = oracles.fit_kinase_surrogate(egfr, cdk2, molecules["smiles"].tolist(),
                                       n_estimators=params.oracle["n_estimators"], seed=params.seed,

@@ -14,7 +14,7 @@ from neurips26.common.runtime import start_job
 
 inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
-scale, cfg = snakemake.wildcards.scale, params.config
+scale = snakemake.wildcards.scale
 DROP = ["git_commit", "config_hash", "seed"]
 counts, split, demos, selftest, pretrain, decoration, best_of_k, pmo, training, throughput, claims = (
     pd.read_parquet(p).drop(columns=DROP, errors="ignore")
@@ -25,7 +25,8 @@ demos = demos.merge(split, on="scaffold")
 split_sizes = demos.groupby("split").agg(molecules=("smiles", "size"), scaffolds=("scaffold", "nunique"),
                                          decisions=("n_actions", "sum")).reset_index()
 clusters = split.groupby("split")["cluster"].nunique().rename("clusters").reset_index()
-rl, ev = cfg["rl"], cfg["evaluate"]
+rl = params.rl
+run_seeds = {v: variant_seeds({"rl": rl}, v) for v in rl["variants"]}
 columns = ["method", "score", "success_rate", "validity", "retention", "uniqueness", "novelty",
            "oracle_calls_inference", "oracle_calls_training"]
 curve = best_of_k.pivot_table(index="k", columns="policy", values="score").reset_index()
@@ -36,7 +37,7 @@ A graph transformer decorates a scaffold atom by atom (new atom or ring closure,
 valence; the scaffold is never modified), pretrained by behaviour cloning of corpus molecules and fine-tuned by
 RL on training scaffolds with advantages {', '.join(rl['variants'])}: {rl['steps']} steps of
 {rl['batch_scaffolds']} scaffolds x {rl['group_size']} completions, Adam lr {rl['lr']:g}, seeds
-{'; '.join(f'{v} {variant_seeds(cfg, v)}' for v in rl['variants'])}.
+{'; '.join(f'{v} {seeds}' for v, seeds in run_seeds.items())}.
 Inference decodes each held-out test scaffold once (greedy), with no oracle call. Rerun:
 `snakemake -c2 results/{scale}/amortix/report.md`.
 
@@ -51,13 +52,13 @@ models of real kinase activity.
 
 {claims_markdown(claims)}
 
-## Scaffold decoration on {ev['test_scaffolds']} held-out test scaffolds
+## Scaffold decoration on {params.test_scaffolds} held-out test scaffolds
 
 Score: mean over scaffolds of the returned molecule's score (invalid = 0). Validity and uniqueness over all
 generated candidates; novelty: returned molecules not in the training split. Oracle calls per scaffold at
 inference; in training, RL samples plus validation calls. Best-of-K returns the best of the pretrained policy's
-first K samples. Graph GA and per-instance RL run on the first {cfg['baselines']['scaffolds']} test scaffolds
-(the baseline subset) with {cfg['baselines']['graph_ga']['budget']} and {cfg['baselines']['per_instance']['budget']}
+first K samples. Graph GA and per-instance RL run on the first {params.baseline_scaffolds} test scaffolds
+(the baseline subset) with {params.graph_ga_budget} and {params.per_instance_budget}
 oracle calls per scaffold.
 
 {markdown_table(decoration[decoration['scaffold_set'] == 'test'][columns])}
@@ -80,7 +81,7 @@ Single-shot score of each policy and the smallest K at which the pretrained poli
 
 {markdown_table(singles)}
 
-## PMO-lite (start structure `{cfg['pmo']['start']}`, budget {cfg['pmo']['budget']} calls)
+## PMO-lite (start structure `{params.pmo_start}`, budget {params.pmo_budget} calls)
 
 {markdown_table(pmo)}
 
@@ -94,7 +95,7 @@ Corpus filter (molecules dropped per reason; the first failing reason counts):
 
 {markdown_table(counts)}
 
-Scaffold split by Butina clusters (Tanimoto distance cut {cfg['split']['cutoff']}), with the molecules that have
+Scaffold split by Butina clusters (Tanimoto distance cut {params.split_cutoff}), with the molecules that have
 a demonstration:
 
 {markdown_table(split_sizes.merge(clusters, on='split'))}

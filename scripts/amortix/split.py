@@ -9,7 +9,7 @@ from neurips26.common.runtime import job_provenance, start_job
 
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
-molecules = pd.read_parquet(snakemake.input[0])
+molecules = pd.read_parquet(snakemake.input.corpus)
 split = corpus.split_scaffolds(sorted(molecules["scaffold"].unique()), cutoff=params.split["cutoff"],
                                fractions=tuple(params.split["fractions"]), seed=params.seed)
 corpus.check_no_leak(split)

@@ -14,7 +14,6 @@ from neurips26.common.runtime import job_provenance, start_job
 
 inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
-cfg = params.config
 samples = {Path(p).stem: pd.read_parquet(p) for p in inp.samples}
 logs = pd.concat([pd.read_parquet(p) for p in inp.rl], ignore_index=True)
 training = summary.training_table(logs)
@@ -28,11 +27,11 @@ for method, path in (("graph GA", inp.graph_ga), ("per-instance RL", inp.per_ins
     instance_success[method] = score_candidates(best.assign(valid=True, retained=True), oracle)
 demos = pd.read_parquet(inp.demonstrations).merge(pd.read_parquet(inp.split), on="scaffold")
 train_smiles = set(demos.loc[demos["split"] == "train", "smiles"])
-decoration = summary.decoration_table(samples, rl_calls, instance, instance_success, cfg["evaluate"]["k_values"],
+decoration = summary.decoration_table(samples, rl_calls, instance, instance_success, params.k_values,
                                       train_smiles)
-best_of_k = summary.best_of_k_table(samples, cfg["evaluate"]["k_values"])
+best_of_k = summary.best_of_k_table(samples, params.k_values)
 pmo_calls = pd.concat([pd.read_parquet(p) for p in inp.pmo], ignore_index=True)
-pmo = summary.pmo_table(pmo_calls, cfg["pmo"]["budget"], cfg["pmo"]["top_k"], cfg["pmo"]["freq"])
+pmo = summary.pmo_table(pmo_calls, params.pmo["budget"], params.pmo["top_k"], params.pmo["freq"])
 throughput = summary.throughput_table(samples, instance)
 log.info("decoration table:\n%s", decoration.to_string())
 log.info("PMO-lite:\n%s", pmo.to_string())

@@ -20,9 +20,10 @@ def split_scaffolds(split_frame: pd.DataFrame, split: str, limit: int | None = N
     return chosen[:limit] if limit else chosen
 
 
-def baseline_scaffolds(split_frame: pd.DataFrame, cfg: dict) -> list[str]:
-    """The test scaffolds the instance optimisers run on: the first `baselines.scaffolds` of the evaluation order."""
-    return split_scaffolds(split_frame, "test", cfg["baselines"]["scaffolds"])
+def baseline_scaffolds(split_frame: pd.DataFrame, n: int) -> list[str]:
+    """The test scaffolds the instance optimisers run on: the first `n` (baselines.scaffolds) of the evaluation
+    order."""
+    return split_scaffolds(split_frame, "test", n)
 
 
 def score_candidates(candidates: pd.DataFrame, oracle: oracles.Oracle) -> pd.DataFrame:

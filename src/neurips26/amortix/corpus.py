@@ -17,8 +17,9 @@ from rdkit.Chem import rdFingerprintGenerator
 from rdkit.Chem.Scaffolds import MurckoScaffold
 from rdkit.ML.Cluster import Butina
 
+from neurips26.amortix.scaffold_check import SCAFFOLD_VOCAB, check_scaffold_smiles  # noqa: F401 (re-exported)
+
 DECORATION_VOCAB = ("C", "N", "O", "F", "S", "Cl")
-SCAFFOLD_VOCAB = ("C", "N", "O", "F", "S", "Cl", "Br", "P", "I")
 # first failing reason wins, in this order; counts of these plus "kept" add up to "input"
 DROP_REASONS = (
     "parse_error", "duplicate", "too_large", "no_ring", "scaffold_size", "scaffold_atom",
@@ -231,23 +232,3 @@ def check_no_leak(split_frame: pd.DataFrame) -> None:
     empty = [s for s in SPLITS if not (split_frame["split"] == s).any()]
     if empty:
         raise ValueError(f"split(s) {empty} are empty")
-
-
-def check_scaffold_smiles(
-    smiles: str, vocab: tuple[str, ...] = SCAFFOLD_VOCAB, max_atoms: int | None = None,
-) -> Chem.Mol:
-    """The sanitised scaffold, or a ValueError naming the SMILES and what makes it unusable (notes 7.9)."""
-    with rdBase.BlockLogs():
-        mol = Chem.MolFromSmiles(smiles) if isinstance(smiles, str) and smiles.strip() else None
-    if mol is None or mol.GetNumAtoms() == 0:
-        raise ValueError(f"invalid scaffold SMILES {smiles!r}: RDKit cannot parse it")
-    outside = sorted({atom.GetSymbol() for atom in mol.GetAtoms()} - set(vocab))
-    if outside:
-        raise ValueError(f"scaffold {smiles!r} has element(s) {outside} outside the vocabulary {list(vocab)}")
-    if len(Chem.GetMolFrags(mol)) > 1:
-        raise ValueError(f"scaffold {smiles!r} is disconnected ({len(Chem.GetMolFrags(mol))} fragments)")
-    if not any(atom.GetTotalNumHs() for atom in mol.GetAtoms()):
-        raise ValueError(f"scaffold {smiles!r} has no attachable atom (no atom carries a hydrogen)")
-    if max_atoms is not None and mol.GetNumAtoms() >= max_atoms:
-        raise ValueError(f"scaffold {smiles!r} has {mol.GetNumAtoms()} atoms: no room under max_atoms {max_atoms}")
-    return mol

@@ -15,36 +15,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from rdkit import Chem
 
-from neurips26.amortix.corpus import check_scaffold_smiles
+from neurips26.amortix.experiment import MAX_VALENCE, EnvConfig  # noqa: F401 (re-exported)
+from neurips26.amortix.scaffold_check import check_scaffold_smiles
 
-# valence budget of a new (neutral) decoration atom; S may be hypervalent (sulfones, sulfonamides)
-MAX_VALENCE = {"C": 4, "N": 3, "O": 2, "F": 1, "S": 6, "Cl": 1, "Br": 1, "I": 1, "P": 5}
 BOND_TYPES = {1: Chem.BondType.SINGLE, 2: Chem.BondType.DOUBLE, 3: Chem.BondType.TRIPLE}
 BOND_CODE = {Chem.BondType.SINGLE: 1, Chem.BondType.DOUBLE: 2, Chem.BondType.TRIPLE: 3, Chem.BondType.AROMATIC: 4}
 STOP = -1
 FAR = 64  # distance code between atoms in different components (never used: the graph stays connected)
-
-
-@dataclass(frozen=True)
-class EnvConfig:
-    """What decorations may contain: the elements of new atoms, the size limit and the ring closures."""
-
-    decoration_vocab: tuple[str, ...] = ("C", "N", "O", "F", "S", "Cl")
-    scaffold_vocab: tuple[str, ...] = ("C", "N", "O", "F", "S", "Cl", "Br", "P", "I")
-    max_new_atoms: int = 12
-    max_atoms: int = 50
-    max_actions: int = 16
-    ring_sizes: tuple[int, ...] = (5, 6)
-
-    def __post_init__(self) -> None:
-        unknown = [e for e in self.decoration_vocab if e not in MAX_VALENCE]
-        if unknown:
-            raise ValueError(f"decoration vocabulary has elements without a valence rule: {unknown}")
-        missing = [e for e in self.decoration_vocab if e not in self.scaffold_vocab]
-        if missing:
-            raise ValueError(f"decoration elements {missing} must also be in the scaffold vocabulary")
-        if self.max_new_atoms < 1 or self.max_actions < 1:
-            raise ValueError("max_new_atoms and max_actions must be at least 1")
 
 
 @dataclass(frozen=True)

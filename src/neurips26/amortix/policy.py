@@ -133,11 +133,6 @@ def policy_from_state(state: dict, device: torch.device | str = "cpu") -> GraphT
     return policy.to(device)
 
 
-def available_device() -> str:
-    """The GPU where there is one (paper scale asks for one through profiles/slurm), else the CPU."""
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def new_policy(sizes: dict, n_elements: int, n_decoration: int) -> GraphTransformerPolicy:
     """A freshly initialised policy with the config's sizes (d_model, n_layers, n_heads)."""
     return GraphTransformerPolicy(PolicyConfig(n_elements=n_elements, n_decoration=n_decoration, **sizes))

@@ -45,12 +45,16 @@ def record_masks(state: env.State, anchor: int, target: int, order: int) -> tupl
     return anchor_mask, env.level2_mask(state, anchor), env.level3_mask(state, anchor, target)
 
 
-def _sample(log_probs: torch.Tensor, greedy: bool, generator: torch.Generator | None) -> torch.Tensor:
-    """Draws on the CPU (the generator lives there, so a seed gives the same samples on any device)."""
+def _sample(log_probs: torch.Tensor, allowed: torch.Tensor, greedy: bool,
+            generator: torch.Generator | None) -> torch.Tensor:
+    """Draws on the CPU (the generator lives there, so a seed gives the same samples on any device), among the
+    choices `allowed` (a CPU mask). Masked choices already have probability exp(NEG) = 0, so applying the mask
+    again changes no draw; it keeps the draws legal when the values come back from a device without them (the
+    fake GPU of the placement tests)."""
     log_probs = log_probs.float().cpu()
     if greedy:
-        return log_probs.argmax(dim=-1)
-    return torch.multinomial(log_probs.exp(), 1, generator=generator).squeeze(-1)
+        return torch.where(allowed, log_probs, float("-inf")).argmax(dim=-1)
+    return torch.multinomial(log_probs.exp() * allowed, 1, generator=generator).squeeze(-1)
 
 
 def _pad_masks(masks: list[np.ndarray], width: int, device: torch.device | str = "cpu") -> torch.Tensor:
@@ -79,8 +83,9 @@ def rollout(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], repea
         h = policy.encode(batch_tensors(batch, device))
         width = batch.nodes.shape[1]
         anchor_masks = [env.level1_mask(states[k]) for k in live]
-        anchor = _sample(masked_log_softmax(policy.anchor_logits(h), _pad_masks(anchor_masks, width, device),
-                                            temperature), greedy, generator)
+        allowed = _pad_masks(anchor_masks, width)
+        anchor = _sample(masked_log_softmax(policy.anchor_logits(h), allowed.to(device), temperature), allowed,
+                         greedy, generator)
         building = (anchor > 0).nonzero().squeeze(-1)
         target = torch.zeros_like(anchor)
         order = torch.zeros_like(anchor)
@@ -91,12 +96,13 @@ def rollout(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], repea
             atoms = anchor[building] - 1
             masks2 = [env.level2_mask(states[live[r]], int(a)) for r, a in zip(rows, atoms.tolist())]
             on_device = building.to(device), atoms.to(device)
-            t = _sample(masked_log_softmax(policy.target_logits(h[on_device[0]], on_device[1]),
-                                           _pad_masks(masks2, n_vocab + width - 1, device), temperature),
-                        greedy, generator)
+            allowed = _pad_masks(masks2, n_vocab + width - 1)
+            t = _sample(masked_log_softmax(policy.target_logits(h[on_device[0]], on_device[1]), allowed.to(device),
+                                           temperature), allowed, greedy, generator)
             masks3 = [env.level3_mask(states[live[r]], int(a), int(x)) for r, a, x in zip(rows, atoms.tolist(), t.tolist())]
+            allowed = _pad_masks(masks3, 3)
             o = _sample(masked_log_softmax(policy.order_logits(h[on_device[0]], on_device[1], t.to(device)),
-                                           _pad_masks(masks3, 3, device), temperature), greedy, generator)
+                                           allowed.to(device), temperature), allowed, greedy, generator)
             target[building], order[building] = t, o
             target_masks = dict(zip(rows, masks2))
             order_masks = dict(zip(rows, masks3))

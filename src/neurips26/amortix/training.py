@@ -4,12 +4,19 @@ RL follows GRXForm's update with one PPO epoch (the ratio is 1, so the clipped o
 baseline): loss = -(1 / (B G)) sum_{b,g} A_{b,g} sum_t log pi(a_t | s_t), i.e. normalised per trajectory,
 not per token (Dr. GRPO); Adam, gradient norm clipped at 1; the checkpoint with the best greedy validation
 score is kept.
+
+Pretraining and RL fine-tuning run in the common training loop (neurips26.common.loop: job device, divergence,
+progress, checkpoints, resume, SIGTERM), one loop step per update. Instance optimisation (`optimise_instance`: the
+per-instance RL baseline and PMO's amortized run) is not a loop of its own: its rounds end when the oracle budget
+is spent or nothing new comes up, not after a number of steps, and one run is short; the jobs that call it
+(neurips26.amortix.instances) make one whole run one loop step, so they resume at run boundaries.
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -21,32 +28,33 @@ from neurips26.amortix import environment as env
 from neurips26.amortix.advantages import advantages
 from neurips26.amortix.policy import GraphTransformerPolicy
 from neurips26.amortix.rollout import Episode, StepRecord, rollout, step_log_probs
+from neurips26.common import loop
 from neurips26.common.adam import Adam
 
 log = logging.getLogger("neurips26.amortix")
 ScoreFn = Callable[[list[str]], np.ndarray]  # canonical SMILES -> scores in [0, 1] (one oracle call each)
 
 
-class NonFiniteLoss(RuntimeError):
-    pass
-
-
 def behaviour_cloning(policy: GraphTransformerPolicy, train: list[StepRecord], val: list[StepRecord], steps: int,
-                      batch_size: int, lr: float, n_vocab: int, seed: int, eval_every: int = 50) -> list[dict]:
+                      batch_size: int, lr: float, n_vocab: int, seed: int, eval_every: int = 50,
+                      loop_settings: loop.LoopSettings | None = None) -> list[dict]:
     """Teacher forcing: minimise -log pi(demonstrated action | state) over random batches of recorded states.
-    Keeps the parameters with the lowest validation NLL; returns the log rows."""
+    Keeps the parameters with the lowest validation NLL; returns the log rows. One loop step is one batch."""
     rng = np.random.default_rng(seed)
     optimiser = Adam(policy.parameters(), lr=lr)
-    rows, best, best_state = [], np.inf, copy.deepcopy(policy.state_dict())
+    rows: list[dict] = []
+    best = {"val_nll": np.inf, "weights": copy.deepcopy(policy.state_dict())}
     start = time.perf_counter()
-    for step in range(1, steps + 1):
+
+    def step_fn(index: int) -> torch.Tensor:
+        step = index + 1
         policy.train()
         batch = [train[i] for i in rng.choice(len(train), size=min(batch_size, len(train)), replace=False)]
         loss = -step_log_probs(policy, batch, n_vocab).mean()
-        if not torch.isfinite(loss):
-            raise NonFiniteLoss(f"behaviour cloning loss is {loss.item()} at step {step}")
         optimiser.zero_grad()
         loss.backward()
+        if not _finite(loss):
+            return loss  # the loop stops with Diverged, naming the first group with a non-finite gradient
         torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
         optimiser.step()
         if step % eval_every == 0 or step == steps:
@@ -55,10 +63,18 @@ def behaviour_cloning(policy: GraphTransformerPolicy, train: list[StepRecord], v
                          "seconds": time.perf_counter() - start})
             log.info("pretrain step %d: train NLL %.3f, val NLL %.3f (%.0f s)", step, loss.item(), val_nll,
                      rows[-1]["seconds"])
-            if val_nll < best:
-                best, best_state = val_nll, copy.deepcopy(policy.state_dict())
-    policy.load_state_dict(best_state)
+            if val_nll < best["val_nll"]:
+                best["val_nll"], best["weights"] = val_nll, copy.deepcopy(policy.state_dict())
+        return loss
+
+    state = {"policy": policy, "optimiser": optimiser, "rng": rng, "rows": rows, "best": best}
+    loop.run_loop(step_fn, steps, state, loop_settings or loop.LoopSettings(name="pretrain"))
+    policy.load_state_dict(best["weights"])
     return rows
+
+
+def _finite(loss: torch.Tensor) -> bool:
+    return math.isfinite(float(loss.detach()))
 
 
 @torch.no_grad()
@@ -79,21 +95,22 @@ def episode_rewards(episodes: list[Episode], score: ScoreFn) -> tuple[np.ndarray
 
 
 def policy_gradient_step(policy: GraphTransformerPolicy, optimiser: Adam, episodes: list[Episode], adv: np.ndarray,
-                         n_vocab: int, grad_clip: float, where: str) -> float:
-    """One update on -(1 / N) sum_i A_i log pi(trajectory_i); returns the gradient norm before clipping."""
+                         n_vocab: int, grad_clip: float) -> tuple[torch.Tensor, float]:
+    """One update on -(1 / N) sum_i A_i log pi(trajectory_i); returns the loss and the gradient norm before
+    clipping. A non-finite loss leaves the weights untouched (its gradients stay, for the divergence report)."""
     records = [r for e in episodes for r in e.steps]
     policy.train()
     log_p = step_log_probs(policy, records, n_vocab)
     owner = torch.tensor([k for k, e in enumerate(episodes) for _ in e.steps], device=log_p.device)
     per_episode = torch.zeros(len(episodes), device=log_p.device).index_add(0, owner, log_p)
     loss = -(torch.from_numpy(adv).float().to(log_p.device) * per_episode).sum() / len(episodes)
-    if not torch.isfinite(loss):
-        raise NonFiniteLoss(f"RL loss is {loss.item()} at {where}")
     optimiser.zero_grad()
     loss.backward()
+    if not _finite(loss):
+        return loss, math.nan
     grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.parameters(), grad_clip))
     optimiser.step()
-    return grad_norm
+    return loss, grad_norm
 
 
 @dataclass(frozen=True)
@@ -117,41 +134,55 @@ def greedy_score(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], 
 
 def reinforce(policy: GraphTransformerPolicy, train: list[env.Scaffold], val: list[env.Scaffold], score: ScoreFn,
               variant: str, settings: RLSettings, config: env.EnvConfig, element_index: dict[str, int],
-              seed: int) -> list[dict]:
-    """RL fine-tuning; leaves the best-validation parameters in `policy` and returns one log row per step."""
+              seed: int, loop_settings: loop.LoopSettings | None = None) -> list[dict]:
+    """RL fine-tuning; leaves the best-validation parameters in `policy` and returns one log row per step.
+    One loop step is one update; the first also scores the starting policy on validation (the one to beat)."""
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(seed)
     optimiser = Adam(policy.parameters(), lr=settings.lr)
     n_vocab = len(config.decoration_vocab)
-    best, val_calls = greedy_score(policy, val, score, config, element_index)
-    best_state, best_step = copy.deepcopy(policy.state_dict()), 0
-    rows, calls, start = [], 0, time.perf_counter()
-    for step in range(1, settings.steps + 1):
+    rows: list[dict] = []
+    best = {"score": -np.inf, "weights": None, "step": 0}
+    counts = {"calls": 0, "val_calls": 0}
+    start = time.perf_counter()
+
+    def step_fn(index: int) -> torch.Tensor:
+        step = index + 1
+        if index == 0:
+            best["score"], counts["val_calls"] = greedy_score(policy, val, score, config, element_index)
+            best["weights"] = copy.deepcopy(policy.state_dict())
         chosen = rng.choice(len(train), size=min(settings.batch_scaffolds, len(train)), replace=False)
         episodes = rollout(policy, [train[i] for i in chosen], settings.group_size, config, element_index,
                            temperature=settings.temperature, generator=generator)
         rewards, spent = episode_rewards(episodes, score)
-        calls += spent
+        counts["calls"] += spent
         grid = rewards.reshape(len(chosen), settings.group_size)
         adv = advantages(grid, variant).ravel()
-        grad_norm = policy_gradient_step(policy, optimiser, episodes, adv, n_vocab, settings.grad_clip,
-                                         f"step {step} ({variant})")
+        loss, grad_norm = policy_gradient_step(policy, optimiser, episodes, adv, n_vocab, settings.grad_clip)
+        if not _finite(loss):
+            return loss  # the loop stops with Diverged, naming the first group with a non-finite gradient
         row = {"step": step, "variant": variant, "reward_mean": float(rewards.mean()),
                "reward_best": float(rewards.max()), "group_std": float(grid.std(axis=1).mean()),
                "advantage_std": float(adv.std()), "grad_norm": grad_norm,
-               "valid": float(np.mean([e.outcome.valid for e in episodes])), "oracle_calls": calls,
+               "valid": float(np.mean([e.outcome.valid for e in episodes])), "oracle_calls": counts["calls"],
                "val_score": np.nan, "seconds": time.perf_counter() - start}
         if step % settings.val_every == 0 or step == settings.steps:
             row["val_score"], spent = greedy_score(policy, val, score, config, element_index)
-            val_calls += spent
-            if row["val_score"] > best:
-                best, best_state, best_step = row["val_score"], copy.deepcopy(policy.state_dict()), step
+            counts["val_calls"] += spent
+            if row["val_score"] > best["score"]:
+                best.update(score=row["val_score"], weights=copy.deepcopy(policy.state_dict()), step=step)
             log.info("%s step %d: reward %.3f, valid %.2f, val %.3f, %d calls (%.0f s)", variant, step,
-                     row["reward_mean"], row["valid"], row["val_score"], calls, row["seconds"])
-        row["val_oracle_calls"] = val_calls
-        row["best_step"] = best_step
+                     row["reward_mean"], row["valid"], row["val_score"], counts["calls"], row["seconds"])
+        row["val_oracle_calls"] = counts["val_calls"]
+        row["best_step"] = best["step"]
         rows.append(row)
-    policy.load_state_dict(best_state)
+        return loss
+
+    state = {"policy": policy, "optimiser": optimiser, "rng": rng, "generator": generator, "rows": rows,
+             "best": best, "counts": counts}
+    loop.run_loop(step_fn, settings.steps, state, loop_settings or loop.LoopSettings(name=f"rl {variant}"))
+    if best["weights"] is not None:
+        policy.load_state_dict(best["weights"])
     return rows
 
 
@@ -184,8 +215,11 @@ def optimise_instance(policy: GraphTransformerPolicy, scaffold: env.Scaffold, sc
                     for i, (s, v) in enumerate(scorer.log[before:]))
         stale = 0 if fresh else stale + 1
         if learn:
-            policy_gradient_step(policy, optimiser, episodes, advantages(rewards[None, :], "drgrpo").ravel(),
-                                 n_vocab, 1.0, f"round {round_} on {scaffold.smiles}")
+            loss, _ = policy_gradient_step(policy, optimiser, episodes,
+                                           advantages(rewards[None, :], "drgrpo").ravel(), n_vocab, 1.0)
+            if not _finite(loss):
+                where = loop.first_non_finite(loop.parameter_groups({"policy": policy}))
+                raise loop.Diverged(round_, where, float(loss), f"instance optimisation of {scaffold.smiles}")
         if scorer.calls >= budget or stale >= 20:  # spent, or 20 groups in a row brought nothing new
             break
     return rows
