@@ -17,7 +17,7 @@ from conftest import ROOT, snakemake
 from neurips26.common.imports import library_files
 
 LOOP = "src/neurips26/common/loop.py"
-TIMING = re.compile(r"seconds|_time|time_|wall|elapsed|duration|git_commit|steps_per_s", re.I)
+TIMING = re.compile(r"seconds|_time|time_|wall|elapsed|duration|git_commit|per_s(econd)?\b|per_second", re.I)
 
 
 def rule_scripts() -> dict[str, str]:
