@@ -21,14 +21,15 @@ rule bbo_pile_blackboxes:
         mem_mb=1000,
         runtime=10,
     params:
-        config=bp_params,
+        seed=paper_params("bbo_pile", "seed"),
+        blackboxes=paper_params("bbo_pile", "blackboxes"),
     script:
         "../scripts/bbo_pile/blackboxes.py"
 
 
 rule bbo_pile_reference:
     input:
-        f"{BP}/blackboxes.parquet",
+        blackboxes=f"{BP}/blackboxes.parquet",
     output:
         f"{BP}/reference.parquet",
     log:
@@ -41,14 +42,15 @@ rule bbo_pile_reference:
         mem_mb=2000,
         runtime=30,
     params:
-        config=bp_params,
+        seed=paper_params("bbo_pile", "seed"),
+        reference_samples=paper_params("bbo_pile", "reference_samples"),
     script:
         "../scripts/bbo_pile/reference.py"
 
 
 rule bbo_pile_generate:
     input:
-        f"{BP}/blackboxes.parquet",
+        blackboxes=f"{BP}/blackboxes.parquet",
     output:
         trajectories=f"{BP}/trajectories/{{family}}/{{optimizer}}.parquet",
         throughput=f"{BP}/trajectories/{{family}}/{{optimizer}}_throughput.parquet",
@@ -65,7 +67,9 @@ rule bbo_pile_generate:
         mem_mb=2000,
         runtime=240,
     params:
-        config=bp_params,
+        seed=paper_params("bbo_pile", "seed"),
+        seeds=paper_params("bbo_pile", "seeds"),
+        budget=paper_params("bbo_pile", "budget"),
     script:
         "../scripts/bbo_pile/generate.py"
 
@@ -86,7 +90,10 @@ rule bbo_pile_serialize:
         mem_mb=4000,
         runtime=120,
     params:
-        config=bp_params,
+        seed=paper_params("bbo_pile", "seed"),
+        optimizers=paper_params("bbo_pile", "optimizers"),
+        tokenizer=paper_params("bbo_pile", "tokenizer"),
+        context=paper_params("bbo_pile", "context"),
     script:
         "../scripts/bbo_pile/serialize.py"
 
@@ -108,7 +115,11 @@ rule bbo_pile_train:
         mem_mb=4000,
         runtime=720,
     params:
-        config=bp_params,
+        seed=paper_params("bbo_pile", "seed"),
+        run=bp_run,
+        model=bp_run_model,
+        context=paper_params("bbo_pile", "context"),
+        training=paper_params("bbo_pile", "training"),
     script:
         "../scripts/bbo_pile/train.py"
 
@@ -133,7 +144,9 @@ rule bbo_pile_imitation:
         mem_mb=4000,
         runtime=120,
     params:
-        config=bp_params,
+        seed=paper_params("bbo_pile", "seed"),
+        optimizers=paper_params("bbo_pile", "optimizers"),
+        run=paper_params("bbo_pile", "evaluate", "run"),
     script:
         "../scripts/bbo_pile/imitation.py"
 
@@ -159,7 +172,12 @@ rule bbo_pile_optimize:
         mem_mb=4000,
         runtime=240,
     params:
-        config=bp_params,
+        seed=paper_params("bbo_pile", "seed"),
+        budget=paper_params("bbo_pile", "budget"),
+        context=paper_params("bbo_pile", "context"),
+        boxes=paper_params("bbo_pile", "evaluate", "boxes"),
+        eval_seeds=paper_params("bbo_pile", "evaluate", "seeds"),
+        temperature=paper_params("bbo_pile", "evaluate", "temperature"),
     script:
         "../scripts/bbo_pile/optimize.py"
 
@@ -183,7 +201,11 @@ rule bbo_pile_train_seed:
         mem_mb=4000,
         runtime=720,
     params:
-        config=bp_seed_params,
+        seed=bp_model_seed,
+        run=bp_run,
+        model=bp_run_model,
+        context=paper_params("bbo_pile", "context"),
+        training=paper_params("bbo_pile", "training"),
     script:
         "../scripts/bbo_pile/train.py"
 
@@ -210,7 +232,12 @@ rule bbo_pile_optimize_seed:
         mem_mb=4000,
         runtime=240,
     params:
-        config=bp_seed_params,
+        seed=bp_model_seed,
+        budget=paper_params("bbo_pile", "budget"),
+        context=paper_params("bbo_pile", "context"),
+        boxes=paper_params("bbo_pile", "evaluate", "boxes"),
+        eval_seeds=paper_params("bbo_pile", "evaluate", "seeds"),
+        temperature=paper_params("bbo_pile", "evaluate", "temperature"),
     script:
         "../scripts/bbo_pile/optimize.py"
 
@@ -243,7 +270,7 @@ rule bbo_pile_tables:
         mem_mb=2000,
         runtime=10,
     params:
-        config=bp_params,
+        budget=paper_params("bbo_pile", "budget"),
     script:
         "../scripts/bbo_pile/tables.py"
 
@@ -301,8 +328,6 @@ rule bbo_pile_figures:
     resources:
         mem_mb=2000,
         runtime=10,
-    params:
-        config=bp_params,
     script:
         "../scripts/bbo_pile/figures.py"
 
@@ -338,7 +363,15 @@ rule bbo_pile_report:
         runtime=10,
     params:
         benchmarks=BP_BENCH,
-        config=bp_params,
+        seed=paper_params("bbo_pile", "seed"),
+        blackboxes=paper_params("bbo_pile", "blackboxes"),
+        optimizers=paper_params("bbo_pile", "optimizers"),
+        budget=paper_params("bbo_pile", "budget"),
+        seeds=paper_params("bbo_pile", "seeds"),
+        tokenizer=paper_params("bbo_pile", "tokenizer"),
+        context=paper_params("bbo_pile", "context"),
+        models=paper_params("bbo_pile", "models"),
+        evaluate=paper_params("bbo_pile", "evaluate"),
         model_seeds=paper_params("bbo_pile", "model_seeds"),
     script:
         "../scripts/bbo_pile/report.py"

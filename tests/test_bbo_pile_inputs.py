@@ -39,20 +39,18 @@ def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
 def test_every_shipped_scale_passes_the_checks():
     for scale in ("smoke", "quick", "paper"):
         experiment.check_config(CONFIG[scale])
-    boxes = experiment.blackbox_catalog(CONFIG["quick"])
+    boxes = experiment.blackbox_catalog(CONFIG["quick"]["blackboxes"])
     assert set(boxes.loc[boxes["split"] == "eval", "function"]) == {f"f{k}" for k in range(19, 25)}
     picked = experiment.eval_boxes(boxes, 12)
     assert len(picked) == 12 and (picked["split"] == "eval").all() and picked["function"].nunique() >= 4
 
 
-def test_a_model_seed_copy_changes_only_the_seed_and_drops_the_seed_list():
+def test_a_model_seed_is_one_of_the_scales_seed_and_the_further_ones():
     cfg = CONFIG["quick"]
-    copy_ = experiment.seed_copy(cfg, 2)
-    assert copy_ == experiment.without_model_seeds(cfg) | {"seed": 2} and "model_seeds" not in copy_
     assert experiment.model_seeds(cfg) == [0, 1, 2]
-    assert experiment.seed_copy(cfg, 0) == experiment.without_model_seeds(cfg)  # the scaling run's own params
+    assert experiment.model_seed(cfg, "2") == 2 and experiment.model_seed(cfg, 0) == 0  # 0: the scaling run's own
     with pytest.raises(ValueError, match="model seed 7 is not one of"):
-        experiment.seed_copy(cfg, 7)
+        experiment.model_seed(cfg, 7)
 
 
 def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):

@@ -71,14 +71,25 @@ def bp_optimized(wildcards):
     return expand(f"{BP}/optimize/{{name}}.parquet", scale=wildcards.scale, name=names)
 
 
-def bp_params(wildcards):
-    """The scale's block without `model_seeds` (jobs that do not read it keep their params when it changes)."""
-    return bp_experiment.without_model_seeds(bp_config(wildcards))
+@reads("bbo_pile", ("runs",))
+def bp_run(wildcards):
+    """The entry of `runs` the job trains ({model, tokens})."""
+    return bp_config(wildcards)["runs"][wildcards.run]
 
 
-def bp_seed_params(wildcards):
-    """One model seed of claim B3's run: the block with `seed` set to the model seed."""
-    return bp_experiment.seed_copy(bp_config(wildcards), int(wildcards.model_seed))
+@reads("bbo_pile", ("runs",), ("models",))
+def bp_run_model(wildcards):
+    """The sizes of the model the job's run trains (its entry of `models`)."""
+    cfg = bp_config(wildcards)
+    return cfg["models"][cfg["runs"][wildcards.run]["model"]]
+
+
+@reads("bbo_pile", ("seed",), ("model_seeds", "seeds"))
+def bp_model_seed(wildcards):
+    """The seed of one copy of claim B3's run (the scale's seed or one of model_seeds.seeds): it replaces `seed`
+    in the seed copies' training and optimize jobs; its value does not change when other seeds are added.
+    """
+    return bp_experiment.model_seed(bp_config(wildcards), wildcards.model_seed)
 
 
 def bp_seed_model(wildcards):

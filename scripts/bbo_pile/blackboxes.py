@@ -6,10 +6,10 @@ from neurips26.bbo_pile.blackboxes import check_split
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
-cfg = snakemake.params.config
-log = start_job(snakemake, seed=cfg["seed"])
-boxes = experiment.blackbox_catalog(cfg)
+params = snakemake.params
+log = start_job(snakemake, seed=params.seed)
+boxes = experiment.blackbox_catalog(params.blackboxes)
 check_split(boxes)
 for (family, split), rows in boxes.groupby(["family", "split"]):
     log.info("%s %s: %d black boxes, dims %s", family, split, len(rows), sorted(rows["dim"].unique()))
-write_parquet(boxes, snakemake.output[0], job_provenance(snakemake, cfg["seed"]))
+write_parquet(boxes, snakemake.output[0], job_provenance(snakemake, params.seed))

@@ -11,15 +11,15 @@ from neurips26.bbo_pile.optimizers import run_optimizer, trajectories_table
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
-cfg, wc, out = snakemake.params.config, snakemake.wildcards, snakemake.output
-log = start_job(snakemake, seed=cfg["seed"])
-boxes = pd.read_parquet(snakemake.input[0])
+params, wc, out = snakemake.params, snakemake.wildcards, snakemake.output
+log = start_job(snakemake, seed=params.seed)
+boxes = pd.read_parquet(snakemake.input.blackboxes)
 specs = [s for s in specs_from_catalog(boxes) if s.family == wc.family]
 rows, start, evaluations, seconds_in_f = [], time.perf_counter(), 0, 0.0
 for k, spec in enumerate(specs, start=1):
     box = make_blackbox(spec)
-    for seed in cfg["seeds"]:
-        trajectory = run_optimizer(wc.optimizer, box, spec.lo, spec.hi, cfg["budget"], cfg["seed"] * 1000 + seed)
+    for seed in params.seeds:
+        trajectory = run_optimizer(wc.optimizer, box, spec.lo, spec.hi, params.budget, params.seed * 1000 + seed)
         rows.append({"bb_id": spec.bb_id, "family": spec.family, "optimizer": wc.optimizer, "seed": seed,
                      "trajectory": trajectory})
         evaluations += trajectory.n_trials
@@ -30,7 +30,7 @@ seconds = time.perf_counter() - start
 table = trajectories_table(rows)
 invalid = int((~table["valid"]).sum())
 log.info("%d trajectories, %d trials (%d with a non-finite value) in %.1f s", len(rows), len(table), invalid, seconds)
-prov = job_provenance(snakemake, cfg["seed"])
+prov = job_provenance(snakemake, params.seed)
 write_parquet(table, out.trajectories, prov)
 write_parquet(pd.DataFrame([{"family": wc.family, "optimizer": wc.optimizer, "trajectories": len(rows),
                              "evaluations": evaluations, "invalid": invalid, "seconds": seconds,

@@ -15,16 +15,16 @@ from neurips26.common.runtime import start_job
 
 inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
-scale, cfg = snakemake.wildcards.scale, params.config
+scale = snakemake.wildcards.scale
 DROP = ["git_commit", "config_hash", "seed"]
 data, throughput, runs, scaling, table_regret, validity, imitation, claims = (
     pd.read_parquet(p).drop(columns=DROP, errors="ignore")
     for p in (inp.data, inp.throughput, inp.runs, inp.scaling, inp.table_regret, inp.validity, inp.imitation,
               inp.claims))
-fit, ev, b, seeds = scaling.iloc[0], cfg["evaluate"], cfg["blackboxes"], params.model_seeds
+fit, ev, b, seeds = scaling.iloc[0], params.evaluate, params.blackboxes, params.model_seeds
 margins = imitation_margins(pd.read_parquet(inp.imitation_trajectories))
 differences = seed_differences(pd.read_parquet(inp.regret), seeds["condition"])
-losses = {cfg["seed"]: runs.loc[runs["run"] == seeds["run"], "val_loss"].iloc[0]}
+losses = {params.seed: runs.loc[runs["run"] == seeds["run"], "val_loss"].iloc[0]}
 losses |= {int(re.search(r"/seed(\d+)/training", p).group(1)):
            pd.read_parquet(p).sort_values("flops")["val_loss"].iloc[-1] for p in inp.seed_training}
 mean_difference = differences.mean(axis=0)
@@ -32,18 +32,18 @@ per_seed = pd.DataFrame([{"model_seed": k, "final_val_loss": loss, "mean_regret_
     seed_method(seeds["condition"], seeds["run"], k), float("nan"))} for k, loss in sorted(losses.items())])
 per_seed["pairs"] = len(differences)
 matrix = imitation.pivot_table(index="true_algo", columns="cond_algo", values="nll").reset_index()
-models = pd.DataFrame([{"model": name, **m} for name, m in cfg["models"].items()])
+models = pd.DataFrame([{"model": name, **m} for name, m in params.models.items()])
 text = f"""# Paper 05: BBO-Pile, optimization trajectories and models that imitate optimizers (scale `{scale}`)
 
 The workflow generates the dataset: BBOB functions {b['bbob']['functions']} (coco-experiment) in dimensions
 {b['bbob']['dims']}, instances {b['bbob']['instances']}, and global-optimization functions {b['go']['functions']}
 (dimensions {b['go']['dims']}, instances {b['go']['instances']}; instance 0 as defined, others randomly shifted and
-rotated). Optimizers {cfg['optimizers']} run {cfg['budget']} trials per box and seed ({cfg['seeds']}).
+rotated). Optimizers {params.optimizers} run {params.budget} trials per box and seed ({params.seeds}).
 BBOB functions {b['eval_functions']} are held out: their boxes never reach training and serve for validation loss,
 imitation and optimization. Trajectories are serialised as in bbo-pile (optimizer token, search space,
-quantised trials with Q = {cfg['tokenizer']['q']} bins, objective bins over the trajectory:
-`{cfg['tokenizer']['y_norm']}`)
-with a deterministic tokenizer, packed into rows of {cfg['context']} tokens, and decoder-only models (Qwen3-style:
+quantised trials with Q = {params.tokenizer['q']} bins, objective bins over the trajectory:
+`{params.tokenizer['y_norm']}`)
+with a deterministic tokenizer, packed into rows of {params.context} tokens, and decoder-only models (Qwen3-style:
 RMSNorm, RoPE, grouped-query attention, SwiGLU, tied embeddings) are trained at several sizes and token budgets.
 Rerun: `snakemake -c2 results/{scale}/bbo_pile/report.md`.
 
@@ -97,9 +97,9 @@ same boxes. Normalised regret (min_t<=T y_t - f*) / (median RS y_1 - f*), f* the
 
 {markdown_table(table_regret)}
 
-Claim B3's model seeds: run `{seeds['run']}` trained with seeds {[cfg['seed'], *seeds['seeds']]}, each conditioned on
+Claim B3's model seeds: run `{seeds['run']}` trained with seeds {[params.seed, *seeds['seeds']]}, each conditioned on
 {seeds['condition']} (constrained decoding) on the same boxes and seeds; final validation loss and mean normalised
-regret at T = {cfg['budget']} minus RS's over the (box, seed) pairs every seed has:
+regret at T = {params.budget} minus RS's over the (box, seed) pairs every seed has:
 
 {markdown_table(per_seed)}
 

@@ -12,7 +12,7 @@ from neurips26.bbo_pile.scaling import scaling_summary
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
-cfg, inp, out = snakemake.params.config, snakemake.input, snakemake.output
+params, inp, out = snakemake.params, snakemake.input, snakemake.output
 log = start_job(snakemake)
 boxes = pd.read_parquet(inp.blackboxes)
 held = set(boxes.loc[boxes["split"] == "eval", "bb_id"])
@@ -32,7 +32,7 @@ regret = evaluation.normalized_regret(trials, pd.read_parquet(inp.reference))
 excluded = evaluation.excluded_boxes(regret)
 log.info("regret on %d held-out boxes (%d left out: RS's first value at f*): %s", regret["bb_id"].nunique(),
          len(excluded), excluded)
-budget = cfg["budget"]
+budget = params.budget
 evaluation_run = regret[~regret["method"].str.contains("@", regex=False)]
 table_regret = evaluation.regret_table(evaluation_run, horizons=sorted({1, budget // 4, budget // 2, budget}))
 validity = evaluation.validity_table(models)

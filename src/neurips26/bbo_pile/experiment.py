@@ -12,8 +12,8 @@ from neurips26.bbo_pile.blackboxes import GO_FUNCTIONS, catalog
 from neurips26.bbo_pile.tokenizer import header_ids, make_vocabulary, trial_length
 
 
-def blackbox_catalog(cfg: dict) -> pd.DataFrame:
-    b = cfg["blackboxes"]
+def blackbox_catalog(b: dict) -> pd.DataFrame:
+    """The black boxes of a scale's `blackboxes` block."""
     return catalog(b["bbob"]["functions"], b["bbob"]["dims"], b["bbob"]["instances"], b["go"]["functions"],
                    b["go"]["dims"], b["go"]["instances"], b["eval_functions"])
 
@@ -23,8 +23,9 @@ def families(cfg: dict) -> list[str]:
     return [f for f in ("bbob", "go") if cfg["blackboxes"][f]["functions"]]
 
 
-def vocabulary(cfg: dict):
-    return make_vocabulary(cfg["optimizers"], cfg["tokenizer"]["q"])
+def vocabulary(optimizers: list[str], q: int):
+    """The vocabulary of the scale's `optimizers` with `tokenizer.q` bins."""
+    return make_vocabulary(optimizers, q)
 
 
 def trajectory_length(vocab, row, budget: int) -> int:
@@ -48,7 +49,7 @@ def check_config(cfg: dict) -> None:
         raise ValueError(f"blackboxes.eval_functions: {missing_eval} are not among blackboxes.bbob.functions, so "
                          f"they hold no black box to evaluate on")
     try:
-        boxes = blackbox_catalog(cfg)
+        boxes = blackbox_catalog(cfg["blackboxes"])
     except ValueError as error:
         raise ValueError(f"blackboxes: {error}") from None
     for name, model in cfg["models"].items():
@@ -78,7 +79,7 @@ def check_config(cfg: dict) -> None:
     n_eval = int((boxes["split"] == "eval").sum())
     if ev["boxes"] > n_eval:
         raise ValueError(f"evaluate.boxes: {ev['boxes']} held-out boxes asked for, the eval split has {n_eval}")
-    vocab = vocabulary(cfg)
+    vocab = vocabulary(cfg["optimizers"], cfg["tokenizer"]["q"])
     lengths = np.array([trajectory_length(vocab, row, cfg["budget"]) for row in boxes.to_dict("records")])
     if lengths.max() > cfg["context"]:
         worst = boxes.iloc[int(lengths.argmax())]
@@ -87,41 +88,33 @@ def check_config(cfg: dict) -> None:
                          f"or lower budget or the dimensions")
 
 
-def without_model_seeds(cfg: dict) -> dict:
-    """The scale's block without `model_seeds`: the params of every job that does not read it, so that changing
-    the number of model seeds reruns only the seed copies and what reads them."""
-    return {key: value for key, value in cfg.items() if key != "model_seeds"}
-
-
 def model_seeds(cfg: dict) -> list[int]:
     """Claim B3's model seeds: the scale's `seed` (the copy trained with the scaling runs) and the further ones."""
     return [cfg["seed"], *cfg["model_seeds"]["seeds"]]
 
 
-def seed_copy(cfg: dict, model_seed: int) -> dict:
-    """The params of one model seed of `model_seeds.run`: the block (without `model_seeds`) with `seed`
-    replaced, so the training and optimize scripts seed the initialisation, the data order and the sampling
-    with it."""
-    if int(model_seed) not in model_seeds(cfg):
-        raise ValueError(f"model seed {model_seed} is not one of {model_seeds(cfg)} (seed and model_seeds.seeds)")
-    return without_model_seeds(cfg) | {"seed": int(model_seed)}
+def model_seed(cfg: dict, seed) -> int:
+    """The seed of one copy of `model_seeds.run` (it seeds the initialisation, the data order and the sampling of
+    the seed copies' training and optimize jobs), refused when it is not one of `model_seeds(cfg)`."""
+    if int(seed) not in model_seeds(cfg):
+        raise ValueError(f"model seed {seed} is not one of {model_seeds(cfg)} (seed and model_seeds.seeds)")
+    return int(seed)
 
 
-def decoder_config(cfg: dict, run: str, vocab_size: int):
-    """The DecoderConfig of run `run`: its model's sizes, the scale's context, seeded by the scale seed."""
+def decoder_config(model: dict, context: int, seed: int, vocab_size: int):
+    """The DecoderConfig of a run: its model's sizes (an entry of `models`), the scale's context, seeded by `seed`."""
     from neurips26.bbo_pile.model import DecoderConfig
 
-    return DecoderConfig(vocab_size=vocab_size, context=cfg["context"], seed=cfg["seed"],
-                         **cfg["models"][cfg["runs"][run]["model"]])
+    return DecoderConfig(vocab_size=vocab_size, context=context, seed=seed, **model)
 
 
-def train_settings(cfg: dict, run: str):
+def train_settings(training: dict, tokens: int, seed: int):
+    """The TrainSettings of a run: the scale's `training` block, the run's token budget, seeded by `seed`."""
     from neurips26.bbo_pile.training import TrainSettings
 
-    t = cfg["training"]
-    return TrainSettings(tokens_budget=cfg["runs"][run]["tokens"], batch=t["batch"], lr=t["lr"],
-                         weight_decay=t["weight_decay"], warmup=t["warmup"], min_lr=t["min_lr"],
-                         eval_every=t["eval_every"], seed=cfg["seed"])
+    t = training
+    return TrainSettings(tokens_budget=tokens, batch=t["batch"], lr=t["lr"], weight_decay=t["weight_decay"],
+                         warmup=t["warmup"], min_lr=t["min_lr"], eval_every=t["eval_every"], seed=seed)
 
 
 def eval_boxes(boxes: pd.DataFrame, n: int) -> pd.DataFrame:

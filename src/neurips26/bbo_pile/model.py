@@ -88,7 +88,7 @@ class DecoderConfig:
 def rope_tables(positions: torch.Tensor, head_size: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
     """cos, sin (*positions.shape, head_size) of litgpt's ``build_rope_cache``: frequency
     ``base^(-2i/head_size)`` for pair i, repeated over both halves of the head."""
-    inv_freq = base ** (-torch.arange(0, head_size, 2, dtype=torch.float64) / head_size)
+    inv_freq = base ** (-torch.arange(0, head_size, 2, dtype=torch.float64, device=positions.device) / head_size)
     angles = positions.to(torch.float64)[..., None] * inv_freq
     angles = torch.cat([angles, angles], dim=-1)
     return angles.cos().float(), angles.sin().float()

@@ -22,7 +22,10 @@ Deliberate differences:
 * the warmup counts steps from 1 (``lr * step / warmup``): litgpt's first step has learning rate 0;
 * AdamW is :class:`neurips26.common.adam.Adam` plus the decoupled decay ``p <- p (1 - lr wd)``
   applied before each update, torch.optim.AdamW's arithmetic without importing torch._dynamo;
-* fp32 on one device, no gradient accumulation (one micro-batch per step).
+* fp32 on one device, no gradient accumulation (one micro-batch per step);
+* every step's rows are drawn before training (:func:`batch_schedule`, the same permutations in the
+  same order as drawing them step by step), so that the common loop knows the number of steps and a
+  run resumed from a checkpoint trains on the same batches.
 
 Compute is Kaplan et al.'s ``C = 6 N D``: N the non-embedding parameters (:func:`n_parameters`),
 D the non-padding tokens seen; attention's ``T^2`` term and the output layer are not counted.
@@ -40,11 +43,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from neurips26.common import loop
 from neurips26.common.adam import Adam
+from neurips26.common.loop import LoopSettings
 
 from .model import Decoder, DecoderConfig, n_parameters
 
-__all__ = ["TrainSettings", "learning_rate", "pack_sequences", "planned_steps", "sequence_nll",
+__all__ = ["TrainSettings", "batch_schedule", "learning_rate", "pack_sequences", "planned_steps", "sequence_nll",
            "token_loss", "train_decoder"]
 
 
@@ -152,10 +157,13 @@ def _as_rows(tokens, name: str, vocab_size: int) -> torch.Tensor:
 def token_loss(model: Decoder, rows: torch.Tensor, pad: int) -> tuple[torch.Tensor, int]:
     """Summed next-token cross-entropy over the non-pad targets of rows (B, W), and their count."""
     inputs, targets = rows[:, :-1], rows[:, 1:]
-    keep = targets != pad
     logits = model(inputs)
-    loss = F.cross_entropy(logits[keep], targets[keep], reduction="sum")
-    return loss, int(keep.sum())
+    # ignore_index, not logits[targets != pad]: a boolean index has a data-dependent shape, which a device
+    # without values (tests' fake GPU) cannot compute; the gradients are the same, the summed loss can differ
+    # from the masked sum in its last bit (another summation order)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=pad,
+                           reduction="sum")
+    return loss, int((targets != pad).sum())
 
 
 @torch.no_grad()
@@ -167,6 +175,23 @@ def _mean_loss(model: Decoder, rows: torch.Tensor, pad: int, batch: int) -> floa
     return total / max(count, 1)
 
 
+def batch_schedule(train_tokens: np.ndarray, settings: TrainSettings, pad: int) -> list[np.ndarray]:
+    """The rows of every step, drawn before training: successive permutations of the rows (numpy,
+    ``settings.seed``), ``batch`` rows a step, until the non-pad targets seen reach ``tokens_budget``.
+    Fixing the schedule up front gives the loop its number of steps and makes step ``k``'s batch a
+    function of ``k`` alone (a resumed run draws the same rows)."""
+    targets = (np.asarray(train_tokens)[:, 1:] != pad).sum(axis=1)
+    order_rng = np.random.default_rng(settings.seed)
+    queue, seen, schedule = np.zeros(0, np.int64), 0, []
+    while seen < settings.tokens_budget:
+        while queue.size < settings.batch:
+            queue = np.concatenate([queue, order_rng.permutation(len(targets))])
+        idx, queue = queue[:settings.batch], queue[settings.batch:]
+        schedule.append(idx)
+        seen += int(targets[idx].sum())
+    return schedule
+
+
 def train_decoder(
     train_tokens: np.ndarray,
     valid_tokens: np.ndarray,
@@ -175,19 +200,21 @@ def train_decoder(
     *,
     pad: int,
     log: Callable[[str], None] | None = None,
-    device: str | torch.device = "cpu",
+    device: str | torch.device | None = None,
+    loop_settings: LoopSettings | None = None,
 ) -> tuple[Decoder, list[dict]]:
     """Train a :class:`Decoder` on packed rows (see the module docstring) until ``tokens_budget``
-    non-pad targets have been seen.
+    non-pad targets have been seen, one step of :func:`neurips26.common.loop.run_loop` per update
+    (checkpoints and resume as ``loop_settings`` says; ``device`` defaults to the job's).
 
     Every ``eval_every`` steps and after the last step a row is recorded: ``step``, ``tokens``
     (non-pad targets seen), ``flops`` (``6 N tokens``, N non-embedding parameters), ``lr`` (of that
     step), ``train_loss`` (mean per token since the previous row), ``val_loss`` (mean per non-pad
     target over all validation rows), ``seconds`` (optimisation wall time so far, evaluation
-    excluded), ``tokens_per_s``. Batches are drawn from successive permutations of the rows
-    (numpy, ``settings.seed``); dropout uses a forked torch RNG seeded likewise, so the caller's
-    RNG is untouched and a run is reproducible on a fixed thread count. Returns the model in eval
-    mode and the rows. Raises FloatingPointError naming the step if the loss becomes non-finite.
+    excluded), ``tokens_per_s``. Batches follow :func:`batch_schedule` (numpy, ``settings.seed``);
+    dropout uses a forked torch RNG seeded likewise, so the caller's RNG is untouched and a run is
+    reproducible on a fixed thread count. Returns the model in eval mode and the rows. Raises
+    ``loop.Diverged`` (a FloatingPointError) naming the step if the loss becomes non-finite.
     """
     if not isinstance(config, DecoderConfig) or not isinstance(settings, TrainSettings):
         raise TypeError("train_decoder needs a DecoderConfig and a TrainSettings")
@@ -202,9 +229,11 @@ def train_decoder(
     if targets_per_row == 0:
         raise ValueError("the training rows hold no non-pad target")
     total_steps = planned_steps(settings, targets_per_row)
+    schedule = batch_schedule(train.numpy(), settings, pad)
+    device = loop.job_device() if device is None else torch.device(device)
     say = log or (lambda line: None)
-    order_rng = np.random.default_rng(settings.seed)
-    say(f"training {total_steps} planned steps; {asdict(config)}; {asdict(settings)}")
+    say(f"training {total_steps} planned steps ({len(schedule)} to the budget) on {device}; {asdict(config)}; "
+        f"{asdict(settings)}")
 
     rows: list[dict] = []
     with torch.random.fork_rng(devices=[]):
@@ -213,19 +242,13 @@ def train_decoder(
         n_params = n_parameters(model)
         params = [p for p in model.parameters() if p.requires_grad]
         optimiser = Adam(params, lr=settings.lr, betas=settings.betas)
-        queue, step, seen = np.zeros(0, np.int64), 0, 0
-        run_loss, run_count, seconds = 0.0, 0, 0.0
-        while seen < settings.tokens_budget:
+        counters = {"seen": 0, "run_loss": 0.0, "run_count": 0, "seconds": 0.0}
+
+        def step_fn(k: int) -> torch.Tensor:
             start = time.perf_counter()
-            while queue.size < settings.batch:
-                queue = np.concatenate([queue, order_rng.permutation(len(train))])
-            idx, queue = queue[:settings.batch], queue[settings.batch:]
-            step += 1
+            step = k + 1  # updates count from 1 (the learning rate's warmup)
             lr = learning_rate(step, settings, total_steps)
-            loss, count = token_loss(model, train[torch.from_numpy(idx)].to(device), pad)
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"training loss is {loss.item()} at step {step} (lr={lr:.3g}): "
-                                         f"training diverged; lower the learning rate or check the data")
+            loss, count = token_loss(model, train[torch.from_numpy(schedule[k])].to(device), pad)
             optimiser.zero_grad(set_to_none=True)
             (loss / max(count, 1)).backward()
             if settings.grad_clip is not None:
@@ -234,19 +257,26 @@ def train_decoder(
                 torch._foreach_mul_(params, 1.0 - lr * settings.weight_decay)
             optimiser.lr = lr
             optimiser.step()
-            seen += count
-            run_loss, run_count = run_loss + loss.item(), run_count + count
-            seconds += time.perf_counter() - start
-            if step % settings.eval_every == 0 or seen >= settings.tokens_budget:
+            counters["seen"] += count
+            counters["run_loss"] += loss.item()
+            counters["run_count"] += count
+            counters["seconds"] += time.perf_counter() - start
+            if step % settings.eval_every == 0 or step == len(schedule):
                 model.eval()
                 val_loss = _mean_loss(model, valid, pad, settings.eval_batch)
                 model.train()
+                seen, seconds = counters["seen"], counters["seconds"]
                 row = {"step": step, "tokens": seen, "flops": 6.0 * n_params * seen, "lr": lr,
-                       "train_loss": run_loss / max(run_count, 1), "val_loss": val_loss,
-                       "seconds": seconds, "tokens_per_s": seen / seconds}
+                       "train_loss": counters["run_loss"] / max(counters["run_count"], 1), "val_loss": val_loss,
+                       "seconds": seconds, "tokens_per_s": seen / max(seconds, 1e-12)}
                 rows.append(row)
                 say(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
-                run_loss, run_count = 0.0, 0
+                counters["run_loss"], counters["run_count"] = 0.0, 0
+            return loss.detach() / max(count, 1)  # the step's mean per token, for the loop's progress and check
+
+        loop.run_loop(step_fn, len(schedule), {"model": model, "optimiser": optimiser, "rows": rows,
+                                               "counters": counters},
+                      loop_settings or LoopSettings(name="train_decoder"))
     return model.eval(), rows
 
 
