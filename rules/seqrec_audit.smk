@@ -45,7 +45,12 @@ rule seqrec_audit_prepare:
         mem_mb=4000,
         runtime=60,
     params:
-        config=sa_job_config,
+        seed=paper_params("seqrec_audit", "seed"),
+        min_length=paper_params("seqrec_audit", "min_length"),
+        synthetic=sa_synthetic,
+        k_core=sa_k_core,
+        text_dim=sa_text_dim,
+        embeddings=sa_embeddings,
     script:
         "../scripts/seqrec_audit/prepare.py"
 
@@ -65,7 +70,10 @@ rule seqrec_audit_rank:
         mem_mb=4000,
         runtime=60,
     params:
-        config=sa_job_config,
+        seed=paper_params("seqrec_audit", "seed"),
+        methods=paper_params("seqrec_audit", "methods"),
+        protocol=paper_params("seqrec_audit", "protocol"),
+        tgh=paper_params("seqrec_audit", "tgh"),
     script:
         "../scripts/seqrec_audit/rank.py"
 
@@ -85,7 +93,8 @@ rule seqrec_audit_diagnostics:
         mem_mb=4000,
         runtime=60,
     params:
-        config=sa_job_config,
+        seed=paper_params("seqrec_audit", "seed"),
+        exclude_history=paper_params("seqrec_audit", "protocol", "exclude_history"),
     script:
         "../scripts/seqrec_audit/diagnostics.py"
 
@@ -107,7 +116,8 @@ rule seqrec_audit_semantic_ids:
         mem_mb=4000,
         runtime=120,
     params:
-        config=sa_job_config,
+        seed=paper_params("seqrec_audit", "seed"),
+        rqvae=paper_params("seqrec_audit", "tiger", "rqvae"),
     script:
         "../scripts/seqrec_audit/semantic_ids.py"
 
@@ -133,7 +143,9 @@ rule seqrec_audit_train:
         mem_mb=4000,
         runtime=600,
     params:
-        config=sa_job_config,
+        seed=paper_params("seqrec_audit", "seed"),
+        protocol=paper_params("seqrec_audit", "protocol"),
+        model=sa_model_settings,
     script:
         "../scripts/seqrec_audit/train.py"
 
@@ -167,7 +179,8 @@ rule seqrec_audit_tables:
         mem_mb=1000,
         runtime=10,
     params:
-        config=paper_params("seqrec_audit"),
+        seed=paper_params("seqrec_audit", "seed"),
+        datasets=paper_params("seqrec_audit", "datasets"),
     script:
         "../scripts/seqrec_audit/tables.py"
 
@@ -216,8 +229,6 @@ rule seqrec_audit_figures:
     resources:
         mem_mb=2000,
         runtime=10,
-    params:
-        config=paper_params("seqrec_audit"),
     script:
         "../scripts/seqrec_audit/figures.py"
 
@@ -250,6 +261,14 @@ rule seqrec_audit_report:
         runtime=10,
     params:
         benchmarks=SA_BENCH,
-        config=paper_params("seqrec_audit"),
+        seed=paper_params("seqrec_audit", "seed"),
+        datasets=paper_params("seqrec_audit", "datasets"),
+        trained=paper_params("seqrec_audit", "trained"),
+        replicates=sa_replicate_block,
+        protocol=paper_params("seqrec_audit", "protocol"),
+        tgh=paper_params("seqrec_audit", "tgh"),
+        synthetic=paper_params("seqrec_audit", "synthetic"),
+        min_length=paper_params("seqrec_audit", "min_length"),
+        models=sa_report_models,
     script:
         "../scripts/seqrec_audit/report.py"

@@ -157,12 +157,14 @@ def test_read_movielens_refuses_missing_timestamps(tmp_path):
 
 
 def test_movielens_files_missing_package(monkeypatch):
-    monkeypatch.setattr(data.importlib.util, "find_spec", lambda name: None)
+    from neurips26.seqrec_audit import catalog  # where movielens100k_files lives (data re-exports it)
+
+    monkeypatch.setattr(catalog.importlib.util, "find_spec", lambda name: None)
 
     def no_distribution(name):
-        raise data.importlib.metadata.PackageNotFoundError(name)
+        raise catalog.importlib.metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(data.importlib.metadata, "distribution", no_distribution)
+    monkeypatch.setattr(catalog.importlib.metadata, "distribution", no_distribution)
     with pytest.raises(FileNotFoundError, match="recbole"):
         data.movielens100k_files()
 

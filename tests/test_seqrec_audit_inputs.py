@@ -54,7 +54,6 @@ def test_every_shipped_scale_passes_the_checks_and_builds_its_settings():
     spec = experiment.synthetic_spec(CONFIG["quick"], experiment.replicate_name("only_smooth", 7))
     assert (spec.seed, spec.branching, spec.smoothness) == (7, 60, 0.9)
     assert experiment.replicate_of("ml100k_seed1") == ("ml100k_seed1", None)  # only regimes have replicates
-    assert "replicates" not in experiment.job_config(CONFIG["quick"])
     cfg = {**CONFIG["quick"], "seed": 10}
     sasrec = trained.model_config(cfg, "sasrec", 2)
     assert sasrec.seed == 12 and sasrec.epochs == CONFIG["quick"]["sasrec"]["epochs"]

@@ -2,7 +2,7 @@
 # config that the schema cannot express (run when the workflow is parsed, before any job).
 from neurips26.common.config import ConfigError
 from neurips26.seqrec_audit import experiment as sa_experiment
-from neurips26.seqrec_audit.data import movielens100k_files
+from neurips26.seqrec_audit.catalog import movielens100k_files
 from neurips26.seqrec_audit.sources import DOWNLOADS as SA_DOWNLOADS
 
 SA = "results/{scale}/seqrec_audit"
@@ -30,9 +30,69 @@ def sa_config(wildcards):
     return paper_config("seqrec_audit", wildcards.scale)
 
 
-def sa_job_config(wildcards):
-    """A dataset job's settings: the scale's block without the replicate list (see experiment.job_config)."""
-    return sa_experiment.job_config(sa_config(wildcards))
+def _sa_kind(wildcards):
+    return sa_experiment.dataset_kind(wildcards.dataset)
+
+
+@reads("seqrec_audit", ("synthetic",))
+def sa_synthetic(wildcards):
+    """The generator's size, for a synthetic regime (None for real data, which does not read it)."""
+    if _sa_kind(wildcards) != "synthetic":
+        return None
+    return sa_config(wildcards)["synthetic"]
+
+
+@reads("seqrec_audit", ("k_core",))
+def sa_k_core(wildcards):
+    """The k-core of real data (None for a synthetic regime, which does not read it)."""
+    return (
+        None if _sa_kind(wildcards) == "synthetic" else sa_config(wildcards)["k_core"]
+    )
+
+
+@reads("seqrec_audit", ("text_dim",))
+def sa_text_dim(wildcards):
+    """The width of the hashed text features, read by the Amazon datasets only."""
+    if _sa_kind(wildcards) != "amazon2014":
+        return None
+    return sa_config(wildcards)["text_dim"]
+
+
+@reads("seqrec_audit", ("embeddings",))
+def sa_embeddings(wildcards):
+    """This dataset's precomputed item embeddings (optional `embeddings` block), or None."""
+    return sa_config(wildcards).get("embeddings", {}).get(wildcards.dataset)
+
+
+@reads("seqrec_audit", ("sasrec",), ("bert4rec",), ("tiger",))
+def sa_model_settings(wildcards):
+    """The settings block of the job's model (TIGER's without its `rqvae`, read by the semantic-ID step)."""
+    block = sa_config(wildcards)[wildcards.model]
+    return {key: value for key, value in block.items() if key != "rqvae"}
+
+
+@reads(
+    "seqrec_audit",
+    *(
+        (model, key)
+        for model in ("sasrec", "bert4rec", "tiger")
+        for key in ("d_model", "n_blocks", "n_layers", "epochs", "lr")
+    ),
+)
+def sa_report_models(wildcards):
+    """What the report says of each trained model: depth, width, epochs and learning rate."""
+    cfg = sa_config(wildcards)
+    keys = ("d_model", "n_blocks", "n_layers", "epochs", "lr")
+    return {
+        name: {key: cfg[name][key] for key in keys if key in cfg[name]}
+        for name in cfg["trained"]["models"]
+    }
+
+
+@reads("seqrec_audit", ("replicates",))
+def sa_replicate_block(wildcards):
+    """The optional `replicates` block (empty lists when the scale has none)."""
+    return sa_config(wildcards).get("replicates", {"datasets": [], "seeds": []})
 
 
 def sa_prepared(wildcards):

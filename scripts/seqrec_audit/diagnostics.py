@@ -10,13 +10,12 @@ from neurips26.seqrec_audit.diagnostics import shortcut_diagnostics
 from neurips26.seqrec_audit.graph import transition_counts
 
 params, name = snakemake.params, snakemake.wildcards.dataset
-cfg = params.config
-log = start_job(snakemake, seed=cfg["seed"])
+log = start_job(snakemake, seed=params.seed)
 ready = load_prepared(snakemake.input)
 split = ready.split
 counts = transition_counts(split.train, ready.n_items)
 values = shortcut_diagnostics(counts, ready.features, split.train, split.test_history, split.test_target,
-                              cfg["protocol"]["exclude_history"])
+                              params.exclude_history)
 log.info("%s: %s", name, ", ".join(f"{k} {v:.4g}" for k, v in values.items()))
 write_parquet(pd.DataFrame([{"dataset": name, **values}]), snakemake.output[0],
-              job_provenance(snakemake, cfg["seed"]))
+              job_provenance(snakemake, params.seed))

@@ -11,11 +11,12 @@ from neurips26.common.runtime import job_provenance, start_job
 from neurips26.seqrec_audit import data, experiment, prepare, sources
 
 params, inp, out, name = snakemake.params, snakemake.input, snakemake.output, snakemake.wildcards.dataset
-cfg = params.config
-log = start_job(snakemake, seed=cfg["seed"])
+seed = params.seed
+log = start_job(snakemake, seed=seed)
 kind = experiment.dataset_kind(name)
 if kind == "synthetic":
-    ready = prepare.prepare_synthetic(experiment.synthetic_spec(cfg, name), cfg["min_length"])
+    spec = experiment.synthetic_spec({"seed": seed, "synthetic": params.synthetic}, name)
+    ready = prepare.prepare_synthetic(spec, params.min_length)
 else:
     if kind == "movielens100k":
         interactions, items = data.read_movielens100k(inp.inter, inp.item)
@@ -28,11 +29,11 @@ else:
         log.info("%d of %d items have no metadata text", int((items["text"] == "").sum()), len(items))
 
         def featurize(kept):
-            return sources.item_feature_matrix_text(kept["text"].tolist(), cfg["text_dim"], cfg["seed"])
+            return sources.item_feature_matrix_text(kept["text"].tolist(), params.text_dim, seed)
     log.info("%s: %d interactions, %d users, %d items read", name, len(interactions),
              interactions["user"].nunique(), interactions["item"].nunique())
-    ready = prepare.prepare_interactions(interactions, items, cfg["k_core"], cfg["min_length"], featurize)
-embeddings = cfg.get("embeddings", {}).get(name)
+    ready = prepare.prepare_interactions(interactions, items, params.k_core, params.min_length, featurize)
+embeddings = params.embeddings  # this dataset's entry of the optional `embeddings` block
 if embeddings:
     ready = replace(ready, features=sources.load_embeddings(embeddings, ready.item_ids))
     log.info("features replaced by %s (%d dimensions)", embeddings, ready.features.shape[1])
@@ -40,7 +41,7 @@ sequences, items, counts = prepare.to_frames(ready)
 for row in counts.itertuples():
     log.info("%s: %s = %d", name, row.count, row.value)
 log.info("%s: %d users, %d items, features %s", name, len(sequences), len(items), ready.features.shape)
-prov = job_provenance(snakemake, cfg["seed"])
+prov = job_provenance(snakemake, seed)
 write_parquet(sequences, out.sequences, prov)
 write_parquet(items, out.item_table, prov)
 write_parquet(counts.assign(dataset=name), out.counts, prov)

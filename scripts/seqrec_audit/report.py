@@ -16,7 +16,9 @@ MODEL_NAMES = {"sasrec": "SASRec, cross-entropy over all items", "bert4rec": "BE
                "tiger": "TIGER-style generative retrieval of RQ-VAE semantic IDs"}
 inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
-scale, cfg = snakemake.wildcards.scale, params.config
+scale = snakemake.wildcards.scale
+cfg = {key: params[key] for key in ("seed", "datasets", "trained", "replicates", "protocol", "tgh", "synthetic",
+                                    "min_length")} | params.models
 DROP = ["git_commit", "config_hash", "seed"]
 ndcg, seeds, gains, cost, data, claims = (pd.read_parquet(p).drop(columns=DROP, errors="ignore")
                                           for p in (inp.ndcg, inp.seeds, inp.gains, inp.cost, inp.data, inp.claims))
@@ -37,7 +39,7 @@ per_run = pd.concat(paired).reset_index() if paired else pd.DataFrame()
 if len(per_run):
     per_run = per_run[["dataset", "data_seed", "seed", *method_order(per_run.columns.drop(
         ["dataset", "data_seed", "seed"]))]]
-replicates = cfg.get("replicates", {"datasets": [], "seeds": []})
+replicates = cfg["replicates"]
 runs_text = (f"""## NDCG@10 per run (the claims' evidence)
 
 A run is one data seed of a dataset with one trained seed (`seed`); the training-free methods are deterministic on a

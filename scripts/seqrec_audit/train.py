@@ -5,20 +5,23 @@ under the same protocol as the training-free methods."""
 import pandas as pd
 import torch
 
+from neurips26.common import loop
+from neurips26.common.checkpoint import fingerprint
 from neurips26.common.io import atomic_path, write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.seqrec_audit import trained
 from neurips26.seqrec_audit.artifacts import load_prepared, load_semantic_ids
 
 params, wc, inp, out = snakemake.params, snakemake.wildcards, snakemake.input, snakemake.output
-cfg = params.config
-config = trained.model_config(cfg, wc.model, int(wc.seed))
+config = trained.model_config({"seed": params.seed, wc.model: params.model}, wc.model, int(wc.seed))
 log = start_job(snakemake, seed=config.seed)
 ready = load_prepared(inp)
 semantic_ids = load_semantic_ids(inp.semantic_ids, ready.n_items) if wc.model == "tiger" else None
-device = "cuda" if torch.cuda.is_available() else "cpu"  # a GPU at paper scale (profiles/slurm)
-fitted = trained.fit_and_evaluate(wc.model, ready, config, cfg["protocol"], log=log.info, device=device,
-                                  semantic_ids=semantic_ids)
+device = loop.job_device()  # a GPU at paper scale (profiles/slurm)
+settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(out.model),
+                             fingerprint=fingerprint(dict(params), list(inp)))
+fitted = trained.fit_and_evaluate(wc.model, ready, config, params.protocol, log=log.info, device=device,
+                                  semantic_ids=semantic_ids, settings=settings)
 users = ready.split.n_users
 log.info("%s on %s seed %s (%s): test NDCG@10 %.4f, training %.1f s, inference %.2f s for %d users", wc.model,
          wc.dataset, wc.seed, device, fitted.metrics["NDCG@10"], fitted.train_seconds, fitted.inference_seconds,
@@ -35,3 +38,4 @@ write_parquet(pd.DataFrame(fitted.epochs).assign(model=wc.model, dataset=wc.data
 with atomic_path(out.model) as tmp:
     torch.save({"model": wc.model, "config": config.__dict__, "n_items": ready.n_items,
                 "state": {k: v.cpu() for k, v in fitted.model.state_dict().items()}}, tmp)
+loop.finish(settings)

@@ -28,6 +28,7 @@ import scipy.sparse as sp
 
 from .graph import as_sequences, transition_counts
 from .heuristic import validate_features
+from .methods import BASELINE_NAMES
 from .metrics import history_mask
 
 __all__ = [
@@ -177,3 +178,4 @@ BASELINES: dict[str, Callable[..., np.ndarray]] = {
     "itemknn_last": itemknn_last_scores,
     "itemknn_profile": itemknn_profile_scores,
 }
+assert tuple(BASELINES) == BASELINE_NAMES, "methods.BASELINE_NAMES must name the baselines"

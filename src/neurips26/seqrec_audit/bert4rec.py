@@ -44,7 +44,6 @@ masks, a forked torch RNG for weights and dropout).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -54,7 +53,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common.adam import Adam
-from neurips26.seqrec_audit.epochs import BestEpoch
+from neurips26.common.loop import LoopSettings
+from neurips26.seqrec_audit.epochs import BestEpoch, batch_loss, device_of, run_epochs
 
 from .graph import as_sequences
 from .sasrec import IGNORE, _is_int, _trim, _validation_row, _validation_targets, left_padded
@@ -248,7 +248,8 @@ def train_bert4rec(
     valid_targets: np.ndarray | None,
     config: BERT4RecConfig = BERT4RecConfig(),
     log: Callable[[str], None] | None = None,
-    device: str | torch.device = "cpu",
+    device: str | torch.device | None = None,
+    settings: LoopSettings | None = None,
 ) -> tuple[BERT4Rec, list[dict]]:
     """Train BERT4Rec by softmax cross-entropy over all items at the masked positions of the
     training windows (:func:`item_windows`, masked afresh each epoch by :func:`cloze_masked`).
@@ -256,13 +257,17 @@ def train_bert4rec(
     Validation, the kept epoch and the rows are those of :func:`.sasrec.train_sasrec`, except that
     ``train_loss`` is the mean CE per masked position and ``tokens`` counts the real input
     positions of an epoch (every training item once: the work of a forward pass, comparable with
-    SASRec's), so ``tokens_per_s`` is items processed per second. Raises FloatingPointError naming
+    SASRec's), so ``tokens_per_s`` is items processed per second. ``device`` and ``settings`` (the
+    common loop's checkpoint, one mini-batch per step) as there; an epoch's masks and shuffle are drawn
+    at its first batch and checkpointed with it. Raises FloatingPointError (``loop.Diverged``) naming
     the epoch and batch where the loss becomes non-finite.
     """
     valid_targets = _validation_targets(valid_histories, valid_targets, n_items)
     windows = item_windows(train_sequences, n_items, config.maxlen)
     n_tokens = int((windows > 0).sum())
     rng = np.random.default_rng(config.seed)
+    device = device_of(device)
+    hint = f"lower the learning rate (lr={config.lr}) or check the data"
 
     rows: list[dict] = []
     best = BestEpoch(config.epochs, log)
@@ -270,32 +275,39 @@ def train_bert4rec(
         torch.manual_seed(config.seed)
         model = BERT4Rec(n_items, config).to(device)
         optimiser = Adam(model.parameters(), lr=config.lr, betas=(0.9, 0.999))
-        for epoch in range(1, config.epochs + 1):
-            model.train()
-            start, total, n_masked = time.perf_counter(), 0.0, 0
+
+        def begin_epoch(epoch: int) -> dict:
             inputs_np, targets_np = cloze_masked(windows, n_items, config.mask_prob, rng)
-            inputs_all, targets_all = torch.from_numpy(inputs_np), torch.from_numpy(targets_np)
             order = torch.from_numpy(rng.permutation(len(windows)))
-            for step, idx in enumerate(order.split(config.batch), start=1):
-                inputs, targets = _trim(inputs_all[idx].to(device), targets_all[idx].to(device))
-                keep = targets != IGNORE
-                hidden = model(inputs)[keep]  # logits only at the masked positions
-                loss = F.cross_entropy(model.logits(hidden), targets[keep], reduction="sum")
-                if not torch.isfinite(loss):
-                    raise FloatingPointError(
-                        f"BERT4Rec cross-entropy is {loss.item()} at epoch {epoch}, batch {step}: "
-                        f"training diverged; lower the learning rate (lr={config.lr}) or check "
-                        f"the data")
-                optimiser.zero_grad(set_to_none=True)
-                (loss / keep.sum()).backward()
-                optimiser.step()
-                total, n_masked = total + loss.item(), n_masked + int(keep.sum())
-            seconds = time.perf_counter() - start
-            row = {"epoch": epoch, "train_loss": total / n_masked, "tokens": n_tokens,
+            return {"inputs": torch.from_numpy(inputs_np), "targets": torch.from_numpy(targets_np),
+                    "batches": list(order.split(config.batch)), "total": 0.0, "n_masked": 0}
+
+        def train_batch(current: dict, epoch: int, batch: int, step: int) -> float:
+            model.train()
+            idx = current["batches"][batch - 1]
+            inputs, targets = _trim(current["inputs"][idx].to(device), current["targets"][idx].to(device))
+            keep = targets != IGNORE
+            hidden = model(inputs)[keep]  # logits only at the masked positions
+            loss = F.cross_entropy(model.logits(hidden), targets[keep], reduction="sum")
+            value = batch_loss(loss, "BERT4Rec cross-entropy", epoch, batch, step, model, hint)
+            optimiser.zero_grad(set_to_none=True)
+            (loss / keep.sum()).backward()
+            optimiser.step()
+            masked = int((current["targets"][idx] != IGNORE).sum())  # = keep.sum(), counted on the CPU
+            current["total"], current["n_masked"] = current["total"] + value, current["n_masked"] + masked
+            return value / max(masked, 1)
+
+        def end_epoch(epoch: int, current: dict) -> None:
+            seconds = current["seconds"]
+            row = {"epoch": epoch, "train_loss": current["total"] / current["n_masked"], "tokens": n_tokens,
                    "seconds": seconds, "tokens_per_s": n_tokens / seconds}
             if valid_targets is not None:
                 row |= _validation_row(lambda h: score_bert4rec(model, h), valid_histories,
                                        valid_targets)
             rows.append(row)
             best.offer(model, row)
+
+        run_epochs("BERT4Rec", config.epochs, -(-len(windows) // config.batch), begin_epoch, train_batch,
+                   end_epoch, {"model": model, "optimiser": optimiser, "rng": rng, "rows": rows, "best": best},
+                   settings)
     return best.restore(model, rows, config)

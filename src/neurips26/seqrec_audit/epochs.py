@@ -1,14 +1,26 @@
-"""What every trainer of paper 10 does at the end of an epoch: log the epoch's row, keep a copy of the weights of
-the epoch with the best validation NDCG@10 (the earliest among equals), and at the end restore them and mark
-that row."""
+"""What every trainer of paper 10 shares: its epochs of mini-batches run as steps of the common training loop
+(``neurips26.common.loop``: checkpoints, resume, SIGTERM), the log line of an epoch's row, the error of a
+non-finite batch loss, and the epoch with the best validation NDCG@10 (its weights kept, restored at the end and
+its row marked).
+
+One loop step is one mini-batch: an epoch's random draws (shuffle, masks) are made at its first batch and kept in
+the loop's state (:func:`run_epochs`), so a run killed in the middle of an epoch resumes from its last checkpoint
+bit-identically on the CPU, and a one-epoch run (smoke scale) still writes checkpoints.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, replace
+from typing import Any
 
 import numpy as np
+import torch
 from torch import nn
+
+from neurips26.common import loop
 
 
 def row_line(row: dict) -> str:
@@ -16,8 +28,35 @@ def row_line(row: dict) -> str:
     return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
 
 
+def device_of(device: str | torch.device | None) -> torch.device:
+    """The given device, or the job's (``loop.job_device()``: CUDA when the job has a GPU) when None."""
+    return loop.job_device() if device is None else torch.device(device)
+
+
+class BatchDiverged(loop.Diverged):
+    """A batch's loss is not finite: names the model, epoch, batch, loop step and first non-finite group."""
+
+    def __init__(self, what: str, loss: float, epoch: int, batch: int, step: int, group: str, hint: str):
+        self.step, self.group, self.loss, self.epoch, self.batch = step, group, loss, epoch, batch
+        FloatingPointError.__init__(self, f"{what} is {loss} at epoch {epoch}, batch {batch}: training diverged "
+                                          f"(step {step}, first non-finite: {group}); {hint}")
+
+
+def batch_loss(loss: torch.Tensor, what: str, epoch: int, batch: int, step: int, model: nn.Module,
+               hint: str) -> float:
+    """The batch loss as a float (one read off the device); raises BatchDiverged before any backward pass when
+    it is not finite."""
+    value = loss.item()
+    if not math.isfinite(value):
+        group = loop.first_non_finite(loop.parameter_groups({"model": model}))
+        raise BatchDiverged(what, value, epoch, batch, step, group, hint)
+    return value
+
+
 class BestEpoch:
-    """The epoch with the best validation NDCG@10 so far and its weights; without any validation, the last."""
+    """The epoch with the best validation NDCG@10 so far and its weights; without any validation, the last.
+
+    Its ``state_dict``/``load_state_dict`` let the training loop checkpoint it."""
 
     def __init__(self, last_epoch: int, log: Callable[[str], None] | None = None):
         self.epoch, self.ndcg, self.state = last_epoch, -np.inf, None
@@ -39,3 +78,39 @@ class BestEpoch:
             row["best"] = row["epoch"] == self.epoch
         self.say(f"kept epoch {self.epoch} of {config.epochs}; {asdict(config)}")
         return model.eval(), rows
+
+    def state_dict(self) -> dict:
+        return {"epoch": self.epoch, "ndcg": self.ndcg, "state": self.state}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.epoch, self.ndcg, self.state = state["epoch"], state["ndcg"], state["state"]
+
+
+def run_epochs(name: str, epochs: int, n_batches: int, begin_epoch: Callable[[int], dict],
+               train_batch: Callable[[dict, int, int, int], float], end_epoch: Callable[[int, dict], None],
+               state: Mapping[str, Any], settings: loop.LoopSettings | None) -> loop.LoopResult:
+    """Run ``epochs`` epochs of ``n_batches`` mini-batches as ``epochs * n_batches`` steps of ``loop.run_loop``.
+
+    At an epoch's first batch ``begin_epoch(epoch)`` makes the epoch's draws (a dict: its batches, masks, running
+    sums), kept in the loop state as ``epoch``; ``train_batch(current, epoch, batch, step)`` trains one batch
+    (1-based epoch and batch) and returns its loss; after the last batch ``end_epoch(epoch, current)`` validates
+    and records the epoch's row (``current["seconds"]`` holds the epoch's optimisation time). ``state`` names
+    everything else a resumed run needs (models, optimiser, generators, rows, best epoch)."""
+    if n_batches < 1 and epochs:
+        raise ValueError(f"{name}: an epoch needs at least one batch")
+    current: dict = {}
+
+    def step(index: int) -> float:
+        epoch, batch = divmod(index, n_batches)
+        if batch == 0:
+            current.clear()
+            current.update(begin_epoch(epoch + 1), seconds=0.0)
+        start = time.perf_counter()
+        loss = train_batch(current, epoch + 1, batch + 1, index)
+        current["seconds"] += time.perf_counter() - start
+        if batch == n_batches - 1:
+            end_epoch(epoch + 1, current)
+        return loss
+
+    settings = replace(settings or loop.LoopSettings(), name=name)
+    return loop.run_loop(step, epochs * n_batches, {**state, "epoch": current}, settings)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import re
 
-from neurips26.seqrec_audit.baselines import BASELINES
-from neurips26.seqrec_audit.data import REGIMES, SyntheticSpec, regime_spec
-from neurips26.seqrec_audit.heuristic import TGHConfig
-from neurips26.seqrec_audit.methods import TRAINED
+from typing import TYPE_CHECKING
+
+from neurips26.seqrec_audit.catalog import REGIMES, SyntheticSpec, regime_spec
+from neurips26.seqrec_audit.methods import BASELINE_NAMES, TRAINED
 from neurips26.seqrec_audit.sources import DOWNLOADS
+
+if TYPE_CHECKING:  # the workflow parses with this module: scipy (heuristic) is imported where it is used
+    from neurips26.seqrec_audit.heuristic import TGHConfig
 
 K = 10  # TGH returns ranked top-10 lists; its ring budgets must fill them
 # Amazon 2014 (McAuley et al., SNAP) 5-core categories used by the paper, as named in the files
@@ -40,13 +43,6 @@ def replicate_datasets(cfg: dict) -> list[str]:
     """Every replicate dataset of this scale's `replicates` block (none when the block is absent)."""
     block = cfg.get("replicates", {})
     return [replicate_name(regime, seed) for regime in block.get("datasets", []) for seed in block.get("seeds", [])]
-
-
-def job_config(cfg: dict) -> dict:
-    """The settings a dataset's jobs (prepare, rank, diagnostics, training) read: the scale's block without the
-    replicate list, which only decides which datasets exist (a replicate's seed is in its name); a change of
-    replicates then leaves the existing datasets' jobs as they are."""
-    return {key: value for key, value in cfg.items() if key != "replicates"}
 
 
 def dataset_kind(name: str) -> str:
@@ -80,6 +76,8 @@ def synthetic_spec(cfg: dict, name: str) -> SyntheticSpec:
 def tgh_configs(cfg: dict) -> dict[str, TGHConfig]:
     """One TGHConfig per variant of `tgh.variants` (name -> ring budgets per source), with the shared alpha,
     padding, seed and the protocol's history flag."""
+    from neurips26.seqrec_audit.heuristic import TGHConfig
+
     t = cfg["tgh"]
     return {name: TGHConfig(budgets=tuple(tuple(b) for b in budgets), alpha=t["alpha"], pad=t["pad"],
                             seed=t["seed"], exclude_history=cfg["protocol"]["exclude_history"])
@@ -123,10 +121,10 @@ def check_config(cfg: dict) -> None:
         total = sum(sum(b) for b in budgets)
         if total != K:
             raise ValueError(f"tgh.variants.{name}: ring budgets {budgets} sum to {total}, not K={K}")
-    known = set(BASELINES) | set(variants)
+    known = set(BASELINE_NAMES) | set(variants)
     unknown = [m for m in cfg["methods"] if m not in known]
     if unknown:
-        raise ValueError(f"methods: {unknown} are neither baselines {sorted(BASELINES)} nor TGH variants "
+        raise ValueError(f"methods: {unknown} are neither baselines {sorted(BASELINE_NAMES)} nor TGH variants "
                          f"{sorted(variants)}")
     if not any(m in variants for m in cfg["methods"]):
         raise ValueError(f"methods: no TGH variant among {cfg['methods']}; the audit compares TGH with the rest")

@@ -29,13 +29,15 @@ Training (:func:`train_sasrec`): Adam with pmixer's betas (0.9, 0.98), shuffled 
 windows and, after each epoch, full-ranking NDCG@10/Recall@10 and the NLL of the validation
 targets; the epoch with the best validation NDCG@10 is kept. All randomness comes from
 ``config.seed`` (numpy for the shuffles, a forked torch RNG for the initial weights and dropout), so
-a CPU run with a fixed thread count is bit-reproducible and the caller's RNG state is untouched.
+a CPU run with a fixed thread count is bit-reproducible and the caller's torch RNG state is untouched.
+Training runs in the common loop, one mini-batch per step (:func:`.epochs.run_epochs`): with a
+checkpoint in its ``LoopSettings`` a killed run resumes bit-identically (the numpy shuffle generator,
+the torch RNG, the weights, Adam's moments and the epoch's batches are in the checkpoint).
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -45,7 +47,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common.adam import Adam
-from neurips26.seqrec_audit.epochs import BestEpoch
+from neurips26.common.loop import LoopSettings
+from neurips26.seqrec_audit.epochs import BestEpoch, batch_loss, device_of, run_epochs
 
 from .graph import as_sequences
 from .metrics import metrics_from_ranks, rank_of_target
@@ -312,7 +315,8 @@ def train_sasrec(
     valid_targets: np.ndarray | None,
     config: SASRecConfig = SASRecConfig(),
     log: Callable[[str], None] | None = None,
-    device: str | torch.device = "cpu",
+    device: str | torch.device | None = None,
+    settings: LoopSettings | None = None,
 ) -> tuple[SASRec, list[dict]]:
     """Train SASRec by softmax cross-entropy over all items at every position of the training
     windows (:func:`training_windows`).
@@ -324,15 +328,19 @@ def train_sasrec(
     Returns the model and one row per epoch: ``epoch`` (1-based), ``train_loss`` (mean CE per
     target), ``tokens`` (targets per epoch), ``seconds`` and ``tokens_per_s`` (optimisation only,
     validation excluded), ``valid_ndcg10``, ``valid_recall10``, ``valid_nll`` (when validating) and
-    ``best``. ``log`` receives one line per epoch. ``device`` holds the model and the batches (a
-    GPU at paper scale); validation scores come back to the CPU in chunks of 4,096 users. Raises
-    FloatingPointError naming the epoch and batch where the loss becomes non-finite.
+    ``best``. ``log`` receives one line per epoch. ``device`` (default: the job's, ``loop.job_device()``)
+    holds the model and the batches; validation scores come back to the CPU in chunks of 4,096 users.
+    Each mini-batch is one step of the common training loop (:func:`.epochs.run_epochs`): ``settings``
+    (``LoopSettings``) sets its checkpoint, from which a killed run resumes bit-identically. Raises
+    FloatingPointError (``loop.Diverged``) naming the epoch and batch where the loss becomes non-finite.
     """
     valid_targets = _validation_targets(valid_histories, valid_targets, n_items)
     tokens_np, targets_np = training_windows(train_sequences, n_items, config.maxlen)
     tokens_all, targets_all = torch.from_numpy(tokens_np), torch.from_numpy(targets_np)
     n_tokens = int((targets_np != IGNORE).sum())
     shuffle = np.random.default_rng(config.seed)
+    device = device_of(device)
+    hint = f"lower the learning rate (lr={config.lr}) or check the data"
 
     rows: list[dict] = []
     best = BestEpoch(config.epochs, log)
@@ -340,29 +348,35 @@ def train_sasrec(
         torch.manual_seed(config.seed)
         model = SASRec(n_items, config).to(device)
         optimiser = Adam(model.parameters(), lr=config.lr, betas=(0.9, 0.98))
-        for epoch in range(1, config.epochs + 1):
-            model.train()
-            start, total = time.perf_counter(), 0.0
+
+        def begin_epoch(epoch: int) -> dict:
             order = torch.from_numpy(shuffle.permutation(len(tokens_np)))
-            for step, idx in enumerate(order.split(config.batch), start=1):
-                tokens, targets = _trim(tokens_all[idx].to(device), targets_all[idx].to(device))
-                keep = targets != IGNORE
-                hidden = model(tokens)[keep]  # logits only where there is a target
-                loss = F.cross_entropy(model.logits(hidden), targets[keep], reduction="sum")
-                if not torch.isfinite(loss):
-                    raise FloatingPointError(
-                        f"SASRec cross-entropy is {loss.item()} at epoch {epoch}, batch {step}: "
-                        f"training diverged; lower the learning rate (lr={config.lr}) or check "
-                        f"the data")
-                optimiser.zero_grad(set_to_none=True)
-                (loss / keep.sum()).backward()
-                optimiser.step()
-                total += loss.item()
-            seconds = time.perf_counter() - start
-            row = {"epoch": epoch, "train_loss": total / n_tokens, "tokens": n_tokens,
+            return {"batches": list(order.split(config.batch)), "total": 0.0}
+
+        def train_batch(current: dict, epoch: int, batch: int, step: int) -> float:
+            model.train()
+            idx = current["batches"][batch - 1]
+            tokens, targets = _trim(tokens_all[idx].to(device), targets_all[idx].to(device))
+            keep = targets != IGNORE
+            hidden = model(tokens)[keep]  # logits only where there is a target
+            loss = F.cross_entropy(model.logits(hidden), targets[keep], reduction="sum")
+            value = batch_loss(loss, "SASRec cross-entropy", epoch, batch, step, model, hint)
+            optimiser.zero_grad(set_to_none=True)
+            (loss / keep.sum()).backward()
+            optimiser.step()
+            current["total"] += value
+            return value / max(int((targets_all[idx] != IGNORE).sum()), 1)  # the batch's mean CE, logged
+
+        def end_epoch(epoch: int, current: dict) -> None:
+            seconds = current["seconds"]
+            row = {"epoch": epoch, "train_loss": current["total"] / n_tokens, "tokens": n_tokens,
                    "seconds": seconds, "tokens_per_s": n_tokens / seconds}
             if valid_targets is not None:
                 row |= _validation_row(lambda h: score_sasrec(model, h), valid_histories, valid_targets)
             rows.append(row)
             best.offer(model, row)
+
+        run_epochs("SASRec", config.epochs, -(-len(tokens_np) // config.batch), begin_epoch, train_batch,
+                   end_epoch, {"model": model, "optimiser": optimiser, "shuffle": shuffle, "rows": rows,
+                               "best": best}, settings)
     return best.restore(model, rows, config)

@@ -31,7 +31,6 @@ reproducible and the caller's torch RNG state is untouched.
 
 from __future__ import annotations
 
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -41,7 +40,8 @@ import torch
 from torch import nn
 
 from neurips26.common.adam import Adam
-from neurips26.seqrec_audit.epochs import row_line
+from neurips26.common.loop import LoopSettings
+from neurips26.seqrec_audit.epochs import batch_loss, device_of, row_line, run_epochs
 
 __all__ = ["RQVAE", "RQVAEConfig", "train_rqvae", "unique_semantic_ids"]
 
@@ -160,7 +160,8 @@ def train_rqvae(
     features: np.ndarray,
     config: RQVAEConfig = RQVAEConfig(),
     log: Callable[[str], None] | None = None,
-    device: str | torch.device = "cpu",
+    device: str | torch.device | None = None,
+    settings: LoopSettings | None = None,
 ) -> tuple[np.ndarray, list[dict]]:
     """Train the RQ-VAE on ``features`` (n_items, d) and return every item's codes
     (n_items, levels) int64 with one row per epoch.
@@ -169,8 +170,10 @@ def train_rqvae(
     size, see the module docstring). Rows: ``epoch`` (1-based), ``loss`` (mean total loss per item
     over the epoch's batches), ``reconstruction`` and ``quantisation`` (its two parts), ``unique_share``
     (distinct code tuples / n_items, all items encoded after the epoch), ``seconds``. The codes come
-    from the last epoch's weights. Raises FloatingPointError naming the epoch and batch where the
-    loss becomes non-finite.
+    from the last epoch's weights. ``device`` defaults to the job's (``loop.job_device()``); each
+    mini-batch is one step of the common training loop, whose checkpoint (``settings``) a killed run
+    resumes from bit-identically. Raises FloatingPointError (``loop.Diverged``) naming the epoch and
+    batch where the loss becomes non-finite.
     """
     x_np = np.asarray(features)
     if x_np.ndim != 2 or x_np.shape[0] < 1 or x_np.shape[1] < 1:
@@ -182,8 +185,10 @@ def train_rqvae(
     say = log or (lambda line: None)
     if size < config.codebook_size:
         say(f"codebook_size clipped from {config.codebook_size} to {size} (n_items={n_items})")
+    device = device_of(device)
     x = torch.as_tensor(x_np, dtype=torch.float32).to(device)
     shuffle = np.random.default_rng(config.seed)
+    hint = f"lower the learning rate (lr={config.lr}) or check the features"
     rows: list[dict] = []
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
@@ -191,28 +196,33 @@ def train_rqvae(
         first = torch.from_numpy(shuffle.permutation(n_items)[:max(config.batch, size)]).to(device)
         model.kmeans_init(x[first], config.seed)
         optimiser = Adam(model.parameters(), lr=config.lr)
-        for epoch in range(1, config.epochs + 1):
+
+        def begin_epoch(epoch: int) -> dict:
+            order = torch.from_numpy(shuffle.permutation(n_items))  # on the CPU: checkpointed with the epoch
+            return {"batches": list(order.split(config.batch)), "sums": np.zeros(2), "n_batches": 0}
+
+        def train_batch(current: dict, epoch: int, batch: int, step: int) -> float:
             model.train()
-            start, sums, n_batches = time.perf_counter(), np.zeros(2), 0
-            order = torch.from_numpy(shuffle.permutation(n_items)).to(device)
-            for step, idx in enumerate(order.split(config.batch), start=1):
-                _, _, reconstruction, quantisation = model(x[idx])
-                loss = reconstruction + quantisation
-                if not torch.isfinite(loss):
-                    raise FloatingPointError(
-                        f"RQ-VAE loss is {loss.item()} at epoch {epoch}, batch {step}: training "
-                        f"diverged; lower the learning rate (lr={config.lr}) or check the features")
-                optimiser.zero_grad(set_to_none=True)
-                loss.backward()
-                optimiser.step()
-                sums += (reconstruction.item(), quantisation.item())
-                n_batches += 1
+            _, _, reconstruction, quantisation = model(x[current["batches"][batch - 1].to(device)])
+            loss = reconstruction + quantisation
+            value = batch_loss(loss, "RQ-VAE loss", epoch, batch, step, model, hint)
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            optimiser.step()
+            current["sums"] = current["sums"] + (reconstruction.item(), quantisation.item())
+            current["n_batches"] += 1
+            return value
+
+        def end_epoch(epoch: int, current: dict) -> None:
             codes = _encode_all(model, x)
-            rec, quant = (float(v) for v in sums / n_batches)
+            rec, quant = (float(v) for v in current["sums"] / current["n_batches"])
             row = {"epoch": epoch, "loss": rec + quant, "reconstruction": rec, "quantisation": quant,
-                   "unique_share": _unique_share(codes), "seconds": time.perf_counter() - start}
+                   "unique_share": _unique_share(codes), "seconds": current["seconds"]}
             rows.append(row)
             say(row_line(row))
+
+        run_epochs("RQ-VAE", config.epochs, -(-n_items // config.batch), begin_epoch, train_batch, end_epoch,
+                   {"model": model, "optimiser": optimiser, "shuffle": shuffle, "rows": rows}, settings)
         codes = _encode_all(model, x)
     say(f"RQ-VAE: {_unique_share(codes):.4f} unique code tuples over {n_items} items; {asdict(config)}")
     return codes, rows

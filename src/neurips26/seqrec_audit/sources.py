@@ -22,9 +22,10 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from neurips26.seqrec_audit.data import check_features
+from neurips26.seqrec_audit.catalog import check_features
+
+# pandas is imported inside the readers: the workflow's parse reads DOWNLOADS from here
 
 SNAP = "https://snap.stanford.edu/data/amazon/productGraph/categoryFiles"
 # Paper-scale files: name -> (url, sha256). Sources of the hashes (not all verified by a download of ours):
@@ -53,6 +54,8 @@ DOWNLOADS = {
 
 
 def _missing_timestamps(timestamp: pd.Series, what: str) -> np.ndarray:
+    import pandas as pd
+
     values = pd.to_numeric(timestamp, errors="coerce")
     n_missing = int(values.isna().sum())
     if n_missing:
@@ -62,6 +65,8 @@ def _missing_timestamps(timestamp: pd.Series, what: str) -> np.ndarray:
 
 def read_movielens1m(zip_path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """ML-1M as (interactions[user, item, timestamp, row], items[item, genres, year, title])."""
+    import pandas as pd
+
     with zipfile.ZipFile(zip_path) as archive:
         names = {Path(n).name: n for n in archive.namelist()}
         for needed in ("ratings.dat", "movies.dat"):
@@ -114,6 +119,8 @@ def _item_text(record: dict) -> str:
 def read_amazon2014(reviews_path: str | Path, meta_path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Amazon 2014 5-core reviews and metadata as (interactions[user, item, timestamp, row], items[item, text]).
     Items without metadata keep an empty text (counted in the log by the caller via `text == ""`)."""
+    import pandas as pd
+
     reviews = pd.DataFrame(_records(reviews_path))
     missing = [c for c in ("reviewerID", "asin", "unixReviewTime") if c not in reviews.columns]
     if missing:
@@ -148,6 +155,8 @@ def item_feature_matrix_text(texts: list[str], dim: int, seed: int = 0) -> np.nd
 def load_embeddings(path: str | Path, item_ids: np.ndarray) -> np.ndarray:
     """Precomputed item embeddings (an .npz with `item`, the source ids, and `embedding`, one row each), ordered
     as `item_ids`. Raises when an item has no row, when ids repeat, or on NaN/inf rows (notes 4.9)."""
+    import pandas as pd
+
     with np.load(io.BytesIO(Path(path).read_bytes()), allow_pickle=False) as data:
         if "item" not in data or "embedding" not in data:
             raise ValueError(f"{path}: needs arrays 'item' and 'embedding', has {list(data.keys())}")

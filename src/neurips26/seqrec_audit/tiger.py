@@ -32,7 +32,6 @@ learning rate; the collision index has its own vocabulary instead of the codeboo
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -42,7 +41,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common.adam import Adam
-from neurips26.seqrec_audit.epochs import BestEpoch
+from neurips26.common.loop import LoopSettings
+from neurips26.seqrec_audit.epochs import BestEpoch, batch_loss, device_of, run_epochs
 
 from .graph import as_sequences
 from .metrics import metrics_from_topk
@@ -230,6 +230,12 @@ def _bucketed_batches(lengths: np.ndarray, batch: int, rng: np.random.Generator,
     return [torch.from_numpy(batches[i]) for i in rng.permutation(len(batches))]
 
 
+def _n_bucketed_batches(n: int, batch: int, pool: int = 32) -> int:
+    """How many batches :func:`_bucketed_batches` cuts from ``n`` examples (the same every epoch)."""
+    full, rest = divmod(n, batch * pool)
+    return full * pool + -(-rest // batch)
+
+
 def _beam_search(model: TIGER, memory, pad, trie: SemanticTrie, beam: int):
     """Items (B, beam) and log-probabilities, best first; -1 / -inf for missing beams."""
     batch, width = memory.shape[0], model.width
@@ -314,7 +320,8 @@ def train_tiger(
     valid_targets: np.ndarray | None,
     config: TIGERConfig = TIGERConfig(),
     log: Callable[[str], None] | None = None,
-    device: str | torch.device = "cpu",
+    device: str | torch.device | None = None,
+    settings: LoopSettings | None = None,
 ) -> tuple[TIGER, list[dict]]:
     """Train TIGER on the transitions of ``train_sequences`` (items ``0..len(semantic_ids)-1``,
     unique ID rows) by teacher-forced cross-entropy.
@@ -325,8 +332,10 @@ def train_tiger(
     ``valid_ndcg10``/``valid_recall10`` (beam ``config.beam``, top 10) and ``valid_nll`` (mean
     -:func:`log_prob_tiger` of the targets, an NLL over real items), NaN in epochs without
     validation, and ``best``. The epoch with the best validation NDCG@10 (the earliest among
-    equals) is returned, in eval mode; without validation data (both None) the last. Raises
-    FloatingPointError naming the epoch and batch where the loss becomes non-finite.
+    equals) is returned, in eval mode; without validation data (both None) the last. ``device``
+    (default: the job's) and ``settings`` (the common loop's checkpoint, one mini-batch per step; an
+    epoch's batches are drawn at its first and checkpointed) as for SASRec. Raises
+    FloatingPointError (``loop.Diverged``) naming the epoch and batch where the loss becomes non-finite.
     """
     ids = _checked_ids(semantic_ids)
     n_items = len(ids)
@@ -346,6 +355,9 @@ def train_tiger(
     n_examples, lengths = len(targets_np), (inputs_np > 0).sum(axis=1)
     shuffle = np.random.default_rng(config.seed)
 
+    device = device_of(device)
+    hint = f"lower the learning rate (lr={config.lr}) or check the data"
+
     rows: list[dict] = []
     best = BestEpoch(config.epochs, log)
     with torch.random.fork_rng(devices=[]):
@@ -354,28 +366,29 @@ def train_tiger(
         trie = SemanticTrie(ids, model.width, device)
         table = model.token_table(trie)
         optimiser = Adam(model.parameters(), lr=config.lr)
-        for epoch in range(1, config.epochs + 1):
+
+        def begin_epoch(epoch: int) -> dict:
+            return {"batches": _bucketed_batches(lengths, config.batch, shuffle), "total": 0.0}
+
+        def train_batch(current: dict, epoch: int, batch: int, step: int) -> float:
             model.train()
-            start, total = time.perf_counter(), 0.0
-            for step, idx in enumerate(_bucketed_batches(lengths, config.batch, shuffle), start=1):
-                items, targets = _trim(inputs_all[idx].to(device)), targets_all[idx].to(device)
-                decoder_in = torch.cat([torch.full_like(targets[:, None], BOS),
-                                        table[targets + 1][:, :-1]], dim=1)
-                hidden = model.decode(*model.encode(items, table), decoder_in[:, None])[:, 0]
-                logits = model.level_logits(hidden)  # (B, L, width)
-                loss = F.cross_entropy(logits.flatten(0, 1), trie.ids[targets].flatten(),
-                                       reduction="sum")
-                if not torch.isfinite(loss):
-                    raise FloatingPointError(
-                        f"TIGER cross-entropy is {loss.item()} at epoch {epoch}, batch {step}: "
-                        f"training diverged; lower the learning rate (lr={config.lr}) or check "
-                        f"the data")
-                optimiser.zero_grad(set_to_none=True)
-                (loss / logits.shape[:2].numel()).backward()
-                optimiser.step()
-                total += loss.item()
-            seconds = time.perf_counter() - start
-            row = {"epoch": epoch, "train_loss": total / n_examples, "tokens": n_examples,
+            idx = current["batches"][batch - 1]
+            items, targets = _trim(inputs_all[idx].to(device)), targets_all[idx].to(device)
+            decoder_in = torch.cat([torch.full_like(targets[:, None], BOS),
+                                    table[targets + 1][:, :-1]], dim=1)
+            hidden = model.decode(*model.encode(items, table), decoder_in[:, None])[:, 0]
+            logits = model.level_logits(hidden)  # (B, L, width)
+            loss = F.cross_entropy(logits.flatten(0, 1), trie.ids[targets].flatten(), reduction="sum")
+            value = batch_loss(loss, "TIGER cross-entropy", epoch, batch, step, model, hint)
+            optimiser.zero_grad(set_to_none=True)
+            (loss / logits.shape[:2].numel()).backward()
+            optimiser.step()
+            current["total"] += value
+            return value / len(idx)  # nats per item ID of the batch, logged
+
+        def end_epoch(epoch: int, current: dict) -> None:
+            seconds = current["seconds"]
+            row = {"epoch": epoch, "train_loss": current["total"] / n_examples, "tokens": n_examples,
                    "seconds": seconds, "tokens_per_s": n_examples / seconds}
             if valid_targets is not None:
                 row |= dict.fromkeys(("valid_ndcg10", "valid_recall10", "valid_nll"), float("nan"))
@@ -387,4 +400,8 @@ def train_tiger(
                             "valid_nll": float(-logp.mean())}
             rows.append(row)
             best.offer(model, row)
+
+        run_epochs("TIGER", config.epochs, _n_bucketed_batches(n_examples, config.batch), begin_epoch,
+                   train_batch, end_epoch, {"model": model, "optimiser": optimiser, "shuffle": shuffle,
+                                            "rows": rows, "best": best}, settings)
     return best.restore(model, rows, config)

@@ -68,12 +68,14 @@ def drop_history(lists: np.ndarray, histories, n_items: int, k: int) -> np.ndarr
 
 
 def fit_and_evaluate(name: str, ready: PreparedDataset, config, protocol: dict,
-                     log: Callable[[str], None] | None = None, device: str = "cpu",
-                     semantic_ids: np.ndarray | None = None) -> Fitted:
+                     log: Callable[[str], None] | None = None, device=None,
+                     semantic_ids: np.ndarray | None = None, settings=None) -> Fitted:
     """Train model `name` with `config` on `ready`'s training sequences (validation targets pick the epoch), then
     rank the test targets: Recall and NDCG at 1/5/10 under `protocol` (exclude_history, tie_break). TIGER needs
     the items' `semantic_ids` and returns top-k lists: with exclude_history its beam's history items are dropped
-    before the top 10 are taken, and ties do not arise."""
+    before the top 10 are taken, and ties do not arise. ``device`` defaults to the job's
+    (``loop.job_device()``, CUDA when the job has a GPU); ``settings`` (``loop.LoopSettings``) hold the
+    training's checkpoint, from which a killed job resumes."""
     split, n = ready.split, ready.n_items
     histories, targets = split.test_history, split.test_target
     start = time.perf_counter()
@@ -83,7 +85,7 @@ def fit_and_evaluate(name: str, ready: PreparedDataset, config, protocol: dict,
         if semantic_ids is None:
             raise ValueError("TIGER needs the items' semantic IDs")
         model, epochs = train_tiger(split.train, semantic_ids, split.valid_history, split.valid_target, config,
-                                    log=log, device=device)
+                                    log=log, device=device, settings=settings)
         train_seconds, start = time.perf_counter() - start, time.perf_counter()
         beam = max(config.beam, K)
         lists = recommend_tiger(model, semantic_ids, histories, k=beam, beam=beam)
@@ -97,7 +99,7 @@ def fit_and_evaluate(name: str, ready: PreparedDataset, config, protocol: dict,
             from neurips26.seqrec_audit.bert4rec import score_bert4rec as score
             from neurips26.seqrec_audit.bert4rec import train_bert4rec as train
         model, epochs = train(split.train, n, split.valid_history, split.valid_target, config, log=log,
-                              device=device)
+                              device=device, settings=settings)
         train_seconds, start = time.perf_counter() - start, time.perf_counter()
         def scores(chunk):  # with exclude_history, history items get -inf as in the baselines: a repeat is a miss
             rows = score(model, chunk)
