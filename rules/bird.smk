@@ -10,7 +10,7 @@ include: "functions/bird.smk"
 
 rule bird_data:
     input:
-        bird_archive_inputs,
+        archives=bird_archive_inputs,
     output:
         f"{BIRD}/data/{{dataset}}.npz",
     log:
@@ -23,7 +23,7 @@ rule bird_data:
         mem_mb=2000,
         runtime=10,
     params:
-        dataset=bird_dataset,
+        dataset=bird_data_settings,
         seed=paper_params("bird", "seed"),
     script:
         "../scripts/bird/data.py"
@@ -44,7 +44,7 @@ rule bird_theory:
         mem_mb=2000,
         runtime=10,
     params:
-        dataset=bird_dataset,
+        dataset=bird_theory_settings,
         windows=paper_params("bird", "windows"),
         snr=paper_params("bird", "snr"),
     script:
@@ -104,7 +104,7 @@ rule bird_sample:
 
 rule bird_train:
     input:
-        f"{BIRD}/data/{{dataset}}.npz",
+        data=f"{BIRD}/data/{{dataset}}.npz",
     output:
         checkpoints=f"{BIRD}/networks/{BIRD_NET}/checkpoints.pt",
         log_table=f"{BIRD}/networks/{BIRD_NET}/train_log.parquet",
@@ -115,6 +115,7 @@ rule bird_train:
     wildcard_constraints:
         n=r"\d+",
         arch="unet_tiny|dit_tiny",
+        seed=r"\d+",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
@@ -142,6 +143,7 @@ rule bird_calibrate:
     wildcard_constraints:
         n=r"\d+",
         arch="unet_tiny|dit_tiny",
+        seed=r"\d+",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
@@ -198,7 +200,8 @@ rule bird_phase:
         mem_mb=2000,
         runtime=10,
     params:
-        thresholds=paper_params("bird", "thresholds"),
+        fraction_of_log_n=paper_params("bird", "thresholds", "fraction_of_log_n"),
+        nats=paper_params("bird", "thresholds", "nats"),
     script:
         "../scripts/bird/phase.py"
 
@@ -224,8 +227,10 @@ rule bird_claims:
         mem_mb=1000,
         runtime=10,
     params:
-        thresholds=paper_params("bird", "thresholds"),
-        networks=paper_params("bird", "networks"),
+        nats=paper_params("bird", "thresholds", "nats"),
+        calibration_fraction=paper_params("bird", "thresholds", "calibration_fraction"),
+        batch=paper_params("bird", "networks", "train", "batch"),
+        early_steps=paper_params("bird", "networks", "early_steps"),
     script:
         "../scripts/bird/claims.py"
 
@@ -288,6 +293,19 @@ rule bird_report:
         runtime=10,
     params:
         benchmarks=BIRD_BENCH,
-        config=paper_params("bird"),
+        datasets=bird_report_datasets,
+        restriction=paper_params("bird", "restriction", "type"),
+        windows=paper_params("bird", "windows"),
+        snr=paper_params("bird", "snr"),
+        n_images=paper_params("bird", "information", "n_images"),
+        fraction_of_log_n=paper_params("bird", "thresholds", "fraction_of_log_n"),
+        nats=paper_params("bird", "thresholds", "nats"),
+        archs=bird_arch_names,
+        net_dataset=paper_params("bird", "networks", "dataset"),
+        net_n_train=paper_params("bird", "networks", "n_train"),
+        net_seeds=paper_params("bird", "networks", "seeds"),
+        epochs=paper_params("bird", "networks", "train", "epochs"),
+        checkpoint_epochs=paper_params("bird", "networks", "train", "checkpoint_epochs"),
+        calibrate=paper_params("bird", "networks", "calibrate"),
     script:
         "../scripts/bird/report.py"

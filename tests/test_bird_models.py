@@ -231,9 +231,7 @@ def test_training_lowers_the_loss_and_checkpoints_reload(name):
     x = fields()
     model = networks.build_network(name, {}, 1, 16, seed=0)
     before = training.epsilon_loss(model, x, seed=1)
-    saved = {}
-    log = training.train_epsilon(model, x, epochs=2, batch=16, lr=2e-3, seed=0, checkpoint_epochs=[0, 1, 2],
-                                 on_checkpoint=lambda epoch, state: saved.__setitem__(epoch, state))
+    log, saved = training.train_epsilon(model, x, epochs=2, batch=16, lr=2e-3, seed=0, checkpoint_epochs=[0, 1, 2])
     after = training.epsilon_loss(model, x, seed=1)
     assert after < before - 0.02, (before, after)
     assert list(log.columns) == ["epoch", "step", "loss"] and len(log) == 16
@@ -252,7 +250,7 @@ def test_training_is_reproducible_and_the_seed_matters():
 
     def run(seed):
         model = networks.build_network("dit_tiny", {"depth": 1}, 1, 16, seed=0)
-        log = training.train_epsilon(model, x, epochs=2, batch=32, lr=1e-3, seed=seed)
+        log, _ = training.train_epsilon(model, x, epochs=2, batch=32, lr=1e-3, seed=seed)
         return model.state_dict(), log
 
     (a, log_a), (b, log_b), (c, _) = run(0), run(0), run(1)
@@ -260,21 +258,41 @@ def test_training_is_reproducible_and_the_seed_matters():
     assert not same_state(a, c)
 
 
-def test_training_resumes_from_its_checkpoint(tmp_path):
+def test_training_killed_after_a_checkpoint_resumes_bit_identically(tmp_path, monkeypatch):
+    """A run that dies in the middle of epoch 3 of 4, after the checkpoint of epoch 2, and is started again
+    ends with the same weights, log and kept weights as a run that never stopped."""
+    from neurips26.common import loop
+
     x = fields(64)
-    path = str(tmp_path / "train.pt")
+    settings = loop.LoopSettings(checkpoint=tmp_path / "train.ckpt", fingerprint="job", every_steps=2)
 
     def model():
         return networks.build_network("dit_tiny", {"depth": 1}, 1, 16, seed=0)
 
+    def run(net, settings=None):
+        return training.train_epsilon(net, x, epochs=4, batch=32, lr=1e-3, seed=0, checkpoint_epochs=[0, 1, 3, 4],
+                                      settings=settings)
+
     whole = model()
-    log_whole = training.train_epsilon(whole, x, epochs=3, batch=32, lr=1e-3, seed=0)
-    first = model()
-    training.train_epsilon(first, x, epochs=1, batch=32, lr=1e-3, seed=0, checkpoint=path, fingerprint="job")
+    log_whole, kept_whole = run(whole)
+    calls, real_noise = [], training.noise
+
+    def dying_noise(*args):
+        calls.append(1)
+        if len(calls) == 2 * 2 + 2:  # the second batch of epoch 3 (two batches of 32 per epoch)
+            raise KeyboardInterrupt("killed")
+        return real_noise(*args)
+
+    monkeypatch.setattr(training, "noise", dying_noise)
+    with pytest.raises(KeyboardInterrupt):
+        run(model(), settings)
+    assert settings.checkpoint.exists()
+    monkeypatch.setattr(training, "noise", real_noise)
     resumed = model()
-    log_resumed = training.train_epsilon(resumed, x, epochs=3, batch=32, lr=1e-3, seed=0, checkpoint=path,
-                                         fingerprint="job")
+    log_resumed, kept_resumed = run(resumed, settings)
     assert same_state(whole.state_dict(), resumed.state_dict()) and log_whole.equals(log_resumed)
+    assert sorted(kept_resumed) == sorted(kept_whole) == [0, 1, 3, 4]
+    assert all(same_state(kept_whole[e], kept_resumed[e]) for e in kept_whole)
 
 
 def test_training_rejects_bad_settings_and_divergence():

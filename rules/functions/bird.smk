@@ -34,6 +34,36 @@ def bird_dataset(wildcards):
     return bird_config(wildcards)["datasets"][wildcards.dataset]
 
 
+@reads("bird", ("datasets",))
+def bird_data_settings(wildcards):
+    """What bird_data reads of its dataset's entry: everything but the N values (used downstream)."""
+    return {k: v for k, v in bird_dataset(wildcards).items() if k != "n_values"}
+
+
+@reads("bird", ("datasets",))
+def bird_theory_settings(wildcards):
+    """What bird_theory reads of its dataset's entry: the kind, the field's alpha (Toeplitz), the N values."""
+    return {
+        k: v
+        for k, v in bird_dataset(wildcards).items()
+        if k in ("kind", "alpha", "n_values")
+    }
+
+
+@reads("bird", ("datasets",))
+def bird_report_datasets(wildcards):
+    """Each dataset's kind and N values (the report's list of data)."""
+    return {
+        name: {"kind": d["kind"], "n_values": d["n_values"]}
+        for name, d in bird_config(wildcards)["datasets"].items()
+    }
+
+
+@reads("bird", ("networks", "archs"))
+def bird_arch_names(wildcards):
+    return list(bird_config(wildcards)["networks"]["archs"])
+
+
 def bird_archive_inputs(wildcards):
     """The downloaded files a dataset is read from (paper scale), none for data that ships offline."""
     return bird_experiment.DOWNLOADS.get(bird_dataset(wildcards)["kind"], [])
@@ -81,5 +111,6 @@ def bird_cost_files(wildcards):
     ]
 
 
+@reads("bird", ("networks", "archs"))
 def bird_arch_spec(wildcards):
     return bird_config(wildcards)["networks"]["archs"][wildcards.arch]

@@ -8,15 +8,15 @@ from neurips26.common.claims import decide, load_definitions, log_verdicts
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
-inp, thresholds, networks = snakemake.input, snakemake.params.thresholds, snakemake.params.networks
+inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
 calibration = pd.concat([pd.read_parquet(p) for p in inp.calibration], ignore_index=True)
-kcal = analysis.kcal_table(calibration, thresholds["nats"], thresholds["calibration_fraction"])
+kcal = analysis.kcal_table(calibration, params.nats, params.calibration_fraction)
 memorization = pd.concat([pd.read_parquet(p) for p in inp.memorization], ignore_index=True)
 measured = claims.measure_claims(
     pd.read_parquet(inp.phase), pd.read_parquet(inp.boundary), pd.read_parquet(inp.kmem), memorization, kcal,
-    analysis.best_entropy_fraction(calibration, kcal), batch=networks["train"]["batch"],
-    early_steps=networks["early_steps"], nats=thresholds["nats"], local=claims.local_best(calibration))
+    analysis.best_entropy_fraction(calibration, kcal), batch=params.batch,
+    early_steps=params.early_steps, nats=params.nats, local=claims.local_best(calibration))
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
 prov = job_provenance(snakemake)

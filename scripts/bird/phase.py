@@ -11,10 +11,9 @@ params = snakemake.params
 log = start_job(snakemake)
 theory = pd.concat([pd.read_parquet(p) for p in snakemake.input.theory], ignore_index=True)
 info = pd.concat([pd.read_parquet(p) for p in snakemake.input.information], ignore_index=True)
-thresholds = params.thresholds
-phase = analysis.phase_table(theory, info, thresholds["fraction_of_log_n"])
-boundary = analysis.boundary_table(phase, theory, thresholds["nats"])
-kmem = analysis.kmem_table(phase, thresholds["fraction_of_log_n"])
+phase = analysis.phase_table(theory, info, params.fraction_of_log_n)
+boundary = analysis.boundary_table(phase, theory, params.nats)
+kmem = analysis.kmem_table(phase, params.fraction_of_log_n)
 agreement = (phase["memorize_emp"] == phase["memorize_theory"]).groupby(phase["dataset"]).mean()
 log.info("phase agreement with theory per dataset: %s", agreement.round(3).to_dict())
 prov = job_provenance(snakemake)

@@ -11,7 +11,7 @@ from neurips26.common.runtime import start_job
 
 inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
-scale, cfg = snakemake.wildcards.scale, params.config
+scale = snakemake.wildcards.scale
 PROVENANCE = ["git_commit", "config_hash"]
 phase, boundary, kmem, kcal, claims = (pd.read_parquet(p).drop(columns=PROVENANCE, errors="ignore")
                                        for p in (inp.phase, inp.boundary, inp.kmem, inp.kcal, inp.claims))
@@ -34,22 +34,21 @@ kcal_summary = kcal.groupby(["arch", "epoch"], as_index=False).agg(
 bird_cost = cost[cost["n_train"].notna()].astype({"n_train": int})
 cost_table = bird_cost.pivot_table(index=["dataset", "method"], columns="n_train", values="seconds_per_image").reset_index()
 networks = cost[cost["n_train"].isna()][["dataset", "method", "seconds_per_image"]]
-datasets = "\n".join(f"- `{name}`: {d['kind']}, N in {d['n_values']}" for name, d in cfg["datasets"].items())
-nets = cfg["networks"]
+datasets = "\n".join(f"- `{name}`: {d['kind']}, N in {d['n_values']}" for name, d in params.datasets.items())
 text = f"""# Paper 04: BIRD, Bayesian information restricted diffusion (scale `{scale}`)
 
-Each pixel of a BIRD model sees a k x k window of the noisy image ({cfg['restriction']['type']} restriction),
+Each pixel of a BIRD model sees a k x k window of the noisy image ({params.restriction} restriction),
 infers the posterior over which of the N training images produced it, and denoises with the posterior mean
-(the full window is the ideal empirical denoiser). Windows: {cfg['windows']}; SNR grid: {cfg['snr']['count']}
-values from {cfg['snr']['min']:g} to {cfg['snr']['max']:g} (legacy cosine schedule); MI = log N - mean posterior
-entropy over {cfg['information']['n_images']} training images, central pixels. Data:
+(the full window is the ideal empirical denoiser). Windows: {params.windows}; SNR grid: {params.snr['count']}
+values from {params.snr['min']:g} to {params.snr['max']:g} (legacy cosine schedule); MI = log N - mean posterior
+entropy over {params.n_images} training images, central pixels. Data:
 
 {datasets}
 
-Networks ({', '.join(nets['archs'])}) are trained on {nets['dataset']} with N = {nets['n_train']} for
-{nets['train']['epochs']} epochs, seeds {nets['seeds']} (the claims on networks are decided from the spread over
-seeds and need at least 3); checkpoints {nets['train']['checkpoint_epochs']} are compared with BIRD along
-{nets['calibrate']['trajectories']} of their own DDIM trajectories ({nets['calibrate']['steps']} steps).
+Networks ({', '.join(params.archs)}) are trained on {params.net_dataset} with N = {params.net_n_train} for
+{params.epochs} epochs, seeds {params.net_seeds} (the claims on networks are decided from the spread over
+seeds and need at least 3); checkpoints {params.checkpoint_epochs} are compared with BIRD along
+{params.calibrate['trajectories']} of their own DDIM trajectories ({params.calibrate['steps']} steps).
 Rerun: `snakemake -c2 results/{scale}/bird/report.md`.
 
 ## Claims
@@ -58,12 +57,12 @@ Rerun: `snakemake -c2 results/{scale}/bird/report.md`.
 
 ## The phase diagram against theory
 
-A cell (dataset, N, window, SNR) memorizes when I >= {1 - cfg['thresholds']['fraction_of_log_n']:g} log N
+A cell (dataset, N, window, SNR) memorizes when I >= {1 - params.fraction_of_log_n:g} log N
 (measured) or I_G >= log N (Gaussian channel theory).
 
 {markdown_table(agreement)}
 
-### Critical SNR per window: theory (I_G = log N) and measured ({cfg['thresholds']['nats']:g}-nat crossing)
+### Critical SNR per window: theory (I_G = log N) and measured ({params.nats:g}-nat crossing)
 
 {markdown_table(boundary_table)}
 

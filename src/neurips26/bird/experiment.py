@@ -1,9 +1,13 @@
 """Paper 04's experiment design from config/bird.yaml: windows, the SNR grid, the runs, and the checks of the
-config that its schema cannot express (run when the workflow is parsed, before any job). Torch-free."""
+config that its schema cannot express (run when the workflow is parsed, before any job). Torch-free, and
+numpy is imported only where an array is made, so that parsing the workflow does not pay for it."""
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FULL = "full"  # the window covering the whole image: the ideal empirical denoiser
 LINEAR = "linear"  # the optimal linear (Wiener) denoiser, a baseline in the calibration tables
@@ -47,6 +51,8 @@ def ordered_windows(labels: list) -> list[str]:
 
 def snr_grid(grid: dict) -> np.ndarray:
     """The config's SNR grid (the `snr` block): log-spaced from min to max."""
+    import numpy as np
+
     return np.logspace(np.log10(grid["min"]), np.log10(grid["max"]), int(grid["count"]))
 
 

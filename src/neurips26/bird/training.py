@@ -9,20 +9,22 @@ One deviation: the authors draw t = randint(0, 1000) / 1000, which includes t = 
 cannot be predicted from x_t); we draw t = k / 1000, k in {1, ..., 1000}, clipped inside (0, 1).
 
 All randomness (shuffles, t, noise) comes from one seeded torch.Generator, drawn on the CPU, so a run is the
-same on any device; with `checkpoint`, a run resumes at an epoch boundary bit-identically.
+same on any device. Training runs in the shared loop (common.loop), one loop step per epoch: the model and
+the batches sit on the model's device (the job's, loop.job_device()), and a run killed after a checkpoint
+resumes at an epoch boundary bit-identically.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import pandas as pd
 import torch
 from torch import nn
 
 from neurips26.common.adam import Adam
-from neurips26.common.checkpoint import resume_training, save_training
+from neurips26.common import loop
 
 T_LEVELS = 1000  # t = k / T_LEVELS
 T_CLIP = 1e-6  # t is clipped to [T_CLIP, 1 - T_CLIP]
@@ -67,16 +69,17 @@ def _cpu_state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 def train_epsilon(
     model: nn.Module, x_train: torch.Tensor, epochs: int, batch: int, lr: float, seed: int,
-    checkpoint_epochs: Iterable[int] = (), on_checkpoint: Callable[[int, dict], None] | None = None,
-    gamma: float = GAMMA, checkpoint: str | None = None, fingerprint: str = "",
-) -> pd.DataFrame:
-    """Train `model` (in place) to predict eps for `epochs` epochs; returns the log (epoch, step, loss).
+    checkpoint_epochs: Iterable[int] = (), gamma: float = GAMMA, settings: loop.LoopSettings | None = None,
+) -> tuple[pd.DataFrame, dict[int, dict[str, torch.Tensor]]]:
+    """Train `model` (in place, on its own device) to predict eps for `epochs` epochs in the shared training
+    loop (common.loop: one loop step is one epoch); returns (log, kept weights).
 
     The log has one row per optimiser step: the 1-based epoch, the global step and that batch's mean loss.
-    After epoch e in `checkpoint_epochs` (0 = before training), `on_checkpoint(e, state_dict)` is called with
-    a CPU copy of the weights. With `checkpoint` (a path), a checkpoint of this job (same `fingerprint`) is
-    resumed and one is written after every epoch; `on_checkpoint` is called only for epochs run in this call.
-    Raises FloatingPointError when the loss stops being finite.
+    The kept weights map each epoch of `checkpoint_epochs` (0 = before training) to a CPU copy of the
+    model's state dict after that epoch. `settings` (a LoopSettings) gives the checkpoint of the job: the
+    model, the optimiser, the generator, the decayed learning rate, the log and the kept weights are saved in
+    it, so a killed run resumes at an epoch boundary bit-identically. Raises common.loop.Diverged (a
+    FloatingPointError) when a batch's loss is not finite, before that batch's update.
     """
     x_train = torch.as_tensor(x_train, dtype=torch.float32)
     checkpoint_epochs = sorted({int(e) for e in checkpoint_epochs})
@@ -85,36 +88,42 @@ def train_epsilon(
     generator = torch.Generator().manual_seed(seed)
     # AdamW with weight decay 0 is Adam; ours skips torch.optim's 1.7 s import of torch._dynamo
     optimiser = Adam(model.parameters(), lr=lr)
-    state, rows, start = resume_training(checkpoint, fingerprint, model, optimiser)
-    if state is not None:
-        generator.set_state(state["generator"])
-    step = len(rows)
-    optimiser.lr = lr * gamma**step  # ExponentialLR stepped once per optimiser step
-    if start == 0 and 0 in checkpoint_epochs and on_checkpoint is not None:
-        on_checkpoint(0, _cpu_state(model))
-    model.train()
-    for epoch in range(start + 1, epochs + 1):
+    rows: list[tuple[int, int, float]] = []
+    kept: dict[int, dict[str, torch.Tensor]] = {0: _cpu_state(model)} if 0 in checkpoint_epochs else {}
+    decayed = {"lr": lr}  # ExponentialLR stepped once per optimiser step, carried across epochs (and resumes)
+    wanted = set(checkpoint_epochs)
+
+    def run_epoch(index: int) -> float:
+        epoch = index + 1
+        optimiser.lr = decayed["lr"]
         order = torch.randperm(len(x_train), generator=generator)
+        first = len(rows)
         for idx in order.split(batch):
             x = x_train[idx]
             eps = torch.randn(x.shape, generator=generator)
             t = sample_t(len(idx), generator)
             x, eps, t = x.to(device), eps.to(device), t.to(device)
             loss = torch.mean((model(noise(x, eps, t), t) - eps) ** 2)
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"epsilon-MSE is {loss.item()} at epoch {epoch}, step {step}: training "
-                                         f"diverged; lower the learning rate (lr={lr}) or check the data's scale")
+            value, step = loss.item(), len(rows)
+            if not math.isfinite(value):
+                where = loop.first_non_finite(loop.parameter_groups({"model": model}))
+                raise loop.Diverged(step, where, value, detail=(
+                    f"epsilon-MSE is {value} at epoch {epoch}, step {step}; lr={lr}, check the data's scale"))
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
             optimiser.step()
             optimiser.lr *= gamma
-            rows.append((epoch, step, loss.item()))
-            step += 1
-        if epoch in checkpoint_epochs and on_checkpoint is not None:
-            on_checkpoint(epoch, _cpu_state(model))
-        if checkpoint:
-            save_training(checkpoint, fingerprint, model, optimiser, rows, epoch, generator=generator.get_state())
-    return pd.DataFrame(rows, columns=LOG_COLUMNS)
+            rows.append((epoch, step, value))
+        decayed["lr"] = optimiser.lr
+        if epoch in wanted:
+            kept[epoch] = _cpu_state(model)
+        return sum(row[2] for row in rows[first:]) / max(1, len(rows) - first)
+
+    model.train()
+    state = {"model": model, "optimiser": optimiser, "generator": generator, "rows": rows, "kept": kept,
+             "decayed": decayed}
+    loop.run_loop(run_epoch, epochs, state, settings or loop.LoopSettings(name="train_epsilon"))
+    return pd.DataFrame(rows, columns=LOG_COLUMNS), {e: kept[e] for e in checkpoint_epochs}
 
 
 @torch.no_grad()
