@@ -90,7 +90,8 @@ rule symm_optim_step_time:
         mem_mb=4000,
         runtime=60,
     params:
-        config=paper_params("symm_optim"),
+        config=so_step_time_params,
+        repeats=paper_params("symm_optim", "step_time_repeats"),
     script:
         "../scripts/symm_optim/step_time.py"
 
@@ -115,7 +116,8 @@ rule symm_optim_tables:
         mem_mb=2000,
         runtime=10,
     params:
-        config=paper_params("symm_optim"),
+        baseline=paper_params("symm_optim", "baseline"),
+        router_baseline=paper_params("symm_optim", "router_baseline"),
     script:
         "../scripts/symm_optim/tables.py"
 
@@ -170,8 +172,6 @@ rule symm_optim_figures:
     resources:
         mem_mb=2000,
         runtime=10,
-    params:
-        config=paper_params("symm_optim"),
     script:
         "../scripts/symm_optim/figures.py"
 
@@ -203,6 +203,17 @@ rule symm_optim_report:
         runtime=10,
     params:
         benchmarks=SO_BENCH,
-        config=paper_params("symm_optim"),
+        corpus=paper_params("symm_optim", "corpus"),
+        model=paper_params("symm_optim", "model"),
+        train=paper_params("symm_optim", "train"),
+        base=paper_params("symm_optim", "base"),
+        methods=paper_params("symm_optim", "methods"),
+        routers=paper_params("symm_optim", "routers"),
+        lr_multipliers=paper_params("symm_optim", "lr_multipliers"),
+        seeds=paper_params("symm_optim", "seeds"),
+        moe_seeds=paper_params("symm_optim", "moe_seeds"),
+        baseline=paper_params("symm_optim", "baseline"),
+        router_baseline=paper_params("symm_optim", "router_baseline"),
+        step_time_repeats=paper_params("symm_optim", "step_time_repeats"),
     script:
         "../scripts/symm_optim/report.py"

@@ -108,3 +108,41 @@ def test_a_runs_params_hold_only_what_it_depends_on():
     assert experiment.run_params(changed, "dense", "row_norm", 1, 0) != before
     with pytest.raises(ValueError, match="no run dense/row_norm_lr7_s0"):
         experiment.run_params(CONFIG["quick"], "dense", "row_norm", 7, 0)
+
+
+def test_the_parse_time_optimizer_table_matches_the_optimizer_classes():
+    """settings.OPTIMIZER_ARGUMENTS (the torch-free check at parse time) names every optimizer with its class, its
+    matrix-only flag and its constructor's keyword arguments and defaults."""
+    import inspect
+
+    from neurips26.symm_optim.optimizers import OPTIMIZERS
+    from neurips26.symm_optim.settings import OPTIMIZER_ARGUMENTS
+
+    assert set(OPTIMIZER_ARGUMENTS) == set(OPTIMIZERS)
+    for name, cls in OPTIMIZERS.items():
+        who, matrix_only, defaults = OPTIMIZER_ARGUMENTS[name]
+        signature = inspect.signature(cls.__init__).parameters
+        assert (who, matrix_only) == (cls.__name__, cls.matrix_only), name
+        assert defaults == {k: p.default for k, p in signature.items() if k not in ("self", "params")}, name
+
+
+def test_a_matrix_optimizer_for_the_vectors_is_refused_at_parse_time():
+    with pytest.raises(ValueError, match=r"base.vector \(vector\): RowNorm updates 2-D matrices only"):
+        experiment.check_config(_bad(lambda c: c["base"].update(vector={"name": "row_norm", "lr": 0.1})))
+
+
+def test_parsing_the_config_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, yaml; from neurips26.symm_optim import experiment; "
+            f"[experiment.check_config(c) for c in yaml.safe_load(open({str(ROOT / 'config/symm_optim.yaml')!r})).values()]; "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_step_time_params_hold_what_step_times_reads():
+    part = experiment.step_time_config(CONFIG["smoke"])
+    assert part["train"] == {k: CONFIG["smoke"]["train"][k] for k in ("seq_len", "batch_size")}
+    assert part["corpus"] == {"vocab_size": CONFIG["smoke"]["corpus"]["vocab_size"]} and "seeds" not in part
+    assert step_times(part, "moe", repeats=1, warmup=0)  # nothing else is read

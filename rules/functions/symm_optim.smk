@@ -23,7 +23,10 @@ def so_config(wildcards):
     return paper_config("symm_optim", wildcards.scale)
 
 
+@reads("symm_optim", *so_experiment.RUN_KEYS)
 def so_run_params(wildcards):
+    """One run's params: its optimizers, model sizes and training settings (experiment.run_params), so that a
+    change to another method's entry leaves this run up to date."""
     return so_experiment.run_params(
         so_config(wildcards),
         wildcards.arch,
@@ -31,6 +34,12 @@ def so_run_params(wildcards):
         int(wildcards.lr_index),
         int(wildcards.seed),
     )
+
+
+@reads("symm_optim", *so_experiment.STEP_TIME_KEYS)
+def so_step_time_params(wildcards):
+    """The part of the block the step-time job reads (experiment.step_time_config)."""
+    return so_experiment.step_time_config(so_config(wildcards))
 
 
 def so_tokens(wildcards):

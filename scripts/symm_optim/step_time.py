@@ -7,11 +7,11 @@ from neurips26.common.runtime import job_provenance, start_job
 from neurips26.symm_optim import experiment
 from neurips26.symm_optim.step_time import step_times
 
-cfg = snakemake.params.config
+params = snakemake.params
 log = start_job(snakemake, seed=0)
 rows = []
 for arch in experiment.ARCHS:
-    rows += step_times(cfg, arch, cfg["step_time_repeats"])
+    rows += step_times(params.config, arch, params.repeats)
 table = pd.DataFrame(rows)
 for r in table.itertuples():
     log.info("%s %s %s: %.2f ms, %.2f x baseline", r.arch, r.method, r.part, 1e3 * r.median_s, r.ratio_to_baseline)

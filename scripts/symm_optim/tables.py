@@ -7,10 +7,10 @@ from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.symm_optim.summary import best_learning_rates
 
-inp, out, cfg = snakemake.input, snakemake.output, snakemake.params.config
+inp, out, params = snakemake.input, snakemake.output, snakemake.params
 log = start_job(snakemake)
 runs = pd.concat([pd.read_parquet(p) for p in inp.summaries], ignore_index=True)
-best = best_learning_rates(runs, {"dense": cfg["baseline"], "moe": cfg["router_baseline"]})
+best = best_learning_rates(runs, {"dense": params.baseline, "moe": params.router_baseline})
 for r in best.itertuples():
     log.info("%s %s: best x%g, %.4f ± %.4f, delta %+.4f", r.arch, r.method, r.multiplier, r.val_loss_mean,
              r.val_loss_sd, r.delta_mean)

@@ -1,9 +1,13 @@
 """Train one run of a sweep ({arch}/{method}_lr{i}_s{seed}): per-step losses, the spectra of the vocabulary-indexed
-matrices and router, and a one-row summary (final validation loss, divergence, spikes, optimizer time)."""
+matrices and router, and a one-row summary (final validation loss, divergence, spikes, optimizer time). Training
+runs in the common loop on the job's device (a GPU at paper scale), checkpointing beside the summary so that a
+killed or preempted job resumes where it stopped."""
 
 import numpy as np
 import pandas as pd
 
+from neurips26.common import loop
+from neurips26.common.checkpoint import fingerprint
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.common.token_files import read_tokens
@@ -19,8 +23,12 @@ val = np.concatenate([read_tokens(path) for path in snakemake.input.val])
 model = LM(LMConfig(**p["model"]))
 log.info("%s: %d training / %d validation tokens; parameters %s; optimizers %s", run["name"], len(train), len(val),
          n_parameters(model), assignment)
+loop_settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(snakemake.output.summary),
+                                  fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
+                                  name=f"train {run['name']}")
 result = train_lm(model, assignment, train, val, TrainSettings(**p["train"]),
-                  spectrum_steps=tuple(p["spectrum_steps"]), log=log.info)
+                  spectrum_steps=tuple(p["spectrum_steps"]), log=log.info, loop_settings=loop_settings,
+                  device=loop.job_device())
 counts = n_parameters(model)
 row = {**summary.run_row(run, result, assignment), "parameters": counts["total"],
        "parameters_vocab": counts["embedding"] + counts["lm_head"]}
@@ -33,3 +41,4 @@ write_parquet(pd.DataFrame(result.steps).assign(**keys), snakemake.output.steps,
 spectra = pd.DataFrame(result.spectra, columns=["step", "kind", "matrix", "index", "sigma"])
 write_parquet(spectra.assign(**keys), snakemake.output.spectra, prov)
 write_parquet(pd.DataFrame([row]), snakemake.output.summary, prov)
+loop.finish(loop_settings)

@@ -21,17 +21,12 @@ from __future__ import annotations
 
 import copy
 
-import torch
+from .settings import KINDS, OPTIMIZER_ARGUMENTS, LMConfig, TrainSettings, check_optimizer_spec
 
-from .model import LMConfig
-from .optimizers import KINDS, OPTIMIZERS
-from .training import TrainSettings
-
-__all__ = ["ARCHS", "assignment", "check_config", "model_config", "run_names", "run_params", "runs", "train_settings"]
+__all__ = ["ARCHS", "RUN_KEYS", "STEP_TIME_KEYS", "assignment", "check_config", "model_config", "run_names", "run_params",
+           "runs", "step_time_config", "train_settings"]
 
 ARCHS = ("dense", "moe")
-_SHAPES = {"hidden": (8, 4), "mlp_gate_up": (8, 4), "mlp_down": (4, 8), "embedding": (16, 4), "lm_head": (16, 4),
-           "router": (4, 8), "vector": (4,)}
 
 
 def model_config(cfg: dict, arch: str, seed: int) -> LMConfig:
@@ -97,6 +92,11 @@ def assignment(cfg: dict, arch: str, method: str, lr_index: int) -> dict[str, di
     return out
 
 
+# the config entries one run's params are derived from (``run_params``)
+RUN_KEYS = (("methods",), ("routers",), ("lr_multipliers",), ("seeds",), ("moe_seeds",), ("base",), ("model",),
+            ("corpus", "vocab_size"), ("train",), ("spectrum_steps",))
+
+
 def run_params(cfg: dict, arch: str, method: str, lr_index: int, seed: int) -> dict:
     """Everything one run depends on, and nothing else (a rule's ``params``: changing another method's learning
     rate does not rerun this run): the run, its optimizers, its model's sizes and the training settings."""
@@ -109,16 +109,32 @@ def run_params(cfg: dict, arch: str, method: str, lr_index: int, seed: int) -> d
             "train": {**cfg["train"], "seed": seed}, "spectrum_steps": list(cfg["spectrum_steps"])}
 
 
+# the config entries the step-time job reads (the models, the batch shape, the optimizers of both sweeps at the
+# grid's centre, the baselines): ``step_time.step_times`` takes this part of a scale's block
+STEP_TIME_KEYS = (("model",), ("corpus", "vocab_size"), ("train", "seq_len"), ("train", "batch_size"), ("base",),
+                  ("methods",), ("routers",), ("lr_multipliers",), ("baseline",), ("router_baseline",))
+
+
+def step_time_config(cfg: dict) -> dict:
+    """The part of a scale's block that ``step_time.step_times`` reads (``STEP_TIME_KEYS``), nested as in the block."""
+    out: dict = {}
+    for path in STEP_TIME_KEYS:
+        source, target = cfg, out
+        for key in path[:-1]:
+            source, target = source[key], target.setdefault(key, {})
+        target[path[-1]] = copy.deepcopy(source[path[-1]])
+    return out
+
+
 def _check_spec(where: str, kind: str, spec) -> None:
+    """What building the optimizer for a parameter of the role would refuse (``settings.check_optimizer_spec``,
+    no torch: this runs when the workflow is parsed)."""
     if not isinstance(spec, dict) or "name" not in spec or "lr" not in spec:
         raise ValueError(f"{where}: must be a mapping with 'name' and 'lr', got {spec!r}")
-    if spec["name"] not in OPTIMIZERS:
-        raise ValueError(f"{where}: unknown optimizer {spec['name']!r}, expected one of {sorted(OPTIMIZERS)}")
-    args = _scaled(spec, 1.0)
-    cls = OPTIMIZERS[args.pop("name")]
-    param = torch.nn.Parameter(torch.zeros(_SHAPES[kind]))
+    if spec["name"] not in OPTIMIZER_ARGUMENTS:
+        raise ValueError(f"{where}: unknown optimizer {spec['name']!r}, expected one of {sorted(OPTIMIZER_ARGUMENTS)}")
     try:
-        cls([{"params": [param], "name": kind}], **args)
+        check_optimizer_spec(_scaled(spec, 1.0), kind)
     except TypeError as error:
         raise ValueError(f"{where}: {error}") from None
     except ValueError as error:

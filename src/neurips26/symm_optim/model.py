@@ -27,60 +27,13 @@ sandwich norms, GeGLU) is not built.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .settings import LMConfig
+
 __all__ = ["LM", "LMConfig", "kind_of", "n_parameters"]
-
-
-@dataclass(frozen=True)
-class LMConfig:
-    """Sizes of the model; the defaults are the repo's Qwen3-0.6B-style run (20 layers) except the vocabulary."""
-
-    vocab_size: int = 2048
-    d_model: int = 1024
-    n_layers: int = 20
-    n_heads: int = 16
-    n_kv_heads: int = 8
-    head_dim: int = 128
-    d_ff: int = 3072
-    context: int = 1024
-    n_experts: int = 0
-    top_k: int = 0
-    rope_base: float = 1e6
-    norm_eps: float = 1e-6
-    init_std: float = 0.02
-    seed: int = 0
-
-    def __post_init__(self):
-        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "head_dim", "d_ff", "context"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"LMConfig.{name} must be a positive integer, got {value!r}")
-        for name in ("n_experts", "top_k", "seed"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"LMConfig.{name} must be an integer >= 0, got {value!r}")
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(f"LMConfig.n_heads={self.n_heads} is not a multiple of n_kv_heads={self.n_kv_heads}")
-        if self.head_dim % 2:
-            raise ValueError(f"LMConfig.head_dim must be even for rotary embeddings, got {self.head_dim}")
-        if self.n_experts and not 1 <= self.top_k <= self.n_experts:
-            raise ValueError(f"LMConfig.top_k must lie in [1, n_experts={self.n_experts}], got {self.top_k}")
-        if not self.n_experts and self.top_k:
-            raise ValueError(f"LMConfig.top_k={self.top_k} needs n_experts > 0")
-        for name in ("rope_base", "norm_eps", "init_std"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"LMConfig.{name} must be a positive number, got {value!r}")
-
-    @property
-    def is_moe(self) -> bool:
-        return self.n_experts > 0
 
 
 def _rope(positions: int, head_dim: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
