@@ -4,11 +4,6 @@
 # results/{scale}/corpus/{corpus}/bpe{vocab}/{train,val}.bin.
 
 
-wildcard_constraints:
-    corpus="[a-z_]+",
-    vocab=r"\d+",
-
-
 rule corpus_documents:
     output:
         "results/{scale}/corpus/{corpus}/documents.parquet",
@@ -16,6 +11,8 @@ rule corpus_documents:
         "results/{scale}/corpus/logs/{corpus}_documents.log",
     benchmark:
         "results/{scale}/corpus/benchmarks/{corpus}_documents.tsv"
+    wildcard_constraints:
+        corpus="[a-z_]+",
     conda:
         "../envs/text.yaml"
     resources:
@@ -39,6 +36,9 @@ rule corpus_tokenize:
         "results/{scale}/corpus/logs/{corpus}_bpe{vocab}.log",
     benchmark:
         "results/{scale}/corpus/benchmarks/{corpus}_bpe{vocab}.tsv"
+    wildcard_constraints:
+        corpus="[a-z_]+",
+        vocab=r"\d+",
     conda:
         "../envs/text.yaml"
     resources:
