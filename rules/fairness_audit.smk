@@ -71,7 +71,7 @@ rule fairness_audit_extract:
 
 rule fairness_audit_dataset:
     input:
-        fa_raw_files,
+        raw=fa_raw_files,
     output:
         data=f"{FA}/data/{{dataset}}.parquet",
         meta=f"{FA}/data/{{dataset}}.json",
@@ -85,7 +85,10 @@ rule fairness_audit_dataset:
         mem_mb=2000,
         runtime=10,
     params:
-        config=paper_params("fairness_audit"),
+        seed=paper_params("fairness_audit", "seed"),
+        min_group=paper_params("fairness_audit", "min_group"),
+        scm=fa_scm_size,
+        real=fa_real_options,
     script:
         "../scripts/fairness_audit/dataset.py"
 
@@ -108,7 +111,9 @@ rule fairness_audit_coalitions:
         mem_mb=2000,
         runtime=120,
     params:
-        config=paper_params("fairness_audit"),
+        seed=paper_params("fairness_audit", "seed"),
+        measures=paper_params("fairness_audit", "measures"),
+        shapley=paper_params("fairness_audit", "shapley"),
     script:
         "../scripts/fairness_audit/coalitions.py"
 
@@ -131,7 +136,11 @@ rule fairness_audit_true_bias:
         mem_mb=2000,
         runtime=240,
     params:
-        config=paper_params("fairness_audit"),
+        seed=paper_params("fairness_audit", "seed"),
+        measures=paper_params("fairness_audit", "measures"),
+        shapley=paper_params("fairness_audit", "shapley"),
+        true_bias=paper_params("fairness_audit", "true_bias"),
+        selection=fa_selection_rankings,
     script:
         "../scripts/fairness_audit/true_bias.py"
 
@@ -149,7 +158,9 @@ rule fairness_audit_axioms:
         mem_mb=2000,
         runtime=30,
     params:
-        config=paper_params("fairness_audit"),
+        seed=paper_params("fairness_audit", "seed"),
+        measures=paper_params("fairness_audit", "measures"),
+        axioms=paper_params("fairness_audit", "axioms"),
     script:
         "../scripts/fairness_audit/axioms.py"
 
@@ -169,7 +180,10 @@ rule fairness_audit_redundancy:
         mem_mb=2000,
         runtime=60,
     params:
-        config=paper_params("fairness_audit"),
+        seed=paper_params("fairness_audit", "seed"),
+        measures=paper_params("fairness_audit", "measures"),
+        player=paper_params("fairness_audit", "redundancy", "player"),
+        estimator=paper_params("fairness_audit", "redundancy", "estimator"),
     script:
         "../scripts/fairness_audit/redundancy.py"
 
@@ -201,7 +215,10 @@ rule fairness_audit_tables:
         mem_mb=2000,
         runtime=30,
     params:
-        config=paper_params("fairness_audit"),
+        seed=paper_params("fairness_audit", "seed"),
+        shapley=paper_params("fairness_audit", "shapley"),
+        n_boot=paper_params("fairness_audit", "validation", "n_boot"),
+        k_max=paper_params("fairness_audit", "selection", "k_max"),
     script:
         "../scripts/fairness_audit/tables.py"
 
@@ -228,7 +245,9 @@ rule fairness_audit_claims:
         mem_mb=1000,
         runtime=10,
     params:
-        config=paper_params("fairness_audit"),
+        seed=paper_params("fairness_audit", "seed"),
+        n_boot=paper_params("fairness_audit", "validation", "n_boot"),
+        selection_measures=paper_params("fairness_audit", "selection", "measures"),
     script:
         "../scripts/fairness_audit/claims.py"
 
@@ -260,7 +279,8 @@ rule fairness_audit_figures:
         mem_mb=2000,
         runtime=10,
     params:
-        config=paper_params("fairness_audit"),
+        measures=paper_params("fairness_audit", "measures"),
+        selection_measures=paper_params("fairness_audit", "selection", "measures"),
     script:
         "../scripts/fairness_audit/figures.py"
 
@@ -294,6 +314,13 @@ rule fairness_audit_report:
         runtime=10,
     params:
         benchmarks=FA_BENCH,
-        config=paper_params("fairness_audit"),
+        scm=paper_params("fairness_audit", "scm"),
+        real_datasets=paper_params("fairness_audit", "real", "datasets"),
+        estimators=paper_params("fairness_audit", "estimators"),
+        measures=paper_params("fairness_audit", "measures"),
+        shapley_method=paper_params("fairness_audit", "shapley", "method"),
+        true_bias=fa_report_true_bias,
+        axioms=paper_params("fairness_audit", "axioms"),
+        redundancy=paper_params("fairness_audit", "redundancy"),
     script:
         "../scripts/fairness_audit/report.py"

@@ -25,6 +25,57 @@ def fa_config(wildcards):
     return paper_config("fairness_audit", wildcards.scale)
 
 
+def _fa_is_real(wildcards):
+    return fa_experiment.parse_dataset(wildcards.dataset)["kind"] == "real"
+
+
+@reads("fairness_audit", ("scm", "n"), ("scm", "d"))
+def fa_scm_size(wildcards):
+    """The size of an SCM draw (None for a real data set, which does not read it)."""
+    if _fa_is_real(wildcards):
+        return None
+    scm = fa_config(wildcards)["scm"]
+    return {"n": scm["n"], "d": scm["d"]}
+
+
+@reads("fairness_audit", ("impute",), ("real", "missing"), ("real", "source"))
+def fa_real_options(wildcards):
+    """How a real data set is read: imputation, Adult's missing values, the source (None for SCM draws)."""
+    if not _fa_is_real(wildcards):
+        return None
+    cfg = fa_config(wildcards)
+    return {
+        "impute": cfg["impute"],
+        "missing": cfg["real"]["missing"],
+        "source": cfg["real"]["source"],
+    }
+
+
+@reads(
+    "fairness_audit",
+    ("selection", "measures"),
+    ("selection", "random_rankings"),
+    ("selection", "k_max"),
+)
+def fa_selection_rankings(wildcards):
+    """What the true-bias step reads of `selection`: the rankings' measures, random orders and removal depth
+    (its estimator picks the coalitions input)."""
+    sel = fa_config(wildcards)["selection"]
+    return {key: sel[key] for key in ("measures", "random_rankings", "k_max")}
+
+
+@reads(
+    "fairness_audit",
+    ("true_bias", "grid"),
+    ("true_bias", "max_iter"),
+    ("true_bias", "split"),
+)
+def fa_report_true_bias(wildcards):
+    """What the report says of the tuned predictor: its grid, max_iter and split."""
+    tb = fa_config(wildcards)["true_bias"]
+    return {key: tb[key] for key in ("grid", "max_iter", "split")}
+
+
 def fa_raw_files(wildcards):
     """The raw files of a real data set (from the wheel or the canonical hosts); none for SCM draws."""
     cfg = fa_config(wildcards)

@@ -7,7 +7,7 @@ from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.fairness_audit.claims import measure_claims
 
-inp, cfg = snakemake.input, snakemake.params.config
+inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
 DROP = ["git_commit", "config_hash"]
 dpi, axioms, redundancy, pairs, selection, random_removal, datasets = (
@@ -15,7 +15,7 @@ dpi, axioms, redundancy, pairs, selection, random_removal, datasets = (
     for p in (inp.dpi, inp.axioms, inp.redundancy, inp.pairs, inp.selection, inp.random_removal, inp.datasets))
 measured = measure_claims(
     dpi, axioms, redundancy, pairs, selection, random_removal, dict(zip(datasets["dataset"], datasets["scenario"])),
-    cfg["selection"]["measures"], n_boot=cfg["validation"]["n_boot"], seed=cfg["seed"])
+    params.selection_measures, n_boot=params.n_boot, seed=params.seed)
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake))

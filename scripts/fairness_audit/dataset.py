@@ -6,17 +6,20 @@ from neurips26.common.runtime import job_provenance, start_job
 from neurips26.fairness_audit import experiment, real_data
 from neurips26.fairness_audit.storage import audit_meta
 
-cfg, name = snakemake.params.config, snakemake.wildcards.dataset
-log = start_job(snakemake, seed=cfg["seed"])
+settings, name = snakemake.params, snakemake.wildcards.dataset
+seed = settings.seed
+log = start_job(snakemake, seed=seed)
+raw = list(snakemake.input.raw)  # a real data set's raw files (none for an SCM draw)
 if experiment.parse_dataset(name)["kind"] == "real":
-    options = {"min_group": cfg["min_group"], "impute": cfg["impute"]}
+    real = settings.real
+    options = {"min_group": settings.min_group, "impute": real["impute"]}
     if name == "adult":
-        options["missing"] = cfg["real"]["missing"]
-    data = real_data.READERS[name](*snakemake.input, **options)
-    params = {"source": cfg["real"]["source"], "files": list(snakemake.input)}
+        options["missing"] = real["missing"]
+    data = real_data.READERS[name](*raw, **options)
+    params = {"source": real["source"], "files": raw}
 else:
-    data, params = experiment.scm_dataset(cfg, name)
+    data, params = experiment.scm_dataset({"seed": seed, "min_group": settings.min_group, "scm": settings.scm}, name)
 log.info("%s: n=%d, players %s, P(A=1)=%.3f, P(Y=1)=%.3f, %d values imputed", name, data.n, data.players,
          data.a.mean(), data.y.mean(), data.n_imputed)
-write_parquet(data.to_frame()[0], snakemake.output.data, job_provenance(snakemake, cfg["seed"]))
+write_parquet(data.to_frame()[0], snakemake.output.data, job_provenance(snakemake, seed))
 write_text(snakemake.output.meta, audit_meta(data, params))

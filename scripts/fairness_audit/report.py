@@ -12,7 +12,7 @@ from neurips26.fairness_audit.axioms import axiom_summary
 
 inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
-scale, cfg = snakemake.wildcards.scale, params.config
+scale = snakemake.wildcards.scale
 DROP = ["git_commit", "config_hash"]
 claims, table, axioms, dpi, redundancy, selection, random_removal, datasets, coalitions = (
     pd.read_parquet(p).drop(columns=DROP, errors="ignore")
@@ -27,13 +27,13 @@ dpi_summary = pd.DataFrame([{
     "predictors": len(dpi), "share_sp_bound_holds": dpi["holds_sp"].mean(),
     "share_eo_bound_holds": dpi["holds_eo"].mean(),
     "max_excess_sp": dpi["excess_sp"].max(), "max_excess_eo": dpi["excess_eo"].max()}])
-scm, tb, red = cfg["scm"], cfg["true_bias"], cfg["redundancy"]
+scm, tb, red, axioms_cfg = params.scm, params.true_bias, params.redundancy, params.axioms
 text = f"""# Paper 06: information-theoretic measures for auditing unfairness bias in data (scale `{scale}`)
 
 Data sets: the parametric linear SCM's scenario families {scm['scenarios']} x seeds {scm['seeds']}
 ({scm['random_draws']} random draws from the prior; n = {scm['n']}, d = {scm['d']} features) and real data sets
-{cfg['real']['datasets'] or 'none'}. Every coalition of features is valued once per data set and estimator
-({cfg['estimators']}) by the measures {cfg['measures']}; Shapley values are {cfg['shapley']['method']}. The
+{params.real_datasets or 'none'}. Every coalition of features is valued once per data set and estimator
+({params.estimators}) by the measures {params.measures}; Shapley values are {params.shapley_method}. The
 "true bias" is that of an MLP tuned on validation log-loss over {len(tb['grid'])} configurations (max_iter
 {tb['max_iter']}, split {tb['split']}), trained on the full feature set, every leave-one-out set, every singleton and
 the removal sets of the selection rankings, with its SP gap, EO gap, I(Yhat; A) and I(Yhat; A | Y) on the test split.
@@ -57,7 +57,7 @@ Aligned pairs (measure's notion = gap's notion) with bootstrap 95% intervals:
 ## Axiom table
 
 Outcome of each measure on each property (pass: on every instance; fail: on none; holds_under_condition: on some),
-instances of n = {cfg['axioms']['n']}, tolerance {cfg['axioms']['tol']} nats, estimator {cfg['axioms']['estimator']}:
+instances of n = {axioms_cfg['n']}, tolerance {axioms_cfg['tol']} nats, estimator {axioms_cfg['estimator']}:
 
 {markdown_table(summary)}
 

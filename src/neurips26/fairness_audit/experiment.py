@@ -16,16 +16,18 @@ off the same fits.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .data import AuditData
-from .measures import MEASURES
-from .real_data import READERS
-from .scm import SCENARIOS, random_draw, sample_scm, scenario
+# the workflow parses with this module: names come from .catalog, and the modules that need pandas, scipy or
+# scikit-learn (data, scm, true_bias) are imported inside the functions that use them
+from .catalog import MEASURE_NOTIONS, READER_NAMES, SCENARIO_NAMES
 from .shapley import MAX_EXACT_PLAYERS, monte_carlo_shapley
 from .sources import SOURCES
-from .true_bias import coalition_key, standard_coalitions
+
+if TYPE_CHECKING:
+    from .data import AuditData
 
 __all__ = ["check_config", "coalition_masks", "dataset_names", "parse_dataset", "redundancy_datasets",
            "scm_dataset", "true_bias_coalitions"]
@@ -49,14 +51,14 @@ def redundancy_datasets(cfg: dict) -> list[str]:
 
 def parse_dataset(name: str) -> dict:
     """``{"kind": "real"|"scm"|"random", ...}`` of a data set name; ValueError for a name of none of the forms."""
-    if name in READERS:
+    if name in READER_NAMES:
         return {"kind": "real", "name": name}
     if match := _RANDOM.match(name):
         return {"kind": "random", "index": int(match["index"])}
-    if (match := _SCM.match(name)) and match["scenario"] in SCENARIOS:
+    if (match := _SCM.match(name)) and match["scenario"] in SCENARIO_NAMES:
         return {"kind": "scm", "scenario": match["scenario"], "seed": int(match["seed"])}
-    raise ValueError(f"unknown data set {name!r}: expected <scenario>_s<seed> with a scenario of {list(SCENARIOS)}, "
-                     f"random_<i>, or one of {list(READERS)}")
+    raise ValueError(f"unknown data set {name!r}: expected <scenario>_s<seed> with a scenario of {list(SCENARIO_NAMES)}, "
+                     f"random_<i>, or one of {list(READER_NAMES)}")
 
 
 def scenario_of(name: str) -> str:
@@ -66,6 +68,8 @@ def scenario_of(name: str) -> str:
 
 def scm_dataset(cfg: dict, name: str) -> tuple[AuditData, dict]:
     """The sampled SCM data set ``name`` and its parameters (JSON-able)."""
+    from .scm import random_draw, sample_scm, scenario
+
     parsed, scm = parse_dataset(name), cfg["scm"]
     if parsed["kind"] == "scm":
         params = scenario(parsed["scenario"], scm["d"], parsed["seed"])
@@ -96,6 +100,8 @@ def coalition_masks(d: int, method: str, permutations: int, seed: int) -> list[i
 
 def true_bias_coalitions(players: list[str], rankings: dict[str, list[str]], k_max: int) -> list[tuple[str, ...]]:
     """The notes' grid (full set, leave-one-out sets, singletons) and every ranking's removal sets up to k_max."""
+    from .true_bias import coalition_key, standard_coalitions
+
     sets = [tuple(c) for c in standard_coalitions(players)]
     for ranking in rankings.values():
         for k in range(1, k_max + 1):
@@ -116,15 +122,15 @@ def check_config(cfg: dict) -> None:
         parse_dataset(name)
     if len(set(dataset_names(cfg))) != len(dataset_names(cfg)):
         raise ValueError(f"data sets are listed twice: {dataset_names(cfg)}")
-    unknown = [m for m in cfg["measures"] if m not in MEASURES]
+    unknown = [m for m in cfg["measures"] if m not in MEASURE_NOTIONS]
     if unknown:
-        raise ValueError(f"unknown measures {unknown}, expected some of {sorted(MEASURES)}")
+        raise ValueError(f"unknown measures {unknown}, expected some of {sorted(MEASURE_NOTIONS)}")
     for notion, measure in cfg["selection"]["measures"].items():
         if measure not in cfg["measures"]:
             raise ValueError(f"selection.measures.{notion}: {measure!r} is not among the measures {cfg['measures']}")
-        if MEASURES[measure].notion != notion:
+        if MEASURE_NOTIONS[measure] != notion:
             raise ValueError(f"selection.measures.{notion}: {measure!r} is aligned with "
-                             f"{MEASURES[measure].notion}, not {notion}")
+                             f"{MEASURE_NOTIONS[measure]}, not {notion}")
     for key in ("selection", "axioms"):
         if cfg[key]["estimator"] not in cfg["estimators"]:
             raise ValueError(f"{key}.estimator {cfg[key]['estimator']!r} is not among the estimators "

