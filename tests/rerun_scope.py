@@ -9,7 +9,8 @@ reruns. The rule of each job whose params differ must carry the key: one of its 
 (config_keys, set by paper_params or @reads in rules/common.smk) a key path that contains it.
 
 Prints one JSON object: per paper the keys tested, refused (the schema or the DAG rejects the change) and
-the violations, plus the declared key paths that no tested key reached.
+the violations, plus the declared key paths that no tested key reached (declared for jobs that do not exist
+at this scale, e.g. another model's block, or whose changes the schema refuses).
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ def main() -> None:
         for path in leaves(original):
             if not path:
                 continue
+            reason = "no value to change it to"
             for candidate in changes(get(original, path)):
                 variant = copy.deepcopy(original)
                 put(variant, path, candidate)
@@ -140,7 +142,7 @@ def main() -> None:
                 tested.append({"key": list(map(str, path)), "rerun": changed})
                 break
             else:
-                refused.append({"key": list(map(str, path)), "reason": locals().get("reason", "no candidate value")})
+                refused.append({"key": list(map(str, path)), "reason": reason})
         uncovered = sorted(
             f"{rule}: {'.'.join(map(str, d[1:]))}" for rule in base_rules for d in declared[rule]
             if d[0] == slug and (rule, d) not in reached and _exists(original, d[1:])
