@@ -6,12 +6,6 @@
 include: "functions/pred_loss_space.smk"
 
 
-wildcard_constraints:
-    pred="x|eps|v",
-    loss="x|eps|v",
-    seed=r"\d+",
-
-
 # cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
 rule pred_loss_space_download:
     output:
@@ -35,7 +29,7 @@ rule pred_loss_space_download:
 
 rule pred_loss_space_data:
     input:
-        pls_archive_inputs,
+        archives=pls_archive_inputs,
     output:
         f"{PLS}/data/{{dataset}}.npz",
     log:
@@ -55,7 +49,7 @@ rule pred_loss_space_data:
 
 rule pred_loss_space_features:
     input:
-        f"{PLS}/data/{{dataset}}.npz",
+        data=f"{PLS}/data/{{dataset}}.npz",
     output:
         f"{PLS}/features/{{dataset}}.pt",
     log:
@@ -99,7 +93,7 @@ rule pred_loss_space_fid_reference:
 
 rule pred_loss_space_train:
     input:
-        f"{PLS}/data/{{dataset}}.npz",
+        data=f"{PLS}/data/{{dataset}}.npz",
     output:
         model=f"{PLS}/runs/{PLS_RUN}/model.pt",
         log_table=f"{PLS}/runs/{PLS_RUN}/train_log.parquet",
@@ -107,6 +101,10 @@ rule pred_loss_space_train:
         f"{PLS_LOG}/train/{PLS_RUN}.log",
     benchmark:
         f"{PLS_BENCH}/train/{PLS_RUN}.tsv"
+    wildcard_constraints:
+        pred="x|eps|v",
+        loss="x|eps|v",
+        seed=r"\d+",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
@@ -114,7 +112,6 @@ rule pred_loss_space_train:
         mem_mb=4000,
         runtime=120,
     params:
-        arch=pls_arch,
         spec=pls_model_spec,
         bottleneck=pls_bottleneck,
         train=pls_train,
@@ -125,13 +122,17 @@ rule pred_loss_space_train:
 
 rule pred_loss_space_sample:
     input:
-        f"{PLS}/runs/{PLS_RUN}/model.pt",
+        model=f"{PLS}/runs/{PLS_RUN}/model.pt",
     output:
         f"{PLS}/runs/{PLS_RUN}/samples.npz",
     log:
         f"{PLS_LOG}/sample/{PLS_RUN}.log",
     benchmark:
         f"{PLS_BENCH}/sample/{PLS_RUN}.tsv"
+    wildcard_constraints:
+        pred="x|eps|v",
+        loss="x|eps|v",
+        seed=r"\d+",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
@@ -141,7 +142,8 @@ rule pred_loss_space_sample:
     params:
         spec=pls_model_spec,
         sample=paper_params("pred_loss_space", "sample"),
-        noise=paper_params("pred_loss_space", "noise"),
+        t_eps=paper_params("pred_loss_space", "noise", "t_eps"),
+        t_min=paper_params("pred_loss_space", "noise", "t_min"),
     script:
         "../scripts/pred_loss_space/sample.py"
 
@@ -160,6 +162,10 @@ rule pred_loss_space_evaluate:
         f"{PLS_LOG}/evaluate/{PLS_RUN}.log",
     benchmark:
         f"{PLS_BENCH}/evaluate/{PLS_RUN}.tsv"
+    wildcard_constraints:
+        pred="x|eps|v",
+        loss="x|eps|v",
+        seed=r"\d+",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
@@ -169,15 +175,17 @@ rule pred_loss_space_evaluate:
     params:
         spec=pls_model_spec,
         bottleneck=pls_bottleneck,
-        evaluate=paper_params("pred_loss_space", "evaluate"),
-        noise=paper_params("pred_loss_space", "noise"),
+        t_grid=paper_params("pred_loss_space", "evaluate", "t_grid"),
+        n_test=paper_params("pred_loss_space", "evaluate", "n_test"),
+        t_eps=paper_params("pred_loss_space", "noise", "t_eps"),
+        t_min=paper_params("pred_loss_space", "noise", "t_min"),
     script:
         "../scripts/pred_loss_space/evaluate.py"
 
 
 rule pred_loss_space_metrics:
     input:
-        pls_run_metrics,
+        tables=pls_run_metrics,
     output:
         f"{PLS}/metrics.parquet",
     log:
@@ -209,7 +217,7 @@ rule pred_loss_space_claims:
         mem_mb=1000,
         runtime=10,
     params:
-        noise=paper_params("pred_loss_space", "noise"),
+        t_eps=paper_params("pred_loss_space", "noise", "t_eps"),
     script:
         "../scripts/pred_loss_space/claims.py"
 
@@ -266,6 +274,14 @@ rule pred_loss_space_report:
         runtime=10,
     params:
         benchmarks=PLS_BENCH,
-        config=paper_params("pred_loss_space"),
+        regimes=paper_params("pred_loss_space", "regimes"),
+        seeds=paper_params("pred_loss_space", "seeds"),
+        steps=paper_params("pred_loss_space", "train", "steps"),
+        batch=paper_params("pred_loss_space", "train", "batch"),
+        lr=paper_params("pred_loss_space", "train", "lr"),
+        ema=paper_params("pred_loss_space", "train", "ema"),
+        p_mean=paper_params("pred_loss_space", "noise", "p_mean"),
+        p_std=paper_params("pred_loss_space", "noise", "p_std"),
+        sample=paper_params("pred_loss_space", "sample"),
     script:
         "../scripts/pred_loss_space/report.py"

@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch import nn
 
+from neurips26.common import loop
 from neurips26.pred_loss_space import models, sampling, spaces, training
 
 IMAGE = (1, 16, 16)
@@ -136,6 +137,30 @@ def test_feature_net_features_and_training():
     assert same_state(net.state_dict(), again.state_dict()) and accuracy == accuracy_again
 
 
+def test_feature_net_killed_after_a_checkpoint_resumes_bit_identically(tmp_path, monkeypatch):
+    g = torch.Generator().manual_seed(0)
+    y = torch.arange(200) % 2
+    x = torch.randn(200, *IMAGE, generator=g) * 0.3 + (2.0 * y - 1.0)[:, None, None, None] * 0.5
+    whole, accuracy = training.train_feature_net(x, y, steps=20, batch=64, lr=3e-3, seed=0)
+    settings = loop.LoopSettings(checkpoint=tmp_path / "features.ckpt", fingerprint="job", every_steps=5)
+    calls, real = [], training.F.cross_entropy
+
+    def dying(*args, **kw):
+        calls.append(1)
+        if len(calls) == 13:  # step 12, after the checkpoint of step 10
+            raise KeyboardInterrupt("killed")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(training.F, "cross_entropy", dying)
+    with pytest.raises(KeyboardInterrupt):
+        training.train_feature_net(x, y, steps=20, batch=64, lr=3e-3, seed=0, settings=settings)
+    monkeypatch.setattr(training.F, "cross_entropy", real)
+    assert torch.load(settings.checkpoint, weights_only=False)["step"] == 10
+    resumed, accuracy_resumed = training.train_feature_net(x, y, steps=20, batch=64, lr=3e-3, seed=0,
+                                                           settings=settings)
+    assert same_state(whole.state_dict(), resumed.state_dict()) and accuracy == accuracy_resumed
+
+
 # --------------------------------------------------------------------------- training
 
 
@@ -188,26 +213,31 @@ class Crashing(nn.Module):
 
 def test_interrupted_and_resumed_run_is_bit_identical(tmp_path):
     x = toy_data()
-    kw = dict(steps=40, checkpoint_every=20, fingerprint="job-1")
-    ema_full, log_full = train(Crashing(toy_model()), x, checkpoint=str(tmp_path / "full.pt"), **kw)
+    ema_full, log_full = train(Crashing(toy_model()), x, steps=40)
 
-    path = str(tmp_path / "crash.pt")
+    settings = loop.LoopSettings(checkpoint=tmp_path / "crash.pt", fingerprint="job-1", every_steps=20)
     with pytest.raises(RuntimeError):
-        train(Crashing(toy_model(), limit=27), x, checkpoint=path, **kw)
-    assert torch.load(path, weights_only=False)["step"] == 20
+        train(Crashing(toy_model(), limit=27), x, steps=40, settings=settings)
+    assert torch.load(settings.checkpoint, weights_only=False)["step"] == 20
     resumed = Crashing(toy_model(seed=5))  # other initial weights: they come from the checkpoint
-    ema_resumed, log_resumed = train(resumed, x, checkpoint=path, **kw)
+    ema_resumed, log_resumed = train(resumed, x, steps=40, settings=settings)
     assert resumed.calls == 20
     assert same_state(ema_full, ema_resumed)
     pd.testing.assert_frame_equal(log_full, log_resumed)
 
 
-def test_resume_rejects_a_checkpoint_of_another_cell(tmp_path):
-    path = str(tmp_path / "ckpt.pt")
-    train(toy_model(), toy_data(), steps=20, checkpoint=path, checkpoint_every=10, fingerprint="same")
-    with pytest.raises(ValueError, match="written for pred='x', loss='v', not pred='eps', loss='v'"):
-        train(toy_model(), toy_data(), pred="eps", steps=20, checkpoint=path, checkpoint_every=10,
-              fingerprint="same")
+def test_a_checkpoint_of_another_cell_is_never_resumed(tmp_path):
+    """Same job fingerprint, other (pred, loss) cell: the checkpoint is ignored and the cell trains afresh."""
+    settings = loop.LoopSettings(checkpoint=tmp_path / "ckpt.pt", fingerprint="same", every_steps=10)
+    with pytest.raises(RuntimeError):
+        train(Crashing(toy_model(), limit=15), toy_data(), steps=20, settings=settings)
+    assert settings.checkpoint.exists()
+    fresh_ema, fresh_log = train(Crashing(toy_model()), toy_data(), pred="eps", steps=20)
+    other = Crashing(toy_model())
+    ema, log = train(other, toy_data(), pred="eps", steps=20, settings=settings)
+    assert other.calls == 20  # every step was run: nothing was resumed
+    assert same_state(ema, fresh_ema)
+    pd.testing.assert_frame_equal(log, fresh_log)
 
 
 def test_divergence_raises_floating_point_error():

@@ -38,12 +38,9 @@ def pls_config(wildcards):
     return paper_config("pred_loss_space", wildcards.scale)
 
 
+@reads("pred_loss_space", ("datasets",))
 def pls_dataset(wildcards):
     return pls_config(wildcards)["datasets"][wildcards.dataset]
-
-
-def pls_arch(wildcards):
-    return pls_config(wildcards)["archs"][wildcards.arch]
 
 
 def pls_feature_inputs(wildcards):
@@ -78,16 +75,19 @@ def pls_run_samples(wildcards):
     return [f"{d}/samples.npz" for d in pls_run_dirs(wildcards)]
 
 
+@reads("pred_loss_space", ("regimes",), ("preds",), ("losses",), ("seeds",))
 def pls_run_ids(wildcards):
     return pls_experiment.run_ids(pls_config(wildcards))
 
 
+@reads("pred_loss_space", ("archs",), ("datasets",))
 def pls_model_spec(wildcards):
     return pls_experiment.model_spec(
         pls_config(wildcards), wildcards.dataset, wildcards.arch
     )
 
 
+@reads("pred_loss_space", ("regimes",))
 def pls_bottleneck(wildcards):
     return pls_experiment.regime_of(
         pls_config(wildcards), wildcards.dataset, wildcards.arch
@@ -114,6 +114,7 @@ def pls_download_hash(wildcards):
     return PLS_ARCHIVES[wildcards.archive][1]
 
 
+@reads("pred_loss_space", ("train",), ("regimes",))
 def pls_train(wildcards):
     """The training settings, with the regime's own step count where it sets one."""
     return pls_experiment.train_settings(

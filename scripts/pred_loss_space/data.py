@@ -17,10 +17,11 @@ else:
     if cfg["kind"] == "digits16":
         x_train, y_train, x_test, y_test = data.digits16(seed=DATA_SEED, n_train=cfg["n_train"])
     else:
+        archive = snakemake.input.archives[0]
         if cfg["kind"] == "cifar10":
-            x_train, y_train, x_test, y_test = data.cifar10_from_archive(snakemake.input[0])
+            x_train, y_train, x_test, y_test = data.cifar10_from_archive(archive)
         else:
-            x_train, y_train, x_test, y_test = data.imagenette_from_archive(snakemake.input[0], cfg["image_size"])
+            x_train, y_train, x_test, y_test = data.imagenette_from_archive(archive, cfg["image_size"])
         keep = np.sort(np.random.default_rng(DATA_SEED).permutation(len(x_train))[: cfg["n_train"]])
         x_train, y_train = x_train[keep], y_train[keep]  # a fixed subset of the archive's training split
     arrays = {"x_train": x_train, "y_train": y_train, "x_test": x_test, "y_test": y_test}

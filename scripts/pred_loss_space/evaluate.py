@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from neurips26.common import loop
 from neurips26.common.io import load_npz, write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.pred_loss_space import evaluation, inception, models, sampling
@@ -17,23 +18,22 @@ arrays = load_npz(snakemake.input.data)
 saved = torch.load(snakemake.input.model, weights_only=False)
 model = models.build_model(wc.arch, params.spec)
 model.load_state_dict(saved["state_dict"])
-model.eval()
-cfg, noise = params.evaluate, params.noise
+device = loop.job_device()  # paper scale asks for a GPU (profiles/slurm)
+model.to(device).eval()
 
-x_test = torch.from_numpy(arrays["x_test"][: cfg["n_test"]])
-per_t = sampling.denoise_errors(model, x_test, wc.pred, cfg["t_grid"], seed=seed + 2000,
-                                t_eps=noise["t_eps"], t_min=noise["t_min"])
+x_test = torch.from_numpy(arrays["x_test"][: params.n_test])
+per_t = sampling.denoise_errors(model, x_test, wc.pred, params.t_grid, seed=seed + 2000,
+                                t_eps=params.t_eps, t_min=params.t_min)
 samples = load_npz(snakemake.input.samples)["samples"]
 if snakemake.input.features:
     features = torch.load(snakemake.input.features[0], weights_only=False)
     embed = evaluation.feature_embedder(features["state_dict"], features["feature_dim"], features["channels"],
-                                        features["n_classes"])
+                                        features["n_classes"], device=device)
     quality = evaluation.sample_quality_images(samples, arrays["x_train"], embed)
 else:
     quality = evaluation.sample_quality_toy(samples, arrays["x_train"], arrays["projection"])
 if snakemake.input.fid:
     weights, reference = snakemake.input.fid
-    device = "cuda" if torch.cuda.is_available() else "cpu"  # paper scale asks for a GPU (profiles/slurm)
     net = inception.load_inception(weights, device=device)
     stats = load_npz(reference)
     quality["fid"] = evaluation.inception_fid(

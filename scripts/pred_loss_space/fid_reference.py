@@ -3,14 +3,14 @@
 import time
 
 import numpy as np
-import torch
 
+from neurips26.common import loop
 from neurips26.common.io import load_npz, save_npz
 from neurips26.common.runtime import start_job
 from neurips26.pred_loss_space import fd, inception
 
 log = start_job(snakemake)
-device = "cuda" if torch.cuda.is_available() else "cpu"  # paper scale asks for a GPU (profiles/slurm)
+device = loop.job_device()  # paper scale asks for a GPU (profiles/slurm)
 x_train = load_npz(snakemake.input.data)["x_train"]
 net = inception.load_inception(snakemake.input.weights, device=device)
 start = time.perf_counter()

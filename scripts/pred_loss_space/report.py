@@ -9,12 +9,12 @@ from neurips26.common.runtime import start_job
 from neurips26.pred_loss_space import summary
 
 log = start_job(snakemake)
-scale, cfg = snakemake.wildcards.scale, snakemake.params.config
+scale, params = snakemake.wildcards.scale, snakemake.params
 metrics, claims = pd.read_parquet(snakemake.input.metrics), pd.read_parquet(snakemake.input.claims)
 regimes = "\n".join(
     f"- `{r['dataset']}` with `{r['arch']}` ({'bottleneck' if r['bottleneck'] else 'no bottleneck'}), "
-    f"{r.get('steps', cfg['train']['steps'])} steps, seeds {r.get('seeds', cfg['seeds'])}"
-    for r in cfg["regimes"])
+    f"{r.get('steps', params.steps)} steps, seeds {r.get('seeds', params.seeds)}"
+    for r in params.regimes)
 matrices = "\n\n".join(
     f"### {name}\n\nDenoising MSE (x-space, mean over the t grid); rows: prediction space, columns: loss space\n\n"
     f"{markdown_table(summary.matrix(metrics, key, 'mse'))}\n\nFD (proxy)\n\n"
@@ -22,14 +22,13 @@ matrices = "\n\n".join(
     + (f"\n\nFID (Inception-v3 pool3 features, against the training set; the claims use it)\n\n"
        f"{markdown_table(summary.matrix(metrics, key, 'fid'))}" if key in summary.fid_regimes(metrics) else "")
     for key, name in summary.regimes(metrics))
-noise, train = cfg["noise"], cfg["train"]
 
 text = f"""# Paper 01: prediction space vs loss space (scale `{scale}`)
 
 Every cell of the 3x3 matrix (prediction space x loss space, each in x, eps, v) is trained once per seed of
-its regime (the nine cells of a seed share it) with Adam (batch {train['batch']}, lr {train['lr']:g}, EMA {train['ema']:g}),
-t ~ logit-normal({noise['p_mean']:g}, {noise['p_std']:g}), then sampled with Heun ({cfg['sample']['steps']}
-steps, {cfg['sample']['n']} samples) and scored on held-out data. Regimes:
+its regime (the nine cells of a seed share it) with Adam (batch {params.batch}, lr {params.lr:g}, EMA {params.ema:g}),
+t ~ logit-normal({params.p_mean:g}, {params.p_std:g}), then sampled with Heun ({params.sample['steps']}
+steps, {params.sample['n']} samples) and scored on held-out data. Regimes:
 
 {regimes}
 

@@ -4,6 +4,7 @@ import time
 
 import torch
 
+from neurips26.common import loop
 from neurips26.common.io import save_npz
 from neurips26.common.runtime import start_job
 from neurips26.pred_loss_space import models, sampling
@@ -11,15 +12,15 @@ from neurips26.pred_loss_space import models, sampling
 wc, params = snakemake.wildcards, snakemake.params
 seed = int(wc.seed)
 log = start_job(snakemake, seed=seed)
-saved = torch.load(snakemake.input[0], weights_only=False)
+saved = torch.load(snakemake.input.model, weights_only=False)
 model = models.build_model(wc.arch, params.spec)
 model.load_state_dict(saved["state_dict"])
-model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
-spec, cfg, noise = params.spec, params.sample, params.noise
+model.to(loop.job_device()).eval()  # paper scale asks for a GPU (profiles/slurm)
+spec, cfg = params.spec, params.sample
 shape = (spec["dim"],) if "dim" in spec else (spec["channels"], spec["image_size"], spec["image_size"])
 start = time.perf_counter()
 samples = sampling.heun_sample(model, cfg["n"], shape, cfg["steps"], wc.pred, seed=seed + 1000,
-                               t_eps=noise["t_eps"], t_min=noise["t_min"])
+                               t_eps=params.t_eps, t_min=params.t_min)
 seconds = time.perf_counter() - start
 finite = torch.isfinite(samples).all(dim=tuple(range(1, samples.dim())))
 log.info("%d samples in %.1f s (%d steps); %d not finite", cfg["n"], seconds, cfg["steps"], int((~finite).sum()))

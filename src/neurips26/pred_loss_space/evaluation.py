@@ -14,16 +14,17 @@ from neurips26.pred_loss_space import data, fd, models
 PER_T_METRICS = ("mse_x", "mse_eps", "mse_v", "amp_x_emp", "amp_x_theory", "amp_v_emp", "amp_v_theory")
 
 
-def feature_embedder(state_dict: dict, feature_dim: int, channels: int = 1,
-                     n_classes: int = 10) -> Callable[[np.ndarray], np.ndarray]:
-    """The trained image classifier's penultimate layer as a function of images."""
+def feature_embedder(state_dict: dict, feature_dim: int, channels: int = 1, n_classes: int = 10,
+                     device: str | torch.device = "cpu") -> Callable[[np.ndarray], np.ndarray]:
+    """The trained image classifier's penultimate layer (run on `device`) as a function of images."""
     net = models.FeatureNet(channels=channels, n_classes=n_classes, feature_dim=feature_dim)
     net.load_state_dict(state_dict)
-    net.eval()
+    net.to(device).eval()
 
     def embed(images: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            return net.features(torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32))).numpy()
+            x = torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32)).to(device)
+            return net.features(x).cpu().numpy()
 
     return embed
 

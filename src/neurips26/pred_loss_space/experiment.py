@@ -121,11 +121,3 @@ def check_config(cfg: dict) -> None:
         if cfg["evaluate"]["n_test"] > test_size(data):
             raise ValueError(f"evaluate.n_test = {cfg['evaluate']['n_test']} exceeds the test split of {dataset}")
 
-
-def check_resumed_cell(saved: dict, pred: str, loss: str, path: str) -> None:
-    """A checkpoint left by a killed job may be resumed only by the same cell of the matrix."""
-    if (saved.get("pred"), saved.get("loss")) != (pred, loss):
-        raise ValueError(
-            f"checkpoint {path} was written for pred={saved.get('pred')}, loss={saved.get('loss')}, "
-            f"not {pred}x{loss}: delete it to train this cell from scratch"
-        )

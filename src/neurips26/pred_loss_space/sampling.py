@@ -77,14 +77,16 @@ def denoise_errors(model: nn.Module, x_test: torch.Tensor, pred: str, t_grid: li
     x_test = torch.as_tensor(x_test, dtype=torch.float32)
     if len(x_test) == 0:
         raise ValueError("empty test set")
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)  # draws on the CPU: the same noise on any device
+    device = next(model.parameters(), torch.empty(0)).device  # a model without parameters runs on the CPU
     rows = []
     with _eval_mode(model):
         for t_value in t_grid:
             sums = {"mse_x": 0.0, "mse_eps": 0.0, "mse_v": 0.0, "amp_x_emp": 0.0, "amp_v_emp": 0.0}
             for x in x_test.split(batch):
-                eps = torch.randn(x.shape, generator=generator)
-                t = torch.full((len(x),), float(t_value))
+                eps = torch.randn(x.shape, generator=generator).to(device)
+                x = x.to(device)
+                t = torch.full((len(x),), float(t_value), device=device)
                 z = spaces.interpolate(x, eps, t)
                 o = model(z, t)
                 estimate = spaces.convert(o, z, t, pred, t_eps, t_min)

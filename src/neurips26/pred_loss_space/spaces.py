@@ -106,7 +106,7 @@ def measured_amplification(o: torch.Tensor, z: torch.Tensor, t: torch.Tensor, pr
                            scale: float = 1e-3, generator: torch.Generator | None = None,
                            t_eps: float = T_EPS, t_min: float = T_MIN) -> torch.Tensor:
     """|d estimate_space| / |d o| per sample, measured by perturbing `o` with a random direction."""
-    delta = torch.randn(o.shape, generator=generator, dtype=o.dtype) * scale
+    delta = torch.randn(o.shape, generator=generator, dtype=o.dtype).to(o.device) * scale  # drawn on the CPU
     base = convert(o, z, t, pred, t_eps, t_min)[space]
     moved = convert(o + delta, z, t, pred, t_eps, t_min)[space]
     return (moved - base).flatten(1).norm(dim=1) / delta.flatten(1).norm(dim=1)
