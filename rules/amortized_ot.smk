@@ -5,12 +5,9 @@
 include: "functions/amortized_ot.smk"
 
 
-wildcard_constraints:
-    task="digits|colour|sphere|cfm",
-    fitted="ra|oa",
-    plan="exact|ra|oa|indep",
-    L=r"\d+",
-    fit_seed=r"\d+",
+# wildcard constraints sit on the rules that use each wildcard (a global block would constrain every paper)
+AOT_TASK = "|".join(AOT_TASKS)
+AOT_PLAN = "exact|ra|oa|indep"
 
 
 # cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
@@ -36,20 +33,22 @@ rule amortized_ot_download_mnist:
 
 rule amortized_ot_pairs:
     input:
-        aot_source_files,
+        source=aot_source_files,
     output:
         f"{AOT}/pairs/{{task}}.npz",
     log:
         f"{AOT_LOG}/pairs/{{task}}.log",
     benchmark:
         f"{AOT_BENCH}/pairs/{{task}}.tsv"
+    wildcard_constraints:
+        task=AOT_TASK,
     conda:
         "../envs/data.yaml"
     resources:
         mem_mb=2000,
         runtime=10,
     params:
-        task=aot_task_params,
+        task=aot_pairs_task,
         train_res=aot_train_res,
         groups=aot_test_groups,
         seed=paper_params("amortized_ot", "seed"),
@@ -59,13 +58,15 @@ rule amortized_ot_pairs:
 
 rule amortized_ot_ground_truth:
     input:
-        f"{AOT}/pairs/{{task}}.npz",
+        pairs=f"{AOT}/pairs/{{task}}.npz",
     output:
         f"{AOT}/ground_truth/{{task}}.npz",
     log:
         f"{AOT_LOG}/ground_truth/{{task}}.log",
     benchmark:
         f"{AOT_BENCH}/ground_truth/{{task}}.tsv"
+    wildcard_constraints:
+        task=AOT_TASK,
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
@@ -73,7 +74,7 @@ rule amortized_ot_ground_truth:
         mem_mb=8000,
         runtime=120,
     params:
-        task=aot_task_params,
+        eps=aot_eps(AOT_TASKS),
         solver=paper_params("amortized_ot", "ground_truth"),
     script:
         "../scripts/amortized_ot/ground_truth.py"
@@ -89,6 +90,10 @@ rule amortized_ot_fit:
         f"{AOT_LOG}/fit/{{task}}_{{fitted}}_L{{L}}.log",
     benchmark:
         f"{AOT_BENCH}/fit/{{task}}_{{fitted}}_L{{L}}.tsv"
+    wildcard_constraints:
+        task=AOT_TASK,
+        fitted="ra|oa",
+        L=r"\d+",
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
@@ -96,10 +101,10 @@ rule amortized_ot_fit:
         mem_mb=8000,
         runtime=120,
     params:
-        task=aot_task_params,
+        eps=aot_eps(AOT_TASKS),
         n_basis=paper_params("amortized_ot", "n_basis"),
         ridge=paper_params("amortized_ot", "ridge"),
-        oa=paper_params("amortized_ot", "oa"),
+        oa=aot_fit_oa,
         seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/fit.py"
@@ -116,6 +121,11 @@ rule amortized_ot_fit_seeded:
         f"{AOT_LOG}/fit/{{task}}_{{fitted}}_L{{L}}_s{{fit_seed}}.log",
     benchmark:
         f"{AOT_BENCH}/fit/{{task}}_{{fitted}}_L{{L}}_s{{fit_seed}}.tsv"
+    wildcard_constraints:
+        task=AOT_TASK,
+        fitted="ra|oa",
+        L=r"\d+",
+        fit_seed=r"\d+",
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
@@ -123,10 +133,10 @@ rule amortized_ot_fit_seeded:
         mem_mb=8000,
         runtime=120,
     params:
-        task=aot_task_params,
+        eps=aot_eps(aot_experiment.POTENTIAL_TASKS),
         n_basis=paper_params("amortized_ot", "n_basis"),
         ridge=paper_params("amortized_ot", "ridge"),
-        oa=paper_params("amortized_ot", "oa"),
+        oa=aot_fit_oa,
         seed=aot_fit_seed,
     script:
         "../scripts/amortized_ot/fit.py"
@@ -134,7 +144,7 @@ rule amortized_ot_fit_seeded:
 
 rule amortized_ot_fit_metaot:
     input:
-        f"{AOT}/pairs/{{task}}.npz",
+        pairs=f"{AOT}/pairs/{{task}}.npz",
     output:
         f"{AOT}/models/{{task}}/metaot.pt",
     log:
@@ -150,7 +160,7 @@ rule amortized_ot_fit_metaot:
         mem_mb=8000,
         runtime=240,
     params:
-        task=aot_task_params,
+        eps=aot_eps(aot_experiment.FIXED_SUPPORT_TASKS),
         metaot=paper_params("amortized_ot", "metaot"),
         seed=paper_params("amortized_ot", "seed"),
     script:
@@ -160,7 +170,7 @@ rule amortized_ot_fit_metaot:
 # Meta-OT retrained with another seed (initialisation, minibatch order) on the same training pairs
 rule amortized_ot_fit_metaot_seeded:
     input:
-        f"{AOT}/pairs/{{task}}.npz",
+        pairs=f"{AOT}/pairs/{{task}}.npz",
     output:
         f"{AOT}/models/{{task}}/metaot_s{{fit_seed}}.pt",
     log:
@@ -169,6 +179,7 @@ rule amortized_ot_fit_metaot_seeded:
         f"{AOT_BENCH}/fit/{{task}}_metaot_s{{fit_seed}}.tsv"
     wildcard_constraints:
         task="|".join(aot_experiment.FIXED_SUPPORT_TASKS),
+        fit_seed=r"\d+",
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
@@ -176,7 +187,7 @@ rule amortized_ot_fit_metaot_seeded:
         mem_mb=8000,
         runtime=240,
     params:
-        task=aot_task_params,
+        eps=aot_eps(aot_experiment.FIXED_SUPPORT_TASKS),
         metaot=paper_params("amortized_ot", "metaot"),
         seed=aot_fit_seed,
     script:
@@ -202,7 +213,7 @@ rule amortized_ot_predict:
         mem_mb=8000,
         runtime=60,
     params:
-        task=aot_task_params,
+        eps=aot_eps(aot_experiment.POTENTIAL_TASKS),
         runs=aot_predictions_params,
         seed=paper_params("amortized_ot", "seed"),
     script:
@@ -229,7 +240,7 @@ rule amortized_ot_evaluate:
         mem_mb=8000,
         runtime=60,
     params:
-        task=aot_task_params,
+        eps=aot_eps(aot_experiment.POTENTIAL_TASKS),
         groups=aot_test_groups,
         runs=aot_predictions_params,
         projections=paper_params("amortized_ot", "main_projections"),
@@ -248,6 +259,8 @@ rule amortized_ot_cfm_train:
         f"{AOT_LOG}/cfm_train/{{plan}}.log",
     benchmark:
         f"{AOT_BENCH}/cfm_train/{{plan}}.tsv"
+    wildcard_constraints:
+        plan=AOT_PLAN,
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
@@ -255,7 +268,7 @@ rule amortized_ot_cfm_train:
         mem_mb=4000,
         runtime=120,
     params:
-        cfm=paper_params("amortized_ot", "cfm"),
+        cfm=aot_cfm_train_params,
         seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/cfm_train.py"
@@ -271,6 +284,9 @@ rule amortized_ot_cfm_train_seeded:
         f"{AOT_LOG}/cfm_train/{{plan}}_s{{fit_seed}}.log",
     benchmark:
         f"{AOT_BENCH}/cfm_train/{{plan}}_s{{fit_seed}}.tsv"
+    wildcard_constraints:
+        plan=AOT_PLAN,
+        fit_seed=r"\d+",
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
@@ -278,7 +294,7 @@ rule amortized_ot_cfm_train_seeded:
         mem_mb=4000,
         runtime=120,
     params:
-        cfm=paper_params("amortized_ot", "cfm"),
+        cfm=aot_cfm_train_params,
         seed=aot_fit_seed,
     script:
         "../scripts/amortized_ot/cfm_train.py"
@@ -286,7 +302,7 @@ rule amortized_ot_cfm_train_seeded:
 
 rule amortized_ot_cfm_evaluate:
     input:
-        aot_cfm_flows,
+        flows=aot_cfm_flows,
     output:
         samples=f"{AOT}/cfm/samples.npz",
         metrics=f"{AOT}/metrics/cfm.parquet",
@@ -300,7 +316,7 @@ rule amortized_ot_cfm_evaluate:
         mem_mb=4000,
         runtime=30,
     params:
-        cfm=paper_params("amortized_ot", "cfm"),
+        cfm=aot_cfm_evaluate_params,
         seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/cfm_evaluate.py"
@@ -377,7 +393,8 @@ rule amortized_ot_figure_interpolation:
         mem_mb=2000,
         runtime=10,
     params:
-        task=paper_params("amortized_ot", "digits"),
+        eps=paper_params("amortized_ot", "digits", "eps"),
+        res=paper_params("amortized_ot", "digits", "train_res"),
         projections=paper_params("amortized_ot", "main_projections"),
     script:
         "../scripts/amortized_ot/figure_interpolation.py"
@@ -404,7 +421,7 @@ rule amortized_ot_figure_colour_transfer:
         mem_mb=2000,
         runtime=10,
     params:
-        task=paper_params("amortized_ot", "colour"),
+        eps=paper_params("amortized_ot", "colour", "eps"),
         projections=paper_params("amortized_ot", "main_projections"),
     script:
         "../scripts/amortized_ot/figure_colour_transfer.py"
@@ -431,7 +448,7 @@ rule amortized_ot_figure_sphere:
         mem_mb=2000,
         runtime=10,
     params:
-        task=paper_params("amortized_ot", "sphere"),
+        eps=paper_params("amortized_ot", "sphere", "eps"),
         projections=paper_params("amortized_ot", "main_projections"),
     script:
         "../scripts/amortized_ot/figure_sphere.py"
@@ -439,7 +456,7 @@ rule amortized_ot_figure_sphere:
 
 rule amortized_ot_figure_tables:
     input:
-        f"{AOT}/metrics.parquet",
+        metrics=f"{AOT}/metrics.parquet",
     output:
         error=report(
             f"{AOT}/figures/error_vs_projections.png",
@@ -515,6 +532,14 @@ rule amortized_ot_report:
         runtime=10,
     params:
         benchmarks=AOT_BENCH,
-        config=paper_params("amortized_ot"),
+        seed=paper_params("amortized_ot", "seed"),
+        main_projections=paper_params("amortized_ot", "main_projections"),
+        n_basis=paper_params("amortized_ot", "n_basis"),
+        res_by_task=aot_res_by_task,
+        digits_source=paper_params("amortized_ot", "digits", "source"),
+        digits_train_pairs=paper_params("amortized_ot", "digits", "train_pairs"),
+        fit_seeds=paper_params("amortized_ot", "fit_seeds"),
+        cfm_seeds=paper_params("amortized_ot", "cfm_seeds"),
+        warm_tol=paper_params("amortized_ot", "evaluation", "warm_tol"),
     script:
         "../scripts/amortized_ot/report.py"

@@ -28,17 +28,76 @@ def aot_config(wildcards):
     return paper_config("amortized_ot", wildcards.scale)
 
 
-def aot_task_params(wildcards):
-    """The block of config for the job's task (digits, colour, sphere or cfm)."""
-    return aot_config(wildcards)[wildcards.task]
+AOT_TASKS = ("digits", "colour", "sphere", "cfm")
+# what pairs.py reads of each task's block, besides its resolutions (aot_train_res, aot_test_groups)
+AOT_PAIRS_KEYS = {
+    "digits": ("source", "train_pairs", "test_pairs"),
+    "colour": ("train_pairs", "test_pairs", "crop"),
+    "sphere": ("source", "train_pairs", "test_pairs", "kappa"),
+    "cfm": ("train_pairs",),  # no test groups: the flows are evaluated on fresh samples
+}
+# the atom-count parameter of each task (experiment.task_res)
+AOT_RES_KEYS = (
+    ("digits", "train_res"),
+    ("colour", "colours"),
+    ("sphere", "points"),
+    ("cfm", "batch_size"),
+)
+AOT_CFM_TRAIN_KEYS = ("steps", "batch_size", "lr", "width")
+AOT_CFM_EVALUATE_KEYS = ("eval_samples", "ode_steps", "batch_size")
 
 
+@reads(
+    "amortized_ot",
+    *((task, key) for task, keys in AOT_PAIRS_KEYS.items() for key in keys),
+)
+def aot_pairs_task(wildcards):
+    """What pairs.py reads of the job's task block: source, pair counts, crop or kappa."""
+    block = aot_config(wildcards)[wildcards.task]
+    return {key: block[key] for key in AOT_PAIRS_KEYS[wildcards.task]}
+
+
+def aot_eps(tasks):
+    """A params function: the entropic regularisation of the job's task, one of `tasks` (those its rule runs).
+
+    (RA-OT reads no eps, but its ground truth does: an eps change reruns it anyway, so it carries eps too.)
+    """
+
+    @reads("amortized_ot", *((task, "eps") for task in tasks))
+    def eps(wildcards):
+        return aot_config(wildcards)[wildcards.task]["eps"]
+
+    return eps
+
+
+@reads("amortized_ot", ("oa",))
+def aot_fit_oa(wildcards):
+    """OA-OT's solver settings; None for RA-OT, which has no iterations (a change reruns OA fits only)."""
+    return aot_config(wildcards)["oa"] if wildcards.fitted == "oa" else None
+
+
+@reads("amortized_ot", *AOT_RES_KEYS[:3])
 def aot_res_by_task(wildcards):
     cfg = aot_config(wildcards)
     return {
         task: aot_experiment.task_res(cfg, task)
         for task in ("digits", "colour", "sphere")
     }
+
+
+@reads("amortized_ot", *(("cfm", key) for key in (*AOT_CFM_TRAIN_KEYS, "eps")))
+def aot_cfm_train_params(wildcards):
+    """What cfm_train.py reads of `cfm`: the optimisation, and eps for the RA/OA plans only."""
+    cfm = aot_config(wildcards)["cfm"]
+    keys = AOT_CFM_TRAIN_KEYS + (("eps",) if wildcards.plan in ("ra", "oa") else ())
+    return {key: cfm[key] for key in keys}
+
+
+@reads("amortized_ot", *(("cfm", key) for key in AOT_CFM_EVALUATE_KEYS))
+def aot_cfm_evaluate_params(wildcards):
+    """What cfm_evaluate.py reads of `cfm`: sample count, ODE steps, and the batch size its rows name."""
+    cfm = aot_config(wildcards)["cfm"]
+    return {key: cfm[key] for key in AOT_CFM_EVALUATE_KEYS}
 
 
 GPW_HELP = (
@@ -78,10 +137,23 @@ def aot_fit_seed(wildcards):
     return int(wildcards.fit_seed)
 
 
+@reads(
+    "amortized_ot",
+    ("projections",),
+    ("main_projections",),
+    ("seeded_models",),
+    ("fit_seeds",),
+    ("seed",),
+    ("digits", "test_res"),
+    ("digits", "train_res"),
+)
 def aot_predictions_params(wildcards):
+    """(predictor, test group) runs of the job's task (experiment.predictions); the groups' names depend on
+    the digit resolutions only."""
     return aot_experiment.predictions(aot_config(wildcards), wildcards.task)
 
 
+@reads("amortized_ot", ("digits", "test_res"), *AOT_RES_KEYS[:3])
 def aot_test_groups(wildcards):
     """Test groups of the task and their resolutions (none for the CFM minibatches)."""
     if wildcards.task == "cfm":
@@ -89,6 +161,7 @@ def aot_test_groups(wildcards):
     return aot_experiment.test_groups(aot_config(wildcards), wildcards.task)
 
 
+@reads("amortized_ot", *AOT_RES_KEYS)
 def aot_train_res(wildcards):
     return aot_experiment.task_res(aot_config(wildcards), wildcards.task)
 

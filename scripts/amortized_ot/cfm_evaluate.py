@@ -20,7 +20,7 @@ rng = np.random.default_rng(pair_seed(params.seed, "cfm", "test"))
 source = TOY_SAMPLERS["8gaussians"](cfg["eval_samples"], rng)
 target = TOY_SAMPLERS["moons"](cfg["eval_samples"], rng)
 samples, frames = {}, []
-for path in snakemake.input:
+for path in snakemake.input.flows:
     plan = Path(path).parent.name
     # flow.pt: the base seed; flow_s{seed}.pt: another training seed
     stem = Path(path).stem

@@ -15,7 +15,7 @@ from neurips26.common.tables import long_form
 params, task = snakemake.params, snakemake.wildcards.task
 log = start_job(snakemake, seed=params.seed)
 pairs, truth, preds = (load_npz(p) for p in (snakemake.input.pairs, snakemake.input.ground_truth, snakemake.input.predictions))
-eps, evaluation = params.task["eps"], params.evaluation
+eps, evaluation = params.eps, params.evaluation
 frames, cold = [], {}
 
 

@@ -13,7 +13,7 @@ from neurips26.common.runtime import start_job
 ROWS = 3
 log = start_job(snakemake)
 params = snakemake.params
-eps = params.task["eps"]
+eps = params.eps
 pairs = unpack(load_npz(snakemake.input.pairs), "test")
 truth = unpack(load_npz(snakemake.input.ground_truth), "test")
 f_hat = unpack(load_npz(snakemake.input.predictions), f"ra_L{params.projections}.test")["f_hat"]

@@ -13,7 +13,7 @@ from neurips26.common.runtime import start_job
 ROWS = 3
 log = start_job(snakemake)
 params = snakemake.params
-eps, res = params.task["eps"], params.task["train_res"]
+eps, res = params.eps, params.res
 pairs = unpack(load_npz(snakemake.input.pairs), "test")
 f_hat = unpack(load_npz(snakemake.input.predictions), f"ra_L{params.projections}.test")["f_hat"]
 x, a, y, b = (pairs[k][:ROWS] for k in "xayb")

@@ -13,7 +13,7 @@ pairs = unpack(load_npz(snakemake.input.pairs), "test")
 truth = unpack(load_npz(snakemake.input.ground_truth), "test")
 f_hat = unpack(load_npz(snakemake.input.predictions), f"ra_L{params.projections}.test")["f_hat"]
 x, a, y, b = (pairs[k][:1] for k in "xayb")
-f, _ = potentials_from_f(f_hat[:1], a, b, cost_matrix(x, y, "sqgeodesic"), params.task["eps"])
+f, _ = potentials_from_f(f_hat[:1], a, b, cost_matrix(x, y, "sqgeodesic"), params.eps)
 if not truth["converged"][0]:
     log.warning("the ground truth of this pair did not converge (marginal error %.3g)", truth["marginal_error"][0])
 save_figure(sphere_figure(x[0], a[0], b[0], truth["f"][0], f.numpy()[0]), snakemake.output[0])

@@ -30,7 +30,7 @@ if kind == "ra":
     trace = np.array([])
 else:
     cost = cost_matrix(x, y, TASK_COST[snakemake.wildcards.task])
-    coef, trace = method.fit_dual(design, a, b, cost, params.task["eps"], params.ridge, params.oa["max_iter"])
+    coef, trace = method.fit_dual(design, a, b, cost, params.eps, params.ridge, params.oa["max_iter"])
     log.info("OA-OT semi-dual: %.6f -> %.6f in %d evaluations", trace[0], trace[-1], len(trace))
 seconds = time.perf_counter() - start
 log.info("fitted %d coefficients in %.2f s", coef.size, seconds)

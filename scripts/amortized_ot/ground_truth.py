@@ -12,8 +12,8 @@ from neurips26.common.io import load_npz, save_npz
 from neurips26.common.runtime import start_job
 
 log = start_job(snakemake)
-task, eps, solver = snakemake.wildcards.task, snakemake.params.task["eps"], snakemake.params.solver
-pairs = load_npz(snakemake.input[0])
+task, eps, solver = snakemake.wildcards.task, snakemake.params.eps, snakemake.params.solver
+pairs = load_npz(snakemake.input.pairs)
 groups = {}
 for group in group_names(pairs):
     p = unpack(pairs, group)

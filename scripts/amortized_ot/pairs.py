@@ -13,7 +13,7 @@ cfg = params.task
 def make(split, n_pairs, res):
     seed = data.pair_seed(params.seed, task, split)
     if task == "digits":
-        images = data.digit_images(cfg["source"], split, params.seed, list(snakemake.input))
+        images = data.digit_images(cfg["source"], split, params.seed, list(snakemake.input.source))
         batch, ids = data.digit_pairs(images, n_pairs, res, seed)
         return {**batch.as_dict(), "ids": ids}
     if task == "colour":
@@ -22,7 +22,7 @@ def make(split, n_pairs, res):
     if task == "sphere":
         supply = None
         if cfg["source"] == "gpw":
-            supply = data.population_weights(data.read_population_grid(snakemake.input[0]), data.fibonacci_sphere(res))
+            supply = data.population_weights(data.read_population_grid(snakemake.input.source[0]), data.fibonacci_sphere(res))
         return data.sphere_pairs(n_pairs, res, tuple(cfg["kappa"]), seed, supply).as_dict()
     return data.toy_minibatch_pairs(n_pairs, res, seed).as_dict()
 

@@ -43,7 +43,7 @@ for name, group in params.runs:
     def predict_and_recover():
         # plan recovery is part of the method: cost matrix and c-transform are timed too
         f_hat = predict()
-        c_transform(torch.as_tensor(f_hat), torch.as_tensor(a), cost_matrix(x, y, TASK_COST[task]), params.task["eps"])
+        c_transform(torch.as_tensor(f_hat), torch.as_tensor(a), cost_matrix(x, y, TASK_COST[task]), params.eps)
         return f_hat
 
     f_hat, seconds = timed(predict_and_recover, repeats=1)

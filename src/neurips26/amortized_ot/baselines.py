@@ -9,7 +9,7 @@ from torch import nn
 
 from neurips26.amortized_ot.measures import MeasureError
 from neurips26.amortized_ot.sinkhorn import semi_dual
-from neurips26.common.checkpoint import resume_training, save_training
+from neurips26.common import loop
 
 
 class MetaOTPotential(nn.Module):
@@ -46,37 +46,43 @@ def check_fixed_support(x_train: np.ndarray, y_train: np.ndarray, x: np.ndarray,
 
 def train_metaot(
     a: np.ndarray, b: np.ndarray, cost: torch.Tensor, eps: float, hidden: tuple[int, ...],
-    steps: int, batch_size: int, lr: float, seed: int, log_every: int = 0, log=print,
-    checkpoint=None, checkpoint_every: int = 0, fingerprint: str = "",
+    steps: int, batch_size: int, lr: float, seed: int, settings: loop.LoopSettings | None = None,
 ) -> tuple[MetaOTPotential, list[float]]:
     """Fit by maximising the entropic semi-dual on minibatches of training pairs (Meta-OT's objective).
 
-    With `checkpoint`, the state (model, optimiser, sampling RNG, losses) is saved every
-    `checkpoint_every` steps and a run resumes from it, giving the same result as an uninterrupted one.
+    One loop step (common.loop.run_loop) is one minibatch. `cost` is (P, n, m), one matrix per training pair,
+    or (1, n, m): the support every pair shares (Meta-OT's case), broadcast over the minibatch. Model and
+    batches live on the job's device (loop.job_device()); minibatch indices are drawn on the CPU by a seeded
+    generator, so a GPU run draws the same minibatches. With `settings.checkpoint`, the model, the optimiser,
+    the generator and the losses are checkpointed and a resumed run equals an uninterrupted one. Returns the
+    model on the CPU and the loss of every step.
     """
+    device = loop.job_device()
     torch.manual_seed(seed)
-    model = MetaOTPotential(a.shape[1], b.shape[1], hidden).double()
+    model = MetaOTPotential(a.shape[1], b.shape[1], hidden).double().to(device)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    a_t, b_t = torch.as_tensor(a), torch.as_tensor(b)
+    a_t, b_t = torch.as_tensor(a).to(device), torch.as_tensor(b).to(device)
+    cost = torch.as_tensor(cost).to(device)
+    shared = cost.shape[0] == 1
     generator = torch.Generator().manual_seed(seed)
-    state, losses, start = resume_training(checkpoint, fingerprint, model, optimiser)
-    if state is not None:
-        generator.set_state(state["generator"])
-    for step in range(start, steps):
-        idx = torch.randint(0, a_t.shape[0], (batch_size,), generator=generator)
+    losses: list[float] = []
+    state = {"model": model, "optimiser": optimiser, "generator": generator, "losses": losses}
+    groups = loop.parameter_groups({"model": model})
+
+    def step_fn(step: int) -> float:
+        idx = torch.randint(0, a_t.shape[0], (batch_size,), generator=generator).to(device)
         f = model(a_t[idx], b_t[idx])
-        loss = -semi_dual(f, a_t[idx], b_t[idx], cost[idx], eps).mean()
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"Meta-OT training diverged at step {step} (loss {loss.item()}); lower the learning rate")
+        loss = -semi_dual(f, a_t[idx], b_t[idx], cost if shared else cost[idx], eps).mean()
         optimiser.zero_grad()
         loss.backward()
+        value = loss.item()
+        loop.check_finite(value, step, groups)  # before the update, which would spoil every group
         optimiser.step()
-        losses.append(loss.item())
-        if log_every and step % log_every == 0:
-            log(f"metaot step {step}/{steps} dual {-loss.item():.6f}")
-        if checkpoint and checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < steps:
-            save_training(checkpoint, fingerprint, model, optimiser, losses, step + 1, generator=generator.get_state())
-    return model, losses
+        losses.append(value)
+        return value
+
+    loop.run_loop(step_fn, steps, state, settings or loop.LoopSettings(name="metaot"))
+    return model.cpu(), losses
 
 
 def min_swgg_plans(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, theta: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ import ot
 import torch
 from torch import nn
 
-from neurips26.common.checkpoint import resume_training, save_training
+from neurips26.common import loop
 
 PlanFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -48,42 +48,44 @@ def sample_from_plan(pi: np.ndarray, size: int, rng: np.random.Generator) -> tup
 def train_flow(
     sample_source: Callable[[int, np.random.Generator], np.ndarray],
     sample_target: Callable[[int, np.random.Generator], np.ndarray], plan_fn: PlanFn,
-    steps: int, batch_size: int, lr: float, width: int, seed: int, log_every: int = 0, log=print,
-    checkpoint=None, checkpoint_every: int = 0, fingerprint: str = "",
+    steps: int, batch_size: int, lr: float, width: int, seed: int, settings: loop.LoopSettings | None = None,
 ) -> tuple[VectorField, list[float]]:
     """Regress v(x_t, t) on x1 - x0 with x_t = (1 - t) x0 + t x1 and (x0, x1) drawn from the plan.
 
-    Checkpoints (model, optimiser, both RNGs, losses) work as in baselines.train_metaot.
+    One loop step (common.loop.run_loop) is one minibatch. The samples and the coupling plan are drawn and
+    solved on the CPU (numpy, POT, or the RA/OA model); the times t come from the global torch generator on the
+    CPU, so a GPU run sees the same batches; the vector field and its regression run on the job's device
+    (loop.job_device()). With `settings.checkpoint`, the model, the optimiser, the numpy generator and the
+    losses (and the global torch generator, which the loop saves) are checkpointed and a resumed run equals an
+    uninterrupted one. Returns the model on the CPU and the loss of every step.
     """
+    device = loop.job_device()
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = VectorField(width=width)
+    model = VectorField(width=width).to(device)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    state, losses, start = resume_training(checkpoint, fingerprint, model, optimiser)
-    if state is not None:
-        rng.bit_generator.state = state["numpy_rng"]
-        torch.set_rng_state(state["torch_rng"])
-    for step in range(start, steps):
+    losses: list[float] = []
+    state = {"model": model, "optimiser": optimiser, "rng": rng, "losses": losses}
+    groups = loop.parameter_groups({"model": model})
+
+    def step_fn(step: int) -> float:
         x0, x1 = sample_source(batch_size, rng), sample_target(batch_size, rng)
         i, j = sample_from_plan(plan_fn(x0, x1), batch_size, rng)
-        x0_t, x1_t = torch.as_tensor(x0[i], dtype=torch.float32), torch.as_tensor(x1[j], dtype=torch.float32)
-        t = torch.rand(batch_size)
+        x0_t = torch.as_tensor(x0[i], dtype=torch.float32).to(device)
+        x1_t = torch.as_tensor(x1[j], dtype=torch.float32).to(device)
+        t = torch.rand(batch_size).to(device)
         xt = (1 - t[:, None]) * x0_t + t[:, None] * x1_t
         loss = ((model(xt, t) - (x1_t - x0_t)) ** 2).sum(-1).mean()
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"flow matching diverged at step {step} (loss {loss.item()}); lower the learning rate")
         optimiser.zero_grad()
         loss.backward()
+        value = loss.item()
+        loop.check_finite(value, step, groups)  # before the update, which would spoil every group
         optimiser.step()
-        losses.append(loss.item())
-        if log_every and step % log_every == 0:
-            log(f"cfm step {step}/{steps} loss {loss.item():.4f}")
-        if checkpoint and checkpoint_every and (step + 1) % checkpoint_every == 0 and step + 1 < steps:
-            save_training(
-                checkpoint, fingerprint, model, optimiser, losses, step + 1,
-                numpy_rng=rng.bit_generator.state, torch_rng=torch.get_rng_state(),
-            )
-    return model, losses
+        losses.append(value)
+        return value
+
+    loop.run_loop(step_fn, steps, state, settings or loop.LoopSettings(name="cfm"))
+    return model.cpu(), losses
 
 
 @torch.no_grad()

@@ -4,6 +4,15 @@ f_p(x_j) = beta_0(x_j) + sum_l beta_l(x_j) phi_{p,l}(theta_l^T x_j),  beta_l(x) 
 with rho_k Gaussian RBFs on the domain (K = 1 means constant coefficients). The parameter count
 K (L + 1) does not depend on the number of atoms. RA-OT fits B by weighted ridge least squares on
 Sinkhorn potentials; OA-OT maximises the entropic semi-dual over the training pairs instead.
+
+The OA-OT fit backpropagates but does not use the shared training loop (common.loop.run_loop), nor does
+RA-OT: they are solver fits, not training over steps. RA-OT is one closed-form solve of the normal equations.
+OA-OT is one deterministic full-batch L-BFGS solve (a single `LBFGS.step` of up to `oa.max_iter` iterations
+with a strong-Wolfe line search and its own tolerance stops): there are no minibatches, no random draws and no
+learning rate, and cutting it into loop steps of one iteration each would restart the line search and the
+tolerance checks at every step and change the result. A killed fit is rerun from the start and gives the same
+coefficients. Both run on the CPU: the design matrix (sliced potentials, RBFs) is numpy, and the profile gives
+the fit rules no GPU.
 """
 
 from __future__ import annotations
