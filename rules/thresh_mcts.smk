@@ -29,7 +29,7 @@ rule thresh_mcts_instances:
 
 rule thresh_mcts_theory:
     input:
-        f"{TM}/instances.parquet",
+        instances=f"{TM}/instances.parquet",
     output:
         theory=f"{TM}/theory.parquet",
         lp_check=f"{TM}/lp_check.parquet",
@@ -52,7 +52,7 @@ rule thresh_mcts_theory:
 
 rule thresh_mcts_simulate:
     input:
-        f"{TM}/instances.parquet",
+        instances=f"{TM}/instances.parquet",
     output:
         f"{TM}/runs/{{algo}}.parquet",
     log:
@@ -214,6 +214,9 @@ rule thresh_mcts_report:
         runtime=10,
     params:
         benchmarks=TM_BENCH,
-        config=paper_params("thresh_mcts"),
+        conservative_beta=paper_params("thresh_mcts", "conservative_beta"),
+        runs=paper_params("thresh_mcts", "runs"),
+        t_max=paper_params("thresh_mcts", "t_max"),
+        rules=paper_params("thresh_mcts", "rules"),
     script:
         "../scripts/thresh_mcts/report.py"

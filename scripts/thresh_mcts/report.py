@@ -10,7 +10,7 @@ from neurips26.common.runtime import start_job
 
 inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
-scale, cfg = snakemake.wildcards.scale, params.config
+scale = snakemake.wildcards.scale
 DROP = ["git_commit", "config_hash", "seed"]
 summary, slopes, cost, equivalence, lp_check, claims, table = (
     pd.read_parquet(p).drop(columns=DROP, errors="ignore")
@@ -21,9 +21,9 @@ t_star = summary.groupby("instance", as_index=False)["t_star"].first()
 text = f"""# Paper 12: thresholding Monte Carlo tree search (scale `{scale}`)
 
 Is the root value of a MAX/MIN tree with unknown leaf means at least theta? Every rule samples leaves until
-the GLR statistic Z(root) exceeds beta(t, delta) = ln((1 + ln t) / delta){' (conservative: times K)' if cfg['conservative_beta'] else ''},
-then answers the empirical side. {cfg['runs']} runs per (rule, instance, delta), each on its own seeded reward tape
-shared by all rules; runs still going after {cfg['t_max']} pulls are censored. Rules: {', '.join(cfg['rules'])}.
+the GLR statistic Z(root) exceeds beta(t, delta) = ln((1 + ln t) / delta){' (conservative: times K)' if params.conservative_beta else ''},
+then answers the empirical side. {params.runs} runs per (rule, instance, delta), each on its own seeded reward tape
+shared by all rules; runs still going after {params.t_max} pulls are censored. Rules: {', '.join(params.rules)}.
 Rerun: `snakemake -c2 results/{scale}/thresh_mcts/report.md`.
 
 ## Claims
@@ -38,7 +38,7 @@ Rerun: `snakemake -c2 results/{scale}/thresh_mcts/report.md`.
 
 {markdown_table(tau, digits=5)}
 
-Errors (wrong answers among the runs that stopped, of {cfg['runs']}):
+Errors (wrong answers among the runs that stopped, of {params.runs}):
 
 {markdown_table(errors)}
 

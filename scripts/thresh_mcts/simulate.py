@@ -14,7 +14,7 @@ TAPE_BYTES = 2**28  # reward tapes of at most 256 MB at a time: runs are simulat
 
 params, rule = snakemake.params, snakemake.wildcards.algo
 log = start_job(snakemake, seed=params.seed)
-table = pd.read_parquet(snakemake.input[0])
+table = pd.read_parquet(snakemake.input.instances)
 frames = []
 for index, record in enumerate(table.to_dict("records")):
     shape, mu, theta, kind = instances.instance_problem(record)

@@ -12,7 +12,7 @@ from neurips26.thresh_mcts import evaluation, instances, theory, tree
 
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
-table = pd.read_parquet(snakemake.input[0])
+table = pd.read_parquet(snakemake.input.instances)
 rows, checks = [], []
 for record in table.to_dict("records"):
     shape, mu, theta, kind = instances.instance_problem(record)
