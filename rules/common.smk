@@ -14,9 +14,11 @@ PAPERS = validate_workflow_config(
 )
 
 
+# the only global constraints: wildcards that mean the same in every paper (others sit on their rules)
 wildcard_constraints:
     scale="[a-z]+",
     L=r"\d+",
+    seed=r"\d+",
 
 
 WHOLE_BLOCK_LEGACY = {  # papers whose rules still take the whole block (issue 20, being removed)

@@ -57,8 +57,44 @@ def put(node, path, value):
     node[path[-1]] = value
 
 
-def changes(value):
+def _resolve(schema, node):
+    while isinstance(node, dict) and "$ref" in node:
+        target = schema
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def allowed_values(schema, path) -> list:
+    """The enum or const values the schema allows at `path` (a key path from the file's top), if any."""
+    nodes = [schema]
+    for key in path:
+        following = []
+        for node in nodes:
+            node = _resolve(schema, node)
+            for branch in [node, *node.get("oneOf", []), *node.get("anyOf", []), *node.get("allOf", [])]:
+                branch = _resolve(schema, branch)
+                if isinstance(key, int) and "items" in branch:
+                    following.append(branch["items"])
+                elif key in branch.get("properties", {}):
+                    following.append(branch["properties"][key])
+                elif isinstance(branch.get("additionalProperties"), dict):
+                    following.append(branch["additionalProperties"])
+        nodes = following
+    values = []
+    for node in nodes:
+        node = _resolve(schema, node)
+        for branch in [node, *node.get("oneOf", []), *node.get("anyOf", [])]:
+            branch = _resolve(schema, branch)
+            values += list(branch.get("enum", [])) + ([branch["const"]] if "const" in branch else [])
+    return values
+
+
+def changes(value, allowed=()):
     """Candidate new values for a leaf, tried in turn until one passes validation."""
+    if isinstance(value, str) and allowed:
+        return [v for v in allowed if v != value and isinstance(v, str)] + [f"{value}_changed"]
     if isinstance(value, bool):
         return [not value]
     if isinstance(value, int):
@@ -119,7 +155,7 @@ def main() -> None:
             if not path:
                 continue
             reason = "no value to change it to"
-            for candidate in changes(get(original, path)):
+            for candidate in changes(get(original, path), allowed_values(schema, (SCALE, *path))):
                 variant = copy.deepcopy(original)
                 put(variant, path, candidate)
                 try:
