@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from neurips26.thresh_mcts import instances
+
 
 def check_config(cfg: dict, root: Path) -> None:
     """Raise ValueError naming the first problem: duplicate instance ids, an unreadable or invalid user tree
@@ -18,9 +20,6 @@ def check_config(cfg: dict, root: Path) -> None:
         raise ValueError(f"instances: duplicate instance ids {duplicates}")
     user_file = cfg["instances"].get("user_file")
     if user_file:
-        # imported here: the workflow parses this module, and instances reaches scipy (only user trees need it)
-        from neurips26.thresh_mcts import instances
-
         path = Path(user_file) if Path(user_file).is_absolute() else root / user_file
         if not path.exists():
             raise ValueError(f"instances.user_file: {path} does not exist")
