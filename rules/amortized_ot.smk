@@ -324,7 +324,7 @@ rule amortized_ot_cfm_evaluate:
 
 rule amortized_ot_metrics:
     input:
-        expand(
+        tables=expand(
             f"{AOT}/metrics/{{task}}.parquet",
             task=[*aot_experiment.POTENTIAL_TASKS, "cfm"],
             allow_missing=True,
