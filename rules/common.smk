@@ -21,19 +21,13 @@ wildcard_constraints:
     seed=r"\d+",
 
 
-WHOLE_BLOCK_LEGACY = {  # papers whose rules still take the whole block (issue 20, being removed)
-    "amortix", "amortized_ot", "bbo_pile", "bird", "fairness_audit", "pred_loss_space", "seqrec_audit",
-    "symm_optim", "thresh_mcts",
-}
-
-
 def paper_params(slug, *keys):
     """A params function: the config entry `keys` of paper `slug` at the job's scale.
 
     Params carry exactly what a script reads, so a change reruns only the jobs that read it: a whole paper
     block is refused. The key path is recorded on the function (`config_keys`), where the rerun test reads it.
     """
-    if not keys and slug not in WHOLE_BLOCK_LEGACY:
+    if not keys:
         raise ValueError(
             f"paper_params('{slug}') would hand a whole paper block to a rule: name the keys its script reads"
         )

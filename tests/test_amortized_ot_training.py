@@ -99,6 +99,7 @@ def test_metaot_divergence_stops_naming_the_step_and_the_group():
 
 
 @pytest.mark.gpu_rule("amortized_ot_fit_metaot")
+@pytest.mark.gpu_rule("amortized_ot_fit_metaot_seeded")
 def test_rule_amortized_ot_fit_metaot_trains_on_the_job_device():
     a, b, cost = metaot_problem()
     with fake_gpu():
@@ -140,6 +141,7 @@ def test_flow_divergence_stops_naming_the_step():
 
 
 @pytest.mark.gpu_rule("amortized_ot_cfm_train")
+@pytest.mark.gpu_rule("amortized_ot_cfm_train_seeded")
 @pytest.mark.parametrize("plan", ["exact_plan", "independent_plan"])
 def test_rule_amortized_ot_cfm_train_trains_on_the_job_device(plan):
     with fake_gpu():

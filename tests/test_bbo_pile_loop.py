@@ -41,6 +41,8 @@ SETTINGS = TrainSettings(tokens_budget=3000, batch=4, lr=3e-3, min_lr=3e-4, warm
 TIMING = {"seconds", "tokens_per_s"}
 
 
+@pytest.mark.gpu_rule("bbo_pile_train")
+@pytest.mark.gpu_rule("bbo_pile_train_seed")
 def test_training_keeps_model_and_batches_on_the_jobs_device():
     train, valid = rows(12, 0), rows(3, 1)
     two_steps = replace(SETTINGS, tokens_budget=500, eval_every=1)  # each step evaluates too
@@ -50,6 +52,9 @@ def test_training_keeps_model_and_batches_on_the_jobs_device():
         assert all(p.device == device for p in model.parameters())
 
 
+@pytest.mark.gpu_rule("bbo_pile_imitation")
+@pytest.mark.gpu_rule("bbo_pile_optimize")
+@pytest.mark.gpu_rule("bbo_pile_optimize_seed")
 def test_imitation_and_optimization_run_on_the_jobs_device(tmp_path):
     path = tmp_path / "model.pt"
     cpu_model = Decoder(config())

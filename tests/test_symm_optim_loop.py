@@ -38,6 +38,7 @@ def _stream(n: int, seed: int) -> np.ndarray:
     (CONFIG, BASE),
     (MOE, {**BASE, "router": {"name": "centered_left_polar", "lr": 0.01}}),
 ])
+@pytest.mark.gpu_rule("symm_optim_train")
 def test_training_keeps_model_optimizers_and_batches_on_the_jobs_device(config, assignment):
     two_steps = TrainSettings(seq_len=16, batch_size=2, steps=2, eval_every=1, eval_tokens=32, vector_warmup=1)
     model = LM(config)
