@@ -44,7 +44,8 @@ def paper_params(slug, *keys):
 
 def reads(slug, *paths):
     """Decorator of a params function derived from the config: the key paths (tuples) it reads, which the
-    rerun test takes as what the rule carries; e.g. @reads("amortized_ot", ("digits", "test_res"))."""
+    rerun test takes as what the rule carries; e.g. @reads("amortized_ot", ("digits", "test_res")).
+    """
 
     def mark(function):
         function.config_keys = tuple((slug, *path) for path in paths)
@@ -89,7 +90,8 @@ def scoreboard_inputs(wildcards):
 def add_library_inputs(workflow, root):
     """Give every rule with a script the library files that script reaches as the input `library`, so that
     editing a module of src/neurips26 reruns exactly the jobs whose scripts reach it (see
-    neurips26.common.imports). Called by workflow/Snakefile after every rule is defined."""
+    neurips26.common.imports). Called by workflow/Snakefile after every rule is defined.
+    """
     from neurips26.common.imports import library_files
 
     for each in workflow.rules:
