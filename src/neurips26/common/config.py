@@ -16,7 +16,7 @@ class ConfigError(ValueError):
     """A config file or value that the workflow cannot run with."""
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml: every dry run reads ~50 files
     """YAML with YAML 1.2's floats: `5e-2` and `1e3` are numbers (PyYAML's 1.1 rules read them as text)."""
 
 
