@@ -12,7 +12,7 @@ from neurips26.common.faults import InjectedFault, inject_fault
 from neurips26.common.provenance import provenance
 
 
-LIBRARY_LOGGERS = ("neurips26.download", "neurips26.checkpoint", "neurips26.amortix", "neurips26.loop")
+LIBRARY_LOGGERS = ("neurips26.download", "neurips26.amortix", "neurips26.loop")
 
 
 def start_job(smk, seed: int | None = None) -> logging.Logger:
