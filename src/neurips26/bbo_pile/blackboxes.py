@@ -26,13 +26,16 @@ Deliberate differences
 from __future__ import annotations
 
 import numbers
+from collections import Counter
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built: config checks at parse time need none
+    import pandas as pd
 
 __all__ = [
     "BBOB_DOMAIN",
@@ -375,8 +378,10 @@ def catalog(
     go_dims: Iterable[int] = (2, 5, 10),
     go_instances: Iterable[int] = (0, 1, 2),
     eval_functions: Iterable[int | str] = DEFAULT_EVAL_FUNCTIONS,
-) -> pd.DataFrame:
+    as_frame: bool = True,
+) -> pd.DataFrame | list[dict]:
     """One row per black box, with the columns :data:`CATALOG_COLUMNS`. ``lo``/``hi`` are lists of floats.
+    With ``as_frame=False``, the rows as dicts (what the parse-time config check reads, without pandas).
 
     BBOB functions in ``eval_functions`` go to the "eval" split, everything else (the other BBOB functions
     and the whole GO family) to "train" (notes 5.4a). A fixed-dimension GO function (Branin, Hartmann 6, ...)
@@ -396,42 +401,37 @@ def catalog(
         for d in [go.dim] if go.dim is not None else [d for d in go_dims if d >= go.min_dim]:
             for i in sorted(set(go_instances)):
                 specs.append((go_spec(name, d, i), "train"))
-    frame = pd.DataFrame(
-        [
-            {
-                "bb_id": s.bb_id,
-                "family": s.family,
-                "function": s.function,
-                "dim": s.dim,
-                "instance": s.instance,
-                "lo": list(s.lo),
-                "hi": list(s.hi),
-                "split": split,
-            }
-            for s, split in specs
-        ],
-        columns=list(CATALOG_COLUMNS),
-    )
-    frame = frame.astype({"dim": "int64", "instance": "int64"})
-    check_split(frame)
-    return frame
+    rows = [
+        {"bb_id": s.bb_id, "family": s.family, "function": s.function, "dim": s.dim, "instance": s.instance,
+         "lo": list(s.lo), "hi": list(s.hi), "split": split}
+        for s, split in specs
+    ]
+    check_split(rows)
+    if not as_frame:
+        return rows
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=list(CATALOG_COLUMNS)).astype({"dim": "int64", "instance": "int64"})
 
 
-def check_split(frame: pd.DataFrame) -> None:
+def check_split(frame: pd.DataFrame | list[dict]) -> None:
     """Raise ValueError if a bb_id is in both splits, an id repeats, a split is unknown or either split is empty
-    (notes 5.9: no black-box overlap between train and evaluation)."""
-    missing = [c for c in ("bb_id", "split") if c not in frame.columns]
-    if missing:
-        raise ValueError(f"black-box catalog lacks column(s) {missing}; has {list(frame.columns)}")
-    unknown = sorted(set(frame["split"]) - set(SPLITS))
+    (notes 5.9: no black-box overlap between train and evaluation). Takes the catalog frame or its rows."""
+    if hasattr(frame, "columns"):
+        missing = [c for c in ("bb_id", "split") if c not in frame.columns]
+        if missing:
+            raise ValueError(f"black-box catalog lacks column(s) {missing}; has {list(frame.columns)}")
+        frame = frame[["bb_id", "split"]].to_dict("records")
+    unknown = sorted({row["split"] for row in frame} - set(SPLITS))
     if unknown:
         raise ValueError(f"split: unknown value(s) {unknown}; allowed {SPLITS}")
-    train = set(frame.loc[frame["split"] == "train", "bb_id"])
-    evaluation = set(frame.loc[frame["split"] == "eval", "bb_id"])
+    train = {row["bb_id"] for row in frame if row["split"] == "train"}
+    evaluation = {row["bb_id"] for row in frame if row["split"] == "eval"}
     overlap = sorted(train & evaluation)
     if overlap:
         raise ValueError(f"bb_id(s) in both train and eval splits: {overlap[:10]} ({len(overlap)} in all)")
-    repeated = frame["bb_id"][frame["bb_id"].duplicated()].unique().tolist()
+    counts = Counter(row["bb_id"] for row in frame)
+    repeated = [bb_id for bb_id, count in counts.items() if count > 1]
     if repeated:
         raise ValueError(f"bb_id(s) repeated in the catalog: {repeated[:10]} ({len(repeated)} in all)")
     for name, ids in (("train", train), ("eval", evaluation)):

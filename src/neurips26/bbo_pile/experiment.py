@@ -5,17 +5,21 @@ repeat the scale's seed or name a missing run, and trajectories longer than the 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from neurips26.bbo_pile.blackboxes import GO_FUNCTIONS, catalog
 from neurips26.bbo_pile.tokenizer import header_ids, make_vocabulary, trial_length
 
+if TYPE_CHECKING:  # the config checks run at parse time, without pandas
+    import pandas as pd
 
-def blackbox_catalog(b: dict) -> pd.DataFrame:
-    """The black boxes of a scale's `blackboxes` block."""
+
+def blackbox_catalog(b: dict, as_frame: bool = True) -> pd.DataFrame | list[dict]:
+    """The black boxes of a scale's `blackboxes` block (as a frame, or as rows)."""
     return catalog(b["bbob"]["functions"], b["bbob"]["dims"], b["bbob"]["instances"], b["go"]["functions"],
-                   b["go"]["dims"], b["go"]["instances"], b["eval_functions"])
+                   b["go"]["dims"], b["go"]["instances"], b["eval_functions"], as_frame=as_frame)
 
 
 def families(cfg: dict) -> list[str]:
@@ -49,7 +53,7 @@ def check_config(cfg: dict) -> None:
         raise ValueError(f"blackboxes.eval_functions: {missing_eval} are not among blackboxes.bbob.functions, so "
                          f"they hold no black box to evaluate on")
     try:
-        boxes = blackbox_catalog(cfg["blackboxes"])
+        boxes = blackbox_catalog(cfg["blackboxes"], as_frame=False)
     except ValueError as error:
         raise ValueError(f"blackboxes: {error}") from None
     for name, model in cfg["models"].items():
@@ -76,13 +80,13 @@ def check_config(cfg: dict) -> None:
     if seeds["condition"] not in cfg["optimizers"]:
         raise ValueError(f"model_seeds.condition: {seeds['condition']!r} generates no training data (optimizers: "
                          f"{cfg['optimizers']}), so the model has never seen its token")
-    n_eval = int((boxes["split"] == "eval").sum())
+    n_eval = sum(row["split"] == "eval" for row in boxes)
     if ev["boxes"] > n_eval:
         raise ValueError(f"evaluate.boxes: {ev['boxes']} held-out boxes asked for, the eval split has {n_eval}")
     vocab = vocabulary(cfg["optimizers"], cfg["tokenizer"]["q"])
-    lengths = np.array([trajectory_length(vocab, row, cfg["budget"]) for row in boxes.to_dict("records")])
+    lengths = np.array([trajectory_length(vocab, row, cfg["budget"]) for row in boxes])
     if lengths.max() > cfg["context"]:
-        worst = boxes.iloc[int(lengths.argmax())]
+        worst = boxes[int(lengths.argmax())]
         raise ValueError(f"context: a {cfg['budget']}-trial trajectory on {worst['bb_id']} (dim {worst['dim']}) "
                          f"takes {lengths.max()} tokens, more than the context of {cfg['context']}; raise context "
                          f"or lower budget or the dimensions")
