@@ -2,10 +2,10 @@
 
 Run as a script in a copy of the workflow (tests/test_rerun_scope.py does): the workflow is parsed once
 through Snakemake's API, then for each leaf key of config/<slug>.yaml's block at the scale, the key is
-changed in the parsed config (and the changed file validated against its schema), the DAG of the paper's
-report is rebuilt and every job's params are compared with the unchanged DAG's. A job whose params differ
-is one Snakemake's params trigger reruns; jobs downstream of it rerun through their inputs; new jobs are not
-reruns. The rule of each job whose params differ must carry the key: one of its params functions declares
+changed in the parsed config (and the changed file validated against its schema), and the params of every
+job of the paper's DAG are computed again and compared with the unchanged config's. A job whose params differ
+is one Snakemake's params trigger reruns; jobs downstream of it rerun through their inputs; jobs that a
+changed config adds (a new seed) are not reruns. The rule of each job whose params differ must carry the key: one of its params functions declares
 (config_keys, set by paper_params or @reads in rules/common.smk) a key path that contains it.
 
 Prints one JSON object: per paper the keys tested, refused (the schema or the DAG rejects the change) and
@@ -17,11 +17,18 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import random
 import sys
 from pathlib import Path
 
 REPO = Path(sys.argv[1]).resolve()
 SCALE = sys.argv[2] if len(sys.argv) > 2 else "quick"
+ONLY = set(sys.argv[3].split(",")) if len(sys.argv) > 3 else None  # papers to test (default: all)
+# all leaf keys (NEURIPS26_RERUN_KEYS=all, about 90 s on 2 cores), or a seeded sample: for every key path a rule
+# declares, one leaf under it, plus EXTRA further leaves per paper (keys that no rule should carry included)
+ALL_KEYS = os.environ.get("NEURIPS26_RERUN_KEYS") == "all"
+EXTRA = 6
 sys.path.insert(0, str(REPO / "src"))
 
 import jsonschema  # noqa: E402
@@ -134,26 +141,40 @@ def main() -> None:
     papers = workflow.globals["PAPERS"]
     declared = {rule.name: carried(rule) for rule in workflow.rules}
 
-    def job_params(slug):
+    def dag_jobs(slug):
         workflow.dag_settings.targets = {f"results/{SCALE}/{slug}/report.md"}
         workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True, nolock=True)
         workflow._build_dag()
-        return {(job.rule.name, tuple(job.output)): repr(sorted(job.params.items())) for job in workflow.dag.jobs}
+        return list(workflow.dag.jobs)
+
+    def job_params(jobs):
+        """Each job's params under the config now in `papers` (a job whose params fail is left out: the
+        changed config no longer makes it); Snakemake's params trigger compares exactly these."""
+        found = {}
+        for job in jobs:
+            job._params = job._non_derived_params = None
+            try:
+                found[(job.rule.name, tuple(job.output))] = repr(sorted(job.params.items()))
+            except Exception:  # noqa: BLE001
+                continue
+        return found
 
     report = {}
     for slug in sorted(papers):
+        if ONLY is not None and slug not in ONLY:
+            continue
         schema = load_yaml(REPO / "workflow" / "schemas" / f"{slug}.schema.yaml")
         original = papers[slug][SCALE]
         try:
-            base = job_params(slug)
+            jobs = dag_jobs(slug)
+            base = job_params(jobs)
         except Exception as error:  # noqa: BLE001 - reported as the paper's failure
             report[slug] = {"error": f"{type(error).__name__}: {error}"[:2000]}
             continue
         base_rules = {rule for rule, _ in base}
         tested, refused, violations, reached = [], [], [], set()
-        for path in leaves(original):
-            if not path:
-                continue
+        every = [path for path in leaves(original) if path]
+        for path in every if ALL_KEYS else sample(every, slug, base_rules, declared):
             reason = "no value to change it to"
             for candidate in changes(get(original, path), allowed_values(schema, (SCALE, *path))):
                 variant = copy.deepcopy(original)
@@ -161,7 +182,7 @@ def main() -> None:
                 try:
                     jsonschema.validate({**papers[slug], SCALE: variant}, schema)
                     papers[slug][SCALE] = variant
-                    after = job_params(slug)
+                    after = job_params(jobs)
                 except Exception as error:  # noqa: BLE001 - a change the workflow refuses is reported, not tested
                     reason = f"{type(error).__name__}: {str(error).splitlines()[0][:160]}"
                     continue
@@ -185,6 +206,18 @@ def main() -> None:
         )
         report[slug] = {"tested": tested, "refused": refused, "violations": violations, "uncovered": uncovered}
     print(json.dumps(report))
+
+
+def sample(every: list[tuple], slug: str, rules: set[str], declared: dict) -> list[tuple]:
+    """One leaf under each key path the paper's rules declare, then EXTRA more, drawn with a fixed seed."""
+    rng = random.Random(f"rerun-scope-{slug}")
+    chosen: list[tuple] = []
+    for path in sorted({d[1:] for rule in rules for d in declared[rule] if d[0] == slug}, key=str):
+        under = [leaf for leaf in every if leaf[: len(path)] == path]
+        if under and not any(leaf in chosen for leaf in under):
+            chosen.append(rng.choice(under))
+    rest = [leaf for leaf in every if leaf not in chosen]
+    return chosen + rng.sample(rest, min(EXTRA, len(rest)))
 
 
 def _exists(block, path) -> bool:

@@ -82,24 +82,43 @@ def test_the_workflow_parses_and_plans_the_quick_dag_within_seconds():
 
 
 def test_parsing_the_rules_imports_no_heavy_library():
-    """What rules/ imports at parse time (rules/functions and the library modules they reach) stays light."""
-    modules = sorted({".".join(Path(f).with_suffix("").parts[1:]).removesuffix(".__init__")
-                      for smk in RULE_FILES for f in library_files(smk, ROOT / "src")})
-    assert "neurips26.common.config" in modules
-    code = (f"import sys; sys.path.insert(0, 'src'); [__import__(m) for m in {modules!r}];"
-            "print(' '.join(m for m in ('torch', 'rdkit', 'sklearn', 'ot', 'optuna', 'scipy.stats', 'pandas')"
-            " if m in sys.modules))")
+    """What rules/ imports at parse time (and what those modules import at their top) stays light."""
+    statements = sorted({m.group(0) for smk in RULE_FILES
+                         for m in re.finditer(r"^(from neurips26[\w.]* import [^\n]+|import neurips26[^\n]*)",
+                                              smk.read_text(), re.M)})
+    assert any("neurips26.common.config" in line for line in statements)
+    code = "import sys; sys.path.insert(0, 'src')\n" + "\n".join(statements) + (
+        "\nprint(' '.join(m for m in ('torch', 'rdkit', 'sklearn', 'ot', 'optuna', 'scipy.stats', 'pandas')"
+        " if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "", f"parse-time imports pull in: {run.stdout.strip()}"
 
 
-def test_a_changed_config_key_reruns_only_the_rules_that_carry_it(workflow_copy):
-    """Every leaf key of every paper's quick config, changed one at a time (tests/rerun_scope.py)."""
-    run = subprocess.run([sys.executable, str(ROOT / "tests/rerun_scope.py"), str(workflow_copy), "quick"],
+def rerun_scope(repo: Path, *papers: str) -> dict:
+    run = subprocess.run([sys.executable, str(ROOT / "tests/rerun_scope.py"), str(repo), "quick", *papers],
                          capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-4000:]
-    report = json.loads(run.stdout.strip().splitlines()[-1])
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_the_rerun_scope_check_catches_a_params_function_that_reads_an_undeclared_key(workflow_copy):
+    rules = workflow_copy / "rules/thresh_mcts.smk"
+    text = rules.read_text()
+    simulate = text.index("rule thresh_mcts_simulate:")
+    declared = 'runs=paper_params("thresh_mcts", "runs"),'
+    at = text.index(declared, simulate)
+    assert at < text.index("\nrule ", simulate + 1)  # the simulate rule's own param
+    undeclared = 'runs=lambda wc: paper_config("thresh_mcts", wc.scale)["runs"],'
+    rules.write_text(text[:at] + undeclared + text[at + len(declared):])
+    report = rerun_scope(workflow_copy, "thresh_mcts")["thresh_mcts"]
+    assert {(tuple(v["key"]), v["rule"]) for v in report["violations"]} == {(("runs",), "thresh_mcts_simulate")}
+
+
+def test_a_changed_config_key_reruns_only_the_rules_that_carry_it(workflow_copy):
+    """A seeded sample of the leaf keys of every paper's quick config (every key path a rule declares, and
+    more), changed one at a time (tests/rerun_scope.py; NEURIPS26_RERUN_KEYS=all tests every key)."""
+    report = rerun_scope(workflow_copy)
     lines, problems = [], []
     for slug, result in report.items():
         if "error" in result:
