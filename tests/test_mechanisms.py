@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import time
+from modulefinder import ModuleFinder
 from pathlib import Path
 
 import jsonschema
@@ -41,10 +42,17 @@ def test_wildcard_constraints_sit_on_rules_except_in_common():
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(ROOT / "scripts")))
-def test_the_import_scan_of_rules_finds_what_the_syntax_tree_finds(script):
-    """Parsing uses a fast scan of import lines; it must agree with Python's own parse of every file."""
-    files, _ = reached(script, (ROOT / "src").resolve())
-    assert library_files(script, ROOT / "src") == sorted(str(f.relative_to(ROOT)) for f in files)
+def test_the_library_files_a_rule_depends_on_are_those_python_finds_from_its_script(script):
+    """The fast scan that gives rules their library inputs, and the syntax-tree walk of the env test, against
+    the standard library's own import finder (relative imports, lazy imports inside functions, packages)."""
+    src = (ROOT / "src").resolve()
+    finder = ModuleFinder(path=[str(src)])
+    finder.run_script(str(script))
+    truth = sorted(str(Path(m.__file__).resolve().relative_to(ROOT)) for name, m in finder.modules.items()
+                   if name.split(".")[0] == "neurips26" and m.__file__)
+    assert truth, "the script imports nothing of the library"
+    assert library_files(script, ROOT / "src") == truth
+    assert sorted(str(f.relative_to(ROOT)) for f in reached(script, src)[0]) == truth
 
 
 def test_a_config_number_written_with_an_exponent_and_no_dot_is_a_number(tmp_path):

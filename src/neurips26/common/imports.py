@@ -25,16 +25,38 @@ def module_file(src: Path, name: str) -> Path | None:
     return None
 
 
+def _package(path: Path, src: Path) -> list[str]:
+    """The package a file under `src` belongs to, as name parts (empty for a file outside `src`)."""
+    try:
+        return list(Path(path).resolve().relative_to(src).parent.parts)
+    except ValueError:
+        return []
+
+
+def _absolute(package: list[str], level: int, module: str | None) -> str | None:
+    """The absolute name of `from <level dots><module> import ...` in `package`, or None above the top."""
+    if level == 0:
+        return module
+    if level - 1 > len(package) or not package:
+        return None
+    base = package[: len(package) - (level - 1)]
+    return ".".join(base + (module.split(".") if module else []))
+
+
 @lru_cache(maxsize=None)
-def _imports(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(library module names, top-level third-party names) imported anywhere in `path`, lazily or not."""
+def _imports(path: Path, src: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(library module names, top-level third-party names) imported anywhere in `path`, lazily or not,
+    relative imports resolved against the file's package."""
     library, third_party = [], []
+    package = _package(path, src)
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(package, node.level, node.module)
+            if module:
+                names = [module] + [f"{module}.{alias.name}" for alias in node.names]
         for name in names:
             top = name.split(".")[0]
             if top == PACKAGE:
@@ -48,7 +70,7 @@ def _imports(path: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
 @lru_cache(maxsize=None)
 def _direct(path: Path, src: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     """(library files, third-party packages) that `path` imports directly."""
-    library, third_party = _imports(path)
+    library, third_party = _imports(path, src)
     files = (module_file(src, name) for name in library)
     return tuple(f.resolve() for f in files if f is not None), third_party
 
@@ -73,7 +95,7 @@ def reached(script: Path, src: Path) -> tuple[set[Path], set[str]]:
 
 # what workflow parsing uses: a scan of import statements by pattern, ten times faster than parsing each
 # file (every dry run pays for it); tests check that it finds what the syntax tree finds
-_FROM = re.compile(rf"^[ \t]*from[ \t]+({PACKAGE}[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_FROM = re.compile(rf"^[ \t]*from[ \t]+({PACKAGE}[\w.]*|\.+[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
 _IMPORT = re.compile(rf"^[ \t]*import[ \t]+([^\n]*)", re.M)
 
 
@@ -81,7 +103,12 @@ _IMPORT = re.compile(rf"^[ \t]*import[ \t]+([^\n]*)", re.M)
 def _scanned(path: Path, src: Path) -> tuple[Path, ...]:
     text = path.read_text()
     names: list[str] = []
+    package = _package(path, src)
     for module, imported in _FROM.findall(text):
+        dots = len(module) - len(module.lstrip("."))
+        module = _absolute(package, dots, module[dots:] or None)
+        if not module:
+            continue
         names.append(module)
         names += [f"{module}.{n.split()[0]}" for n in re.sub(r"#.*", "", imported).strip("()").split(",")
                   if n.strip()]
