@@ -132,7 +132,7 @@ def test_divergence_as_an_outcome_ends_the_run_early_without_error():
         return toy.step(i)
 
     result = loop.run_loop(step, 10, toy.state, loop.LoopSettings(check_finite=False))
-    assert result.stopped_early and len(toy.rows) == 4
+    assert result.stopped_early and result.steps == 4 and len(toy.rows) == 4
 
 
 def test_sigterm_is_answered_by_a_checkpoint_and_a_non_zero_exit_and_the_retry_resumes(tmp_path):
@@ -146,10 +146,11 @@ def test_sigterm_is_answered_by_a_checkpoint_and_a_non_zero_exit_and_the_retry_r
             os.kill(os.getpid(), signal.SIGTERM)  # Slurm's warning before the time limit
         return first.step(i)
 
+    before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(loop.Preempted) as caught:
         loop.run_loop(step, 30, first.state, settings)
     assert caught.value.code != 0 and caught.value.step == 13
-    assert signal.getsignal(signal.SIGTERM) is not None  # the previous handler is back
+    assert signal.getsignal(signal.SIGTERM) == before  # the previous handler is back
     retry = Toy(seed=5)
     assert loop.run_loop(retry.step, 30, retry.state, settings).resumed_from == 13
     assert all(torch.equal(a, b) for a, b in zip(weights(reference), weights(retry)))

@@ -243,6 +243,7 @@ def train_decoder(
         params = [p for p in model.parameters() if p.requires_grad]
         optimiser = Adam(params, lr=settings.lr, betas=settings.betas)
         counters = {"seen": 0, "run_loss": 0.0, "run_count": 0, "seconds": 0.0}
+        groups = loop.parameter_groups({"model": model})
 
         def step_fn(k: int) -> torch.Tensor:
             start = time.perf_counter()
@@ -251,6 +252,7 @@ def train_decoder(
             loss, count = token_loss(model, train[torch.from_numpy(schedule[k])].to(device), pad)
             optimiser.zero_grad(set_to_none=True)
             (loss / max(count, 1)).backward()
+            loop.check_finite(loss, k, groups)  # names the group before the update spoils every one
             if settings.grad_clip is not None:
                 torch.nn.utils.clip_grad_norm_(params, settings.grad_clip)
             with torch.no_grad():

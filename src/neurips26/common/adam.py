@@ -65,5 +65,6 @@ class Adam:
             raise ValueError(f"optimiser state holds {len(state['exp_avg'])} tensors, the model has "
                              f"{len(self.params)} parameters: it belongs to another model")
         self.step_count = int(state["step"])
+        self.lr = state["lr"]  # a decayed learning rate resumes where it was
         for mine, saved in zip(self.exp_avg + self.exp_avg_sq, state["exp_avg"] + state["exp_avg_sq"]):
             mine.copy_(saved)

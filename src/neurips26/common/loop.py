@@ -54,7 +54,8 @@ class Preempted(SystemExit):
     """SIGTERM arrived: a checkpoint was written and the job exits non-zero, so that a retry resumes."""
 
     def __init__(self, step: int, path: Path | None):
-        super().__init__(f"SIGTERM at step {step}: checkpoint written to {path}; rerun to resume")
+        where = f"checkpoint written to {path}; rerun to resume" if path else "no checkpoint configured"
+        super().__init__(f"SIGTERM at step {step}: {where}")
         self.code = 143  # 128 + SIGTERM, as a shell reports a terminated process
         self.step = step
 
@@ -89,7 +90,7 @@ class LoopSettings:
 
 @dataclass
 class LoopResult:
-    steps: int  # steps run in total (including those before a resume)
+    steps: int  # steps completed in total (including those before a resume; not the one that raised StopTraining)
     resumed_from: int  # 0 when the run started afresh
     seconds: float  # wall time of this process's part of the run
     stopped_early: bool = False  # step_fn raised StopTraining
@@ -280,8 +281,9 @@ def run_loop(step_fn: Callable[[int], Any], steps: int, state: Mapping[str, Any]
         else:
             step = steps
     finally:
-        signal.signal(signal.SIGTERM, previous) if previous is not None else None
-    total = step + 1 if stopped else steps
+        if previous is not _NOT_MAIN_THREAD:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+    total = step if stopped else steps
     return LoopResult(steps=total, resumed_from=start, seconds=time.perf_counter() - began, stopped_early=stopped)
 
 
@@ -291,12 +293,16 @@ def finish(settings: LoopSettings) -> None:
         Path(settings.checkpoint).unlink(missing_ok=True)
 
 
+_NOT_MAIN_THREAD = object()
+
+
 def _install_sigterm(flag: list[int]):
-    """Note SIGTERM instead of dying; returns the previous handler (None outside the main thread)."""
+    """Note SIGTERM instead of dying; returns the previous handler (None when it was not set from Python),
+    or _NOT_MAIN_THREAD where signals cannot be handled (a thread other than the main one)."""
     try:
         return signal.signal(signal.SIGTERM, lambda signum, frame: flag.append(signum))
-    except ValueError:  # not the main thread: leave signals alone
-        return None
+    except ValueError:
+        return _NOT_MAIN_THREAD
 
 
 def _duration(seconds: float) -> str:

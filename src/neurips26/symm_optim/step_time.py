@@ -4,6 +4,9 @@ For each method the whole mixed optimizer of a run is built on its own copy of o
 from one backward pass; after ``warmup`` steps the methods are stepped round-robin ``repeats`` times, so that
 a change in the machine's load touches every method alike, and the median wall time of the whole step and of
 the swept roles alone (embedding + head, or the router) is reported, with its ratio to the baseline's.
+
+It does not use the shared training loop (neurips26.common.loop): nothing is trained here; one backward pass
+gives the gradients that every method's optimizer steps on, and the steps are timed, not kept.
 """
 
 from __future__ import annotations
