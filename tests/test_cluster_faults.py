@@ -48,9 +48,10 @@ METAOT = "results/smoke/amortized_ot/models/digits/metaot.pt"
 
 @pytest.fixture(scope="module")
 def preempted_training_run(slurm_cluster, tmp_path_factory):
-    """A training job (Meta-OT, 50 steps slowed to 1.5 s each) given 1 minute: Slurm ends it at its time limit
-    with SIGTERM, the loop writes a checkpoint, and the profile's retry resumes it. Its inputs are made
-    locally first; started at once in the background, like the time-limit run, so the other tests run meanwhile."""
+    """A training job (Meta-OT, 50 steps slowed to 1.5 s each, checkpoints only on SIGTERM) given 1 minute:
+    Slurm ends it at its time limit with SIGTERM, the loop writes a checkpoint, and the profile's retry
+    resumes it. Its inputs are made locally first; started at once in the background, like the time-limit
+    run, so the other tests run meanwhile."""
     repo = copy_workflow(tmp_path_factory.mktemp("preempted") / "repo")
     snakemake(repo, "-c2", METAOT, "--omit-from", "amortized_ot_fit_metaot")
     proc = start_snakemake(
@@ -69,7 +70,13 @@ def test_a_training_job_reaching_its_time_limit_is_resumed_by_the_retry_and_comp
     states = [s.split()[0] for s in slurm_jobs(repo)["State"]]
     assert len(states) >= 2 and states[-1] == "COMPLETED" and "TIMEOUT" in states[:-1], states
     log = repo / "results/smoke/amortized_ot/logs/fit/digits_metaot.log"
-    assert re.search(r"resuming from checkpoint .* at step \d+ of 50", log.read_text()), log.read_text()[-2000:]
+    resumed = re.findall(r"resuming from checkpoint .* at step (\d+) of 50", log.read_text())
+    assert resumed, log.read_text()[-2000:]
+    # the attempt Slurm stopped answered SIGTERM with the checkpoint the retry resumed from (its stderr is in
+    # its Slurm log; the rule's log is rewritten by the retry)
+    slurm_logs = "".join(p.read_text() for p in (repo / "logs/slurm").rglob("*.log"))
+    stopped = re.findall(r"SIGTERM received; stopping at step (\d+)", slurm_logs)
+    assert resumed[-1] in stopped, (resumed, stopped)
     assert (repo / METAOT).stat().st_size > 0
     assert not list((repo / "results/smoke/amortized_ot/models/digits").glob(".*.ckpt"))  # deleted when done
 

@@ -10,8 +10,10 @@ nothing.
                                                             each job of <rule> is killed (SIGKILL) right
                                                             after its first checkpoint, once per checkpoint
                                                             path; the rerun resumes
-    NEURIPS26_TEST_FAULT="<rule>:slow_steps:<seconds>"      each training step of <rule> sleeps this long
-                                                            (a job that reaches its time limit)
+    NEURIPS26_TEST_FAULT="<rule>:slow_steps:<seconds>"      each training step of <rule> sleeps this long and
+                                                            checkpoints are written only on SIGTERM (a job
+                                                            that reaches its time limit resumes only if it
+                                                            answered the signal)
 """
 
 from __future__ import annotations
@@ -88,6 +90,11 @@ def checkpoint_written(path: str | Path) -> None:
     except FileExistsError:
         return
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def slow_steps() -> bool:
+    """Whether slow_steps is aimed at this job (the loop then checkpoints only on SIGTERM)."""
+    return _loop_fault("slow_steps") is not None
 
 
 def step_done() -> None:

@@ -243,6 +243,7 @@ def run_loop(step_fn: Callable[[int], Any], steps: int, state: Mapping[str, Any]
     if start:
         log.info("%s: resuming from checkpoint %s at step %d of %d", s.name, s.checkpoint, start, steps)
     terminated: list[int] = []
+    signal_only = faults.slow_steps()  # a test of SIGTERM: no other checkpoint may stand in for it
     previous = _install_sigterm(terminated)
     began = last_report = last_save = time.perf_counter()
     step = start
@@ -268,8 +269,8 @@ def run_loop(step_fn: Callable[[int], Any], steps: int, state: Mapping[str, Any]
                 log.info("%s: step %d/%d loss %s, %.2f steps/s, ETA %s", s.name, done, steps,
                          "n/a" if loss is None else f"{_scalar(loss):.4g}", rate, _duration(eta))
                 last_report = now
-            if s.checkpoint is not None and done < steps and (
-                    done % every == 0 or now - last_save >= s.every_seconds or terminated):
+            periodic = not signal_only and (done % every == 0 or now - last_save >= s.every_seconds)
+            if s.checkpoint is not None and done < steps and (periodic or terminated):
                 save(s.checkpoint, s.fingerprint, done, state)
                 last_save = time.perf_counter()
                 log.info("%s: checkpoint at step %d written to %s", s.name, done, s.checkpoint)
