@@ -4,6 +4,9 @@ and each training function killed after a checkpoint and resumed equals an unint
 
 from __future__ import annotations
 
+import logging
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -155,14 +158,27 @@ def without_timing(rows) -> pd.DataFrame:
     return table.drop(columns=[c for c in table.columns if c in TIMING])
 
 
-def killed_and_resumed(run, monkeypatch, tmp_path, kill_step: int, every_steps: int):
+def resumed_at(caplog) -> list[int]:
+    """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
+    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+             for r in caplog.records if r.name == "neurips26.loop")
+    return [int(m.group(1)) for m in found if m]
+
+
+def killed_and_resumed(run, monkeypatch, caplog, tmp_path, kill_step: int, every_steps: int, resumes_at: int):
+    """Kill `run` at the `kill_step`-th finished step and run it again; the rerun must resume from the checkpoint
+    at step `resumes_at` (a rerun from step 0 would give the same result)."""
     settings = loop.LoopSettings(checkpoint=tmp_path / ".out.ckpt", fingerprint="job", every_steps=every_steps)
     kill_at(monkeypatch, kill_step)
-    with pytest.raises(Killed):
-        run(settings)
-    assert settings.checkpoint.exists()
-    monkeypatch.setattr(faults, "step_done", lambda: None)
-    return run(settings)
+    with caplog.at_level(logging.INFO, logger="neurips26.loop"):
+        with pytest.raises(Killed):
+            run(settings)
+        assert settings.checkpoint.exists()
+        assert resumed_at(caplog) == []  # the first run started afresh
+        monkeypatch.setattr(faults, "step_done", lambda: None)
+        result = run(settings)
+    assert resumed_at(caplog) == [resumes_at]  # the rerun resumed from the checkpoint, not from step 0
+    return result
 
 
 def short_finetune(policy, loop_settings=None):
@@ -171,12 +187,12 @@ def short_finetune(policy, loop_settings=None):
 
 @pytest.mark.parametrize("train, seed", [(pretrain, 0), (short_finetune, 1)], ids=["pretrain", "rl"])
 def test_a_training_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(train, seed, monkeypatch,
-                                                                                      tmp_path):
+                                                                                      caplog, tmp_path):
     whole = tiny_policy(seed)
     whole_rows = train(whole)
     resumed = tiny_policy(seed)
-    resumed_rows = killed_and_resumed(lambda s: train(resumed, s), monkeypatch, tmp_path, kill_step=5,
-                                      every_steps=2)
+    resumed_rows = killed_and_resumed(lambda s: train(resumed, s), monkeypatch, caplog, tmp_path, kill_step=5,
+                                      every_steps=2, resumes_at=4)
     for name, tensor in whole.state_dict().items():
         assert torch.equal(tensor, resumed.state_dict()[name]), name
     pd.testing.assert_frame_equal(without_timing(resumed_rows), without_timing(whole_rows))  # NaN equals NaN
@@ -192,7 +208,7 @@ def short_pmo(loop_settings=None):
 
 @pytest.mark.parametrize("run", [short_per_instance, short_pmo], ids=["per_instance", "pmo"])
 def test_an_instance_optimisation_job_killed_after_a_run_resumes_to_the_uninterrupted_result(run, monkeypatch,
-                                                                                            tmp_path):
+                                                                                            caplog, tmp_path):
     whole = run()
-    resumed = killed_and_resumed(run, monkeypatch, tmp_path, kill_step=2, every_steps=1)
+    resumed = killed_and_resumed(run, monkeypatch, caplog, tmp_path, kill_step=2, every_steps=1, resumes_at=1)
     pd.testing.assert_frame_equal(without_timing(resumed), without_timing(whole))

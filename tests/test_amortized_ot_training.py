@@ -5,7 +5,9 @@ which a fake device checks: a tensor left on the CPU fails there as it would on 
 
 from __future__ import annotations
 
+import logging
 import random
+import re
 
 import numpy as np
 import pytest
@@ -45,7 +47,14 @@ def other_global_states():
     torch.manual_seed(12345), np.random.seed(7), random.seed(9)
 
 
-def test_metaot_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+def resumed_at(caplog) -> list[int]:
+    """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
+    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+             for r in caplog.records if r.name == "neurips26.loop")
+    return [int(m.group(1)) for m in found if m]
+
+
+def test_metaot_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, caplog):
     a, b, cost = metaot_problem()
     straight, losses = train_metaot(a, b, cost)
     settings = loop.LoopSettings(checkpoint=tmp_path / ".metaot.pt.ckpt", fingerprint="job", every_steps=3)
@@ -58,12 +67,15 @@ def test_metaot_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tm
         return semi_dual(*args)
 
     monkeypatch.setattr(baselines, "semi_dual", dies_in_step_8)
-    with pytest.raises(Killed):
-        train_metaot(a, b, cost, settings)
-    monkeypatch.setattr(baselines, "semi_dual", semi_dual)
-    assert torch.load(settings.checkpoint, weights_only=False)["step"] == 6
-    other_global_states()
-    resumed, resumed_losses = train_metaot(a, b, cost, settings)
+    with caplog.at_level(logging.INFO, logger="neurips26.loop"):
+        with pytest.raises(Killed):
+            train_metaot(a, b, cost, settings)
+        monkeypatch.setattr(baselines, "semi_dual", semi_dual)
+        assert torch.load(settings.checkpoint, weights_only=False)["step"] == 6
+        assert resumed_at(caplog) == []  # the first run started afresh
+        other_global_states()
+        resumed, resumed_losses = train_metaot(a, b, cost, settings)
+    assert resumed_at(caplog) == [6]  # the rerun resumed from the checkpoint of step 6, not from step 0
     assert resumed_losses == losses
     assert all(torch.equal(p, q) for p, q in zip(straight.parameters(), resumed.parameters()))
 
@@ -115,7 +127,7 @@ def train_flow(plan_fn=cfm.exact_plan, steps=10, settings=None, lr=1e-2):
     return cfm.train_flow(*FLOW, plan_fn, steps, 16, lr, 8, 0, settings)
 
 
-def test_flow_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp_path):
+def test_flow_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp_path, caplog):
     straight, losses = train_flow()
     settings = loop.LoopSettings(checkpoint=tmp_path / ".flow.pt.ckpt", fingerprint="job", every_steps=3)
     calls = []
@@ -126,11 +138,14 @@ def test_flow_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp_
             raise Killed
         return cfm.exact_plan(x0, x1)
 
-    with pytest.raises(Killed):
-        train_flow(plan_dies_in_step_8, settings=settings)
-    assert torch.load(settings.checkpoint, weights_only=False)["step"] == 6
-    other_global_states()  # the times t come from the global torch generator: restored from the checkpoint
-    resumed, resumed_losses = train_flow(settings=settings)
+    with caplog.at_level(logging.INFO, logger="neurips26.loop"):
+        with pytest.raises(Killed):
+            train_flow(plan_dies_in_step_8, settings=settings)
+        assert torch.load(settings.checkpoint, weights_only=False)["step"] == 6
+        assert resumed_at(caplog) == []  # the first run started afresh
+        other_global_states()  # the times t come from the global torch generator: restored from the checkpoint
+        resumed, resumed_losses = train_flow(settings=settings)
+    assert resumed_at(caplog) == [6]  # the rerun resumed from the checkpoint of step 6, not from step 0
     assert resumed_losses == losses
     assert all(torch.equal(p, q) for p, q in zip(straight.parameters(), resumed.parameters()))
 

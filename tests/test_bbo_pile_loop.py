@@ -4,6 +4,8 @@ after a checkpoint and resumed equals an uninterrupted one."""
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -87,7 +89,14 @@ class Killed(RuntimeError):
     pass
 
 
-def test_a_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+def resumed_at(caplog) -> list[int]:
+    """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
+    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+             for r in caplog.records if r.name == "neurips26.loop")
+    return [int(m.group(1)) for m in found if m]
+
+
+def test_a_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, caplog):
     train, valid = rows(12, 0), rows(3, 1)
     steps = len(batch_schedule(train, SETTINGS, VOCAB.pad))
     assert steps >= 8
@@ -102,12 +111,15 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp
             raise Killed
 
     monkeypatch.setattr(faults, "step_done", kill_at_step_5)
-    with pytest.raises(Killed):
-        train_decoder(train, valid, config(), SETTINGS, pad=VOCAB.pad, device="cpu", loop_settings=settings)
-    assert settings.checkpoint.exists()
-    monkeypatch.setattr(faults, "step_done", lambda: None)
-    resumed, resumed_rows = train_decoder(train, valid, config(), SETTINGS, pad=VOCAB.pad, device="cpu",
-                                          loop_settings=settings)
+    with caplog.at_level(logging.INFO, logger="neurips26.loop"):
+        with pytest.raises(Killed):
+            train_decoder(train, valid, config(), SETTINGS, pad=VOCAB.pad, device="cpu", loop_settings=settings)
+        assert settings.checkpoint.exists()
+        assert resumed_at(caplog) == []  # the first run started afresh
+        monkeypatch.setattr(faults, "step_done", lambda: None)
+        resumed, resumed_rows = train_decoder(train, valid, config(), SETTINGS, pad=VOCAB.pad, device="cpu",
+                                              loop_settings=settings)
+    assert resumed_at(caplog) == [3]  # the rerun resumed from the checkpoint of step 3, not from step 0
     for name, tensor in whole.state_dict().items():
         assert torch.equal(tensor, resumed.state_dict()[name]), name
     assert [{k: v for k, v in r.items() if k not in TIMING} for r in resumed_rows] == \

@@ -1,6 +1,8 @@
 """Paper 04 (BIRD) data and trained denoisers: the Toeplitz field, subsets, normalisation, networks, training."""
 
 import importlib.util
+import logging
+import re
 
 import numpy as np
 import pytest
@@ -258,7 +260,14 @@ def test_training_is_reproducible_and_the_seed_matters():
     assert not same_state(a, c)
 
 
-def test_training_killed_after_a_checkpoint_resumes_bit_identically(tmp_path, monkeypatch):
+def resumed_at(caplog) -> list[int]:
+    """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
+    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+             for r in caplog.records if r.name == "neurips26.loop")
+    return [int(m.group(1)) for m in found if m]
+
+
+def test_training_killed_after_a_checkpoint_resumes_bit_identically(tmp_path, monkeypatch, caplog):
     """A run that dies in the middle of epoch 3 of 4, after the checkpoint of epoch 2, and is started again
     ends with the same weights, log and kept weights as a run that never stopped."""
     from neurips26.common import loop
@@ -284,12 +293,15 @@ def test_training_killed_after_a_checkpoint_resumes_bit_identically(tmp_path, mo
         return real_noise(*args)
 
     monkeypatch.setattr(training, "noise", dying_noise)
-    with pytest.raises(KeyboardInterrupt):
-        run(model(), settings)
-    assert settings.checkpoint.exists()
-    monkeypatch.setattr(training, "noise", real_noise)
-    resumed = model()
-    log_resumed, kept_resumed = run(resumed, settings)
+    with caplog.at_level(logging.INFO, logger="neurips26.loop"):
+        with pytest.raises(KeyboardInterrupt):
+            run(model(), settings)
+        assert settings.checkpoint.exists()
+        assert resumed_at(caplog) == []  # the first run started afresh
+        monkeypatch.setattr(training, "noise", real_noise)
+        resumed = model()
+        log_resumed, kept_resumed = run(resumed, settings)
+    assert resumed_at(caplog) == [2]  # the rerun resumed from the checkpoint of epoch 2, not from epoch 0
     assert same_state(whole.state_dict(), resumed.state_dict()) and log_whole.equals(log_resumed)
     assert sorted(kept_resumed) == sorted(kept_whole) == [0, 1, 3, 4]
     assert all(same_state(kept_whole[e], kept_resumed[e]) for e in kept_whole)

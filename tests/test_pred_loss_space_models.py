@@ -1,6 +1,8 @@
 """Paper 01 denoisers: architectures, the bottleneck label, training (determinism, resume, divergence), sampling."""
 
+import logging
 import math
+import re
 
 import pandas as pd
 import pytest
@@ -137,7 +139,14 @@ def test_feature_net_features_and_training():
     assert same_state(net.state_dict(), again.state_dict()) and accuracy == accuracy_again
 
 
-def test_feature_net_killed_after_a_checkpoint_resumes_bit_identically(tmp_path, monkeypatch):
+def resumed_at(caplog) -> list[int]:
+    """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
+    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+             for r in caplog.records if r.name == "neurips26.loop")
+    return [int(m.group(1)) for m in found if m]
+
+
+def test_feature_net_killed_after_a_checkpoint_resumes_bit_identically(tmp_path, monkeypatch, caplog):
     g = torch.Generator().manual_seed(0)
     y = torch.arange(200) % 2
     x = torch.randn(200, *IMAGE, generator=g) * 0.3 + (2.0 * y - 1.0)[:, None, None, None] * 0.5
@@ -152,12 +161,15 @@ def test_feature_net_killed_after_a_checkpoint_resumes_bit_identically(tmp_path,
         return real(*args, **kw)
 
     monkeypatch.setattr(training.F, "cross_entropy", dying)
-    with pytest.raises(KeyboardInterrupt):
-        training.train_feature_net(x, y, steps=20, batch=64, lr=3e-3, seed=0, settings=settings)
-    monkeypatch.setattr(training.F, "cross_entropy", real)
-    assert torch.load(settings.checkpoint, weights_only=False)["step"] == 10
-    resumed, accuracy_resumed = training.train_feature_net(x, y, steps=20, batch=64, lr=3e-3, seed=0,
-                                                           settings=settings)
+    with caplog.at_level(logging.INFO, logger="neurips26.loop"):
+        with pytest.raises(KeyboardInterrupt):
+            training.train_feature_net(x, y, steps=20, batch=64, lr=3e-3, seed=0, settings=settings)
+        monkeypatch.setattr(training.F, "cross_entropy", real)
+        assert torch.load(settings.checkpoint, weights_only=False)["step"] == 10
+        assert resumed_at(caplog) == []  # the first run started afresh
+        resumed, accuracy_resumed = training.train_feature_net(x, y, steps=20, batch=64, lr=3e-3, seed=0,
+                                                               settings=settings)
+    assert resumed_at(caplog) == [10]  # the rerun resumed from the checkpoint of step 10, not from step 0
     assert same_state(whole.state_dict(), resumed.state_dict()) and accuracy == accuracy_resumed
 
 

@@ -4,7 +4,9 @@ killed after a checkpoint and resumed equals an uninterrupted one, divergence in
 
 from __future__ import annotations
 
+import logging
 import math
+import re
 
 import numpy as np
 import pytest
@@ -54,8 +56,17 @@ class Killed(RuntimeError):
     pass
 
 
-def _killed_then_resumed(tmp_path, monkeypatch, assignment, settings, kill_after: int, every: int = 3):
-    """Kill the run when step `kill_after` is done (before its own checkpoint), then run it again."""
+def resumed_at(caplog) -> list[int]:
+    """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
+    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+             for r in caplog.records if r.name == "neurips26.loop")
+    return [int(m.group(1)) for m in found if m]
+
+
+def _killed_then_resumed(tmp_path, monkeypatch, caplog, assignment, settings, kill_after: int, resumes_at: int,
+                         every: int = 3):
+    """Kill the run when step `kill_after` is done (before its own checkpoint), then run it again; the rerun must
+    resume from the checkpoint at step `resumes_at` (a rerun from step 0 would give the same result)."""
     checkpoint = loop.LoopSettings(checkpoint=tmp_path / ".summary.ckpt", fingerprint="job", every_steps=every)
     done = []
 
@@ -65,37 +76,43 @@ def _killed_then_resumed(tmp_path, monkeypatch, assignment, settings, kill_after
             raise Killed
 
     monkeypatch.setattr(faults, "step_done", kill)
-    with pytest.raises(Killed):
-        train_lm(LM(CONFIG), assignment, _stream(2000, 0), _stream(300, 1), settings, spectrum_steps=(6,),
-                 log=lambda _: None, loop_settings=checkpoint, device="cpu")
-    assert checkpoint.checkpoint.exists()
-    monkeypatch.setattr(faults, "step_done", lambda: None)
-    model = LM(CONFIG)
-    return model, train_lm(model, assignment, _stream(2000, 0), _stream(300, 1), settings, spectrum_steps=(6,),
-                           log=lambda _: None, loop_settings=checkpoint, device="cpu")
+    with caplog.at_level(logging.INFO, logger="neurips26.loop"):
+        with pytest.raises(Killed):
+            train_lm(LM(CONFIG), assignment, _stream(2000, 0), _stream(300, 1), settings, spectrum_steps=(6,),
+                     log=lambda _: None, loop_settings=checkpoint, device="cpu")
+        assert checkpoint.checkpoint.exists()
+        assert resumed_at(caplog) == []  # the first run started afresh
+        monkeypatch.setattr(faults, "step_done", lambda: None)
+        model = LM(CONFIG)
+        result = train_lm(model, assignment, _stream(2000, 0), _stream(300, 1), settings, spectrum_steps=(6,),
+                          log=lambda _: None, loop_settings=checkpoint, device="cpu")
+    assert resumed_at(caplog) == [resumes_at]  # the rerun resumed from the checkpoint, not from step 0
+    return model, result
 
 
 def _rows(result):
     return [{k: v for k, v in r.items() if k not in TIMING} for r in result.steps]
 
 
-def test_a_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch):
+def test_a_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp_path, monkeypatch, caplog):
     whole_model = LM(CONFIG)
     whole = train_lm(whole_model, BASE, _stream(2000, 0), _stream(300, 1), SETTINGS, spectrum_steps=(6,),
                      log=lambda _: None, device="cpu")
-    model, resumed = _killed_then_resumed(tmp_path, monkeypatch, BASE, SETTINGS, kill_after=5)
+    model, resumed = _killed_then_resumed(tmp_path, monkeypatch, caplog, BASE, SETTINGS, kill_after=5,
+                                           resumes_at=3)
     for name, tensor in whole_model.state_dict().items():
         assert torch.equal(tensor, model.state_dict()[name]), name
     assert not resumed.diverged and resumed.final_val_loss == whole.final_val_loss
     assert str(_rows(resumed)) == str(_rows(whole)) and resumed.spectra == whole.spectra  # str: NaN == NaN
 
 
-def test_a_divergence_after_a_resume_is_recorded_as_in_an_uninterrupted_run(tmp_path, monkeypatch):
+def test_a_divergence_after_a_resume_is_recorded_as_in_an_uninterrupted_run(tmp_path, monkeypatch, caplog):
     bad = {**BASE, "lm_head": {"name": "row_norm", "lr": 1e36}}  # the head's weights grow until step 4 overflows
     whole = train_lm(LM(CONFIG), bad, _stream(2000, 0), _stream(300, 1), SETTINGS, log=lambda _: None,
                      device="cpu")
     assert whole.diverged and whole.diverged_step == 4
-    _, resumed = _killed_then_resumed(tmp_path, monkeypatch, bad, SETTINGS, kill_after=3, every=2)
+    _, resumed = _killed_then_resumed(tmp_path, monkeypatch, caplog, bad, SETTINGS, kill_after=3, resumes_at=2,
+                                       every=2)
     assert resumed.diverged and (resumed.diverged_step, resumed.diverged_kind, resumed.diverged_detail) == \
         (whole.diverged_step, whole.diverged_kind, whole.diverged_detail)
     assert str(_rows(resumed)) == str(_rows(whole)) and math.isnan(resumed.final_val_loss)
