@@ -63,24 +63,6 @@ def preempted_training_run(slurm_cluster, tmp_path_factory):
         proc.kill()
 
 
-def test_a_training_job_reaching_its_time_limit_is_resumed_by_the_retry_and_completes(preempted_training_run):
-    repo, proc = preempted_training_run
-    out, _ = proc.communicate(timeout=600)
-    assert proc.returncode == 0, out[-3000:]
-    states = [s.split()[0] for s in slurm_jobs(repo)["State"]]
-    assert len(states) >= 2 and states[-1] == "COMPLETED" and "TIMEOUT" in states[:-1], states
-    log = repo / "results/smoke/amortized_ot/logs/fit/digits_metaot.log"
-    resumed = re.findall(r"resuming from checkpoint .* at step (\d+) of 50", log.read_text())
-    assert resumed, log.read_text()[-2000:]
-    # the attempt Slurm stopped answered SIGTERM with the checkpoint the retry resumed from (its stderr is in
-    # its Slurm log; the rule's log is rewritten by the retry)
-    slurm_logs = "".join(p.read_text() for p in (repo / "logs/slurm").rglob("*.log"))
-    stopped = re.findall(r"SIGTERM received; stopping at step (\d+)", slurm_logs)
-    assert resumed[-1] in stopped, (resumed, stopped)
-    assert (repo / METAOT).stat().st_size > 0
-    assert not list((repo / "results/smoke/amortized_ot/models/digits").glob(".*.ckpt"))  # deleted when done
-
-
 def test_a_job_over_its_memory_request_is_reported_with_slurms_reason(time_limit_run, tmp_path):
     repo = copy_workflow(tmp_path / "repo")
     run = snakemake(
@@ -142,3 +124,21 @@ def test_a_job_over_its_time_request_is_reported_with_slurms_reason(time_limit_r
     assert "DUE TO TIME LIMIT" in out, out[-3000:]  # Slurm's own words, from the job's Slurm log
     [job] = slurm_jobs(repo).itertuples()
     assert job.Timelimit == "00:01:00" and job.State == "TIMEOUT"
+
+
+def test_a_training_job_reaching_its_time_limit_is_resumed_by_the_retry_and_completes(preempted_training_run):
+    repo, proc = preempted_training_run
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out[-3000:]
+    states = [s.split()[0] for s in slurm_jobs(repo)["State"]]
+    assert len(states) >= 2 and states[-1] == "COMPLETED" and "TIMEOUT" in states[:-1], states
+    log = repo / "results/smoke/amortized_ot/logs/fit/digits_metaot.log"
+    resumed = re.findall(r"resuming from checkpoint .* at step (\d+) of 50", log.read_text())
+    assert resumed, log.read_text()[-2000:]
+    # the attempt Slurm stopped answered SIGTERM with the checkpoint the retry resumed from (its stderr is in
+    # its Slurm log; the rule's log is rewritten by the retry)
+    slurm_logs = "".join(p.read_text() for p in (repo / "logs/slurm").rglob("*.log"))
+    stopped = re.findall(r"SIGTERM received; stopping at step (\d+)", slurm_logs)
+    assert resumed[-1] in stopped, (resumed, stopped)
+    assert (repo / METAOT).stat().st_size > 0
+    assert not list((repo / "results/smoke/amortized_ot/models/digits").glob(".*.ckpt"))  # deleted when done
