@@ -93,8 +93,11 @@ def test_editing_a_library_module_reruns_exactly_the_jobs_whose_scripts_reach_it
         expected = {r for r in in_dag if module in RULE_LIBRARY.get(r, ())}
         assert expected and expected != in_dag, module
         found = edited(smoke_copy, module)
-        assert found.get("updated input files") == expected, (module, found)
-        # every other job that would run is downstream of those (its input is rebuilt), nothing else
+        planned = set().union(*found.values()) if found else set()
+        updated = found.get("updated input files", set())
+        # each rule whose script reaches the module is planned, those with no rerun upstream of them for this
+        # very reason (Snakemake names one reason per job); every other planned job is downstream of them
+        assert updated and updated <= expected <= planned, (module, expected, found)
         assert set(found) <= {"updated input files", "input files updated by another job"}, found
     outside = smoke_copy / "src/neurips26/common/unreached_probe.py"
     outside.write_text('"""A module no script imports."""\n')
