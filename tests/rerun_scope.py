@@ -189,12 +189,12 @@ def main() -> None:
                 finally:
                     papers[slug][SCALE] = original
                 key = (slug, *path)
-                changed = sorted({rule for job, params in after.items() if job in base and base[job] != params
-                                  for rule in [job[0]]})
+                changed = sorted({job[0] for job, params in after.items() if job in base and base[job] != params})
                 for rule in changed:
                     holders = [d for d in declared[rule] if d == key[: len(d)]]
                     if not holders:
-                        violations.append({"key": list(map(str, path)), "rule": rule, "declared": [list(map(str, d)) for d in declared[rule]]})
+                        violations.append({"key": list(map(str, path)), "rule": rule,
+                                           "declared": [list(map(str, d)) for d in declared[rule]]})
                     reached.update((rule, d) for d in holders)
                 tested.append({"key": list(map(str, path)), "rerun": changed})
                 break
