@@ -41,9 +41,7 @@ def snakemake(
     cwd: Path, *args: str, check: bool = True, timeout: float = 900, env: dict | None = None
 ) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(cwd / "src"), **(env or {}))
-    proc = subprocess.run(
-        [SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
-    )
+    proc = subprocess.run([SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return proc
@@ -98,7 +96,9 @@ def slurm_cluster():
     """A one-node SLURM cluster with accounting on this machine, started for the cluster tests and stopped
     after them (cluster/start_local_slurm.sh: installs Debian's packages if missing; needs root)."""
     if os.geteuid() != 0:
-        pytest.fail("the cluster tests start a local SLURM cluster and need root; run `pytest -m 'not cluster'` otherwise")
+        pytest.fail(
+            "the cluster tests start a local SLURM cluster and need root; run `pytest -m 'not cluster'` otherwise"
+        )
     started = time.monotonic()
     start = subprocess.run([str(ROOT / "cluster/start_local_slurm.sh")], capture_output=True, text=True, timeout=900)
     if start.returncode != 0:

@@ -31,8 +31,12 @@ class _ValuesOffMeta(TorchDispatchMode):
         on_meta = torch.is_tensor(first) and first.device.type == "meta"
         if on_meta and func in (aten._local_scalar_dense.default,):
             return False if first.dtype == torch.bool else (0 if not first.is_floating_point() else 0.0)
-        if on_meta and func is aten._to_copy.default and kwargs.get("device") is not None \
-                and torch.device(kwargs["device"]).type == "cpu":
+        if (
+            on_meta
+            and func is aten._to_copy.default
+            and kwargs.get("device") is not None
+            and torch.device(kwargs["device"]).type == "cpu"
+        ):
             return torch.zeros(first.shape, dtype=kwargs.get("dtype") or first.dtype)
         return func(*args, **kwargs)
 

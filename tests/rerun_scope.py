@@ -34,7 +34,11 @@ sys.path.insert(0, str(REPO / "src"))
 import jsonschema  # noqa: E402
 from snakemake.api import SnakemakeApi  # noqa: E402
 from snakemake.settings.types import (  # noqa: E402
-    ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings,
+    ConfigSettings,
+    DAGSettings,
+    OutputSettings,
+    Quietness,
+    ResourceSettings,
 )
 
 from neurips26.common.config import load_yaml  # noqa: E402
@@ -133,8 +137,10 @@ def carried(rule) -> list[tuple]:
 def main() -> None:
     api = SnakemakeApi(OutputSettings(quiet={Quietness.ALL})).__enter__()
     workflow_api = api.workflow(
-        resource_settings=ResourceSettings(cores=1), config_settings=ConfigSettings(config={"scale": SCALE}),
-        snakefile=REPO / "workflow" / "Snakefile", workdir=REPO,
+        resource_settings=ResourceSettings(cores=1),
+        config_settings=ConfigSettings(config={"scale": SCALE}),
+        snakefile=REPO / "workflow" / "Snakefile",
+        workdir=REPO,
     )
     workflow_api.dag(DAGSettings(targets={"all"}, forceall=True))
     workflow = workflow_api._workflow
@@ -193,15 +199,22 @@ def main() -> None:
                 for rule in changed:
                     holders = [d for d in declared[rule] if d == key[: len(d)]]
                     if not holders:
-                        violations.append({"key": list(map(str, path)), "rule": rule,
-                                           "declared": [list(map(str, d)) for d in declared[rule]]})
+                        violations.append(
+                            {
+                                "key": list(map(str, path)),
+                                "rule": rule,
+                                "declared": [list(map(str, d)) for d in declared[rule]],
+                            }
+                        )
                     reached.update((rule, d) for d in holders)
                 tested.append({"key": list(map(str, path)), "rerun": changed})
                 break
             else:
                 refused.append({"key": list(map(str, path)), "reason": reason})
         uncovered = sorted(
-            f"{rule}: {'.'.join(map(str, d[1:]))}" for rule in base_rules for d in declared[rule]
+            f"{rule}: {'.'.join(map(str, d[1:]))}"
+            for rule in base_rules
+            for d in declared[rule]
             if d[0] == slug and (rule, d) not in reached and _exists(original, d[1:])
         )
         report[slug] = {"tested": tested, "refused": refused, "violations": violations, "uncovered": uncovered}

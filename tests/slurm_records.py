@@ -10,8 +10,21 @@ from pathlib import Path
 import pandas as pd
 
 CLUSTER_PROFILE = ("--profile", "profiles/slurm", "--workflow-profile", "profiles/slurm-local")
-FIELDS = ("JobID", "JobName", "State", "ExitCode", "Partition", "Account", "ReqMem", "Timelimit",
-          "ReqCPUS", "ReqTRES", "Comment", "WorkDir", "Elapsed")
+FIELDS = (
+    "JobID",
+    "JobName",
+    "State",
+    "ExitCode",
+    "Partition",
+    "Account",
+    "ReqMem",
+    "Timelimit",
+    "ReqCPUS",
+    "ReqTRES",
+    "Comment",
+    "WorkDir",
+    "Elapsed",
+)
 
 
 def slurm_call(*args: str, timeout: float = 30) -> str:

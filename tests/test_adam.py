@@ -69,9 +69,11 @@ def test_adam_refuses_state_of_another_model_and_bad_settings():
 
 
 def test_adam_does_not_import_torch_dynamo():
-    code = ("import sys, torch\nfrom neurips26.common.adam import Adam\n"
-            "m = torch.nn.Linear(3, 3)\nopt = Adam(m.parameters(), lr=1e-3)\n"
-            "m(torch.ones(2, 3)).sum().backward()\nopt.step()\n"
-            "print('torch._dynamo' in sys.modules)")
+    code = (
+        "import sys, torch\nfrom neurips26.common.adam import Adam\n"
+        "m = torch.nn.Linear(3, 3)\nopt = Adam(m.parameters(), lr=1e-3)\n"
+        "m(torch.ones(2, 3)).sum().backward()\nopt.step()\n"
+        "print('torch._dynamo' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

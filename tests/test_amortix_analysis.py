@@ -45,8 +45,12 @@ def test_advantages_reject_bad_input():
 
 
 def candidates() -> pd.DataFrame:
-    outcomes = [Outcome("CCO", True, True, 2), Outcome(None, False, False, 1), Outcome("CCN", True, True, 2),
-                Outcome("CCO", True, True, 2)]
+    outcomes = [
+        Outcome("CCO", True, True, 2),
+        Outcome(None, False, False, 1),
+        Outcome("CCN", True, True, 2),
+        Outcome("CCO", True, True, 2),
+    ]
     frame = evaluation.candidate_frame("m", ["s1", "s2"], outcomes, 2)
     return frame.assign(score=[0.4, 0.9, 0.2, 0.7], success=[False, True, False, True])
 

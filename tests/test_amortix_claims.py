@@ -32,34 +32,58 @@ class Scenario:
     drgrpo_subset: tuple[float, ...] = (0.60, 0.62, 0.63)
     instance: dict[str, float] = field(default_factory=lambda: {"graph GA": 0.45, "per-instance RL": 0.50})
     # PMO-lite AUC per oracle and method, one value per seed; `pmo_seeds` False writes the table without seeds
-    pmo: dict[str, dict[str, tuple[float, ...]]] = field(default_factory=lambda: {
-        "qed": {"amortized": (0.80, 0.81, 0.82), "random": (0.70, 0.70, 0.71)},
-        "osimertinib_mpo": {"amortized": (0.60, 0.62, 0.61), "random": (0.55, 0.56, 0.55)}})
+    pmo: dict[str, dict[str, tuple[float, ...]]] = field(
+        default_factory=lambda: {
+            "qed": {"amortized": (0.80, 0.81, 0.82), "random": (0.70, 0.70, 0.71)},
+            "osimertinib_mpo": {"amortized": (0.60, 0.62, 0.61), "random": (0.55, 0.56, 0.55)},
+        }
+    )
     pmo_seeds: bool = True
     outputs: tuple[tuple[str, bool, bool], ...] = (  # (policy, valid, retained) per generated candidate
-        ("pretrained", True, True), ("pretrained", True, True), ("drgrpo_s0", True, True), ("drgrpo_s1", True, True))
+        ("pretrained", True, True),
+        ("pretrained", True, True),
+        ("drgrpo_s0", True, True),
+        ("drgrpo_s1", True, True),
+    )
 
     def tables(self) -> tuple[pd.DataFrame, ...]:
         rows = [] if self.pretrained is None else [("test", "pretrained (single shot)", self.pretrained)]
         rows += [("test", f"pretrained best-of-{k}", v) for k, v in self.best_of.items()]
         rows += [("test", f"{policy_label(f'drgrpo_s{s}')} (single shot)", v) for s, v in enumerate(self.drgrpo_test)]
-        rows += [("test", f"{policy_label(f'global_s{s}')} (single shot)", v - 0.05)
-                 for s, v in enumerate(self.drgrpo_test)]
-        rows += [("baseline subset", f"{policy_label(f'drgrpo_s{s}')} (single shot)", v)
-                 for s, v in enumerate(self.drgrpo_subset)]
+        rows += [
+            ("test", f"{policy_label(f'global_s{s}')} (single shot)", v - 0.05) for s, v in enumerate(self.drgrpo_test)
+        ]
+        rows += [
+            ("baseline subset", f"{policy_label(f'drgrpo_s{s}')} (single shot)", v)
+            for s, v in enumerate(self.drgrpo_subset)
+        ]
         rows += [("baseline subset", method, v) for method, v in self.instance.items()]
         decoration = pd.DataFrame(rows, columns=["scaffold_set", "method", "score"])
         pretrained_curve = [("pretrained", k, v) for k, v in self.best_of.items()]
         single = [(f"drgrpo_s{s}", 1, v) for s, v in enumerate(self.drgrpo_test)]
         best_of_k = pd.DataFrame(pretrained_curve + single, columns=["policy", "k", "score"])
         best_of_k["break_even_k"] = [1.0] * len(pretrained_curve) + [
-            min([k for k, v in self.best_of.items() if v >= s] or [np.inf]) for _, _, s in single]
-        pmo = pd.DataFrame([(o, m, s, v) for o, methods in self.pmo.items() for m, values in methods.items()
-                            for s, v in enumerate(values)], columns=["oracle", "method", "seed", "auc_top10"])
+            min([k for k, v in self.best_of.items() if v >= s] or [np.inf]) for _, _, s in single
+        ]
+        pmo = pd.DataFrame(
+            [
+                (o, m, s, v)
+                for o, methods in self.pmo.items()
+                for m, values in methods.items()
+                for s, v in enumerate(values)
+            ],
+            columns=["oracle", "method", "seed", "auc_top10"],
+        )
         if not self.pmo_seeds:
             pmo = pmo[pmo["seed"] == 0].drop(columns="seed")
-        training = pd.DataFrame([(v, s, x) for v, values in (("drgrpo", self.drgrpo_val), ("global", self.global_val))
-                                 for s, x in enumerate(values)], columns=["variant", "seed", "final_val_score"])
+        training = pd.DataFrame(
+            [
+                (v, s, x)
+                for v, values in (("drgrpo", self.drgrpo_val), ("global", self.global_val))
+                for s, x in enumerate(values)
+            ],
+            columns=["variant", "seed", "final_val_score"],
+        )
         outputs = pd.DataFrame(list(self.outputs), columns=["method", "valid", "retained"])
         return decoration, best_of_k, pmo, training, outputs
 
@@ -81,10 +105,20 @@ VERDICT_CASES = [
     ("C2a", "fails", replace(HOLDS, global_val=(0.70, 0.71, 0.73))),  # the global baseline ends higher every seed
     ("C2a", "inconclusive", replace(HOLDS, drgrpo_val=(0.60,), global_val=(0.50,))),  # one seed
     ("C2a", "inconclusive", replace(HOLDS, global_val=(0.40, 0.70, 0.55))),  # seed noise larger than the gap
-    ("C2b", "holds", replace(HOLDS, drgrpo_val=(0.60, 0.61, 0.60, 0.61, 0.60, 0.61),
-                             global_val=(0.30, 0.70, 0.45, 0.65, 0.35, 0.55))),
-    ("C2b", "fails", replace(HOLDS, drgrpo_val=(0.30, 0.70, 0.45, 0.65, 0.35, 0.55),
-                             global_val=(0.60, 0.61, 0.60, 0.61, 0.60, 0.61))),
+    (
+        "C2b",
+        "holds",
+        replace(
+            HOLDS, drgrpo_val=(0.60, 0.61, 0.60, 0.61, 0.60, 0.61), global_val=(0.30, 0.70, 0.45, 0.65, 0.35, 0.55)
+        ),
+    ),
+    (
+        "C2b",
+        "fails",
+        replace(
+            HOLDS, drgrpo_val=(0.30, 0.70, 0.45, 0.65, 0.35, 0.55), global_val=(0.60, 0.61, 0.60, 0.61, 0.60, 0.61)
+        ),
+    ),
     ("C2b", "inconclusive", replace(HOLDS, drgrpo_val=(0.60, 0.62), global_val=(0.30, 0.70))),  # two seeds
     ("C2b", "inconclusive", HOLDS),  # three seeds: an F(2, 2) interval spans a factor of about 1500
     ("C3", "holds", HOLDS),
@@ -98,8 +132,13 @@ VERDICT_CASES = [
     ("C4b", "fails", replace(HOLDS, instance={"graph GA": 0.80, "per-instance RL": 0.50})),
     ("C4b", "inconclusive", replace(HOLDS, instance={"graph GA": 0.45})),  # per-instance RL missing
     ("C5", "holds", HOLDS),
-    ("C5", "fails", replace(HOLDS, pmo={**HOLDS.pmo, "osimertinib_mpo": {"amortized": (0.50, 0.51, 0.50),
-                                                                         "random": (0.55, 0.56, 0.55)}})),
+    (
+        "C5",
+        "fails",
+        replace(
+            HOLDS, pmo={**HOLDS.pmo, "osimertinib_mpo": {"amortized": (0.50, 0.51, 0.50), "random": (0.55, 0.56, 0.55)}}
+        ),
+    ),
     ("C5", "inconclusive", replace(HOLDS, pmo_seeds=False)),  # one seed per oracle
     ("C5", "inconclusive", replace(HOLDS, pmo={"qed": {"amortized": (0.8, 0.81, 0.82)}})),  # no random run
 ]

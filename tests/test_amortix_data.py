@@ -43,17 +43,20 @@ def test_read_smiles_file_takes_first_column_of_smi_and_smiles_column_of_csv(tmp
     assert len(nci) == 4999 and nci[0] == "CC1=CC(=O)C=CC1=O"
 
 
-@pytest.mark.parametrize("smiles, reason", [
-    ("not_a_smiles", "parse_error"),
-    ("C" * 31 + "c1ccccc1", "too_large"),                     # 37 heavy atoms
-    ("CCCCO", "no_ring"),
-    ("Cc1ccco1", "scaffold_size"),                              # furan: 5 scaffold atoms
-    ("C[Si]1(C)CCCCC1", "scaffold_atom"),                       # Si in the ring
-    ("Brc1ccccc1", "decoration_atom"),                          # Br may not be added
-    ("[O-]C(=O)c1ccccc1", "decoration_atom"),                   # charged decoration atom
-    ("O=[N+]([O-])c1ccccc1", "decoration_atom"),                # nitro group
-    ("CN(C)c1ccc(C(=C2C=CC(=[N+](C)C)C=C2)c2ccc(N(C)C)cc2)cc1", "scaffold_mismatch"),  # dye: scaffold re-perceived
-])
+@pytest.mark.parametrize(
+    "smiles, reason",
+    [
+        ("not_a_smiles", "parse_error"),
+        ("C" * 31 + "c1ccccc1", "too_large"),  # 37 heavy atoms
+        ("CCCCO", "no_ring"),
+        ("Cc1ccco1", "scaffold_size"),  # furan: 5 scaffold atoms
+        ("C[Si]1(C)CCCCC1", "scaffold_atom"),  # Si in the ring
+        ("Brc1ccccc1", "decoration_atom"),  # Br may not be added
+        ("[O-]C(=O)c1ccccc1", "decoration_atom"),  # charged decoration atom
+        ("O=[N+]([O-])c1ccccc1", "decoration_atom"),  # nitro group
+        ("CN(C)c1ccc(C(=C2C=CC(=[N+](C)C)C=C2)c2ccc(N(C)C)cc2)cc1", "scaffold_mismatch"),  # dye: scaffold re-perceived
+    ],
+)
 def test_prepare_corpus_drops_with_the_first_failing_reason(smiles, reason):
     frame, counts = corpus.prepare_corpus([smiles])
     assert frame.empty
@@ -62,8 +65,14 @@ def test_prepare_corpus_drops_with_the_first_failing_reason(smiles, reason):
 
 
 def test_prepare_corpus_standardises_deduplicates_and_counts():
-    smiles = ["CCc1ccccc1", "c1ccccc1CC", "C[C@H](N)c1ccccc1", "c1ccc2ccccc2c1CCCC1CC1.[Na+]", "c1ccc2ccccc2c1",
-              "CCCCO"]
+    smiles = [
+        "CCc1ccccc1",
+        "c1ccccc1CC",
+        "C[C@H](N)c1ccccc1",
+        "c1ccc2ccccc2c1CCCC1CC1.[Na+]",
+        "c1ccc2ccccc2c1",
+        "CCCCO",
+    ]
     frame, counts = corpus.prepare_corpus(smiles)
     assert frame["smiles"].tolist() == ["CCc1ccccc1", "CC(N)c1ccccc1", "c1ccc2c(CCCC3CC3)cccc2c1", "c1ccc2ccccc2c1"]
     assert counts["duplicate"] == 1 and counts["no_ring"] == 1
@@ -107,13 +116,15 @@ def test_split_keeps_whole_clusters_and_hits_the_fractions(nci_split):
 def test_split_clusters_are_butina_clusters_at_the_cutoff(nci_split):
     """Every scaffold lies within the Tanimoto distance cutoff of some other member of its cluster (its centroid)."""
     from rdkit import DataStructs
+
     fingerprints = corpus.scaffold_fingerprints(nci_split["scaffold"].tolist())
     for _, members in nci_split.groupby("cluster").groups.items():
         members = list(members)
         if len(members) == 1:
             continue
-        sims = np.array([DataStructs.BulkTanimotoSimilarity(fingerprints[i], [fingerprints[j] for j in members])
-                         for i in members])
+        sims = np.array(
+            [DataStructs.BulkTanimotoSimilarity(fingerprints[i], [fingerprints[j] for j in members]) for i in members]
+        )
         assert (sims >= 0.4 - 1e-9).all(axis=0).any()  # some member (the centroid) is within 0.6 of all
 
 
@@ -145,33 +156,40 @@ def test_check_no_leak_names_a_planted_leak(nci_split):
 
 
 def test_check_no_leak_catches_split_clusters_and_empty_splits():
-    frame = pd.DataFrame({"scaffold": ["a", "b", "c", "d"], "cluster": [0, 0, 1, 2],
-                          "split": ["train", "test", "val", "test"]})
+    frame = pd.DataFrame(
+        {"scaffold": ["a", "b", "c", "d"], "cluster": [0, 0, 1, 2], "split": ["train", "test", "val", "test"]}
+    )
     with pytest.raises(ValueError, match=r"cluster\(s\) \[0\]"):
         corpus.check_no_leak(frame)
     with pytest.raises(ValueError, match="val"):
         corpus.check_no_leak(frame.assign(split=["train", "train", "test", "test"]))
 
 
-@pytest.mark.parametrize("smiles, message", [
-    ("C1CC(", "invalid scaffold SMILES"),
-    ("", "invalid scaffold SMILES"),
-    ("c1ccc([Xe])cc1", r"\['Xe'\] outside the vocabulary"),
-    ("C1(F)(F)C(F)(F)C1(F)F", "no attachable atom"),            # perfluorocyclopropane: no H anywhere
-    ("c1ccccc1.c1ccccc1", "disconnected"),
-])
+@pytest.mark.parametrize(
+    "smiles, message",
+    [
+        ("C1CC(", "invalid scaffold SMILES"),
+        ("", "invalid scaffold SMILES"),
+        ("c1ccc([Xe])cc1", r"\['Xe'\] outside the vocabulary"),
+        ("C1(F)(F)C(F)(F)C1(F)F", "no attachable atom"),  # perfluorocyclopropane: no H anywhere
+        ("c1ccccc1.c1ccccc1", "disconnected"),
+    ],
+)
 def test_check_scaffold_smiles_names_what_is_wrong(smiles, message):
     with pytest.raises(ValueError, match=message):
         corpus.check_scaffold_smiles(smiles, corpus.SCAFFOLD_VOCAB)
 
 
-@pytest.mark.parametrize("smiles", [
-    "c1cc[n+](C)cc1",                    # charged ring N, ring carbons carry H
-    "c1ccc2[nH]ccc2c1",                  # indole: aromatic N-H
-    "c1ccc2ccccc2c1",                    # fused rings
-    "Fc1c(F)c(F)c2[nH]c(F)c(F)c2c1F",   # the only hydrogen is on the aromatic nitrogen
-    "O=C1C=CC(=O)C=C1",                  # quinone with exocyclic oxygens
-])
+@pytest.mark.parametrize(
+    "smiles",
+    [
+        "c1cc[n+](C)cc1",  # charged ring N, ring carbons carry H
+        "c1ccc2[nH]ccc2c1",  # indole: aromatic N-H
+        "c1ccc2ccccc2c1",  # fused rings
+        "Fc1c(F)c(F)c2[nH]c(F)c(F)c2c1F",  # the only hydrogen is on the aromatic nitrogen
+        "O=C1C=CC(=O)C=C1",  # quinone with exocyclic oxygens
+    ],
+)
 def test_check_scaffold_smiles_accepts_tricky_valid_scaffolds(smiles):
     mol = corpus.check_scaffold_smiles(smiles, corpus.SCAFFOLD_VOCAB)
     assert any(atom.GetTotalNumHs() for atom in mol.GetAtoms())

@@ -114,14 +114,17 @@ def test_distances_stay_shortest_paths_after_additions_and_closures():
         assert np.array_equal(state.distances[: state.n, : state.n], expected.astype(int))
 
 
-@pytest.mark.parametrize("smiles,scaffold", [
-    ("CC(=O)Nc1ccc(O)cc1", "c1ccccc1"),
-    ("Cn1ccc2ccccc21", "c1ccc2[nH]ccc2c1"),
-    ("C[n+]1ccccc1", "c1cc[nH+]cc1"),
-    ("CS(=O)(=O)c1ccc(Cl)cc1", "c1ccccc1"),
-    ("N#CCC1CCCCC1", "C1CCCCC1"),
-    ("c1ccccc1", "c1ccccc1"),
-])
+@pytest.mark.parametrize(
+    "smiles,scaffold",
+    [
+        ("CC(=O)Nc1ccc(O)cc1", "c1ccccc1"),
+        ("Cn1ccc2ccccc21", "c1ccc2[nH]ccc2c1"),
+        ("C[n+]1ccccc1", "c1cc[nH+]cc1"),
+        ("CS(=O)(=O)c1ccc(Cl)cc1", "c1ccccc1"),
+        ("N#CCC1CCCCC1", "C1CCCCC1"),
+        ("c1ccccc1", "c1ccccc1"),
+    ],
+)
 def test_demonstrations_rebuild_the_molecule_exactly(smiles, scaffold):
     config = env.EnvConfig()
     s = env.make_scaffold(scaffold, config)
@@ -142,12 +145,15 @@ def test_demonstrations_refuse_what_the_environment_cannot_build():
     assert env.demonstration("C1CCCCC1", benzene, config) is None  # not a substructure
 
 
-@pytest.mark.parametrize("smiles,message", [
-    ("c1ccccc", "cannot parse"),
-    ("c1ccc[se]1", "outside the vocabulary"),
-    ("O=C1C(=O)C1=O", "no attachable atom"),
-    ("", "cannot parse"),
-])
+@pytest.mark.parametrize(
+    "smiles,message",
+    [
+        ("c1ccccc", "cannot parse"),
+        ("c1ccc[se]1", "outside the vocabulary"),
+        ("O=C1C(=O)C1=O", "no attachable atom"),
+        ("", "cannot parse"),
+    ],
+)
 def test_bad_scaffolds_are_rejected_with_the_reason(smiles, message):
     with pytest.raises(ValueError, match=message):
         env.make_scaffold(smiles, CONFIG)

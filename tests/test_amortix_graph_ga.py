@@ -100,9 +100,7 @@ def test_every_mutation_operator_keeps_the_scaffold(scaffold_smiles):
             assert child.GetNumAtoms() - mol.GetNumAtoms() == ATOM_DELTA[name], name
             # the scaffold's charge is never touched and decorations are neutral
             assert Chem.GetFormalCharge(child) == Chem.GetFormalCharge(mol), name
-        assert produced >= 10, (
-            f"{name} on {scaffold_smiles}: only {produced} of 120 draws gave a molecule"
-        )
+        assert produced >= 10, f"{name} on {scaffold_smiles}: only {produced} of 120 draws gave a molecule"
 
 
 @pytest.mark.parametrize(
@@ -130,10 +128,7 @@ def test_an_edit_that_would_aromatize_the_scaffold_is_refused():
     mol = Chem.MolFromSmiles("OC1C=CNC=C1")
     rng = np.random.default_rng(0)
     assert not Chem.MolFromSmiles("O=C1C=CNC=C1").HasSubstructMatch(scaffold)
-    assert all(
-        graph_ga.change_bond_order(mol, mol.GetSubstructMatch(scaffold), rng) is None
-        for _ in range(20)
-    )
+    assert all(graph_ga.change_bond_order(mol, mol.GetSubstructMatch(scaffold), rng) is None for _ in range(20))
 
 
 def test_append_to_aromatic_nh_replaces_its_hydrogen():
@@ -234,17 +229,13 @@ def test_initial_population_is_deduplicated_and_filtered():
         "Cc1ccccc1.O",
         "Oc1ccccc1",
     ]
-    table = graph_ga.run_constrained_ga(
-        scaffold, initial, CountingOracle(scaffold), budget=2, seed=0
-    )
+    table = graph_ga.run_constrained_ga(scaffold, initial, CountingOracle(scaffold), budget=2, seed=0)
     assert list(table["smiles"]) == ["Cc1ccccc1", "Oc1ccccc1"]
 
 
 def test_ga_starts_from_the_bare_scaffold_and_stops_when_nothing_new_fits():
     oracle = CountingOracle("c1ccccc1")
-    table = graph_ga.run_constrained_ga(
-        "c1ccccc1", [], oracle, budget=50, max_heavy=6, max_attempts_factor=5
-    )
+    table = graph_ga.run_constrained_ga("c1ccccc1", [], oracle, budget=50, max_heavy=6, max_attempts_factor=5)
     assert list(table["smiles"]) == ["c1ccccc1"]
     assert table.attrs["stop"] == "exhausted"
 
@@ -269,9 +260,7 @@ def test_ga_is_deterministic_for_a_seed():
     ],
 )
 def test_ga_improves_qed_over_its_initial_population(scaffold, initial):
-    table = graph_ga.run_constrained_ga(
-        scaffold, initial, CountingOracle(scaffold), budget=200, seed=0
-    )
+    table = graph_ga.run_constrained_ga(scaffold, initial, CountingOracle(scaffold), budget=200, seed=0)
     initial_best = table.loc[table["generation"] == 0, "score"].max()
     assert len(table) == 200
     assert table["score"].max() > initial_best + 0.15
@@ -288,6 +277,4 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="max_heavy"):
         graph_ga.run_constrained_ga("c1ccc2ccccc2c1", [], oracle, budget=5, max_heavy=8)
     with pytest.raises(ValueError, match="non-finite"):
-        graph_ga.run_constrained_ga(
-            "c1ccccc1", [], lambda mols: np.full(len(mols), np.nan), budget=5
-        )
+        graph_ga.run_constrained_ga("c1ccccc1", [], lambda mols: np.full(len(mols), np.nan), budget=5)

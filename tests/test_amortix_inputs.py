@@ -14,18 +14,21 @@ from neurips26.amortix import corpus, experiment
 CONFIG = yaml.safe_load((ROOT / "config/amortix.yaml").read_text())
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c["rl"].update(group_size=1), "rl.group_size: .*at least 2"),
-    (lambda c: c["baselines"]["per_instance"].update(group_size=1), "baselines.per_instance.group_size"),
-    (lambda c: c["baselines"].update(scaffolds=500), "baselines.scaffolds"),
-    (lambda c: c["policy"].update(d_model=30, n_heads=4), "not divisible"),
-    (lambda c: c["pmo"].update(start="c1ccc"), "pmo.start: invalid scaffold SMILES"),
-    (lambda c: c["pmo"].update(start="O=C1C(=O)C1=O"), "pmo.start: .*no attachable atom"),
-    (lambda c: c["pmo"].update(start="c1ccc[se]1"), "pmo.start: .*outside the vocabulary"),
-    (lambda c: c["env"].update(decoration_vocab=["C", "Xe"]), "env: "),
-    (lambda c: c["corpus"].update(scaffold_heavy=[20, 6]), "corpus.scaffold_heavy"),
-    (lambda c: c["rl"].update(variants=["drgrpo"], extra_seeds={"grpo": [1]}), r"rl.extra_seeds: .*\['grpo'\]"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: c["rl"].update(group_size=1), "rl.group_size: .*at least 2"),
+        (lambda c: c["baselines"]["per_instance"].update(group_size=1), "baselines.per_instance.group_size"),
+        (lambda c: c["baselines"].update(scaffolds=500), "baselines.scaffolds"),
+        (lambda c: c["policy"].update(d_model=30, n_heads=4), "not divisible"),
+        (lambda c: c["pmo"].update(start="c1ccc"), "pmo.start: invalid scaffold SMILES"),
+        (lambda c: c["pmo"].update(start="O=C1C(=O)C1=O"), "pmo.start: .*no attachable atom"),
+        (lambda c: c["pmo"].update(start="c1ccc[se]1"), "pmo.start: .*outside the vocabulary"),
+        (lambda c: c["env"].update(decoration_vocab=["C", "Xe"]), "env: "),
+        (lambda c: c["corpus"].update(scaffold_heavy=[20, 6]), "corpus.scaffold_heavy"),
+        (lambda c: c["rl"].update(variants=["drgrpo"], extra_seeds={"grpo": [1]}), r"rl.extra_seeds: .*\['grpo'\]"),
+    ],
+)
 def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
     cfg = copy.deepcopy(CONFIG["quick"])
     change(cfg)
@@ -54,10 +57,13 @@ def test_every_shipped_scale_passes_the_checks():
         experiment.check_config(CONFIG[scale])
 
 
-@pytest.mark.parametrize("change, pieces", [
-    (lambda d: d["smoke"]["rl"].update(group_size=1), ("config/amortix.yaml", "smoke", "rl.group_size")),
-    (lambda d: d["smoke"]["pmo"].update(start="C1CC"), ("smoke", "pmo.start", "cannot parse")),
-])
+@pytest.mark.parametrize(
+    "change, pieces",
+    [
+        (lambda d: d["smoke"]["rl"].update(group_size=1), ("config/amortix.yaml", "smoke", "rl.group_size")),
+        (lambda d: d["smoke"]["pmo"].update(start="C1CC"), ("smoke", "pmo.start", "cannot parse")),
+    ],
+)
 def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy, change, pieces):
     path = workflow_copy / "config/amortix.yaml"
     data = yaml.safe_load(path.read_text())
@@ -75,8 +81,10 @@ def test_the_paper_scale_reads_its_corpus_through_the_pinned_download():
 
 def test_zinc250k_smiles_are_read_without_their_trailing_newlines(tmp_path):
     path = tmp_path / "zinc250k.csv"
-    path.write_text('smiles,logP,qed,SAS\n"CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3F)c2c1\n",5.05,0.70,2.08\n'
-                    '"C[C@@H]1CC(Nc2cncc(-c3nncn3C)c2)C[C@@H](C)C1\n",3.11,0.91,3.35\n')
+    path.write_text(
+        'smiles,logP,qed,SAS\n"CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3F)c2c1\n",5.05,0.70,2.08\n'
+        '"C[C@@H]1CC(Nc2cncc(-c3nncn3C)c2)C[C@@H](C)C1\n",3.11,0.91,3.35\n'
+    )
     smiles = corpus.read_smiles_file(path)
     assert smiles == ["CC(C)(C)c1ccc2occ(CC(=O)Nc3ccccc3F)c2c1", "C[C@@H]1CC(Nc2cncc(-c3nncn3C)c2)C[C@@H](C)C1"]
     table, counts = corpus.prepare_corpus(smiles)

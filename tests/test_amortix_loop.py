@@ -31,8 +31,7 @@ TIMING = {"seconds", "calls_per_second", "molecules_per_second"}
 
 def tiny_policy(seed: int = 0) -> GraphTransformerPolicy:
     torch.manual_seed(seed)
-    return GraphTransformerPolicy(PolicyConfig(len(CONFIG.scaffold_vocab), N_VOCAB, d_model=16, n_layers=1,
-                                               n_heads=2))
+    return GraphTransformerPolicy(PolicyConfig(len(CONFIG.scaffold_vocab), N_VOCAB, d_model=16, n_layers=1, n_heads=2))
 
 
 def demonstrations():
@@ -50,15 +49,34 @@ def oxygen_reward(smiles: list[str]) -> np.ndarray:
 
 def pretrain(policy, loop_settings=None, steps=6):
     records = demonstrations()
-    return behaviour_cloning(policy, records, records, steps=steps, batch_size=4, lr=3e-3, n_vocab=N_VOCAB, seed=0,
-                             eval_every=2, loop_settings=loop_settings)
+    return behaviour_cloning(
+        policy,
+        records,
+        records,
+        steps=steps,
+        batch_size=4,
+        lr=3e-3,
+        n_vocab=N_VOCAB,
+        seed=0,
+        eval_every=2,
+        loop_settings=loop_settings,
+    )
 
 
 def finetune(policy, loop_settings=None, steps=6, config=CONFIG):
     scaffolds = [env.make_scaffold(s, config) for s in SCAFFOLDS]
-    return reinforce(policy, scaffolds, scaffolds[:2], oxygen_reward, "drgrpo",
-                     RLSettings(steps=steps, batch_scaffolds=2, group_size=3, lr=3e-3, val_every=2), config, ELEMENTS,
-                     seed=0, loop_settings=loop_settings)
+    return reinforce(
+        policy,
+        scaffolds,
+        scaffolds[:2],
+        oxygen_reward,
+        "drgrpo",
+        RLSettings(steps=steps, batch_scaffolds=2, group_size=3, lr=3e-3, val_every=2),
+        config,
+        ELEMENTS,
+        seed=0,
+        loop_settings=loop_settings,
+    )
 
 
 PER_INSTANCE = {"budget": 6, "group_size": 3, "lr": 1e-3}
@@ -66,8 +84,15 @@ PMO = {"start": "c1ccccc1", "budget": 6, "group_size": 3, "lr": 1e-3}
 
 
 def per_instance(loop_settings=None, scaffolds=SCAFFOLDS, config=CONFIG):
-    return per_instance_rl(policy_state(tiny_policy(2)), list(scaffolds), objectives.make_oracle("qed"),
-                           PER_INSTANCE, config, seed=0, loop_settings=loop_settings)
+    return per_instance_rl(
+        policy_state(tiny_policy(2)),
+        list(scaffolds),
+        objectives.make_oracle("qed"),
+        PER_INSTANCE,
+        config,
+        seed=0,
+        loop_settings=loop_settings,
+    )
 
 
 def pmo(loop_settings=None, config=CONFIG):
@@ -95,6 +120,7 @@ def on_device(policy: torch.nn.Module, device: torch.device) -> bool:
 
 # ---- GPU placement (profiles/slurm gives these rules a GPU) -------------------------------------------------
 
+
 @pytest.mark.gpu_rule("amortix_pretrain")
 def test_pretraining_keeps_the_policy_and_batches_on_the_jobs_device():
     with fake_gpu() as device:
@@ -115,8 +141,9 @@ def test_rl_keeps_the_policy_rollouts_and_updates_on_the_jobs_device():
 def test_sampling_runs_the_policy_on_the_jobs_device():
     with fake_gpu() as device:
         policy = policy_from_state(policy_state(tiny_policy(1)), loop.job_device())
-        table = sample_policy("pretrained", policy, list(SCAFFOLDS), SHORT, objectives.make_oracle("qed"), k=3,
-                              temperature=1.0, seed=0)
+        table = sample_policy(
+            "pretrained", policy, list(SCAFFOLDS), SHORT, objectives.make_oracle("qed"), k=3, temperature=1.0, seed=0
+        )
         assert on_device(policy, device)
         assert table.groupby("mode").size().to_dict() == {"greedy": len(SCAFFOLDS), "sample": 3 * len(SCAFFOLDS)}
 
@@ -136,6 +163,7 @@ def test_pmo_lite_runs_the_policy_on_the_jobs_device():
 
 
 # ---- resume: a run killed after a checkpoint ends as an uninterrupted one -----------------------------------
+
 
 class Killed(RuntimeError):
     pass
@@ -160,8 +188,11 @@ def without_timing(rows) -> pd.DataFrame:
 
 def resumed_at(caplog) -> list[int]:
     """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
-    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
-             for r in caplog.records if r.name == "neurips26.loop")
+    found = (
+        re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+        for r in caplog.records
+        if r.name == "neurips26.loop"
+    )
     return [int(m.group(1)) for m in found if m]
 
 
@@ -186,13 +217,15 @@ def short_finetune(policy, loop_settings=None):
 
 
 @pytest.mark.parametrize("train, seed", [(pretrain, 0), (short_finetune, 1)], ids=["pretrain", "rl"])
-def test_a_training_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(train, seed, monkeypatch,
-                                                                                      caplog, tmp_path):
+def test_a_training_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(
+    train, seed, monkeypatch, caplog, tmp_path
+):
     whole = tiny_policy(seed)
     whole_rows = train(whole)
     resumed = tiny_policy(seed)
-    resumed_rows = killed_and_resumed(lambda s: train(resumed, s), monkeypatch, caplog, tmp_path, kill_step=5,
-                                      every_steps=2, resumes_at=4)
+    resumed_rows = killed_and_resumed(
+        lambda s: train(resumed, s), monkeypatch, caplog, tmp_path, kill_step=5, every_steps=2, resumes_at=4
+    )
     for name, tensor in whole.state_dict().items():
         assert torch.equal(tensor, resumed.state_dict()[name]), name
     pd.testing.assert_frame_equal(without_timing(resumed_rows), without_timing(whole_rows))  # NaN equals NaN
@@ -207,8 +240,9 @@ def short_pmo(loop_settings=None):
 
 
 @pytest.mark.parametrize("run", [short_per_instance, short_pmo], ids=["per_instance", "pmo"])
-def test_an_instance_optimisation_job_killed_after_a_run_resumes_to_the_uninterrupted_result(run, monkeypatch,
-                                                                                            caplog, tmp_path):
+def test_an_instance_optimisation_job_killed_after_a_run_resumes_to_the_uninterrupted_result(
+    run, monkeypatch, caplog, tmp_path
+):
     whole = run()
     resumed = killed_and_resumed(run, monkeypatch, caplog, tmp_path, kill_step=2, every_steps=1, resumes_at=1)
     pd.testing.assert_frame_equal(without_timing(resumed), without_timing(whole))

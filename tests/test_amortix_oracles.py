@@ -19,8 +19,11 @@ N_FIT_DECOYS = 1500  # of NCI first_5K: the fixture fits in ~3 s
 def nci():
     """Parseable NCI first_5K SMILES (presumed-inactive decoys), file order."""
     with rdBase.BlockLogs():
-        return [s for s in corpus.read_smiles_file(corpus.rdkit_data_path(*corpus.NCI_FIRST_5K))
-                if Chem.MolFromSmiles(s) is not None]
+        return [
+            s
+            for s in corpus.read_smiles_file(corpus.rdkit_data_path(*corpus.NCI_FIRST_5K))
+            if Chem.MolFromSmiles(s) is not None
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +63,15 @@ def test_qed_and_sa_known_values():
 def test_max_tanimoto_matches_rdkit_and_is_one_for_a_reference_member():
     from rdkit import DataStructs
     from rdkit.Chem import rdFingerprintGenerator
+
     refs = ["c1ccccc1O", "CCN(CC)CC", "c1ccc2ccccc2c1"]
     matrix = oracles.reference_fingerprints(refs)
     generator = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
-    expected = max(DataStructs.BulkTanimotoSimilarity(generator.GetFingerprint(ASPIRIN),
-                                                      [generator.GetFingerprint(Chem.MolFromSmiles(s)) for s in refs]))
+    expected = max(
+        DataStructs.BulkTanimotoSimilarity(
+            generator.GetFingerprint(ASPIRIN), [generator.GetFingerprint(Chem.MolFromSmiles(s)) for s in refs]
+        )
+    )
     assert oracles.max_tanimoto(ASPIRIN, matrix) == pytest.approx(expected)
     assert oracles.max_tanimoto(Chem.MolFromSmiles("CCN(CC)CC"), matrix) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="C1CC"):
@@ -95,7 +102,7 @@ def test_kinase_surrogate_score_is_the_mean_of_its_components(kinase):
 
 
 def test_kinase_surrogate_scores_lie_in_the_unit_interval(kinase, nci):
-    mols = [Chem.MolFromSmiles(s) for s in [*oracles.PANEL.values(), *nci[N_FIT_DECOYS:N_FIT_DECOYS + 300]]]
+    mols = [Chem.MolFromSmiles(s) for s in [*oracles.PANEL.values(), *nci[N_FIT_DECOYS : N_FIT_DECOYS + 300]]]
     parts = kinase.components(mols)
     scores = kinase(mols)
     assert ((scores >= 0) & (scores <= 1)).all()
@@ -104,12 +111,14 @@ def test_kinase_surrogate_scores_lie_in_the_unit_interval(kinase, nci):
 
 def test_kinase_success_uses_the_papers_thresholds(kinase):
     """RationaleRL: both activities >= 0.5, QED >= 0.6 and SA < 4, each boundary tested; NaN rows fail."""
-    parts = pd.DataFrame({
-        "qed": [0.6, 0.59, 0.7, 0.7, 0.7, 0.7, np.nan],
-        "sa": [3.99, 3.0, 4.0, 3.0, 3.0, 3.0, np.nan],
-        "p_egfr": [0.5, 0.9, 0.9, 0.49, 0.9, 1.0, np.nan],
-        "p_cdk2": [0.5, 0.9, 0.9, 0.9, 0.49, 1.0, np.nan],
-    })
+    parts = pd.DataFrame(
+        {
+            "qed": [0.6, 0.59, 0.7, 0.7, 0.7, 0.7, np.nan],
+            "sa": [3.99, 3.0, 4.0, 3.0, 3.0, 3.0, np.nan],
+            "p_egfr": [0.5, 0.9, 0.9, 0.49, 0.9, 1.0, np.nan],
+            "p_cdk2": [0.5, 0.9, 0.9, 0.9, 0.49, 1.0, np.nan],
+        }
+    )
     expected = [True, False, False, False, False, True, False]
     assert kinase.activity_threshold == 0.5
     assert kinase.success(parts).tolist() == expected
@@ -126,7 +135,7 @@ def test_kinase_classifiers_are_cross_validated(kinase, ligands):
 
 
 def test_held_out_ligands_score_higher_than_held_out_decoys(kinase, ligands, nci):
-    decoys = kinase.components([Chem.MolFromSmiles(s) for s in nci[N_FIT_DECOYS:N_FIT_DECOYS + 500]])
+    decoys = kinase.components([Chem.MolFromSmiles(s) for s in nci[N_FIT_DECOYS : N_FIT_DECOYS + 500]])
     for target in ("egfr", "cdk2"):
         held_out = kinase.components([Chem.MolFromSmiles(s) for s in ligands[target][1]])
         column = f"p_{target}"
@@ -147,8 +156,9 @@ def test_kinase_fit_is_deterministic_for_a_seed_and_drops_ligands_from_the_decoy
     # two ligands passed again as decoys, written differently (non-canonical atom order)
     disguised = [Chem.MolToSmiles(Chem.MolFromSmiles(s), doRandom=True) for s in (egfr[0], cdk2[0])]
     decoys = nci[:300] + disguised
-    first, second, other = (oracles.fit_kinase_surrogate(egfr, cdk2, decoys, n_estimators=10, seed=seed, folds=3)
-                            for seed in (0, 0, 1))
+    first, second, other = (
+        oracles.fit_kinase_surrogate(egfr, cdk2, decoys, n_estimators=10, seed=seed, folds=3) for seed in (0, 0, 1)
+    )
     assert first.n_decoys == 300 and first.n_positives == {"egfr": 60, "cdk2": 20}
     mols = [Chem.MolFromSmiles(s) for s in nci[300:500]]
     np.testing.assert_array_equal(first(mols), second(mols))
@@ -164,6 +174,7 @@ def test_kinase_fit_rejects_bad_inputs(ligands, nci):
         oracles.fit_kinase_surrogate(egfr, cdk2[:3], nci[:50], n_estimators=5, folds=5)
     with pytest.raises(ValueError, match="fitted"):
         from sklearn.ensemble import RandomForestClassifier
+
         oracles.KinaseSurrogate(RandomForestClassifier(), RandomForestClassifier())
 
 
@@ -172,8 +183,9 @@ def test_osimertinib_mpo_follows_guacamol_on_osimertinib():
     logP 4.51; GuacaMol's geometric mean of the four modified terms is about 0.133."""
     oracle = oracles.OsimertinibMPO()
     drug = Chem.MolFromSmiles(oracles.OSIMERTINIB)
-    terms = np.array([1.0, np.exp(-0.5 * 1.5 ** 2), np.exp(-0.5 * ((87.55 - 100) / 10) ** 2),
-                      np.exp(-0.5 * (4.5098 - 1) ** 2)])
+    terms = np.array(
+        [1.0, np.exp(-0.5 * 1.5**2), np.exp(-0.5 * ((87.55 - 100) / 10) ** 2), np.exp(-0.5 * (4.5098 - 1) ** 2)]
+    )
     assert oracle([drug])[0] == pytest.approx(terms.prod() ** 0.25, abs=1e-3)
     assert oracle([drug])[0] == pytest.approx(0.1333, abs=1e-3)
     np.testing.assert_allclose(oracle.terms([drug]).to_numpy()[0], terms, atol=1e-4)
@@ -183,14 +195,17 @@ def test_guacamol_similarities_use_unfolded_count_fingerprints():
     """Our generators reproduce GuacaMol's AllChem.GetMorganFingerprint similarities (legacy API, if present)."""
     from rdkit import DataStructs
     from rdkit.Chem import AllChem
+
     if not hasattr(AllChem, "GetMorganFingerprint"):
         pytest.skip("legacy Morgan API removed from this RDKit")
     target = Chem.MolFromSmiles(oracles.OSIMERTINIB)
     mols = [Chem.MolFromSmiles(s) for s in oracles.PANEL.values()]
     with rdBase.BlockLogs():
         reference = AllChem.GetMorganFingerprint(target, 2, useFeatures=True)
-        legacy = [DataStructs.TanimotoSimilarity(AllChem.GetMorganFingerprint(m, 2, useFeatures=True), reference)
-                  for m in mols]
+        legacy = [
+            DataStructs.TanimotoSimilarity(AllChem.GetMorganFingerprint(m, 2, useFeatures=True), reference)
+            for m in mols
+        ]
     ours = oracles._count_similarity(mols, oracles._FCFP4_COUNTS, target)
     np.testing.assert_allclose(ours, legacy, atol=1e-12)
 

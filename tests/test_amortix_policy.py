@@ -10,7 +10,13 @@ from rdkit import Chem
 
 from neurips26.amortix import environment as env
 from neurips26.amortix.features import collate, state_features
-from neurips26.amortix.policy import GraphTransformerPolicy, PolicyConfig, batch_tensors, policy_from_state, policy_state
+from neurips26.amortix.policy import (
+    GraphTransformerPolicy,
+    PolicyConfig,
+    batch_tensors,
+    policy_from_state,
+    policy_state,
+)
 from neurips26.amortix.rollout import StepRecord, demonstration_records, record_masks, rollout, step_log_probs
 from neurips26.amortix.training import RLSettings, behaviour_cloning, episode_rewards, reinforce, validation_nll
 
@@ -21,8 +27,9 @@ N_VOCAB = len(CONFIG.decoration_vocab)
 
 def tiny_policy(seed: int = 0, d_model: int = 32, n_layers: int = 2) -> GraphTransformerPolicy:
     torch.manual_seed(seed)
-    policy = GraphTransformerPolicy(PolicyConfig(len(CONFIG.scaffold_vocab), N_VOCAB, d_model=d_model,
-                                                 n_layers=n_layers, n_heads=4))
+    policy = GraphTransformerPolicy(
+        PolicyConfig(len(CONFIG.scaffold_vocab), N_VOCAB, d_model=d_model, n_layers=n_layers, n_heads=4)
+    )
     with torch.no_grad():  # open the ReZero gates so that attention and its biases matter in the tests
         for block in policy.blocks:
             block.gate.fill_(0.5)
@@ -39,8 +46,10 @@ def all_actions(state: env.State):
 
 def records_for(state: env.State, actions) -> list[StepRecord]:
     features = state_features(state, ELEMENTS)
-    return [StepRecord(features, *record_masks(state, a, t, o), 0 if a == env.STOP else a + 1, t, max(o - 1, 0))
-            for a, t, o in actions]
+    return [
+        StepRecord(features, *record_masks(state, a, t, o), 0 if a == env.STOP else a + 1, t, max(o - 1, 0))
+        for a, t, o in actions
+    ]
 
 
 @pytest.mark.parametrize("smiles", ["c1ccc2[nH]ccc2c1", "CC1CCC(C)N1"])
@@ -79,7 +88,9 @@ def test_padding_does_not_change_a_graphs_embeddings():
     policy = tiny_policy()
     with torch.no_grad():
         alone = policy.encode(batch_tensors(collate([state_features(small, ELEMENTS)])))
-        padded = policy.encode(batch_tensors(collate([state_features(small, ELEMENTS), state_features(large, ELEMENTS)])))
+        padded = policy.encode(
+            batch_tensors(collate([state_features(small, ELEMENTS), state_features(large, ELEMENTS)]))
+        )
     assert torch.allclose(alone[0], padded[0, : alone.shape[1]], atol=1e-5)
 
 
@@ -101,8 +112,9 @@ def test_behaviour_cloning_fits_its_demonstrations():
         records += demonstration_records(s, env.demonstration(smiles, s, config), config, ELEMENTS)
     policy = tiny_policy()
     untrained = validation_nll(policy, records, N_VOCAB)
-    rows = behaviour_cloning(policy, records, records, steps=60, batch_size=len(records), lr=3e-3, n_vocab=N_VOCAB,
-                             seed=0, eval_every=20)
+    rows = behaviour_cloning(
+        policy, records, records, steps=60, batch_size=len(records), lr=3e-3, n_vocab=N_VOCAB, seed=0, eval_every=20
+    )
     assert rows[-1]["val_nll"] < 0.1 * untrained
     greedy = rollout(policy, [env.make_scaffold("c1ccc2[nH]ccc2c1", config)], 1, config, ELEMENTS, greedy=True)
     assert greedy[0].outcome.smiles == Chem.CanonSmiles("Cn1ccc2ccccc21")  # imitation, reproduced by decoding
@@ -131,8 +143,17 @@ def test_group_relative_rl_raises_a_simple_reward():
         return float(episode_rewards(episodes, oxygen_reward)[0].mean())
 
     before = sampled_reward()
-    reinforce(policy, scaffolds, scaffolds, oxygen_reward, "drgrpo",
-              RLSettings(steps=25, batch_scaffolds=4, group_size=8, lr=3e-3, val_every=100), CONFIG, ELEMENTS, seed=0)
+    reinforce(
+        policy,
+        scaffolds,
+        scaffolds,
+        oxygen_reward,
+        "drgrpo",
+        RLSettings(steps=25, batch_scaffolds=4, group_size=8, lr=3e-3, val_every=100),
+        CONFIG,
+        ELEMENTS,
+        seed=0,
+    )
     # reinforce keeps the best greedy-validation checkpoint; with val_every > steps that is the final policy
     # unless the untrained one validated higher
     assert sampled_reward() > before + 0.15
@@ -142,8 +163,9 @@ def test_log_probabilities_make_every_tensor_on_the_policys_device():
     """On the meta device any tensor created off the policy's device raises (a GPU run would crash there)."""
     config = env.EnvConfig()
     scaffold = env.make_scaffold("c1ccccc1", config)
-    records = demonstration_records(scaffold, env.demonstration("CC(=O)Nc1ccc(O)cc1", scaffold, config), config,
-                                    ELEMENTS)
+    records = demonstration_records(
+        scaffold, env.demonstration("CC(=O)Nc1ccc(O)cc1", scaffold, config), config, ELEMENTS
+    )
     policy = tiny_policy().to("meta")
     log_p = step_log_probs(policy, records, N_VOCAB)
     assert log_p.device.type == "meta" and log_p.shape == (len(records),)

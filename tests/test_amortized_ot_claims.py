@@ -53,12 +53,34 @@ class Scenario:
         def per_pair(task, method, metric, value, seed, projections=0, res=None):
             noise = 1 + self.spread * rng.uniform(-1, 1, self.pairs)
             for p, v in enumerate(value * noise):
-                rows.append(dict(task=task, method=method, projections=projections, res=res or RES[task],
-                                 n_atoms=res or RES[task], seed=seed, pair=p, metric=metric, value=float(v)))
+                rows.append(
+                    dict(
+                        task=task,
+                        method=method,
+                        projections=projections,
+                        res=res or RES[task],
+                        n_atoms=res or RES[task],
+                        seed=seed,
+                        pair=p,
+                        metric=metric,
+                        value=float(v),
+                    )
+                )
 
         def batch(task, method, metric, value, seed, projections=0, res=None):
-            rows.append(dict(task=task, method=method, projections=projections, res=res or RES.get(task, 32),
-                             n_atoms=0, seed=seed, pair=-1, metric=metric, value=float(value)))
+            rows.append(
+                dict(
+                    task=task,
+                    method=method,
+                    projections=projections,
+                    res=res or RES.get(task, 32),
+                    n_atoms=0,
+                    seed=seed,
+                    pair=-1,
+                    metric=metric,
+                    value=float(value),
+                )
+            )
 
         rmse = dict(self.rmse)
         for seed in self.seeds:
@@ -66,8 +88,15 @@ class Scenario:
             for m in ("ra", "oa"):
                 for p in SWEEP:
                     per_pair("digits", m, "rmse_f", rmse[m][p] * jitter, seed, projections=p)
-                per_pair("digits", m, "rmse_f", self.other_res * jitter * rmse[m][L] / rmse["ra"][L], seed,
-                         projections=L, res=max(TEST_RES))
+                per_pair(
+                    "digits",
+                    m,
+                    "rmse_f",
+                    self.other_res * jitter * rmse[m][L] / rmse["ra"][L],
+                    seed,
+                    projections=L,
+                    res=max(TEST_RES),
+                )
                 for task in ("digits", "colour"):
                     per_pair(task, m, "cold_iters", self.cold, seed, projections=L)
                     per_pair(task, m, "warm_iters", self.warm * jitter, seed, projections=L)
@@ -121,7 +150,11 @@ VERDICT_CASES = [
     ("C3", "inconclusive", replace(GOOD, drop=((("res", 12),),))),  # never evaluated on another grid
     ("C4", "holds", GOOD),
     ("C4", "fails", replace(GOOD, rmse=(("ra", {4: 0.05, 8: 0.1, 16: 0.2}), ("oa", {4: 0.05, 8: 0.12, 16: 0.3})))),
-    ("C4", "inconclusive", replace(GOOD, rmse=(("ra", {4: 0.1, 8: 0.1, 16: 0.1}), ("oa", {4: 0.12, 8: 0.12, 16: 0.12})))),
+    (
+        "C4",
+        "inconclusive",
+        replace(GOOD, rmse=(("ra", {4: 0.1, 8: 0.1, 16: 0.1}), ("oa", {4: 0.12, 8: 0.12, 16: 0.12}))),
+    ),
     ("C5", "holds", GOOD),
     ("C5", "fails", replace(GOOD, t_pred_colour=30.0)),  # prediction slower than cold Sinkhorn
     ("C5", "inconclusive", replace(GOOD, drop=((("task", "colour"), ("metric", "t_cold_match_ms")),))),
@@ -138,8 +171,9 @@ VERDICT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("claim_id, expected, scenario", VERDICT_CASES,
-                         ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)])
+@pytest.mark.parametrize(
+    "claim_id, expected, scenario", VERDICT_CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)]
+)
 def test_each_claim_holds_fails_or_is_inconclusive_as_its_scenario_says(claim_id, expected, scenario):
     row = claims_of(scenario).loc[claim_id]
     assert row["verdict"] == expected, row["note"]
@@ -149,7 +183,15 @@ def test_every_defined_claim_is_measured_once_in_the_file_order():
     table = decide(DEFINITIONS, measure(GOOD))
     assert list(table["claim_id"]) == [d.claim_id for d in DEFINITIONS] == [f"C{i}" for i in range(1, 9)]
     assert dict(zip(table["claim_id"], table["kind"])) == {
-        "C1": "hard", "C2": "hard", "C3": "hard", "C4": "soft", "C5": "soft", "C6": "soft", "C7": "soft", "C8": "info"}
+        "C1": "hard",
+        "C2": "hard",
+        "C3": "hard",
+        "C4": "soft",
+        "C5": "soft",
+        "C6": "soft",
+        "C7": "soft",
+        "C8": "info",
+    }
 
 
 def test_values_and_runs_follow_the_numbers():
@@ -181,11 +223,30 @@ def test_c1_interval_covers_both_the_seed_spread_and_the_pair_spread():
     frame = GOOD.frame()
     meta = frame["method"] == "metaot"
     frame.loc[meta & (frame["seed"] == 1), "value"] *= 0.15  # one Meta-OT fit nearly as good as OA
-    c1 = ratio_claim("C1", frame, [Ratio("RA", Arm("rmse_f", dict(task="digits", method="ra", projections=L, res=8)),
-                                         Arm("rmse_f", dict(task="digits", method="metaot", res=8)))], BASE_SEED)
-    pairs_only = ratio_claim("C1", frame[frame["seed"] == 1], [Ratio(
-        "RA", Arm("rmse_f", dict(task="digits", method="ra", projections=L, res=8)),
-        Arm("rmse_f", dict(task="digits", method="metaot", res=8)))], BASE_SEED)
+    c1 = ratio_claim(
+        "C1",
+        frame,
+        [
+            Ratio(
+                "RA",
+                Arm("rmse_f", dict(task="digits", method="ra", projections=L, res=8)),
+                Arm("rmse_f", dict(task="digits", method="metaot", res=8)),
+            )
+        ],
+        BASE_SEED,
+    )
+    pairs_only = ratio_claim(
+        "C1",
+        frame[frame["seed"] == 1],
+        [
+            Ratio(
+                "RA",
+                Arm("rmse_f", dict(task="digits", method="ra", projections=L, res=8)),
+                Arm("rmse_f", dict(task="digits", method="metaot", res=8)),
+            )
+        ],
+        BASE_SEED,
+    )
     assert c1.runs == 3 and pairs_only.runs == 1
     assert c1.high - c1.low > pairs_only.high - pairs_only.low
     assert "t interval over seeds" in c1.note and "one fit seed" in pairs_only.note

@@ -193,8 +193,18 @@ def test_predictions_run_only_ra_and_oa_at_the_main_l_on_other_resolutions(cfg):
     runs = experiment.predictions(cfg, "digits")
     assert len(runs) == len(set(runs))
     on_test = {name for name, group in runs if group == "test"}
-    assert on_test == {"ra_L4", "oa_L4", "ra_L8", "oa_L8", "ra_L16", "oa_L16", "metaot",
-                       "sliced_mean_L4", "sliced_mean_L8", "sliced_mean_L16"}
+    assert on_test == {
+        "ra_L4",
+        "oa_L4",
+        "ra_L8",
+        "oa_L8",
+        "ra_L16",
+        "oa_L16",
+        "metaot",
+        "sliced_mean_L4",
+        "sliced_mean_L8",
+        "sliced_mean_L16",
+    }
     others = sorted((name, group) for name, group in runs if group != "test")
     assert others == [("oa_L8", "test_r12"), ("oa_L8", "test_r16"), ("ra_L8", "test_r12"), ("ra_L8", "test_r16")]
 
@@ -208,12 +218,26 @@ def test_predictions_of_colour_and_sphere(cfg):
 
 
 def test_extra_fit_seeds_refit_the_seeded_models_and_predict_on_every_group(cfg):
-    cfg = {**cfg, "seed": 0, "fit_seeds": [0, 3],
-           "seeded_models": {"digits": ["ra", "oa", "metaot"], "colour": ["ra", "metaot"], "sphere": []}}
+    cfg = {
+        **cfg,
+        "seed": 0,
+        "fit_seeds": [0, 3],
+        "seeded_models": {"digits": ["ra", "oa", "metaot"], "colour": ["ra", "metaot"], "sphere": []},
+    }
     assert experiment.fit_seeds(cfg) == [3]
     models = experiment.fitted_models(cfg, "digits")
-    assert models == ["ra_L4", "oa_L4", "ra_L8", "oa_L8", "ra_L16", "oa_L16", "metaot", "ra_L8_s3", "oa_L8_s3",
-                      "metaot_s3"]
+    assert models == [
+        "ra_L4",
+        "oa_L4",
+        "ra_L8",
+        "oa_L8",
+        "ra_L16",
+        "oa_L16",
+        "metaot",
+        "ra_L8_s3",
+        "oa_L8_s3",
+        "metaot_s3",
+    ]
     assert experiment.fitted_models(cfg, "colour") == ["ra_L8", "oa_L8", "ra_L8_s3"]  # no Meta-OT on moving supports
     assert experiment.fitted_models(cfg, "sphere") == ["ra_L8", "oa_L8", "metaot"]
     runs = experiment.predictions(cfg, "digits")
@@ -228,17 +252,26 @@ def test_without_extra_seeds_nothing_is_refitted(cfg):
     assert experiment.fitted_models(cfg, "digits") == ["ra_L4", "oa_L4", "ra_L8", "oa_L8", "ra_L16", "oa_L16", "metaot"]
 
 
-@pytest.mark.parametrize("name, parsed", [
-    ("ra_L32", ("ra", 32, 0)), ("oa_L128_s2", ("oa", 128, 2)), ("metaot", ("metaot", 0, 0)),
-    ("metaot_s1", ("metaot", 0, 1)), ("sliced_mean_L8", ("sliced_mean", 8, 0)),
-])
+@pytest.mark.parametrize(
+    "name, parsed",
+    [
+        ("ra_L32", ("ra", 32, 0)),
+        ("oa_L128_s2", ("oa", 128, 2)),
+        ("metaot", ("metaot", 0, 0)),
+        ("metaot_s1", ("metaot", 0, 1)),
+        ("sliced_mean_L8", ("sliced_mean", 8, 0)),
+    ],
+)
 def test_parse_name_reads_method_projections_and_fit_seed(name, parsed):
     assert experiment.parse_name(name, base_seed=0) == parsed
 
 
 def test_pack_unpack_round_trip():
-    groups = {"train": {"x": np.arange(3), "a": np.ones(2)}, "test_r12": {"x": np.zeros((2, 2))},
-              "ra_L8.test": {"f_hat": np.full(4, 2.0)}}
+    groups = {
+        "train": {"x": np.arange(3), "a": np.ones(2)},
+        "test_r12": {"x": np.zeros((2, 2))},
+        "ra_L8.test": {"f_hat": np.full(4, 2.0)},
+    }
     flat = experiment.pack(groups)
     assert set(flat) == {"train__x", "train__a", "test_r12__x", "ra_L8.test__f_hat"}
     assert experiment.group_names(flat) == ["ra_L8.test", "test_r12", "train"]

@@ -15,8 +15,10 @@ def pairs():
     rng = np.random.default_rng(0)
     P, n, m, d = 2, 4, 5, 2
     return dict(
-        x=rng.normal(size=(P, n, d)), a=rng.dirichlet(np.ones(n), size=P),
-        y=rng.normal(size=(P, m, d)), b=rng.dirichlet(np.ones(m), size=P),
+        x=rng.normal(size=(P, n, d)),
+        a=rng.dirichlet(np.ones(n), size=P),
+        y=rng.normal(size=(P, m, d)),
+        b=rng.dirichlet(np.ones(m), size=P),
     )
 
 
@@ -135,7 +137,9 @@ def test_metaot_accepts_measures_on_its_training_support():
 def test_metaot_rejects_variable_size_measures():
     x, y = fixed_support()
     x_other, y_other = fixed_support(n=6)
-    with pytest.raises(MeasureError, match=r"fixed support it was trained on \(4 x 5 atoms\); got 6 x 5 atoms \(variable-size"):
+    with pytest.raises(
+        MeasureError, match=r"fixed support it was trained on \(4 x 5 atoms\); got 6 x 5 atoms \(variable-size"
+    ):
         baselines.check_fixed_support(x, y, x_other, y_other)
 
 

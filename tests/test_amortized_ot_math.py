@@ -110,8 +110,9 @@ def test_ground_truth_plan_agrees_with_pot_log_sinkhorn(small_problem):
     a_t, b_t = tensors(a, b)
     pi = sinkhorn.plan(torch.as_tensor(sol.f), torch.as_tensor(sol.g), a_t, b_t, cost, eps).numpy()
     for p in range(len(a)):
-        ref, log = ot.sinkhorn(a[p], b[p], cost[p].numpy(), eps, method="sinkhorn_log", log=True,
-                               numItermax=100000, stopThr=1e-13)
+        ref, log = ot.sinkhorn(
+            a[p], b[p], cost[p].numpy(), eps, method="sinkhorn_log", log=True, numItermax=100000, stopThr=1e-13
+        )
         np.testing.assert_allclose(pi[p], ref, atol=1e-6)
         np.testing.assert_allclose(pi[p].sum(1), a[p], atol=1e-8)
         np.testing.assert_allclose(pi[p].sum(0), b[p], atol=1e-12)
@@ -147,8 +148,9 @@ def test_center_leaves_the_plan_unchanged_and_equalises_the_dual_terms(rng):
     cost = costs.cost_matrix(x, y, "sqeuclidean")
     f, g = torch.as_tensor(rng.normal(size=a.shape)), torch.as_tensor(rng.normal(size=b.shape) + 3.0)
     fc, gc = sinkhorn.center(f, g, a_t, b_t)
-    np.testing.assert_allclose(sinkhorn.plan(fc, gc, a_t, b_t, cost, 0.4).numpy(),
-                               sinkhorn.plan(f, g, a_t, b_t, cost, 0.4).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        sinkhorn.plan(fc, gc, a_t, b_t, cost, 0.4).numpy(), sinkhorn.plan(f, g, a_t, b_t, cost, 0.4).numpy(), rtol=1e-12
+    )
     np.testing.assert_allclose((fc * a_t).sum(-1).numpy(), (gc * b_t).sum(-1).numpy(), atol=1e-12)
 
 
@@ -287,8 +289,19 @@ def blob_problem():
         theta = sliced.directions(8, 2, seed=0)
     centres, bandwidth = method.rbf_centres(x[:30], 4, seed=0)
     design = method.functional_design(x, a, y, b, theta, centres, bandwidth)
-    return dict(x=x, a=a, y=y, b=b, cost=cost, eps=eps, sol=sol, theta=theta, centres=centres,
-                bandwidth=bandwidth, design=design)
+    return dict(
+        x=x,
+        a=a,
+        y=y,
+        b=b,
+        cost=cost,
+        eps=eps,
+        sol=sol,
+        theta=theta,
+        centres=centres,
+        bandwidth=bandwidth,
+        design=design,
+    )
 
 
 def mean_semi_dual(design, coef, a, b, cost, eps):
@@ -358,7 +371,9 @@ def test_predict_f_rejects_atoms_of_another_dimension(blob_problem, rng):
 def test_predict_plan_has_the_exact_target_marginal(blob_problem):
     bp = blob_problem
     te = slice(30, 40)
-    pi = method.predict_plan(fitted_model(bp), bp["x"][te], bp["a"][te], bp["y"][te], bp["b"][te], bp["cost"][te], bp["eps"])
+    pi = method.predict_plan(
+        fitted_model(bp), bp["x"][te], bp["a"][te], bp["y"][te], bp["b"][te], bp["cost"][te], bp["eps"]
+    )
     assert pi.shape == (10, 16, 16) and np.all(pi >= 0)
     np.testing.assert_allclose(pi.sum(-2), bp["b"][te], atol=1e-12)
 

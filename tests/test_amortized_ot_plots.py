@@ -96,12 +96,16 @@ def test_speed_figure(rng):
 
 
 def test_cfm_figure(rng):
-    samples = {plan: {k: rng.normal(size=(32, 2)) for k in ("source", "generated", "target")}
-               for plan in ("indep", "ra", "exact")}
+    samples = {
+        plan: {k: rng.normal(size=(32, 2)) for k in ("source", "generated", "target")}
+        for plan in ("indep", "ra", "exact")
+    }
     fig = plots.cfm_figure(samples, {"exact": 0.1, "ra": 0.12, "indep": 0.5})
     assert isinstance(fig, Figure)
     assert [ax.get_title() for ax in fig.axes] == [
-        "exact OT plan, W2=0.100", "RA-OT plan, W2=0.120", "independent plan, W2=0.500",
+        "exact OT plan, W2=0.100",
+        "RA-OT plan, W2=0.120",
+        "independent plan, W2=0.500",
     ]
 
 

@@ -38,8 +38,9 @@ METAOT = dict(eps=0.5, hidden=(8,), steps=12, batch_size=4, lr=1e-2, seed=0)
 
 def train_metaot(a, b, cost, settings=None, **changes):
     kw = {**METAOT, **changes}
-    return baselines.train_metaot(a, b, cost, kw["eps"], kw["hidden"], kw["steps"], kw["batch_size"], kw["lr"],
-                                  kw["seed"], settings)
+    return baselines.train_metaot(
+        a, b, cost, kw["eps"], kw["hidden"], kw["steps"], kw["batch_size"], kw["lr"], kw["seed"], settings
+    )
 
 
 def other_global_states():
@@ -49,8 +50,11 @@ def other_global_states():
 
 def resumed_at(caplog) -> list[int]:
     """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
-    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
-             for r in caplog.records if r.name == "neurips26.loop")
+    found = (
+        re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+        for r in caplog.records
+        if r.name == "neurips26.loop"
+    )
     return [int(m.group(1)) for m in found if m]
 
 
@@ -86,8 +90,9 @@ def test_metaot_ignores_a_checkpoint_of_another_job(tmp_path):
     path = tmp_path / ".metaot.pt.ckpt"
     train_metaot(a, b, cost, loop.LoopSettings(checkpoint=path, fingerprint="lr 0.1", every_steps=5), lr=0.1)
     assert path.exists()  # left at step 10 by a run with another learning rate
-    fresh, fresh_losses = train_metaot(a, b, cost, loop.LoopSettings(checkpoint=path, fingerprint="lr 0.01",
-                                                                     every_steps=5))
+    fresh, fresh_losses = train_metaot(
+        a, b, cost, loop.LoopSettings(checkpoint=path, fingerprint="lr 0.01", every_steps=5)
+    )
     assert fresh_losses == losses
 
 
@@ -163,4 +168,3 @@ def test_rule_amortized_ot_cfm_train_trains_on_the_job_device(plan):
         flow, losses = train_flow(getattr(cfm, plan), steps=3)
     assert len(losses) == 3
     assert all(p.device.type == "cpu" for p in flow.parameters())
-

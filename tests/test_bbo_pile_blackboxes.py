@@ -26,9 +26,7 @@ from neurips26.bbo_pile.blackboxes import (
 
 FIXED_DIM = [name for name, g in GO_FUNCTIONS.items() if g.dim is not None]
 ANY_DIM = [name for name, g in GO_FUNCTIONS.items() if g.dim is None]
-GO_CASES = [(name, GO_FUNCTIONS[name].dim) for name in FIXED_DIM] + [
-    (name, d) for name in ANY_DIM for d in (2, 5, 10)
-]
+GO_CASES = [(name, GO_FUNCTIONS[name].dim) for name in FIXED_DIM] + [(name, d) for name in ANY_DIM for d in (2, 5, 10)]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -24,8 +24,12 @@ MODEL = "model:CMA:constrained"  # the evaluation run (not used by B3)
 SEEDS = [seed_method("CMA", "d64_t2", k) for k in range(3)]  # B3's model seeds
 
 # ---------------------------------------------------------------- training logs (B1a, B1b, B5)
-RUNS = {"d32_t1": (25_000, 300_000), "d64_t1": (80_000, 300_000), "d64_t2": (80_000, 600_000),
-        "d96_t2": (320_000, 600_000)}  # non-embedding parameters, training tokens
+RUNS = {
+    "d32_t1": (25_000, 300_000),
+    "d64_t1": (80_000, 300_000),
+    "d64_t2": (80_000, 600_000),
+    "d96_t2": (320_000, 600_000),
+}  # non-embedding parameters, training tokens
 
 
 def training_logs(runs=RUNS, factor=None, drift=0.0, seed=0) -> pd.DataFrame:
@@ -37,8 +41,17 @@ def training_logs(runs=RUNS, factor=None, drift=0.0, seed=0) -> pd.DataFrame:
         for step in range(1, 7):
             d = tokens * step / 6
             loss = 40 * (6 * n * d) ** -0.08 * (1 + 0.002 * rng.standard_normal()) * (factor or {}).get(run, 1.0)
-            rows.append({"run": run, "model": run.split("_")[0], "parameters": n, "tokens": d, "flops": 6 * n * d,
-                         "val_loss": loss * (1 + drift * step / 6), "tokens_per_s": 1e4})
+            rows.append(
+                {
+                    "run": run,
+                    "model": run.split("_")[0],
+                    "parameters": n,
+                    "tokens": d,
+                    "flops": 6 * n * d,
+                    "val_loss": loss * (1 + drift * step / 6),
+                    "tokens_per_s": 1e4,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -49,8 +62,11 @@ def summary(training: pd.DataFrame) -> pd.DataFrame:
 def broken_frontier_summary() -> pd.DataFrame:
     """A broken implementation: the 'frontier' keeps every point (not a running minimum), and the runs' losses
     rise over training, so the fit's exponent is positive."""
-    with mock.patch.object(scaling_module, "compute_frontier",
-                           lambda rows, points="all": scaling_module.long_rows(rows).sort_values("flops")):
+    with mock.patch.object(
+        scaling_module,
+        "compute_frontier",
+        lambda rows, points="all": scaling_module.long_rows(rows).sort_values("flops"),
+    ):
         return summary(training_logs(drift=2.0))
 
 
@@ -65,8 +81,15 @@ def imitation(own_margin=None, noise=0.05, optimizers=OPTIMIZERS, trajectories=2
             base = 2.0 + 0.2 * rng.standard_normal()
             for cond in optimizers:
                 own = (own_margin or {}).get(true, 0.3) if cond == true else 0.0
-                rows.append({"true_algo": true, "cond_algo": cond, "trajectory": j,
-                             "nll": base - own + noise * rng.standard_normal(), "n_tokens": 72})
+                rows.append(
+                    {
+                        "true_algo": true,
+                        "cond_algo": cond,
+                        "trajectory": j,
+                        "nll": base - own + noise * rng.standard_normal(),
+                        "n_tokens": 72,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -84,8 +107,9 @@ def regret(model_scale=(0.3, 0.3, 0.3), boxes=12, seeds=(0, 1), budget=8, seed=0
             for t in range(budget):
                 rows.append({"bb_id": f"box{b}", "method": "RS", "seed": s, "trial": t, "y": rng.uniform(1, 10)})
                 for method, factor in zip(methods, model_scale):
-                    rows.append({"bb_id": f"box{b}", "method": method, "seed": s, "trial": t,
-                                 "y": factor * rng.uniform(1, 10)})
+                    rows.append(
+                        {"bb_id": f"box{b}", "method": method, "seed": s, "trial": t, "y": factor * rng.uniform(1, 10)}
+                    )
     reference = pd.DataFrame({"bb_id": [f"box{b}" for b in range(boxes)], "random_min": 0.0})
     return normalized_regret(pd.DataFrame(rows), reference)
 
@@ -96,24 +120,36 @@ def validity(constrained_invalid=0, free_valid=0.95, free=True, constrained=True
     `free_valid` valid), aggregated as the tables job does."""
     rows = []
     if constrained:
-        rows += [{"method": method, "decoding": "constrained", "valid_decode": i >= constrained_invalid}
-                 for method in (MODEL, SEEDS[1]) for i in range(trials // 2)]
+        rows += [
+            {"method": method, "decoding": "constrained", "valid_decode": i >= constrained_invalid}
+            for method in (MODEL, SEEDS[1])
+            for i in range(trials // 2)
+        ]
     if free:
-        rows += [{"method": "model:CMA:free", "decoding": "free", "valid_decode": i < free_valid * trials}
-                 for i in range(trials)]
+        rows += [
+            {"method": "model:CMA:free", "decoding": "free", "valid_decode": i < free_valid * trials}
+            for i in range(trials)
+        ]
     return validity_table(pd.DataFrame(rows, columns=["method", "decoding", "valid_decode"]))
 
 
 # ---------------------------------------------------------------- scenarios
 def scenario(**changes):
     """Inputs of measure_claims where every claim holds, with `changes` (name -> builder) applied."""
+
     def build():
         training = training_logs()
         final = training.loc[training["run"] == "d96_t2", "val_loss"].iloc[-1]
-        inputs = {"scaling": lambda: summary(training), "imitation_trajectories": imitation, "regret": regret,
-                  "validity": validity, "seed_losses": lambda: [final, final * 1.002, final * 0.998]}
+        inputs = {
+            "scaling": lambda: summary(training),
+            "imitation_trajectories": imitation,
+            "regret": regret,
+            "validity": validity,
+            "seed_losses": lambda: [final, final * 1.002, final * 0.998],
+        }
         inputs |= changes
         return {name: make() for name, make in inputs.items()}
+
     return build
 
 
@@ -123,8 +159,11 @@ VERDICT_CASES = [
     ("B1a", "inconclusive", scenario(scaling=lambda: summary(training_logs({"d32_t1": RUNS["d32_t1"]}).head(1)))),
     ("B1b", "holds", scenario()),
     ("B1b", "fails", scenario(scaling=lambda: summary(training_logs(factor={"d96_t2": 1.3, "d64_t2": 1.2})))),
-    ("B1b", "inconclusive", scenario(scaling=lambda: summary(training_logs(
-        {k: v for k, v in RUNS.items() if k != "d32_t1"})))),
+    (
+        "B1b",
+        "inconclusive",
+        scenario(scaling=lambda: summary(training_logs({k: v for k, v in RUNS.items() if k != "d32_t1"}))),
+    ),
     ("B2", "holds", scenario()),
     ("B2", "fails", scenario(imitation_trajectories=lambda: imitation({"RS": -0.3}))),
     ("B2", "inconclusive", scenario(imitation_trajectories=lambda: imitation(optimizers=("RS", "CMA")))),
@@ -142,15 +181,19 @@ VERDICT_CASES = [
     ("B4b", "inconclusive", scenario(validity=lambda: validity(free=False))),
     ("B5", "holds", scenario()),
     ("B5", "fails", scenario(scaling=lambda: summary(training_logs(factor={"d96_t2": 1.4})))),
-    ("B5", "inconclusive", scenario(scaling=lambda: summary(training_logs(
-        {k: v for k, v in RUNS.items() if k != "d32_t1"})))),
+    (
+        "B5",
+        "inconclusive",
+        scenario(scaling=lambda: summary(training_logs({k: v for k, v in RUNS.items() if k != "d32_t1"}))),
+    ),
     ("B5", "inconclusive", scenario(seed_losses=lambda: [3.0, 2.3, 3.6])),
     ("B5", "inconclusive", scenario(seed_losses=lambda: [3.0])),
 ]
 
 
-@pytest.mark.parametrize("claim_id, expected, build", VERDICT_CASES,
-                         ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)])
+@pytest.mark.parametrize(
+    "claim_id, expected, build", VERDICT_CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)]
+)
 def test_each_claim_holds_fails_or_is_inconclusive_in_its_scenario(claim_id, expected, build):
     table = decide(DEFINITIONS, measure_claims(**build(), condition="CMA")).set_index("claim_id")
     row = table.loc[claim_id]
@@ -166,9 +209,14 @@ def test_in_the_holding_scenario_every_claim_holds_on_the_evidence_it_needs():
 
 
 def test_thin_evidence_gives_nan_values_not_stand_ins():
-    empty = measure_claims(summary(training_logs({"d32_t1": RUNS["d32_t1"]}).head(1)),
-                           imitation(optimizers=("RS",)), regret((0.3,)).query("method != 'RS'"),
-                           validity(constrained=False, free=False), [], condition="CMA")
+    empty = measure_claims(
+        summary(training_logs({"d32_t1": RUNS["d32_t1"]}).head(1)),
+        imitation(optimizers=("RS",)),
+        regret((0.3,)).query("method != 'RS'"),
+        validity(constrained=False, free=False),
+        [],
+        condition="CMA",
+    )
     values = {m.claim_id: m.value for m in empty}
     assert all(np.isnan(values[c]) for c in ("B1a", "B1b", "B2", "B3", "B4a", "B4b", "B5")), values
 

@@ -15,11 +15,19 @@ def trials(rows):
 
 def hand_trials():
     # box a: RS first values 10 and 6 (median 8); f* = min(random 1.0, all y) = 0.5 (CMA's last trial)
-    return trials([
-        ("a", "RS", 0, 0, 10.0), ("a", "RS", 0, 1, 4.0), ("a", "RS", 0, 2, 5.0),
-        ("a", "RS", 1, 0, 6.0), ("a", "RS", 1, 1, 7.0), ("a", "RS", 1, 2, 3.0),
-        ("a", "CMA", 0, 0, 9.0), ("a", "CMA", 0, 1, np.nan), ("a", "CMA", 0, 2, 0.5),
-    ])
+    return trials(
+        [
+            ("a", "RS", 0, 0, 10.0),
+            ("a", "RS", 0, 1, 4.0),
+            ("a", "RS", 0, 2, 5.0),
+            ("a", "RS", 1, 0, 6.0),
+            ("a", "RS", 1, 1, 7.0),
+            ("a", "RS", 1, 2, 3.0),
+            ("a", "CMA", 0, 0, 9.0),
+            ("a", "CMA", 0, 1, np.nan),
+            ("a", "CMA", 0, 2, 0.5),
+        ]
+    )
 
 
 def test_normalised_regret_by_hand():
@@ -38,8 +46,7 @@ def test_a_box_whose_baseline_starts_at_the_minimum_is_left_out_and_named():
     regret = evaluation.normalized_regret(rows, pd.DataFrame({"bb_id": ["b"], "random_min": [1.0]}))
     assert regret["norm_regret"].isna().all() and evaluation.excluded_boxes(regret) == ["b"]
     with pytest.raises(ValueError, match="no RS trials"):
-        evaluation.normalized_regret(rows[rows["method"] == "CMA"], pd.DataFrame({"bb_id": ["b"],
-                                                                                 "random_min": [0.0]}))
+        evaluation.normalized_regret(rows[rows["method"] == "CMA"], pd.DataFrame({"bb_id": ["b"], "random_min": [0.0]}))
 
 
 def test_paired_comparison_and_the_regret_table():
@@ -72,9 +79,13 @@ def model_regret(p_good=True):
 
 
 def test_the_validity_table_counts_decoded_trials_per_method_and_decoding():
-    decoded = pd.DataFrame({"method": ["m:c", "m:c", "m:f", "m:f", "m:f"],
-                            "decoding": ["constrained", "constrained", "free", "free", "free"],
-                            "valid_decode": [True, True, True, False, False]})
+    decoded = pd.DataFrame(
+        {
+            "method": ["m:c", "m:c", "m:f", "m:f", "m:f"],
+            "decoding": ["constrained", "constrained", "free", "free", "free"],
+            "valid_decode": [True, True, True, False, False],
+        }
+    )
     table = evaluation.validity_table(decoded).set_index("method")
     assert table.loc["m:c", "trials"] == 2 and table.loc["m:c", "valid"] == 2
     assert table.loc["m:f", "trials"] == 3 and table.loc["m:f", "valid"] == 1
@@ -85,8 +96,13 @@ def test_the_figures_draw_every_method_run_and_optimizer():
 
     from neurips26.bbo_pile import plots
 
-    imitation = pd.DataFrame([{"true_algo": t, "cond_algo": c, "nll": (1.0 if t == c else 2.0) + (t == "RS")}
-                              for t in ("CMA", "RS") for c in ("CMA", "RS")])
+    imitation = pd.DataFrame(
+        [
+            {"true_algo": t, "cond_algo": c, "nll": (1.0 if t == c else 2.0) + (t == "RS")}
+            for t in ("CMA", "RS")
+            for c in ("CMA", "RS")
+        ]
+    )
     fig = plots.imitation_matrix(imitation)
     # each row relative to its mean: the RS row's 1-nat offset is gone, the own token is likelier in both
     assert fig.axes[0].images[0].get_array().tolist() == [[-0.5, 0.5], [0.5, -0.5]]
@@ -94,8 +110,9 @@ def test_the_figures_draw_every_method_run_and_optimizer():
     fig = plots.regret_curves(model_regret())
     assert {line.get_label() for line in fig.axes[0].lines} == {"RS", "model:CMA:constrained"}
     plt.close(fig)
-    training = pd.DataFrame({"run": ["a", "a", "b", "b"], "flops": [1e9, 2e9, 1e9, 4e9],
-                             "val_loss": [3.0, 2.5, 2.8, 2.0]})
+    training = pd.DataFrame(
+        {"run": ["a", "a", "b", "b"], "flops": [1e9, 2e9, 1e9, 4e9], "val_loss": [3.0, 2.5, 2.8, 2.0]}
+    )
     runs = pd.DataFrame({"run": ["a", "b"], "flops": [2e9, 4e9], "val_loss": [2.5, 2.0], "frontier": [True, True]})
     fit = pd.Series({"a": 100.0, "b": -0.2, "r2": 0.9, "holdout_run": "b", "holdout_rel_error": 0.05})
     fig = plots.scaling(training, runs, fit)

@@ -15,20 +15,28 @@ from neurips26.bbo_pile import experiment
 CONFIG = yaml.safe_load((ROOT / "config/bbo_pile.yaml").read_text())
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c["blackboxes"]["go"].update(functions=["sphere", "camel"]), r"go.functions: unknown \['camel'\]"),
-    (lambda c: c["blackboxes"].update(eval_functions=[25]), r"eval_functions: \[25\] are not among"),
-    (lambda c: c["runs"]["d32_t1"].update(model="d48"), r"runs.d32_t1.model: 'd48' is not one of models"),
-    (lambda c: c["evaluate"].update(run="d128"), "evaluate.run: 'd128' is not one of runs"),
-    (lambda c: c["evaluate"].update(conditions=["CMA", "TPE"]), r"evaluate.conditions: \['TPE'\] generate no"),
-    (lambda c: c["evaluate"].update(boxes=500), "evaluate.boxes: 500 held-out boxes asked for, the eval split has 54"),
-    (lambda c: c["models"]["d64"].update(n_heads=4, n_query_groups=3), "models.d64: n_heads 4 is not a multiple"),
-    (lambda c: c["model_seeds"].update(seeds=[0, 1]), "model_seeds.seeds: 0 is the scale's seed"),
-    (lambda c: c["model_seeds"].update(run="d128_t1"), "model_seeds.run: 'd128_t1' is not one of runs"),
-    (lambda c: c["model_seeds"].update(condition="TPE"), "model_seeds.condition: 'TPE' generates no training"),
-    (lambda c: c.update(context=256),
-     r"context: a 24-trial trajectory on \S+ \(dim 5\) takes \d+ tokens, more than the context of 256"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: c["blackboxes"]["go"].update(functions=["sphere", "camel"]), r"go.functions: unknown \['camel'\]"),
+        (lambda c: c["blackboxes"].update(eval_functions=[25]), r"eval_functions: \[25\] are not among"),
+        (lambda c: c["runs"]["d32_t1"].update(model="d48"), r"runs.d32_t1.model: 'd48' is not one of models"),
+        (lambda c: c["evaluate"].update(run="d128"), "evaluate.run: 'd128' is not one of runs"),
+        (lambda c: c["evaluate"].update(conditions=["CMA", "TPE"]), r"evaluate.conditions: \['TPE'\] generate no"),
+        (
+            lambda c: c["evaluate"].update(boxes=500),
+            "evaluate.boxes: 500 held-out boxes asked for, the eval split has 54",
+        ),
+        (lambda c: c["models"]["d64"].update(n_heads=4, n_query_groups=3), "models.d64: n_heads 4 is not a multiple"),
+        (lambda c: c["model_seeds"].update(seeds=[0, 1]), "model_seeds.seeds: 0 is the scale's seed"),
+        (lambda c: c["model_seeds"].update(run="d128_t1"), "model_seeds.run: 'd128_t1' is not one of runs"),
+        (lambda c: c["model_seeds"].update(condition="TPE"), "model_seeds.condition: 'TPE' generates no training"),
+        (
+            lambda c: c.update(context=256),
+            r"context: a 24-trial trajectory on \S+ \(dim 5\) takes \d+ tokens, more than the context of 256",
+        ),
+    ],
+)
 def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
     cfg = copy.deepcopy(CONFIG["quick"])
     change(cfg)
@@ -58,5 +66,8 @@ def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):
     data = yaml.safe_load(path.read_text())
     data["smoke"]["context"] = 64
     path.write_text(yaml.safe_dump(data))
-    expect_config_error(workflow_copy, "results/smoke/bbo_pile/report.md",
-                        must_contain=("config/bbo_pile.yaml", "smoke", "context: a 12-trial trajectory"))
+    expect_config_error(
+        workflow_copy,
+        "results/smoke/bbo_pile/report.md",
+        must_contain=("config/bbo_pile.yaml", "smoke", "context: a 12-trial trajectory"),
+    )

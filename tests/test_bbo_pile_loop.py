@@ -69,8 +69,9 @@ def test_imitation_and_optimization_run_on_the_jobs_device(tmp_path):
         table = imitation_nll(model, VOCAB, by_algo, ["RS", "CMA"])
         assert len(table) == 2 * 2 * 2
         for constrained in (True, False):
-            runs = optimize_batch(model, VOCAB, "CMA", [(sphere, [0, 0], [1, 1])] * 2, [0, 1], 3,
-                                  constrained=constrained)
+            runs = optimize_batch(
+                model, VOCAB, "CMA", [(sphere, [0, 0], [1, 1])] * 2, [0, 1], 3, constrained=constrained
+            )
             assert [r.x.shape for r in runs] == [(3, 2), (3, 2)]
 
 
@@ -82,7 +83,7 @@ def test_the_schedule_draws_the_rows_of_every_step_until_the_budget():
     assert seen[-1] >= SETTINGS.tokens_budget > seen[-2] and all(len(idx) == SETTINGS.batch for idx in schedule)
     order = np.random.default_rng(SETTINGS.seed)
     permutations = np.concatenate([order.permutation(len(train)) for _ in range(len(schedule))])
-    np.testing.assert_array_equal(np.concatenate(schedule), permutations[:len(schedule) * SETTINGS.batch])
+    np.testing.assert_array_equal(np.concatenate(schedule), permutations[: len(schedule) * SETTINGS.batch])
 
 
 class Killed(RuntimeError):
@@ -91,8 +92,11 @@ class Killed(RuntimeError):
 
 def resumed_at(caplog) -> list[int]:
     """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
-    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
-             for r in caplog.records if r.name == "neurips26.loop")
+    found = (
+        re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+        for r in caplog.records
+        if r.name == "neurips26.loop"
+    )
     return [int(m.group(1)) for m in found if m]
 
 
@@ -117,10 +121,12 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp
         assert settings.checkpoint.exists()
         assert resumed_at(caplog) == []  # the first run started afresh
         monkeypatch.setattr(faults, "step_done", lambda: None)
-        resumed, resumed_rows = train_decoder(train, valid, config(), SETTINGS, pad=VOCAB.pad, device="cpu",
-                                              loop_settings=settings)
+        resumed, resumed_rows = train_decoder(
+            train, valid, config(), SETTINGS, pad=VOCAB.pad, device="cpu", loop_settings=settings
+        )
     assert resumed_at(caplog) == [3]  # the rerun resumed from the checkpoint of step 3, not from step 0
     for name, tensor in whole.state_dict().items():
         assert torch.equal(tensor, resumed.state_dict()[name]), name
-    assert [{k: v for k, v in r.items() if k not in TIMING} for r in resumed_rows] == \
-           [{k: v for k, v in r.items() if k not in TIMING} for r in whole_rows]
+    assert [{k: v for k, v in r.items() if k not in TIMING} for r in resumed_rows] == [
+        {k: v for k, v in r.items() if k not in TIMING} for r in whole_rows
+    ]

@@ -20,8 +20,7 @@ from neurips26.bbo_pile.training import (
     train_decoder,
 )
 
-TINY = dict(vocab_size=23, d_model=32, n_layers=2, n_heads=4, n_query_groups=2, head_size=8,
-            mlp_hidden=48, context=64)
+TINY = dict(vocab_size=23, d_model=32, n_layers=2, n_heads=4, n_query_groups=2, head_size=8, mlp_hidden=48, context=64)
 
 
 def tiny(**changes) -> Decoder:
@@ -66,10 +65,12 @@ def test_grouped_query_attention_matches_repeated_key_value_heads(groups):
 
 def test_rotary_scores_depend_only_on_the_position_difference():
     q, k = torch.randn(1, 1, 1, 8), torch.randn(1, 1, 1, 8)
+
     def score(pq, pk):
         cq, sq = rope_tables(torch.tensor([pq]), 8, 1e6)
         ck, sk = rope_tables(torch.tensor([pk]), 8, 1e6)
         return float((apply_rope(q, cq, sq) * apply_rope(k, ck, sk)).sum())
+
     assert score(10, 7) == pytest.approx(score(3, 0), rel=1e-5)
     assert score(10, 7) != pytest.approx(score(10, 3), rel=1e-3)
 
@@ -102,7 +103,7 @@ def test_cached_decoding_matches_a_full_pass_for_prompts_of_different_lengths():
     for step in range(3):
         got = model.decode_step(tokens[torch.arange(3), lengths + step], lengths + step, cache)
         for b in range(3):
-            want = model(tokens[b:b + 1, :lengths[b] + step + 1])[0, -1]
+            want = model(tokens[b : b + 1, : lengths[b] + step + 1])[0, -1]
             torch.testing.assert_close(got[b], want, rtol=1e-5, atol=1e-5)
 
 
@@ -113,8 +114,9 @@ def test_initial_weights_come_from_the_config_seed_without_touching_the_global_r
     assert torch.equal(a.wte.weight, b.wte.weight) and not torch.equal(a.wte.weight, c.wte.weight)
 
 
-@pytest.mark.parametrize("field, value", [("n_heads", 0), ("n_query_groups", 3), ("head_size", 7),
-                                          ("dropout", 1.0), ("context", 2.5)])
+@pytest.mark.parametrize(
+    "field, value", [("n_heads", 0), ("n_query_groups", 3), ("head_size", 7), ("dropout", 1.0), ("context", 2.5)]
+)
 def test_bad_config_names_the_field(field, value):
     with pytest.raises(ValueError, match=field):
         DecoderConfig(**(TINY | {field: value}))
@@ -156,8 +158,7 @@ def counting_rows(n_rows: int, seed: int) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def trained():
-    settings = TrainSettings(tokens_budget=150 * 8 * 20, batch=8, lr=3e-3, min_lr=3e-4, warmup=5,
-                             eval_every=20, seed=3)
+    settings = TrainSettings(tokens_budget=150 * 8 * 20, batch=8, lr=3e-3, min_lr=3e-4, warmup=5, eval_every=20, seed=3)
     config = DecoderConfig(**TINY)
     model, rows = train_decoder(counting_rows(64, 0), counting_rows(8, 1), config, settings, pad=0)
     return model, rows, settings
@@ -186,17 +187,22 @@ def test_training_stops_once_the_token_budget_is_reached_and_counts_6_n_d(traine
 
 def test_same_seed_gives_the_same_rows(trained):
     _, rows, settings = trained
-    _, again = train_decoder(counting_rows(64, 0), counting_rows(8, 1), DecoderConfig(**TINY),
-                             settings, pad=0)
+    _, again = train_decoder(counting_rows(64, 0), counting_rows(8, 1), DecoderConfig(**TINY), settings, pad=0)
     timing = {"seconds", "tokens_per_s"}
-    assert [{k: v for k, v in r.items() if k not in timing} for r in rows] == \
-           [{k: v for k, v in r.items() if k not in timing} for r in again]
+    assert [{k: v for k, v in r.items() if k not in timing} for r in rows] == [
+        {k: v for k, v in r.items() if k not in timing} for r in again
+    ]
 
 
 def test_rows_wider_than_the_model_context_are_refused():
     with pytest.raises(ValueError, match="context 8"):
-        train_decoder(counting_rows(4, 0), counting_rows(2, 1), DecoderConfig(**TINY | {"context": 8}),
-                      TrainSettings(tokens_budget=10, batch=2), pad=0)
+        train_decoder(
+            counting_rows(4, 0),
+            counting_rows(2, 1),
+            DecoderConfig(**TINY | {"context": 8}),
+            TrainSettings(tokens_budget=10, batch=2),
+            pad=0,
+        )
 
 
 def test_sequence_nll_is_the_cross_entropy_of_the_scored_tokens(trained):
@@ -207,8 +213,9 @@ def test_sequence_nll_is_the_cross_entropy_of_the_scored_tokens(trained):
         logp = [torch.log_softmax(model(torch.tensor(s[None, :-1]))[0].double(), -1) for s in seqs]
     nll = [-float(logp[0][1, 6]), -float(logp[0][2, 7]), -float(logp[1][0, 9]), -float(logp[1][1, 10])]
     assert sequence_nll(model, seqs, masks) == pytest.approx(np.mean(nll), rel=1e-6)
-    np.testing.assert_allclose(sequence_nll(model, seqs, masks, reduce="sequence"),
-                               [np.mean(nll[:2]), np.mean(nll[2:])], rtol=1e-6)
+    np.testing.assert_allclose(
+        sequence_nll(model, seqs, masks, reduce="sequence"), [np.mean(nll[:2]), np.mean(nll[2:])], rtol=1e-6
+    )
     with pytest.raises(ValueError, match="position 0"):
         sequence_nll(model, seqs[:1], [np.ones(5, bool)])
 
@@ -240,10 +247,10 @@ def test_power_law_fit_recovers_exact_synthetic_coefficients():
 
 
 def test_frontier_by_hand():
-    rows = {"small": [{"flops": 1.0, "val_loss": 3.0}, {"flops": 2.0, "val_loss": 2.5},
-                      {"flops": 4.0, "val_loss": 2.4}],
-            "big": [{"flops": 2.0, "val_loss": 2.8}, {"flops": 4.0, "val_loss": 2.2},
-                    {"flops": 8.0, "val_loss": 2.3}]}
+    rows = {
+        "small": [{"flops": 1.0, "val_loss": 3.0}, {"flops": 2.0, "val_loss": 2.5}, {"flops": 4.0, "val_loss": 2.4}],
+        "big": [{"flops": 2.0, "val_loss": 2.8}, {"flops": 4.0, "val_loss": 2.2}, {"flops": 8.0, "val_loss": 2.3}],
+    }
     frontier = compute_frontier(rows)
     assert list(zip(frontier["run"], frontier["flops"])) == [("small", 1.0), ("small", 2.0), ("big", 4.0)]
     final = compute_frontier(rows, points="final")  # (4, 2.4) then (8, 2.3): neither dominated
@@ -254,8 +261,12 @@ def test_frontier_by_hand():
 
 def test_holdout_error_by_hand():
     """Runs on L = 10 C^-0.5 except the largest, 10% above the law at C = 100."""
-    rows = {"r1": [{"flops": 1.0, "val_loss": 10.0}], "r2": [{"flops": 4.0, "val_loss": 5.0}],
-            "r3": [{"flops": 16.0, "val_loss": 2.5}], "big": [{"flops": 100.0, "val_loss": 1.1}]}
+    rows = {
+        "r1": [{"flops": 1.0, "val_loss": 10.0}],
+        "r2": [{"flops": 4.0, "val_loss": 5.0}],
+        "r3": [{"flops": 16.0, "val_loss": 2.5}],
+        "big": [{"flops": 100.0, "val_loss": 1.1}],
+    }
     check = holdout_check(rows)
     assert check["holdout"] == "big" and check["n_fit"] == 3 and check["n_holdout"] == 1
     assert check["a"] == pytest.approx(10.0) and check["b"] == pytest.approx(-0.5)

@@ -7,8 +7,13 @@ import pandas as pd
 import pytest
 
 from neurips26.bbo_pile.model import Decoder, DecoderConfig
-from neurips26.bbo_pile.sampling import (imitation_matrix, imitation_nll, optimize_batch, optimize_with_model,
-                                         pool_imitation)
+from neurips26.bbo_pile.sampling import (
+    imitation_matrix,
+    imitation_nll,
+    optimize_batch,
+    optimize_with_model,
+    pool_imitation,
+)
 from neurips26.bbo_pile.tokenizer import dequantise, encode_trajectory, make_vocabulary, quantise
 from neurips26.bbo_pile.training import TrainSettings, pack_sequences, train_decoder
 
@@ -23,16 +28,33 @@ def sphere(X):
 
 
 def config(**changes) -> DecoderConfig:
-    return DecoderConfig(**(dict(vocab_size=VOCAB.size, d_model=32, n_layers=2, n_heads=4,
-                                 n_query_groups=2, head_size=8, mlp_hidden=64, context=256) | changes))
+    return DecoderConfig(
+        **(
+            dict(
+                vocab_size=VOCAB.size,
+                d_model=32,
+                n_layers=2,
+                n_heads=4,
+                n_query_groups=2,
+                head_size=8,
+                mlp_hidden=64,
+                context=256,
+            )
+            | changes
+        )
+    )
 
 
 def untrained() -> Decoder:
     return Decoder(config(seed=1)).eval()
 
 
-PROBLEMS = [(sphere, LO, HI), (lambda X: np.abs(X).sum(axis=1), -np.ones(3), 2 * np.ones(3)),
-            (sphere, LO, HI), (lambda X: np.log(X).sum(axis=1), [1e-3, 0.1], [10.0, 1.0], [True, False])]
+PROBLEMS = [
+    (sphere, LO, HI),
+    (lambda X: np.abs(X).sum(axis=1), -np.ones(3), 2 * np.ones(3)),
+    (sphere, LO, HI),
+    (lambda X: np.log(X).sum(axis=1), [1e-3, 0.1], [10.0, 1.0], [True, False]),
+]
 
 
 def on_grid(x, lo, hi, log_scale=None):
@@ -52,8 +74,9 @@ def test_a_batch_of_runs_proposes_what_each_run_proposes_alone(options):
     model = untrained()
     batch = optimize_batch(model, VOCAB, "HIGH", PROBLEMS, [5, 6, 7, 8], 4, **options)
     for (f, lo, hi, *log), seed, run in zip(PROBLEMS, [5, 6, 7, 8], batch):
-        alone = optimize_with_model(model, VOCAB, "HIGH", f, lo, hi, 4, seed,
-                                    log_scale=log[0] if log else None, **options)
+        alone = optimize_with_model(
+            model, VOCAB, "HIGH", f, lo, hi, 4, seed, log_scale=log[0] if log else None, **options
+        )
         np.testing.assert_array_equal(run.x, alone.x)
         np.testing.assert_array_equal(run.valid_decode, alone.valid_decode)
 
@@ -69,6 +92,7 @@ def test_non_finite_objectives_and_long_histories_do_not_stop_a_run():
     def sometimes_nan(X):
         y = sphere(X)
         return np.where(X[:, 0] > 0.5, np.nan, y)
+
     model = Decoder(config(context=80)).eval()  # header 48 tokens + 6 per trial: old trials drop out
     run = optimize_with_model(model, VOCAB, "CENTRE", sometimes_nan, LO, HI, 12, 3)
     assert run.x.shape == (12, 2) and run.valid_decode.all()
@@ -104,13 +128,17 @@ def synthetic_runs(algo: str, n: int, seed: int, trials: int = 8) -> list[tuple]
 
 @pytest.fixture(scope="module")
 def trained() -> Decoder:
-    seqs = [encode_trajectory(VOCAB, algo, *run)
-            for i in range(40) for algo in ALGOS for run in synthetic_runs(algo, 1, 1000 * i + len(algo))]
+    seqs = [
+        encode_trajectory(VOCAB, algo, *run)
+        for i in range(40)
+        for algo in ALGOS
+        for run in synthetic_runs(algo, 1, 1000 * i + len(algo))
+    ]
     valid = [encode_trajectory(VOCAB, algo, *run) for algo in ALGOS for run in synthetic_runs(algo, 4, 99)]
-    settings = TrainSettings(tokens_budget=150_000, batch=8, lr=1e-2, min_lr=1e-3, warmup=10,
-                             eval_every=1000, seed=0)
-    model, _ = train_decoder(pack_sequences(seqs, 192, VOCAB.pad), pack_sequences(valid, 192, VOCAB.pad),
-                             config(), settings, pad=VOCAB.pad)
+    settings = TrainSettings(tokens_budget=150_000, batch=8, lr=1e-2, min_lr=1e-3, warmup=10, eval_every=1000, seed=0)
+    model, _ = train_decoder(
+        pack_sequences(seqs, 192, VOCAB.pad), pack_sequences(valid, 192, VOCAB.pad), config(), settings, pad=VOCAB.pad
+    )
     return model
 
 

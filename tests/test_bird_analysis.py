@@ -21,15 +21,37 @@ def info_frame(entropy_of, windows=("1", "3", "5", "full"), snrs=(0.1, 1.0, 10.0
     for snr in snrs:
         for w in windows:
             h = entropy_of(experiment.window_k(w), snr)
-            rows.append({"dataset": dataset, "n_train": n, "snr": snr, "t": 0.5, "window": w,
-                         "k": experiment.window_k(w), "mi_central": np.log(n) - h, "log_n": np.log(n)})
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "n_train": n,
+                    "snr": snr,
+                    "t": 0.5,
+                    "window": w,
+                    "k": experiment.window_k(w),
+                    "mi_central": np.log(n) - h,
+                    "log_n": np.log(n),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def theory_frame(i_gauss_of, windows=("1", "3", "5", "full"), snrs=(0.1, 1.0, 10.0), dataset="toeplitz16"):
-    return pd.DataFrame([{"dataset": dataset, "window": w, "k": experiment.window_k(w), "n_train": 0, "snr": s,
-                          "quantity": "i_gauss", "value": i_gauss_of(experiment.window_k(w), s)}
-                         for w in windows for s in snrs])
+    return pd.DataFrame(
+        [
+            {
+                "dataset": dataset,
+                "window": w,
+                "k": experiment.window_k(w),
+                "n_train": 0,
+                "snr": s,
+                "quantity": "i_gauss",
+                "value": i_gauss_of(experiment.window_k(w), s),
+            }
+            for w in windows
+            for s in snrs
+        ]
+    )
 
 
 def test_phase_table_marks_memorization_by_measured_and_theoretical_information():
@@ -51,7 +73,7 @@ def test_phase_table_refuses_a_theory_without_the_snr_grid():
 
 def test_entropy_crossing_interpolates_in_log_snr_and_is_nan_when_never_reached():
     snr = np.array([0.01, 0.1, 1.0, 10.0])
-    assert analysis.entropy_crossing(snr, np.array([4.0, 2.0, 0.2, 0.0]), 0.1) == pytest.approx(10 ** 0.5)
+    assert analysis.entropy_crossing(snr, np.array([4.0, 2.0, 0.2, 0.0]), 0.1) == pytest.approx(10**0.5)
     assert np.isnan(analysis.entropy_crossing(snr, np.array([4.0, 3.0, 2.0, 1.0]), 0.1))
     assert np.isnan(analysis.entropy_crossing(snr, np.array([0.0, 0.0, 0.0, 0.0]), 0.1))  # below from the start
 
@@ -67,8 +89,13 @@ def test_kmem_and_kstar_grow_where_information_is_harder_to_get():
     assert by_snr.loc[10.0, "k_star_theory"] == 1 and np.isnan(by_snr.loc[0.1, "k_star_theory"])
     # k_mem is reached only at SNR 10: beyond the largest window at lower SNR, consistent with growth, but no pair
     # has both k_mem reached, so none decides the noise-direction check; one N only: no pair along N
-    assert claims.monotone_pairs(kmem, "noise") == {"share": pytest.approx(np.nan, nan_ok=True), "decidable": 0,
-                                                    "both_missing": 1, "censored_growth": 1, "censored_shrink": 0}
+    assert claims.monotone_pairs(kmem, "noise") == {
+        "share": pytest.approx(np.nan, nan_ok=True),
+        "decidable": 0,
+        "both_missing": 1,
+        "censored_growth": 1,
+        "censored_shrink": 0,
+    }
     assert claims.monotone_pairs(kmem, "n")["decidable"] == 0
 
 
@@ -78,16 +105,30 @@ def calibration_frame(cos_of, entropy_of, steps=4, n=64):
         t = 1 - step / steps
         for w in ("1", "3", "5", "full", "linear"):
             k = experiment.window_k(w)
-            rows.append({"dataset": "digits16", "arch": "unet_tiny", "n_train": n, "seed": 0, "epoch": 1,
-                         "step": step, "t": t, "window": w, "k": k, "cos": cos_of(w, t),
-                         "entropy_central": np.nan if w == "linear" else entropy_of(k, t)})
+            rows.append(
+                {
+                    "dataset": "digits16",
+                    "arch": "unet_tiny",
+                    "n_train": n,
+                    "seed": 0,
+                    "epoch": 1,
+                    "step": step,
+                    "t": t,
+                    "window": w,
+                    "k": k,
+                    "cos": cos_of(w, t),
+                    "entropy_central": np.nan if w == "linear" else entropy_of(k, t),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def test_kcal_is_the_most_similar_local_window_and_kmem_reads_the_entropy():
     log_n = np.log(64)
-    frame = calibration_frame(lambda w, t: {"1": 0.2, "3": 0.9, "5": 0.5, "full": 0.3, "linear": 0.1}[w],
-                              lambda k, t: 0.0 if k in (0, 5) else (0.5 * log_n if k == 3 else log_n))
+    frame = calibration_frame(
+        lambda w, t: {"1": 0.2, "3": 0.9, "5": 0.5, "full": 0.3, "linear": 0.1}[w],
+        lambda k, t: 0.0 if k in (0, 5) else (0.5 * log_n if k == 3 else log_n),
+    )
     kcal = analysis.kcal_table(frame, nats=0.1, calibration_fraction=0.8)
     assert (kcal["k_cal"] == 3).all() and (kcal["best_cos"] == 0.9).all()
     assert (kcal["ideal_cos"] == 0.3).all() and (kcal["linear_cos"] == 0.1).all()
@@ -116,16 +157,19 @@ def test_the_shipped_config_passes_every_check(scale):
     experiment.check_config(CONFIG[scale])
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c["windows"].append(4), "window k = 4 must be odd"),
-    (lambda c: c["windows"].append(17), "window k = 17 must be odd and at most the image size 16"),
-    (lambda c: c["datasets"]["digits16"]["n_values"].append(5000), "exceeds the 1500 training images"),
-    (lambda c: c["snr"].update(min=200.0), "snr.min"),
-    (lambda c: c["networks"]["train"].update(checkpoint_epochs=[1, 500]), "after the last epoch"),
-    (lambda c: c["networks"].update(dataset="cifar"), "networks.dataset"),
-    (lambda c: c["sample"].update(windows=[9, "full", 15]), "not among windows"),
-    (lambda c: c["datasets"]["toeplitz16"].update(alpha=-1.0), "alpha"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: c["windows"].append(4), "window k = 4 must be odd"),
+        (lambda c: c["windows"].append(17), "window k = 17 must be odd and at most the image size 16"),
+        (lambda c: c["datasets"]["digits16"]["n_values"].append(5000), "exceeds the 1500 training images"),
+        (lambda c: c["snr"].update(min=200.0), "snr.min"),
+        (lambda c: c["networks"]["train"].update(checkpoint_epochs=[1, 500]), "after the last epoch"),
+        (lambda c: c["networks"].update(dataset="cifar"), "networks.dataset"),
+        (lambda c: c["sample"].update(windows=[9, "full", 15]), "not among windows"),
+        (lambda c: c["datasets"]["toeplitz16"].update(alpha=-1.0), "alpha"),
+    ],
+)
 def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
     cfg = copy.deepcopy(CONFIG["quick"])
     change(cfg)
@@ -133,12 +177,15 @@ def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
         experiment.check_config(cfg)
 
 
-@pytest.mark.parametrize("change, pieces", [
-    (lambda d: d["quick"]["restriction"].update(type="lowpass"), ("quick.restriction.type", "local, soft")),
-    (lambda d: d["smoke"]["windows"].append(4), ("config/bird.yaml", "smoke", "window k = 4 must be odd")),
-    (lambda d: d["quick"]["datasets"]["digits16"]["n_values"].append(2000), ("quick", "N = [2000] exceeds")),
-    (lambda d: d["smoke"]["snr"].update(min=-1.0), ("smoke.snr.min",)),
-])
+@pytest.mark.parametrize(
+    "change, pieces",
+    [
+        (lambda d: d["quick"]["restriction"].update(type="lowpass"), ("quick.restriction.type", "local, soft")),
+        (lambda d: d["smoke"]["windows"].append(4), ("config/bird.yaml", "smoke", "window k = 4 must be odd")),
+        (lambda d: d["quick"]["datasets"]["digits16"]["n_values"].append(2000), ("quick", "N = [2000] exceeds")),
+        (lambda d: d["smoke"]["snr"].update(min=-1.0), ("smoke.snr.min",)),
+    ],
+)
 def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy, change, pieces):
     path = workflow_copy / "config/bird.yaml"
     data = yaml.safe_load(path.read_text())
@@ -149,4 +196,3 @@ def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy, change, piec
     assert out.returncode != 0 and "Select jobs to execute" not in text
     for piece in pieces:
         assert piece in text, text[-2000:]
-

@@ -25,6 +25,7 @@ NATS, FRACTION, CALIBRATION_FRACTION = 0.1, 0.1, 0.8
 
 # --- the phase diagram: a synthetic Gaussian channel I_G(k, SNR) = k^2 / 2 log(1 + SNR) -------------------------
 
+
 def i_gauss(k: int, snr: float) -> float:
     return 0.5 * (k or SIZE) ** 2 * np.log1p(snr)
 
@@ -54,13 +55,44 @@ def phase_tables(spec: Phase):
     for dataset in spec.datasets:
         for w in spec.windows:
             k = experiment.window_k(w)
-            theory += [{"dataset": dataset, "window": w, "k": k, "n_train": 0, "snr": s, "quantity": "i_gauss",
-                        "value": i_gauss(k, s)} for s in spec.snrs]
-            theory += [{"dataset": dataset, "window": w, "k": k, "n_train": n, "snr": np.nan,
-                        "quantity": "snr_crit", "value": snr_crit(k, n)} for n in spec.n_values]
+            theory += [
+                {
+                    "dataset": dataset,
+                    "window": w,
+                    "k": k,
+                    "n_train": 0,
+                    "snr": s,
+                    "quantity": "i_gauss",
+                    "value": i_gauss(k, s),
+                }
+                for s in spec.snrs
+            ]
+            theory += [
+                {
+                    "dataset": dataset,
+                    "window": w,
+                    "k": k,
+                    "n_train": n,
+                    "snr": np.nan,
+                    "quantity": "snr_crit",
+                    "value": snr_crit(k, n),
+                }
+                for n in spec.n_values
+            ]
             for n in spec.n_values:
-                info += [{"dataset": dataset, "n_train": n, "snr": s, "t": 0.5, "window": w, "k": k,
-                          "mi_central": np.log(n) - spec.entropy(k, s, n), "log_n": np.log(n)} for s in spec.snrs]
+                info += [
+                    {
+                        "dataset": dataset,
+                        "n_train": n,
+                        "snr": s,
+                        "t": 0.5,
+                        "window": w,
+                        "k": k,
+                        "mi_central": np.log(n) - spec.entropy(k, s, n),
+                        "log_n": np.log(n),
+                    }
+                    for s in spec.snrs
+                ]
     info, theory = pd.DataFrame(info), pd.DataFrame(theory)
     phase = analysis.phase_table(theory, info, FRACTION)
     return phase, analysis.boundary_table(phase, theory, NATS), analysis.kmem_table(phase, FRACTION)
@@ -68,20 +100,40 @@ def phase_tables(spec: Phase):
 
 # --- samples: copies of training images or new images -------------------------------------------------------------
 
+
 def memorization_row(dataset, n, window, copies: float, rng) -> dict:
     """The memorization row of 32 samples of which a share `copies` are (slightly perturbed) training images."""
     train = rng.standard_normal((n, 1, 4, 4))
     n_copies = int(round(32 * copies))
-    samples = np.concatenate([train[rng.integers(0, n, n_copies)] + 1e-3 * rng.standard_normal((n_copies, 1, 4, 4)),
-                              rng.standard_normal((32 - n_copies, 1, 4, 4))])
+    samples = np.concatenate(
+        [
+            train[rng.integers(0, n, n_copies)] + 1e-3 * rng.standard_normal((n_copies, 1, 4, 4)),
+            rng.standard_normal((32 - n_copies, 1, 4, 4)),
+        ]
+    )
     ratio = memorization.nearest_distances(samples, train).ratio
-    return {"dataset": dataset, "n_train": n, "window": window, "k": experiment.window_k(window),
-            "fraction_memorized": memorization.fraction_memorized(ratio), "n_samples": 32}
+    return {
+        "dataset": dataset,
+        "n_train": n,
+        "window": window,
+        "k": experiment.window_k(window),
+        "fraction_memorized": memorization.fraction_memorized(ratio),
+        "n_samples": 32,
+    }
 
 
-def memorization_table(full_small=1.0, local_big=0.0, cells=(("toeplitz16", 64), ("toeplitz16", 256),
-                                                             ("toeplitz16", 1024), ("digits16", 64),
-                                                             ("digits16", 256), ("digits16", 1024))):
+def memorization_table(
+    full_small=1.0,
+    local_big=0.0,
+    cells=(
+        ("toeplitz16", 64),
+        ("toeplitz16", 256),
+        ("toeplitz16", 1024),
+        ("digits16", 64),
+        ("digits16", 256),
+        ("digits16", 1024),
+    ),
+):
     rng = np.random.default_rng(0)
     rows = []
     for dataset, n in cells:
@@ -91,6 +143,7 @@ def memorization_table(full_small=1.0, local_big=0.0, cells=(("toeplitz16", 64),
 
 
 # --- networks: their eps is closest to BIRD with window k_target(t) --------------------------------------------
+
 
 def rising_window(t, seed):
     """The window the network matches: large at high noise, small near the data (1 + 8 t, odd)."""
@@ -131,13 +184,26 @@ def calibration_table(spec: Networks, n=256, steps=4):
                             cos = spec.linear_cos
                         else:
                             cos = spec.best_cos - 0.05 * abs(k - k_target)
-                        rows.append({"dataset": "digits16", "arch": arch, "n_train": n, "seed": seed, "epoch": epoch,
-                                     "step": step, "t": t, "window": w, "k": k, "cos": cos + spec.seed_spread * seed,
-                                     "entropy_central": np.nan if w == "linear" else np.log(n) * edge(k, k_target)})
+                        rows.append(
+                            {
+                                "dataset": "digits16",
+                                "arch": arch,
+                                "n_train": n,
+                                "seed": seed,
+                                "epoch": epoch,
+                                "step": step,
+                                "t": t,
+                                "window": w,
+                                "k": k,
+                                "cos": cos + spec.seed_spread * seed,
+                                "entropy_central": np.nan if w == "linear" else np.log(n) * edge(k, k_target),
+                            }
+                        )
     return pd.DataFrame(rows)
 
 
 # --- one scenario: all inputs of measure_claims ---------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -146,15 +212,24 @@ class Scenario:
     memorization: tuple = ()  # (name, value) keyword arguments of memorization_table
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def claims_of(scenario: Scenario) -> pd.DataFrame:
     """The claims table of a scenario, decided against the real claims file (cached: scenarios repeat)."""
     phase, boundary, kmem = phase_tables(scenario.phase)
     calibration = calibration_table(scenario.networks)
     kcal = analysis.kcal_table(calibration, NATS, CALIBRATION_FRACTION)
-    measured = claims.measure_claims(phase, boundary, kmem, memorization_table(**dict(scenario.memorization)), kcal,
-                                     analysis.best_entropy_fraction(calibration, kcal), batch=32, early_steps=940,
-                                     nats=NATS, local=claims.local_best(calibration))
+    measured = claims.measure_claims(
+        phase,
+        boundary,
+        kmem,
+        memorization_table(**dict(scenario.memorization)),
+        kcal,
+        analysis.best_entropy_fraction(calibration, kcal),
+        batch=32,
+        early_steps=940,
+        nats=NATS,
+        local=claims.local_best(calibration),
+    )
     return decide(DEFINITIONS, measured).set_index("claim_id")
 
 
@@ -276,8 +351,9 @@ VERDICT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("claim_id, expected, scenario", VERDICT_CASES,
-                         ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)])
+@pytest.mark.parametrize(
+    "claim_id, expected, scenario", VERDICT_CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)]
+)
 def test_each_claim_holds_fails_or_is_inconclusive_on_its_scenario(claim_id, expected, scenario):
     row = claims_of(scenario).loc[claim_id]
     assert row["verdict"] == expected, (row["value"], row["runs"], row["low"], row["high"], row["note"])
@@ -290,8 +366,13 @@ def test_a_kmem_never_reached_on_the_window_grid_does_not_count_as_growing():
     assert np.isnan(pairs["share"]) and pairs["decidable"] == 0
     assert pairs["both_missing"] == 1 and pairs["censored_shrink"] == 1
     grows = pd.DataFrame({"dataset": "d", "n_train": [16, 64, 256], "snr": 1.0, "k_mem_emp": [3.0, 5.0, np.nan]})
-    assert claims.monotone_pairs(grows) == {"share": 1.0, "decidable": 1, "both_missing": 0, "censored_growth": 1,
-                                            "censored_shrink": 0}
+    assert claims.monotone_pairs(grows) == {
+        "share": 1.0,
+        "decidable": 1,
+        "both_missing": 0,
+        "censored_growth": 1,
+        "censored_shrink": 0,
+    }
 
 
 def test_monotone_pairs_count_a_shrinking_kmem_as_a_failure():
@@ -335,14 +416,21 @@ def test_local_windows_that_nearly_cover_the_image_are_not_local():
     calibration = calibration_table(Networks(windows=("3", "11", "13", "full", "linear"), target=lambda t, s: 13))
     local = claims.local_best(calibration)
     assert set(local["k_local"]) == {11.0}  # 13 >= 16 - 3 is left out although it matches best
-    assert np.allclose(local["local_cos"] - calibration[calibration["k"] == 11].groupby(
-        ["dataset", "arch", "n_train", "seed", "epoch", "step"])["cos"].max().to_numpy(), 0)
+    assert np.allclose(
+        local["local_cos"]
+        - calibration[calibration["k"] == 11]
+        .groupby(["dataset", "arch", "n_train", "seed", "epoch", "step"])["cos"]
+        .max()
+        .to_numpy(),
+        0,
+    )
 
 
 def test_phase_agreement_counts_only_cells_near_the_theorys_boundary():
     phase, boundary, _ = phase_tables(Phase(datasets=("toeplitz16",), n_values=(64,)))
     share, used, missing, far = claims.phase_agreement(phase, boundary, toeplitz=True)
     assert share == pytest.approx(1.0) and 0 < used < len(phase) and missing == 0 and used + far == len(phase)
-    shifted, *_ = claims.phase_agreement(*phase_tables(Phase(entropy=memorizes_10x_late, datasets=("toeplitz16",),
-                                                             n_values=(64,)))[:2], toeplitz=True)
+    shifted, *_ = claims.phase_agreement(
+        *phase_tables(Phase(entropy=memorizes_10x_late, datasets=("toeplitz16",), n_values=(64,)))[:2], toeplitz=True
+    )
     assert shifted < 0.8

@@ -23,9 +23,7 @@ def brute_force_local(x_t, train, a, b, k, soft=0.0):
             for j in range(width):
                 rows = slice(max(i - r, 0), min(i + r + 1, height))
                 cols = slice(max(j - r, 0), min(j + r + 1, width))
-                d = ((x_t[bi, :, rows, cols][None] - a * train[:, :, rows, cols]) ** 2).sum(
-                    axis=(1, 2, 3)
-                )
+                d = ((x_t[bi, :, rows, cols][None] - a * train[:, :, rows, cols]) ** 2).sum(axis=(1, 2, 3))
                 logits = -d / (2 * (b * b + soft * soft))
                 w = softmax(logits)
                 x0[bi, :, i, j] = w @ train[:, :, i, j]
@@ -60,9 +58,7 @@ def test_full_window_is_the_ideal_empirical_denoiser(tiny):
     out = posterior.bird_posterior(x_t, train, a, b, window=None)
     x0, entropy = brute_force_full(x_t, train, a, b)
     np.testing.assert_allclose(out.x0_hat, x0, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(
-        out.entropy, np.broadcast_to(entropy[:, None, None], (3, 5, 5)), atol=1e-12
-    )
+    np.testing.assert_allclose(out.entropy, np.broadcast_to(entropy[:, None, None], (3, 5, 5)), atol=1e-12)
     np.testing.assert_allclose(out.eps_hat, (x_t - a * x0) / b, atol=1e-12)
     ideal = posterior.ideal_denoiser(x_t, train, a, b)
     np.testing.assert_array_equal(ideal.x0_hat, out.x0_hat)
@@ -143,9 +139,7 @@ def test_tiny_snr_posterior_is_uniform(rng):
     x_t = rng.normal(size=(2, 1, 6, 6))
     out = posterior.bird_posterior(x_t, train, 1e-7, 1.0, window=3)
     np.testing.assert_allclose(out.entropy, np.log(8), atol=1e-9)
-    np.testing.assert_allclose(
-        out.x0_hat, np.broadcast_to(train.mean(axis=0), x_t.shape), atol=1e-6
-    )
+    np.testing.assert_allclose(out.x0_hat, np.broadcast_to(train.mean(axis=0), x_t.shape), atol=1e-6)
 
 
 def test_float32_inputs_give_float64_results(tiny):
@@ -187,12 +181,8 @@ def test_mutual_information_is_log_n_minus_mean_entropy(rng):
     mi_in, _ = information.mutual_information_estimate(h, n, exclude_border=1)
     assert mi_in == pytest.approx(np.log(n) - h[:, 1:5, 1:5].mean())
     # uniform posterior: no information; one-hot posterior: all log N
-    assert information.mutual_information_estimate(np.full((2, 3, 3), np.log(n)), n)[
-        0
-    ] == pytest.approx(0)
-    assert information.mutual_information_estimate(np.zeros((2, 3, 3)), n)[0] == pytest.approx(
-        np.log(n)
-    )
+    assert information.mutual_information_estimate(np.full((2, 3, 3), np.log(n)), n)[0] == pytest.approx(0)
+    assert information.mutual_information_estimate(np.zeros((2, 3, 3)), n)[0] == pytest.approx(np.log(n))
     assert np.isnan(information.mutual_information_estimate(h[:1], n)[1])
 
 
@@ -219,10 +209,7 @@ def test_critical_snr_solves_i_g_equals_log_n(rng):
 
 
 def test_k_star_is_the_smallest_window_reaching_log_n():
-    eig = {
-        k: information.patch_eigenvalues(information.toeplitz_patch_covariance(k))
-        for k in (1, 3, 5)
-    }
+    eig = {k: information.patch_eigenvalues(information.toeplitz_patch_covariance(k)) for k in (1, 3, 5)}
     snr = information.critical_snr(eig[3], 64) * 1.01  # just above k=3's critical SNR
     assert information.k_star([1, 3, 5], [eig[1], eig[3], eig[5]], snr, 64) == 3
     assert np.isnan(information.k_star([1, 3, 5], [eig[1], eig[3], eig[5]], 1e-5, 64))
@@ -241,12 +228,7 @@ def test_k_at_entropy_threshold_interpolates_the_first_crossing():
 def test_patch_covariance_matches_an_explicit_patch_list(rng):
     images = rng.normal(size=(3, 2, 5, 6))
     k = 3
-    rows = [
-        images[n, :, i : i + k, j : j + k].reshape(-1)
-        for n in range(3)
-        for i in range(3)
-        for j in range(4)
-    ]
+    rows = [images[n, :, i : i + k, j : j + k].reshape(-1) for n in range(3) for i in range(3) for j in range(4)]
     expected = np.cov(np.array(rows), rowvar=False)
     information.CHUNK_ENTRIES, saved = 100, information.CHUNK_ENTRIES  # force several chunks
     try:
@@ -272,12 +254,8 @@ def test_toeplitz_covariance_is_symmetric_positive_definite():
 def test_toeplitz_patch_covariance_is_the_fields_sub_block():
     cov = information.toeplitz_covariance(8)
     idx = np.array([i * 8 + j for i in range(3) for j in range(3)])
-    np.testing.assert_allclose(
-        information.toeplitz_patch_covariance(3, field_size=8), cov[np.ix_(idx, idx)]
-    )
-    np.testing.assert_allclose(
-        information.toeplitz_patch_covariance(3), information.toeplitz_covariance(3)
-    )
+    np.testing.assert_allclose(information.toeplitz_patch_covariance(3, field_size=8), cov[np.ix_(idx, idx)])
+    np.testing.assert_allclose(information.toeplitz_patch_covariance(3), information.toeplitz_covariance(3))
     centre = idx + 2 * 8 + 2
     np.testing.assert_allclose(
         information.toeplitz_patch_covariance(3, field_size=8, position="centre"),
@@ -322,9 +300,7 @@ def test_wiener_denoiser_diagonal_closed_form_and_image_shapes(rng):
     x_t = rng.normal(size=(2, 1, 3, 3))
     a, b = 0.6, 0.8
     out = linear.wiener_denoiser(x_t, mu, np.diag(var.reshape(-1)), a, b)
-    np.testing.assert_allclose(
-        out.x0_hat, mu + a * var / (a * a * var + b * b) * (x_t - a * mu), atol=1e-12
-    )
+    np.testing.assert_allclose(out.x0_hat, mu + a * var / (a * a * var + b * b) * (x_t - a * mu), atol=1e-12)
     assert out.x0_hat.shape == x_t.shape
 
 
@@ -357,9 +333,7 @@ def test_ddim_with_the_ideal_denoiser_of_one_image_returns_it(rng):
     train = rng.normal(size=(1, 1, 4, 4))
 
     def eps_fn(x, t):
-        return posterior.ideal_denoiser(
-            x, train, float(schedule.a(t)), float(schedule.b(t))
-        ).eps_hat
+        return posterior.ideal_denoiser(x, train, float(schedule.a(t)), float(schedule.b(t))).eps_hat
 
     out = sampling.ddim_sample(eps_fn, rng.normal(size=(2, 1, 4, 4)), 10)
     np.testing.assert_allclose(out, np.broadcast_to(train, (2, 1, 4, 4)), atol=1e-12)
@@ -399,9 +373,7 @@ def test_schedule_values_and_inverses():
 
 def test_nearest_distance_ratio_matches_brute_force(rng):
     train = rng.normal(size=(11, 1, 3, 3))
-    samples = np.concatenate(
-        [train[[4]] + 1e-3 * rng.normal(size=(1, 1, 3, 3)), rng.normal(size=(5, 1, 3, 3))]
-    )
+    samples = np.concatenate([train[[4]] + 1e-3 * rng.normal(size=(1, 1, 3, 3)), rng.normal(size=(5, 1, 3, 3))])
     d = np.sqrt(((samples[:, None] - train[None]) ** 2).sum(axis=(2, 3, 4)))
     d_sorted = np.sort(d, axis=1)
     for chunk in (1, 3, 11, None):

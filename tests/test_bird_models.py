@@ -33,7 +33,7 @@ def test_toeplitz_covariance_is_the_authors_power_law():
     cov = data.toeplitz_covariance(size=8, alpha=1.7, sigma2=2.0)
     # pixel 0 is (0, 0); pixel 8 * 3 + 4 is (3, 4) at distance 5; pixel 1 is a neighbour (r = 1)
     assert cov[0, 0] == pytest.approx(2.0 + data.TOEPLITZ_JITTER)
-    assert cov[0, 8 * 3 + 4] == pytest.approx(2.0 / 5 ** 0.3)
+    assert cov[0, 8 * 3 + 4] == pytest.approx(2.0 / 5**0.3)
     assert cov[0, 1] == pytest.approx(2.0)  # the clamp r >= 1 gives neighbours the full variance
     np.testing.assert_array_equal(cov, cov.T)
 
@@ -66,16 +66,19 @@ def test_toeplitz_field_is_seeded_and_extends_with_n():
 
 def test_toeplitz_field_variance_scales_with_sigma2():
     x = data.toeplitz_field(4000, size=8, sigma2=3.0, seed=0)
-    assert np.mean(x ** 2) == pytest.approx(3.0 * 1.05, rel=0.05)
+    assert np.mean(x**2) == pytest.approx(3.0 * 1.05, rel=0.05)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"alpha": 0.0}, "0 < alpha <= 2"),
-    ({"alpha": -1.0}, "0 < alpha <= 2"),
-    ({"alpha": 2.5}, "0 < alpha <= 2"),
-    ({"sigma2": 0.0}, "sigma2"),
-    ({"n": 0}, "at least one"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"alpha": 0.0}, "0 < alpha <= 2"),
+        ({"alpha": -1.0}, "0 < alpha <= 2"),
+        ({"alpha": 2.5}, "0 < alpha <= 2"),
+        ({"sigma2": 0.0}, "sigma2"),
+        ({"n": 0}, "at least one"),
+    ],
+)
 def test_toeplitz_field_rejects_bad_parameters(kwargs, message):
     with pytest.raises(ValueError, match=message):
         data.toeplitz_field(**{"n": 4, "size": 8, **kwargs})
@@ -165,8 +168,9 @@ def test_networks_are_deterministic_given_the_seed(name):
 def test_unet_tiny_is_small_and_follows_the_minimal_unet():
     model = networks.build_network("unet_tiny", {}, 1, 16)
     assert 80_000 < networks.count_parameters(model) < 150_000
-    assert not any(isinstance(m, (torch.nn.GroupNorm, torch.nn.BatchNorm2d, torch.nn.LayerNorm))
-                   for m in model.modules())
+    assert not any(
+        isinstance(m, (torch.nn.GroupNorm, torch.nn.BatchNorm2d, torch.nn.LayerNorm)) for m in model.modules()
+    )
     convs = [m for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
     assert convs and all(m.padding_mode == "zeros" for m in convs)
     # the time embedding changes the output: t is seen
@@ -220,8 +224,9 @@ def test_cosine_beta_agrees_with_the_schedule_module():
     if not callable(getattr(schedule, "beta", None)):
         pytest.skip("neurips26.bird.schedule has no beta(t) yet")
     t = np.linspace(0.0, 1.0, 101)
-    np.testing.assert_allclose(schedule.beta(t), training.cosine_beta(torch.as_tensor(t)).numpy(), rtol=1e-12,
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        schedule.beta(t), training.cosine_beta(torch.as_tensor(t)).numpy(), rtol=1e-12, atol=1e-15
+    )
 
 
 def fields(n: int = 128) -> torch.Tensor:
@@ -262,8 +267,11 @@ def test_training_is_reproducible_and_the_seed_matters():
 
 def resumed_at(caplog) -> list[int]:
     """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
-    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
-             for r in caplog.records if r.name == "neurips26.loop")
+    found = (
+        re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+        for r in caplog.records
+        if r.name == "neurips26.loop"
+    )
     return [int(m.group(1)) for m in found if m]
 
 
@@ -279,8 +287,9 @@ def test_training_killed_after_a_checkpoint_resumes_bit_identically(tmp_path, mo
         return networks.build_network("dit_tiny", {"depth": 1}, 1, 16, seed=0)
 
     def run(net, settings=None):
-        return training.train_epsilon(net, x, epochs=4, batch=32, lr=1e-3, seed=0, checkpoint_epochs=[0, 1, 3, 4],
-                                      settings=settings)
+        return training.train_epsilon(
+            net, x, epochs=4, batch=32, lr=1e-3, seed=0, checkpoint_epochs=[0, 1, 3, 4], settings=settings
+        )
 
     whole = model()
     log_whole, kept_whole = run(whole)
@@ -329,11 +338,11 @@ def test_mnist_is_read_in_place_resized_to_32_pixels_in_minus_one_to_one(tmp_pat
     rng = np.random.default_rng(0)
     idx(tmp_path / "train-images-idx3-ubyte.gz", rng.integers(0, 256, (3, 28, 28)))
     idx(tmp_path / "t10k-images-idx3-ubyte.gz", np.full((2, 28, 28), 255))
-    images = datasets.load_dataset("mnist", paths=[str(tmp_path / "train-images-idx3-ubyte.gz"),
-                                               str(tmp_path / "t10k-images-idx3-ubyte.gz")])
+    images = datasets.load_dataset(
+        "mnist", paths=[str(tmp_path / "train-images-idx3-ubyte.gz"), str(tmp_path / "t10k-images-idx3-ubyte.gz")]
+    )
     assert images.train.shape == (3, 1, 32, 32) and images.heldout.shape == (2, 1, 32, 32)
     assert images.train.min() >= -1 and images.train.max() <= 1
     np.testing.assert_allclose(images.heldout, 1.0, atol=1e-6)  # a white image stays white
     with pytest.raises(ValueError, match="t10k-images-idx3-ubyte.gz"):
         datasets.load_dataset("mnist", paths=[str(tmp_path / "train-images-idx3-ubyte.gz")])
-

@@ -42,9 +42,19 @@ def _phase(datasets=(("grf16", (16, 64)), ("digits16", (64,)))) -> pd.DataFrame:
             for window, k in WINDOWS:
                 for snr in SNRS:
                     i_gauss = 0.5 * max(k, 8) ** 2 * np.log1p(snr * 0.05)
-                    rows.append(dict(dataset=dataset, n_train=n, window=window, k=k, snr=snr,
-                                     t=float(np.arctan(1 / np.sqrt(snr)) * 2 / np.pi),
-                                     i_hat=min(i_gauss, np.log(n)) * 0.95, i_gauss=i_gauss, log_n=np.log(n)))
+                    rows.append(
+                        dict(
+                            dataset=dataset,
+                            n_train=n,
+                            window=window,
+                            k=k,
+                            snr=snr,
+                            t=float(np.arctan(1 / np.sqrt(snr)) * 2 / np.pi),
+                            i_hat=min(i_gauss, np.log(n)) * 0.95,
+                            i_gauss=i_gauss,
+                            log_n=np.log(n),
+                        )
+                    )
     return pd.DataFrame(rows)
 
 
@@ -64,11 +74,23 @@ def _kcal(archs=("unet_tiny", "dit_tiny"), settings=(("grf16", 64),)) -> pd.Data
             for seed in (0, 1):
                 for epoch in EPOCHS:
                     for step, t in enumerate(T_GRID):
-                        rows.append(dict(
-                            dataset=dataset, arch=arch, n_train=n, seed=seed, epoch=epoch, step=step,
-                            t=t, k_cal=1 + 10 * t + rng.normal(), k_mem_nats=2 + 8 * t,
-                            k_mem_frac=np.nan if t > 0.8 else 1 + 6 * t,  # never reached at high noise
-                            best_cos=0.9 - 0.01 * epoch, ideal_cos=0.5 + 0.3 * t, linear_cos=0.7))
+                        rows.append(
+                            dict(
+                                dataset=dataset,
+                                arch=arch,
+                                n_train=n,
+                                seed=seed,
+                                epoch=epoch,
+                                step=step,
+                                t=t,
+                                k_cal=1 + 10 * t + rng.normal(),
+                                k_mem_nats=2 + 8 * t,
+                                k_mem_frac=np.nan if t > 0.8 else 1 + 6 * t,  # never reached at high noise
+                                best_cos=0.9 - 0.01 * epoch,
+                                ideal_cos=0.5 + 0.3 * t,
+                                linear_cos=0.7,
+                            )
+                        )
     return pd.DataFrame(rows)
 
 
@@ -169,8 +191,16 @@ def test_memorization_curves():
     rows = []
     for n in (16, 64, 256):
         for window, k in [("full", 0), ("3", 3), ("7", 7), ("11", 11)]:
-            rows.append(dict(dataset="grf16", n_train=n, window=window, k=k,
-                             fraction_memorized=1.0 if window == "full" else k / (k + n), median_ratio=0.5))
+            rows.append(
+                dict(
+                    dataset="grf16",
+                    n_train=n,
+                    window=window,
+                    k=k,
+                    fraction_memorized=1.0 if window == "full" else k / (k + n),
+                    median_ratio=0.5,
+                )
+            )
     fig = plots.memorization_curves(pd.DataFrame(rows))
     assert len(fig.axes) == 1
     ax = fig.axes[0]
@@ -182,12 +212,16 @@ def test_memorization_curves():
 
 
 def test_step_cost():
-    rows = [dict(dataset="grf16", method=m, n_train=n,
-                 seconds_per_image=1e-3 * n * (1 + (m == "ideal (full)")))
-            for m in ("bird k=5", "ideal (full)") for n in (16, 64, 256)]
-    rows += [dict(dataset="grf16", method="unet_tiny", n_train=np.nan, seconds_per_image=0.05),
-             dict(dataset="grf16", method="dit_tiny", n_train=np.nan, seconds_per_image=0.08),
-             dict(dataset="digits16", method="bird k=5", n_train=64, seconds_per_image=0.1)]
+    rows = [
+        dict(dataset="grf16", method=m, n_train=n, seconds_per_image=1e-3 * n * (1 + (m == "ideal (full)")))
+        for m in ("bird k=5", "ideal (full)")
+        for n in (16, 64, 256)
+    ]
+    rows += [
+        dict(dataset="grf16", method="unet_tiny", n_train=np.nan, seconds_per_image=0.05),
+        dict(dataset="grf16", method="dit_tiny", n_train=np.nan, seconds_per_image=0.08),
+        dict(dataset="digits16", method="bird k=5", n_train=64, seconds_per_image=0.1),
+    ]
     fig = plots.step_cost(pd.DataFrame(rows))
     assert len(fig.axes) == 2
     ax = fig.axes[0]
@@ -203,8 +237,10 @@ def test_step_cost():
 
 def test_sample_grid_rows_clip_and_bound():
     rng = np.random.default_rng(1)
-    samples = {("digits16", 64, "5"): rng.uniform(-1, 1, (8, 1, 16, 16)),
-               ("toeplitz16", 64, "full"): rng.normal(size=(3, 1, 16, 16)) * 2}
+    samples = {
+        ("digits16", 64, "5"): rng.uniform(-1, 1, (8, 1, 16, 16)),
+        ("toeplitz16", 64, "full"): rng.normal(size=(3, 1, 16, 16)) * 2,
+    }
     nearest = {k: v + 0.01 for k, v in samples.items() if k[0] == "digits16"}
     fig = plots.sample_grid(samples, nearest)
     assert len(fig.axes) == 4 * plots.SAMPLES_PER_ROW
@@ -216,8 +252,7 @@ def test_sample_grid_rows_clip_and_bound():
     assert np.abs(images[-1].get_array()).max() <= 2.5
     assert "clipped" in fig.axes[2 * plots.SAMPLES_PER_ROW].get_ylabel()
     assert "missing" in [t.get_text() for t in fig.axes[3 * plots.SAMPLES_PER_ROW].texts]
-    many = {("grf16", n, w): rng.uniform(-1, 1, (2, 1, 8, 8))
-            for n in (16, 64) for w in ("1", "3", "5", "full")}
+    many = {("grf16", n, w): rng.uniform(-1, 1, (2, 1, 8, 8)) for n in (16, 64) for w in ("1", "3", "5", "full")}
     fig = plots.sample_grid(many, many)
     assert len(fig.axes) == plots.MAX_SAMPLE_ROWS * plots.SAMPLES_PER_ROW
     assert "showing 6 of 8" in fig._suptitle.get_text()
@@ -232,18 +267,20 @@ def test_sample_grid_rgb():
     assert len(images) == 4 and images[0].get_array().shape == (8, 8, 3)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: plots.phase_diagram(pd.DataFrame(), pd.DataFrame()),
-    lambda: plots.phase_diagram(_phase().iloc[0:0], None),
-    lambda: plots.information_curves(pd.DataFrame()),
-    lambda: plots.kcal_vs_kmem(pd.DataFrame()),
-    lambda: plots.kcal_vs_kmem(_kcal().iloc[0:0]),
-    lambda: plots.similarity_over_training(pd.DataFrame()),
-    lambda: plots.memorization_curves(
-        pd.DataFrame(columns=["dataset", "n_train", "window", "fraction_memorized"])),
-    lambda: plots.step_cost(pd.DataFrame()),
-    lambda: plots.sample_grid({}, {}),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: plots.phase_diagram(pd.DataFrame(), pd.DataFrame()),
+        lambda: plots.phase_diagram(_phase().iloc[0:0], None),
+        lambda: plots.information_curves(pd.DataFrame()),
+        lambda: plots.kcal_vs_kmem(pd.DataFrame()),
+        lambda: plots.kcal_vs_kmem(_kcal().iloc[0:0]),
+        lambda: plots.similarity_over_training(pd.DataFrame()),
+        lambda: plots.memorization_curves(pd.DataFrame(columns=["dataset", "n_train", "window", "fraction_memorized"])),
+        lambda: plots.step_cost(pd.DataFrame()),
+        lambda: plots.sample_grid({}, {}),
+    ],
+)
 def test_empty_input_gives_no_data_figure(call):
     fig = call()
     assert isinstance(fig, Figure)

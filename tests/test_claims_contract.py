@@ -51,10 +51,14 @@ def smoke_dag(tmp_path_factory) -> list[dict]:
 
 
 def test_the_dry_run_parser_reads_rules_and_files():
-    text = ("rule a_train:\n    input: x.parquet, y.parquet\n    output: z.parquet\n    jobid: 1\n\n"
-            "localrule b:\n    output: w\n")
-    assert parse_dry_run(text) == [{"rule": "a_train", "input": ["x.parquet", "y.parquet"], "output": ["z.parquet"]},
-                                   {"rule": "b", "input": [], "output": ["w"]}]
+    text = (
+        "rule a_train:\n    input: x.parquet, y.parquet\n    output: z.parquet\n    jobid: 1\n\n"
+        "localrule b:\n    output: w\n"
+    )
+    assert parse_dry_run(text) == [
+        {"rule": "a_train", "input": ["x.parquet", "y.parquet"], "output": ["z.parquet"]},
+        {"rule": "b", "input": [], "output": ["w"]},
+    ]
 
 
 @pytest.mark.parametrize("slug", PAPERS)
@@ -98,17 +102,19 @@ def test_claims_read_their_evidence_and_hard_claims_rest_on_experiments(slug, sm
     (claims_job,) = [job for job in smoke_dag if job["rule"] == f"{slug}_claims"]
     assert f"config/claims/{slug}.yaml" in claims_job["input"], f"{slug}_claims does not read its claims file"
     prefix = f"results/smoke/{slug}/"
-    read = [p[len(prefix):] for p in claims_job["input"] if p.startswith(prefix)]
+    read = [p[len(prefix) :] for p in claims_job["input"] if p.startswith(prefix)]
     producers = _producers(smoke_dag)
     for definition in load_definitions(claims_file(slug), SCHEMA):
         matched = {p for pattern in definition.evidence for p in fnmatch.filter(read, pattern)}
         unmatched = [pattern for pattern in definition.evidence if not fnmatch.filter(read, pattern)]
         assert not unmatched, f"{slug} {definition.claim_id}: evidence {unmatched} is not read by {slug}_claims"
         if definition.kind in ("hard", "soft"):
-            assert any(_downstream_of_experiment(prefix + p, producers, set(data["experiments"]), set())
-                       for p in matched), (
+            assert any(
+                _downstream_of_experiment(prefix + p, producers, set(data["experiments"]), set()) for p in matched
+            ), (
                 f"{slug} {definition.claim_id} is a {definition.kind} claim but none of its evidence "
-                f"{sorted(matched)} comes from an experiment rule {data['experiments']}")
+                f"{sorted(matched)} comes from an experiment rule {data['experiments']}"
+            )
 
 
 @pytest.mark.parametrize("slug", PAPERS)
@@ -117,11 +123,17 @@ def test_every_claim_has_a_holds_a_fails_and_an_inconclusive_case(slug):
     cases = getattr(module, "VERDICT_CASES", None)
     assert cases, f"tests/test_{slug}_claims.py defines no VERDICT_CASES"
     source = Path(module.__file__).read_text()
-    assert re.search(r"parametrize\([^)]*VERDICT_CASES", source), f"test_{slug}_claims.py does not run its VERDICT_CASES"
+    assert re.search(r"parametrize\([^)]*VERDICT_CASES", source), (
+        f"test_{slug}_claims.py does not run its VERDICT_CASES"
+    )
     covered = {(case[0], case[1]) for case in cases}
     assert {case[1] for case in cases} <= set(VERDICTS)
-    missing = [(d.claim_id, v) for d in load_definitions(claims_file(slug), SCHEMA) for v in VERDICTS
-               if (d.claim_id, v) not in covered]
+    missing = [
+        (d.claim_id, v)
+        for d in load_definitions(claims_file(slug), SCHEMA)
+        for v in VERDICTS
+        if (d.claim_id, v) not in covered
+    ]
     assert not missing, f"{slug}: claims without a verdict case: {missing}"
 
 
@@ -129,10 +141,14 @@ def test_a_bad_or_missing_claims_file_stops_the_run_before_any_job(workflow_copy
     path = workflow_copy / "config/claims/thresh_mcts.yaml"
     text = path.read_text()
     path.write_text(text.replace("kind: hard", "kind: strong", 1))
-    expect_config_error(workflow_copy, "results/smoke/thresh_mcts/report.md",
-                        must_contain=("config/claims/thresh_mcts.yaml", "claims.0.kind", "allowed values"))
+    expect_config_error(
+        workflow_copy,
+        "results/smoke/thresh_mcts/report.md",
+        must_contain=("config/claims/thresh_mcts.yaml", "claims.0.kind", "allowed values"),
+    )
     path.write_text(text.replace("paper: thresh_mcts", "paper: bird", 1))
     expect_config_error(workflow_copy, "results/smoke/thresh_mcts/report.md", must_contain=("'bird' should be",))
     path.unlink()
-    expect_config_error(workflow_copy, "results/smoke/thresh_mcts/report.md",
-                        must_contain=("paper thresh_mcts has no claims file",))
+    expect_config_error(
+        workflow_copy, "results/smoke/thresh_mcts/report.md", must_contain=("paper thresh_mcts has no claims file",)
+    )

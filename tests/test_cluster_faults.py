@@ -24,8 +24,12 @@ def start_snakemake(repo, *args, fault: str | None = None) -> subprocess.Popen:
     if fault:
         env["NEURIPS26_TEST_FAULT"] = fault
     return subprocess.Popen(
-        [SNAKEMAKE, *CLUSTER_PROFILE, *args], cwd=repo, env=env, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [SNAKEMAKE, *CLUSTER_PROFILE, *args],
+        cwd=repo,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
 
 
@@ -35,7 +39,12 @@ def time_limit_run(slurm_cluster, tmp_path_factory, preempted_training_run):
     only at its next time-limit sweep (every 30 s), so the other fault tests run meanwhile."""
     repo = copy_workflow(tmp_path_factory.mktemp("time_limit") / "repo")
     proc = start_snakemake(
-        repo, PAIRS.format(task="sphere"), "--retries", "0", "--set-resources", "amortized_ot_pairs:runtime=1",
+        repo,
+        PAIRS.format(task="sphere"),
+        "--retries",
+        "0",
+        "--set-resources",
+        "amortized_ot_pairs:runtime=1",
         fault="amortized_ot_pairs:sleep:600",
     )
     yield repo, proc
@@ -55,7 +64,12 @@ def preempted_training_run(slurm_cluster, tmp_path_factory):
     repo = copy_workflow(tmp_path_factory.mktemp("preempted") / "repo")
     snakemake(repo, "-c2", METAOT, "--omit-from", "amortized_ot_fit_metaot")
     proc = start_snakemake(
-        repo, METAOT, "--retries", "3", "--set-resources", "amortized_ot_fit_metaot:runtime=1",
+        repo,
+        METAOT,
+        "--retries",
+        "3",
+        "--set-resources",
+        "amortized_ot_fit_metaot:runtime=1",
         fault="amortized_ot_fit_metaot:slow_steps:1.5",
     )
     yield repo, proc
@@ -66,8 +80,15 @@ def preempted_training_run(slurm_cluster, tmp_path_factory):
 def test_a_job_over_its_memory_request_is_reported_with_slurms_reason(time_limit_run, tmp_path):
     repo = copy_workflow(tmp_path / "repo")
     run = snakemake(
-        repo, *CLUSTER_PROFILE, PAIRS.format(task="digits"), "--retries", "0",
-        "--set-resources", "amortized_ot_pairs:mem_mb=600", check=False, timeout=300,
+        repo,
+        *CLUSTER_PROFILE,
+        PAIRS.format(task="digits"),
+        "--retries",
+        "0",
+        "--set-resources",
+        "amortized_ot_pairs:mem_mb=600",
+        check=False,
+        timeout=300,
         env={"NEURIPS26_TEST_FAULT": "amortized_ot_pairs:allocate:1500"},
     )
     log = run.stdout + run.stderr
@@ -89,7 +110,12 @@ def test_a_job_cancelled_with_scancel_fails_the_run_and_a_rerun_redoes_only_it(t
     # squeue, not the default sacct, reads the status: the plugin (2.8.0) takes sacct's state of a job
     # cancelled by a user, 'CANCELLED by <uid>', for a running job and waits forever (README, Cluster)
     proc = start_snakemake(
-        repo, target, "--retries", "0", "--slurm-status-command", "squeue",
+        repo,
+        target,
+        "--retries",
+        "0",
+        "--slurm-status-command",
+        "squeue",
         fault="amortized_ot_ground_truth:sleep:600",
     )
     deadline, job_id = time.monotonic() + 240, None

@@ -20,8 +20,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_write_parquet_round_trips_frame_and_provenance(tmp_path):
     frame = pd.DataFrame({"metric": ["a", "b"], "value": [1.0, 2.5]})
     # built by hand like provenance.provenance() does, without asking git for the commit
-    prov = {"git_commit": "0123abc-dirty", "config_hash": provenance.config_hash({"eps": 0.1, "pairs": 4}),
-            "seed": 7, "packages": provenance.package_versions()}
+    prov = {
+        "git_commit": "0123abc-dirty",
+        "config_hash": provenance.config_hash({"eps": 0.1, "pairs": 4}),
+        "seed": 7,
+        "packages": provenance.package_versions(),
+    }
     path = tmp_path / "sub" / "table.parquet"
     io.write_parquet(frame, path, prov)
     back = io.read_provenance(path)
@@ -37,7 +41,9 @@ def test_write_parquet_round_trips_frame_and_provenance(tmp_path):
 
 def test_write_parquet_keeps_provenance_columns_already_present(tmp_path):
     frame = pd.DataFrame({"value": [1.0], "git_commit": ["abc"], "config_hash": ["old"]})
-    io.write_parquet(frame, tmp_path / "t.parquet", {"git_commit": "new", "config_hash": "new", "seed": 0, "packages": {}})
+    io.write_parquet(
+        frame, tmp_path / "t.parquet", {"git_commit": "new", "config_hash": "new", "seed": 0, "packages": {}}
+    )
     table = pd.read_parquet(tmp_path / "t.parquet")
     assert table["git_commit"].tolist() == ["abc"] and table["config_hash"].tolist() == ["old"]
 
@@ -104,7 +110,9 @@ def test_config_hash_is_order_independent():
 
 
 def test_provenance_line_names_commit_hash_seed_and_packages():
-    line = provenance.provenance_line({"git_commit": "abc", "config_hash": "123", "seed": 3, "packages": {"numpy": "2.0"}})
+    line = provenance.provenance_line(
+        {"git_commit": "abc", "config_hash": "123", "seed": 3, "packages": {"numpy": "2.0"}}
+    )
     assert "`abc`" in line and "`123`" in line and "seed 3" in line and "numpy 2.0" in line
 
 
@@ -113,8 +121,11 @@ def test_provenance_line_names_commit_hash_seed_and_packages():
 
 def test_long_form_rows_per_item_and_batch_level():
     frame = tables.long_form(
-        {"rmse": np.array([0.1, 0.2, 0.3]), "iters": [4, 5, 6]}, {"t_ms": 1.5, "total": 9.0},
-        task="digits", method="ra", seed=0,
+        {"rmse": np.array([0.1, 0.2, 0.3]), "iters": [4, 5, 6]},
+        {"t_ms": 1.5, "total": 9.0},
+        task="digits",
+        method="ra",
+        seed=0,
     )
     assert len(frame) == 3 + 3 + 2
     assert list(frame.columns) == ["task", "method", "seed", "pair", "metric", "value"]
@@ -147,7 +158,9 @@ def test_read_benchmarks_reads_snakemake_benchmark_files(tmp_path):
     header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
     (tmp_path / "fit").mkdir()
     (tmp_path / "fit" / "digits_ra.tsv").write_text(header + "2.5\t0:00:02\t120.5\t300\t100\t110\t0\t1\t90\t2.2\n")
-    (tmp_path / "pairs.tsv").write_text(header + "1.0\t0:00:01\t-\t-\t-\t-\t-\t-\t-\t-\n3.0\t0:00:03\t50\t1\t1\t1\t0\t0\t0\t0\n")
+    (tmp_path / "pairs.tsv").write_text(
+        header + "1.0\t0:00:01\t-\t-\t-\t-\t-\t-\t-\t-\n3.0\t0:00:03\t50\t1\t1\t1\t0\t0\t0\t0\n"
+    )
     frame = report.read_benchmarks(tmp_path)
     assert list(frame.columns) == ["job", "seconds", "max_rss_mb"]
     rows = frame.set_index("job")
@@ -169,8 +182,11 @@ SCHEMA = {
     "properties": {
         "n": {"type": "integer", "minimum": 1},
         "mode": {"enum": ["fast", "slow"]},
-        "sub": {"type": "object", "additionalProperties": False,
-                "properties": {"eps": {"type": "number", "exclusiveMinimum": 0}}},
+        "sub": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"eps": {"type": "number", "exclusiveMinimum": 0}},
+        },
     },
 }
 
@@ -253,7 +269,9 @@ def test_the_real_workflow_config_matches_its_schema():
     data = config.load_yaml(ROOT / "config" / "config.yaml")
     schema = config.load_yaml(ROOT / "workflow" / "schemas" / "config.schema.yaml")
     config.validate(data, schema, "config/config.yaml")
-    implemented = sorted(p.stem for p in (ROOT / "rules").glob("*.smk") if p.stem not in {"common", "corpus", "scoreboard"})
+    implemented = sorted(
+        p.stem for p in (ROOT / "rules").glob("*.smk") if p.stem not in {"common", "corpus", "scoreboard"}
+    )
     papers = config.validate_workflow_config(data, ROOT / "config", ROOT / "workflow" / "schemas", implemented)
     assert set(papers) == set(implemented) >= {"amortized_ot", "pred_loss_space"}
     assert math.isfinite(papers["amortized_ot"]["quick"]["ridge"])
@@ -261,7 +279,9 @@ def test_the_real_workflow_config_matches_its_schema():
 
 def test_workflow_config_rejects_an_unimplemented_paper():
     data = {"scale": "quick", "papers": ["amortized_ot", "missing_paper"]}
-    with pytest.raises(config.ConfigError, match=r"unknown paper\(s\) \['missing_paper'\] \(allowed values: amortized_ot\)"):
+    with pytest.raises(
+        config.ConfigError, match=r"unknown paper\(s\) \['missing_paper'\] \(allowed values: amortized_ot\)"
+    ):
         config.validate_workflow_config(data, ROOT / "config", ROOT / "workflow" / "schemas", ["amortized_ot"])
 
 

@@ -9,21 +9,44 @@ import pandas as pd
 import pytest
 
 from neurips26.common import report
-from neurips26.common.claims import (COLUMNS, Definition, Measured, bootstrap_interval, decide, load_definitions,
-                                     measured_from_spread, t_interval, verdict)
+from neurips26.common.claims import (
+    COLUMNS,
+    Definition,
+    Measured,
+    bootstrap_interval,
+    decide,
+    load_definitions,
+    measured_from_spread,
+    t_interval,
+    verdict,
+)
 from neurips26.common.config import ConfigError
 from neurips26.common.scoreboard import paper_row, totals_row, totals_sentence
 
 
 def definition(comparison=">=", threshold=1.0, kind="hard", claim_id="C1", min_runs=1) -> Definition:
-    return Definition(claim_id, "statement", kind, "metric", comparison, threshold, ("metrics.parquet",),
-                      source="the paper says so", min_runs=min_runs)
+    return Definition(
+        claim_id,
+        "statement",
+        kind,
+        "metric",
+        comparison,
+        threshold,
+        ("metrics.parquet",),
+        source="the paper says so",
+        min_runs=min_runs,
+    )
 
 
-@pytest.mark.parametrize("comparison, below, equal, above", [
-    ("<", "holds", "fails", "fails"), ("<=", "holds", "holds", "fails"),
-    (">", "fails", "fails", "holds"), (">=", "fails", "holds", "holds"),
-])
+@pytest.mark.parametrize(
+    "comparison, below, equal, above",
+    [
+        ("<", "holds", "fails", "fails"),
+        ("<=", "holds", "holds", "fails"),
+        (">", "fails", "fails", "holds"),
+        (">=", "fails", "holds", "holds"),
+    ],
+)
 def test_a_point_value_is_decided_by_its_comparison(comparison, below, equal, above):
     for value, expected in ((0.5, below), (1.0, equal), (2.0, above)):
         assert verdict(definition(comparison), Measured("C1", value, runs=1))[0] == expected
@@ -90,8 +113,11 @@ def test_definitions_reject_bad_kinds_comparisons_and_claims_without_a_source():
 
 
 def test_decide_writes_every_definition_once_in_order_with_its_verdict():
-    defs = [definition(claim_id="C1"), definition(claim_id="C2", kind="soft", min_runs=3),
-            definition(claim_id="K1", kind="check", comparison="<", threshold=1e-9)]
+    defs = [
+        definition(claim_id="C1"),
+        definition(claim_id="C2", kind="soft", min_runs=3),
+        definition(claim_id="K1", kind="check", comparison="<", threshold=1e-9),
+    ]
     table = decide(defs, [Measured("K1", 0.0, 1), Measured("C2", 2.0, 1, note="one seed"), Measured("C1", 0.5, 4)])
     assert list(table.columns) == COLUMNS
     assert table["claim_id"].tolist() == ["C1", "C2", "K1"]
@@ -142,9 +168,11 @@ def test_a_claim_over_seeds_holds_fails_or_is_inconclusive_by_its_interval():
 
 def test_load_definitions_validates_the_file_and_names_the_bad_key(tmp_path):
     good = tmp_path / "good.yaml"
-    good.write_text("paper: demo\nexperiments: [demo_train]\nclaims:\n"
-                    "  - {id: C1, statement: 'x beats y on z', kind: hard, metric: 'loss gap', comparison: '<',"
-                    " threshold: 0, min_runs: 3, source: 'We show x beats y.', evidence: [metrics.parquet]}\n")
+    good.write_text(
+        "paper: demo\nexperiments: [demo_train]\nclaims:\n"
+        "  - {id: C1, statement: 'x beats y on z', kind: hard, metric: 'loss gap', comparison: '<',"
+        " threshold: 0, min_runs: 3, source: 'We show x beats y.', evidence: [metrics.parquet]}\n"
+    )
     (only,) = load_definitions(good)
     assert only.min_runs == 3 and only.evidence == ("metrics.parquet",)
     bad = tmp_path / "bad.yaml"
@@ -159,13 +187,23 @@ def test_load_definitions_validates_the_file_and_names_the_bad_key(tmp_path):
 
 def _table(verdicts: dict[str, str]) -> pd.DataFrame:
     kinds = {"H": "hard", "S": "soft", "I": "info", "K": "check"}
-    return pd.DataFrame([{"claim_id": cid, "kind": kinds[cid[0]], "verdict": v, "runs": 3} for cid, v in
-                         verdicts.items()])
+    return pd.DataFrame(
+        [{"claim_id": cid, "kind": kinds[cid[0]], "verdict": v, "runs": 3} for cid, v in verdicts.items()]
+    )
 
 
 def test_scoreboard_counts_claims_by_kind_and_checks_apart():
-    claims = _table({"H1": "holds", "H2": "fails", "H3": "inconclusive", "S1": "holds", "I1": "inconclusive",
-                     "K1": "holds", "K2": "fails"})
+    claims = _table(
+        {
+            "H1": "holds",
+            "H2": "fails",
+            "H3": "inconclusive",
+            "S1": "holds",
+            "I1": "inconclusive",
+            "K1": "holds",
+            "K2": "fails",
+        }
+    )
     bench = pd.DataFrame({"job": ["train/a", "claims"], "seconds": [10.0, 1.0], "max_rss_mb": [1.0, 1.0]})
     row = paper_row("demo", claims, bench)
     assert row["hard claims"] == "1/1/1" and row["soft claims"] == "1/0/0" and row["info claims"] == "0/0/1"
@@ -177,8 +215,11 @@ def test_scoreboard_counts_claims_by_kind_and_checks_apart():
 
 
 def test_claims_markdown_shows_verdicts_and_the_summary_line():
-    defs = [definition(claim_id="C1"), definition(claim_id="C2", comparison="<="),
-            definition(claim_id="K1", kind="check")]
+    defs = [
+        definition(claim_id="C1"),
+        definition(claim_id="C2", comparison="<="),
+        definition(claim_id="K1", kind="check"),
+    ]
     table = decide(defs, [Measured("C1", 2.0, 1), Measured("C2", 2.0, 1), Measured("K1", float("nan"), 0)])
     text = report.claims_markdown(table)
     assert "hard claims 1/1/0" in text and "passed: 0/1" in text

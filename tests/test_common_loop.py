@@ -32,8 +32,16 @@ class Toy:
 
     @property
     def state(self):
-        return {"model": self.model, "opt": self.opt, "sched": self.sched, "gen": self.gen, "rng": self.rng,
-                "py": self.py, "rows": self.rows, "ema": self.ema}
+        return {
+            "model": self.model,
+            "opt": self.opt,
+            "sched": self.sched,
+            "gen": self.gen,
+            "rng": self.rng,
+            "py": self.py,
+            "rows": self.rows,
+            "ema": self.ema,
+        }
 
     def step(self, i: int):
         device = loop.job_device()
@@ -85,8 +93,12 @@ def test_a_checkpoint_of_other_params_is_ignored(tmp_path, caplog):
     loop.run_loop(toy.step, 12, toy.state, settings)  # leaves the checkpoint of step 10
     fresh = Toy()
     with caplog.at_level(logging.WARNING, logger="neurips26.loop"):
-        result = loop.run_loop(fresh.step, 12, fresh.state,
-                               loop.LoopSettings(checkpoint=tmp_path / "ck.pt", fingerprint="new", every_steps=5))
+        result = loop.run_loop(
+            fresh.step,
+            12,
+            fresh.state,
+            loop.LoopSettings(checkpoint=tmp_path / "ck.pt", fingerprint="new", every_steps=5),
+        )
     assert result.resumed_from == 0 and len(fresh.rows) == 12
     assert "other parameters or inputs" in caplog.text
 

@@ -11,8 +11,10 @@ import pytest
 from neurips26.common import corpus
 from neurips26.common.token_files import HEADER_WORDS, read_tokens, write_tokens
 
-TEXTS = [f"The {w} of the quick brown fox {i} jumps over the lazy dog number {i * 7}." * 3
-         for i, w in enumerate(["colour", "speed", "shape", "sound", "weight", "height"] * 5)]
+TEXTS = [
+    f"The {w} of the quick brown fox {i} jumps over the lazy dog number {i * 7}." * 3
+    for i, w in enumerate(["colour", "speed", "shape", "sound", "weight", "height"] * 5)
+]
 
 
 def test_documents_are_split_by_document_and_the_split_is_stable():
@@ -54,7 +56,7 @@ def test_bpe_training_is_deterministic_and_round_trips():
     assert first.token_to_id(corpus.END_OF_TEXT) == 0 and first.get_vocab_size() <= 300
     tokens = corpus.encode_documents(first, TEXTS[:2])
     assert tokens.dtype == np.uint16 and tokens[0] == 0 and (tokens == 0).sum() == 2
-    second_doc = tokens[np.flatnonzero(tokens == 0)[1] + 1:]
+    second_doc = tokens[np.flatnonzero(tokens == 0)[1] + 1 :]
     assert first.decode(second_doc.tolist()) == TEXTS[1]
     with pytest.raises(ValueError, match="vocab_size"):
         corpus.train_tokenizer(TEXTS, 100)
@@ -75,6 +77,6 @@ def test_token_files_round_trip_and_refuse_corrupt_headers(tmp_path):
     (tmp_path / "magic.bin").write_bytes(raw)
     with pytest.raises(ValueError, match="magic/version"):
         read_tokens(tmp_path / "magic.bin")
-    (tmp_path / "tiny.bin").write_bytes(raw[: HEADER_WORDS])
+    (tmp_path / "tiny.bin").write_bytes(raw[:HEADER_WORDS])
     with pytest.raises(ValueError, match="incomplete header"):
         read_tokens(tmp_path / "tiny.bin")

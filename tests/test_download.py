@@ -154,8 +154,15 @@ def test_server_down(tmp_path):
 
 @pytest.mark.parametrize(
     "bad",
-    [None, "", "d41d8cd98f00b204e9800998ecf8427e", "md5:xyz", "md5:" + "0" * 31,
-     "crc32:" + "0" * 8, "sha256:" + "0" * 32],
+    [
+        None,
+        "",
+        "d41d8cd98f00b204e9800998ecf8427e",
+        "md5:xyz",
+        "md5:" + "0" * 31,
+        "crc32:" + "0" * 8,
+        "sha256:" + "0" * 32,
+    ],
 )
 def test_malformed_known_hash(tmp_path, bad):
     with pytest.raises(ValueError, match="known_hash"):
@@ -199,13 +206,22 @@ def test_extract_good_tar(tmp_path):
     d.type = tarfile.DIRTYPE
     archive = _tar(
         tmp_path / "good.tar.gz",
-        [(d, None), _file("pkg/a.txt", b"aaa"), _file("./pkg/sub/b.txt", b"bb"),
-         _link("pkg/link.txt", "a.txt"), _link("pkg/sub/up.txt", "../a.txt")],
+        [
+            (d, None),
+            _file("pkg/a.txt", b"aaa"),
+            _file("./pkg/sub/b.txt", b"bb"),
+            _link("pkg/link.txt", "a.txt"),
+            _link("pkg/sub/up.txt", "../a.txt"),
+        ],
     )
     dest = tmp_path / "out"
     files = safe_extract(archive, dest)
     assert sorted(p.relative_to(dest).as_posix() for p in files) == [
-        "pkg/a.txt", "pkg/link.txt", "pkg/sub/b.txt", "pkg/sub/up.txt"]
+        "pkg/a.txt",
+        "pkg/link.txt",
+        "pkg/sub/b.txt",
+        "pkg/sub/up.txt",
+    ]
     assert (dest / "pkg/a.txt").read_bytes() == b"aaa"
     assert (dest / "pkg/sub/b.txt").read_bytes() == b"bb"
     assert (dest / "pkg/link.txt").read_bytes() == b"aaa"

@@ -72,22 +72,40 @@ def _tables(world: World) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
             s = list(subset)
             sp, eo = b[s].sum(), e[s].sum()
             noise = rng.normal(0.0, 0.003, 4)
-            values = {"B_SP": base_sp[s].sum() + 0.05 * bool(s), "B_EO": 0.3 * e[s].sum() + z[s].sum() + 0.05 * bool(s),
-                      "bayes_SP": bayes[s].sum() + noise[0], "prod_SP": own_sp[s].sum() + noise[1],
-                      "bayes_EO": own_eo[s].sum() + noise[2], "uniA_EO": own_eo[s].sum() + noise[3]}
+            values = {
+                "B_SP": base_sp[s].sum() + 0.05 * bool(s),
+                "B_EO": 0.3 * e[s].sum() + z[s].sum() + 0.05 * bool(s),
+                "bayes_SP": bayes[s].sum() + noise[0],
+                "prod_SP": own_sp[s].sum() + noise[1],
+                "bayes_EO": own_eo[s].sum() + noise[2],
+                "uniA_EO": own_eo[s].sum() + noise[3],
+            }
             names = "+".join(PLAYERS[i] for i in s)
-            coalitions += [dict(dataset=dataset, estimator="ce", measure=m, players=names, value=max(v, 0.0))
-                           for m, v in values.items()]
+            coalitions += [
+                dict(dataset=dataset, estimator="ce", measure=m, players=names, value=max(v, 0.0))
+                for m, v in values.items()
+            ]
             scale = 0.5 if world.bound_ok else 1.5
-            true_bias.append(dict(
-                dataset=dataset, coalition=coalition_key([PLAYERS[i] for i in s]), size=len(s), seed=0,
-                accuracy=0.7 + 0.02 * len(s), sp_gap=sp + abs(rng.normal(0, 0.002)),
-                eo_gap=eo + abs(rng.normal(0, 0.002)), i_yhat_a=scale * values["B_SP"] + 0.01 * (not world.bound_ok),
-                i_yhat_a_given_y=scale * values["B_EO"] + 0.01 * (not world.bound_ok), i_yhat_a_se=0.001,
-                i_yhat_a_given_y_se=0.001))
+            true_bias.append(
+                dict(
+                    dataset=dataset,
+                    coalition=coalition_key([PLAYERS[i] for i in s]),
+                    size=len(s),
+                    seed=0,
+                    accuracy=0.7 + 0.02 * len(s),
+                    sp_gap=sp + abs(rng.normal(0, 0.002)),
+                    eo_gap=eo + abs(rng.normal(0, 0.002)),
+                    i_yhat_a=scale * values["B_SP"] + 0.01 * (not world.bound_ok),
+                    i_yhat_a_given_y=scale * values["B_EO"] + 0.01 * (not world.bound_ok),
+                    i_yhat_a_se=0.001,
+                    i_yhat_a_given_y_se=0.001,
+                )
+            )
         order = 1 if world.attribution_ok else -1
-        rankings[dataset] = {f"shapley_{SELECTION['SP']}": [PLAYERS[i] for i in np.argsort(-order * b)],
-                             f"shapley_{SELECTION['EO']}": [PLAYERS[i] for i in np.argsort(-order * e)]}
+        rankings[dataset] = {
+            f"shapley_{SELECTION['SP']}": [PLAYERS[i] for i in np.argsort(-order * b)],
+            f"shapley_{SELECTION['EO']}": [PLAYERS[i] for i in np.argsort(-order * e)],
+        }
     return pd.DataFrame(coalitions), pd.DataFrame(true_bias), rankings
 
 
@@ -119,14 +137,16 @@ def _redundancy_rows(kind: str, index: int) -> pd.DataFrame:
     x = rng.integers(0, 2, size=(n, 3))
     a = x[:, 0] ^ x[:, 1] if kind == "xor" else np.where(rng.random(n) < 0.9, x[:, 0], 1 - x[:, 0])
     y = (x[:, 0] + x[:, 2] + rng.normal(size=n) > 1).astype(int)
-    table = validation.redundancy_check([x[:, [i]].astype(float) for i in range(3)], a, y, 0, ["B_SP", "B_EO"],
-                                        "plugin")
+    table = validation.redundancy_check(
+        [x[:, [i]].astype(float) for i in range(3)], a, y, 0, ["B_SP", "B_EO"], "plugin"
+    )
     return table.assign(dataset=f"predictive_proxy_s{index}")
 
 
 def _redundancy(world: World) -> pd.DataFrame:
-    table = pd.concat([_redundancy_rows(world.redundancy, i) for i in range(world.redundancy_datasets)],
-                      ignore_index=True)
+    table = pd.concat(
+        [_redundancy_rows(world.redundancy, i) for i in range(world.redundancy_datasets)], ignore_index=True
+    )
     if world.redundancy_broken:
         table["phi_copy"] = 0.5 * table["phi_copy"]
     if world.redundancy_missing:
@@ -136,11 +156,16 @@ def _redundancy(world: World) -> pd.DataFrame:
 
 def inputs(world: World) -> dict:
     coalitions, true_bias, rankings = _tables(world)
-    return dict(dpi=validation.dpi_table(coalitions, true_bias, "ce"), axioms=_axioms(world),
-                redundancy=_redundancy(world), pairs=validation.pairs_table(coalitions, true_bias),
-                selection=validation.selection_from_true_bias(true_bias, rankings, 1),
-                random_removal=validation.random_removal_table(true_bias, k_max=1),
-                scenario_of={d: scenario_of(d) for d in world.datasets}, selection_measures=SELECTION)
+    return dict(
+        dpi=validation.dpi_table(coalitions, true_bias, "ce"),
+        axioms=_axioms(world),
+        redundancy=_redundancy(world),
+        pairs=validation.pairs_table(coalitions, true_bias),
+        selection=validation.selection_from_true_bias(true_bias, rankings, 1),
+        random_removal=validation.random_removal_table(true_bias, k_max=1),
+        scenario_of={d: scenario_of(d) for d in world.datasets},
+        selection_measures=SELECTION,
+    )
 
 
 def verdicts(world: World) -> pd.DataFrame:
@@ -148,40 +173,63 @@ def verdicts(world: World) -> pd.DataFrame:
 
 
 BASE = World()
-LEAK = {"C2a": (("indep_y", "bayes_SP", 0.04),),  # the Bayes score leaks a proxy's A-information under X ⟂ Y
-        "C2b": (("eo_leak", "uniA_EO", 0.03),),  # the EO PID measure is not 0 under X ⟂ A | Y on one instance
-        "C2c": (("witness", "bayes_EO", 0.05),),  # an EO measure is positive on the witness X = Y
-        "C2d": (("eo_leak", "prod_SP", 0.0), ("eo_leak_spread", "prod_SP", 0.0))}  # an SP measure vanishes
+LEAK = {
+    "C2a": (("indep_y", "bayes_SP", 0.04),),  # the Bayes score leaks a proxy's A-information under X ⟂ Y
+    "C2b": (("eo_leak", "uniA_EO", 0.03),),  # the EO PID measure is not 0 under X ⟂ A | Y on one instance
+    "C2c": (("witness", "bayes_EO", 0.05),),  # an EO measure is positive on the witness X = Y
+    "C2d": (("eo_leak", "prod_SP", 0.0), ("eo_leak_spread", "prod_SP", 0.0)),
+}  # an SP measure vanishes
 THIN_WORLD = replace(BASE, datasets=THIN, redundancy_datasets=2)
 
 VERDICT_CASES = [
     # C1: the predictors' informations below the CE baselines; above them (a CE fit that misses dependence)
-    ("C1a", "holds", BASE), ("C1a", "fails", replace(BASE, bound_ok=False)), ("C1a", "inconclusive", THIN_WORLD),
-    ("C1b", "holds", BASE), ("C1b", "fails", replace(BASE, bound_ok=False)), ("C1b", "inconclusive", THIN_WORLD),
+    ("C1a", "holds", BASE),
+    ("C1a", "fails", replace(BASE, bound_ok=False)),
+    ("C1a", "inconclusive", THIN_WORLD),
+    ("C1b", "holds", BASE),
+    ("C1b", "fails", replace(BASE, bound_ok=False)),
+    ("C1b", "inconclusive", THIN_WORLD),
     # C2: the ideal axiom values; one estimator leaking on one instance; no measure of the kind checked
-    ("C2a", "holds", BASE), ("C2a", "fails", replace(BASE, axiom_leak=LEAK["C2a"])),
+    ("C2a", "holds", BASE),
+    ("C2a", "fails", replace(BASE, axiom_leak=LEAK["C2a"])),
     ("C2a", "inconclusive", replace(BASE, axiom_measures=("B_SP", "B_EO", "bayes_EO"))),
-    ("C2b", "holds", BASE), ("C2b", "fails", replace(BASE, axiom_leak=LEAK["C2b"])),
+    ("C2b", "holds", BASE),
+    ("C2b", "fails", replace(BASE, axiom_leak=LEAK["C2b"])),
     ("C2b", "inconclusive", replace(BASE, axiom_measures=("B_SP", "bayes_SP", "prod_SP"))),
-    ("C2c", "holds", BASE), ("C2c", "fails", replace(BASE, axiom_leak=LEAK["C2c"])),
+    ("C2c", "holds", BASE),
+    ("C2c", "fails", replace(BASE, axiom_leak=LEAK["C2c"])),
     ("C2c", "inconclusive", replace(BASE, axiom_measures=("B_SP", "bayes_SP"))),
-    ("C2d", "holds", BASE), ("C2d", "fails", replace(BASE, axiom_leak=LEAK["C2d"])),
+    ("C2d", "holds", BASE),
+    ("C2d", "fails", replace(BASE, axiom_leak=LEAK["C2d"])),
     ("C2d", "inconclusive", replace(BASE, axiom_measures=("B_EO", "bayes_EO"))),
     # C3: a copy of the feature A follows; a broken Shapley; missing values / the xor game; too few data sets
-    ("C3a", "holds", BASE), ("C3a", "fails", replace(BASE, redundancy_broken=True)),
+    ("C3a", "holds", BASE),
+    ("C3a", "fails", replace(BASE, redundancy_broken=True)),
     ("C3a", "inconclusive", replace(BASE, redundancy_missing=True)),
-    ("C3b", "holds", BASE), ("C3b", "fails", replace(BASE, redundancy="xor")),
+    ("C3b", "holds", BASE),
+    ("C3b", "fails", replace(BASE, redundancy="xor")),
     ("C3b", "inconclusive", replace(BASE, redundancy_datasets=2)),
-    ("C3c", "holds", BASE), ("C3c", "fails", replace(BASE, redundancy="xor")),
+    ("C3c", "holds", BASE),
+    ("C3c", "fails", replace(BASE, redundancy="xor")),
     ("C3c", "inconclusive", replace(BASE, redundancy_missing=True)),
     # C4: measures aligned with their notion; swapped; two data sets
-    ("C4a", "holds", BASE), ("C4a", "fails", replace(BASE, aligned=False)), ("C4a", "inconclusive", THIN_WORLD),
-    ("C4b", "holds", BASE), ("C4b", "fails", replace(BASE, aligned=False)), ("C4b", "inconclusive", THIN_WORLD),
+    ("C4a", "holds", BASE),
+    ("C4a", "fails", replace(BASE, aligned=False)),
+    ("C4a", "inconclusive", THIN_WORLD),
+    ("C4b", "holds", BASE),
+    ("C4b", "fails", replace(BASE, aligned=False)),
+    ("C4b", "inconclusive", THIN_WORLD),
     # C5: bayes_SP follows the SP gap; it is noise while B_SP follows the gap; one non-predictive data set
-    ("C5", "holds", BASE), ("C5", "fails", replace(BASE, bayes_informative=False)), ("C5", "inconclusive", THIN_WORLD),
+    ("C5", "holds", BASE),
+    ("C5", "fails", replace(BASE, bayes_informative=False)),
+    ("C5", "inconclusive", THIN_WORLD),
     # C6: the ranking removes the most biased player first; the least biased; two data sets
-    ("C6a", "holds", BASE), ("C6a", "fails", replace(BASE, attribution_ok=False)), ("C6a", "inconclusive", THIN_WORLD),
-    ("C6b", "holds", BASE), ("C6b", "fails", replace(BASE, attribution_ok=False)), ("C6b", "inconclusive", THIN_WORLD),
+    ("C6a", "holds", BASE),
+    ("C6a", "fails", replace(BASE, attribution_ok=False)),
+    ("C6a", "inconclusive", THIN_WORLD),
+    ("C6b", "holds", BASE),
+    ("C6b", "fails", replace(BASE, attribution_ok=False)),
+    ("C6b", "inconclusive", THIN_WORLD),
 ]
 
 
@@ -235,7 +283,8 @@ def test_c6_reads_one_expected_random_removal_row_per_dataset():
     full = measure_claims(**data)
     data["random_removal"] = data["random_removal"].query("k == 1").drop(columns="k")
     assert {m.claim_id: m.value for m in measure_claims(**data)}["C6a"] == pytest.approx(
-        {m.claim_id: m.value for m in full}["C6a"])
+        {m.claim_id: m.value for m in full}["C6a"]
+    )
 
 
 def test_c6_leaves_out_data_sets_without_a_random_expectation_and_says_so():

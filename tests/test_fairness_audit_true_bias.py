@@ -56,12 +56,19 @@ def test_bias_gaps_match_hand_computed_values():
     assert gaps["accuracy"] == pytest.approx(0.8)
     assert gaps["sp_gap"] == pytest.approx(abs(3 / 6 - 3 / 4))
     assert gaps["eo_gap"] == pytest.approx(max(abs(0 / 2 - 1 / 2), abs(3 / 4 - 2 / 2)))
-    i_yhat_a = (0.1 * log(0.1 / (0.4 * 0.4)) + 0.3 * log(0.3 / (0.6 * 0.4)) + 0.3 * log(0.3 / (0.4 * 0.6))
-                + 0.3 * log(0.3 / (0.6 * 0.6)))
+    i_yhat_a = (
+        0.1 * log(0.1 / (0.4 * 0.4))
+        + 0.3 * log(0.3 / (0.6 * 0.4))
+        + 0.3 * log(0.3 / (0.4 * 0.6))
+        + 0.3 * log(0.3 / (0.6 * 0.6))
+    )
     assert gaps["i_yhat_a"] == pytest.approx(i_yhat_a)
     i_y0 = 0.25 * log(0.25 / (0.75 * 0.5)) + 0.25 * log(0.25 / (0.25 * 0.5)) + 0.5 * log(0.5 / (0.75 * 0.5))
-    i_y1 = (1 / 3 * log((1 / 3) / (5 / 6 * 1 / 3)) + 1 / 6 * log((1 / 6) / (1 / 6 * 2 / 3))
-            + 1 / 2 * log((1 / 2) / (5 / 6 * 2 / 3)))
+    i_y1 = (
+        1 / 3 * log((1 / 3) / (5 / 6 * 1 / 3))
+        + 1 / 6 * log((1 / 6) / (1 / 6 * 2 / 3))
+        + 1 / 2 * log((1 / 2) / (5 / 6 * 2 / 3))
+    )
     assert gaps["i_yhat_a_given_y"] == pytest.approx(0.4 * i_y0 + 0.6 * i_y1)
 
 
@@ -122,8 +129,10 @@ def test_bootstrap_se_shrinks_like_one_over_root_n():
 def test_tuned_classifier_picks_lowest_validation_log_loss(proxy_data):
     x, y = proxy_data.block(["X1", "X2"]), proxy_data.y
     tuned = fit_tuned_classifier(x[:1000], y[:1000], x[1000:], y[1000:], SMALL_GRID, seed=0, max_iter=150)
-    losses = [fit_tuned_classifier(x[:1000], y[:1000], x[1000:], y[1000:], [point], 0, 150).val_log_loss
-              for point in SMALL_GRID]
+    losses = [
+        fit_tuned_classifier(x[:1000], y[:1000], x[1000:], y[1000:], [point], 0, 150).val_log_loss
+        for point in SMALL_GRID
+    ]
     assert tuned.val_log_loss == pytest.approx(min(losses))
     assert tuned.hparams["alpha"] == 1e-3  # the heavily regularised alpha=10 underfits
     assert tuned.hparams["hidden_layer_sizes"] == (8,) and tuned.hparams["max_iter"] == 150
@@ -200,8 +209,9 @@ def test_rankings():
 
 
 def test_removing_the_proxy_cuts_the_sp_gap_and_removing_noise_does_not(proxy_data):
-    table = selection_table(proxy_data, {"proxy_first": ["X1", "X2", "X3"], "noise_first": ["X3", "X2", "X1"]},
-                            k_max=3, seed=0, **FAST)
+    table = selection_table(
+        proxy_data, {"proxy_first": ["X1", "X2", "X3"], "noise_first": ["X3", "X2", "X1"]}, k_max=3, seed=0, **FAST
+    )
     assert len(table) == 2 * 4
     by = table.set_index(["ranking", "k"])
     assert by.loc[("proxy_first", 0), "delta_sp_gap"] == 0 and by.loc[("noise_first", 0), "removed"] == ""

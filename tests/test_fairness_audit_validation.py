@@ -30,8 +30,13 @@ PLAYERS = ("x1", "x2", "x10")  # player order; the true-bias keys sort them: "x1
 
 def _coalitions(dataset: str, values: dict[str, dict[tuple[str, ...], float]], estimator: str = "ce"):
     """A coalitions table in player order, with the registry's notion and family of each measure."""
-    notion = {"B_SP": ("SP", "baseline"), "bayes_SP": ("SP", "ours-assumed"), "B_EO": ("EO", "baseline"),
-              "bayes_EO": ("EO", "ours-assumed"), "uniY": ("none", "pid")}
+    notion = {
+        "B_SP": ("SP", "baseline"),
+        "bayes_SP": ("SP", "ours-assumed"),
+        "B_EO": ("EO", "baseline"),
+        "bayes_EO": ("EO", "ours-assumed"),
+        "uniY": ("none", "pid"),
+    }
     rows = []
     for measure, by_set in values.items():
         for players, value in by_set.items():
@@ -42,9 +47,22 @@ def _coalitions(dataset: str, values: dict[str, dict[tuple[str, ...], float]], e
 
 def _true_bias(dataset: str, rows: dict[str, tuple[float, float, float]], se: float = 0.01):
     """Rows keyed by coalition_key (sorted names): (accuracy, sp_gap, eo_gap); informations equal the gaps."""
-    out = [{"dataset": dataset, "coalition": key, "size": len(key.split("+")) if key else 0, "seed": 0,
-            "accuracy": acc, "sp_gap": sp, "eo_gap": eo, "i_yhat_a": sp, "i_yhat_a_given_y": eo,
-            "i_yhat_a_se": se, "i_yhat_a_given_y_se": se} for key, (acc, sp, eo) in rows.items()]
+    out = [
+        {
+            "dataset": dataset,
+            "coalition": key,
+            "size": len(key.split("+")) if key else 0,
+            "seed": 0,
+            "accuracy": acc,
+            "sp_gap": sp,
+            "eo_gap": eo,
+            "i_yhat_a": sp,
+            "i_yhat_a_given_y": eo,
+            "i_yhat_a_se": se,
+            "i_yhat_a_given_y_se": se,
+        }
+        for key, (acc, sp, eo) in rows.items()
+    ]
     return pd.DataFrame(out)
 
 
@@ -60,11 +78,13 @@ def tables():
     """Two datasets; bayes_SP ranks the sets exactly as the SP gap, bayes_EO as the EO gap, B_SP is constant."""
     coalitions, true_bias = [], []
     for dataset, shift in (("d1", 0.0), ("d2", 0.01)):
-        values = {"bayes_SP": {s: g + shift for s, g in zip(SETS, SP_GAPS)},
-                  "bayes_EO": {s: 2 * g for s, g in zip(SETS, EO_GAPS)},
-                  "B_SP": {s: 0.5 if s else 0.0 for s in SETS},
-                  "B_EO": {s: g + 0.05 for s, g in zip(SETS, EO_GAPS)},
-                  "uniY": {s: 1.0 for s in SETS}}
+        values = {
+            "bayes_SP": {s: g + shift for s, g in zip(SETS, SP_GAPS)},
+            "bayes_EO": {s: 2 * g for s, g in zip(SETS, EO_GAPS)},
+            "B_SP": {s: 0.5 if s else 0.0 for s in SETS},
+            "B_EO": {s: g + 0.05 for s, g in zip(SETS, EO_GAPS)},
+            "uniY": {s: 1.0 for s in SETS},
+        }
         coalitions.append(_coalitions(dataset, values))
         gaps = [(acc, sp + shift, eo) for acc, sp, eo in zip(ACCURACY, SP_GAPS, EO_GAPS)]
         true_bias.append(_true_bias(dataset, dict(zip(KEYS, gaps))))
@@ -167,8 +187,12 @@ def test_expected_random_removal_is_the_mean_over_all_subsets(tables):
     assert two["delta_eo_gap"] == pytest.approx(np.mean([0.01, 0.07, 0.03]) - 0.10)
     assert expected_random_removal(true_bias, "d1", k=3)["sp_gap"] == 0.0
     table = random_removal_table(true_bias, k_max=1)
-    assert table[["dataset", "k", "n_subsets"]].values.tolist() == [["d1", 0, 1], ["d1", 1, 3], ["d2", 0, 1],
-                                                                    ["d2", 1, 3]]
+    assert table[["dataset", "k", "n_subsets"]].values.tolist() == [
+        ["d1", 0, 1],
+        ["d1", 1, 3],
+        ["d2", 0, 1],
+        ["d2", 1, 3],
+    ]
     with pytest.raises(ValueError, match=r"coalition 'x1' is not in the true-bias table"):
         expected_random_removal(true_bias[true_bias["coalition"] != "x1"], "d1", k=2)
     with pytest.raises(ValueError, match=r"several seeds"):
@@ -176,16 +200,23 @@ def test_expected_random_removal_is_the_mean_over_all_subsets(tables):
 
 
 def test_rankings_from_shapley_and_singletons():
-    shapley = pd.DataFrame({
-        "dataset": ["d1"] * 6 + ["d2"] * 3, "estimator": "ce",
-        "measure": ["bayes_SP"] * 3 + ["B_SP"] * 3 + ["bayes_SP"] * 3,
-        "player": ["x1", "x2", "x3"] * 3,
-        "phi": [0.1, 0.3, 0.1, 0.2, 0.0, 0.5, 0.0, 0.0, 0.2],
-        "singleton": [0.4, 0.1, 0.2, 0.1, 0.3, 0.2, 0.1, 0.3, 0.2]})
+    shapley = pd.DataFrame(
+        {
+            "dataset": ["d1"] * 6 + ["d2"] * 3,
+            "estimator": "ce",
+            "measure": ["bayes_SP"] * 3 + ["B_SP"] * 3 + ["bayes_SP"] * 3,
+            "player": ["x1", "x2", "x3"] * 3,
+            "phi": [0.1, 0.3, 0.1, 0.2, 0.0, 0.5, 0.0, 0.0, 0.2],
+            "singleton": [0.4, 0.1, 0.2, 0.1, 0.3, 0.2, 0.1, 0.3, 0.2],
+        }
+    )
     assert rankings_from_shapley(shapley[shapley["dataset"] == "d1"], ["bayes_SP", "B_SP"]) == {
-        "d1": {"shapley_bayes_SP": ["x2", "x1", "x3"], "shapley_B_SP": ["x3", "x1", "x2"]}}
-    assert rankings_from_singletons(shapley, ["bayes_SP"]) == {"d1": {"marginal_bayes_SP": ["x1", "x3", "x2"]},
-                                                               "d2": {"marginal_bayes_SP": ["x2", "x3", "x1"]}}
+        "d1": {"shapley_bayes_SP": ["x2", "x1", "x3"], "shapley_B_SP": ["x3", "x1", "x2"]}
+    }
+    assert rankings_from_singletons(shapley, ["bayes_SP"]) == {
+        "d1": {"marginal_bayes_SP": ["x1", "x3", "x2"]},
+        "d2": {"marginal_bayes_SP": ["x2", "x3", "x1"]},
+    }
     with pytest.raises(ValueError, match=r"dataset 'd2': measure 'B_SP' is not in the Shapley table"):
         rankings_from_shapley(shapley, ["B_SP"])
     mixed = shapley.assign(estimator=["ce"] * 8 + ["plugin"])

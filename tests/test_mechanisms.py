@@ -24,20 +24,30 @@ SCRIPTS = sorted((ROOT / "scripts").rglob("*.py"))
 
 def test_no_rule_takes_a_whole_paper_block():
     whole = re.compile(r"paper_params\(\s*\"[a-z_0-9]+\"\s*\)")
-    found = [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
-             for path in RULE_FILES for text in [path.read_text()] for m in whole.finditer(text)]
+    found = [
+        f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
+        for path in RULE_FILES
+        for text in [path.read_text()]
+        for m in whole.finditer(text)
+    ]
     assert not found, f"params holding a whole paper block (name the keys the script reads): {found}"
 
 
 def test_scripts_read_the_config_only_through_their_params():
-    offenders = [str(p.relative_to(ROOT)) for p in SCRIPTS
-                 if re.search(r"snakemake\.config|config/[a-z_]+\.yaml|load_yaml\(", p.read_text())]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in SCRIPTS
+        if re.search(r"snakemake\.config|config/[a-z_]+\.yaml|load_yaml\(", p.read_text())
+    ]
     assert not offenders, f"scripts reading the config outside snakemake.params: {offenders}"
 
 
 def test_wildcard_constraints_sit_on_rules_except_in_common():
-    top_level = [str(p.relative_to(ROOT)) for p in RULE_FILES
-                 if p.name != "common.smk" and re.search(r"^wildcard_constraints:", p.read_text(), re.M)]
+    top_level = [
+        str(p.relative_to(ROOT))
+        for p in RULE_FILES
+        if p.name != "common.smk" and re.search(r"^wildcard_constraints:", p.read_text(), re.M)
+    ]
     assert not top_level, f"global wildcard_constraints constrain every paper's rules: {top_level}"
 
 
@@ -48,8 +58,11 @@ def test_the_library_files_a_rule_depends_on_are_those_python_finds_from_its_scr
     src = (ROOT / "src").resolve()
     finder = ModuleFinder(path=[str(src)])
     finder.run_script(str(script))
-    truth = sorted(str(Path(m.__file__).resolve().relative_to(ROOT)) for name, m in finder.modules.items()
-                   if name.split(".")[0] == "neurips26" and m.__file__)
+    truth = sorted(
+        str(Path(m.__file__).resolve().relative_to(ROOT))
+        for name, m in finder.modules.items()
+        if name.split(".")[0] == "neurips26" and m.__file__
+    )
     assert truth, "the script imports nothing of the library"
     assert library_files(script, ROOT / "src") == truth
     assert sorted(str(f.relative_to(ROOT)) for f in reached(script, src)[0]) == truth
@@ -71,8 +84,13 @@ def test_a_config_number_written_with_an_exponent_and_no_dot_is_a_number(tmp_pat
 
 def test_an_uncaught_error_lands_with_its_traceback_in_the_rules_log(workflow_copy, tmp_path):
     target = "results/smoke/thresh_mcts/instances.parquet"
-    run = snakemake(workflow_copy, "-c1", target, check=False,
-                    env={"NEURIPS26_TEST_FAULT": f"thresh_mcts_instances:fail_once:{tmp_path}"})
+    run = snakemake(
+        workflow_copy,
+        "-c1",
+        target,
+        check=False,
+        env={"NEURIPS26_TEST_FAULT": f"thresh_mcts_instances:fail_once:{tmp_path}"},
+    )
     assert run.returncode != 0
     log = (workflow_copy / "results/smoke/thresh_mcts/logs/instances.log").read_text()
     assert "Traceback (most recent call last)" in log and "InjectedFault" in log, log
@@ -83,8 +101,13 @@ def test_the_workflow_parses_and_plans_the_quick_dag_within_seconds():
     """About 5 s on 2 cores (README, Caching and reruns: Parsing cost); the bound is generous, for loaded
     CI machines and for the Slurm plugin's `scontrol` call at import."""
     started = time.perf_counter()
-    run = subprocess.run([SNAKEMAKE, "-n", "--config", "scale=quick", "--quiet", "all"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [SNAKEMAKE, "-n", "--config", "scale=quick", "--quiet", "all"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     seconds = time.perf_counter() - started
     assert run.returncode == 0, run.stderr[-3000:]
     assert seconds < 30, f"a dry run of the quick DAG took {seconds:.1f} s"
@@ -110,8 +133,7 @@ print(" ".join(sorted(m for m in set(sys.modules) - before if "." not in m)))
 def test_parsing_and_planning_the_workflow_imports_no_heavy_library():
     """What parsing the rules and planning the quick DAG imports beyond Snakemake itself (the config checks
     and params functions run at parse time included) stays light: no torch, scikit-learn, POT, optuna, pandas."""
-    run = subprocess.run([sys.executable, "-c", PARSE_IMPORTS], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
+    run = subprocess.run([sys.executable, "-c", PARSE_IMPORTS], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     added = set(run.stdout.split())
     assert "neurips26" in added
@@ -120,8 +142,12 @@ def test_parsing_and_planning_the_workflow_imports_no_heavy_library():
 
 
 def rerun_scope(repo: Path, *papers: str) -> dict:
-    run = subprocess.run([sys.executable, str(ROOT / "tests/rerun_scope.py"), str(repo), "quick", *papers],
-                         capture_output=True, text=True, timeout=900)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tests/rerun_scope.py"), str(repo), "quick", *papers],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert run.returncode == 0, run.stderr[-4000:]
     return json.loads(run.stdout.strip().splitlines()[-1])
 
@@ -134,7 +160,7 @@ def test_the_rerun_scope_check_catches_a_params_function_that_reads_an_undeclare
     at = text.index(declared, simulate)
     assert at < text.index("\nrule ", simulate + 1)  # the simulate rule's own param
     undeclared = 'runs=lambda wc: paper_config("thresh_mcts", wc.scale)["runs"],'
-    rules.write_text(text[:at] + undeclared + text[at + len(declared):])
+    rules.write_text(text[:at] + undeclared + text[at + len(declared) :])
     report = rerun_scope(workflow_copy, "thresh_mcts")["thresh_mcts"]
     assert {(tuple(v["key"]), v["rule"]) for v in report["violations"]} == {(("runs",), "thresh_mcts_simulate")}
 
@@ -148,10 +174,13 @@ def test_a_changed_config_key_reruns_only_the_rules_that_carry_it(workflow_copy)
         if "error" in result:
             problems.append(f"{slug}: {result['error']}")
             continue
-        lines.append(f"{slug}: {len(result['tested'])} keys tested, {len(result['refused'])} refused, "
-                     f"{len(result['uncovered'])} declared paths not reached at quick scale")
-        problems += [f"{slug}: {'.'.join(v['key'])} reruns {v['rule']} (carries {v['declared']})"
-                     for v in result["violations"]]
+        lines.append(
+            f"{slug}: {len(result['tested'])} keys tested, {len(result['refused'])} refused, "
+            f"{len(result['uncovered'])} declared paths not reached at quick scale"
+        )
+        problems += [
+            f"{slug}: {'.'.join(v['key'])} reruns {v['rule']} (carries {v['declared']})" for v in result["violations"]
+        ]
         assert result["tested"], f"{slug}: no key could be tested"
     print("\n".join(lines))
     assert not problems, "\n".join(problems)

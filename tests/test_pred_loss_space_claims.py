@@ -35,10 +35,28 @@ def table(regimes: dict[tuple, callable], seeds=(0, 1, 2), jitter: float = 0.002
             t = np.array([0.25, 0.75])
             w_eps, w_v = t**2 / (1 - t) ** 2, 1 / (1 - t) ** 2
             theory = {"x": np.ones(2), "eps": (1 - t) / t, "v": 1 - t}[pred]
-            per_t = pd.DataFrame({"t": t, "mse_x": [mse, mse], "mse_eps": w_eps * mse, "mse_v": w_v * mse,
-                                  "amp_x_emp": theory, "amp_x_theory": theory})
-            frames.append(metrics_frame(per_t, {"mse": mse, "fd": fd}, dataset=dataset, arch=arch,
-                                        bottleneck=bottleneck, pred=pred, loss=loss, seed=seed))
+            per_t = pd.DataFrame(
+                {
+                    "t": t,
+                    "mse_x": [mse, mse],
+                    "mse_eps": w_eps * mse,
+                    "mse_v": w_v * mse,
+                    "amp_x_emp": theory,
+                    "amp_x_theory": theory,
+                }
+            )
+            frames.append(
+                metrics_frame(
+                    per_t,
+                    {"mse": mse, "fd": fd},
+                    dataset=dataset,
+                    arch=arch,
+                    bottleneck=bottleneck,
+                    pred=pred,
+                    loss=loss,
+                    seed=seed,
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -47,7 +65,9 @@ PRED_EFFECT = {"x": 1.0, "eps": 4.0, "v": 2.0}
 
 
 def paper_like(pred, loss):  # no bottleneck: loss drives MSE (small pred gaps), pred drives FD (large)
-    return 0.1 * LOSS_EFFECT[loss] * (1 + 0.01 * PRED_EFFECT[pred]), 10 * PRED_EFFECT[pred] * (1 + 0.01 * LOSS_EFFECT[loss])
+    return 0.1 * LOSS_EFFECT[loss] * (1 + 0.01 * PRED_EFFECT[pred]), 10 * PRED_EFFECT[pred] * (
+        1 + 0.01 * LOSS_EFFECT[loss]
+    )
 
 
 def bottlenecked(pred, loss):  # x-prediction wins everything, pred explains most
@@ -70,8 +90,14 @@ def paper_shaped(**kwargs) -> pd.DataFrame:
 def with_nonfinite_fd(metrics: pd.DataFrame, regime: tuple, pred: str = "eps") -> pd.DataFrame:
     """One FD cell of `regime` (seed 0) set to inf, as a sampler that diverged would leave it."""
     metrics = metrics.copy()
-    cell = ((metrics["metric"] == "fd") & (metrics["dataset"] == regime[0]) & (metrics["arch"] == regime[1])
-            & (metrics["pred"] == pred) & (metrics["loss"] == "v") & (metrics["seed"] == 0))
+    cell = (
+        (metrics["metric"] == "fd")
+        & (metrics["dataset"] == regime[0])
+        & (metrics["arch"] == regime[1])
+        & (metrics["pred"] == pred)
+        & (metrics["loss"] == "v")
+        & (metrics["seed"] == 0)
+    )
     metrics.loc[cell, "value"] = np.inf
     return metrics
 
@@ -98,8 +124,18 @@ def evaluated(monkeypatch=None, broken: bool = False, t_grid=(0.05, 0.3, 0.7, 0.
     for pred, loss in itertools.product(SPACES, ("v",)):
         model = models.MLPToy(dim=8, width=16, depth=2)
         per_t = sampling.denoise_errors(model, x_test, pred, list(t_grid), seed=1, t_eps=T_EPS, t_min=0.05)
-        frames.append(metrics_frame(per_t, {"mse": float(per_t["mse_x"].mean()), "fd": 1.0}, dataset="toy_D8",
-                                    arch="mlp_toy", bottleneck=False, pred=pred, loss=loss, seed=0))
+        frames.append(
+            metrics_frame(
+                per_t,
+                {"mse": float(per_t["mse_x"].mean()), "fd": 1.0},
+                dataset="toy_D8",
+                arch="mlp_toy",
+                bottleneck=False,
+                pred=pred,
+                loss=loss,
+                seed=0,
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 

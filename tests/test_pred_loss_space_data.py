@@ -25,7 +25,10 @@ def test_cifar10_is_read_from_its_archive_in_place(tmp_path):
     batches = {}
     with tarfile.open(path, "w:gz") as archive:
         for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
-            batch = {b"data": rng.integers(0, 256, size=(4, 3072), dtype=np.uint8), b"labels": list(rng.integers(0, 10, 4))}
+            batch = {
+                b"data": rng.integers(0, 256, size=(4, 3072), dtype=np.uint8),
+                b"labels": list(rng.integers(0, 10, 4)),
+            }
             batches[name] = batch
             add(archive, f"cifar-10-batches-py/{name}", pickle.dumps(batch))
         add(archive, "cifar-10-batches-py/readme.html", b"<html></html>")
@@ -41,7 +44,11 @@ def test_cifar10_is_read_from_its_archive_in_place(tmp_path):
 def test_an_archive_without_the_cifar_batches_is_rejected(tmp_path):
     path = tmp_path / "other.tar.gz"
     with tarfile.open(path, "w:gz") as archive:
-        add(archive, "cifar-10-batches-py/data_batch_1", pickle.dumps({b"data": np.zeros((1, 3072), np.uint8), b"labels": [0]}))
+        add(
+            archive,
+            "cifar-10-batches-py/data_batch_1",
+            pickle.dumps({b"data": np.zeros((1, 3072), np.uint8), b"labels": [0]}),
+        )
     with pytest.raises(ValueError, match="not the CIFAR-10 python archive"):
         data.cifar10_from_archive(str(path))
 
@@ -73,8 +80,10 @@ def test_the_paper_scale_dag_downloads_cifar10_imagenette_and_inception_weights_
     assert jobs["pred_loss_space_download"] == 3 and jobs["pred_loss_space_data"] == 5
     # true FID at paper scale: one Inception reference per image dataset (cifar10, imagenette64, digits16)
     assert jobs["pred_loss_space_fid_reference"] == 3
-    assert all(url.startswith("https://") and known.startswith("md5:") and len(known) == 36
-               for url, known in DOWNLOADS.values())
+    assert all(
+        url.startswith("https://") and known.startswith("md5:") and len(known) == 36
+        for url, known in DOWNLOADS.values()
+    )
     url, known = INCEPTION
     assert url.startswith("https://") and url.endswith("pt_inception-2015-12-05-6726825d.pth")
     assert known.startswith("sha256:") and known[7:15] == "6726825d" and len(known) == 7 + 64

@@ -10,10 +10,11 @@ from fake_gpu import fake_gpu
 from neurips26.common import loop
 from neurips26.pred_loss_space import evaluation, inception, models, sampling, training
 
-CASES = [("jit_tiny", {"image_size": 16, "channels": 1, "patch": 4, "width": 32, "depth": 1, "heads": 2},
-          (1, 16, 16)),
-         ("unet_tiny", {"channels": 1, "base": 8}, (1, 16, 16)),
-         ("mlp_toy", {"dim": 8, "width": 16, "depth": 2}, (8,))]
+CASES = [
+    ("jit_tiny", {"image_size": 16, "channels": 1, "patch": 4, "width": 32, "depth": 1, "heads": 2}, (1, 16, 16)),
+    ("unet_tiny", {"channels": 1, "base": 8}, (1, 16, 16)),
+    ("mlp_toy", {"dim": 8, "width": 16, "depth": 2}, (8,)),
+]
 IDS = [arch for arch, _, _ in CASES]
 
 
@@ -28,8 +29,9 @@ def test_training_runs_on_the_job_device(arch, spec, shape):
     x = torch.rand(16, *shape) * 2 - 1
     with fake_gpu() as device:
         model = on_device(arch, spec)
-        ema, log = training.train_denoiser(model, x, "x", "v", steps=3, batch=4, lr=1e-3, p_mean=-0.8, p_std=0.8,
-                                           seed=0, log_every=1)
+        ema, log = training.train_denoiser(
+            model, x, "x", "v", steps=3, batch=4, lr=1e-3, p_mean=-0.8, p_std=0.8, seed=0, log_every=1
+        )
         assert next(model.parameters()).device == device
     assert log["step"].tolist() == [0, 1, 2]
     assert all(v.device.type == "cpu" for v in ema.values())
@@ -68,8 +70,7 @@ def test_inception_features_run_on_the_job_device():
     with fake_gpu():
         device = loop.job_device()
         net = inception.FIDInceptionV3().to(device).eval().requires_grad_(False)
-        features = inception.inception_features(net, np.zeros((3, 1, 16, 16), dtype=np.float32), batch=2,
-                                                device=device)
+        features = inception.inception_features(net, np.zeros((3, 1, 16, 16), dtype=np.float32), batch=2, device=device)
     assert features.shape == (3, inception.FEATURE_DIM)
 
 

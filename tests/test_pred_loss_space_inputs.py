@@ -36,17 +36,23 @@ def changed(change) -> dict:
     return cfg
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c["regimes"][0].update(bottleneck=True), "jit_tiny"),
-    (lambda c: c["regimes"][1].update(bottleneck=False), "jit_tiny_bn"),
-    (lambda c: c["regimes"][2].update(bottleneck=False), "mlp_toy"),
-    (lambda c: c["sample"].update(n=40), "at least 64 samples"),
-    (lambda c: c["regimes"].append({"dataset": "cifar", "arch": "jit_tiny", "bottleneck": False}), "cifar"),
-    (lambda c: c["regimes"].append({"dataset": "toy_D512", "arch": "jit_tiny", "bottleneck": False}), "mlp_toy is for toy"),
-    (lambda c: c["evaluate"].update(n_test=5000), "n_test"),
-    (lambda c: c["preds"].append("noise"), "noise"),
-    (lambda c: c["evaluate"].update(inception_fid=True), "2048-dim features of digits16: it needs at least 4096"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: c["regimes"][0].update(bottleneck=True), "jit_tiny"),
+        (lambda c: c["regimes"][1].update(bottleneck=False), "jit_tiny_bn"),
+        (lambda c: c["regimes"][2].update(bottleneck=False), "mlp_toy"),
+        (lambda c: c["sample"].update(n=40), "at least 64 samples"),
+        (lambda c: c["regimes"].append({"dataset": "cifar", "arch": "jit_tiny", "bottleneck": False}), "cifar"),
+        (
+            lambda c: c["regimes"].append({"dataset": "toy_D512", "arch": "jit_tiny", "bottleneck": False}),
+            "mlp_toy is for toy",
+        ),
+        (lambda c: c["evaluate"].update(n_test=5000), "n_test"),
+        (lambda c: c["preds"].append("noise"), "noise"),
+        (lambda c: c["evaluate"].update(inception_fid=True), "2048-dim features of digits16: it needs at least 4096"),
+    ],
+)
 def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
     with pytest.raises(ValueError, match=message):
         experiment.check_config(changed(change))
@@ -59,12 +65,15 @@ def edit(repo: Path, change) -> None:
     path.write_text(yaml.safe_dump(data))
 
 
-@pytest.mark.parametrize("change, pieces", [
-    (lambda d: d["quick"]["regimes"][0].update(bottleneck=True), ("quick", "jit_tiny", "bottleneck")),
-    (lambda d: d["smoke"]["noise"].update(t_eps=0.7), ("smoke.noise.t_eps", "0.5")),
-    (lambda d: d["smoke"]["sample"].update(steps=0), ("smoke.sample.steps", "minimum")),
-    (lambda d: d["quick"].update(losses=["x", "noise"]), ("quick.losses.1", "x, eps, v")),
-])
+@pytest.mark.parametrize(
+    "change, pieces",
+    [
+        (lambda d: d["quick"]["regimes"][0].update(bottleneck=True), ("quick", "jit_tiny", "bottleneck")),
+        (lambda d: d["smoke"]["noise"].update(t_eps=0.7), ("smoke.noise.t_eps", "0.5")),
+        (lambda d: d["smoke"]["sample"].update(steps=0), ("smoke.sample.steps", "minimum")),
+        (lambda d: d["quick"].update(losses=["x", "noise"]), ("quick.losses.1", "x, eps, v")),
+    ],
+)
 def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy, change, pieces):
     edit(workflow_copy, change)
     out = snakemake(workflow_copy, "-n", "results/smoke/pred_loss_space/report.md", check=False)

@@ -193,8 +193,12 @@ def test_gaussian_stats_are_float64_mean_and_covariance():
 
 
 def grid_frame(value_of, seeds=(0,)):
-    rows = [{"pred": p, "loss": loss, "seed": s, "value": value_of(p, loss, s)}
-            for p in spaces.SPACES for loss in spaces.SPACES for s in seeds]
+    rows = [
+        {"pred": p, "loss": loss, "seed": s, "value": value_of(p, loss, s)}
+        for p in spaces.SPACES
+        for loss in spaces.SPACES
+        for s in seeds
+    ]
     return pd.DataFrame(rows)
 
 

@@ -50,14 +50,17 @@ def same_state(a: dict, b: dict) -> bool:
 # --------------------------------------------------------------------------- architectures
 
 
-@pytest.mark.parametrize("arch, spec, shape", [
-    ("unet_tiny", {"channels": 1}, IMAGE),
-    ("unet_tiny", {"channels": 3, "base": 16}, (3, 8, 8)),
-    ("jit_tiny", {"image_size": 16, "channels": 1}, IMAGE),
-    ("jit_tiny_bn", {"image_size": 16, "channels": 1}, IMAGE),
-    ("jit_tiny", {"image_size": 8, "channels": 3, "patch": 2, "width": 32, "depth": 1, "heads": 2}, (3, 8, 8)),
-    ("mlp_toy", {"dim": 8}, (8,)),
-])
+@pytest.mark.parametrize(
+    "arch, spec, shape",
+    [
+        ("unet_tiny", {"channels": 1}, IMAGE),
+        ("unet_tiny", {"channels": 3, "base": 16}, (3, 8, 8)),
+        ("jit_tiny", {"image_size": 16, "channels": 1}, IMAGE),
+        ("jit_tiny_bn", {"image_size": 16, "channels": 1}, IMAGE),
+        ("jit_tiny", {"image_size": 8, "channels": 3, "patch": 2, "width": 32, "depth": 1, "heads": 2}, (3, 8, 8)),
+        ("mlp_toy", {"dim": 8}, (8,)),
+    ],
+)
 def test_each_architecture_returns_the_input_shape(arch, spec, shape):
     model = models.build_model(arch, spec)
     z = torch.randn(3, *shape)
@@ -67,8 +70,9 @@ def test_each_architecture_returns_the_input_shape(arch, spec, shape):
 
 
 def test_parameter_counts_are_tiny():
-    counts = {arch: sum(p.numel() for p in models.build_model(arch, {"dim": 512}).parameters())
-              for arch in models.ARCHS}
+    counts = {
+        arch: sum(p.numel() for p in models.build_model(arch, {"dim": 512}).parameters()) for arch in models.ARCHS
+    }
     assert 100_000 <= counts["unet_tiny"] <= 350_000
     assert 100_000 <= counts["jit_tiny"] <= 400_000
     assert counts["jit_tiny_bn"] < counts["jit_tiny"]
@@ -100,14 +104,17 @@ def test_build_model_rejects_unknown_arch_and_keys():
         models.build_model("jit_tiny", {"image_size": 16, "patch": 5})
 
 
-@pytest.mark.parametrize("arch, spec, expected, dim", [
-    ("jit_tiny", {"patch": 4, "width": 64, "channels": 1}, False, 16),
-    ("jit_tiny_bn", {"patch": 16, "width": 32, "channels": 1}, True, 256),
-    ("jit_tiny", {"patch": 4, "width": 32, "channels": 3}, True, 48),
-    ("mlp_toy", {"dim": 512, "width": 64}, True, 512),
-    ("mlp_toy", {"dim": 16, "width": 64}, False, 16),
-    ("unet_tiny", {"channels": 1}, False, None),
-])
+@pytest.mark.parametrize(
+    "arch, spec, expected, dim",
+    [
+        ("jit_tiny", {"patch": 4, "width": 64, "channels": 1}, False, 16),
+        ("jit_tiny_bn", {"patch": 16, "width": 32, "channels": 1}, True, 256),
+        ("jit_tiny", {"patch": 4, "width": 32, "channels": 3}, True, 48),
+        ("mlp_toy", {"dim": 512, "width": 64}, True, 512),
+        ("mlp_toy", {"dim": 16, "width": 64}, False, 16),
+        ("unet_tiny", {"channels": 1}, False, None),
+    ],
+)
 def test_has_bottleneck(arch, spec, expected, dim):
     assert models.has_bottleneck(arch, spec) is expected
     assert models.token_dim(arch, spec) == dim
@@ -141,8 +148,11 @@ def test_feature_net_features_and_training():
 
 def resumed_at(caplog) -> list[int]:
     """The steps the loop logged resuming at ("<name>: resuming from checkpoint <path> at step <k> of <n>")."""
-    found = (re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
-             for r in caplog.records if r.name == "neurips26.loop")
+    found = (
+        re.search(r": resuming from checkpoint .* at step (\d+) of \d+$", r.getMessage())
+        for r in caplog.records
+        if r.name == "neurips26.loop"
+    )
     return [int(m.group(1)) for m in found if m]
 
 
@@ -167,8 +177,9 @@ def test_feature_net_killed_after_a_checkpoint_resumes_bit_identically(tmp_path,
         monkeypatch.setattr(training.F, "cross_entropy", real)
         assert torch.load(settings.checkpoint, weights_only=False)["step"] == 10
         assert resumed_at(caplog) == []  # the first run started afresh
-        resumed, accuracy_resumed = training.train_feature_net(x, y, steps=20, batch=64, lr=3e-3, seed=0,
-                                                               settings=settings)
+        resumed, accuracy_resumed = training.train_feature_net(
+            x, y, steps=20, batch=64, lr=3e-3, seed=0, settings=settings
+        )
     assert resumed_at(caplog) == [10]  # the rerun resumed from the checkpoint of step 10, not from step 0
     assert same_state(whole.state_dict(), resumed.state_dict()) and accuracy == accuracy_resumed
 
@@ -261,10 +272,16 @@ def test_divergence_raises_floating_point_error():
         train(toy_model(), nan_data, pred="eps", loss="eps")
 
 
-@pytest.mark.parametrize("bad, match", [
-    (dict(pred="y"), "prediction space 'y'"), (dict(loss="z"), "loss space 'z'"),
-    (dict(p_std=0.0), "P_std"), (dict(t_eps=0.5), "t_eps"), (dict(lr=0.0), "learning rate"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        (dict(pred="y"), "prediction space 'y'"),
+        (dict(loss="z"), "loss space 'z'"),
+        (dict(p_std=0.0), "P_std"),
+        (dict(t_eps=0.5), "t_eps"),
+        (dict(lr=0.0), "learning rate"),
+    ],
+)
 def test_train_rejects_bad_settings(bad, match):
     with pytest.raises(ValueError, match=match):
         train(toy_model(), toy_data(), **bad)
@@ -313,14 +330,24 @@ def test_denoise_errors_columns_and_amplification():
     x = toy_data(64)
     for pred in spaces.SPACES:
         frame = sampling.denoise_errors(toy_model(), x, pred, t_grid, seed=0)
-        assert list(frame.columns) == ["t", "mse_x", "mse_eps", "mse_v", "amp_x_emp", "amp_x_theory",
-                                       "amp_v_emp", "amp_v_theory"]
+        assert list(frame.columns) == [
+            "t",
+            "mse_x",
+            "mse_eps",
+            "mse_v",
+            "amp_x_emp",
+            "amp_x_theory",
+            "amp_v_emp",
+            "amp_v_theory",
+        ]
         assert frame["t"].tolist() == t_grid
         assert (frame[["mse_x", "mse_eps", "mse_v"]] > 0).all().all()
-        torch.testing.assert_close(torch.tensor(frame["amp_x_emp"].values), torch.tensor(frame["amp_x_theory"].values),
-                                   rtol=1e-6, atol=0)
-        torch.testing.assert_close(torch.tensor(frame["amp_v_emp"].values), torch.tensor(frame["amp_v_theory"].values),
-                                   rtol=1e-6, atol=0)
+        torch.testing.assert_close(
+            torch.tensor(frame["amp_x_emp"].values), torch.tensor(frame["amp_x_theory"].values), rtol=1e-6, atol=0
+        )
+        torch.testing.assert_close(
+            torch.tensor(frame["amp_v_emp"].values), torch.tensor(frame["amp_v_theory"].values), rtol=1e-6, atol=0
+        )
     ideal = sampling.denoise_errors(Oracle(x[:1], "x"), x[:1].expand(8, -1), "x", t_grid, seed=0)
     assert ideal["mse_x"].abs().max() == 0
     assert ideal["mse_v"].max() < 1e-10
@@ -342,11 +369,18 @@ def test_the_torch_free_architecture_table_matches_the_model_classes():
         assert set(architectures.ARCH_PARAMS[arch]) == set(inspect.signature(models._class_of(arch)).parameters), arch
 
 
-@pytest.mark.parametrize("arch, spec, shape", [
-    ("jit_tiny", {"patch": 4, "width": 32, "depth": 1, "heads": 2, "channels": 1, "image_size": 16}, (2, 1, 16, 16)),
-    ("unet_tiny", {"base": 16, "mults": [1, 2], "channels": 1, "image_size": 16}, (2, 1, 16, 16)),
-    ("mlp_toy", {"width": 16, "depth": 3, "dim": 8}, (2, 8)),
-])
+@pytest.mark.parametrize(
+    "arch, spec, shape",
+    [
+        (
+            "jit_tiny",
+            {"patch": 4, "width": 32, "depth": 1, "heads": 2, "channels": 1, "image_size": 16},
+            (2, 1, 16, 16),
+        ),
+        ("unet_tiny", {"base": 16, "mults": [1, 2], "channels": 1, "image_size": 16}, (2, 1, 16, 16)),
+        ("mlp_toy", {"width": 16, "depth": 3, "dim": 8}, (2, 8)),
+    ],
+)
 def test_forward_creates_no_tensor_off_the_models_device(arch, spec, shape):
     # on the meta device any CPU tensor made inside forward is an error, as a CPU tensor is on a GPU
     # (the GPU probe found the time embedding's frequencies made on the CPU)

@@ -32,23 +32,46 @@ def _metrics(rng, seeds=(0, 1)) -> pd.DataFrame:
                 for seed in seeds:
                     amp = plots.amplification_curve(pred, t)
                     mse_x = 0.01 * amp**2 * (1 + rng.uniform(size=len(t)))
-                    per_t = pd.DataFrame({
-                        "t": t, "mse_x": mse_x, "mse_eps": mse_x * (t / (1 - t)) ** 2,
-                        "mse_v": mse_x / (1 - t) ** 2, "amp_x_emp": amp * (1 + 1e-4), "amp_x_theory": amp,
-                        "amp_v_emp": 1 / (1 - t), "amp_v_theory": 1 / (1 - t),
-                    })
+                    per_t = pd.DataFrame(
+                        {
+                            "t": t,
+                            "mse_x": mse_x,
+                            "mse_eps": mse_x * (t / (1 - t)) ** 2,
+                            "mse_v": mse_x / (1 - t) ** 2,
+                            "amp_x_emp": amp * (1 + 1e-4),
+                            "amp_x_theory": amp,
+                            "amp_v_emp": 1 / (1 - t),
+                            "amp_v_theory": 1 / (1 - t),
+                        }
+                    )
                     fd = float(rng.uniform(0.5, 50.0))
                     if (dataset, pred, loss, seed) == ("toy_D512", "eps", "eps", 1):
                         fd = float("inf")  # a diverged seed
                     if (dataset, pred, loss) == ("digits16", "eps", "v"):
                         fd = float("nan")  # too few finite samples to score
-                    run_level = {"mse": float(mse_x.mean()), "fd": fd, "sw": 0.1, "nonfinite": 0.0,
-                                 "loss_native_final": 0.1, "loss_x_final": 0.1, "train_seconds": 1.0}
+                    run_level = {
+                        "mse": float(mse_x.mean()),
+                        "fd": fd,
+                        "sw": 0.1,
+                        "nonfinite": 0.0,
+                        "loss_native_final": 0.1,
+                        "loss_x_final": 0.1,
+                        "train_seconds": 1.0,
+                    }
                     if dataset.startswith("toy_"):
                         run_level["off_manifold"] = 0.01
-                    frames.append(evaluation.metrics_frame(per_t, run_level, dataset=dataset, arch=arch,
-                                                           bottleneck=bottleneck, pred=pred, loss=loss,
-                                                           seed=seed))
+                    frames.append(
+                        evaluation.metrics_frame(
+                            per_t,
+                            run_level,
+                            dataset=dataset,
+                            arch=arch,
+                            bottleneck=bottleneck,
+                            pred=pred,
+                            loss=loss,
+                            seed=seed,
+                        )
+                    )
     frame = pd.concat(frames, ignore_index=True)
     frame["git_commit"] = "abc"
     frame["config_hash"] = "def"
@@ -95,10 +118,10 @@ def test_numpy_formulas_match_spaces():
     t = np.linspace(0.0, 1.0, 101)
     tt = torch.from_numpy(t)
     for space in spaces.SPACES:
-        np.testing.assert_allclose(plots.loss_weight_curve(space, t, 0.05),
-                                   spaces.loss_weight(space, tt, 0.05).numpy())
-        np.testing.assert_allclose(plots.amplification_curve(space, t, 1e-3),
-                                   spaces.amplification(space, tt, t_min=1e-3).numpy())
+        np.testing.assert_allclose(plots.loss_weight_curve(space, t, 0.05), spaces.loss_weight(space, tt, 0.05).numpy())
+        np.testing.assert_allclose(
+            plots.amplification_curve(space, t, 1e-3), spaces.amplification(space, tt, t_min=1e-3).numpy()
+        )
 
 
 def test_logit_normal_density_matches_sample_t():
@@ -180,7 +203,12 @@ def test_image_mosaic_skips_nothing_it_is_not_given():
 
 def test_parse_run():
     assert plots.parse_run("toy_D512/mlp_toy/xxeps/s2") == {
-        "dataset": "toy_D512", "arch": "mlp_toy", "pred": "x", "loss": "eps", "seed": 2}
+        "dataset": "toy_D512",
+        "arch": "mlp_toy",
+        "pred": "x",
+        "loss": "eps",
+        "seed": 2,
+    }
     assert plots.parse_run("digits16/jit_tiny_bn/vxx/s0")["pred"] == "v"
     with pytest.raises(ValueError):
         plots.parse_run("digits16/jit_tiny/yxx/s0")
@@ -205,8 +233,11 @@ def test_figures_script(metrics, rng, tmp_path):
     results.mkdir(parents=True)
     frame.to_parquet(metrics_path)
     samples, projections = _samples(rng, seeds=(0, 1))
-    save_npz(results / "data" / "toy_D512.npz", projection=projections["toy_D512"],
-             x_train=np.zeros((4, TOY_DIM), dtype=np.float32))
+    save_npz(
+        results / "data" / "toy_D512.npz",
+        projection=projections["toy_D512"],
+        x_train=np.zeros((4, TOY_DIM), dtype=np.float32),
+    )
     runs, paths = [], []
     for run, array in samples.items():
         path = results / "runs" / run / "samples.npz"
@@ -219,7 +250,10 @@ def test_figures_script(metrics, rng, tmp_path):
         input=SimpleNamespace(metrics=str(metrics_path), samples=paths),
         output=SimpleNamespace(**outputs),
         params=SimpleNamespace(noise=NOISE, runs=runs),
-        log=[str(tmp_path / "figures.log")], rule="pred_loss_space_figures", wildcards={}, threads=1,
+        log=[str(tmp_path / "figures.log")],
+        rule="pred_loss_space_figures",
+        wildcards={},
+        threads=1,
     )
     runpy.run_path(str(ROOT / "scripts" / "pred_loss_space" / "figures.py"), init_globals={"snakemake": smk})
     for path in outputs.values():

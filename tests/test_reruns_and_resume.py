@@ -34,8 +34,11 @@ def rule_scripts() -> dict[str, str]:
 
 RULE_SCRIPTS = rule_scripts()
 RULE_LIBRARY = {rule: set(library_files(ROOT / script, ROOT / "src")) for rule, script in RULE_SCRIPTS.items()}
-TRAINING_RULES = sorted(rule for rule, script in RULE_SCRIPTS.items()  # scripts that set up the shared loop
-                        if "LoopSettings(" in (ROOT / script).read_text())
+TRAINING_RULES = sorted(
+    rule
+    for rule, script in RULE_SCRIPTS.items()  # scripts that set up the shared loop
+    if "LoopSettings(" in (ROOT / script).read_text()
+)
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +90,10 @@ def test_editing_a_library_module_reruns_exactly_the_jobs_whose_scripts_reach_it
         for f in files:
             usage[f] = usage.get(f, 0) + 1
     paper_module = "src/neurips26/symm_optim/optimizers.py"  # reached only through relative imports
-    common_module = min((f for f in usage if "/common/" in f and f.endswith(".py")
-                         and not f.endswith("__init__.py")), key=lambda f: (usage[f], f))
+    common_module = min(
+        (f for f in usage if "/common/" in f and f.endswith(".py") and not f.endswith("__init__.py")),
+        key=lambda f: (usage[f], f),
+    )
     for module in ("src/neurips26/thresh_mcts/theory.py", paper_module, common_module):
         expected = {r for r in in_dag if module in RULE_LIBRARY.get(r, ())}
         assert expected and expected != in_dag, module
@@ -111,11 +116,17 @@ EXEMPT = "does not use the shared training loop"  # a module that backpropagates
 
 
 def test_every_library_module_that_trains_runs_in_the_shared_loop():
-    trainers = {f for files in RULE_LIBRARY.values() for f in files
-                if re.search(r"\.backward\(", (ROOT / f).read_text())}
+    trainers = {
+        f for files in RULE_LIBRARY.values() for f in files if re.search(r"\.backward\(", (ROOT / f).read_text())
+    }
     assert trainers
-    outside = sorted(f for f in trainers if "neurips26.common import loop" not in (ROOT / f).read_text()
-                     and "neurips26.common.loop" not in (ROOT / f).read_text() and EXEMPT not in (ROOT / f).read_text())
+    outside = sorted(
+        f
+        for f in trainers
+        if "neurips26.common import loop" not in (ROOT / f).read_text()
+        and "neurips26.common.loop" not in (ROOT / f).read_text()
+        and EXEMPT not in (ROOT / f).read_text()
+    )
     assert not outside, f"modules that train outside common.loop without saying why ('{EXEMPT}'): {outside}"
     assert TRAINING_RULES
 
@@ -159,7 +170,8 @@ def same_output(path: Path, reference: Path) -> None:
 
 
 def test_each_training_rule_killed_after_its_first_checkpoint_resumes_to_the_same_results(
-        smoke_copy, pristine_smoke, tmp_path):
+    smoke_copy, pristine_smoke, tmp_path
+):
     summary = snakemake(smoke_copy, "--summary", *TARGETS).stdout.splitlines()
     outputs: dict[str, list[tuple[str, str]]] = {}
     for line in summary[1:]:
@@ -175,12 +187,19 @@ def test_each_training_rule_killed_after_its_first_checkpoint_resumes_to_the_sam
     targets = {rule: outputs[rule][0] for rule in targets}
     markers = tmp_path / "killed"
     run = snakemake(
-        smoke_copy, "-c2", *[out for out, _ in targets.values()], "--retries", "1",
-        "--forcerun", *sorted(targets),
+        smoke_copy,
+        "-c2",
+        *[out for out, _ in targets.values()],
+        "--retries",
+        "1",
+        "--forcerun",
+        *sorted(targets),
         env={"NEURIPS26_TEST_FAULT": f"{','.join(sorted(targets))}:kill_after_checkpoint:{markers}"},
     )
     killed = len(list(markers.glob("*.killed")))
-    assert killed == len(targets), f"{killed} of {len(targets)} jobs were killed after a checkpoint\n{run.stderr[-3000:]}"
+    assert killed == len(targets), (
+        f"{killed} of {len(targets)} jobs were killed after a checkpoint\n{run.stderr[-3000:]}"
+    )
     for rule, (output, log) in sorted(targets.items()):
         job_outputs = [o for o, _ in outputs[rule] if _ == log]  # every output of the same job
         for out in job_outputs:

@@ -14,8 +14,14 @@ from conftest import ROOT, expect_config_error, snakemake
 from neurips26.common.imports import reached
 
 RULE_FILES = sorted((ROOT / "rules").rglob("*.smk"))
-IMPORT_TO_PACKAGE = {"sklearn": "scikit-learn", "skimage": "scikit-image", "ot": "pot", "yaml": "pyyaml", "PIL": "pillow",
-                     "cocoex": "coco-experiment"}
+IMPORT_TO_PACKAGE = {
+    "sklearn": "scikit-learn",
+    "skimage": "scikit-image",
+    "ot": "pot",
+    "yaml": "pyyaml",
+    "PIL": "pillow",
+    "cocoex": "coco-experiment",
+}
 
 
 def rule_blocks() -> dict[str, str]:
@@ -44,7 +50,9 @@ def test_snakefmt_leaves_every_file_unchanged():
 
     proc = subprocess.run(
         [str(Path(sys.executable).with_name("snakefmt")), "--check", "workflow", "rules"],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -56,7 +64,9 @@ def test_every_rule_declares_log_benchmark_conda_resources(rule):
         return
     assert directive(block, "log"), f"{rule} has no log:"
     assert directive(block, "conda"), f"{rule} has no conda:"
-    assert re.search(r"^        mem_mb=", block, re.M) and re.search(r"^        runtime=", block, re.M), f"{rule} lacks mem_mb/runtime"
+    assert re.search(r"^        mem_mb=", block, re.M) and re.search(r"^        runtime=", block, re.M), (
+        f"{rule} lacks mem_mb/runtime"
+    )
     cached = re.search(r"^    cache: True", block, re.M)
     # Snakemake forbids benchmark: on rules cached between workflows (downloads)
     assert bool(directive(block, "benchmark")) != bool(cached), f"{rule}: benchmark xor cache"
@@ -101,8 +111,15 @@ def test_slurm_profile_dry_runs_the_paper_scale_dag_within_seconds():
     # that the dry run exercises the executor, resources and the DAG without creating environments
     start = time.perf_counter()
     out = snakemake(
-        ROOT, "--profile", "profiles/slurm", "--sdm", "env-modules", "-n", "results/paper/amortized_ot/report.md",
-        "--quiet", "rules",
+        ROOT,
+        "--profile",
+        "profiles/slurm",
+        "--sdm",
+        "env-modules",
+        "-n",
+        "results/paper/amortized_ot/report.md",
+        "--quiet",
+        "rules",
     )
     seconds = time.perf_counter() - start
     text = out.stdout + out.stderr
@@ -126,7 +143,10 @@ def test_the_local_cluster_profile_only_adds_what_the_local_cluster_needs():
     users = yaml.safe_load((ROOT / "profiles/slurm/config.yaml").read_text())
     local = yaml.safe_load((ROOT / "profiles/slurm-local/config.yaml").read_text())
     assert set(local) <= {
-        "default-resources", "jobs", "latency-wait", "software-deployment-method",
+        "default-resources",
+        "jobs",
+        "latency-wait",
+        "software-deployment-method",
         "slurm-init-seconds-before-status-checks",
     }
     # a key in the second profile replaces the first's: the defaults are restated, and only the account added
@@ -176,13 +196,18 @@ def test_unknown_default_scale_stops_the_run(workflow_copy):
 
 
 def test_unknown_scale_in_a_target_path_names_the_allowed_scales(workflow_copy):
-    expect_config_error(workflow_copy, "results/huge/amortized_ot/report.md", must_contain=("unknown scale 'huge'", "smoke, quick, paper"))
+    expect_config_error(
+        workflow_copy,
+        "results/huge/amortized_ot/report.md",
+        must_contain=("unknown scale 'huge'", "smoke, quick, paper"),
+    )
 
 
 def test_gpw_without_a_file_explains_how_to_obtain_it(workflow_copy):
     edit_paper_config(workflow_copy, lambda d: d["paper"]["sphere"].update(source="gpw", gpw_path="/nowhere/gpw.tif"))
     expect_config_error(
-        workflow_copy, "results/paper/amortized_ot/pairs/sphere.npz",
+        workflow_copy,
+        "results/paper/amortized_ot/pairs/sphere.npz",
         must_contain=("sphere.gpw_path is '/nowhere/gpw.tif'", "Earthdata", "SEDAC"),
     )
 
@@ -197,7 +222,9 @@ def test_gpw_population_becomes_the_sphere_supply(workflow_copy, tmp_path):
     grid = np.zeros((18, 36), dtype=np.float32)
     grid[:9] = 50.0
     tifffile.imwrite(tmp_path / "gpw.tif", grid)
-    edit_paper_config(workflow_copy, lambda d: d["smoke"]["sphere"].update(source="gpw", gpw_path=str(tmp_path / "gpw.tif")))
+    edit_paper_config(
+        workflow_copy, lambda d: d["smoke"]["sphere"].update(source="gpw", gpw_path=str(tmp_path / "gpw.tif"))
+    )
     snakemake(workflow_copy, "-c1", "results/smoke/amortized_ot/pairs/sphere.npz")
     train = unpack(load_npz(workflow_copy / "results/smoke/amortized_ot/pairs/sphere.npz"), "train")
     np.testing.assert_allclose(train["a"], np.broadcast_to(train["a"][0], train["a"].shape))  # one supply

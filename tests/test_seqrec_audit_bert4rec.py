@@ -22,8 +22,9 @@ from neurips26.seqrec_audit.bert4rec import (
 from neurips26.seqrec_audit.metrics import metrics_from_scores
 from neurips26.seqrec_audit.sasrec import IGNORE
 
-TINY = BERT4RecConfig(d_model=16, n_blocks=2, n_heads=2, maxlen=8, dropout=0.0, mask_prob=0.3,
-                      lr=1e-2, batch=16, epochs=1)
+TINY = BERT4RecConfig(
+    d_model=16, n_blocks=2, n_heads=2, maxlen=8, dropout=0.0, mask_prob=0.3, lr=1e-2, batch=16, epochs=1
+)
 CYCLE = 7  # items 0..6, each followed by the next one mod 7
 
 
@@ -73,8 +74,7 @@ def test_left_padding_does_not_change_the_real_positions():
     np.testing.assert_allclose(batch[1], single[0], rtol=1e-5, atol=1e-5)
     # only the last maxlen - 1 items are read, then [MASK]
     long = np.arange(15) % 20
-    np.testing.assert_allclose(score_bert4rec(model, [long]), score_bert4rec(model, [long[-7:]]),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(score_bert4rec(model, [long]), score_bert4rec(model, [long[-7:]]), rtol=1e-5, atol=1e-5)
     with torch.no_grad():
         direct = model.logits(model(torch.tensor([[*(long[-7:] + 1), 21]]))[:, -1])
     np.testing.assert_allclose(score_bert4rec(model, [long]), direct.numpy(), rtol=1e-5, atol=1e-5)
@@ -86,10 +86,12 @@ def test_left_padding_does_not_change_the_real_positions():
 
 def test_item_windows_hold_every_item_once_in_time_order():
     sequences = [np.arange(6), np.array([9]), np.array([7, 8])]
-    assert item_windows(sequences, n_items=10, maxlen=3).tolist() == \
-        [[1, 2, 3], [4, 5, 6], [0, 0, 10], [0, 8, 9]]
-    assert item_windows([np.arange(7), np.array([], dtype=np.int64)], 10, 3).tolist() == \
-        [[0, 0, 1], [2, 3, 4], [5, 6, 7]]
+    assert item_windows(sequences, n_items=10, maxlen=3).tolist() == [[1, 2, 3], [4, 5, 6], [0, 0, 10], [0, 8, 9]]
+    assert item_windows([np.arange(7), np.array([], dtype=np.int64)], 10, 3).tolist() == [
+        [0, 0, 1],
+        [2, 3, 4],
+        [5, 6, 7],
+    ]
     with pytest.raises(ValueError, match="empty"):
         item_windows([np.array([], dtype=np.int64)], n_items=10, maxlen=3)
     with pytest.raises(ValueError, match="outside"):
@@ -124,8 +126,10 @@ def test_learns_a_deterministic_cycle_to_full_next_item_accuracy():
     # Windows of 2 to 8 items; a short one whose items are all masked cannot be solved, so the
     # training loss stays above 0.
     rng = np.random.default_rng(0)
-    train = [(start + np.arange(length)) % CYCLE
-             for start, length in zip(rng.integers(CYCLE, size=200), rng.integers(2, 9, size=200))]
+    train = [
+        (start + np.arange(length)) % CYCLE
+        for start, length in zip(rng.integers(CYCLE, size=200), rng.integers(2, 9, size=200))
+    ]
     config = replace(TINY, d_model=32, lr=3e-3, epochs=30)
     model, rows = train_bert4rec(train, CYCLE, None, None, config)
     assert rows[-1]["train_loss"] < 0.5 < 1.5 < rows[0]["train_loss"]
@@ -146,16 +150,26 @@ def test_same_seed_same_run_and_the_best_validation_epoch_is_kept():
     assert torch.equal(torch.get_rng_state(), rng_before)  # the caller's torch RNG is untouched
     second, rows_second = train_bert4rec(train, CYCLE, histories, targets, config)
     strip = ("seconds", "tokens_per_s")
-    assert [{k: v for k, v in r.items() if k not in strip} for r in rows_first] == \
-           [{k: v for k, v in r.items() if k not in strip} for r in rows_second]
+    assert [{k: v for k, v in r.items() if k not in strip} for r in rows_first] == [
+        {k: v for k, v in r.items() if k not in strip} for r in rows_second
+    ]
     for name, value in first.state_dict().items():
         assert torch.equal(value, second.state_dict()[name]), name
     _, rows_other = train_bert4rec(train, CYCLE, histories, targets, replace(config, seed=1))
     assert rows_other[0]["train_loss"] != rows_first[0]["train_loss"]
 
     assert [r["epoch"] for r in rows_first] == [1, 2, 3, 4]
-    assert set(rows_first[0]) == {"epoch", "train_loss", "tokens", "seconds", "tokens_per_s",
-                                  "valid_ndcg10", "valid_recall10", "valid_nll", "best"}
+    assert set(rows_first[0]) == {
+        "epoch",
+        "train_loss",
+        "tokens",
+        "seconds",
+        "tokens_per_s",
+        "valid_ndcg10",
+        "valid_recall10",
+        "valid_nll",
+        "best",
+    }
     assert all(r["tokens"] == 24 * 6 for r in rows_first)  # every training item once an epoch
     assert sum(r["best"] for r in rows_first) == 1
     best = max(rows_first, key=lambda r: r["valid_ndcg10"])
@@ -204,10 +218,23 @@ def test_scores_are_a_float32_users_by_items_matrix():
         score_bert4rec(model, [np.array([1]), np.array([], dtype=np.int64)])
 
 
-@pytest.mark.parametrize("field, value", [("d_model", 10), ("n_blocks", 0), ("n_heads", 0),
-                                          ("dropout", 1.0), ("mask_prob", 0.0), ("mask_prob", 1.0),
-                                          ("lr", 0.0), ("epochs", -1), ("maxlen", 1),
-                                          ("maxlen", 2.5), ("batch", True), ("seed", -1)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("d_model", 10),
+        ("n_blocks", 0),
+        ("n_heads", 0),
+        ("dropout", 1.0),
+        ("mask_prob", 0.0),
+        ("mask_prob", 1.0),
+        ("lr", 0.0),
+        ("epochs", -1),
+        ("maxlen", 1),
+        ("maxlen", 2.5),
+        ("batch", True),
+        ("seed", -1),
+    ],
+)
 def test_config_refuses_bad_settings(field, value):
     overrides = {"n_heads": 4} if field == "d_model" else {}
     with pytest.raises(ValueError, match=field if field != "d_model" else "divisible"):
@@ -216,7 +243,6 @@ def test_config_refuses_bad_settings(field, value):
 
 def test_validation_targets_must_match_histories():
     with pytest.raises(ValueError, match="3 validation targets for 2 histories"):
-        train_bert4rec(cycle_sequences(4, 4), CYCLE, cycle_sequences(2, 3), np.array([1, 2, 3]),
-                       TINY)
+        train_bert4rec(cycle_sequences(4, 4), CYCLE, cycle_sequences(2, 3), np.array([1, 2, 3]), TINY)
     with pytest.raises(ValueError, match="both"):
         train_bert4rec(cycle_sequences(4, 4), CYCLE, cycle_sequences(2, 3), None, TINY)

@@ -16,22 +16,40 @@ TRAINED = ("sasrec", "bert4rec")
 
 # NDCG@10 per dataset and method, where every claim holds (the per-run values jitter around these)
 SCORES = {
-    "shortcut_rich": {"pop": 0.02, "markov1": 0.70, "itemknn_last": 0.50, "sasrec": 0.66, "bert4rec": 0.55,
-                      "tgh1": 0.74, "tgh2": 0.72},
-    "shortcut_poor": {"pop": 0.01, "markov1": 0.05, "itemknn_last": 0.04, "sasrec": 0.09, "bert4rec": 0.07,
-                      "tgh1": 0.055, "tgh2": 0.06},
+    "shortcut_rich": {
+        "pop": 0.02,
+        "markov1": 0.70,
+        "itemknn_last": 0.50,
+        "sasrec": 0.66,
+        "bert4rec": 0.55,
+        "tgh1": 0.74,
+        "tgh2": 0.72,
+    },
+    "shortcut_poor": {
+        "pop": 0.01,
+        "markov1": 0.05,
+        "itemknn_last": 0.04,
+        "sasrec": 0.09,
+        "bert4rec": 0.07,
+        "tgh1": 0.055,
+        "tgh2": 0.06,
+    },
     "only_lowbranch": {"pop": 0.01, "markov1": 0.40, "sasrec": 0.42, "bert4rec": 0.35, "tgh1": 0.41, "tgh2": 0.40},
     "only_smooth": {"pop": 0.01, "markov1": 0.25, "sasrec": 0.30, "bert4rec": 0.22, "tgh1": 0.20, "tgh2": 0.19},
     "ml100k": {"pop": 0.025, "markov1": 0.09, "sasrec": 0.08, "bert4rec": 0.06, "tgh1": 0.10, "tgh2": 0.095},
 }
 # (cov1, FeatAUC, HD) per dataset: shortcut-rich regimes high cov1 / FeatAUC, low HD
-DIAGNOSTICS = {"shortcut_rich": (0.8, 0.9, -0.1), "shortcut_poor": (0.1, 0.6, 0.5),
-               "only_lowbranch": (0.7, 0.6, 0.4), "only_smooth": (0.2, 0.9, -0.05), "ml100k": (0.35, 0.7, 0.3)}
+DIAGNOSTICS = {
+    "shortcut_rich": (0.8, 0.9, -0.1),
+    "shortcut_poor": (0.1, 0.6, 0.5),
+    "only_lowbranch": (0.7, 0.6, 0.4),
+    "only_smooth": (0.2, 0.9, -0.05),
+    "ml100k": (0.35, 0.7, 0.3),
+}
 SYNTHETIC = ("shortcut_rich", "shortcut_poor", "only_lowbranch", "only_smooth")
 
 
-def world(scores=None, diagnostics=None, data_seeds=(0, 1, 2), real_seeds=(0, 1, 2), jitter=0.005,
-          drop=()):
+def world(scores=None, diagnostics=None, data_seeds=(0, 1, 2), real_seeds=(0, 1, 2), jitter=0.005, drop=()):
     """(runs, run_diagnostics, gains) as tables.py writes them: each synthetic regime on `data_seeds` with trained
     seed 0, ML-100k on data seed 0 with trained seeds `real_seeds`; every value jitters by a fixed random relative
     amount of size `jitter`. `drop`: (dataset, method) pairs left out of every run."""
@@ -41,14 +59,21 @@ def world(scores=None, diagnostics=None, data_seeds=(0, 1, 2), real_seeds=(0, 1,
     rows, diag_rows = [], []
     for dataset, by_method in scores.items():
         synthetic = dataset in SYNTHETIC
-        for data_seed in (data_seeds if synthetic else (0,)):
+        for data_seed in data_seeds if synthetic else (0,):
             for method, value in by_method.items():
                 if (dataset, method) in drop:
                     continue
                 seeds = ((0,) if synthetic else real_seeds) if method in TRAINED else (-1,)
                 for seed in seeds:
-                    rows.append({"dataset": dataset, "data_seed": data_seed, "seed": seed, "method": method,
-                                 "value": value * (1 + jitter * rng.standard_normal())})
+                    rows.append(
+                        {
+                            "dataset": dataset,
+                            "data_seed": data_seed,
+                            "seed": seed,
+                            "method": method,
+                            "value": value * (1 + jitter * rng.standard_normal()),
+                        }
+                    )
             if dataset in diagnostics:
                 cov1, auc, hd = diagnostics[dataset]
                 diag_rows.append({"dataset": dataset, "data_seed": data_seed, "cov1": cov1, "FeatAUC": auc, "HD": hd})
@@ -122,13 +147,15 @@ def test_every_defined_claim_is_measured_once_and_c1_is_the_hard_one():
 
 
 def test_runs_pair_each_trained_seed_with_the_training_free_scores_of_its_data_seed():
-    runs = pd.DataFrame([
-        {"dataset": "d", "data_seed": 0, "seed": -1, "method": "tgh1", "value": 0.5},
-        {"dataset": "d", "data_seed": 1, "seed": -1, "method": "tgh1", "value": 0.4},
-        {"dataset": "d", "data_seed": 0, "seed": 0, "method": "sasrec", "value": 0.2},
-        {"dataset": "d", "data_seed": 0, "seed": 1, "method": "sasrec", "value": 0.3},
-        {"dataset": "d", "data_seed": 1, "seed": 0, "method": "sasrec", "value": 0.8},
-    ])
+    runs = pd.DataFrame(
+        [
+            {"dataset": "d", "data_seed": 0, "seed": -1, "method": "tgh1", "value": 0.5},
+            {"dataset": "d", "data_seed": 1, "seed": -1, "method": "tgh1", "value": 0.4},
+            {"dataset": "d", "data_seed": 0, "seed": 0, "method": "sasrec", "value": 0.2},
+            {"dataset": "d", "data_seed": 0, "seed": 1, "method": "sasrec", "value": 0.3},
+            {"dataset": "d", "data_seed": 1, "seed": 0, "method": "sasrec", "value": 0.8},
+        ]
+    )
     scores = claims.run_scores(runs, "d")
     assert list(scores.index) == [(0, 0), (0, 1), (1, 0)]
     assert scores["tgh1"].tolist() == [0.5, 0.5, 0.4] and scores["sasrec"].tolist() == [0.2, 0.3, 0.8]
@@ -138,8 +165,12 @@ def test_runs_pair_each_trained_seed_with_the_training_free_scores_of_its_data_s
 
 def test_a_run_missing_a_method_has_no_gain_and_is_left_out():
     runs, *_ = world(drop=[("shortcut_rich", "markov1")])
-    runs = pd.concat([runs, pd.DataFrame([{"dataset": "shortcut_rich", "data_seed": 0, "seed": -1,
-                                           "method": "markov1", "value": 0.7}])])
+    runs = pd.concat(
+        [
+            runs,
+            pd.DataFrame([{"dataset": "shortcut_rich", "data_seed": 0, "seed": -1, "method": "markov1", "value": 0.7}]),
+        ]
+    )
     gains = claims._gain_rows(claims.run_scores(runs, "shortcut_rich"))
     assert np.isfinite(gains.iloc[0]) and gains.iloc[1:].isna().all()
 
@@ -165,17 +196,23 @@ def test_c3_swapping_the_two_regimes_gives_the_same_verdict():
 
 
 def test_the_runs_table_lists_replicates_under_their_regime_with_their_data_seed():
-    metrics = pd.DataFrame([
-        {"dataset": "shortcut_rich", "method": "tgh1", "seed": -1, "metric": "NDCG@10", "value": 0.7},
-        {"dataset": "shortcut_rich_seed2", "method": "tgh1", "seed": -1, "metric": "NDCG@10", "value": 0.6},
-        {"dataset": "shortcut_rich_seed2", "method": "sasrec", "seed": 0, "metric": "NDCG@10", "value": 0.5},
-        {"dataset": "ml100k", "method": "tgh1", "seed": -1, "metric": "NDCG@10", "value": 0.1},
-        {"dataset": "ml100k", "method": "tgh1", "seed": -1, "metric": "Recall@10", "value": 0.2},
-    ])
+    metrics = pd.DataFrame(
+        [
+            {"dataset": "shortcut_rich", "method": "tgh1", "seed": -1, "metric": "NDCG@10", "value": 0.7},
+            {"dataset": "shortcut_rich_seed2", "method": "tgh1", "seed": -1, "metric": "NDCG@10", "value": 0.6},
+            {"dataset": "shortcut_rich_seed2", "method": "sasrec", "seed": 0, "metric": "NDCG@10", "value": 0.5},
+            {"dataset": "ml100k", "method": "tgh1", "seed": -1, "metric": "NDCG@10", "value": 0.1},
+            {"dataset": "ml100k", "method": "tgh1", "seed": -1, "metric": "Recall@10", "value": 0.2},
+        ]
+    )
     runs = summary.ndcg_runs(metrics, data_seed=0)
     assert runs[["dataset", "data_seed", "seed", "method"]].values.tolist() == [
-        ["ml100k", 0, -1, "tgh1"], ["shortcut_rich", 0, -1, "tgh1"], ["shortcut_rich", 2, -1, "tgh1"],
-        ["shortcut_rich", 2, 0, "sasrec"]]
-    diagnostics = summary.diagnostics_runs(pd.DataFrame({"dataset": ["shortcut_poor_seed1", "shortcut_poor"],
-                                                         "cov1": [0.1, 0.2]}), data_seed=0)
+        ["ml100k", 0, -1, "tgh1"],
+        ["shortcut_rich", 0, -1, "tgh1"],
+        ["shortcut_rich", 2, -1, "tgh1"],
+        ["shortcut_rich", 2, 0, "sasrec"],
+    ]
+    diagnostics = summary.diagnostics_runs(
+        pd.DataFrame({"dataset": ["shortcut_poor_seed1", "shortcut_poor"], "cov1": [0.1, 0.2]}), data_seed=0
+    )
     assert diagnostics.values.tolist() == [["shortcut_poor", 0, 0.2], ["shortcut_poor", 1, 0.1]]

@@ -1,6 +1,5 @@
 """seqrec_audit data: ordering of tied interactions, k-core, the leave-2-out split, ML-100k, the synthetic regimes."""
 
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,12 +17,14 @@ def transitions(sequences: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_sequences_break_timestamp_ties_by_file_row():
-    frame = pd.DataFrame({
-        "user": [1, 1, 1, 2, 2],
-        "item": [10, 11, 12, 20, 21],
-        "timestamp": [5, 5, 3, 7, 7],
-        "row": [2, 0, 1, 4, 3],
-    })
+    frame = pd.DataFrame(
+        {
+            "user": [1, 1, 1, 2, 2],
+            "item": [10, 11, 12, 20, 21],
+            "timestamp": [5, 5, 3, 7, 7],
+            "row": [2, 0, 1, 4, 3],
+        }
+    )
     seqs = data.interactions_to_sequences(frame)
     assert seqs["user"].tolist() == [1, 2]
     assert seqs["items"].tolist() == [[12, 11, 10], [21, 20]]
@@ -50,8 +51,13 @@ def test_k_core_needs_a_second_round():
     kept, counts = data.k_core(frame, 2)
     assert list(zip(kept["user"], kept["item"])) == [("u1", "a"), ("u1", "b"), ("u2", "a"), ("u2", "b")]
     assert counts == {
-        "users_before": 3, "items_before": 3, "interactions_before": 6,
-        "users_after": 2, "items_after": 2, "interactions_after": 4, "rounds": 2,
+        "users_before": 3,
+        "items_before": 3,
+        "interactions_before": 6,
+        "users_after": 2,
+        "items_after": 2,
+        "interactions_after": 4,
+        "rounds": 2,
     }
 
 
@@ -85,10 +91,12 @@ def test_k_core_is_the_fixed_point_of_alternating_filters():
 
 
 def test_leave_two_out_by_hand():
-    seqs = pd.DataFrame({
-        "user": [1, 2, 3, 4, 5, 6],
-        "items": [[1, 2, 3, 4], [5, 6], [2, 7, 8], [3, 1, 2], [1, 8, 7], [2, 1, 4]],
-    })
+    seqs = pd.DataFrame(
+        {
+            "user": [1, 2, 3, 4, 5, 6],
+            "items": [[1, 2, 3, 4], [5, 6], [2, 7, 8], [3, 1, 2], [1, 8, 7], [2, 1, 4]],
+        }
+    )
     split = data.leave_one_out(seqs)
     assert split.users.tolist() == [1, 3, 4, 5, 6] and split.n_dropped_short == 1
     assert [t.tolist() for t in split.train] == [[1, 2], [2], [3], [1], [2]]
@@ -98,8 +106,11 @@ def test_leave_two_out_by_hand():
     assert [h.tolist() for h in split.test_history] == [[1, 2, 3], [2, 7], [3, 1], [1, 8], [2, 1]]
     # training items {1, 2, 3}: valid 7, 8 cold; test 4 (twice), 8, 7 cold; only 4 is never seen before the test
     assert split.cold == {
-        "valid_targets_cold": 2, "valid_items_cold": 2,
-        "test_targets_cold": 4, "test_items_cold": 3, "test_items_only_target": 1,
+        "valid_targets_cold": 2,
+        "valid_items_cold": 2,
+        "test_targets_cold": 4,
+        "test_items_cold": 3,
+        "test_items_only_target": 1,
     }
 
 
@@ -112,7 +123,6 @@ def test_leave_two_out_min_length():
 
 
 # --- MovieLens-100k ---------------------------------------------------------------------------------------------------
-
 
 
 @pytest.fixture(scope="module")
@@ -191,8 +201,11 @@ def regimes():
 
 def test_synthetic_is_deterministic():
     spec = data.SyntheticSpec(n_users=200, n_items=300, seed=7)
-    first, second, other = data.generate(spec), data.generate(spec), data.generate(data.regime_spec("shortcut_rich",
-                                                                                         n_users=200, n_items=300))
+    first, second, other = (
+        data.generate(spec),
+        data.generate(spec),
+        data.generate(data.regime_spec("shortcut_rich", n_users=200, n_items=300)),
+    )
     assert first[0].equals(second[0])
     np.testing.assert_array_equal(first[1], second[1])
     assert (first[2] != second[2]).nnz == 0
@@ -256,10 +269,21 @@ def test_synthetic_smoothness_follows_the_knob(regimes):
         assert low <= share <= high, name
 
 
-@pytest.mark.parametrize("field, value", [
-    ("branching", 0), ("branching", 1000), ("smoothness", 1.5), ("history", -0.1), ("noise", 2.0),
-    ("n_users", 0), ("kappa", float("nan")), ("neighbours", 1000), ("n_clusters", 0), ("dirichlet", 0.0),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("branching", 0),
+        ("branching", 1000),
+        ("smoothness", 1.5),
+        ("history", -0.1),
+        ("noise", 2.0),
+        ("n_users", 0),
+        ("kappa", float("nan")),
+        ("neighbours", 1000),
+        ("n_clusters", 0),
+        ("dirichlet", 0.0),
+    ],
+)
 def test_bad_spec_names_the_field(field, value):
     with pytest.raises(ValueError, match=f"SyntheticSpec.{field}"):
         data.SyntheticSpec(**{field: value})

@@ -51,8 +51,9 @@ def test_scoring_users_in_chunks_gives_the_ranks_of_the_full_matrix():
         for tie_break in ("pessimistic", "optimistic", "id"):
             full = metrics.rank_of_target(scores, targets, mask, tie_break)
             for chunk_size in (1, 5, 100):
-                chunked = metrics.ranks_in_chunks(score_rows, histories, targets, n_items, exclude, tie_break,
-                                                  chunk_size)
+                chunked = metrics.ranks_in_chunks(
+                    score_rows, histories, targets, n_items, exclude, tie_break, chunk_size
+                )
                 assert np.array_equal(chunked, full)
     with pytest.raises(ValueError, match="expected"):
         metrics.ranks_in_chunks(lambda chunk: scores[:2], histories, targets, n_items)

@@ -19,25 +19,36 @@ from neurips26.seqrec_audit import experiment, prepare, sources, trained
 CONFIG = yaml.safe_load((ROOT / "config/seqrec_audit.yaml").read_text())
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda c: c["tgh"]["variants"].update(tgh1=[[7, 2, 2]]), r"tgh.variants.tgh1: .*sum to 11, not K=10"),
-    (lambda c: c["tgh"]["variants"].update(tgh2=[[5], [3, 1]]), r"tgh.variants.tgh2: .*sum to 9"),
-    (lambda c: c["tgh"]["variants"].update(graph=[[10]]), r"tgh.variants.graph: variant names start with 'tgh'"),
-    (lambda c: c.update(methods=["pop", "bert4rec", "tgh1"]), r"methods: \['bert4rec'\]"),
-    (lambda c: c.update(methods=["pop", "markov1"]), "methods: no TGH variant"),
-    (lambda c: c.update(datasets=["amazon_toys"]), "amazon_toys needs .*no pinned hash"),
-    (lambda c: c.update(datasets=["netflix"]), "datasets: unknown dataset 'netflix'"),
-    (lambda c: c["sasrec"].update(d_model=30, n_heads=4), "sasrec: d_model 30 is not divisible by n_heads 4"),
-    (lambda c: (c.pop("tiger"), c["trained"].update(models=["sasrec", "tiger"])),
-     "trained.models: tiger has no `tiger:`"),
-    (lambda c: c["tiger"].update(d_model=100, n_heads=3), "tiger: d_model 100 is not divisible by n_heads 3"),
-    (lambda c: c["synthetic"].update(n_items=2), "synthetic: "),
-    (lambda c: c.update(replicates={"datasets": ["ml100k"], "seeds": [1]}), "replicates.datasets: ml100k is not"),
-    (lambda c: c.update(datasets=["shortcut_rich", "ml100k"], replicates={"datasets": ["only_smooth"], "seeds": [1]}),
-     "replicates.datasets: only_smooth is not a synthetic regime among `datasets`"),
-    (lambda c: c.update(replicates={"datasets": ["shortcut_rich"], "seeds": [0, 1]}),
-     "replicates.seeds: 0 is the scale's own `seed`"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda c: c["tgh"]["variants"].update(tgh1=[[7, 2, 2]]), r"tgh.variants.tgh1: .*sum to 11, not K=10"),
+        (lambda c: c["tgh"]["variants"].update(tgh2=[[5], [3, 1]]), r"tgh.variants.tgh2: .*sum to 9"),
+        (lambda c: c["tgh"]["variants"].update(graph=[[10]]), r"tgh.variants.graph: variant names start with 'tgh'"),
+        (lambda c: c.update(methods=["pop", "bert4rec", "tgh1"]), r"methods: \['bert4rec'\]"),
+        (lambda c: c.update(methods=["pop", "markov1"]), "methods: no TGH variant"),
+        (lambda c: c.update(datasets=["amazon_toys"]), "amazon_toys needs .*no pinned hash"),
+        (lambda c: c.update(datasets=["netflix"]), "datasets: unknown dataset 'netflix'"),
+        (lambda c: c["sasrec"].update(d_model=30, n_heads=4), "sasrec: d_model 30 is not divisible by n_heads 4"),
+        (
+            lambda c: (c.pop("tiger"), c["trained"].update(models=["sasrec", "tiger"])),
+            "trained.models: tiger has no `tiger:`",
+        ),
+        (lambda c: c["tiger"].update(d_model=100, n_heads=3), "tiger: d_model 100 is not divisible by n_heads 3"),
+        (lambda c: c["synthetic"].update(n_items=2), "synthetic: "),
+        (lambda c: c.update(replicates={"datasets": ["ml100k"], "seeds": [1]}), "replicates.datasets: ml100k is not"),
+        (
+            lambda c: c.update(
+                datasets=["shortcut_rich", "ml100k"], replicates={"datasets": ["only_smooth"], "seeds": [1]}
+            ),
+            "replicates.datasets: only_smooth is not a synthetic regime among `datasets`",
+        ),
+        (
+            lambda c: c.update(replicates={"datasets": ["shortcut_rich"], "seeds": [0, 1]}),
+            "replicates.seeds: 0 is the scale's own `seed`",
+        ),
+    ],
+)
 def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
     cfg = copy.deepcopy(CONFIG["quick"])
     change(cfg)
@@ -64,13 +75,17 @@ def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):
     data = yaml.safe_load(path.read_text())
     data["smoke"]["tgh"]["variants"]["tgh1"] = [[7, 2]]
     path.write_text(yaml.safe_dump(data))
-    expect_config_error(workflow_copy, "results/smoke/seqrec_audit/report.md",
-                        must_contain=("config/seqrec_audit.yaml", "smoke", "tgh.variants.tgh1", "sum to 9"))
+    expect_config_error(
+        workflow_copy,
+        "results/smoke/seqrec_audit/report.md",
+        must_contain=("config/seqrec_audit.yaml", "smoke", "tgh.variants.tgh1", "sum to 9"),
+    )
 
 
 def test_the_paper_scale_reads_its_real_datasets_through_the_pinned_downloads():
-    jobs = planned_jobs(ROOT, *(f"results/paper/seqrec_audit/data/{d}/sequences.parquet"
-                                for d in ("ml1m", "amazon_beauty")))
+    jobs = planned_jobs(
+        ROOT, *(f"results/paper/seqrec_audit/data/{d}/sequences.parquet" for d in ("ml1m", "amazon_beauty"))
+    )
     assert jobs.get("seqrec_audit_download") == 3 and jobs.get("seqrec_audit_prepare") == 2
     quick = planned_jobs(ROOT, "--forceall", "results/quick/seqrec_audit/data/ml100k/sequences.parquet")
     assert "seqrec_audit_download" not in quick  # ML-100k is read from the recbole wheel
@@ -94,8 +109,9 @@ def test_movielens1m_is_read_in_the_schema_of_movielens100k(tmp_path):
     assert interactions.columns.tolist() == ["user", "item", "timestamp", "row"]
     assert interactions["item"].tolist() == [10, 20, 30, 10] and interactions["row"].tolist() == [0, 1, 2, 3]
     toy = items.set_index("item").loc[10]
-    assert toy["title"] == "Toy Story" and toy["year"] == 1995 and toy["genres"] == ["Animation", "Children's",
-                                                                                     "Comedy"]
+    assert (
+        toy["title"] == "Toy Story" and toy["year"] == 1995 and toy["genres"] == ["Animation", "Children's", "Comedy"]
+    )
     ready = prepare.prepare_interactions(interactions, items, k=1, min_length=3)
     assert ready.split.n_users == 1 and ready.split.n_dropped_short == 1  # user 2 has one rating
     assert ready.split.train[0].tolist() == [0] and ready.split.test_target.tolist() == [1]  # 10, 30, 20 by time
@@ -114,10 +130,17 @@ def _gz(path, lines):
 
 
 def test_amazon_2014_reviews_are_json_and_metadata_python_literals(tmp_path):
-    reviews = _gz(tmp_path / "reviews.json.gz", [json.dumps({"reviewerID": u, "asin": a, "unixReviewTime": t})
-                                                 for u, a, t in [("A", "x1", 3), ("A", "x2", 1), ("B", "x1", 2)]])
-    meta = _gz(tmp_path / "meta.json.gz", [repr({"asin": "x1", "title": "Red lipstick", "brand": "Acme",
-                                                 "categories": [["Beauty", "Makeup"]]})])
+    reviews = _gz(
+        tmp_path / "reviews.json.gz",
+        [
+            json.dumps({"reviewerID": u, "asin": a, "unixReviewTime": t})
+            for u, a, t in [("A", "x1", 3), ("A", "x2", 1), ("B", "x1", 2)]
+        ],
+    )
+    meta = _gz(
+        tmp_path / "meta.json.gz",
+        [repr({"asin": "x1", "title": "Red lipstick", "brand": "Acme", "categories": [["Beauty", "Makeup"]]})],
+    )
     interactions, items = sources.read_amazon2014(reviews, meta)
     assert interactions["user"].tolist() == ["A", "A", "B"] and interactions["timestamp"].tolist() == [3, 1, 2]
     text = items.set_index("item")["text"]
@@ -129,8 +152,7 @@ def test_amazon_2014_reviews_are_json_and_metadata_python_literals(tmp_path):
 
 def test_a_corrupt_metadata_line_is_refused_with_its_line_number(tmp_path):
     meta = _gz(tmp_path / "meta.json.gz", ["{'asin': 'x1'}", "{'asin': 'x2', 'title': "])
-    reviews = _gz(tmp_path / "reviews.json.gz", [json.dumps({"reviewerID": "A", "asin": "x1",
-                                                             "unixReviewTime": 1})])
+    reviews = _gz(tmp_path / "reviews.json.gz", [json.dumps({"reviewerID": "A", "asin": "x1", "unixReviewTime": 1})])
     with pytest.raises(ValueError, match="line 2 is neither JSON nor a Python literal"):
         sources.read_amazon2014(reviews, meta)
 

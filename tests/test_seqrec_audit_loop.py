@@ -22,10 +22,12 @@ from neurips26.seqrec_audit.tiger import TIGERConfig, _bucketed_batches, _n_buck
 PROTOCOL = {"exclude_history": False, "tie_break": "pessimistic"}
 TIMING = {"seconds", "tokens_per_s"}
 SASREC = SASRecConfig(d_model=16, n_blocks=1, n_heads=1, maxlen=8, dropout=0.2, lr=1e-2, batch=16, epochs=2)
-BERT = BERT4RecConfig(d_model=16, n_blocks=1, n_heads=2, maxlen=8, dropout=0.2, mask_prob=0.3, lr=1e-2, batch=16,
-                      epochs=2)
-TIGER = TIGERConfig(d_model=16, n_layers=1, n_heads=2, ff=32, dropout=0.1, max_items=4, lr=3e-3, batch=16, epochs=2,
-                    beam=10)
+BERT = BERT4RecConfig(
+    d_model=16, n_blocks=1, n_heads=2, maxlen=8, dropout=0.2, mask_prob=0.3, lr=1e-2, batch=16, epochs=2
+)
+TIGER = TIGERConfig(
+    d_model=16, n_layers=1, n_heads=2, ff=32, dropout=0.1, max_items=4, lr=3e-3, batch=16, epochs=2, beam=10
+)
 RQ = RQVAEConfig(levels=2, codebook_size=8, latent_dim=4, hidden=(8,), epochs=2, batch=16)
 
 
@@ -41,7 +43,9 @@ def boolean_masks_on_meta():
 
 @pytest.fixture(scope="module")
 def ready():
-    return prepare.prepare_synthetic(data.regime_spec("shortcut_rich", n_users=60, n_items=30, neighbours=10), min_length=3)
+    return prepare.prepare_synthetic(
+        data.regime_spec("shortcut_rich", n_users=60, n_items=30, neighbours=10), min_length=3
+    )
 
 
 def semantic_ids(n_items: int) -> np.ndarray:
@@ -56,8 +60,11 @@ def cycle(n: int, length: int, items: int, seed: int = 0) -> list[np.ndarray]:
 @pytest.mark.gpu_rule("seqrec_audit_train")
 @pytest.mark.parametrize("name", ["sasrec", "bert4rec", "tiger"])
 def test_the_train_rule_keeps_model_and_batches_on_the_jobs_device(ready, name, boolean_masks_on_meta):
-    config = {"sasrec": replace(SASREC, epochs=1), "bert4rec": replace(BERT, epochs=1),
-              "tiger": replace(TIGER, epochs=1)}[name]
+    config = {
+        "sasrec": replace(SASREC, epochs=1),
+        "bert4rec": replace(BERT, epochs=1),
+        "tiger": replace(TIGER, epochs=1),
+    }[name]
     ids = semantic_ids(ready.n_items) if name == "tiger" else None
     with fake_gpu() as device:
         fitted = trained.fit_and_evaluate(name, ready, config, PROTOCOL, semantic_ids=ids)
@@ -121,7 +128,11 @@ def test_sasrec_killed_mid_epoch_resumes_bit_identically(tmp_path, monkeypatch):
     assert -(-40 // SASREC.batch) == 3  # 3 batches per epoch: step 4 is epoch 2's first batch
     resumed_equals_uninterrupted(
         lambda settings: train_sasrec(sequences, 7, histories, targets, SASREC, device="cpu", settings=settings),
-        tmp_path, monkeypatch, kill_step=5, every=4)
+        tmp_path,
+        monkeypatch,
+        kill_step=5,
+        every=4,
+    )
 
 
 def test_bert4rec_killed_mid_epoch_resumes_bit_identically(tmp_path, monkeypatch):
@@ -129,7 +140,11 @@ def test_bert4rec_killed_mid_epoch_resumes_bit_identically(tmp_path, monkeypatch
     targets = np.array([(h[-1] + 1) % 7 for h in histories])
     resumed_equals_uninterrupted(
         lambda settings: train_bert4rec(sequences, 7, histories, targets, BERT, device="cpu", settings=settings),
-        tmp_path, monkeypatch, kill_step=5, every=4)
+        tmp_path,
+        monkeypatch,
+        kill_step=5,
+        every=4,
+    )
 
 
 def test_tiger_killed_mid_epoch_resumes_bit_identically(tmp_path, monkeypatch):
@@ -138,14 +153,22 @@ def test_tiger_killed_mid_epoch_resumes_bit_identically(tmp_path, monkeypatch):
     targets = np.array([(h[-1] + 1) % 12 for h in histories])
     resumed_equals_uninterrupted(
         lambda settings: train_tiger(sequences, ids, histories, targets, TIGER, device="cpu", settings=settings),
-        tmp_path, monkeypatch, kill_step=4, every=2)  # 48 examples, 3 batches per epoch
+        tmp_path,
+        monkeypatch,
+        kill_step=4,
+        every=2,
+    )  # 48 examples, 3 batches per epoch
 
 
 def test_rqvae_killed_mid_epoch_resumes_bit_identically(tmp_path, monkeypatch):
     features = np.random.default_rng(0).normal(size=(40, 6))
     resumed_equals_uninterrupted(
         lambda settings: train_rqvae(features, RQ, device="cpu", settings=settings),
-        tmp_path, monkeypatch, kill_step=5, every=4)  # 3 batches per epoch
+        tmp_path,
+        monkeypatch,
+        kill_step=5,
+        every=4,
+    )  # 3 batches per epoch
 
 
 def test_a_one_epoch_run_still_writes_checkpoints(tmp_path, monkeypatch):
@@ -158,11 +181,28 @@ def test_a_one_epoch_run_still_writes_checkpoints(tmp_path, monkeypatch):
 
 def test_an_epochs_draws_are_made_at_its_first_batch_and_its_row_after_its_last():
     calls = []
-    run_epochs("test", 2, 3, lambda epoch: calls.append(("begin", epoch)) or {},
-               lambda current, epoch, batch, step: calls.append((epoch, batch, step)) or 0.0,
-               lambda epoch, current: calls.append(("end", epoch)), {}, None)
-    assert calls == [("begin", 1), (1, 1, 0), (1, 2, 1), (1, 3, 2), ("end", 1),
-                     ("begin", 2), (2, 1, 3), (2, 2, 4), (2, 3, 5), ("end", 2)]
+    run_epochs(
+        "test",
+        2,
+        3,
+        lambda epoch: calls.append(("begin", epoch)) or {},
+        lambda current, epoch, batch, step: calls.append((epoch, batch, step)) or 0.0,
+        lambda epoch, current: calls.append(("end", epoch)),
+        {},
+        None,
+    )
+    assert calls == [
+        ("begin", 1),
+        (1, 1, 0),
+        (1, 2, 1),
+        (1, 3, 2),
+        ("end", 1),
+        ("begin", 2),
+        (2, 1, 3),
+        (2, 2, 4),
+        (2, 3, 5),
+        ("end", 2),
+    ]
 
 
 @pytest.mark.parametrize("n,batch", [(1, 16), (48, 16), (600, 16), (512, 16), (513, 16), (5000, 7)])

@@ -165,8 +165,7 @@ def test_deterministic_chain_has_perplexity_one_and_full_coverage():
     # every target is the last item's nearest neighbour: it beats every other item
     assert feature_auc(arc_features(6), histories, targets) == 1.0
     out = shortcut_diagnostics(counts, arc_features(6), CHAIN, histories, targets)
-    assert set(out) == {"mean_out_degree", "perplexity", "transitions_per_edge", "cov1", "cov2", "FS", "FeatAUC",
-                        "HD"}
+    assert set(out) == {"mean_out_degree", "perplexity", "transitions_per_edge", "cov1", "cov2", "FS", "FeatAUC", "HD"}
 
 
 def test_perplexity_and_degree_on_a_hand_graph():

@@ -49,8 +49,12 @@ def test_a_synthetic_regime_is_prepared_with_its_counts():
 def test_a_prepared_dataset_survives_its_files(tmp_path):
     ready = prepare.prepare_synthetic(data.regime_spec("shortcut_poor", n_users=60, n_items=80, seed=3), 3)
     sequences, items, counts = prepare.to_frames(ready)
-    paths = {"sequences": tmp_path / "s.parquet", "item_table": tmp_path / "i.parquet",
-             "counts": tmp_path / "c.parquet", "features": tmp_path / "f.npy"}
+    paths = {
+        "sequences": tmp_path / "s.parquet",
+        "item_table": tmp_path / "i.parquet",
+        "counts": tmp_path / "c.parquet",
+        "features": tmp_path / "f.npy",
+    }
     sequences.to_parquet(paths["sequences"])
     items.to_parquet(paths["item_table"])
     counts.to_parquet(paths["counts"])

@@ -22,8 +22,7 @@ from neurips26.seqrec_audit.sasrec import (
     training_windows,
 )
 
-TINY = SASRecConfig(d_model=16, n_blocks=2, n_heads=2, maxlen=8, dropout=0.0, lr=1e-2, batch=16,
-                    epochs=1)
+TINY = SASRecConfig(d_model=16, n_blocks=2, n_heads=2, maxlen=8, dropout=0.0, lr=1e-2, batch=16, epochs=1)
 CYCLE = 7  # items 0..6, each followed by the next one mod 7
 
 
@@ -78,8 +77,7 @@ def test_left_padding_does_not_change_the_last_position():
     np.testing.assert_allclose(batch[1], single[0], rtol=1e-5, atol=1e-5)
     # only the last maxlen items are read
     long = np.arange(15) % 20
-    np.testing.assert_allclose(score_sasrec(model, [long]), score_sasrec(model, [long[-8:]]),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(score_sasrec(model, [long]), score_sasrec(model, [long[-8:]]), rtol=1e-5, atol=1e-5)
 
 
 def test_left_padded_shifts_ids_and_keeps_the_last_maxlen_items():
@@ -127,8 +125,9 @@ def test_same_seed_same_run_and_the_best_validation_epoch_is_kept():
     assert torch.equal(torch.get_rng_state(), rng_before)  # the caller's torch RNG is untouched
     second, rows_second = train_sasrec(train, CYCLE, histories, targets, config)
     strip = ("seconds", "tokens_per_s")
-    assert [{k: v for k, v in r.items() if k not in strip} for r in rows_first] == \
-           [{k: v for k, v in r.items() if k not in strip} for r in rows_second]
+    assert [{k: v for k, v in r.items() if k not in strip} for r in rows_first] == [
+        {k: v for k, v in r.items() if k not in strip} for r in rows_second
+    ]
     for name, value in first.state_dict().items():
         assert torch.equal(value, second.state_dict()[name]), name
     _, rows_other = train_sasrec(train, CYCLE, histories, targets, replace(config, seed=1))
@@ -177,8 +176,9 @@ def test_scores_are_a_float32_users_by_items_matrix():
     assert model.training  # scoring restores the mode it found
 
 
-@pytest.mark.parametrize("field, value", [("d_model", 10), ("n_blocks", 0), ("dropout", 1.0),
-                                          ("lr", 0.0), ("epochs", -1), ("maxlen", 2.5)])
+@pytest.mark.parametrize(
+    "field, value", [("d_model", 10), ("n_blocks", 0), ("dropout", 1.0), ("lr", 0.0), ("epochs", -1), ("maxlen", 2.5)]
+)
 def test_config_refuses_bad_settings(field, value):
     overrides = {"n_heads": 4} if field == "d_model" else {}
     with pytest.raises(ValueError, match=field if field != "d_model" else "divisible"):

@@ -23,13 +23,15 @@ from neurips26.seqrec_audit.tiger import (
     transition_windows,
 )
 
-TINY = TIGERConfig(d_model=32, n_layers=1, n_heads=2, ff=64, dropout=0.0, max_items=5, lr=3e-3,
-                   batch=32, epochs=1, beam=10)
+TINY = TIGERConfig(
+    d_model=32, n_layers=1, n_heads=2, ff=64, dropout=0.0, max_items=5, lr=3e-3, batch=32, epochs=1, beam=10
+)
 SMALL_RQ = RQVAEConfig(levels=3, codebook_size=8, latent_dim=8, hidden=(16,), epochs=5, batch=64)
 CYCLE = 12  # items 0..11, each followed by the next one mod 12
 # 12 items on a 3 x 2 x 1 code grid, each tuple shared by two items: the 4th token separates them
-IDS = unique_semantic_ids(np.stack([np.arange(CYCLE) % 3, (np.arange(CYCLE) // 3) % 2,
-                                    np.zeros(CYCLE, dtype=np.int64)], axis=1))
+IDS = unique_semantic_ids(
+    np.stack([np.arange(CYCLE) % 3, (np.arange(CYCLE) // 3) % 2, np.zeros(CYCLE, dtype=np.int64)], axis=1)
+)
 
 
 def cycle_sequences(n: int, length: int, seed: int = 0) -> list[np.ndarray]:
@@ -88,8 +90,7 @@ def test_separated_clusters_get_distinct_first_codes_and_equal_items_equal_tuple
 
 def test_small_catalogs_clip_the_codebooks_and_bad_features_are_refused():
     lines = []
-    codes, _ = train_rqvae(np.random.default_rng(0).normal(size=(5, 4)), replace(SMALL_RQ, epochs=1),
-                           log=lines.append)
+    codes, _ = train_rqvae(np.random.default_rng(0).normal(size=(5, 4)), replace(SMALL_RQ, epochs=1), log=lines.append)
     assert codes.max() < 5 and "clipped from 8 to 5" in lines[0]
     with pytest.raises(ValueError, match="finite"):
         train_rqvae(np.array([[0.0, np.nan]]), SMALL_RQ)
@@ -99,8 +100,7 @@ def test_small_catalogs_clip_the_codebooks_and_bad_features_are_refused():
 
 def test_unique_semantic_ids_number_collisions_in_item_order():
     codes = np.array([[1, 2], [0, 0], [1, 2], [1, 2], [0, 1]])
-    assert unique_semantic_ids(codes).tolist() == [[1, 2, 0], [0, 0, 0], [1, 2, 1], [1, 2, 2],
-                                                   [0, 1, 0]]
+    assert unique_semantic_ids(codes).tolist() == [[1, 2, 0], [0, 0, 0], [1, 2, 1], [1, 2, 2], [0, 1, 0]]
     many = np.random.default_rng(0).integers(3, size=(500, 2))
     ids = unique_semantic_ids(many)
     assert len(np.unique(ids, axis=0)) == 500 and (ids[:, :2] == many).all()
@@ -137,7 +137,7 @@ def test_wide_beams_rank_exactly_by_the_constrained_probability():
     np.testing.assert_allclose(np.exp(logp).sum(axis=1), 1.0, rtol=1e-5)  # a distribution over items
     # candidates scored together (one folded decoder sequence) or one by one agree
     for item in (0, 7):
-        single = log_prob_tiger(model, IDS, histories, every[:, item:item + 1])[:, 0]
+        single = log_prob_tiger(model, IDS, histories, every[:, item : item + 1])[:, 0]
         np.testing.assert_allclose(single, logp[:, item], rtol=1e-5, atol=1e-5)
     top = recommend_tiger(model, IDS, histories, k=CYCLE, beam=CYCLE)
     np.testing.assert_array_equal(top, np.argsort(-logp, axis=1, kind="stable"))
@@ -180,8 +180,10 @@ def test_same_seed_same_run_and_the_best_validation_epoch_is_kept():
     first, rows = train_tiger(train, IDS, histories, targets, config)
     assert torch.equal(torch.get_rng_state(), before)
     second, rows_again = train_tiger(train, IDS, histories, targets, config)
-    strip = lambda rs: [{k: v for k, v in r.items() if k not in ("seconds", "tokens_per_s")}  # noqa: E731
-                        for r in rs]
+    strip = lambda rs: [
+        {k: v for k, v in r.items() if k not in ("seconds", "tokens_per_s")}  # noqa: E731
+        for r in rs
+    ]
     assert strip(rows) == strip(rows_again)
     for name, value in first.state_dict().items():
         assert torch.equal(value, second.state_dict()[name]), name
@@ -203,8 +205,7 @@ def test_same_seed_same_run_and_the_best_validation_epoch_is_kept():
 def test_validation_every_other_epoch_and_always_at_the_last():
     histories = cycle_sequences(6, 3, seed=4)
     targets = np.array([(h[-1] + 1) % CYCLE for h in histories])
-    _, rows = train_tiger(cycle_sequences(20, 5), IDS, histories, targets,
-                          replace(TINY, epochs=3, valid_every=2))
+    _, rows = train_tiger(cycle_sequences(20, 5), IDS, histories, targets, replace(TINY, epochs=3, valid_every=2))
     assert [np.isnan(r["valid_ndcg10"]) for r in rows] == [True, False, False]
     assert not rows[0]["best"]
 
@@ -228,18 +229,38 @@ def test_a_non_finite_loss_names_its_epoch(monkeypatch):
 # Settings
 
 
-@pytest.mark.parametrize("field, value", [("d_model", 10), ("n_layers", 0), ("dropout", 1.0),
-                                          ("lr", 0.0), ("epochs", -1), ("beam", 0),
-                                          ("valid_every", 0), ("max_items", 2.5)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("d_model", 10),
+        ("n_layers", 0),
+        ("dropout", 1.0),
+        ("lr", 0.0),
+        ("epochs", -1),
+        ("beam", 0),
+        ("valid_every", 0),
+        ("max_items", 2.5),
+    ],
+)
 def test_tiger_config_refuses_bad_settings(field, value):
     overrides = {"n_heads": 4} if field == "d_model" else {}
     with pytest.raises(ValueError, match=field if field != "d_model" else "divisible"):
         TIGERConfig(**{field: value, **overrides})
 
 
-@pytest.mark.parametrize("field, value", [("levels", 0), ("codebook_size", 0), ("hidden", (0,)),
-                                          ("hidden", 8), ("beta", -1.0), ("lr", 0),
-                                          ("epochs", -1), ("batch", 1.5)])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("levels", 0),
+        ("codebook_size", 0),
+        ("hidden", (0,)),
+        ("hidden", 8),
+        ("beta", -1.0),
+        ("lr", 0),
+        ("epochs", -1),
+        ("batch", 1.5),
+    ],
+)
 def test_rqvae_config_refuses_bad_settings(field, value):
     with pytest.raises(ValueError, match=field):
         RQVAEConfig(**{field: value})

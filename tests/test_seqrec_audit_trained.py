@@ -64,8 +64,9 @@ def test_tiger_is_fitted_on_semantic_ids_that_survive_their_file(rich, tmp_path)
     assert np.array_equal(artifacts.load_semantic_ids(path, rich.n_items), ids)
     config = trained.model_config(CONFIG["smoke"], "tiger", 0)
     for exclude in (False, True):
-        fitted = trained.fit_and_evaluate("tiger", rich, config, {"exclude_history": exclude,
-                                                                  "tie_break": "pessimistic"}, semantic_ids=ids)
+        fitted = trained.fit_and_evaluate(
+            "tiger", rich, config, {"exclude_history": exclude, "tie_break": "pessimistic"}, semantic_ids=ids
+        )
         assert all(0 <= v <= 1 for v in fitted.metrics.values()) and len(fitted.epochs) == config.epochs
     with pytest.raises(ValueError, match="TIGER needs the items' semantic IDs"):
         trained.fit_and_evaluate("tiger", rich, config, {"exclude_history": False, "tie_break": "pessimistic"})

@@ -29,18 +29,31 @@ def _runs(losses: dict[tuple[str, str], list[list[float]]], diverged=()) -> pd.D
         for i, seeds in enumerate(grid):
             for seed, loss in enumerate(seeds):
                 bad = (arch, method, i, seed) in diverged
-                rows.append({"arch": arch, "method": method, "lr_index": i, "multiplier": [0.5, 1, 2][i], "seed": seed,
-                             "final_val_loss": float("nan") if bad else loss, "diverged": bad, "spikes": 0})
+                rows.append(
+                    {
+                        "arch": arch,
+                        "method": method,
+                        "lr_index": i,
+                        "multiplier": [0.5, 1, 2][i],
+                        "seed": seed,
+                        "final_val_loss": float("nan") if bad else loss,
+                        "diverged": bad,
+                        "spikes": 0,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-RUNS = _runs({
-    ("dense", "adamw"): [[5.0, 5.1], [4.9, 4.95], [5.2, 5.3]],
-    ("dense", "row_norm"): [[4.8, 4.85], [4.7, 4.9], [9.0, 9.0]],
-    ("dense", "hybrid"): [[4.95, 5.0], [5.0, 5.0], [5.1, 5.1]],
-    ("moe", "adamw"): [[5.0], [4.9], [5.0]],
-    ("moe", "centered_row_norm"): [[4.95], [4.92], [4.91]],
-}, diverged={("dense", "row_norm", 1, 1)})
+RUNS = _runs(
+    {
+        ("dense", "adamw"): [[5.0, 5.1], [4.9, 4.95], [5.2, 5.3]],
+        ("dense", "row_norm"): [[4.8, 4.85], [4.7, 4.9], [9.0, 9.0]],
+        ("dense", "hybrid"): [[4.95, 5.0], [5.0, 5.0], [5.1, 5.1]],
+        ("moe", "adamw"): [[5.0], [4.9], [5.0]],
+        ("moe", "centered_row_norm"): [[4.95], [4.92], [4.91]],
+    },
+    diverged={("dense", "row_norm", 1, 1)},
+)
 
 
 def test_best_learning_rate_skips_grid_points_where_a_seed_diverged_and_pairs_seeds():
@@ -73,9 +86,18 @@ def sweep(dense=None, routers=None, dense_seeds=3, moe_seeds=3, jitter=0.002, sp
             for i, penalty in enumerate(LR_PENALTY):
                 for seed in range(n_seeds):
                     loss = 4.0 + seed_effect[seed] + shift + penalty + rng.normal(0, jitter)
-                    rows.append({"arch": arch, "method": method, "lr_index": i, "multiplier": [1 / 3, 1, 3][i],
-                                 "seed": seed, "final_val_loss": loss, "diverged": False,
-                                 "spikes": (spikes or {}).get(method, 0) if arch == "dense" else 0})
+                    rows.append(
+                        {
+                            "arch": arch,
+                            "method": method,
+                            "lr_index": i,
+                            "multiplier": [1 / 3, 1, 3][i],
+                            "seed": seed,
+                            "final_val_loss": loss,
+                            "diverged": False,
+                            "spikes": (spikes or {}).get(method, 0) if arch == "dense" else 0,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -84,15 +106,34 @@ def step_time(ratios: dict[tuple[str, str], float]) -> pd.DataFrame:
     rows = []
     for (arch, method), ratio in ratios.items():
         for part in ("step", "swept"):
-            rows.append({"arch": arch, "method": method, "part": part, "median_s": 1e-3 * ratio,
-                         "ratio_to_baseline": ratio, "repeats": 20})
+            rows.append(
+                {
+                    "arch": arch,
+                    "method": method,
+                    "part": part,
+                    "median_s": 1e-3 * ratio,
+                    "ratio_to_baseline": ratio,
+                    "repeats": 20,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-STEP_TIMES = {("dense", "adamw"): 1.0, ("dense", "row_norm"): 1.1, ("dense", "hybrid"): 1.6,
-              ("moe", "adamw"): 1.0, ("moe", "centered_row_norm"): 1.05}
-EMPTY_EQUIVARIANCE = pd.DataFrame({"optimizer": pd.Series(dtype=str), "group": pd.Series(dtype=str),
-                                   "rel_err": pd.Series(dtype=float), "expected": pd.Series(dtype=bool)})
+STEP_TIMES = {
+    ("dense", "adamw"): 1.0,
+    ("dense", "row_norm"): 1.1,
+    ("dense", "hybrid"): 1.6,
+    ("moe", "adamw"): 1.0,
+    ("moe", "centered_row_norm"): 1.05,
+}
+EMPTY_EQUIVARIANCE = pd.DataFrame(
+    {
+        "optimizer": pd.Series(dtype=str),
+        "group": pd.Series(dtype=str),
+        "rel_err": pd.Series(dtype=float),
+        "expected": pd.Series(dtype=bool),
+    }
+)
 EMPTY_IDENTITIES = pd.DataFrame({"identity": pd.Series(dtype=str), "value": pd.Series(dtype=float)})
 
 
@@ -104,10 +145,13 @@ def correct_checks() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def inputs(runs=None, equivariance=None, identities=None, times=None) -> dict:
     runs = sweep() if runs is None else runs
-    return {"equivariance": correct_checks()[0] if equivariance is None else equivariance,
-            "identities": correct_checks()[1] if identities is None else identities,
-            "runs": runs, "best": best_learning_rates(runs, BASELINES),
-            "step_time": step_time(STEP_TIMES) if times is None else times}
+    return {
+        "equivariance": correct_checks()[0] if equivariance is None else equivariance,
+        "identities": correct_checks()[1] if identities is None else identities,
+        "runs": runs,
+        "best": best_learning_rates(runs, BASELINES),
+        "step_time": step_time(STEP_TIMES) if times is None else times,
+    }
 
 
 def decided(scenario: dict) -> pd.DataFrame:
@@ -180,8 +224,11 @@ VERDICT_CASES = [
     ("S4", "inconclusive", partial(with_runs, dense_seeds=2)),
     ("S4", "inconclusive", partial(with_runs, dense={**DENSE, "row_norm": -0.005, "hybrid": 0.0}, jitter=0.03)),
     ("S5", "holds", real),
-    ("S5", "fails", partial(with_runs, routers={**ROUTERS, "centered_row_norm": 0.002,
-                                                "centered_left_polar": 0.01}, jitter=0.0005)),
+    (
+        "S5",
+        "fails",
+        partial(with_runs, routers={**ROUTERS, "centered_row_norm": 0.002, "centered_left_polar": 0.01}, jitter=0.0005),
+    ),
     ("S5", "inconclusive", partial(with_runs, moe_seeds=1)),
     ("S6", "holds", partial(with_runs, spikes={"adamw": 2})),
     ("S6", "fails", partial(with_runs, spikes={"row_norm": 3, "right_polar": 1, "hybrid": 2})),
@@ -189,14 +236,26 @@ VERDICT_CASES = [
     ("S6", "inconclusive", partial(with_runs, spikes={"adamw": 2}, dense_seeds=2)),
     ("S7", "holds", real),
     # the baseline's own ratio of 1 does not count: every other method faster is a fail
-    ("S7", "fails", partial(with_times, ratios={("dense", "adamw"): 1.0, ("dense", "row_norm"): 0.9,
-                                         ("moe", "adamw"): 1.0, ("moe", "centered_row_norm"): 0.95})),
+    (
+        "S7",
+        "fails",
+        partial(
+            with_times,
+            ratios={
+                ("dense", "adamw"): 1.0,
+                ("dense", "row_norm"): 0.9,
+                ("moe", "adamw"): 1.0,
+                ("moe", "centered_row_norm"): 0.95,
+            },
+        ),
+    ),
     ("S7", "inconclusive", partial(with_times, ratios={("dense", "adamw"): 1.0, ("moe", "adamw"): 1.0})),
 ]
 
 
-@pytest.mark.parametrize("claim_id, expected, scenario", VERDICT_CASES,
-                         ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)])
+@pytest.mark.parametrize(
+    "claim_id, expected, scenario", VERDICT_CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)]
+)
 def test_claim_verdict_in_scenario(claim_id, expected, scenario, monkeypatch):
     table = decided(scenario(monkeypatch))
     assert table.loc[claim_id, "verdict"] == expected, table.loc[claim_id, "note"]

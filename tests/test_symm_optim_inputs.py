@@ -47,21 +47,31 @@ def _bad(edit) -> dict:
     return cfg
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda c: c["methods"]["row_norm"]["embedding"].update(name="lion"),
-     "methods.row_norm.embedding: unknown optimizer 'lion'"),
-    (lambda c: c["base"].update(attention={"name": "muon", "lr": 0.02}), "base: unknown parameter role 'attention'"),
-    (lambda c: c["base"].pop("router"), r"base: no optimizer for the roles \['router'\]"),
-    (lambda c: c["routers"]["adamw"].update(lr=-1.0), "routers.adamw.*lr must be a finite number in \\(0.0"),
-    (lambda c: c["base"]["hidden"].update(momentum=1.5),
-     "base.hidden.*momentum must be a finite number in \\[0.0, 1.0\\)"),
-    (lambda c: c["methods"]["row_norm"]["lm_head"].update(beta=1.0), "beta must be a finite number in"),
-    (lambda c: c["methods"]["row_norm"]["lm_head"].update(order="sideways"), "unexpected keyword argument 'order'"),
-    (lambda c: c.update(lr_multipliers=[]), "lr_multipliers: the learning-rate grid is empty"),
-    (lambda c: c.update(baseline="sgd"), "baseline 'sgd' is not one of methods"),
-    (lambda c: c["model"]["moe"].update(n_experts=0, top_k=0), "model.moe: n_experts must be > 0"),
-    (lambda c: c["model"]["dense"].update(context=16), "train.seq_len 32 exceeds model.dense.context 16"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda c: c["methods"]["row_norm"]["embedding"].update(name="lion"),
+            "methods.row_norm.embedding: unknown optimizer 'lion'",
+        ),
+        (
+            lambda c: c["base"].update(attention={"name": "muon", "lr": 0.02}),
+            "base: unknown parameter role 'attention'",
+        ),
+        (lambda c: c["base"].pop("router"), r"base: no optimizer for the roles \['router'\]"),
+        (lambda c: c["routers"]["adamw"].update(lr=-1.0), "routers.adamw.*lr must be a finite number in \\(0.0"),
+        (
+            lambda c: c["base"]["hidden"].update(momentum=1.5),
+            "base.hidden.*momentum must be a finite number in \\[0.0, 1.0\\)",
+        ),
+        (lambda c: c["methods"]["row_norm"]["lm_head"].update(beta=1.0), "beta must be a finite number in"),
+        (lambda c: c["methods"]["row_norm"]["lm_head"].update(order="sideways"), "unexpected keyword argument 'order'"),
+        (lambda c: c.update(lr_multipliers=[]), "lr_multipliers: the learning-rate grid is empty"),
+        (lambda c: c.update(baseline="sgd"), "baseline 'sgd' is not one of methods"),
+        (lambda c: c["model"]["moe"].update(n_experts=0, top_k=0), "model.moe: n_experts must be > 0"),
+        (lambda c: c["model"]["dense"].update(context=16), "train.seq_len 32 exceeds model.dense.context 16"),
+    ],
+)
 def test_bad_configs_are_refused_naming_the_problem(edit, message):
     with pytest.raises(ValueError, match=message):
         experiment.check_config(_bad(edit))
@@ -69,8 +79,10 @@ def test_bad_configs_are_refused_naming_the_problem(edit, message):
 
 def test_paper_scale_data_without_pinned_hashes_says_how_to_unblock():
     files = sources.shard_files("fineweb_edu_qwen3", 2)
-    assert files == {"val": ["dataset_val_000000.bin"],
-                     "train": ["dataset_train_000001.bin", "dataset_train_000002.bin"]}
+    assert files == {
+        "val": ["dataset_val_000000.bin"],
+        "train": ["dataset_train_000001.bin", "dataset_train_000002.bin"],
+    }
     with pytest.raises(ValueError, match="no pinned revision and sha256.*cached_finewebedu10B-qwen3.py"):
         sources.sha256("fineweb_edu_qwen3", files["train"][0])
 
@@ -88,13 +100,15 @@ def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):
     data = yaml.safe_load(path.read_text())
     data["smoke"]["routers"]["adamw"]["betas"] = [0.9, 0.95, 0.99]
     path.write_text(yaml.safe_dump(data))
-    expect_config_error(workflow_copy, "results/smoke/symm_optim/report.md",
-                        must_contain=("symm_optim", "betas"))
+    expect_config_error(workflow_copy, "results/smoke/symm_optim/report.md", must_contain=("symm_optim", "betas"))
 
 
 def test_paper_scale_stops_before_any_job_until_the_shards_are_pinned(workflow_copy):
-    expect_config_error(workflow_copy, "results/paper/symm_optim/report.md",
-                        must_contain=("dataset_train_000001.bin", "no pinned revision and sha256"))
+    expect_config_error(
+        workflow_copy,
+        "results/paper/symm_optim/report.md",
+        must_contain=("dataset_train_000001.bin", "no pinned revision and sha256"),
+    )
 
 
 def test_a_runs_params_hold_only_what_it_depends_on():
@@ -135,9 +149,11 @@ def test_parsing_the_config_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys, yaml; from neurips26.symm_optim import experiment; "
-            f"[experiment.check_config(c) for c in yaml.safe_load(open({str(ROOT / 'config/symm_optim.yaml')!r})).values()]; "
-            "assert 'torch' not in sys.modules, 'torch imported'")
+    code = (
+        "import sys, yaml; from neurips26.symm_optim import experiment; "
+        f"[experiment.check_config(c) for c in yaml.safe_load(open({str(ROOT / 'config/symm_optim.yaml')!r})).values()]; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -8,8 +8,18 @@ import torch
 from neurips26.symm_optim.model import LM, LMConfig, kind_of, n_parameters
 
 DENSE = LMConfig(vocab_size=50, d_model=16, n_layers=2, n_heads=4, n_kv_heads=2, head_dim=4, d_ff=24, context=12)
-MOE = LMConfig(vocab_size=50, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, head_dim=8, d_ff=12, context=12,
-               n_experts=4, top_k=2)
+MOE = LMConfig(
+    vocab_size=50,
+    d_model=16,
+    n_layers=1,
+    n_heads=2,
+    n_kv_heads=1,
+    head_dim=8,
+    d_ff=12,
+    context=12,
+    n_experts=4,
+    top_k=2,
+)
 
 
 def test_logits_are_causal_and_the_embedding_is_untied():
@@ -54,7 +64,7 @@ def test_router_keeps_the_softmax_weights_of_the_top_k_experts():
     kept = gates > 0
     assert torch.allclose(gates[kept], probs[kept])  # not renormalised (OLMoE's norm_topk_prob=False)
     assert torch.equal(kept, probs >= probs.topk(2, dim=-1).values[..., -1:])
-    manual = sum(gates[..., e:e + 1] * moe.experts[e](x) for e in range(4))
+    manual = sum(gates[..., e : e + 1] * moe.experts[e](x) for e in range(4))
     assert torch.allclose(moe(x), manual, atol=1e-6)
 
 

@@ -87,8 +87,12 @@ def test_adamw_matches_torch_adamw():
 def test_one_step_equals_the_pure_direction():
     gen = torch.Generator().manual_seed(3)
     g = torch.randn(10, 4, generator=gen, dtype=torch.float64)
-    cases = [(so.RowNorm, so.row_norm_direction), (so.RightPolarGrad, so.right_polar_direction),
-             (so.HybridPolarGrad, so.hybrid_direction), (so.SpectralDescent, so.spectral_direction)]
+    cases = [
+        (so.RowNorm, so.row_norm_direction),
+        (so.RightPolarGrad, so.right_polar_direction),
+        (so.HybridPolarGrad, so.hybrid_direction),
+        (so.SpectralDescent, so.spectral_direction),
+    ]
     for cls, fn in cases:
         w = torch.nn.Parameter(torch.zeros(10, 4, dtype=torch.float64))
         w.grad = g.clone()
@@ -113,11 +117,20 @@ def test_matrix_optimizers_refuse_non_matrices(name):
         so.OPTIMIZERS[name]([torch.nn.Parameter(torch.zeros(4))], lr=0.1)
 
 
-@pytest.mark.parametrize("kwargs, field", [
-    (dict(lr=0.0), "lr"), (dict(lr=float("nan")), "lr"), (dict(beta=1.0), "beta"), (dict(beta=-0.1), "beta"),
-    (dict(eps=0.0), "eps"), (dict(weight_decay=-1.0), "weight_decay"), (dict(alpha=-1.0), "alpha"),
-    (dict(order="sideways"), "order"), (dict(orientation="diag"), "orientation"),
-])
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(lr=0.0), "lr"),
+        (dict(lr=float("nan")), "lr"),
+        (dict(beta=1.0), "beta"),
+        (dict(beta=-0.1), "beta"),
+        (dict(eps=0.0), "eps"),
+        (dict(weight_decay=-1.0), "weight_decay"),
+        (dict(alpha=-1.0), "alpha"),
+        (dict(order="sideways"), "order"),
+        (dict(orientation="diag"), "orientation"),
+    ],
+)
 def test_hyperparameters_out_of_range_are_refused(kwargs, field):
     with pytest.raises(ValueError, match=field):
         so.HybridPolarGrad([torch.nn.Parameter(torch.zeros(3, 2))], **kwargs)
@@ -168,9 +181,13 @@ def _kind(name, p):
     return {"embed.weight": "embedding", "lm_head.weight": "lm_head", "router.weight": "router"}.get(name, "hidden")
 
 
-ASSIGN = {"hidden": {"name": "muon", "lr": 0.02}, "embedding": {"name": "row_norm", "lr": 0.1},
-          "lm_head": {"name": "hybrid", "lr": 0.01}, "router": {"name": "centered_row_norm", "lr": 0.01},
-          "vector": {"name": "adamw", "lr": 1e-3, "weight_decay": 0.0}}
+ASSIGN = {
+    "hidden": {"name": "muon", "lr": 0.02},
+    "embedding": {"name": "row_norm", "lr": 0.1},
+    "lm_head": {"name": "hybrid", "lr": 0.01},
+    "router": {"name": "centered_row_norm", "lr": 0.01},
+    "vector": {"name": "adamw", "lr": 1e-3, "weight_decay": 0.0},
+}
 
 
 def test_build_optimizer_one_per_kind_and_trains():
@@ -220,6 +237,9 @@ def test_build_optimizer_refuses_tied_weights_of_two_kinds():
     params = model.named_parameters(remove_duplicate=False)
     with pytest.raises(ValueError, match="tied"):
         so.build_optimizer(params, ASSIGN, _kind)
-    same = so.build_optimizer(model.named_parameters(remove_duplicate=False), ASSIGN,
-                              lambda n, p: "embedding" if n in ("embed.weight", "lm_head.weight") else _kind(n, p))
+    same = so.build_optimizer(
+        model.named_parameters(remove_duplicate=False),
+        ASSIGN,
+        lambda n, p: "embedding" if n in ("embed.weight", "lm_head.weight") else _kind(n, p),
+    )
     assert "lm_head" not in same.optimizers and same.names["embedding"] == ["embed.weight"]

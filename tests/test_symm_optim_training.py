@@ -11,10 +11,14 @@ from neurips26.symm_optim.model import LM, LMConfig
 from neurips26.symm_optim.training import TrainSettings, matrix_lr_scale, spike_flags, train_lm, vector_lr_scale
 
 CONFIG = LMConfig(vocab_size=32, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, head_dim=8, d_ff=24, context=16)
-BASE = {"hidden": {"name": "muon", "lr": 0.02, "exact": True}, "mlp_gate_up": {"name": "hybrid", "lr": 0.02},
-        "mlp_down": {"name": "hybrid", "lr": 0.02, "orientation": "col"},
-        "vector": {"name": "adamw", "lr": 0.01}, "embedding": {"name": "row_norm", "lr": 0.5},
-        "lm_head": {"name": "row_norm", "lr": 0.05}}
+BASE = {
+    "hidden": {"name": "muon", "lr": 0.02, "exact": True},
+    "mlp_gate_up": {"name": "hybrid", "lr": 0.02},
+    "mlp_down": {"name": "hybrid", "lr": 0.02, "orientation": "col"},
+    "vector": {"name": "adamw", "lr": 0.01},
+    "embedding": {"name": "row_norm", "lr": 0.5},
+    "lm_head": {"name": "row_norm", "lr": 0.05},
+}
 SETTINGS = TrainSettings(seq_len=16, batch_size=8, steps=40, eval_every=20, eval_tokens=256, vector_warmup=4)
 
 
@@ -41,8 +45,9 @@ def test_spikes_are_losses_above_the_factor_times_the_moving_average():
 
 
 def test_training_learns_and_records_spectra():
-    result = train_lm(LM(CONFIG), BASE, _stream(4000, 0), _stream(600, 1), SETTINGS, spectrum_steps=(40,),
-                      log=lambda _: None)
+    result = train_lm(
+        LM(CONFIG), BASE, _stream(4000, 0), _stream(600, 1), SETTINGS, spectrum_steps=(40,), log=lambda _: None
+    )
     assert not result.diverged and len(result.steps) == 40
     evals = [r["val_loss"] for r in result.steps if not math.isnan(r["val_loss"])]
     assert len(evals) == 2 and result.final_val_loss == evals[-1] < math.log(32) - 1.0
@@ -74,8 +79,14 @@ def test_mismatched_vocabulary_and_context_are_refused():
     with pytest.raises(ValueError, match="beyond the model's vocabulary of 32: the tokenizer and the model disagree"):
         train_lm(LM(CONFIG), BASE, _stream(4000, 0) + 40, _stream(600, 1), SETTINGS)
     with pytest.raises(ValueError, match="seq_len 32 exceeds the model's context 16"):
-        train_lm(LM(CONFIG), BASE, _stream(4000, 0), _stream(600, 1),
-                 TrainSettings(seq_len=32, batch_size=2, steps=1, eval_every=1, eval_tokens=64))
+        train_lm(
+            LM(CONFIG),
+            BASE,
+            _stream(4000, 0),
+            _stream(600, 1),
+            TrainSettings(seq_len=32, batch_size=2, steps=1, eval_every=1, eval_tokens=64),
+        )
     with pytest.raises(ValueError, match="cannot be updated by the matrix optimizer 'row_norm'"):
-        train_lm(LM(CONFIG), {**BASE, "vector": {"name": "row_norm", "lr": 0.1}}, _stream(4000, 0),
-                 _stream(600, 1), SETTINGS)
+        train_lm(
+            LM(CONFIG), {**BASE, "vector": {"name": "row_norm", "lr": 0.1}}, _stream(4000, 0), _stream(600, 1), SETTINGS
+        )

@@ -267,8 +267,9 @@ def test_uniform_counts_differ_by_at_most_one():
 def test_forced_exploration_and_tape_errors():
     tree = complete_tree(1, 3, "MAX")
     mu = np.array([0.9, 0.1, 0.1])
-    res = alg.run(tree, 0.5, "bernoulli", reward_tape(mu, "bernoulli", 10_000, 0), 0.1, "d_tracking", 2000,
-                  stopping=False)
+    res = alg.run(
+        tree, 0.5, "bernoulli", reward_tape(mu, "bernoulli", 10_000, 0), 0.1, "d_tracking", 2000, stopping=False
+    )
     t = res.tau
     assert res.forced > 0 and res.counts.min() >= math.sqrt(t) - 3 / 2 - 1
     with pytest.raises(ValueError, match="tape too short"):

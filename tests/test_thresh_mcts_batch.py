@@ -54,11 +54,7 @@ def instance(i: int):
     kind = "bernoulli" if i % 2 == 0 else "gaussian"
     if kind == "bernoulli":
         mu = rng.uniform(0.2, 0.8, tree.n_leaves)
-        theta = (
-            0.5
-            if i % 4 == 0
-            else float(np.clip(value(tree, mu) + rng.choice([-1, 1]) * 0.15, 0.05, 0.95))
-        )
+        theta = 0.5 if i % 4 == 0 else float(np.clip(value(tree, mu) + rng.choice([-1, 1]) * 0.15, 0.05, 0.95))
     else:
         mu = rng.normal(0.0, 0.6, tree.n_leaves)
         theta = value(tree, mu) + rng.choice([-1, 1]) * 0.4
@@ -75,8 +71,7 @@ def reference(i: int, rule: str):
     if (i, rule) not in _REFERENCE:
         tree, mu, theta, kind, tapes = INSTANCES[i]
         _REFERENCE[(i, rule)] = [
-            alg.run(tree, theta, kind, tapes[r], DELTAS[r], rule, T_MAX, mu_true=mu)
-            for r in range(R)
+            alg.run(tree, theta, kind, tapes[r], DELTAS[r], rule, T_MAX, mu_true=mu) for r in range(R)
         ]
     return _REFERENCE[(i, rule)]
 
@@ -99,13 +94,8 @@ def test_instances_cover_the_cases_the_rules_must_agree_on():
     assert kinds == {"bernoulli", "gaussian"}
     assert {inst[0].depth for inst in INSTANCES} == {2, 3}
     assert any(inst[3] == "bernoulli" and inst[2] == 0.5 for inst in INSTANCES)
-    assert any(
-        not lv.sorted for inst in INSTANCES for lv in _Layout(inst[0]).levels
-    )  # both tie paths
-    assert (
-        max(inst[0].n_leaves for inst in INSTANCES) > 20
-        and min(inst[0].n_leaves for inst in INSTANCES) < 10
-    )
+    assert any(not lv.sorted for inst in INSTANCES for lv in _Layout(inst[0]).levels)  # both tie paths
+    assert max(inst[0].n_leaves for inst in INSTANCES) > 20 and min(inst[0].n_leaves for inst in INSTANCES) < 10
 
 
 @pytest.mark.parametrize("rule", BATCH_RULES)
@@ -132,10 +122,7 @@ def test_scalar_tail_continuation_is_exact(rule):
         for tail in (3, None):
             batch = run_batch(tree, theta, kind, tapes, DELTAS, rule, T_MAX, mu_true=mu, tail=tail)
             assert_same(batch, reference(i, rule), rule, where=f"instance {i} tail {tail}")
-        assert (
-            run_batch(tree, theta, kind, tapes, DELTAS, rule, T_MAX, mu_true=mu, tail=R).scalar_runs
-            == R
-        )
+        assert run_batch(tree, theta, kind, tapes, DELTAS, rule, T_MAX, mu_true=mu, tail=R).scalar_runs == R
 
 
 def random_states(tree, rng, n_states: int):
@@ -223,19 +210,13 @@ def test_t_max_equal_to_k_conservative_beta_and_a_single_leaf():
         assert_same(batch, runs, rule)
         assert (batch.tau == k).all()
     batch = run_batch(tree, theta, kind, tapes, 0.05, "ratio", T_MAX, conservative=True, tail=0)
-    runs = [
-        alg.run(tree, theta, kind, tapes[r], 0.05, "ratio", T_MAX, conservative=True)
-        for r in range(R)
-    ]
+    runs = [alg.run(tree, theta, kind, tapes[r], 0.05, "ratio", T_MAX, conservative=True) for r in range(R)]
     assert_same(batch, runs, "ratio")
     leaf = make_tree([[]], ["LEAF"])
     tapes1 = np.stack([reward_tape([0.8], "bernoulli", 200, r) for r in range(4)])
     for rule in BATCH_RULES:
         batch = run_batch(leaf, 0.5, "bernoulli", tapes1, 0.1, rule, 200, mu_true=[0.8], tail=0)
-        runs = [
-            alg.run(leaf, 0.5, "bernoulli", tapes1[r], 0.1, rule, 200, mu_true=[0.8])
-            for r in range(4)
-        ]
+        runs = [alg.run(leaf, 0.5, "bernoulli", tapes1[r], 0.1, rule, 200, mu_true=[0.8]) for r in range(4)]
         assert_same(batch, runs, rule)
 
 
@@ -271,17 +252,13 @@ def test_errors_and_the_result_object():
         with pytest.raises(ValueError, match="tape too short"):
             run_batch(tree, theta, kind, short, 0.1, rule, T_MAX, tail=0)
     bern = INSTANCES[0]
-    as_uint8 = run_batch(
-        bern[0], bern[2], bern[3], bern[4].astype(np.uint8), DELTAS, "d_tracking", T_MAX, tail=0
-    )
+    as_uint8 = run_batch(bern[0], bern[2], bern[3], bern[4].astype(np.uint8), DELTAS, "d_tracking", T_MAX, tail=0)
     assert_same(as_uint8, reference(0, "d_tracking"), "d_tracking", where="uint8 tapes")
     with pytest.raises(ValueError, match="numeric"):
         run_batch(tree, theta, kind, tapes.astype(str), 0.1, "ratio", T_MAX)
     empty = run_batch(tree, theta, kind, tapes[:0], 0.1, "ratio", T_MAX)
     assert empty.n_runs == 0 and empty.counts.shape == (0, tree.n_leaves)
     res = run_batch(tree, theta, kind, tapes, 0.1, "ratio", T_MAX, tail=0)
-    assert (
-        res.total_rounds == int((res.tau - tree.n_leaves).sum()) and res.run_rounds_per_second > 0
-    )
+    assert res.total_rounds == int((res.tau - tree.n_leaves).sum()) and res.run_rounds_per_second > 0
     assert res.tau.dtype == np.int64 and res.answer.dtype == bool and res.censored.dtype == bool
     assert not res.answer[res.censored].any()

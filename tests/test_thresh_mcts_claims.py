@@ -30,8 +30,17 @@ def test_loglog_slope_recovers_powers():
 
 def runs_frame(rule, instance, delta, taus, correct, censored=None):
     n = len(taus)
-    return pd.DataFrame({"rule": rule, "instance": instance, "delta": delta, "run": np.arange(n), "tau": taus,
-                         "correct": correct, "censored": np.zeros(n, bool) if censored is None else censored})
+    return pd.DataFrame(
+        {
+            "rule": rule,
+            "instance": instance,
+            "delta": delta,
+            "run": np.arange(n),
+            "tau": taus,
+            "correct": correct,
+            "censored": np.zeros(n, bool) if censored is None else censored,
+        }
+    )
 
 
 def test_summarise_counts_errors_among_stopped_runs_only():
@@ -44,10 +53,28 @@ def test_summarise_counts_errors_among_stopped_runs_only():
     assert row["lower_bound"] == pytest.approx(5 * evaluation.kl_bernoulli(0.1, 0.9))
 
 
-def tables(ratio_tau=100.0, d_tau=200.0, uniform_tau=400.0, sd_tau=10.0, errors=0, runs=100, deltas=(0.1, 0.01),
-           later_factor=1.5, d_slope=1.0, r_slope=0.2, d_wall=1.0, r_wall=0.3, wall_jitter=0.0, sizes=6,
-           repeats=3, identical=True, lp_err=1e-12, rules=("ratio", "d_tracking", "uniform"), slow_ratio_on=(),
-           unstopped=()):
+def tables(
+    ratio_tau=100.0,
+    d_tau=200.0,
+    uniform_tau=400.0,
+    sd_tau=10.0,
+    errors=0,
+    runs=100,
+    deltas=(0.1, 0.01),
+    later_factor=1.5,
+    d_slope=1.0,
+    r_slope=0.2,
+    d_wall=1.0,
+    r_wall=0.3,
+    wall_jitter=0.0,
+    sizes=6,
+    repeats=3,
+    identical=True,
+    lp_err=1e-12,
+    rules=("ratio", "d_tracking", "uniform"),
+    slow_ratio_on=(),
+    unstopped=(),
+):
     """The five evaluation tables of a run on I1..I3: stopping times per rule (mean, sd over `runs` runs), the
     same number of errors in every Track-and-Stop cell, cost slopes, timings per repeat (the largest tree's
     time of the ratio rule scaled by 1 + `wall_jitter` * (repeat - 1)), equivalence and DP-vs-LP checks. On the
@@ -58,24 +85,57 @@ def tables(ratio_tau=100.0, d_tau=200.0, uniform_tau=400.0, sd_tau=10.0, errors=
     for instance in ("I1", "I2", "I3"):
         for rule in rules:
             for i, delta in enumerate(deltas):
-                tau = (d_tau if rule == "ratio" and instance in slow_ratio_on else taus[rule]) * later_factor ** i
+                tau = (d_tau if rule == "ratio" and instance in slow_ratio_on else taus[rule]) * later_factor**i
                 low, high = evaluation.clopper_pearson(errors, runs)
-                row = {"rule": rule, "instance": instance, "delta": delta, "runs": runs, "censored": 0.0,
-                       "errors": errors, "error_rate": errors / runs, "cp_low": low, "cp_high": high,
-                       "mean_tau": tau, "sd_tau": sd_tau, "t_star": 10.0,
-                       "tau_over_tstar_log": tau / (10 * np.log(1 / delta))}
+                row = {
+                    "rule": rule,
+                    "instance": instance,
+                    "delta": delta,
+                    "runs": runs,
+                    "censored": 0.0,
+                    "errors": errors,
+                    "error_rate": errors / runs,
+                    "cp_low": low,
+                    "cp_high": high,
+                    "mean_tau": tau,
+                    "sd_tau": sd_tau,
+                    "t_star": 10.0,
+                    "tau_over_tstar_log": tau / (10 * np.log(1 / delta)),
+                }
                 if (rule, instance) in unstopped:
-                    row.update(censored=1.0, errors=0, error_rate=np.nan, cp_low=np.nan, cp_high=np.nan,
-                               mean_tau=np.nan, sd_tau=np.nan, tau_over_tstar_log=np.nan)
+                    row.update(
+                        censored=1.0,
+                        errors=0,
+                        error_rate=np.nan,
+                        cp_low=np.nan,
+                        cp_high=np.nan,
+                        mean_tau=np.nan,
+                        sd_tau=np.nan,
+                        tau_over_tstar_log=np.nan,
+                    )
                 rows.append(row)
     summary = pd.DataFrame(rows)
     ks = 3 ** np.arange(2, 2 + sizes)
-    cost = pd.DataFrame([{"rule": rule, "repeat": r, "n_leaves": k,
-                          "microseconds_per_round": k ** wall * (1 + jitter * (r - 1) * (k == ks[-1]))}
-                         for rule, wall, jitter in (("d_tracking", d_wall, 0.0), ("ratio_incremental", r_wall, wall_jitter))
-                         for r in range(repeats) for k in ks])
-    slopes = evaluation.cost_slopes(cost.assign(ops_per_round=[k ** (d_slope if rule == "d_tracking" else r_slope)
-                                                               for rule, k in zip(cost["rule"], cost["n_leaves"])]))
+    cost = pd.DataFrame(
+        [
+            {
+                "rule": rule,
+                "repeat": r,
+                "n_leaves": k,
+                "microseconds_per_round": k**wall * (1 + jitter * (r - 1) * (k == ks[-1])),
+            }
+            for rule, wall, jitter in (("d_tracking", d_wall, 0.0), ("ratio_incremental", r_wall, wall_jitter))
+            for r in range(repeats)
+            for k in ks
+        ]
+    )
+    slopes = evaluation.cost_slopes(
+        cost.assign(
+            ops_per_round=[
+                k ** (d_slope if rule == "d_tracking" else r_slope) for rule, k in zip(cost["rule"], cost["n_leaves"])
+            ]
+        )
+    )
     equivalence = pd.DataFrame({"identical": [identical, True]})
     lp_check = pd.DataFrame({"relative_error": [lp_err, 0.0]})
     return summary, slopes, cost, equivalence, lp_check
@@ -163,13 +223,16 @@ def with_user_file(tmp_path, records):
     return cfg
 
 
-@pytest.mark.parametrize("tree, mu, theta, message", [
-    ({"children": [[1, 2], [0], []], "labels": ["MAX", "MIN", "LEAF"]}, [0.3], 0.5, "cycle"),
-    ({"children": [[1, 2], [3], [3], []], "labels": ["MAX", "MIN", "MIN", "LEAF"]}, [0.3], 0.5, "shared"),
-    ({"children": [[1, 2], [], []], "labels": ["MAX", "LEAF", "LEAF"]}, [0.3, 1.4], 0.5, r"\[0, 1\]"),
-    ({"children": [[1, 2], [], []], "labels": ["MAX", "LEAF", "LEAF"]}, [0.3, 0.5], 0.5, "not identifiable"),
-    ({"children": [[1, 2], [], []], "labels": ["AVG", "LEAF", "LEAF"]}, [0.3, 0.6], 0.5, "AVG"),
-])
+@pytest.mark.parametrize(
+    "tree, mu, theta, message",
+    [
+        ({"children": [[1, 2], [0], []], "labels": ["MAX", "MIN", "LEAF"]}, [0.3], 0.5, "cycle"),
+        ({"children": [[1, 2], [3], [3], []], "labels": ["MAX", "MIN", "MIN", "LEAF"]}, [0.3], 0.5, "shared"),
+        ({"children": [[1, 2], [], []], "labels": ["MAX", "LEAF", "LEAF"]}, [0.3, 1.4], 0.5, r"\[0, 1\]"),
+        ({"children": [[1, 2], [], []], "labels": ["MAX", "LEAF", "LEAF"]}, [0.3, 0.5], 0.5, "not identifiable"),
+        ({"children": [[1, 2], [], []], "labels": ["AVG", "LEAF", "LEAF"]}, [0.3, 0.6], 0.5, "AVG"),
+    ],
+)
 def test_a_bad_user_tree_is_rejected_naming_the_problem(tmp_path, tree, mu, theta, message):
     cfg = with_user_file(tmp_path, [{"id": "U1", "tree": tree, "mu": mu, "theta": theta, "kind": "bernoulli"}])
     with pytest.raises(ValueError, match=message):

@@ -264,9 +264,7 @@ def test_dp_matches_lp_on_random_trees(kind):
         assert min(costs) == pytest.approx(1 / cert.t_star, rel=1e-9)
         # GLR at (mu, N = t w*) equals t / T*
         z, side = glr_statistic(tree, mu, 1000.0 * cert.weights, theta, kind)
-        assert z == pytest.approx(1000.0 / cert.t_star, rel=1e-9) and side == (
-            value(tree, mu) >= theta
-        )
+        assert z == pytest.approx(1000.0 / cert.t_star, rel=1e-9) and side == (value(tree, mu) >= theta)
     assert worst < 1e-6
 
 
@@ -389,9 +387,7 @@ def test_bad_problems(mu, theta, kind, match):
 def test_check_problem_ok_and_other_entry_points_validate():
     t = two_leaves("MAX")
     assert check_problem(t, [0.7, 0.3], 0.5, "bernoulli") == pytest.approx(0.7)
-    assert check_problem(t, [1.7, 0.3], 1.5, "gaussian") == pytest.approx(
-        1.7
-    )  # Gaussian theta may leave (0,1)
+    assert check_problem(t, [1.7, 0.3], 1.5, "gaussian") == pytest.approx(1.7)  # Gaussian theta may leave (0,1)
     with pytest.raises(ValueError, match="Bernoulli mu"):
         characteristic_time(t, [1.2, 0.3], 0.5, "bernoulli")
     with pytest.raises(ValueError, match="counts"):
@@ -411,14 +407,9 @@ def test_fixed_instances():
             inst = fixed_instance(name, kind)
             tree, mu, theta, k = instance_problem(inst)
             assert k == kind and tree == complete_tree(spec["depth"], spec["branching"])
-            assert (
-                inst["value"] == pytest.approx(value(tree, mu))
-                and abs(inst["value"] - theta) > 0.05
-            )
+            assert inst["value"] == pytest.approx(value(tree, mu)) and abs(inst["value"] - theta) > 0.05
             assert 10 < inst["t_star"] < 5e4
-            assert inst["t_star"] == pytest.approx(
-                characteristic_time(tree, mu, theta, kind).t_star
-            )
+            assert inst["t_star"] == pytest.approx(characteristic_time(tree, mu, theta, kind).t_star)
     assert fixed_instance("I1", "gaussian")["id"] == "I1_gauss"
     with pytest.raises(ValueError, match="unknown fixed instance"):
         fixed_instance("I9")
@@ -464,9 +455,7 @@ def test_make_instances_and_frame():
     tree, mu, theta, kind = instance_problem(row)
     assert tree == from_records(insts[4]["tree"]) and list(mu) == insts[4]["mu"]
     assert validate_instance(row)["t_star"] == pytest.approx(insts[4]["t_star"])
-    more = make_instances(
-        fixed=["I1"], random_specs=[], gaussian_fixed=True, user=[dict(insts[4], id="U1")]
-    )
+    more = make_instances(fixed=["I1"], random_specs=[], gaussian_fixed=True, user=[dict(insts[4], id="U1")])
     assert [i["id"] for i in more] == ["I1", "I1_gauss", "U1"]
     with pytest.raises(ValueError, match="duplicate"):
         make_instances(fixed=["I1", "I1"], random_specs=[])
@@ -486,9 +475,7 @@ def test_reward_tape_seeded_with_right_means():
     assert not np.array_equal(tape, reward_tape(mu, "bernoulli", 20000, seed=12))
     assert tape.mean(axis=1) == pytest.approx(mu, abs=0.015)
     g = reward_tape(mu, "gaussian", 20000, seed=11)
-    assert g.mean(axis=1) == pytest.approx(mu, abs=0.03) and g.std(axis=1) == pytest.approx(
-        1.0, abs=0.03
-    )
+    assert g.mean(axis=1) == pytest.approx(mu, abs=0.03) and g.std(axis=1) == pytest.approx(1.0, abs=0.03)
     with pytest.raises(ValueError, match="Bernoulli mu"):
         reward_tape([1.5], "bernoulli", 10, 0)
     with pytest.raises(ValueError, match="length"):

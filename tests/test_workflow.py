@@ -31,7 +31,9 @@ def test_smoke_run_writes_every_result(smoke_run):
     for name in ("metrics.parquet", "claims.parquet", "report.md"):
         assert (out / name).stat().st_size > 0
     figures = sorted(p.name for p in (out / "figures").glob("*.png"))
-    assert figures == sorted(f"{n}.png" for n in ("interpolation", "colour_transfer", "sphere", "error_vs_projections", "speed", "cfm"))
+    assert figures == sorted(
+        f"{n}.png" for n in ("interpolation", "colour_transfer", "sphere", "error_vs_projections", "speed", "cfm")
+    )
     claims = pd.read_parquet(out / "claims.parquet")
     assert list(claims["claim_id"]) == [f"C{i}" for i in range(1, 9)]
     assert "hard" in set(claims["kind"]) and set(claims["kind"]) <= {"hard", "soft", "info", "check"}
@@ -40,7 +42,9 @@ def test_smoke_run_writes_every_result(smoke_run):
     thin = claims["runs"] < claims["min_runs"]  # smoke fits once: claims needing 3 fit seeds cannot be decided
     assert thin.any() and (claims.loc[thin, "verdict"] == "inconclusive").all()
     metrics = pd.read_parquet(out / "metrics.parquet")
-    assert {"ra", "oa", "metaot", "sliced_mean", "min_swgg", "expected_sliced", "exact_emd", "sinkhorn_cold"} <= set(metrics["method"])
+    assert {"ra", "oa", "metaot", "sliced_mean", "min_swgg", "expected_sliced", "exact_emd", "sinkhorn_cold"} <= set(
+        metrics["method"]
+    )
     assert {"git_commit", "config_hash", "seed"} <= set(metrics.columns)
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "Deviations" in report and "Provenance" in report
@@ -62,7 +66,8 @@ def test_smoke_run_writes_paper_01s_matrix_claims_and_figures(smoke_run):
     cells = metrics[metrics["metric"] == "mse"]
     smoke = yaml.safe_load((smoke_run / "config/pred_loss_space.yaml").read_text())["smoke"]
     assert len(cells) == len(cells.drop_duplicates(["pred", "loss"])) and set(zip(cells["pred"], cells["loss"])) == {
-        (p, q) for p in smoke["preds"] for q in smoke["losses"]}
+        (p, q) for p in smoke["preds"] for q in smoke["losses"]
+    }
     assert metrics.loc[metrics["metric"] == "fd", "value"].notna().all()
     report = (out / "report.md").read_text()
     assert "FD (proxy)" in report and "## Claims" in report and "Deviations" in report
@@ -71,13 +76,29 @@ def test_smoke_run_writes_paper_01s_matrix_claims_and_figures(smoke_run):
 def test_smoke_run_writes_paper_04s_phase_diagram_claims_and_figures(smoke_run):
     out = smoke_run / "results/smoke/bird"
     figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
-    assert figures == sorted(["phase_diagram", "information_curves", "kcal_vs_kmem", "similarity", "memorization",
-                              "step_cost", "samples"])
+    assert figures == sorted(
+        ["phase_diagram", "information_curves", "kcal_vs_kmem", "similarity", "memorization", "step_cost", "samples"]
+    )
     claims = pd.read_parquet(out / "claims.parquet")
-    assert list(claims["claim_id"]) == ["C1a", "C1b", "C2a", "C2b", "C3a", "C3b", "C4a", "C4b", "C5a", "C5b", "C6a",
-                                        "C6b", "C6c"]
-    assert set(claims["kind"]) <= {"hard", "soft", "info", "check"} and claims["verdict"].isin(
-        ["holds", "fails", "inconclusive"]).all()
+    assert list(claims["claim_id"]) == [
+        "C1a",
+        "C1b",
+        "C2a",
+        "C2b",
+        "C3a",
+        "C3b",
+        "C4a",
+        "C4b",
+        "C5a",
+        "C5b",
+        "C6a",
+        "C6b",
+        "C6c",
+    ]
+    assert (
+        set(claims["kind"]) <= {"hard", "soft", "info", "check"}
+        and claims["verdict"].isin(["holds", "fails", "inconclusive"]).all()
+    )
     # one network seed at smoke scale: the claims on trained networks rest on too few seeds to be decided
     assert (claims.set_index("claim_id").loc[["C5a", "C5b", "C6a", "C6b"], "verdict"] == "inconclusive").all()
     phase = pd.read_parquet(out / "phase.parquet")
@@ -156,12 +177,14 @@ def test_smoke_run_writes_paper_07s_sweeps_symmetry_checks_claims_and_figures(sm
     assert (claims.loc[checks, "verdict"] == "holds").all()  # float64 identities of our update rules, any scale
     assert set(claims["verdict"]) <= {"holds", "fails", "inconclusive"}
     runs = pd.read_parquet(out / "runs.parquet")
-    assert len(runs) == len(smoke["lr_multipliers"]) * (len(smoke["methods"]) * len(smoke["seeds"])
-                                                        + len(smoke["routers"]) * len(smoke["moe_seeds"]))
+    assert len(runs) == len(smoke["lr_multipliers"]) * (
+        len(smoke["methods"]) * len(smoke["seeds"]) + len(smoke["routers"]) * len(smoke["moe_seeds"])
+    )
     assert runs["final_val_loss"].lt(6.3).all() and not runs["diverged"].any()  # below log(512): it learned
     best = pd.read_parquet(out / "best_lr.parquet")
     assert set(zip(best["arch"], best["method"])) == {("dense", m) for m in smoke["methods"]} | {
-        ("moe", m) for m in smoke["routers"]}
+        ("moe", m) for m in smoke["routers"]
+    }
     step_time = pd.read_parquet(out / "step_time.parquet")
     assert (step_time.loc[step_time["method"] == "adamw", "ratio_to_baseline"] == 1).all()
     meta = (smoke_run / "results/smoke/corpus/pydoc_topics/bpe512/meta.json").read_text()
@@ -178,7 +201,13 @@ def test_smoke_run_writes_paper_10s_ndcg_table_diagnostics_claims_and_figures(sm
     claims = pd.read_parquet(out / "claims.parquet")
     assert list(claims["claim_id"]) == ["C1", "C2", "C3", "C4a", "C4b", "C5"]
     assert dict(zip(claims["claim_id"], claims["kind"])) == {
-        "C1": "hard", "C2": "soft", "C3": "soft", "C4a": "check", "C4b": "info", "C5": "info"}
+        "C1": "hard",
+        "C2": "soft",
+        "C3": "soft",
+        "C4a": "check",
+        "C4b": "info",
+        "C5": "info",
+    }
     assert set(claims["verdict"]) <= {"holds", "fails", "inconclusive"}
     # smoke has one run per dataset: the claims comparing methods over runs cannot be decided
     assert (claims.set_index("claim_id").loc[["C1", "C2"], "verdict"] == "inconclusive").all()
@@ -220,7 +249,10 @@ def test_smoke_run_writes_paper_19s_decoration_table_claims_and_figures(smoke_ru
     claims = pd.read_parquet(out / "claims.parquet")
     assert list(claims["claim_id"]) == ["C1a", "C1b", "C2a", "C2b", "C3", "C4", "C4b", "C5"]
     assert set(claims["kind"]) <= {"hard", "soft", "info", "check"} and set(claims["verdict"]) <= {
-        "holds", "fails", "inconclusive"}
+        "holds",
+        "fails",
+        "inconclusive",
+    }
     checks = claims[claims["kind"] == "check"].set_index("claim_id")
     assert list(checks.index) == ["C1a", "C1b"] and (checks["verdict"] == "holds").all()  # the masks, at any scale
     smoke = yaml.safe_load((smoke_run / "config/amortix.yaml").read_text())["smoke"]
@@ -291,7 +323,11 @@ def test_a_run_killed_mid_job_then_rerun_gives_the_same_numbers(smoke_run):
     targets = [str(ground_truth), REPORT]
     env = dict(os.environ, PYTHONPATH=str(smoke_run / "src"))
     proc = subprocess.Popen(
-        [SNAKEMAKE, "-c1", *targets], cwd=smoke_run, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [SNAKEMAKE, "-c1", *targets],
+        cwd=smoke_run,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     # Snakemake marks a job incomplete when it starts it; kill then, while the job is still running
@@ -350,4 +386,6 @@ def test_smoke_claims_follow_the_contract_and_no_check_is_broken(smoke_run, slug
     assert claims.loc[claims["verdict"] == "inconclusive", "note"].str.len().gt(0).all()
     assert not claims.loc[claims["value"].isna(), "verdict"].eq("holds").any()
     broken = claims[(claims["kind"] == "check") & (claims["verdict"] == "fails")]
-    assert broken.empty, f"{slug}: broken implementation checks {broken[['claim_id', 'value', 'note']].to_dict('records')}"
+    assert broken.empty, (
+        f"{slug}: broken implementation checks {broken[['claim_id', 'value', 'note']].to_dict('records')}"
+    )

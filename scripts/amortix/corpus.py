@@ -15,12 +15,19 @@ source = [source] if isinstance(source, str) else list(source)
 path = source[0] if source else corpus.rdkit_data_path(*corpus.NCI_FIRST_5K)
 smiles = corpus.read_smiles_file(path)[: spec.get("limit")]
 log.info("read %d SMILES from %s", len(smiles), path)
-table, counts = corpus.prepare_corpus(smiles, decoration_vocab=tuple(params.decoration_vocab),
-                                      max_heavy=spec["max_heavy"], min_rings=spec["min_rings"],
-                                      scaffold_heavy=tuple(spec["scaffold_heavy"]))
-log.info("kept %d molecules on %d scaffolds; dropped: %s", len(table), table["scaffold"].nunique(),
-         {k: v for k, v in counts.items() if k not in ("input", "kept") and v})
+table, counts = corpus.prepare_corpus(
+    smiles,
+    decoration_vocab=tuple(params.decoration_vocab),
+    max_heavy=spec["max_heavy"],
+    min_rings=spec["min_rings"],
+    scaffold_heavy=tuple(spec["scaffold_heavy"]),
+)
+log.info(
+    "kept %d molecules on %d scaffolds; dropped: %s",
+    len(table),
+    table["scaffold"].nunique(),
+    {k: v for k, v in counts.items() if k not in ("input", "kept") and v},
+)
 prov = job_provenance(snakemake, params.seed)
 write_parquet(table, snakemake.output.corpus, prov)
-write_parquet(pd.DataFrame({"reason": list(counts), "molecules": list(counts.values())}), snakemake.output.counts,
-              prov)
+write_parquet(pd.DataFrame({"reason": list(counts), "molecules": list(counts.values())}), snakemake.output.counts, prov)

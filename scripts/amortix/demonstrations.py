@@ -18,8 +18,14 @@ scaffolds = {s: env.make_scaffold(s, config) for s in molecules["scaffold"].uniq
 actions = [env.demonstration(m, scaffolds[s], config) for m, s in zip(molecules["smiles"], molecules["scaffold"])]
 built = [a is not None for a in actions]
 table = molecules.loc[built, ["smiles", "scaffold"]].assign(
-    actions=[json.dumps(a) for a in actions if a is not None],
-    n_actions=[len(a) for a in actions if a is not None])
-log.info("%d of %d molecules have a demonstration within %d new atoms and %d actions (%d actions in all)",
-         len(table), len(molecules), config.max_new_atoms, config.max_actions, int(table["n_actions"].sum()))
+    actions=[json.dumps(a) for a in actions if a is not None], n_actions=[len(a) for a in actions if a is not None]
+)
+log.info(
+    "%d of %d molecules have a demonstration within %d new atoms and %d actions (%d actions in all)",
+    len(table),
+    len(molecules),
+    config.max_new_atoms,
+    config.max_actions,
+    int(table["n_actions"].sum()),
+)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake, params.seed))

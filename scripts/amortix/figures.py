@@ -19,8 +19,10 @@ samples = {Path(p).stem: pd.read_parquet(p) for p in inp.samples}
 save_figure(plots.training_curves(logs), out.training_curves)
 save_figure(plots.decoration_bars(pd.read_parquet(inp.decoration)), out.decoration_table)
 save_figure(plots.best_of_k(pd.read_parquet(inp.best_of_k)), out.best_of_k)
-save_figure(plots.pmo_curves(pd.concat([pd.read_parquet(p) for p in inp.pmo], ignore_index=True),
-                             snakemake.params.top_k), out.pmo_curves)
+save_figure(
+    plots.pmo_curves(pd.concat([pd.read_parquet(p) for p in inp.pmo], ignore_index=True), snakemake.params.top_k),
+    out.pmo_curves,
+)
 with atomic_path(out.molecules) as tmp:
     plots.molecule_grid(samples, list(samples)).save(tmp, format="PNG")
 log.info("figures written: %s", json.dumps(list(out.keys())))

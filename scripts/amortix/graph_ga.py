@@ -22,12 +22,26 @@ frames = []
 for index, scaffold in enumerate(names):
     pool = samples[(samples["scaffold"] == scaffold) & (samples["mode"] == "sample") & samples["valid"]]
     start = time.perf_counter()
-    calls = graph_ga.run_constrained_ga(scaffold, pool["smiles"].drop_duplicates().head(spec["population"]).tolist(),
-                                        oracle, spec["budget"], population_size=spec["population"],
-                                        offspring_size=spec["offspring"], vocab=config.decoration_vocab,
-                                        max_heavy=config.max_atoms, seed=params.seed + index)
+    calls = graph_ga.run_constrained_ga(
+        scaffold,
+        pool["smiles"].drop_duplicates().head(spec["population"]).tolist(),
+        oracle,
+        spec["budget"],
+        population_size=spec["population"],
+        offspring_size=spec["offspring"],
+        vocab=config.decoration_vocab,
+        max_heavy=config.max_atoms,
+        seed=params.seed + index,
+    )
     seconds = time.perf_counter() - start
     frames.append(calls.assign(scaffold=scaffold, calls_per_second=len(calls) / seconds))
-    log.info("%s: %d calls in %.1f s (%.0f per second), best %.3f (%s)", scaffold, len(calls), seconds,
-             len(calls) / seconds, calls["score"].max(), calls.attrs.get("stop"))
+    log.info(
+        "%s: %d calls in %.1f s (%.0f per second), best %.3f (%s)",
+        scaffold,
+        len(calls),
+        seconds,
+        len(calls) / seconds,
+        calls["score"].max(),
+        calls.attrs.get("stop"),
+    )
 write_parquet(pd.concat(frames, ignore_index=True), snakemake.output[0], job_provenance(snakemake, params.seed))

@@ -21,9 +21,11 @@ config = experiment.env_config(params.env, params.max_heavy)
 names = baseline_scaffolds(pd.read_parquet(snakemake.input.split), params.scaffolds)
 saved = torch.load(snakemake.input.policy, weights_only=False)
 oracle = pickle.loads(Path(snakemake.input.oracle).read_bytes())
-loop_settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(snakemake.output[0]),
-                                  fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
-                                  name="per-instance RL")
+loop_settings = loop.LoopSettings(
+    checkpoint=loop.checkpoint_path(snakemake.output[0]),
+    fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
+    name="per-instance RL",
+)
 table = per_instance_rl(saved, names, oracle, params.per_instance, config, params.seed, loop_settings)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake, params.seed))
 loop.finish(loop_settings)

@@ -15,9 +15,11 @@ params, wc = snakemake.params, snakemake.wildcards
 log = start_job(snakemake, seed=params.seed)
 config = experiment.env_config(params.env, params.max_heavy)
 saved = torch.load(snakemake.input.policy, weights_only=False)
-loop_settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(snakemake.output[0]),
-                                  fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
-                                  name=f"PMO-lite {wc.oracle}")
+loop_settings = loop.LoopSettings(
+    checkpoint=loop.checkpoint_path(snakemake.output[0]),
+    fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
+    name=f"PMO-lite {wc.oracle}",
+)
 table = pmo_lite(saved, wc.oracle, params.pmo, config, params.seed, loop_settings)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake, params.seed))
 loop.finish(loop_settings)

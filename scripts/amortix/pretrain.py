@@ -22,19 +22,35 @@ config = experiment.env_config(params.env, params.max_heavy)
 elements = experiment.element_index(config)
 demos = pd.read_parquet(snakemake.input.demonstrations).merge(pd.read_parquet(snakemake.input.split), on="scaffold")
 scaffolds = {s: env.make_scaffold(s, config) for s in demos["scaffold"].unique()}
-records = {split: [r for s, a in zip(part["scaffold"], part["actions"])
-                   for r in demonstration_records(scaffolds[s], [tuple(x) for x in json.loads(a)], config, elements)]
-           for split, part in demos.groupby("split")}
+records = {
+    split: [
+        r
+        for s, a in zip(part["scaffold"], part["actions"])
+        for r in demonstration_records(scaffolds[s], [tuple(x) for x in json.loads(a)], config, elements)
+    ]
+    for split, part in demos.groupby("split")
+}
 log.info("decisions to imitate: %s", {k: len(v) for k, v in records.items()})
 device = loop.job_device()  # a GPU at paper scale (profiles/slurm)
 policy = new_policy(params.policy, len(config.scaffold_vocab), len(config.decoration_vocab)).to(device)
 spec = params.pretrain
-loop_settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(snakemake.output.policy),
-                                  fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
-                                  name="pretrain")
-rows = behaviour_cloning(policy, records["train"], records.get("val", records["train"]), steps=spec["steps"],
-                         batch_size=spec["batch"], lr=spec["lr"], n_vocab=len(config.decoration_vocab),
-                         seed=params.seed, eval_every=spec["eval_every"], loop_settings=loop_settings)
+loop_settings = loop.LoopSettings(
+    checkpoint=loop.checkpoint_path(snakemake.output.policy),
+    fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
+    name="pretrain",
+)
+rows = behaviour_cloning(
+    policy,
+    records["train"],
+    records.get("val", records["train"]),
+    steps=spec["steps"],
+    batch_size=spec["batch"],
+    lr=spec["lr"],
+    n_vocab=len(config.decoration_vocab),
+    seed=params.seed,
+    eval_every=spec["eval_every"],
+    loop_settings=loop_settings,
+)
 with atomic_path(snakemake.output.policy) as tmp:
     torch.save(policy_state(policy), tmp)
 write_parquet(pd.DataFrame(rows), snakemake.output.log_table, job_provenance(snakemake, params.seed))

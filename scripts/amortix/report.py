@@ -18,34 +18,58 @@ scale = snakemake.wildcards.scale
 DROP = ["git_commit", "config_hash", "seed"]
 counts, split, demos, selftest, pretrain, decoration, best_of_k, pmo, training, throughput, claims = (
     pd.read_parquet(p).drop(columns=DROP, errors="ignore")
-    for p in (inp.counts, inp.split, inp.demonstrations, inp.selftest, inp.pretrain, inp.decoration, inp.best_of_k,
-              inp.pmo, inp.training, inp.throughput, inp.claims))
+    for p in (
+        inp.counts,
+        inp.split,
+        inp.demonstrations,
+        inp.selftest,
+        inp.pretrain,
+        inp.decoration,
+        inp.best_of_k,
+        inp.pmo,
+        inp.training,
+        inp.throughput,
+        inp.claims,
+    )
+)
 oracle = json.loads(open(inp.oracle).read())
 demos = demos.merge(split, on="scaffold")
-split_sizes = demos.groupby("split").agg(molecules=("smiles", "size"), scaffolds=("scaffold", "nunique"),
-                                         decisions=("n_actions", "sum")).reset_index()
+split_sizes = (
+    demos.groupby("split")
+    .agg(molecules=("smiles", "size"), scaffolds=("scaffold", "nunique"), decisions=("n_actions", "sum"))
+    .reset_index()
+)
 clusters = split.groupby("split")["cluster"].nunique().rename("clusters").reset_index()
 rl = params.rl
 run_seeds = {v: variant_seeds({"rl": rl}, v) for v in rl["variants"]}
-columns = ["method", "score", "success_rate", "validity", "retention", "uniqueness", "novelty",
-           "oracle_calls_inference", "oracle_calls_training"]
+columns = [
+    "method",
+    "score",
+    "success_rate",
+    "validity",
+    "retention",
+    "uniqueness",
+    "novelty",
+    "oracle_calls_inference",
+    "oracle_calls_training",
+]
 curve = best_of_k.pivot_table(index="k", columns="policy", values="score").reset_index()
 singles = best_of_k.groupby("policy", as_index=False)[["single_shot", "break_even_k"]].first()
 text = f"""# Paper 19: AMORTIX, amortized scaffold decoration (scale `{scale}`)
 
 A graph transformer decorates a scaffold atom by atom (new atom or ring closure, then bond order, masked by
 valence; the scaffold is never modified), pretrained by behaviour cloning of corpus molecules and fine-tuned by
-RL on training scaffolds with advantages {', '.join(rl['variants'])}: {rl['steps']} steps of
-{rl['batch_scaffolds']} scaffolds x {rl['group_size']} completions, Adam lr {rl['lr']:g}, seeds
-{'; '.join(f'{v} {seeds}' for v, seeds in run_seeds.items())}.
+RL on training scaffolds with advantages {", ".join(rl["variants"])}: {rl["steps"]} steps of
+{rl["batch_scaffolds"]} scaffolds x {rl["group_size"]} completions, Adam lr {rl["lr"]:g}, seeds
+{"; ".join(f"{v} {seeds}" for v, seeds in run_seeds.items())}.
 Inference decodes each held-out test scaffold once (greedy), with no oracle call. Rerun:
 `snakemake -c2 results/{scale}/amortix/report.md`.
 
-**The objective is a surrogate.** {oracle['score']}, where P_EGFR and P_CDK2 are random forests (ECFP4) trained on
-the DUD ligand sets shipped with RDKit ({oracle['ligands']['egfr']} EGFR, {oracle['ligands']['cdk2']} CDK2) against
-{oracle['decoys']} corpus molecules as decoys, in place of the paper's TDC GSK3B and JNK3 forests. Cross-validated
-ROC AUC: {', '.join(f'{k} {v:.3f}' for k, v in oracle['cv_auc'].items())}. Success: {oracle['success']}. On the
-corpus: mean score {oracle['corpus_mean_score']:.3f}, success rate {oracle['corpus_success_rate']:.4f}. These are not
+**The objective is a surrogate.** {oracle["score"]}, where P_EGFR and P_CDK2 are random forests (ECFP4) trained on
+the DUD ligand sets shipped with RDKit ({oracle["ligands"]["egfr"]} EGFR, {oracle["ligands"]["cdk2"]} CDK2) against
+{oracle["decoys"]} corpus molecules as decoys, in place of the paper's TDC GSK3B and JNK3 forests. Cross-validated
+ROC AUC: {", ".join(f"{k} {v:.3f}" for k, v in oracle["cv_auc"].items())}. Success: {oracle["success"]}. On the
+corpus: mean score {oracle["corpus_mean_score"]:.3f}, success rate {oracle["corpus_success_rate"]:.4f}. These are not
 models of real kinase activity.
 
 ## Claims
@@ -61,11 +85,11 @@ first K samples. Graph GA and per-instance RL run on the first {params.baseline_
 (the baseline subset) with {params.graph_ga_budget} and {params.per_instance_budget}
 oracle calls per scaffold.
 
-{markdown_table(decoration[decoration['scaffold_set'] == 'test'][columns])}
+{markdown_table(decoration[decoration["scaffold_set"] == "test"][columns])}
 
 Baseline subset:
 
-{markdown_table(decoration[decoration['scaffold_set'] == 'baseline subset'][columns])}
+{markdown_table(decoration[decoration["scaffold_set"] == "baseline subset"][columns])}
 
 ## Training per advantage variant
 
@@ -98,7 +122,7 @@ Corpus filter (molecules dropped per reason; the first failing reason counts):
 Scaffold split by Butina clusters (Tanimoto distance cut {params.split_cutoff}), with the molecules that have
 a demonstration:
 
-{markdown_table(split_sizes.merge(clusters, on='split'))}
+{markdown_table(split_sizes.merge(clusters, on="split"))}
 
 Oracle self-test:
 
@@ -108,7 +132,15 @@ Pretraining (behaviour cloning, NLL per decision):
 
 {markdown_table(pretrain)}
 
-{closing_sections(inp.figures, snakemake.output[0], inp.captions, params.benchmarks, inp.deviations,
-                  provenance_line(read_provenance(inp.claims)))}"""
+{
+    closing_sections(
+        inp.figures,
+        snakemake.output[0],
+        inp.captions,
+        params.benchmarks,
+        inp.deviations,
+        provenance_line(read_provenance(inp.claims)),
+    )
+}"""
 write_text(snakemake.output[0], text)
 log.info("report written, %d claims", len(claims))

@@ -27,17 +27,38 @@ scorer = objectives.Scorer(pickle.loads(Path(snakemake.input.oracle).read_bytes(
 train = [env.make_scaffold(s, config) for s in split_scaffolds(split, "train")]
 val = [env.make_scaffold(s, config) for s in split_scaffolds(split, "val", spec["val_scaffolds"])]
 policy = policy_from_state(torch.load(snakemake.input.policy, weights_only=False), loop.job_device())
-settings = RLSettings(steps=spec["steps"], batch_scaffolds=spec["batch_scaffolds"], group_size=spec["group_size"],
-                      lr=spec["lr"], val_every=spec["val_every"])
-loop_settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(snakemake.output.policy),
-                                  fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
-                                  name=f"rl {wc.variant}_s{wc.seed}")
-rows = reinforce(policy, train, val, scorer, wc.variant, settings, config, experiment.element_index(config), seed,
-                 loop_settings=loop_settings)
-log.info("%s seed %s: %d training oracle calls, best validation score at step %d", wc.variant, wc.seed,
-         rows[-1]["oracle_calls"], rows[-1]["best_step"])
+settings = RLSettings(
+    steps=spec["steps"],
+    batch_scaffolds=spec["batch_scaffolds"],
+    group_size=spec["group_size"],
+    lr=spec["lr"],
+    val_every=spec["val_every"],
+)
+loop_settings = loop.LoopSettings(
+    checkpoint=loop.checkpoint_path(snakemake.output.policy),
+    fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
+    name=f"rl {wc.variant}_s{wc.seed}",
+)
+rows = reinforce(
+    policy,
+    train,
+    val,
+    scorer,
+    wc.variant,
+    settings,
+    config,
+    experiment.element_index(config),
+    seed,
+    loop_settings=loop_settings,
+)
+log.info(
+    "%s seed %s: %d training oracle calls, best validation score at step %d",
+    wc.variant,
+    wc.seed,
+    rows[-1]["oracle_calls"],
+    rows[-1]["best_step"],
+)
 with atomic_path(snakemake.output.policy) as tmp:
     torch.save(policy_state(policy), tmp)
-write_parquet(pd.DataFrame(rows).assign(seed=int(wc.seed)), snakemake.output.log_table,
-              job_provenance(snakemake, seed))
+write_parquet(pd.DataFrame(rows).assign(seed=int(wc.seed)), snakemake.output.log_table, job_provenance(snakemake, seed))
 loop.finish(loop_settings)

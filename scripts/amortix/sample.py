@@ -22,6 +22,5 @@ spec = params.evaluate
 names = split_scaffolds(pd.read_parquet(snakemake.input.split), "test", spec["test_scaffolds"])
 policy = policy_from_state(torch.load(snakemake.input.policy, weights_only=False), loop.job_device())
 oracle = pickle.loads(Path(snakemake.input.oracle).read_bytes())
-table = sample_policy(wc.policy, policy, names, config, oracle, max(spec["k_values"]), spec["temperature"],
-                      params.seed)
+table = sample_policy(wc.policy, policy, names, config, oracle, max(spec["k_values"]), spec["temperature"], params.seed)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake, params.seed))

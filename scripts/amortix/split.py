@@ -10,10 +10,17 @@ from neurips26.common.runtime import job_provenance, start_job
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
 molecules = pd.read_parquet(snakemake.input.corpus)
-split = corpus.split_scaffolds(sorted(molecules["scaffold"].unique()), cutoff=params.split["cutoff"],
-                               fractions=tuple(params.split["fractions"]), seed=params.seed)
+split = corpus.split_scaffolds(
+    sorted(molecules["scaffold"].unique()),
+    cutoff=params.split["cutoff"],
+    fractions=tuple(params.split["fractions"]),
+    seed=params.seed,
+)
 corpus.check_no_leak(split)
-sizes = molecules.merge(split, on="scaffold").groupby("split").agg(scaffolds=("scaffold", "nunique"),
-                                                                    molecules=("smiles", "size"))
+sizes = (
+    molecules.merge(split, on="scaffold")
+    .groupby("split")
+    .agg(scaffolds=("scaffold", "nunique"), molecules=("smiles", "size"))
+)
 log.info("split by %d clusters:\n%s", split["cluster"].nunique(), sizes)
 write_parquet(split, snakemake.output[0], job_provenance(snakemake, params.seed))

@@ -27,8 +27,7 @@ for method, path in (("graph GA", inp.graph_ga), ("per-instance RL", inp.per_ins
     instance_success[method] = score_candidates(best.assign(valid=True, retained=True), oracle)
 demos = pd.read_parquet(inp.demonstrations).merge(pd.read_parquet(inp.split), on="scaffold")
 train_smiles = set(demos.loc[demos["split"] == "train", "smiles"])
-decoration = summary.decoration_table(samples, rl_calls, instance, instance_success, params.k_values,
-                                      train_smiles)
+decoration = summary.decoration_table(samples, rl_calls, instance, instance_success, params.k_values, train_smiles)
 best_of_k = summary.best_of_k_table(samples, params.k_values)
 pmo_calls = pd.concat([pd.read_parquet(p) for p in inp.pmo], ignore_index=True)
 pmo = summary.pmo_table(pmo_calls, params.pmo["budget"], params.pmo["top_k"], params.pmo["freq"])
@@ -36,7 +35,11 @@ throughput = summary.throughput_table(samples, instance)
 log.info("decoration table:\n%s", decoration.to_string())
 log.info("PMO-lite:\n%s", pmo.to_string())
 prov = job_provenance(snakemake)
-for table, path in ((decoration, snakemake.output.decoration), (best_of_k, snakemake.output.best_of_k),
-                    (pmo, snakemake.output.pmo), (training, snakemake.output.training),
-                    (throughput, snakemake.output.throughput)):
+for table, path in (
+    (decoration, snakemake.output.decoration),
+    (best_of_k, snakemake.output.best_of_k),
+    (pmo, snakemake.output.pmo),
+    (training, snakemake.output.training),
+    (throughput, snakemake.output.throughput),
+):
     write_parquet(table, path, prov)

@@ -33,9 +33,17 @@ for path in snakemake.input.flows:
     log.info("%s plan, seed %d: W2 %.4f, path length / chord %.4f", plan, seed, w2, path_ratio)
     if seed == params.seed:
         samples[plan] = {"source": source, "generated": generated, "target": target}
-    frames.append(long_form(
-        {}, {"w2": w2, "path_ratio": path_ratio, "train_seconds": saved["train_seconds"]},
-        task="cfm", method=plan, projections=0, res=cfg["batch_size"], n_atoms=cfg["batch_size"], seed=seed,
-    ))
+    frames.append(
+        long_form(
+            {},
+            {"w2": w2, "path_ratio": path_ratio, "train_seconds": saved["train_seconds"]},
+            task="cfm",
+            method=plan,
+            projections=0,
+            res=cfg["batch_size"],
+            n_atoms=cfg["batch_size"],
+            seed=seed,
+        )
+    )
 save_npz(snakemake.output.samples, **pack(samples))
 write_parquet(pd.concat(frames, ignore_index=True), snakemake.output.metrics, job_provenance(snakemake, params.seed))

@@ -23,22 +23,40 @@ if plan_name in ("ra", "oa"):
 
     def plan_fn(x0, x1):
         w = np.full((1, len(x0)), 1.0 / len(x0))
-        return predict_plan(model, x0[None], w, x1[None], w, cost_matrix(x0[None], x1[None], "sqeuclidean"), cfg["eps"])[0]
+        return predict_plan(
+            model, x0[None], w, x1[None], w, cost_matrix(x0[None], x1[None], "sqeuclidean"), cfg["eps"]
+        )[0]
 else:
     plan_fn = {"exact": cfm.exact_plan, "indep": cfm.independent_plan}[plan_name]
 
 settings = loop.LoopSettings(
     checkpoint=loop.checkpoint_path(snakemake.output[0]),  # kept if the job dies, removed once it succeeds
-    fingerprint=fingerprint(dict(params), list(snakemake.input)), name=f"cfm {plan_name}",
+    fingerprint=fingerprint(dict(params), list(snakemake.input)),
+    name=f"cfm {plan_name}",
 )
 start = time.perf_counter()
 flow, losses = cfm.train_flow(
-    TOY_SAMPLERS["8gaussians"], TOY_SAMPLERS["moons"], plan_fn,
-    cfg["steps"], cfg["batch_size"], cfg["lr"], cfg["width"], pair_seed(params.seed, "cfm", "train") + 7, settings,
+    TOY_SAMPLERS["8gaussians"],
+    TOY_SAMPLERS["moons"],
+    plan_fn,
+    cfg["steps"],
+    cfg["batch_size"],
+    cfg["lr"],
+    cfg["width"],
+    pair_seed(params.seed, "cfm", "train") + 7,
+    settings,
 )
 seconds = time.perf_counter() - start
-log.info("%s plan: %d steps on %s in %.1f s, final loss %.4f", plan_name, cfg["steps"], loop.job_device(), seconds,
-         np.mean(losses[-50:]))
+log.info(
+    "%s plan: %d steps on %s in %.1f s, final loss %.4f",
+    plan_name,
+    cfg["steps"],
+    loop.job_device(),
+    seconds,
+    np.mean(losses[-50:]),
+)
 with atomic_path(snakemake.output[0]) as tmp:
-    torch.save({"state_dict": flow.state_dict(), "width": cfg["width"], "losses": losses, "train_seconds": seconds}, tmp)
+    torch.save(
+        {"state_dict": flow.state_dict(), "width": cfg["width"], "losses": losses, "train_seconds": seconds}, tmp
+    )
 loop.finish(settings)

@@ -22,11 +22,21 @@ cfg = params.metaot
 cost = cost_matrix(x[:1], y[:1], TASK_COST[snakemake.wildcards.task])  # the support every pair shares
 settings = loop.LoopSettings(
     checkpoint=loop.checkpoint_path(snakemake.output[0]),  # kept if the job dies, removed once it succeeds
-    fingerprint=fingerprint(dict(params), list(snakemake.input)), name="metaot",
+    fingerprint=fingerprint(dict(params), list(snakemake.input)),
+    name="metaot",
 )
 start = time.perf_counter()
 model, losses = train_metaot(
-    a, b, cost, params.eps, tuple(cfg["hidden"]), cfg["steps"], cfg["batch_size"], cfg["lr"], params.seed, settings,
+    a,
+    b,
+    cost,
+    params.eps,
+    tuple(cfg["hidden"]),
+    cfg["steps"],
+    cfg["batch_size"],
+    cfg["lr"],
+    params.seed,
+    settings,
 )
 seconds = time.perf_counter() - start
 log.info("Meta-OT trained on %s in %.1f s, final semi-dual %.6f", loop.job_device(), seconds, -losses[-1])

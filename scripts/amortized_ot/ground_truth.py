@@ -23,10 +23,26 @@ for group in group_names(pairs):
     seconds = time.perf_counter() - start
     bad = int((~solution.converged).sum())
     if bad:
-        log.warning("%s: %d of %d pairs did not converge; they are flagged and left out of fits and metrics", group, bad, len(solution.f))
-    log.info("%s: %d pairs, %d iterations, %.2f s, max marginal error %.2e", group, len(solution.f), solution.n_iter, seconds, solution.marginal_error.max())
+        log.warning(
+            "%s: %d of %d pairs did not converge; they are flagged and left out of fits and metrics",
+            group,
+            bad,
+            len(solution.f),
+        )
+    log.info(
+        "%s: %d pairs, %d iterations, %.2f s, max marginal error %.2e",
+        group,
+        len(solution.f),
+        solution.n_iter,
+        seconds,
+        solution.marginal_error.max(),
+    )
     groups[group] = dict(
-        f=solution.f, g=solution.g, marginal_error=solution.marginal_error, converged=solution.converged,
-        n_iter=np.array(solution.n_iter), seconds=np.array(seconds),
+        f=solution.f,
+        g=solution.g,
+        marginal_error=solution.marginal_error,
+        converged=solution.converged,
+        n_iter=np.array(solution.n_iter),
+        seconds=np.array(seconds),
     )
 save_npz(snakemake.output[0], **pack(groups))

@@ -22,7 +22,9 @@ def make(split, n_pairs, res):
     if task == "sphere":
         supply = None
         if cfg["source"] == "gpw":
-            supply = data.population_weights(data.read_population_grid(snakemake.input.source[0]), data.fibonacci_sphere(res))
+            supply = data.population_weights(
+                data.read_population_grid(snakemake.input.source[0]), data.fibonacci_sphere(res)
+            )
         return data.sphere_pairs(n_pairs, res, tuple(cfg["kappa"]), seed, supply).as_dict()
     return data.toy_minibatch_pairs(n_pairs, res, seed).as_dict()
 
@@ -31,5 +33,12 @@ groups = {"train": make("train", cfg["train_pairs"], params.train_res)}
 for group, res in params.groups.items():
     groups[group] = make("test", cfg["test_pairs"], res)
 for group, arrays in groups.items():
-    log.info("%s/%s: %d pairs, %d x %d atoms in R^%d", task, group, *arrays["x"].shape[:2], arrays["y"].shape[1], arrays["x"].shape[2])
+    log.info(
+        "%s/%s: %d pairs, %d x %d atoms in R^%d",
+        task,
+        group,
+        *arrays["x"].shape[:2],
+        arrays["y"].shape[1],
+        arrays["x"].shape[2],
+    )
 save_npz(snakemake.output[0], **pack(groups))

@@ -20,8 +20,8 @@ text = f"""# Paper 18: amortized OT from sliced potentials (scale `{scale}`)
 RA-OT (least squares) and OA-OT (entropic semi-dual) fit one functional linear model of the Sinkhorn
 potential f on exact 1-D Kantorovich potentials along {L} fixed directions (K = {params.n_basis} RBF
 coefficient functions); the plan is recovered with g = c-transform of f. Tasks: digits as grid measures
-({params.digits_source}, {params.digits_train_pairs} training pairs at {res_by_task['digits']}x{res_by_task['digits']}),
-colour transfer ({res_by_task['colour']} colours), supply-demand on the sphere ({res_by_task['sphere']} points),
+({params.digits_source}, {params.digits_train_pairs} training pairs at {res_by_task["digits"]}x{res_by_task["digits"]}),
+colour transfer ({res_by_task["colour"]} colours), supply-demand on the sphere ({res_by_task["sphere"]} points),
 minibatch OT-CFM (8 Gaussians to moons). Rerun: `snakemake -c2 results/{scale}/amortized_ot/report.md`.
 
 ## Claims
@@ -47,9 +47,9 @@ t_pred_ms is wall time per instance on this machine (batch time / pairs), plan r
 
 ## Error against the number of projections (digits, RMSE of f, fit seed {params.seed})
 
-{markdown_table(summary.projections_table(metrics, res_by_task['digits']))}
+{markdown_table(summary.projections_table(metrics, res_by_task["digits"]))}
 
-## Atom-count independence (digits; fitted at {res_by_task['digits']}x{res_by_task['digits']})
+## Atom-count independence (digits; fitted at {res_by_task["digits"]}x{res_by_task["digits"]})
 
 {markdown_table(summary.resolution_table(metrics, L))}
 
@@ -59,8 +59,15 @@ Meta-OT has no row here: its MLP takes the weights on the training grid as input
 
 {markdown_table(summary.cfm_table(all_seeds))}
 
-{closing_sections(snakemake.input.figures, snakemake.output[0], snakemake.input.captions,
-                  params.benchmarks, snakemake.input.deviations,
-                  provenance_line(read_provenance(snakemake.input.metrics)))}"""
+{
+    closing_sections(
+        snakemake.input.figures,
+        snakemake.output[0],
+        snakemake.input.captions,
+        params.benchmarks,
+        snakemake.input.deviations,
+        provenance_line(read_provenance(snakemake.input.metrics)),
+    )
+}"""
 write_text(snakemake.output[0], text)
 log.info("report written, %d claims", len(claims))

@@ -13,10 +13,16 @@ runs = pd.read_parquet(inp.runs)
 # the final validation loss of B3's run for each model seed: the first copy's from the runs table, the further
 # copies' from their training logs (B5's seed noise)
 seed_losses = runs.loc[runs["run"] == params.run, "val_loss"].tolist() + [
-    float(pd.read_parquet(p).sort_values("flops")["val_loss"].iloc[-1]) for p in inp.seed_training]
-measured = measure_claims(pd.read_parquet(inp.scaling), pd.read_parquet(inp.imitation_trajectories),
-                          pd.read_parquet(inp.regret), pd.read_parquet(inp.validity), seed_losses,
-                          condition=params.condition)
+    float(pd.read_parquet(p).sort_values("flops")["val_loss"].iloc[-1]) for p in inp.seed_training
+]
+measured = measure_claims(
+    pd.read_parquet(inp.scaling),
+    pd.read_parquet(inp.imitation_trajectories),
+    pd.read_parquet(inp.regret),
+    pd.read_parquet(inp.validity),
+    seed_losses,
+    condition=params.condition,
+)
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake))

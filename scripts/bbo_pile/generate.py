@@ -20,18 +20,45 @@ for k, spec in enumerate(specs, start=1):
     box = make_blackbox(spec)
     for seed in params.seeds:
         trajectory = run_optimizer(wc.optimizer, box, spec.lo, spec.hi, params.budget, params.seed * 1000 + seed)
-        rows.append({"bb_id": spec.bb_id, "family": spec.family, "optimizer": wc.optimizer, "seed": seed,
-                     "trajectory": trajectory})
+        rows.append(
+            {
+                "bb_id": spec.bb_id,
+                "family": spec.family,
+                "optimizer": wc.optimizer,
+                "seed": seed,
+                "trajectory": trajectory,
+            }
+        )
         evaluations += trajectory.n_trials
     if k % 25 == 0 or k == len(specs):
-        log.info("%s on %s: %d of %d boxes, %.0f evaluations/s", wc.optimizer, wc.family, k, len(specs),
-                 evaluations / (time.perf_counter() - start))
+        log.info(
+            "%s on %s: %d of %d boxes, %.0f evaluations/s",
+            wc.optimizer,
+            wc.family,
+            k,
+            len(specs),
+            evaluations / (time.perf_counter() - start),
+        )
 seconds = time.perf_counter() - start
 table = trajectories_table(rows)
 invalid = int((~table["valid"]).sum())
 log.info("%d trajectories, %d trials (%d with a non-finite value) in %.1f s", len(rows), len(table), invalid, seconds)
 prov = job_provenance(snakemake, params.seed)
 write_parquet(table, out.trajectories, prov)
-write_parquet(pd.DataFrame([{"family": wc.family, "optimizer": wc.optimizer, "trajectories": len(rows),
-                             "evaluations": evaluations, "invalid": invalid, "seconds": seconds,
-                             "evaluations_per_s": evaluations / seconds}]), out.throughput, prov)
+write_parquet(
+    pd.DataFrame(
+        [
+            {
+                "family": wc.family,
+                "optimizer": wc.optimizer,
+                "trajectories": len(rows),
+                "evaluations": evaluations,
+                "invalid": invalid,
+                "seconds": seconds,
+                "evaluations_per_s": evaluations / seconds,
+            }
+        ]
+    ),
+    out.throughput,
+    prov,
+)

@@ -3,6 +3,7 @@ scored by the evaluation model (mean NLL per trial value token): per trajectory,
 
 import numpy as np
 import pandas as pd
+
 from neurips26.bbo_pile.artifacts import load_decoder
 from neurips26.bbo_pile.sampling import imitation_nll, pool_imitation
 from neurips26.bbo_pile.tokenizer import Vocabulary
@@ -23,17 +24,19 @@ for (bb_id, optimizer, seed), run in trials.groupby(["bb_id", "optimizer", "seed
     if (~run["valid"]).mean() > 0.2:
         continue
     ok = run[run["valid"]]
-    by_algo.setdefault(optimizer, []).append((boxes.loc[bb_id, "lo"], boxes.loc[bb_id, "hi"],
-                                              np.stack(ok["x"].to_numpy()), ok["y"].to_numpy()))
+    by_algo.setdefault(optimizer, []).append(
+        (boxes.loc[bb_id, "lo"], boxes.loc[bb_id, "hi"], np.stack(ok["x"].to_numpy()), ok["y"].to_numpy())
+    )
     names.setdefault(optimizer, []).append((bb_id, seed))
 per_trajectory = imitation_nll(model, vocab, by_algo, params.optimizers)
-keys = pd.DataFrame([(algo, j, bb_id, seed) for algo, ids in names.items() for j, (bb_id, seed) in enumerate(ids)],
-                    columns=["true_algo", "trajectory", "bb_id", "seed"])
+keys = pd.DataFrame(
+    [(algo, j, bb_id, seed) for algo, ids in names.items() for j, (bb_id, seed) in enumerate(ids)],
+    columns=["true_algo", "trajectory", "bb_id", "seed"],
+)
 per_trajectory = per_trajectory.merge(keys, on=["true_algo", "trajectory"], how="left")
 table = pool_imitation(per_trajectory)
 for row in table.itertuples():
-    log.info("true %s, conditioned on %s: NLL %.4f over %d tokens", row.true_algo, row.cond_algo, row.nll,
-             row.n_tokens)
+    log.info("true %s, conditioned on %s: NLL %.4f over %d tokens", row.true_algo, row.cond_algo, row.nll, row.n_tokens)
 prov = job_provenance(snakemake, params.seed)
 write_parquet(table.assign(run=params.run), snakemake.output.pooled, prov)
 write_parquet(per_trajectory.assign(run=params.run), snakemake.output.trajectories, prov)

@@ -28,13 +28,41 @@ for record in boxes.to_dict("records"):
         seeds.append(params.seed * 1000 + seed)
         ids.append((spec.bb_id, seed))
 start = time.perf_counter()
-runs = optimize_batch(model, vocab, wc.condition, problems, seeds, params.budget, context=params.context,
-                      constrained=wc.decoding == "constrained", temperature=params.temperature)
+runs = optimize_batch(
+    model,
+    vocab,
+    wc.condition,
+    problems,
+    seeds,
+    params.budget,
+    context=params.context,
+    constrained=wc.decoding == "constrained",
+    temperature=params.temperature,
+)
 seconds = time.perf_counter() - start
-rows = [{"bb_id": bb_id, "condition": wc.condition, "decoding": wc.decoding, "seed": seed, "trial": t,
-         "x": run.x[t].tolist(), "y": float(run.y[t]), "valid_decode": bool(run.valid_decode[t])}
-        for (bb_id, seed), run in zip(ids, runs) for t in range(len(run.y))]
+rows = [
+    {
+        "bb_id": bb_id,
+        "condition": wc.condition,
+        "decoding": wc.decoding,
+        "seed": seed,
+        "trial": t,
+        "x": run.x[t].tolist(),
+        "y": float(run.y[t]),
+        "valid_decode": bool(run.valid_decode[t]),
+    }
+    for (bb_id, seed), run in zip(ids, runs)
+    for t in range(len(run.y))
+]
 table = pd.DataFrame(rows)
-log.info("%s (%s): %d runs x %d trials in %.1f s (%.1f trials/s), %.3f of decodes valid", wc.condition,
-         wc.decoding, len(runs), params.budget, seconds, len(table) / seconds, table["valid_decode"].mean())
+log.info(
+    "%s (%s): %d runs x %d trials in %.1f s (%.1f trials/s), %.3f of decodes valid",
+    wc.condition,
+    wc.decoding,
+    len(runs),
+    params.budget,
+    seconds,
+    len(table) / seconds,
+    table["valid_decode"].mean(),
+)
 write_parquet(table.assign(seconds=seconds), snakemake.output[0], job_provenance(snakemake, params.seed))

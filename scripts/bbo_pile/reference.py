@@ -20,9 +20,16 @@ for k, spec in enumerate(specs_from_catalog(boxes, "eval")):
     lo, hi = np.asarray(spec.lo), np.asarray(spec.hi)
     y = make_blackbox(spec)(lo + (hi - lo) * rng.random((params.reference_samples, spec.dim)))
     finite = y[np.isfinite(y)]
-    rows.append({"bb_id": spec.bb_id, "random_min": float(finite.min()) if finite.size else np.nan,
-                 "random_median": float(np.median(finite)) if finite.size else np.nan, "samples": int(y.size),
-                 "non_finite": int(y.size - finite.size)})
-log.info("%d held-out boxes x %d random samples in %.1f s", len(rows), params.reference_samples,
-         time.perf_counter() - start)
+    rows.append(
+        {
+            "bb_id": spec.bb_id,
+            "random_min": float(finite.min()) if finite.size else np.nan,
+            "random_median": float(np.median(finite)) if finite.size else np.nan,
+            "samples": int(y.size),
+            "non_finite": int(y.size - finite.size),
+        }
+    )
+log.info(
+    "%d held-out boxes x %d random samples in %.1f s", len(rows), params.reference_samples, time.perf_counter() - start
+)
 write_parquet(pd.DataFrame(rows), snakemake.output[0], job_provenance(snakemake, params.seed))

@@ -19,30 +19,51 @@ scale = snakemake.wildcards.scale
 DROP = ["git_commit", "config_hash", "seed"]
 data, throughput, runs, scaling, table_regret, validity, imitation, claims = (
     pd.read_parquet(p).drop(columns=DROP, errors="ignore")
-    for p in (inp.data, inp.throughput, inp.runs, inp.scaling, inp.table_regret, inp.validity, inp.imitation,
-              inp.claims))
+    for p in (
+        inp.data,
+        inp.throughput,
+        inp.runs,
+        inp.scaling,
+        inp.table_regret,
+        inp.validity,
+        inp.imitation,
+        inp.claims,
+    )
+)
 fit, ev, b, seeds = scaling.iloc[0], params.evaluate, params.blackboxes, params.model_seeds
 margins = imitation_margins(pd.read_parquet(inp.imitation_trajectories))
 differences = seed_differences(pd.read_parquet(inp.regret), seeds["condition"])
 losses = {params.seed: runs.loc[runs["run"] == seeds["run"], "val_loss"].iloc[0]}
-losses |= {int(re.search(r"/seed(\d+)/training", p).group(1)):
-           pd.read_parquet(p).sort_values("flops")["val_loss"].iloc[-1] for p in inp.seed_training}
+losses |= {
+    int(re.search(r"/seed(\d+)/training", p).group(1)): pd.read_parquet(p).sort_values("flops")["val_loss"].iloc[-1]
+    for p in inp.seed_training
+}
 mean_difference = differences.mean(axis=0)
-per_seed = pd.DataFrame([{"model_seed": k, "final_val_loss": loss, "mean_regret_difference": mean_difference.get(
-    seed_method(seeds["condition"], seeds["run"], k), float("nan"))} for k, loss in sorted(losses.items())])
+per_seed = pd.DataFrame(
+    [
+        {
+            "model_seed": k,
+            "final_val_loss": loss,
+            "mean_regret_difference": mean_difference.get(
+                seed_method(seeds["condition"], seeds["run"], k), float("nan")
+            ),
+        }
+        for k, loss in sorted(losses.items())
+    ]
+)
 per_seed["pairs"] = len(differences)
 matrix = imitation.pivot_table(index="true_algo", columns="cond_algo", values="nll").reset_index()
 models = pd.DataFrame([{"model": name, **m} for name, m in params.models.items()])
 text = f"""# Paper 05: BBO-Pile, optimization trajectories and models that imitate optimizers (scale `{scale}`)
 
-The workflow generates the dataset: BBOB functions {b['bbob']['functions']} (coco-experiment) in dimensions
-{b['bbob']['dims']}, instances {b['bbob']['instances']}, and global-optimization functions {b['go']['functions']}
-(dimensions {b['go']['dims']}, instances {b['go']['instances']}; instance 0 as defined, others randomly shifted and
+The workflow generates the dataset: BBOB functions {b["bbob"]["functions"]} (coco-experiment) in dimensions
+{b["bbob"]["dims"]}, instances {b["bbob"]["instances"]}, and global-optimization functions {b["go"]["functions"]}
+(dimensions {b["go"]["dims"]}, instances {b["go"]["instances"]}; instance 0 as defined, others randomly shifted and
 rotated). Optimizers {params.optimizers} run {params.budget} trials per box and seed ({params.seeds}).
-BBOB functions {b['eval_functions']} are held out: their boxes never reach training and serve for validation loss,
+BBOB functions {b["eval_functions"]} are held out: their boxes never reach training and serve for validation loss,
 imitation and optimization. Trajectories are serialised as in bbo-pile (optimizer token, search space,
-quantised trials with Q = {params.tokenizer['q']} bins, objective bins over the trajectory:
-`{params.tokenizer['y_norm']}`)
+quantised trials with Q = {params.tokenizer["q"]} bins, objective bins over the trajectory:
+`{params.tokenizer["y_norm"]}`)
 with a deterministic tokenizer, packed into rows of {params.context} tokens, and decoder-only models (Qwen3-style:
 RMSNorm, RoPE, grouped-query attention, SwiGLU, tied embeddings) are trained at several sizes and token budgets.
 Rerun: `snakemake -c2 results/{scale}/bbo_pile/report.md`.
@@ -70,15 +91,15 @@ compute-optimal frontier used for the fit:
 
 {markdown_table(runs)}
 
-Fit on the frontier (every evaluation of every run): L = {fit['a']:.4g} C^{fit['b']:.4f}, R^2 {fit['r2']:.3f},
-{int(fit['frontier'])} points; Spearman(FLOPs, final loss) over the runs {fit['spearman']:.3f}. Without the
-largest-compute run ({fit['holdout_run']}): L = {fit['holdout_a']:.4g} C^{fit['holdout_b']:.4f}, which predicts
-{fit['holdout_predicted']:.4f} for its final loss {fit['holdout_actual']:.4f} ({fit['holdout_rel_error']:.1%} off).
+Fit on the frontier (every evaluation of every run): L = {fit["a"]:.4g} C^{fit["b"]:.4f}, R^2 {fit["r2"]:.3f},
+{int(fit["frontier"])} points; Spearman(FLOPs, final loss) over the runs {fit["spearman"]:.3f}. Without the
+largest-compute run ({fit["holdout_run"]}): L = {fit["holdout_a"]:.4g} C^{fit["holdout_b"]:.4f}, which predicts
+{fit["holdout_predicted"]:.4f} for its final loss {fit["holdout_actual"]:.4f} ({fit["holdout_rel_error"]:.1%} off).
 
 ## Imitation
 
 Mean NLL per trial value token (nats) of the held-out boxes' trajectories of each true optimizer (rows) under
-each conditioning token (columns), model `{ev['run']}`:
+each conditioning token (columns), model `{ev["run"]}`:
 
 {markdown_table(matrix)}
 
@@ -89,16 +110,16 @@ with its 95% t interval over the trajectories (claim B2):
 
 ## The model as an optimizer on held-out boxes
 
-Model `{ev['run']}` conditioned on {ev['conditions']} (constrained decoding) and {ev['free_conditions']}
-(unconstrained: a completion that does not parse is replaced by a uniform random trial), on {ev['boxes']}
-held-out boxes x seeds {ev['seeds']}, at temperature {ev['temperature']}, against the real optimizers' runs on the
+Model `{ev["run"]}` conditioned on {ev["conditions"]} (constrained decoding) and {ev["free_conditions"]}
+(unconstrained: a completion that does not parse is replaced by a uniform random trial), on {ev["boxes"]}
+held-out boxes x seeds {ev["seeds"]}, at temperature {ev["temperature"]}, against the real optimizers' runs on the
 same boxes. Normalised regret (min_t<=T y_t - f*) / (median RS y_1 - f*), f* the lowest value ever seen on the box
 (all methods and random samples):
 
 {markdown_table(table_regret)}
 
-Claim B3's model seeds: run `{seeds['run']}` trained with seeds {[params.seed, *seeds['seeds']]}, each conditioned on
-{seeds['condition']} (constrained decoding) on the same boxes and seeds; final validation loss and mean normalised
+Claim B3's model seeds: run `{seeds["run"]}` trained with seeds {[params.seed, *seeds["seeds"]]}, each conditioned on
+{seeds["condition"]} (constrained decoding) on the same boxes and seeds; final validation loss and mean normalised
 regret at T = {params.budget} minus RS's over the (box, seed) pairs every seed has:
 
 {markdown_table(per_seed)}
@@ -111,7 +132,15 @@ Generation throughput:
 
 {markdown_table(throughput)}
 
-{closing_sections(inp.figures, snakemake.output[0], inp.captions, params.benchmarks, inp.deviations,
-                  provenance_line(read_provenance(inp.claims)))}"""
+{
+    closing_sections(
+        inp.figures,
+        snakemake.output[0],
+        inp.captions,
+        params.benchmarks,
+        inp.deviations,
+        provenance_line(read_provenance(inp.claims)),
+    )
+}"""
 write_text(snakemake.output[0], text)
 log.info("report written, %d claims", len(claims))

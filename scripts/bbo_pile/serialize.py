@@ -23,9 +23,16 @@ for (bb_id, optimizer, seed), run in trials.groupby(["bb_id", "optimizer", "seed
     run = run.sort_values("trial")
     row = {"split": box["split"], "family": box["family"], "optimizer": optimizer, "trajectories": 1}
     try:
-        ids, dropped = encode_trajectory(vocab, optimizer, box["lo"], box["hi"], np.stack(run["x"].to_numpy()),
-                                         run["y"].to_numpy(), y_norm=params.tokenizer["y_norm"],
-                                         return_n_dropped=True)
+        ids, dropped = encode_trajectory(
+            vocab,
+            optimizer,
+            box["lo"],
+            box["hi"],
+            np.stack(run["x"].to_numpy()),
+            run["y"].to_numpy(),
+            y_norm=params.tokenizer["y_norm"],
+            return_n_dropped=True,
+        )
     except ValueError as error:
         log.warning("%s %s seed %s rejected: %s", bb_id, optimizer, seed, error)
         stats.append({**row, "rejected": 1, "dropped_trials": int((~run["valid"]).sum()), "tokens": 0})
@@ -37,8 +44,14 @@ packed = {}
 for split, seqs in sequences.items():
     order = rng.permutation(len(seqs))
     packed[split] = pack_sequences([seqs[i] for i in order], params.context, vocab.pad)
-    log.info("%s: %d trajectories, %d tokens, packed into %d rows of %d", split, len(seqs),
-             sum(len(s) for s in seqs), len(packed[split]), params.context)
+    log.info(
+        "%s: %d trajectories, %d tokens, packed into %d rows of %d",
+        split,
+        len(seqs),
+        sum(len(s) for s in seqs),
+        len(packed[split]),
+        params.context,
+    )
 stats = pd.DataFrame(stats).groupby(["split", "family", "optimizer"], as_index=False).sum()
 prov = job_provenance(snakemake, params.seed)
 write_text(out.vocab, vocab.to_json())

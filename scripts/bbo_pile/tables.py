@@ -26,12 +26,18 @@ for path in inp.seed_optimized:  # .../seeds/{run}/seed{k}/optimize/{condition}_
     seeded = pd.read_parquet(path)
     seeded["method"] = [evaluation.seed_method(c, run, int(k)) for c in seeded["condition"]]
     models = pd.concat([models, seeded], ignore_index=True)
-trials = pd.concat([real[["bb_id", "method", "seed", "trial", "y"]], models[["bb_id", "method", "seed", "trial", "y"]]],
-                   ignore_index=True)
+trials = pd.concat(
+    [real[["bb_id", "method", "seed", "trial", "y"]], models[["bb_id", "method", "seed", "trial", "y"]]],
+    ignore_index=True,
+)
 regret = evaluation.normalized_regret(trials, pd.read_parquet(inp.reference))
 excluded = evaluation.excluded_boxes(regret)
-log.info("regret on %d held-out boxes (%d left out: RS's first value at f*): %s", regret["bb_id"].nunique(),
-         len(excluded), excluded)
+log.info(
+    "regret on %d held-out boxes (%d left out: RS's first value at f*): %s",
+    regret["bb_id"].nunique(),
+    len(excluded),
+    excluded,
+)
 budget = params.budget
 evaluation_run = regret[~regret["method"].str.contains("@", regex=False)]
 table_regret = evaluation.regret_table(evaluation_run, horizons=sorted({1, budget // 4, budget // 2, budget}))
@@ -39,8 +45,15 @@ validity = evaluation.validity_table(models)
 training = pd.concat([pd.read_parquet(p) for p in inp.training], ignore_index=True)
 runs, scaling = scaling_summary(training)
 fit = scaling.iloc[0]
-log.info("scaling: L = %.4g C^%.4f (R^2 %.3f, %d frontier points); held-out %s off by %.1f%%", fit["a"], fit["b"],
-         fit["r2"], fit["frontier"], fit["holdout_run"], 100 * fit["holdout_rel_error"])
+log.info(
+    "scaling: L = %.4g C^%.4f (R^2 %.3f, %d frontier points); held-out %s off by %.1f%%",
+    fit["a"],
+    fit["b"],
+    fit["r2"],
+    fit["frontier"],
+    fit["holdout_run"],
+    100 * fit["holdout_rel_error"],
+)
 throughput = pd.concat([pd.read_parquet(p) for p in inp.throughput], ignore_index=True)
 stats = pd.read_parquet(inp.stats)
 data = stats.merge(throughput[["family", "optimizer", "evaluations_per_s"]], on=["family", "optimizer"], how="left")

@@ -24,15 +24,21 @@ settings = experiment.train_settings(params.training, params.run["tokens"], para
 device = loop.job_device()  # a GPU at paper scale (profiles/slurm)
 train, valid = np.load(inp.train), np.load(inp.valid)
 log.info("%s: %s, %d training rows, %d validation rows, %s", run, config, len(train), len(valid), device)
-loop_settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(out.model),
-                                  fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
-                                  name=f"train {run}")
-model, rows = train_decoder(train, valid, config, settings, pad=vocab.pad, log=log.info, device=device,
-                            loop_settings=loop_settings)
+loop_settings = loop.LoopSettings(
+    checkpoint=loop.checkpoint_path(out.model),
+    fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
+    name=f"train {run}",
+)
+model, rows = train_decoder(
+    train, valid, config, settings, pad=vocab.pad, log=log.info, device=device, loop_settings=loop_settings
+)
 n = n_parameters(model)
 log.info("%s: %d non-embedding parameters, final validation loss %.4f", run, n, rows[-1]["val_loss"])
 with atomic_path(out.model) as tmp:
     torch.save({"config": config.__dict__, "state": {k: v.cpu() for k, v in model.state_dict().items()}}, tmp)
-write_parquet(pd.DataFrame(rows).assign(run=run, model=params.run["model"], parameters=n), out.log_table,
-              job_provenance(snakemake, params.seed))
+write_parquet(
+    pd.DataFrame(rows).assign(run=run, model=params.run["model"], parameters=n),
+    out.log_table,
+    job_provenance(snakemake, params.seed),
+)
 loop.finish(loop_settings)

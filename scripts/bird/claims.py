@@ -14,9 +14,17 @@ calibration = pd.concat([pd.read_parquet(p) for p in inp.calibration], ignore_in
 kcal = analysis.kcal_table(calibration, params.nats, params.calibration_fraction)
 memorization = pd.concat([pd.read_parquet(p) for p in inp.memorization], ignore_index=True)
 measured = claims.measure_claims(
-    pd.read_parquet(inp.phase), pd.read_parquet(inp.boundary), pd.read_parquet(inp.kmem), memorization, kcal,
-    analysis.best_entropy_fraction(calibration, kcal), batch=params.batch,
-    early_steps=params.early_steps, nats=params.nats, local=claims.local_best(calibration))
+    pd.read_parquet(inp.phase),
+    pd.read_parquet(inp.boundary),
+    pd.read_parquet(inp.kmem),
+    memorization,
+    kcal,
+    analysis.best_entropy_fraction(calibration, kcal),
+    batch=params.batch,
+    early_steps=params.early_steps,
+    nats=params.nats,
+    local=claims.local_best(calibration),
+)
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
 prov = job_provenance(snakemake)

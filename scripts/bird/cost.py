@@ -37,8 +37,13 @@ for n in cfg["n_values"]:
     for label, window in ((f"bird k={cfg['window']}", cfg["window"]), ("ideal (full)", None)):
         seconds = best_time(lambda: posterior.bird_posterior(x_t, train, a, b, window))
         rows.append({"dataset": dataset, "method": label, "n_train": n, "seconds_per_image": seconds})
-    log.info("N = %d: BIRD k=%d %.2e s, ideal %.2e s per image", n, cfg["window"], rows[-2]["seconds_per_image"],
-             rows[-1]["seconds_per_image"])
+    log.info(
+        "N = %d: BIRD k=%d %.2e s, ideal %.2e s per image",
+        n,
+        cfg["window"],
+        rows[-2]["seconds_per_image"],
+        rows[-1]["seconds_per_image"],
+    )
 z = torch.from_numpy(x_t.astype(np.float32))
 for arch, spec in params.archs.items():
     model = networks.build_network(arch, dict(spec), pool.shape[1], pool.shape[-1]).eval()

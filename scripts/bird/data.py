@@ -19,6 +19,11 @@ elif kind == "digits16":
     images = datasets.load_dataset(kind, seed=params.seed)
 else:
     images = datasets.load_dataset(kind, paths=list(snakemake.input.archives))
-log.info("%s: train %s, held out %s, normalisation %s", kind, images.train.shape, images.heldout.shape,
-         images.meta["normalisation"])
+log.info(
+    "%s: train %s, held out %s, normalisation %s",
+    kind,
+    images.train.shape,
+    images.heldout.shape,
+    images.meta["normalisation"],
+)
 save_npz(snakemake.output[0], train=images.train, heldout=images.heldout, meta=np.array(json.dumps(images.meta)))

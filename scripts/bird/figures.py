@@ -20,8 +20,10 @@ for table_path, npz_path in zip(inp.memorization, inp.samples):
         samples[key], nearest[key] = arrays[f"samples_{row.window}"], arrays[f"nearest_{row.window}"]
 windows = sorted({w for w in phase["window"] if w != "full"}, key=int)
 plots.save_figure(plots.phase_diagram(phase, boundary), out.phase_diagram)
-plots.save_figure(plots.information_curves(phase, window="5" if "5" in windows else windows[len(windows) // 2]),
-                  out.information_curves)
+plots.save_figure(
+    plots.information_curves(phase, window="5" if "5" in windows else windows[len(windows) // 2]),
+    out.information_curves,
+)
 plots.save_figure(plots.kcal_vs_kmem(kcal), out.kcal_vs_kmem)
 plots.save_figure(plots.similarity_over_training(kcal), out.similarity)
 plots.save_figure(plots.memorization_curves(memorization), out.memorization)

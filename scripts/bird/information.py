@@ -27,9 +27,25 @@ for snr in experiment.snr_grid(params.snr):
         k = experiment.window_value(window)
         central, central_se = information.mutual_information_estimate(post.entropy, n, exclude_border=(k or 1) // 2)
         every, every_se = information.mutual_information_estimate(post.entropy, n)
-        rows.append({"dataset": wc.dataset, "n_train": n, "snr": snr, "t": t, "window": window,
-                     "k": experiment.window_k(window), "mi_central": central, "mi_central_se": central_se,
-                     "mi_all": every, "mi_all_se": every_se, "log_n": np.log(n)})
-    log.info("SNR %.3g (t %.3f): I/log N %s", snr, t, {r["window"]: round(float(r["mi_central"] / np.log(n)), 2)
-                                                       for r in rows[-len(windows):]})
+        rows.append(
+            {
+                "dataset": wc.dataset,
+                "n_train": n,
+                "snr": snr,
+                "t": t,
+                "window": window,
+                "k": experiment.window_k(window),
+                "mi_central": central,
+                "mi_central_se": central_se,
+                "mi_all": every,
+                "mi_all_se": every_se,
+                "log_n": np.log(n),
+            }
+        )
+    log.info(
+        "SNR %.3g (t %.3f): I/log N %s",
+        snr,
+        t,
+        {r["window"]: round(float(r["mi_central"] / np.log(n)), 2) for r in rows[-len(windows) :]},
+    )
 write_parquet(pd.DataFrame(rows), snakemake.output[0], job_provenance(snakemake, params.seed))

@@ -27,12 +27,26 @@ for window in experiment.ordered_windows(cfg["windows"]):
     start = time.perf_counter()
     samples = sampling.ddim_sample(eps_fn, x_T, cfg["steps"])
     nearest = memorization.nearest_distances(samples, train)
-    rows.append({"dataset": wc.dataset, "n_train": n, "window": window, "k": experiment.window_k(window),
-                 "fraction_memorized": memorization.fraction_memorized(nearest.ratio),
-                 "median_ratio": float(np.median(nearest.ratio)), "n_samples": cfg["n"]})
+    rows.append(
+        {
+            "dataset": wc.dataset,
+            "n_train": n,
+            "window": window,
+            "k": experiment.window_k(window),
+            "fraction_memorized": memorization.fraction_memorized(nearest.ratio),
+            "median_ratio": float(np.median(nearest.ratio)),
+            "n_samples": cfg["n"],
+        }
+    )
     arrays[f"samples_{window}"] = samples.astype(np.float32)
     arrays[f"nearest_{window}"] = train[nearest.nearest].astype(np.float32)
-    log.info("window %s: %d samples in %.1f s, memorized %.2f, median d1/d2 %.3f", window, cfg["n"],
-             time.perf_counter() - start, rows[-1]["fraction_memorized"], rows[-1]["median_ratio"])
+    log.info(
+        "window %s: %d samples in %.1f s, memorized %.2f, median d1/d2 %.3f",
+        window,
+        cfg["n"],
+        time.perf_counter() - start,
+        rows[-1]["fraction_memorized"],
+        rows[-1]["median_ratio"],
+    )
 save_npz(snakemake.output.samples, **arrays)
 write_parquet(pd.DataFrame(rows), snakemake.output.memorization, job_provenance(snakemake, params.seed))

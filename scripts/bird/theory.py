@@ -23,10 +23,18 @@ for window in experiment.ordered_windows(params.windows):
         covariance = information.patch_covariance(heldout, k)
     eigenvalues = information.patch_eigenvalues(covariance)
     base = {"dataset": dataset, "window": window, "k": experiment.window_k(window)}
-    rows += [{**base, "n_train": 0, "snr": s, "quantity": "i_gauss", "value": v}
-             for s, v in zip(curve, information.gaussian_patch_mi(eigenvalues, curve))]
-    rows += [{**base, "n_train": n, "snr": np.nan, "quantity": "snr_crit",
-              "value": information.critical_snr(eigenvalues, n)} for n in cfg["n_values"]]
-    log.info("window %s: %d eigenvalues, critical SNR %s", window, len(eigenvalues),
-             {r["n_train"]: round(r["value"], 4) for r in rows[-len(cfg["n_values"]):]})
+    rows += [
+        {**base, "n_train": 0, "snr": s, "quantity": "i_gauss", "value": v}
+        for s, v in zip(curve, information.gaussian_patch_mi(eigenvalues, curve))
+    ]
+    rows += [
+        {**base, "n_train": n, "snr": np.nan, "quantity": "snr_crit", "value": information.critical_snr(eigenvalues, n)}
+        for n in cfg["n_values"]
+    ]
+    log.info(
+        "window %s: %d eigenvalues, critical SNR %s",
+        window,
+        len(eigenvalues),
+        {r["n_train"]: round(r["value"], 4) for r in rows[-len(cfg["n_values"]) :]},
+    )
 write_parquet(pd.DataFrame(rows), snakemake.output[0], job_provenance(snakemake, 0))

@@ -21,17 +21,43 @@ train, indices = data.subset(pool, n, params.subset_seed)  # the same N images a
 channels, size = train.shape[1], train.shape[-1]
 device = loop.job_device()  # paper scale asks for a GPU (profiles/slurm)
 model = networks.build_network(wc.arch, dict(params.spec), channels, size, seed=seed).to(device)
-log.info("%s: %d parameters, N = %d, %d epochs of batch %d on %s", wc.arch, networks.count_parameters(model), n,
-         cfg["epochs"], cfg["batch"], device)
-settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(snakemake.output.checkpoints),
-                             fingerprint=fingerprint(dict(params), list(snakemake.input)), name=f"{wc.arch} N={n}")
+log.info(
+    "%s: %d parameters, N = %d, %d epochs of batch %d on %s",
+    wc.arch,
+    networks.count_parameters(model),
+    n,
+    cfg["epochs"],
+    cfg["batch"],
+    device,
+)
+settings = loop.LoopSettings(
+    checkpoint=loop.checkpoint_path(snakemake.output.checkpoints),
+    fingerprint=fingerprint(dict(params), list(snakemake.input)),
+    name=f"{wc.arch} N={n}",
+)
 train_log, kept = training.train_epsilon(
-    model, torch.from_numpy(train), cfg["epochs"], cfg["batch"], cfg["lr"], seed,
-    checkpoint_epochs=cfg["checkpoint_epochs"], settings=settings)
+    model,
+    torch.from_numpy(train),
+    cfg["epochs"],
+    cfg["batch"],
+    cfg["lr"],
+    seed,
+    checkpoint_epochs=cfg["checkpoint_epochs"],
+    settings=settings,
+)
 log.info("final loss %.4f (mean of the last epoch)", train_log[train_log["epoch"] == cfg["epochs"]]["loss"].mean())
 with atomic_path(snakemake.output.checkpoints) as tmp:
-    torch.save({"arch": wc.arch, "spec": dict(params.spec), "n_train": n, "subset_indices": np.asarray(indices),
-                "seed": seed, "checkpoints": kept}, tmp)
+    torch.save(
+        {
+            "arch": wc.arch,
+            "spec": dict(params.spec),
+            "n_train": n,
+            "subset_indices": np.asarray(indices),
+            "seed": seed,
+            "checkpoints": kept,
+        },
+        tmp,
+    )
 frame = train_log.assign(dataset=wc.dataset, arch=wc.arch, n_train=n, seed=seed)
 write_parquet(frame, snakemake.output.log_table, job_provenance(snakemake, seed))
 loop.finish(settings)

@@ -21,14 +21,23 @@ for slug, path in zip(snakemake.params.papers, snakemake.input.claims):
 table = pd.DataFrame(rows)
 table = pd.concat([table, pd.DataFrame([totals_row(table)])], ignore_index=True)
 shown = table.assign(paper=[p if p == "all papers" else f"[{p}]({p}/report.md)" for p in table["paper"]])
-lines = [f"# Scoreboard, scale `{scale}`", "", totals_sentence(table), "", markdown_table(shown[SHOWN]), "",
-         "Claims are sentences of the papers decided from our experiments' outputs: holds / fails / inconclusive "
-         "(missing evidence, fewer runs than the claim needs, an interval over seeds that contains the threshold, "
-         "or a margin inside the seed noise). Checks are properties our own code guarantees or verifies; they are "
-         "counted apart and never as reproduced claims. `runs per claim` is the range of the evidence counts of "
-         "the hard and soft claims: seeds, runs, cells or pairs, as each claim's metric says (the paper's report "
-         "lists them). Job time is the sum of the `benchmark:` wall times of "
-         "the paper's jobs (with several cores the elapsed time is shorter).", "", *sections]
+lines = [
+    f"# Scoreboard, scale `{scale}`",
+    "",
+    totals_sentence(table),
+    "",
+    markdown_table(shown[SHOWN]),
+    "",
+    "Claims are sentences of the papers decided from our experiments' outputs: holds / fails / inconclusive "
+    "(missing evidence, fewer runs than the claim needs, an interval over seeds that contains the threshold, "
+    "or a margin inside the seed noise). Checks are properties our own code guarantees or verifies; they are "
+    "counted apart and never as reproduced claims. `runs per claim` is the range of the evidence counts of "
+    "the hard and soft claims: seeds, runs, cells or pairs, as each claim's metric says (the paper's report "
+    "lists them). Job time is the sum of the `benchmark:` wall times of "
+    "the paper's jobs (with several cores the elapsed time is shorter).",
+    "",
+    *sections,
+]
 write_text(snakemake.output.report, "\n".join(lines))
 with atomic_path(snakemake.output.table) as tmp:
     table[SHOWN].to_csv(tmp, index=False)

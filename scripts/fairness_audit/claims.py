@@ -12,10 +12,20 @@ log = start_job(snakemake)
 DROP = ["git_commit", "config_hash"]
 dpi, axioms, redundancy, pairs, selection, random_removal, datasets = (
     pd.read_parquet(p).drop(columns=DROP, errors="ignore")
-    for p in (inp.dpi, inp.axioms, inp.redundancy, inp.pairs, inp.selection, inp.random_removal, inp.datasets))
+    for p in (inp.dpi, inp.axioms, inp.redundancy, inp.pairs, inp.selection, inp.random_removal, inp.datasets)
+)
 measured = measure_claims(
-    dpi, axioms, redundancy, pairs, selection, random_removal, dict(zip(datasets["dataset"], datasets["scenario"])),
-    params.selection_measures, n_boot=params.n_boot, seed=params.seed)
+    dpi,
+    axioms,
+    redundancy,
+    pairs,
+    selection,
+    random_removal,
+    dict(zip(datasets["dataset"], datasets["scenario"])),
+    params.selection_measures,
+    n_boot=params.n_boot,
+    seed=params.seed,
+)
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake))

@@ -19,7 +19,14 @@ if experiment.parse_dataset(name)["kind"] == "real":
     params = {"source": real["source"], "files": raw}
 else:
     data, params = experiment.scm_dataset({"seed": seed, "min_group": settings.min_group, "scm": settings.scm}, name)
-log.info("%s: n=%d, players %s, P(A=1)=%.3f, P(Y=1)=%.3f, %d values imputed", name, data.n, data.players,
-         data.a.mean(), data.y.mean(), data.n_imputed)
+log.info(
+    "%s: n=%d, players %s, P(A=1)=%.3f, P(Y=1)=%.3f, %d values imputed",
+    name,
+    data.n,
+    data.players,
+    data.a.mean(),
+    data.y.mean(),
+    data.n_imputed,
+)
 write_parquet(data.to_frame()[0], snakemake.output.data, job_provenance(snakemake, seed))
 write_text(snakemake.output.meta, audit_meta(data, params))

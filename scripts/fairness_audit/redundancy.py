@@ -15,10 +15,18 @@ tables = []
 for data_path, meta_path in zip(snakemake.input.data, snakemake.input.meta):
     data, _ = load_audit_data(data_path, meta_path)
     players = list(data.players)
-    table = redundancy_check([data.block(p) for p in players], data.a, data.y, players.index(player),
-                             params.measures, estimator, seed)
+    table = redundancy_check(
+        [data.block(p) for p in players], data.a, data.y, players.index(player), params.measures, estimator, seed
+    )
     for r in table.itertuples():
-        log.info("%s %-10s phi %.4f -> %.4f + %.4f (rel. err %.3f)", data.name, r.measure, r.phi_orig, r.phi_i,
-                 r.phi_copy, r.rel_err)
+        log.info(
+            "%s %-10s phi %.4f -> %.4f + %.4f (rel. err %.3f)",
+            data.name,
+            r.measure,
+            r.phi_orig,
+            r.phi_i,
+            r.phi_copy,
+            r.rel_err,
+        )
     tables.append(table.assign(dataset=data.name, player=player, estimator=estimator))
 write_parquet(pd.concat(tables, ignore_index=True), snakemake.output[0], job_provenance(snakemake, seed))

@@ -19,10 +19,15 @@ coalitions = pd.concat([pd.read_parquet(p).drop(columns=PROV) for p in inp.coali
 true_bias = pd.concat([pd.read_parquet(p).drop(columns=PROV) for p in inp.true_bias], ignore_index=True)
 metas = [json.loads(open(p).read()) for p in inp.meta]
 players = {m["audit"]["name"]: list(m["audit"]["groups"]) for m in metas}
-shapley = pd.concat([
-    attribution_table(group, players[dataset], shapley_cfg["method"], shapley_cfg["permutations"], seed)
-    .assign(dataset=dataset, estimator=estimator)
-    for (dataset, estimator), group in coalitions.groupby(["dataset", "estimator"], sort=False)], ignore_index=True)
+shapley = pd.concat(
+    [
+        attribution_table(group, players[dataset], shapley_cfg["method"], shapley_cfg["permutations"], seed).assign(
+            dataset=dataset, estimator=estimator
+        )
+        for (dataset, estimator), group in coalitions.groupby(["dataset", "estimator"], sort=False)
+    ],
+    ignore_index=True,
+)
 n_boot = params.n_boot
 table = validation.validation_table(coalitions, true_bias, n_boot=n_boot, seed=seed)
 nonpredictive = [d for d in players if experiment.scenario_of(d) == "nonpredictive_proxy"]
@@ -36,16 +41,39 @@ for path in inp.rankings:
 selection = validation.selection_from_true_bias(true_bias, rankings, params.k_max)
 random_removal = pd.DataFrame([{"dataset": d, **validation.expected_random_removal(true_bias, d, 1)} for d in players])
 rate = coalitions.groupby(["dataset", "estimator"])[["coalitions_per_second", "seconds"]].first().reset_index()
-datasets = pd.DataFrame([{"dataset": m["audit"]["name"], "scenario": experiment.scenario_of(m["audit"]["name"]),
-                          "players": len(m["audit"]["groups"]), "n_imputed": m["audit"].get("n_imputed", 0),
-                          "roles": ", ".join(m["params"].get("roles", [])) if isinstance(m["params"], dict) else ""}
-                         for m in metas])
-datasets = datasets.merge(rate.pivot(index="dataset", columns="estimator", values="coalitions_per_second")
-                          .add_prefix("coalitions_per_s_").reset_index(), on="dataset")
-log.info("validation (CE, aligned):\n%s", table[(table["estimator"] == "ce") & table["aligned"]]
-         [["measure", "gap", "spearman", "n_pairs"]].to_string())
+datasets = pd.DataFrame(
+    [
+        {
+            "dataset": m["audit"]["name"],
+            "scenario": experiment.scenario_of(m["audit"]["name"]),
+            "players": len(m["audit"]["groups"]),
+            "n_imputed": m["audit"].get("n_imputed", 0),
+            "roles": ", ".join(m["params"].get("roles", [])) if isinstance(m["params"], dict) else "",
+        }
+        for m in metas
+    ]
+)
+datasets = datasets.merge(
+    rate.pivot(index="dataset", columns="estimator", values="coalitions_per_second")
+    .add_prefix("coalitions_per_s_")
+    .reset_index(),
+    on="dataset",
+)
+log.info(
+    "validation (CE, aligned):\n%s",
+    table[(table["estimator"] == "ce") & table["aligned"]][["measure", "gap", "spearman", "n_pairs"]].to_string(),
+)
 prov = job_provenance(snakemake, seed)
-for name, frame in (("shapley", shapley), ("validation", table), ("validation_nonpredictive", table_np),
-                    ("dpi", dpi), ("pairs", pairs), ("selection", selection), ("random_removal", random_removal),
-                    ("datasets", datasets), ("true_bias", true_bias), ("coalitions", coalitions)):
+for name, frame in (
+    ("shapley", shapley),
+    ("validation", table),
+    ("validation_nonpredictive", table_np),
+    ("dpi", dpi),
+    ("pairs", pairs),
+    ("selection", selection),
+    ("random_removal", random_removal),
+    ("datasets", datasets),
+    ("true_bias", true_bias),
+    ("coalitions", coalitions),
+):
     write_parquet(frame, out[name], prov)

@@ -20,8 +20,7 @@ log = start_job(snakemake, seed=tb["seed"])
 data, _ = load_audit_data(snakemake.input.data, snakemake.input.meta)
 players = list(data.players)
 coalitions = pd.read_parquet(snakemake.input.coalitions)
-attributions = attribution_table(coalitions, players, params.shapley["method"], params.shapley["permutations"],
-                                 seed)
+attributions = attribution_table(coalitions, players, params.shapley["method"], params.shapley["permutations"], seed)
 rankings = {}
 for notion, measure in sel["measures"].items():
     rankings[f"shapley_{measure}"] = ranking(attributions, measure)

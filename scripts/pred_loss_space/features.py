@@ -13,17 +13,34 @@ params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
 arrays = load_npz(snakemake.input.data)
 cfg = params.features
-settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(snakemake.output[0]),
-                             fingerprint=fingerprint(dict(params), list(snakemake.input)), name="feature net")
+settings = loop.LoopSettings(
+    checkpoint=loop.checkpoint_path(snakemake.output[0]),
+    fingerprint=fingerprint(dict(params), list(snakemake.input)),
+    name="feature net",
+)
 net, train_accuracy = training.train_feature_net(
-    torch.from_numpy(arrays["x_train"]), torch.from_numpy(arrays["y_train"]).long(),
-    cfg["steps"], cfg["batch"], cfg["lr"], params.seed, feature_dim=cfg["dim"], settings=settings,
+    torch.from_numpy(arrays["x_train"]),
+    torch.from_numpy(arrays["y_train"]).long(),
+    cfg["steps"],
+    cfg["batch"],
+    cfg["lr"],
+    params.seed,
+    feature_dim=cfg["dim"],
+    settings=settings,
 )
 with torch.no_grad():
     test_accuracy = float((net(torch.from_numpy(arrays["x_test"])).argmax(1).numpy() == arrays["y_test"]).mean())
 log.info("feature classifier: train accuracy %.3f, test accuracy %.3f", train_accuracy, test_accuracy)
 with atomic_path(snakemake.output[0]) as tmp:
-    torch.save({"state_dict": net.state_dict(), "feature_dim": cfg["dim"], "channels": arrays["x_train"].shape[1],
-                "n_classes": int(arrays["y_train"].max()) + 1, "train_accuracy": train_accuracy,
-                "test_accuracy": test_accuracy}, tmp)
+    torch.save(
+        {
+            "state_dict": net.state_dict(),
+            "feature_dim": cfg["dim"],
+            "channels": arrays["x_train"].shape[1],
+            "n_classes": int(arrays["y_train"].max()) + 1,
+            "train_accuracy": train_accuracy,
+            "test_accuracy": test_accuracy,
+        },
+        tmp,
+    )
 loop.finish(settings)

@@ -23,8 +23,7 @@ plots.save_figure(plots.heatmaps(metrics, "mse", "denoising MSE (x-space)"), out
 fid = summary.fid_regimes(metrics)
 quality_label = "FID (Inception-v3) for image regimes, FD (proxy) for toys" if fid else "FD (proxy)"
 plots.save_figure(plots.heatmaps(summary.quality_view(metrics), "fd", quality_label), out.fd_heatmaps)
-plots.save_figure(plots.amplification(metrics, noise["t_eps"], noise.get("t_min", plots.T_MIN)),
-                  out.amplification)
+plots.save_figure(plots.amplification(metrics, noise["t_eps"], noise.get("t_min", plots.T_MIN)), out.amplification)
 plots.save_figure(plots.loss_weights(noise["t_eps"], noise["p_mean"], noise["p_std"]), out.loss_weights)
 
 # the grid shows one seed per cell (the lowest): load only those runs

@@ -14,21 +14,27 @@ metrics, claims = pd.read_parquet(snakemake.input.metrics), pd.read_parquet(snak
 regimes = "\n".join(
     f"- `{r['dataset']}` with `{r['arch']}` ({'bottleneck' if r['bottleneck'] else 'no bottleneck'}), "
     f"{r.get('steps', params.steps)} steps, seeds {r.get('seeds', params.seeds)}"
-    for r in params.regimes)
+    for r in params.regimes
+)
 matrices = "\n\n".join(
     f"### {name}\n\nDenoising MSE (x-space, mean over the t grid); rows: prediction space, columns: loss space\n\n"
     f"{markdown_table(summary.matrix(metrics, key, 'mse'))}\n\nFD (proxy)\n\n"
     f"{markdown_table(summary.matrix(metrics, key, 'fd'))}"
-    + (f"\n\nFID (Inception-v3 pool3 features, against the training set; the claims use it)\n\n"
-       f"{markdown_table(summary.matrix(metrics, key, 'fid'))}" if key in summary.fid_regimes(metrics) else "")
-    for key, name in summary.regimes(metrics))
+    + (
+        f"\n\nFID (Inception-v3 pool3 features, against the training set; the claims use it)\n\n"
+        f"{markdown_table(summary.matrix(metrics, key, 'fid'))}"
+        if key in summary.fid_regimes(metrics)
+        else ""
+    )
+    for key, name in summary.regimes(metrics)
+)
 
 text = f"""# Paper 01: prediction space vs loss space (scale `{scale}`)
 
 Every cell of the 3x3 matrix (prediction space x loss space, each in x, eps, v) is trained once per seed of
 its regime (the nine cells of a seed share it) with Adam (batch {params.batch}, lr {params.lr:g}, EMA {params.ema:g}),
-t ~ logit-normal({params.p_mean:g}, {params.p_std:g}), then sampled with Heun ({params.sample['steps']}
-steps, {params.sample['n']} samples) and scored on held-out data. Regimes:
+t ~ logit-normal({params.p_mean:g}, {params.p_std:g}), then sampled with Heun ({params.sample["steps"]}
+steps, {params.sample["n"]} samples) and scored on held-out data. Regimes:
 
 {regimes}
 
@@ -54,8 +60,15 @@ features against the training set, `evaluate.inception_fid`), the claims and the
 
 {markdown_table(summary.run_table(metrics))}
 
-{closing_sections(snakemake.input.figures, snakemake.output[0], snakemake.input.captions,
-                  snakemake.params.benchmarks, snakemake.input.deviations,
-                  provenance_line(read_provenance(snakemake.input.metrics)))}"""
+{
+    closing_sections(
+        snakemake.input.figures,
+        snakemake.output[0],
+        snakemake.input.captions,
+        snakemake.params.benchmarks,
+        snakemake.input.deviations,
+        provenance_line(read_provenance(snakemake.input.metrics)),
+    )
+}"""
 write_text(snakemake.output[0], text)
 log.info("report written, %d claims", len(claims))

@@ -19,8 +19,9 @@ model.to(loop.job_device()).eval()  # paper scale asks for a GPU (profiles/slurm
 spec, cfg = params.spec, params.sample
 shape = (spec["dim"],) if "dim" in spec else (spec["channels"], spec["image_size"], spec["image_size"])
 start = time.perf_counter()
-samples = sampling.heun_sample(model, cfg["n"], shape, cfg["steps"], wc.pred, seed=seed + 1000,
-                               t_eps=params.t_eps, t_min=params.t_min)
+samples = sampling.heun_sample(
+    model, cfg["n"], shape, cfg["steps"], wc.pred, seed=seed + 1000, t_eps=params.t_eps, t_min=params.t_min
+)
 seconds = time.perf_counter() - start
 finite = torch.isfinite(samples).all(dim=tuple(range(1, samples.dim())))
 log.info("%d samples in %.1f s (%d steps); %d not finite", cfg["n"], seconds, cfg["steps"], int((~finite).sum()))

@@ -14,8 +14,8 @@ log = start_job(snakemake, seed=params.seed)
 ready = load_prepared(snakemake.input)
 split = ready.split
 counts = transition_counts(split.train, ready.n_items)
-values = shortcut_diagnostics(counts, ready.features, split.train, split.test_history, split.test_target,
-                              params.exclude_history)
+values = shortcut_diagnostics(
+    counts, ready.features, split.train, split.test_history, split.test_target, params.exclude_history
+)
 log.info("%s: %s", name, ", ".join(f"{k} {v:.4g}" for k, v in values.items()))
-write_parquet(pd.DataFrame([{"dataset": name, **values}]), snakemake.output[0],
-              job_provenance(snakemake, params.seed))
+write_parquet(pd.DataFrame([{"dataset": name, **values}]), snakemake.output[0], job_provenance(snakemake, params.seed))

@@ -30,8 +30,14 @@ else:
 
         def featurize(kept):
             return sources.item_feature_matrix_text(kept["text"].tolist(), params.text_dim, seed)
-    log.info("%s: %d interactions, %d users, %d items read", name, len(interactions),
-             interactions["user"].nunique(), interactions["item"].nunique())
+
+    log.info(
+        "%s: %d interactions, %d users, %d items read",
+        name,
+        len(interactions),
+        interactions["user"].nunique(),
+        interactions["item"].nunique(),
+    )
     ready = prepare.prepare_interactions(interactions, items, params.k_core, params.min_length, featurize)
 embeddings = params.embeddings  # this dataset's entry of the optional `embeddings` block
 if embeddings:

@@ -11,7 +11,13 @@ cfg = {"methods": params.methods, "protocol": params.protocol, "tgh": params.tgh
 log = start_job(snakemake, seed=params.seed)
 ready = load_prepared(snakemake.input)
 protocol = cfg["protocol"]
-table = evaluation.evaluate_training_free(ready, experiment.training_free_methods(cfg), protocol["exclude_history"],
-                                          protocol["tie_break"], experiment.tgh_configs(cfg), log=log.info)
+table = evaluation.evaluate_training_free(
+    ready,
+    experiment.training_free_methods(cfg),
+    protocol["exclude_history"],
+    protocol["tie_break"],
+    experiment.tgh_configs(cfg),
+    log=log.info,
+)
 evaluation.sanity_ranges(table)
 write_parquet(table.assign(dataset=name, seed=-1), snakemake.output[0], job_provenance(snakemake, params.seed))

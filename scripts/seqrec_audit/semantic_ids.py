@@ -15,12 +15,18 @@ params, out = snakemake.params, snakemake.output
 config = trained.rqvae_config({"seed": params.seed, "tiger": {"rqvae": params.rqvae}})
 log = start_job(snakemake, seed=config.seed)
 ready = load_prepared(snakemake.input)
-settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(out.ids),
-                             fingerprint=fingerprint(dict(params), list(snakemake.input)))
+settings = loop.LoopSettings(
+    checkpoint=loop.checkpoint_path(out.ids), fingerprint=fingerprint(dict(params), list(snakemake.input))
+)
 codes, rows = train_rqvae(ready.features, config, log=log.info, device=loop.job_device(), settings=settings)
 ids = unique_semantic_ids(codes)
-log.info("%s: %d items, %d distinct code tuples before the collision index, largest collision group %d",
-         snakemake.wildcards.dataset, len(ids), len(set(map(tuple, codes))), int(ids[:, -1].max()) + 1)
+log.info(
+    "%s: %d items, %d distinct code tuples before the collision index, largest collision group %d",
+    snakemake.wildcards.dataset,
+    len(ids),
+    len(set(map(tuple, codes))),
+    int(ids[:, -1].max()) + 1,
+)
 prov = job_provenance(snakemake, config.seed)
 write_parquet(semantic_id_table(ids), out.ids, prov)
 write_parquet(pd.DataFrame(rows).assign(dataset=snakemake.wildcards.dataset), out.training, prov)

@@ -20,7 +20,8 @@ replicate_metrics = [pd.read_parquet(p) for p in (*inp.replicate_training_free, 
 replicate_diagnostics = [pd.read_parquet(p) for p in inp.replicate_diagnostics]
 wide = summary.ndcg_wide(metrics, params.datasets)
 runs = training.groupby(["dataset", "model", "seed"], as_index=False, sort=False)[
-    ["train_seconds", "inference_seconds", "users"]].first()
+    ["train_seconds", "inference_seconds", "users"]
+].first()
 prov = job_provenance(snakemake)
 write_parquet(metrics, out.metrics, prov)
 write_parquet(wide, out.ndcg, prov)
@@ -35,5 +36,10 @@ write_parquet(summary.diagnostics_runs(all_diagnostics, params.seed), out.run_di
 data_table = counts.pivot_table(index="dataset", columns="count", values="value", aggfunc="first")
 write_parquet(data_table.reindex(params.datasets).reset_index().rename_axis(columns=None), out.data, prov)
 for row in wide.itertuples():
-    log.info("%s: best other %s, best TGH %s, relative gain %+.3f", row.dataset, row.best_other, row.best_tgh,
-             row.tgh_relative_gain)
+    log.info(
+        "%s: best other %s, best TGH %s, relative gain %+.3f",
+        row.dataset,
+        row.best_other,
+        row.best_tgh,
+        row.tgh_relative_gain,
+    )

@@ -18,24 +18,56 @@ log = start_job(snakemake, seed=config.seed)
 ready = load_prepared(inp)
 semantic_ids = load_semantic_ids(inp.semantic_ids, ready.n_items) if wc.model == "tiger" else None
 device = loop.job_device()  # a GPU at paper scale (profiles/slurm)
-settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(out.model),
-                             fingerprint=fingerprint(dict(params), list(inp)))
-fitted = trained.fit_and_evaluate(wc.model, ready, config, params.protocol, log=log.info, device=device,
-                                  semantic_ids=semantic_ids, settings=settings)
+settings = loop.LoopSettings(
+    checkpoint=loop.checkpoint_path(out.model), fingerprint=fingerprint(dict(params), list(inp))
+)
+fitted = trained.fit_and_evaluate(
+    wc.model, ready, config, params.protocol, log=log.info, device=device, semantic_ids=semantic_ids, settings=settings
+)
 users = ready.split.n_users
-log.info("%s on %s seed %s (%s): test NDCG@10 %.4f, training %.1f s, inference %.2f s for %d users", wc.model,
-         wc.dataset, wc.seed, device, fitted.metrics["NDCG@10"], fitted.train_seconds, fitted.inference_seconds,
-         users)
+log.info(
+    "%s on %s seed %s (%s): test NDCG@10 %.4f, training %.1f s, inference %.2f s for %d users",
+    wc.model,
+    wc.dataset,
+    wc.seed,
+    device,
+    fitted.metrics["NDCG@10"],
+    fitted.train_seconds,
+    fitted.inference_seconds,
+    users,
+)
 prov = job_provenance(snakemake, config.seed)
 per_1000 = fitted.inference_seconds / max(users, 1) * 1000
-write_parquet(pd.DataFrame([{"method": wc.model, "metric": k, "value": float(v), "seconds_per_1000_users": per_1000}
-                            for k, v in fitted.metrics.items()]).assign(dataset=wc.dataset, seed=int(wc.seed)),
-              out.metrics, prov)
-write_parquet(pd.DataFrame(fitted.epochs).assign(model=wc.model, dataset=wc.dataset, seed=int(wc.seed),
-                                                 train_seconds=fitted.train_seconds,
-                                                 inference_seconds=fitted.inference_seconds, users=users),
-              out.training, prov)
+write_parquet(
+    pd.DataFrame(
+        [
+            {"method": wc.model, "metric": k, "value": float(v), "seconds_per_1000_users": per_1000}
+            for k, v in fitted.metrics.items()
+        ]
+    ).assign(dataset=wc.dataset, seed=int(wc.seed)),
+    out.metrics,
+    prov,
+)
+write_parquet(
+    pd.DataFrame(fitted.epochs).assign(
+        model=wc.model,
+        dataset=wc.dataset,
+        seed=int(wc.seed),
+        train_seconds=fitted.train_seconds,
+        inference_seconds=fitted.inference_seconds,
+        users=users,
+    ),
+    out.training,
+    prov,
+)
 with atomic_path(out.model) as tmp:
-    torch.save({"model": wc.model, "config": config.__dict__, "n_items": ready.n_items,
-                "state": {k: v.cpu() for k, v in fitted.model.state_dict().items()}}, tmp)
+    torch.save(
+        {
+            "model": wc.model,
+            "config": config.__dict__,
+            "n_items": ready.n_items,
+            "state": {k: v.cpu() for k, v in fitted.model.state_dict().items()},
+        },
+        tmp,
+    )
 loop.finish(settings)

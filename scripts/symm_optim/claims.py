@@ -10,9 +10,11 @@ from neurips26.symm_optim.claims import measure_claims
 
 inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
-measured = measure_claims(*(pd.read_parquet(p) for p in (inp.equivariance, inp.identities, inp.runs, inp.best,
-                                                          inp.step_time)),
-                          baseline=params.baseline, router_baseline=params.router_baseline)
+measured = measure_claims(
+    *(pd.read_parquet(p) for p in (inp.equivariance, inp.identities, inp.runs, inp.best, inp.step_time)),
+    baseline=params.baseline,
+    router_baseline=params.router_baseline,
+)
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake))

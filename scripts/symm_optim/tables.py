@@ -12,8 +12,15 @@ log = start_job(snakemake)
 runs = pd.concat([pd.read_parquet(p) for p in inp.summaries], ignore_index=True)
 best = best_learning_rates(runs, {"dense": params.baseline, "moe": params.router_baseline})
 for r in best.itertuples():
-    log.info("%s %s: best x%g, %.4f ± %.4f, delta %+.4f", r.arch, r.method, r.multiplier, r.val_loss_mean,
-             r.val_loss_sd, r.delta_mean)
+    log.info(
+        "%s %s: best x%g, %.4f ± %.4f, delta %+.4f",
+        r.arch,
+        r.method,
+        r.multiplier,
+        r.val_loss_mean,
+        r.val_loss_sd,
+        r.delta_mean,
+    )
 curves = pd.concat([pd.read_parquet(p) for p in inp.steps], ignore_index=True)
 spectra = pd.concat([pd.read_parquet(p) for p in inp.spectra], ignore_index=True)
 prov = job_provenance(snakemake)

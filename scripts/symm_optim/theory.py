@@ -11,9 +11,12 @@ seed = snakemake.params.seed
 log = start_job(snakemake, seed=seed)
 table = pd.DataFrame(theory.equivariance_table(seed=seed))
 identities = pd.DataFrame(theory.identities_table(seed=seed))
-log.info("expected symmetries: max rel. error %.2e; broken ones: min %.2e; identities %s",
-         table.loc[table["expected"], "rel_err"].max(), table.loc[~table["expected"], "rel_err"].min(),
-         dict(zip(identities["identity"], identities["value"])))
+log.info(
+    "expected symmetries: max rel. error %.2e; broken ones: min %.2e; identities %s",
+    table.loc[table["expected"], "rel_err"].max(),
+    table.loc[~table["expected"], "rel_err"].min(),
+    dict(zip(identities["identity"], identities["value"])),
+)
 prov = job_provenance(snakemake, seed)
 write_parquet(table, snakemake.output.equivariance, prov)
 write_parquet(identities, snakemake.output.identities, prov)

@@ -9,7 +9,9 @@ from neurips26.thresh_mcts.claims import measure_claims
 
 inp = snakemake.input
 log = start_job(snakemake)
-measured = measure_claims(*(pd.read_parquet(p) for p in (inp.summary, inp.slopes, inp.cost, inp.equivalence, inp.lp_check)))
+measured = measure_claims(
+    *(pd.read_parquet(p) for p in (inp.summary, inp.slopes, inp.cost, inp.equivalence, inp.lp_check))
+)
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake))

@@ -11,8 +11,11 @@ runs = pd.concat([pd.read_parquet(p) for p in snakemake.input.runs], ignore_inde
 theory = pd.read_parquet(snakemake.input.theory).drop_duplicates("instance")
 summary = evaluation.summarise(runs, theory)
 slopes = evaluation.cost_slopes(pd.read_parquet(snakemake.input.cost))
-log.info("%d (rule, instance, delta) cells; cost slopes %s", len(summary),
-         slopes.set_index("rule")["ops_slope"].round(3).to_dict())
+log.info(
+    "%d (rule, instance, delta) cells; cost slopes %s",
+    len(summary),
+    slopes.set_index("rule")["ops_slope"].round(3).to_dict(),
+)
 prov = job_provenance(snakemake)
 write_parquet(summary, snakemake.output.summary, prov)
 write_parquet(slopes, snakemake.output.slopes, prov)

@@ -27,18 +27,41 @@ for index, record in enumerate(table.to_dict("records")):
         for first in range(0, params.runs, chunk):
             runs = range(first, min(first + chunk, params.runs))
             # the same tapes for every rule and delta: run r of instance i reads seed (seed, i, r)
-            tapes = np.stack([instances.reward_tape(mu, kind, params.t_max, seed=params.seed * 10**6 + index * 10**4 + r)
-                              for r in runs]).astype(dtype)
-            result = batch.run_batch(shape, theta, kind, tapes, delta, rule, params.t_max, mu_true=mu,
-                                     conservative=params.conservative)
+            tapes = np.stack(
+                [
+                    instances.reward_tape(mu, kind, params.t_max, seed=params.seed * 10**6 + index * 10**4 + r)
+                    for r in runs
+                ]
+            ).astype(dtype)
+            result = batch.run_batch(
+                shape, theta, kind, tapes, delta, rule, params.t_max, mu_true=mu, conservative=params.conservative
+            )
             taus.append(result.tau)
             answers.append(result.answer)
             censored.append(result.censored)
         tau, answer, cens = np.concatenate(taus), np.concatenate(answers), np.concatenate(censored)
         seconds = time.perf_counter() - start
-        frames.append(pd.DataFrame({"rule": rule, "instance": record["id"], "delta": delta, "run": np.arange(len(tau)),
-                                    "tau": tau, "censored": cens, "correct": (answer == truth) & ~cens}))
-        log.info("%s delta %g: mean tau %.0f, errors %d, censored %d, %.1f s (%.0f pulls/s)", record["id"], delta,
-                 tau[~cens].mean() if (~cens).any() else np.nan, int(((answer != truth) & ~cens).sum()),
-                 int(cens.sum()), seconds, tau.sum() / seconds)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "rule": rule,
+                    "instance": record["id"],
+                    "delta": delta,
+                    "run": np.arange(len(tau)),
+                    "tau": tau,
+                    "censored": cens,
+                    "correct": (answer == truth) & ~cens,
+                }
+            )
+        )
+        log.info(
+            "%s delta %g: mean tau %.0f, errors %d, censored %d, %.1f s (%.0f pulls/s)",
+            record["id"],
+            delta,
+            tau[~cens].mean() if (~cens).any() else np.nan,
+            int(((answer != truth) & ~cens).sum()),
+            int(cens.sum()),
+            seconds,
+            tau.sum() / seconds,
+        )
 write_parquet(pd.concat(frames, ignore_index=True), snakemake.output[0], job_provenance(snakemake, params.seed))

@@ -17,9 +17,18 @@ rows, checks = [], []
 for record in table.to_dict("records"):
     shape, mu, theta, kind = instances.instance_problem(record)
     cert = theory.characteristic_time(shape, mu, theta, kind)
-    rows += [{"instance": record["id"], "kind": kind, "n_leaves": shape.n_leaves, "t_star": cert.t_star,
-              "weights": json.dumps(np.round(cert.weights, 12).tolist()), "delta": delta,
-              "lower_bound": cert.t_star * evaluation.kl_bernoulli(delta, 1 - delta)} for delta in params.deltas]
+    rows += [
+        {
+            "instance": record["id"],
+            "kind": kind,
+            "n_leaves": shape.n_leaves,
+            "t_star": cert.t_star,
+            "weights": json.dumps(np.round(cert.weights, 12).tolist()),
+            "delta": delta,
+            "lower_bound": cert.t_star * evaluation.kl_bernoulli(delta, 1 - delta),
+        }
+        for delta in params.deltas
+    ]
     if shape.n_leaves <= params.lp_check["max_leaves"]:
         checks.append(("instance", record["id"], shape, mu, theta, kind))
 rng = np.random.default_rng(params.seed)
@@ -33,9 +42,21 @@ for i in range(40):  # random small trees with random labels and leaf means, bot
     checks.append(("random", f"random{i}", shape, mu, theta, ["bernoulli", "gaussian"][i % 2]))
 lp_rows = []
 for source, name, shape, mu, theta, kind in checks:
-    dp, lp = theory.characteristic_time(shape, mu, theta, kind).t_star, theory.lp_characteristic_time(shape, mu, theta, kind)
-    lp_rows.append({"source": source, "tree": name, "kind": kind, "n_leaves": shape.n_leaves, "t_star_dp": dp,
-                    "t_star_lp": lp, "relative_error": abs(dp - lp) / lp})
+    dp, lp = (
+        theory.characteristic_time(shape, mu, theta, kind).t_star,
+        theory.lp_characteristic_time(shape, mu, theta, kind),
+    )
+    lp_rows.append(
+        {
+            "source": source,
+            "tree": name,
+            "kind": kind,
+            "n_leaves": shape.n_leaves,
+            "t_star_dp": dp,
+            "t_star_lp": lp,
+            "relative_error": abs(dp - lp) / lp,
+        }
+    )
 lp_check = pd.DataFrame(lp_rows)
 log.info("DP vs LP on %d trees: max relative error %.2e", len(lp_check), lp_check["relative_error"].max())
 prov = job_provenance(snakemake, params.seed)

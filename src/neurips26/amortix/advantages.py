@@ -1,9 +1,9 @@
 """Advantages of G completions of each of B scaffolds (notes 7.2; GRXForm's rl_updates.py).
 
-  drgrpo  A = r - mean over the scaffold's group            (Dr. GRPO, the authors' default)
-  grpo    A = (r - group mean) / (group std + 1e-8)          (GRPO)
-  global  A = r - mean over the whole batch                  ("standard RL": one global baseline)
-  none    A = r                                              (plain REINFORCE)
+drgrpo  A = r - mean over the scaffold's group            (Dr. GRPO, the authors' default)
+grpo    A = (r - group mean) / (group std + 1e-8)          (GRPO)
+global  A = r - mean over the whole batch                  ("standard RL": one global baseline)
+none    A = r                                              (plain REINFORCE)
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ def advantages(rewards: np.ndarray, variant: str) -> np.ndarray:
     if not np.isfinite(rewards).all():
         raise ValueError("rewards contain NaN or inf")
     if variant in GROUPED and rewards.shape[1] < 2:
-        raise ValueError(f"group normalisation ({variant}) needs at least 2 completions per scaffold, "
-                         f"got group size {rewards.shape[1]}: the group baseline is undefined")
+        raise ValueError(
+            f"group normalisation ({variant}) needs at least 2 completions per scaffold, "
+            f"got group size {rewards.shape[1]}: the group baseline is undefined"
+        )
     if variant == "drgrpo":
         return rewards - rewards.mean(axis=1, keepdims=True)
     if variant == "grpo":

@@ -57,8 +57,9 @@ def variance_ratio(numerator: list[float], denominator: list[float], confidence:
     return Measured("", ratio, runs, low=ratio / float(f_high), high=ratio / float(f_low))
 
 
-def measure_claims(decoration: pd.DataFrame, best_of_k: pd.DataFrame, pmo: pd.DataFrame, training: pd.DataFrame,
-                   outputs: pd.DataFrame) -> list[Measured]:
+def measure_claims(
+    decoration: pd.DataFrame, best_of_k: pd.DataFrame, pmo: pd.DataFrame, training: pd.DataFrame, outputs: pd.DataFrame
+) -> list[Measured]:
     """`decoration`, `best_of_k`, `pmo`, `training`: the tables of the tables step; `outputs`: every candidate of
     every policy (greedy and sampled), with a `method` column naming the policy (`pretrained`, `drgrpo_s0`, ...)."""
     measured = []
@@ -67,28 +68,47 @@ def measure_claims(decoration: pd.DataFrame, best_of_k: pd.DataFrame, pmo: pd.Da
     valid = outputs[outputs["valid"].astype(bool)]
     policies = int(outputs["method"].nunique()) if len(outputs) else 0
     retention = float(valid["retained"].astype(bool).mean()) if len(valid) else math.nan
-    measured.append(Measured("C1a", retention, policies,
-                             note=f"{int((~valid['retained'].astype(bool)).sum())} of {len(valid)} valid outputs "
-                                  f"lose the scaffold" if len(valid) else "no valid output"))
+    measured.append(
+        Measured(
+            "C1a",
+            retention,
+            policies,
+            note=f"{int((~valid['retained'].astype(bool)).sum())} of {len(valid)} valid outputs lose the scaffold"
+            if len(valid)
+            else "no valid output",
+        )
+    )
     validity = outputs.groupby("method")["valid"].mean() if len(outputs) else pd.Series(dtype=float)
     lowest = float(validity.min()) if len(validity) else math.nan
     invalid = int((~outputs["valid"].astype(bool)).sum())
-    measured.append(Measured("C1b", lowest, policies,
-                             note=(f"{invalid} invalid of {len(outputs)} outputs"
-                                   + (f"; lowest: {validity.idxmin()}" if invalid else "")) if len(validity)
-                             else "no output"))
+    measured.append(
+        Measured(
+            "C1b",
+            lowest,
+            policies,
+            note=(
+                f"{invalid} invalid of {len(outputs)} outputs" + (f"; lowest: {validity.idxmin()}" if invalid else "")
+            )
+            if len(validity)
+            else "no output",
+        )
+    )
 
     # C2a, C2b: Dr. GRPO against the global baseline, final greedy validation score, paired by seed
-    final = {v: dict(zip(rows["seed"].astype(int), rows["final_val_score"].astype(float)))
-             for v, rows in training.groupby("variant")}
+    final = {
+        v: dict(zip(rows["seed"].astype(int), rows["final_val_score"].astype(float)))
+        for v, rows in training.groupby("variant")
+    }
     main, base = final.get(MAIN_VARIANT, {}), final.get(BASELINE_VARIANT, {})
     paired = {s: main[s] - base[s] for s in sorted(set(main) & set(base))}
     measured.append(measured_from_spread("C2a", t_interval(list(paired.values())), _per_seed(paired)))
     ratio = variance_ratio(list(base.values()), list(main.values()))
     if min(len(base), len(main)) >= 2:
-        spread = (f"std over seeds: {BASELINE_VARIANT} {np.std(list(base.values()), ddof=1):.4f} ({len(base)} "
-                  f"seeds), {MAIN_VARIANT} {np.std(list(main.values()), ddof=1):.4f} ({len(main)} seeds); "
-                  "95% F interval, normal seed scores assumed")
+        spread = (
+            f"std over seeds: {BASELINE_VARIANT} {np.std(list(base.values()), ddof=1):.4f} ({len(base)} "
+            f"seeds), {MAIN_VARIANT} {np.std(list(main.values()), ddof=1):.4f} ({len(main)} seeds); "
+            "95% F interval, normal seed scores assumed"
+        )
     else:
         spread = f"seeds: {BASELINE_VARIANT} {len(base)}, {MAIN_VARIANT} {len(main)}"
     measured.append(Measured("C2b", ratio.value, ratio.runs, note=spread, low=ratio.low, high=ratio.high))
@@ -97,27 +117,36 @@ def measure_claims(decoration: pd.DataFrame, best_of_k: pd.DataFrame, pmo: pd.Da
     seeds = _single_shot_by_seed(decoration, MAIN_VARIANT)
     pretrained = _score(decoration, "pretrained (single shot)")
     gain = {s: v - pretrained for s, v in seeds.items()}
-    measured.append(measured_from_spread("C3", t_interval(list(gain.values())),
-                                         f"{_per_seed(gain)}; pretrained {pretrained:.4f}"))
+    measured.append(
+        measured_from_spread("C3", t_interval(list(gain.values())), f"{_per_seed(gain)}; pretrained {pretrained:.4f}")
+    )
 
     # C4: fine-tuned single shot (0 oracle calls) minus the pretrained policy's best of 4 samples (4 calls)
     best_of_4 = _score(decoration, "pretrained best-of-4")
     margin = {s: v - best_of_4 for s, v in seeds.items()}
     policies_k = best_of_k[best_of_k["policy"].str.startswith(f"{MAIN_VARIANT}_s")]
     break_even = policies_k.groupby("policy")["break_even_k"].first()
-    measured.append(measured_from_spread(
-        "C4", t_interval(list(margin.values())),
-        f"{_per_seed(margin)}; pretrained best-of-4 {best_of_4:.4f}; break-even K per policy: "
-        + (", ".join(f"{p}: {k:g}" for p, k in break_even.items()) or "none")))
+    measured.append(
+        measured_from_spread(
+            "C4",
+            t_interval(list(margin.values())),
+            f"{_per_seed(margin)}; pretrained best-of-4 {best_of_4:.4f}; break-even K per policy: "
+            + (", ".join(f"{p}: {k:g}" for p, k in break_even.items()) or "none"),
+        )
+    )
 
     # C4b: fine-tuned single shot minus the best instance optimiser, on the baselines' subset of test scaffolds
     instance = [_score(decoration, m, "baseline subset") for m in INSTANCE_METHODS]
     best_instance = max(instance) if all(np.isfinite(instance)) else math.nan
     subset = _single_shot_by_seed(decoration, MAIN_VARIANT, "baseline subset")
     versus = {s: v - best_instance for s, v in subset.items()}
-    measured.append(measured_from_spread(
-        "C4b", t_interval(list(versus.values())),
-        f"{_per_seed(versus)}; " + ", ".join(f"{m} {v:.4f}" for m, v in zip(INSTANCE_METHODS, instance))))
+    measured.append(
+        measured_from_spread(
+            "C4b",
+            t_interval(list(versus.values())),
+            f"{_per_seed(versus)}; " + ", ".join(f"{m} {v:.4f}" for m, v in zip(INSTANCE_METHODS, instance)),
+        )
+    )
 
     # C5: PMO-lite, amortized RL minus random sampling of the pretrained policy, on every oracle
     measured.append(pmo_margin(pmo))
@@ -145,5 +174,11 @@ def pmo_margin(pmo: pd.DataFrame) -> Measured:
     value = min(s.mean for s in spreads.values())
     if runs < 2:
         return Measured("C5", value, runs, note=note)
-    return Measured("C5", value, runs, note=note, low=min(s.low for s in spreads.values()),
-                    high=min(s.high for s in spreads.values()))
+    return Measured(
+        "C5",
+        value,
+        runs,
+        note=note,
+        low=min(s.low for s in spreads.values()),
+        high=min(s.high for s in spreads.values()),
+    )

@@ -22,8 +22,15 @@ from neurips26.amortix.scaffold_check import SCAFFOLD_VOCAB, check_scaffold_smil
 DECORATION_VOCAB = ("C", "N", "O", "F", "S", "Cl")
 # first failing reason wins, in this order; counts of these plus "kept" add up to "input"
 DROP_REASONS = (
-    "parse_error", "duplicate", "too_large", "no_ring", "scaffold_size", "scaffold_atom",
-    "decoration_atom", "decoration_bond", "scaffold_mismatch",
+    "parse_error",
+    "duplicate",
+    "too_large",
+    "no_ring",
+    "scaffold_size",
+    "scaffold_atom",
+    "decoration_atom",
+    "decoration_bond",
+    "scaffold_mismatch",
 )
 SPLITS = ("train", "val", "test")
 NCI_FIRST_5K = ("NCI", "first_5K.smi")
@@ -78,8 +85,15 @@ def murcko_scaffold(mol: Chem.Mol) -> str:
     return Chem.MolToSmiles(MurckoScaffold.GetScaffoldForMol(mol))
 
 
-def _filter_reason(mol: Chem.Mol, scaffold: Chem.Mol | None, decoration_vocab, scaffold_vocab, max_heavy: int,
-                   min_rings: int, scaffold_heavy: tuple[int, int]) -> str | None:
+def _filter_reason(
+    mol: Chem.Mol,
+    scaffold: Chem.Mol | None,
+    decoration_vocab,
+    scaffold_vocab,
+    max_heavy: int,
+    min_rings: int,
+    scaffold_heavy: tuple[int, int],
+) -> str | None:
     if mol.GetNumHeavyAtoms() > max_heavy:
         return "too_large"
     if mol.GetRingInfo().NumRings() < min_rings:
@@ -193,7 +207,10 @@ def _assign_clusters(sizes: np.ndarray, order: np.ndarray, fractions: tuple[floa
 
 
 def split_scaffolds(
-    scaffolds: list[str], cutoff: float = 0.6, fractions: tuple[float, float, float] = (0.7, 0.1, 0.2), seed: int = 0,
+    scaffolds: list[str],
+    cutoff: float = 0.6,
+    fractions: tuple[float, float, float] = (0.7, 0.1, 0.2),
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Cluster split of unique scaffolds (notes 7.2): Butina on ECFP4, whole clusters to train/val/test.
 
@@ -207,8 +224,10 @@ def split_scaffolds(
     labels = butina_clusters(scaffold_fingerprints(unique), cutoff)
     n_clusters = int(labels.max()) + 1 if len(unique) else 0
     if n_clusters < 3:
-        raise ValueError(f"{len(unique)} scaffolds form {n_clusters} clusters at cutoff {cutoff}: need 3 for "
-                         "non-empty train/val/test splits")
+        raise ValueError(
+            f"{len(unique)} scaffolds form {n_clusters} clusters at cutoff {cutoff}: need 3 for "
+            "non-empty train/val/test splits"
+        )
     sizes = np.bincount(labels, minlength=n_clusters)
     order = np.random.default_rng(seed).permutation(n_clusters)
     split_of_cluster = _assign_clusters(sizes, order, fractions)

@@ -54,8 +54,16 @@ def make_scaffold(smiles: str, config: EnvConfig) -> Scaffold:
         bonds[i, j] = bonds[j, i] = BOND_CODE.get(bond.GetBondType(), 1)
     distances = Chem.GetDistanceMatrix(mol)
     distances = np.where(distances > FAR, FAR, distances).astype(np.int16)
-    return Scaffold(smiles, mol, elements, np.array([a.GetFormalCharge() for a in mol.GetAtoms()], dtype=np.int8),
-                    np.array([a.GetIsAromatic() for a in mol.GetAtoms()]), hydrogens, bonds, distances)
+    return Scaffold(
+        smiles,
+        mol,
+        elements,
+        np.array([a.GetFormalCharge() for a in mol.GetAtoms()], dtype=np.int8),
+        np.array([a.GetIsAromatic() for a in mol.GetAtoms()]),
+        hydrogens,
+        bonds,
+        distances,
+    )
 
 
 @dataclass
@@ -170,8 +178,11 @@ def step(state: State, atom: int, target: int = 0, order: int = 1) -> None:
         state.done = True
         state.history.append((STOP, 0, 0))
         return
-    if not level1_mask(state)[atom + 1] or not level2_mask(state, atom)[target] \
-            or not level3_mask(state, atom, target)[order - 1]:
+    if (
+        not level1_mask(state)[atom + 1]
+        or not level2_mask(state, atom)[target]
+        or not level3_mask(state, atom, target)[order - 1]
+    ):
         raise ValueError(f"masked action (atom {atom}, target {target}, order {order}) on {partial_smiles(state)}")
     vocab = state.config.decoration_vocab
     state.free[atom] -= order
@@ -205,7 +216,7 @@ def to_mol(state: State) -> Chem.RWMol:
         atom = mol.GetAtomWithIdx(i)
         if used and atom.GetNumExplicitHs():
             atom.SetNumExplicitHs(max(0, atom.GetNumExplicitHs() - used))  # [nH], [NH3+]: the H is explicit
-    for element in state.elements[state.n_scaffold: state.n]:
+    for element in state.elements[state.n_scaffold : state.n]:
         mol.AddAtom(Chem.Atom(element))
     rows, cols = np.nonzero(np.triu(state.bonds[: state.n, : state.n]))
     for i, j in zip(rows.tolist(), cols.tolist()):

@@ -12,14 +12,16 @@ CANDIDATE_COLUMNS = ["method", "scaffold", "sample", "smiles", "valid", "retaine
 
 def candidate_frame(method: str, scaffolds: list[str], outcomes: list, repeats: int) -> pd.DataFrame:
     """One row per generated candidate (`repeats` per scaffold, in scaffold order), before scoring."""
-    return pd.DataFrame({
-        "method": method,
-        "scaffold": np.repeat(scaffolds, repeats),
-        "sample": np.tile(np.arange(repeats), len(scaffolds)),
-        "smiles": [o.smiles for o in outcomes],
-        "valid": [o.valid for o in outcomes],
-        "retained": [o.retained for o in outcomes],
-    })
+    return pd.DataFrame(
+        {
+            "method": method,
+            "scaffold": np.repeat(scaffolds, repeats),
+            "sample": np.tile(np.arange(repeats), len(scaffolds)),
+            "smiles": [o.smiles for o in outcomes],
+            "valid": [o.valid for o in outcomes],
+            "retained": [o.retained for o in outcomes],
+        }
+    )
 
 
 def best_per_scaffold(candidates: pd.DataFrame) -> pd.DataFrame:
@@ -30,8 +32,7 @@ def best_per_scaffold(candidates: pd.DataFrame) -> pd.DataFrame:
     return order.groupby("scaffold", as_index=False).head(1).drop(columns="rank_score")
 
 
-def method_row(candidates: pd.DataFrame, train_smiles: set[str], inference_calls: float,
-               training_calls: float) -> dict:
+def method_row(candidates: pd.DataFrame, train_smiles: set[str], inference_calls: float, training_calls: float) -> dict:
     """The decoration table's row for one method. Uniqueness and validity are over all candidates it generated;
     score, success and novelty over the molecule it returns per scaffold."""
     best = best_per_scaffold(candidates)

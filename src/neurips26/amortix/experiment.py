@@ -54,8 +54,13 @@ def pick(block: dict, keys: tuple[str, ...]) -> dict:
 
 def env_config(env: dict, max_heavy: int) -> EnvConfig:
     """The environment of a scale: its `env` block and `corpus.max_heavy` (the size limit of a molecule)."""
-    return EnvConfig(decoration_vocab=tuple(env["decoration_vocab"]), max_new_atoms=env["max_new_atoms"],
-                     max_actions=env["max_actions"], max_atoms=max_heavy, ring_sizes=tuple(env["ring_sizes"]))
+    return EnvConfig(
+        decoration_vocab=tuple(env["decoration_vocab"]),
+        max_new_atoms=env["max_new_atoms"],
+        max_actions=env["max_actions"],
+        max_atoms=max_heavy,
+        ring_sizes=tuple(env["ring_sizes"]),
+    )
 
 
 def element_index(config: EnvConfig) -> dict[str, int]:
@@ -74,26 +79,34 @@ def check_config(cfg: dict) -> None:
     if low > high:
         raise ValueError(f"corpus.scaffold_heavy: lower bound {low} above upper bound {high}")
     if high >= cfg["corpus"]["max_heavy"]:
-        raise ValueError(f"corpus.scaffold_heavy: scaffolds up to {high} atoms leave no room under max_heavy "
-                         f"{cfg['corpus']['max_heavy']}")
+        raise ValueError(
+            f"corpus.scaffold_heavy: scaffolds up to {high} atoms leave no room under max_heavy "
+            f"{cfg['corpus']['max_heavy']}"
+        )
     unknown = sorted(set(cfg["rl"].get("extra_seeds", {})) - set(cfg["rl"]["variants"]))
     if unknown:
         raise ValueError(f"rl.extra_seeds: variants {unknown} are not in rl.variants {cfg['rl']['variants']}")
     grouped = [v for v in cfg["rl"]["variants"] if v in GROUPED]
     if grouped and cfg["rl"]["group_size"] < 2:
-        raise ValueError(f"rl.group_size: {grouped} normalise rewards within a group, which needs at least 2 "
-                         f"completions per scaffold (got {cfg['rl']['group_size']})")
+        raise ValueError(
+            f"rl.group_size: {grouped} normalise rewards within a group, which needs at least 2 "
+            f"completions per scaffold (got {cfg['rl']['group_size']})"
+        )
     for key in ("baselines.per_instance", "pmo"):
         block = cfg["baselines"]["per_instance"] if key != "pmo" else cfg["pmo"]
         if block["group_size"] < 2:
-            raise ValueError(f"{key}.group_size: Dr. GRPO needs at least 2 completions per group "
-                             f"(got {block['group_size']})")
+            raise ValueError(
+                f"{key}.group_size: Dr. GRPO needs at least 2 completions per group (got {block['group_size']})"
+            )
     if cfg["policy"]["d_model"] % cfg["policy"]["n_heads"]:
-        raise ValueError(f"policy.d_model {cfg['policy']['d_model']} is not divisible by policy.n_heads "
-                         f"{cfg['policy']['n_heads']}")
+        raise ValueError(
+            f"policy.d_model {cfg['policy']['d_model']} is not divisible by policy.n_heads {cfg['policy']['n_heads']}"
+        )
     if cfg["baselines"]["scaffolds"] > cfg["evaluate"]["test_scaffolds"]:
-        raise ValueError(f"baselines.scaffolds ({cfg['baselines']['scaffolds']}) exceeds evaluate.test_scaffolds "
-                         f"({cfg['evaluate']['test_scaffolds']}): baselines run on a subset of the test scaffolds")
+        raise ValueError(
+            f"baselines.scaffolds ({cfg['baselines']['scaffolds']}) exceeds evaluate.test_scaffolds "
+            f"({cfg['evaluate']['test_scaffolds']}): baselines run on a subset of the test scaffolds"
+        )
     if sum(cfg["split"]["fractions"]) > 1 + 1e-9:
         raise ValueError(f"split.fractions sum to {sum(cfg['split']['fractions'])} > 1")
     from neurips26.amortix.scaffold_check import check_scaffold_smiles  # rdkit.Chem only (about 0.2 s)

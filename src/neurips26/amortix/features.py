@@ -25,8 +25,15 @@ NODE_FEATURES = ("element", "charge", "aromatic", "hydrogens", "degree", "scaffo
 
 def node_cardinalities(n_elements: int) -> dict[str, int]:
     """Number of codes per node feature (code 0 is padding for every feature, the virtual token has its own)."""
-    return {"element": n_elements + 2, "charge": 5, "aromatic": 3, "hydrogens": MAX_COUNT + 2,
-            "degree": MAX_COUNT + 2, "scaffold": 3, "attachable": 3}
+    return {
+        "element": n_elements + 2,
+        "charge": 5,
+        "aromatic": 3,
+        "hydrogens": MAX_COUNT + 2,
+        "degree": MAX_COUNT + 2,
+        "scaffold": 3,
+        "attachable": 3,
+    }
 
 
 @dataclass(frozen=True)

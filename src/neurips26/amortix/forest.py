@@ -21,7 +21,7 @@ class ForestArrays:
     positive: np.ndarray
 
     @classmethod
-    def from_sklearn(cls, forest) -> "ForestArrays":
+    def from_sklearn(cls, forest) -> ForestArrays:
         """From a fitted binary RandomForestClassifier (classes 0 and 1)."""
         roots, left, right, feature, threshold, positive = [], [], [], [], [], []
         offset = 0
@@ -36,9 +36,19 @@ class ForestArrays:
             value = tree.value[:, 0, :]
             positive.append(value[:, 1] / value.sum(axis=1))
             offset += tree.node_count
-        return cls(*(np.asarray(a) for a in (roots, np.concatenate(left), np.concatenate(right),
-                                            np.concatenate(feature), np.concatenate(threshold),
-                                            np.concatenate(positive))))
+        return cls(
+            *(
+                np.asarray(a)
+                for a in (
+                    roots,
+                    np.concatenate(left),
+                    np.concatenate(right),
+                    np.concatenate(feature),
+                    np.concatenate(threshold),
+                    np.concatenate(positive),
+                )
+            )
+        )
 
     def predict_positive(self, x: np.ndarray) -> np.ndarray:
         """P(class 1) for each row of `x`: the mean over trees of the leaf's class-1 fraction. All trees descend

@@ -59,9 +59,7 @@ def decoration_atoms(mol: Chem.Mol, scaffold: Chem.Mol) -> set[int]:
     """Indices of the atoms of `mol` outside the first substructure match of `scaffold`."""
     match = mol.GetSubstructMatch(scaffold)
     if not match:
-        raise ValueError(
-            f"scaffold {Chem.MolToSmiles(scaffold)} is not a substructure of {Chem.MolToSmiles(mol)}"
-        )
+        raise ValueError(f"scaffold {Chem.MolToSmiles(scaffold)} is not a substructure of {Chem.MolToSmiles(mol)}")
     return set(range(mol.GetNumAtoms())) - set(match)
 
 
@@ -181,11 +179,7 @@ def append_atom(mol: Mol, match: Match, rng: Generator, vocab: Vocab = DEFAULT_V
 def delete_atom(mol: Mol, match: Match, rng: Generator, vocab: Vocab = DEFAULT_VOCAB) -> Mol | None:
     """Remove a terminal (degree-1) decoration atom; its neighbour takes the hydrogens back."""
     in_scaffold = set(match)
-    leaves = [
-        atom.GetIdx()
-        for atom in _atoms(mol)
-        if atom.GetIdx() not in in_scaffold and atom.GetDegree() == 1
-    ]
+    leaves = [atom.GetIdx() for atom in _atoms(mol) if atom.GetIdx() not in in_scaffold and atom.GetDegree() == 1]
     if not leaves:
         return None
     leaf = _pick(rng, leaves)
@@ -193,9 +187,7 @@ def delete_atom(mol: Mol, match: Match, rng: Generator, vocab: Vocab = DEFAULT_V
     if bond.GetBondType() not in BOND_ORDERS:
         return None
     edited = Chem.RWMol(mol)
-    _release_bond(
-        edited.GetAtomWithIdx(bond.GetOtherAtomIdx(leaf)), BOND_ORDERS[bond.GetBondType()]
-    )
+    _release_bond(edited.GetAtomWithIdx(bond.GetOtherAtomIdx(leaf)), BOND_ORDERS[bond.GetBondType()])
     edited.RemoveAtom(leaf)
     shifted = tuple(i - (i > leaf) for i in match)  # RemoveAtom renumbers the atoms after `leaf`
     return _finish(edited, mol, match, shifted)
@@ -209,11 +201,7 @@ def change_atom(mol: Mol, match: Match, rng: Generator, vocab: Vocab = DEFAULT_V
         return None
     atom = mol.GetAtomWithIdx(_pick(rng, candidates))
     needed = _bond_sum(atom)
-    options = [
-        (z, valence)
-        for z, valence in _elements(vocab)
-        if z != atom.GetAtomicNum() and valence >= needed
-    ]
+    options = [(z, valence) for z, valence in _elements(vocab) if z != atom.GetAtomicNum() and valence >= needed]
     if not options:
         return None
     z, _ = _pick(rng, options)
@@ -284,16 +272,10 @@ def close_ring(mol: Mol, match: Match, rng: Generator, vocab: Vocab = DEFAULT_VO
     of them decoration: a new five- or six-membered ring (mol_opt's add_ring; the AMORTIX environment's
     ring closure)."""
     in_scaffold = set(match)
-    hosts = [
-        atom.GetIdx()
-        for atom in _atoms(mol)
-        if atom.GetTotalNumHs() > 0 and not atom.GetIsAromatic()
-    ]
+    hosts = [atom.GetIdx() for atom in _atoms(mol) if atom.GetTotalNumHs() > 0 and not atom.GetIsAromatic()]
     if len(hosts) < 2:
         return None
-    distance = Chem.GetDistanceMatrix(
-        mol, force=True
-    )  # never a matrix cached on a parent it was copied from
+    distance = Chem.GetDistanceMatrix(mol, force=True)  # never a matrix cached on a parent it was copied from
     pairs = [
         (i, j)
         for k, i in enumerate(hosts)
@@ -334,9 +316,7 @@ def mutate(mol: Mol, match: Match, rng: Generator, vocab: Vocab = DEFAULT_VOCAB)
 # Crossover
 
 
-def side_chains(
-    mol: Chem.Mol, match: Sequence[int]
-) -> list[tuple[tuple[int, ...], frozenset[int]]]:
+def side_chains(mol: Chem.Mol, match: Sequence[int]) -> list[tuple[tuple[int, ...], frozenset[int]]]:
     """Connected components of the decoration atoms, each with the scaffold positions (indices into the
     scaffold query) it is bonded to."""
     return _side_chains(mol, match, _bonds(mol))
@@ -388,9 +368,7 @@ def _as_parent(mol: Chem.Mol, scaffold: Chem.Mol) -> _Parent:
     return _Parent(mol, match, bonds, _side_chains(mol, match, bonds))
 
 
-def crossover(
-    parent_a: Chem.Mol, parent_b: Chem.Mol, scaffold: Chem.Mol, rng: np.random.Generator
-) -> Chem.Mol | None:
+def crossover(parent_a: Chem.Mol, parent_b: Chem.Mol, scaffold: Chem.Mol, rng: np.random.Generator) -> Chem.Mol | None:
     """A child with the scaffold and, at each attachment point, the side chains of parent A or of parent B.
 
     Side chains are mapped onto the scaffold through each parent's substructure match. Attachment points
@@ -401,9 +379,7 @@ def crossover(
     return _crossover(_as_parent(parent_a, scaffold), _as_parent(parent_b, scaffold), scaffold, rng)
 
 
-def _crossover(
-    parent_a: _Parent, parent_b: _Parent, scaffold: Chem.Mol, rng: np.random.Generator
-) -> Chem.Mol | None:
+def _crossover(parent_a: _Parent, parent_b: _Parent, scaffold: Chem.Mol, rng: np.random.Generator) -> Chem.Mol | None:
     if parent_a is parent_b:
         return Chem.Mol(parent_a.mol)
     parents = (parent_a, parent_b)
@@ -421,15 +397,11 @@ def _crossover(
         ordered = sorted(anchors)
         for q in ordered[1:]:
             root[find(q)] = find(ordered[0])
-    attached = sorted(
-        {find(q) for parent_chains in chains for _, anchors in parent_chains for q in anchors}
-    )
+    attached = sorted({find(q) for parent_chains in chains for _, anchors in parent_chains for q in anchors})
     donor = {group: int(rng.random() < 0.5) for group in attached}  # 0: parent A, 1: parent B
     sources = set(donor.values()) or {0}
     if len(sources) == 1 and all(anchors for _, anchors in chains[min(sources)]):
-        return Chem.Mol(
-            parents[min(sources)].mol
-        )  # every side chain from one parent: that parent itself
+        return Chem.Mol(parents[min(sources)].mol)  # every side chain from one parent: that parent itself
     donor_of_position = [donor.get(find(q), 0) for q in range(n_positions)]
 
     child = Chem.RWMol()
@@ -487,11 +459,7 @@ def _admit(
     contains the scaffold, and its decoration atoms are neutral, non-radical vocabulary elements.
     """
     parsed = Chem.MolFromSmiles(smiles)
-    if (
-        parsed is None
-        or parsed.GetNumHeavyAtoms() > max_heavy
-        or len(Chem.GetMolFrags(parsed)) != 1
-    ):
+    if parsed is None or parsed.GetNumHeavyAtoms() > max_heavy or len(Chem.GetMolFrags(parsed)) != 1:
         return None
     match = parsed.GetSubstructMatch(scaffold)
     if not match:
@@ -499,9 +467,7 @@ def _admit(
     in_scaffold = set(match)
     for atom in _atoms(parsed):
         if atom.GetIdx() not in in_scaffold and (
-            atom.GetAtomicNum() not in vocab_z
-            or atom.GetFormalCharge() != 0
-            or atom.GetNumRadicalElectrons() != 0
+            atom.GetAtomicNum() not in vocab_z or atom.GetFormalCharge() != 0 or atom.GetNumRadicalElectrons() != 0
         ):
             return None
     return Chem.MolToSmiles(parsed), parsed, match
@@ -605,9 +571,7 @@ def run_constrained_ga(
             for (smiles, mol, match), score in zip(batch, scores):
                 rows.append((len(rows) + 1, smiles, float(score), generation))
                 bonds = _bonds(mol)
-                population.append(
-                    (float(score), _Parent(mol, match, bonds, _side_chains(mol, match, bonds)))
-                )
+                population.append((float(score), _Parent(mol, match, bonds, _side_chains(mol, match, bonds))))
             # stable sort: ties keep the earlier molecule
             population = sorted(population, key=lambda member: -member[0])[:population_size]
 

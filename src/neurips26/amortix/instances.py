@@ -27,8 +27,15 @@ CALL_COLUMNS = ["call", "smiles", "score", "round"]
 PMO_METHODS = ("random", "amortized", "graph_ga")
 
 
-def per_instance_rl(saved: dict, scaffolds: list[str], oracle, spec: dict, config: EnvConfig, seed: int,
-                    loop_settings: loop.LoopSettings | None = None) -> pd.DataFrame:
+def per_instance_rl(
+    saved: dict,
+    scaffolds: list[str],
+    oracle,
+    spec: dict,
+    config: EnvConfig,
+    seed: int,
+    loop_settings: loop.LoopSettings | None = None,
+) -> pd.DataFrame:
     """Dr. GRPO on each scaffold alone from the pretrained policy, `spec` = baselines.per_instance (budget,
     group_size, lr); repeated molecules are not scored twice. One row per oracle call."""
     device, elements = loop.job_device(), element_index(config)
@@ -38,20 +45,36 @@ def per_instance_rl(saved: dict, scaffolds: list[str], oracle, spec: dict, confi
         scaffold = scaffolds[index]
         scorer = objectives.Scorer(oracle, budget=spec["budget"], cache=True)
         start = time.perf_counter()
-        rows = optimise_instance(policy_from_state(saved, device), env.make_scaffold(scaffold, config), scorer,
-                                 spec["group_size"], spec["budget"], spec["lr"], config, elements, seed=seed + index)
+        rows = optimise_instance(
+            policy_from_state(saved, device),
+            env.make_scaffold(scaffold, config),
+            scorer,
+            spec["group_size"],
+            spec["budget"],
+            spec["lr"],
+            config,
+            elements,
+            seed=seed + index,
+        )
         seconds = time.perf_counter() - start
         calls = pd.DataFrame(rows, columns=CALL_COLUMNS)
         results.append(calls.assign(scaffold=scaffold, calls_per_second=len(calls) / seconds))
         log.info("%s: %d calls in %.1f s, best %.3f", scaffold, len(calls), seconds, calls["score"].max())
 
-    loop.run_loop(step_fn, len(scaffolds), {"results": results},
-                  loop_settings or loop.LoopSettings(name="per-instance RL"))
+    loop.run_loop(
+        step_fn, len(scaffolds), {"results": results}, loop_settings or loop.LoopSettings(name="per-instance RL")
+    )
     return pd.concat(results, ignore_index=True)
 
 
-def pmo_lite(saved: dict, oracle_name: str, spec: dict, config: EnvConfig, seed: int,
-             loop_settings: loop.LoopSettings | None = None) -> pd.DataFrame:
+def pmo_lite(
+    saved: dict,
+    oracle_name: str,
+    spec: dict,
+    config: EnvConfig,
+    seed: int,
+    loop_settings: loop.LoopSettings | None = None,
+) -> pd.DataFrame:
     """From `spec["start"]`, with `spec["budget"]` oracle calls each: (a) sampling the pretrained policy
     (random), (b) amortized RL fine-tuning with Dr. GRPO, (c) the constrained graph GA started from (a)'s first
     group. Every method's oracle calls in order (unique molecules only, as in mol_opt)."""
@@ -65,24 +88,44 @@ def pmo_lite(saved: dict, oracle_name: str, spec: dict, config: EnvConfig, seed:
         method = PMO_METHODS[index]
         start = time.perf_counter()
         if method == "graph_ga":
-            calls = graph_ga.run_constrained_ga(spec["start"], carry["initial"], oracle, spec["budget"],
-                                                population_size=spec["group_size"],
-                                                offspring_size=spec["group_size"], vocab=config.decoration_vocab,
-                                                max_heavy=config.max_atoms, seed=seed)
+            calls = graph_ga.run_constrained_ga(
+                spec["start"],
+                carry["initial"],
+                oracle,
+                spec["budget"],
+                population_size=spec["group_size"],
+                offspring_size=spec["group_size"],
+                vocab=config.decoration_vocab,
+                max_heavy=config.max_atoms,
+                seed=seed,
+            )
         else:
             scorer = objectives.Scorer(oracle, budget=spec["budget"], cache=True)
-            rows = optimise_instance(policy_from_state(saved, device), start_scaffold, scorer, spec["group_size"],
-                                     spec["budget"], spec["lr"], config, elements, seed=seed,
-                                     learn=method == "amortized")
+            rows = optimise_instance(
+                policy_from_state(saved, device),
+                start_scaffold,
+                scorer,
+                spec["group_size"],
+                spec["budget"],
+                spec["lr"],
+                config,
+                elements,
+                seed=seed,
+                learn=method == "amortized",
+            )
             calls = pd.DataFrame(rows, columns=CALL_COLUMNS)
             if method == "random":
                 carry["initial"] = calls["smiles"].head(spec["group_size"]).tolist()
         seconds = time.perf_counter() - start
-        results.append(calls[["call", "smiles", "score"]].assign(method=method, oracle=oracle_name,
-                                                                  seconds=seconds))
-        log.info("%s on %s: %d calls in %.1f s, best %.3f", method, oracle_name, len(calls), seconds,
-                 calls["score"].max())
+        results.append(calls[["call", "smiles", "score"]].assign(method=method, oracle=oracle_name, seconds=seconds))
+        log.info(
+            "%s on %s: %d calls in %.1f s, best %.3f", method, oracle_name, len(calls), seconds, calls["score"].max()
+        )
 
-    loop.run_loop(step_fn, len(PMO_METHODS), {"results": results, "carry": carry},
-                  loop_settings or loop.LoopSettings(name=f"PMO-lite {oracle_name}"))
+    loop.run_loop(
+        step_fn,
+        len(PMO_METHODS),
+        {"results": results, "carry": carry},
+        loop_settings or loop.LoopSettings(name=f"PMO-lite {oracle_name}"),
+    )
     return pd.concat(results, ignore_index=True)

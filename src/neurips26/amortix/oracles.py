@@ -36,7 +36,8 @@ _ECFP4_BITS = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=N_BITS)
 _ECFP4_COUNTS = rdFingerprintGenerator.GetMorganGenerator(radius=2)
 _ECFP6_COUNTS = rdFingerprintGenerator.GetMorganGenerator(radius=3)
 _FCFP4_COUNTS = rdFingerprintGenerator.GetMorganGenerator(
-    radius=2, atomInvariantsGenerator=rdFingerprintGenerator.GetMorganFeatureAtomInvGen())
+    radius=2, atomInvariantsGenerator=rdFingerprintGenerator.GetMorganFeatureAtomInvGen()
+)
 
 OSIMERTINIB = "COc1cc(N(C)CCN(C)C)c(NC(=O)C=C)cc1Nc2nccc(n2)c3cn(C)c4ccccc34"
 CELECOXIB = "CC1=CC=C(C=C1)C1=CC(=NN1C1=CC=C(C=C1)S(N)(=O)=O)C(F)(F)F"
@@ -146,8 +147,10 @@ def check_scores(scores: np.ndarray, names_or_smiles: Sequence, oracle_name: str
     bad = ~np.isfinite(scores) | (scores < 0.0) | (scores > 1.0)
     if bad.any():
         i = int(np.argmax(bad))
-        raise OracleError(f"oracle {oracle_name} scored {_name(names_or_smiles[i])!r} {float(scores[i])}, "
-                          f"outside [0, 1] ({int(bad.sum())} bad score(s) in {len(scores)})")
+        raise OracleError(
+            f"oracle {oracle_name} scored {_name(names_or_smiles[i])!r} {float(scores[i])}, "
+            f"outside [0, 1] ({int(bad.sum())} bad score(s) in {len(scores)})"
+        )
     return scores
 
 
@@ -171,8 +174,10 @@ class OracleBudget:
         if n < 0:
             raise ValueError(f"cannot spend a negative number of oracle calls ({n})")
         if self.calls + n > self.limit:
-            raise BudgetExceeded(f"oracle budget exceeded: limit {self.limit}, {self.calls} calls so far, "
-                                 f"{n} more requested ({self.remaining} remain)")
+            raise BudgetExceeded(
+                f"oracle budget exceeded: limit {self.limit}, {self.calls} calls so far, "
+                f"{n} more requested ({self.remaining} remain)"
+            )
         self.calls += n
 
 
@@ -274,12 +279,14 @@ class OsimertinibMPO(Oracle):
         """The four modified terms per molecule, each in [0, 1]."""
         tpsa = np.array([rdMolDescriptors.CalcTPSA(m) for m in mols])
         logp = np.array([Crippen.MolLogP(m) for m in mols])
-        return pd.DataFrame({
-            "similar_fcfp4": clipped(_count_similarity(mols, _FCFP4_COUNTS, self.target), upper_x=0.8),
-            "not_too_similar_ecfp6": min_gaussian(_count_similarity(mols, _ECFP6_COUNTS, self.target), 0.85, 0.1),
-            "tpsa_over_100": max_gaussian(tpsa, 100.0, 10.0),
-            "logp_under_1": min_gaussian(logp, 1.0, 1.0),
-        })
+        return pd.DataFrame(
+            {
+                "similar_fcfp4": clipped(_count_similarity(mols, _FCFP4_COUNTS, self.target), upper_x=0.8),
+                "not_too_similar_ecfp6": min_gaussian(_count_similarity(mols, _ECFP6_COUNTS, self.target), 0.85, 0.1),
+                "tpsa_over_100": max_gaussian(tpsa, 100.0, 10.0),
+                "logp_under_1": min_gaussian(logp, 1.0, 1.0),
+            }
+        )
 
     def _score(self, mols: list[Chem.Mol]) -> np.ndarray:
         terms = self.terms(mols).to_numpy()
@@ -301,12 +308,17 @@ class CelecoxibRediscovery(Oracle):
 PMO_ORACLES = {"qed": QEDOracle, "osimertinib_mpo": OsimertinibMPO, "celecoxib_rediscovery": CelecoxibRediscovery}
 
 
-def kinase_success(components: pd.DataFrame, activity_threshold: float = 0.5, qed_threshold: float = 0.6,
-                   sa_threshold: float = 4.0) -> np.ndarray:
+def kinase_success(
+    components: pd.DataFrame, activity_threshold: float = 0.5, qed_threshold: float = 0.6, sa_threshold: float = 4.0
+) -> np.ndarray:
     """RationaleRL's dual-target success on the surrogate's components: both activity probabilities
     >= activity_threshold, QED >= qed_threshold and SA < sa_threshold (NaN rows, invalid molecules, fail)."""
-    return ((components["p_egfr"] >= activity_threshold) & (components["p_cdk2"] >= activity_threshold)
-            & (components["qed"] >= qed_threshold) & (components["sa"] < sa_threshold)).to_numpy()
+    return (
+        (components["p_egfr"] >= activity_threshold)
+        & (components["p_cdk2"] >= activity_threshold)
+        & (components["qed"] >= qed_threshold)
+        & (components["sa"] < sa_threshold)
+    ).to_numpy()
 
 
 def _structure_key(smiles: str) -> str | None:
@@ -349,15 +361,23 @@ class KinaseSurrogate(Oracle):
     name = "kinase_surrogate"
     activity_threshold = 0.5
 
-    def __init__(self, egfr_classifier, cdk2_classifier,
-                 cv_auc: dict[str, float] | None = None, n_positives: dict[str, int] | None = None,
-                 n_decoys: int | None = None, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        egfr_classifier,
+        cdk2_classifier,
+        cv_auc: dict[str, float] | None = None,
+        n_positives: dict[str, int] | None = None,
+        n_decoys: int | None = None,
+        seed: int | None = None,
+    ) -> None:
         for target, classifier in (("egfr", egfr_classifier), ("cdk2", cdk2_classifier)):
             if list(getattr(classifier, "classes_", [])) != [0, 1]:
                 raise ValueError(f"the {target} classifier must be fitted on labels 0 (decoy) and 1 (ligand)")
         # kept as arrays: scoring needs numpy only, and the pickle does not drag scikit-learn into every job
-        self.forests = {"egfr": ForestArrays.from_sklearn(egfr_classifier),
-                        "cdk2": ForestArrays.from_sklearn(cdk2_classifier)}
+        self.forests = {
+            "egfr": ForestArrays.from_sklearn(egfr_classifier),
+            "cdk2": ForestArrays.from_sklearn(cdk2_classifier),
+        }
         self.cv_auc = dict(cv_auc or {})
         self.n_positives = dict(n_positives or {})
         self.n_decoys = n_decoys
@@ -374,15 +394,17 @@ class KinaseSurrogate(Oracle):
         valid = [m for m in mols if m is not None]
         values = np.full((len(mols), 4), np.nan)
         if valid:
-            values[is_valid] = np.column_stack([[qed(m) for m in valid], [sa_score(m) for m in valid],
-                                                self.activity(_bits(valid))])
+            values[is_valid] = np.column_stack(
+                [[qed(m) for m in valid], [sa_score(m) for m in valid], self.activity(_bits(valid))]
+            )
         return pd.DataFrame(values, columns=["qed", "sa", "p_egfr", "p_cdk2"])
 
     @staticmethod
     def score_components(components: pd.DataFrame) -> np.ndarray:
         """The reward from components: mean of p_egfr, p_cdk2, QED and (10 - SA)/9; 0 for invalid rows."""
-        terms = np.column_stack([components["p_egfr"], components["p_cdk2"], components["qed"],
-                                 (10.0 - components["sa"]) / 9.0])
+        terms = np.column_stack(
+            [components["p_egfr"], components["p_cdk2"], components["qed"], (10.0 - components["sa"]) / 9.0]
+        )
         return np.nan_to_num(terms.mean(axis=1), nan=0.0)
 
     def success(self, components: pd.DataFrame) -> np.ndarray:
@@ -393,8 +415,14 @@ class KinaseSurrogate(Oracle):
         return check_scores(self.score_components(self.components(mols)), mols, self.name)
 
 
-def fit_kinase_surrogate(egfr_smiles: Sequence[str], cdk2_smiles: Sequence[str], decoy_smiles: Sequence[str],
-                         n_estimators: int = 100, seed: int = 0, folds: int = 5) -> KinaseSurrogate:
+def fit_kinase_surrogate(
+    egfr_smiles: Sequence[str],
+    cdk2_smiles: Sequence[str],
+    decoy_smiles: Sequence[str],
+    n_estimators: int = 100,
+    seed: int = 0,
+    folds: int = 5,
+) -> KinaseSurrogate:
     """Fit the two surrogate activity classifiers: for each target a class-balanced random forest on ECFP4 bits
     (2048), its ligands against the shared decoys, with its stratified `folds`-fold cross-validated ROC AUC.
 
@@ -407,16 +435,24 @@ def fit_kinase_surrogate(egfr_smiles: Sequence[str], cdk2_smiles: Sequence[str],
     classifiers, cv_auc, n_positives = {}, {}, {}
     for target, positives in ligands.items():
         if min(len(positives), len(decoys)) < folds:
-            raise ValueError(f"{target}: {len(positives)} ligands and {len(decoys)} decoys are too few "
-                             f"for {folds}-fold cross-validation")
+            raise ValueError(
+                f"{target}: {len(positives)} ligands and {len(decoys)} decoys are too few "
+                f"for {folds}-fold cross-validation"
+            )
         # sparse input grows the same trees as the dense bits, about twice as fast (fingerprints are ~1% ones)
         x = sparse.csr_matrix(np.concatenate([positives, decoys]), dtype=np.float32)
         y = np.concatenate([np.ones(len(positives), dtype=int), np.zeros(len(decoys), dtype=int)])
         cv_auc[target] = _cv_auc(x, y, n_estimators, seed, folds)
         classifiers[target] = _new_forest(n_estimators, seed).fit(x, y)
         n_positives[target] = len(positives)
-    return KinaseSurrogate(classifiers["egfr"], classifiers["cdk2"], cv_auc=cv_auc, n_positives=n_positives,
-                           n_decoys=len(decoys), seed=seed)
+    return KinaseSurrogate(
+        classifiers["egfr"],
+        classifiers["cdk2"],
+        cv_auc=cv_auc,
+        n_positives=n_positives,
+        n_decoys=len(decoys),
+        seed=seed,
+    )
 
 
 # ---------------------------------------------------------------- self-test
@@ -433,21 +469,35 @@ def _expectations(oracle: Oracle, mols: dict[str, Chem.Mol]) -> list[tuple[str, 
         return [
             ("qed(aspirin) ~ 0.55", aspirin["qed"], "0.55 +- 0.02", abs(aspirin["qed"] - 0.55) <= 0.02),
             ("sa(aspirin) easy", aspirin["sa"], "[1, 3]", 1.0 <= aspirin["sa"] <= 3.0),
-            *[(f"{target} classifier CV ROC AUC", value, f">= {MIN_CV_AUC}", value >= MIN_CV_AUC)
-              for target, value in auc.items()],  # NaN (not estimated) fails
-            ("erlotinib (EGFR inhibitor, not a training ligand): p_egfr > p_cdk2", erlotinib_margin, "> 0",
-             erlotinib_margin > 0),
+            *[
+                (f"{target} classifier CV ROC AUC", value, f">= {MIN_CV_AUC}", value >= MIN_CV_AUC)
+                for target, value in auc.items()
+            ],  # NaN (not estimated) fails
+            (
+                "erlotinib (EGFR inhibitor, not a training ligand): p_egfr > p_cdk2",
+                erlotinib_margin,
+                "> 0",
+                erlotinib_margin > 0,
+            ),
             ("benzene is no dual-kinase success", float(benzene_success), "0", not benzene_success),
         ]
     scores = dict(zip(mols, oracle(list(mols.values()))))
     if isinstance(oracle, QEDOracle):
         return [("qed(aspirin) ~ 0.55", scores["aspirin"], "0.55 +- 0.02", abs(scores["aspirin"] - 0.55) <= 0.02)]
     if isinstance(oracle, OsimertinibMPO):
-        return [("osimertinib beats benzene", scores["osimertinib"] - scores["benzene"], "> 0",
-                 scores["osimertinib"] > scores["benzene"])]
+        return [
+            (
+                "osimertinib beats benzene",
+                scores["osimertinib"] - scores["benzene"],
+                "> 0",
+                scores["osimertinib"] > scores["benzene"],
+            )
+        ]
     if isinstance(oracle, CelecoxibRediscovery):
-        return [("celecoxib rediscovered", scores["celecoxib"], "1", np.isclose(scores["celecoxib"], 1.0)),
-                ("aspirin is not celecoxib", scores["aspirin"], "< 0.5", scores["aspirin"] < 0.5)]
+        return [
+            ("celecoxib rediscovered", scores["celecoxib"], "1", np.isclose(scores["celecoxib"], 1.0)),
+            ("aspirin is not celecoxib", scores["aspirin"], "< 0.5", scores["aspirin"] < 0.5),
+        ]
     return []
 
 
@@ -468,6 +518,8 @@ def selftest(oracle: Oracle) -> pd.DataFrame:
     table = pd.DataFrame(rows, columns=["check", "value", "expected", "passed"])
     failed = table[~table["passed"]]
     if len(failed):
-        raise OracleError(f"oracle {oracle.name} failed its self-test: "
-                          + "; ".join(f"{r.check}: {r.value:.4g} (expected {r.expected})" for r in failed.itertuples()))
+        raise OracleError(
+            f"oracle {oracle.name} failed its self-test: "
+            + "; ".join(f"{r.check}: {r.value:.4g} (expected {r.expected})" for r in failed.itertuples())
+        )
     return table

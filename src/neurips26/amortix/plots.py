@@ -34,8 +34,12 @@ def training_curves(logs: pd.DataFrame, window: int = 5):
 def decoration_bars(decoration: pd.DataFrame):
     """Score and success rate per method, on all test scaffolds and on the baselines' subset."""
     sets = decoration["scaffold_set"].unique()
-    fig, axes = plt.subplots(1, len(sets), figsize=(6 * len(sets), 0.35 * decoration.groupby("scaffold_set").size().max() + 1.5),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1,
+        len(sets),
+        figsize=(6 * len(sets), 0.35 * decoration.groupby("scaffold_set").size().max() + 1.5),
+        squeeze=False,
+    )
     for ax, scaffold_set in zip(axes[0], sets):
         rows = decoration[decoration["scaffold_set"] == scaffold_set]
         y = np.arange(len(rows))

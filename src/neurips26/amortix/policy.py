@@ -61,7 +61,8 @@ class GraphTransformerPolicy(nn.Module):
         self.config = config
         d, layers, heads = config.d_model, config.n_layers, config.n_heads
         self.node_embeddings = nn.ModuleList(
-            nn.Embedding(cardinality, d) for cardinality in node_cardinalities(config.n_elements).values())
+            nn.Embedding(cardinality, d) for cardinality in node_cardinalities(config.n_elements).values()
+        )
         self.bond_bias = nn.Embedding(N_BOND_CODES, layers * heads)
         self.distance_bias = nn.Embedding(N_DISTANCE_CODES, layers * heads)
         nn.init.zeros_(self.bond_bias.weight)
@@ -111,7 +112,9 @@ class GraphTransformerPolicy(nn.Module):
 
 
 def batch_tensors(batch: Batch, device: torch.device | str = "cpu") -> dict[str, torch.Tensor]:
-    return {name: torch.from_numpy(getattr(batch, name)).to(device) for name in ("nodes", "bonds", "distances", "valid")}
+    return {
+        name: torch.from_numpy(getattr(batch, name)).to(device) for name in ("nodes", "bonds", "distances", "valid")
+    }
 
 
 def device_of(policy: nn.Module) -> torch.device:

@@ -45,8 +45,9 @@ def record_masks(state: env.State, anchor: int, target: int, order: int) -> tupl
     return anchor_mask, env.level2_mask(state, anchor), env.level3_mask(state, anchor, target)
 
 
-def _sample(log_probs: torch.Tensor, allowed: torch.Tensor, greedy: bool,
-            generator: torch.Generator | None) -> torch.Tensor:
+def _sample(
+    log_probs: torch.Tensor, allowed: torch.Tensor, greedy: bool, generator: torch.Generator | None
+) -> torch.Tensor:
     """Draws on the CPU (the generator lives there, so a seed gives the same samples on any device), among the
     choices `allowed` (a CPU mask). Masked choices already have probability exp(NEG) = 0, so applying the mask
     again changes no draw; it keeps the draws legal when the values come back from a device without them (the
@@ -65,9 +66,16 @@ def _pad_masks(masks: list[np.ndarray], width: int, device: torch.device | str =
 
 
 @torch.no_grad()
-def rollout(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], repeats: int, config: env.EnvConfig,
-            element_index: dict[str, int], temperature: float = 1.0, greedy: bool = False,
-            generator: torch.Generator | None = None) -> list[Episode]:
+def rollout(
+    policy: GraphTransformerPolicy,
+    scaffolds: list[env.Scaffold],
+    repeats: int,
+    config: env.EnvConfig,
+    element_index: dict[str, int],
+    temperature: float = 1.0,
+    greedy: bool = False,
+    generator: torch.Generator | None = None,
+) -> list[Episode]:
     """`repeats` completions of every scaffold (episode k belongs to scaffold k // repeats)."""
     policy.eval()
     device = device_of(policy)
@@ -84,8 +92,9 @@ def rollout(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], repea
         width = batch.nodes.shape[1]
         anchor_masks = [env.level1_mask(states[k]) for k in live]
         allowed = _pad_masks(anchor_masks, width)
-        anchor = _sample(masked_log_softmax(policy.anchor_logits(h), allowed.to(device), temperature), allowed,
-                         greedy, generator)
+        anchor = _sample(
+            masked_log_softmax(policy.anchor_logits(h), allowed.to(device), temperature), allowed, greedy, generator
+        )
         building = (anchor > 0).nonzero().squeeze(-1)
         target = torch.zeros_like(anchor)
         order = torch.zeros_like(anchor)
@@ -97,19 +106,42 @@ def rollout(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], repea
             masks2 = [env.level2_mask(states[live[r]], int(a)) for r, a in zip(rows, atoms.tolist())]
             on_device = building.to(device), atoms.to(device)
             allowed = _pad_masks(masks2, n_vocab + width - 1)
-            t = _sample(masked_log_softmax(policy.target_logits(h[on_device[0]], on_device[1]), allowed.to(device),
-                                           temperature), allowed, greedy, generator)
-            masks3 = [env.level3_mask(states[live[r]], int(a), int(x)) for r, a, x in zip(rows, atoms.tolist(), t.tolist())]
+            t = _sample(
+                masked_log_softmax(
+                    policy.target_logits(h[on_device[0]], on_device[1]), allowed.to(device), temperature
+                ),
+                allowed,
+                greedy,
+                generator,
+            )
+            masks3 = [
+                env.level3_mask(states[live[r]], int(a), int(x)) for r, a, x in zip(rows, atoms.tolist(), t.tolist())
+            ]
             allowed = _pad_masks(masks3, 3)
-            o = _sample(masked_log_softmax(policy.order_logits(h[on_device[0]], on_device[1], t.to(device)),
-                                           allowed.to(device), temperature), allowed, greedy, generator)
+            o = _sample(
+                masked_log_softmax(
+                    policy.order_logits(h[on_device[0]], on_device[1], t.to(device)), allowed.to(device), temperature
+                ),
+                allowed,
+                greedy,
+                generator,
+            )
             target[building], order[building] = t, o
             target_masks = dict(zip(rows, masks2))
             order_masks = dict(zip(rows, masks3))
         for r, k in enumerate(live):
             a, t, o = int(anchor[r]), int(target[r]), int(order[r])
-            episodes[k].steps.append(StepRecord(features[r], anchor_masks[r], target_masks.get(r, np.zeros(0, bool)),
-                                                order_masks.get(r, np.zeros(3, bool)), a, t, o))
+            episodes[k].steps.append(
+                StepRecord(
+                    features[r],
+                    anchor_masks[r],
+                    target_masks.get(r, np.zeros(0, bool)),
+                    order_masks.get(r, np.zeros(3, bool)),
+                    a,
+                    t,
+                    o,
+                )
+            )
             if a == 0:
                 env.step(states[k], env.STOP)
             else:
@@ -119,15 +151,23 @@ def rollout(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], repea
     return episodes
 
 
-def demonstration_records(scaffold: env.Scaffold, actions: list[tuple[int, int, int]], config: env.EnvConfig,
-                          element_index: dict[str, int]) -> list[StepRecord]:
+def demonstration_records(
+    scaffold: env.Scaffold, actions: list[tuple[int, int, int]], config: env.EnvConfig, element_index: dict[str, int]
+) -> list[StepRecord]:
     """Replay a demonstration through the environment, recording each state and action for behaviour cloning."""
     state = env.initial_state(scaffold, config)
     records = []
     for atom, target, order in actions:
         masks = record_masks(state, atom, target, order)
-        records.append(StepRecord(state_features(state, element_index), *masks,
-                                  0 if atom == env.STOP else atom + 1, target, max(order - 1, 0)))
+        records.append(
+            StepRecord(
+                state_features(state, element_index),
+                *masks,
+                0 if atom == env.STOP else atom + 1,
+                target,
+                max(order - 1, 0),
+            )
+        )
         env.step(state, atom, target, order) if atom != env.STOP else env.step(state, env.STOP)
     return records
 
@@ -147,10 +187,14 @@ def step_log_probs(policy: GraphTransformerPolicy, records: list[StepRecord], n_
         atoms = anchor[building] - 1
         target = torch.tensor([records[r].target for r in rows], device=device)
         order = torch.tensor([records[r].order for r in rows], device=device)
-        log_t = masked_log_softmax(policy.target_logits(h[building], atoms),
-                                   _pad_masks([records[r].target_mask for r in rows], n_vocab + width - 1, device))
-        log_o = masked_log_softmax(policy.order_logits(h[building], atoms, target),
-                                   _pad_masks([records[r].order_mask for r in rows], 3, device))
+        log_t = masked_log_softmax(
+            policy.target_logits(h[building], atoms),
+            _pad_masks([records[r].target_mask for r in rows], n_vocab + width - 1, device),
+        )
+        log_o = masked_log_softmax(
+            policy.order_logits(h[building], atoms, target),
+            _pad_masks([records[r].order_mask for r in rows], 3, device),
+        )
         extra = log_t.gather(1, target[:, None]).squeeze(1) + log_o.gather(1, order[:, None]).squeeze(1)
         total = total.index_add(0, building, extra)
     return total

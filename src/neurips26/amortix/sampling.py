@@ -19,8 +19,16 @@ from neurips26.amortix.rollout import rollout
 log = logging.getLogger("neurips26.amortix")
 
 
-def sample_policy(name: str, policy: GraphTransformerPolicy, scaffolds: list[str], config: env.EnvConfig, oracle,
-                  k: int, temperature: float, seed: int) -> pd.DataFrame:
+def sample_policy(
+    name: str,
+    policy: GraphTransformerPolicy,
+    scaffolds: list[str],
+    config: env.EnvConfig,
+    oracle,
+    k: int,
+    temperature: float,
+    seed: int,
+) -> pd.DataFrame:
     """Greedy (one per scaffold) and sampled (`k` per scaffold) completions by `policy` (on the job's device), with
     their evaluation scores; the draws come from a CPU generator seeded with `seed`, so they do not depend on
     the device."""
@@ -29,12 +37,28 @@ def sample_policy(name: str, policy: GraphTransformerPolicy, scaffolds: list[str
     frames = []
     for mode, repeats in (("greedy", 1), ("sample", k)):
         start = time.perf_counter()
-        episodes = rollout(policy, checked, repeats, config, elements, temperature=temperature,
-                           greedy=mode == "greedy", generator=torch.Generator().manual_seed(seed))
+        episodes = rollout(
+            policy,
+            checked,
+            repeats,
+            config,
+            elements,
+            temperature=temperature,
+            greedy=mode == "greedy",
+            generator=torch.Generator().manual_seed(seed),
+        )
         seconds = time.perf_counter() - start
         frame = candidate_frame(name, scaffolds, [e.outcome for e in episodes], repeats)
         frames.append(score_candidates(frame, oracle).assign(mode=mode, molecules_per_second=len(frame) / seconds))
-        log.info("%s %s: %d molecules in %.2f s (%.0f per second), valid %.3f, retained %.3f, mean score %.3f",
-                 name, mode, len(frame), seconds, len(frame) / seconds, frame["valid"].mean(),
-                 frame["retained"].mean(), frames[-1]["score"].mean())
+        log.info(
+            "%s %s: %d molecules in %.2f s (%.0f per second), valid %.3f, retained %.3f, mean score %.3f",
+            name,
+            mode,
+            len(frame),
+            seconds,
+            len(frame) / seconds,
+            frame["valid"].mean(),
+            frame["retained"].mean(),
+            frames[-1]["score"].mean(),
+        )
     return pd.concat(frames, ignore_index=True)

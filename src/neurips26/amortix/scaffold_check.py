@@ -9,7 +9,9 @@ SCAFFOLD_VOCAB = ("C", "N", "O", "F", "S", "Cl", "Br", "P", "I")
 
 
 def check_scaffold_smiles(
-    smiles: str, vocab: tuple[str, ...] = SCAFFOLD_VOCAB, max_atoms: int | None = None,
+    smiles: str,
+    vocab: tuple[str, ...] = SCAFFOLD_VOCAB,
+    max_atoms: int | None = None,
 ) -> Chem.Mol:
     """The sanitised scaffold, or a ValueError naming the SMILES and what makes it unusable (notes 7.9)."""
     with rdBase.BlockLogs():

@@ -13,18 +13,32 @@ from neurips26.amortix.evaluation import best_of_k_curve, break_even_k, method_r
 
 def instance_candidates(calls: pd.DataFrame, method: str) -> pd.DataFrame:
     """An instance optimiser's scored molecules as candidates (all valid and scaffold-retaining by construction)."""
-    return pd.DataFrame({"method": method, "scaffold": calls["scaffold"], "sample": calls["call"],
-                         "smiles": calls["smiles"], "valid": True, "retained": True, "score": calls["score"],
-                         "success": False})
+    return pd.DataFrame(
+        {
+            "method": method,
+            "scaffold": calls["scaffold"],
+            "sample": calls["call"],
+            "smiles": calls["smiles"],
+            "valid": True,
+            "retained": True,
+            "score": calls["score"],
+            "success": False,
+        }
+    )
 
 
 def policy_label(name: str) -> str:
     return "pretrained" if name == "pretrained" else f"amortized {name.replace('_s', ' seed ')}"
 
 
-def decoration_table(samples: dict[str, pd.DataFrame], rl_calls: dict[str, float], instance: dict[str, pd.DataFrame],
-                     instance_success: dict[str, pd.DataFrame], k_values: list[int],
-                     train_smiles: set[str]) -> pd.DataFrame:
+def decoration_table(
+    samples: dict[str, pd.DataFrame],
+    rl_calls: dict[str, float],
+    instance: dict[str, pd.DataFrame],
+    instance_success: dict[str, pd.DataFrame],
+    k_values: list[int],
+    train_smiles: set[str],
+) -> pd.DataFrame:
     """One row per (scaffold set, method). `samples`: per policy, its scored greedy and sampled candidates;
     `instance`: per baseline, its oracle calls; `instance_success`: the best molecule per scaffold re-scored with
     the success criterion. Best-of-K draws the first K samples of the pretrained policy."""
@@ -34,7 +48,9 @@ def decoration_table(samples: dict[str, pd.DataFrame], rl_calls: dict[str, float
         keep = (lambda f: f) if scaffold_set == "test" else (lambda f: f[f["scaffold"].isin(subset)])
         for name, frame in samples.items():
             greedy = keep(frame[frame["mode"] == "greedy"]).assign(method=f"{policy_label(name)} (single shot)")
-            rows.append({"scaffold_set": scaffold_set, **method_row(greedy, train_smiles, 0.0, rl_calls.get(name, 0.0))})
+            rows.append(
+                {"scaffold_set": scaffold_set, **method_row(greedy, train_smiles, 0.0, rl_calls.get(name, 0.0))}
+            )
         sampled = keep(samples["pretrained"][samples["pretrained"]["mode"] == "sample"])
         for k in k_values:
             first = sampled[sampled["sample"] < k].assign(method=f"pretrained best-of-{k}")
@@ -71,11 +87,19 @@ def training_table(logs: pd.DataFrame, tail: int = 10) -> pd.DataFrame:
     for (variant, seed), log in logs.groupby(["variant", "seed"]):
         val = log.dropna(subset=["val_score"])
         last = log.tail(tail)
-        rows.append({"variant": variant, "seed": int(seed), "final_val_score": float(val["val_score"].iloc[-1]),
-                     "best_val_score": float(val["val_score"].max()), "best_step": int(log["best_step"].iloc[-1]),
-                     "reward_last": float(last["reward_mean"].mean()), "reward_first": float(log.head(tail)["reward_mean"].mean()),
-                     "reward_step_std": float(log["reward_mean"].diff().std()),
-                     "oracle_calls": float(log["oracle_calls"].iloc[-1] + log["val_oracle_calls"].iloc[-1])})
+        rows.append(
+            {
+                "variant": variant,
+                "seed": int(seed),
+                "final_val_score": float(val["val_score"].iloc[-1]),
+                "best_val_score": float(val["val_score"].max()),
+                "best_step": int(log["best_step"].iloc[-1]),
+                "reward_last": float(last["reward_mean"].mean()),
+                "reward_first": float(log.head(tail)["reward_mean"].mean()),
+                "reward_step_std": float(log["reward_mean"].diff().std()),
+                "oracle_calls": float(log["oracle_calls"].iloc[-1] + log["val_oracle_calls"].iloc[-1]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -83,23 +107,39 @@ def pmo_table(calls: pd.DataFrame, budget: int, top_k: int, freq: int) -> pd.Dat
     rows = []
     for (oracle, method), run in calls.groupby(["oracle", "method"]):
         scores = run.sort_values("call")["score"].to_numpy()
-        rows.append({"oracle": oracle, "method": method, "calls": len(scores),
-                     f"auc_top{top_k}": oracles.top_k_auc(scores, budget, k=top_k, freq=freq),
-                     "top1": float(scores.max()) if len(scores) else np.nan,
-                     f"top{top_k}_mean": float(np.sort(scores)[-top_k:].mean()) if len(scores) else np.nan,
-                     "seconds": float(run["seconds"].iloc[0])})
+        rows.append(
+            {
+                "oracle": oracle,
+                "method": method,
+                "calls": len(scores),
+                f"auc_top{top_k}": oracles.top_k_auc(scores, budget, k=top_k, freq=freq),
+                "top1": float(scores.max()) if len(scores) else np.nan,
+                f"top{top_k}_mean": float(np.sort(scores)[-top_k:].mean()) if len(scores) else np.nan,
+                "seconds": float(run["seconds"].iloc[0]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def throughput_table(samples: dict[str, pd.DataFrame], instance: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Molecules per second of single-shot inference against oracle calls per second of the instance optimisers."""
-    rows = [{"method": f"{policy_label(name)} (single shot)", "unit": "molecules per second",
-             "per_second": float(frame.loc[frame["mode"] == "greedy", "molecules_per_second"].iloc[0]),
-             "oracle_calls_per_molecule": 0.0}
-            for name, frame in samples.items()]
+    rows = [
+        {
+            "method": f"{policy_label(name)} (single shot)",
+            "unit": "molecules per second",
+            "per_second": float(frame.loc[frame["mode"] == "greedy", "molecules_per_second"].iloc[0]),
+            "oracle_calls_per_molecule": 0.0,
+        }
+        for name, frame in samples.items()
+    ]
     for method, calls in instance.items():
         per_scaffold = calls.groupby("scaffold").size()
-        rows.append({"method": method, "unit": "oracle calls per second",
-                     "per_second": float(calls.groupby("scaffold")["calls_per_second"].first().mean()),
-                     "oracle_calls_per_molecule": float(per_scaffold.mean())})
+        rows.append(
+            {
+                "method": method,
+                "unit": "oracle calls per second",
+                "per_second": float(calls.groupby("scaffold")["calls_per_second"].first().mean()),
+                "oracle_calls_per_molecule": float(per_scaffold.mean()),
+            }
+        )
     return pd.DataFrame(rows)

@@ -18,8 +18,8 @@ import copy
 import logging
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -35,9 +35,18 @@ log = logging.getLogger("neurips26.amortix")
 ScoreFn = Callable[[list[str]], np.ndarray]  # canonical SMILES -> scores in [0, 1] (one oracle call each)
 
 
-def behaviour_cloning(policy: GraphTransformerPolicy, train: list[StepRecord], val: list[StepRecord], steps: int,
-                      batch_size: int, lr: float, n_vocab: int, seed: int, eval_every: int = 50,
-                      loop_settings: loop.LoopSettings | None = None) -> list[dict]:
+def behaviour_cloning(
+    policy: GraphTransformerPolicy,
+    train: list[StepRecord],
+    val: list[StepRecord],
+    steps: int,
+    batch_size: int,
+    lr: float,
+    n_vocab: int,
+    seed: int,
+    eval_every: int = 50,
+    loop_settings: loop.LoopSettings | None = None,
+) -> list[dict]:
     """Teacher forcing: minimise -log pi(demonstrated action | state) over random batches of recorded states.
     Keeps the parameters with the lowest validation NLL; returns the log rows. One loop step is one batch."""
     rng = np.random.default_rng(seed)
@@ -59,10 +68,16 @@ def behaviour_cloning(policy: GraphTransformerPolicy, train: list[StepRecord], v
         optimiser.step()
         if step % eval_every == 0 or step == steps:
             val_nll = validation_nll(policy, val, n_vocab)
-            rows.append({"step": step, "train_nll": loss.item(), "val_nll": val_nll,
-                         "seconds": time.perf_counter() - start})
-            log.info("pretrain step %d: train NLL %.3f, val NLL %.3f (%.0f s)", step, loss.item(), val_nll,
-                     rows[-1]["seconds"])
+            rows.append(
+                {"step": step, "train_nll": loss.item(), "val_nll": val_nll, "seconds": time.perf_counter() - start}
+            )
+            log.info(
+                "pretrain step %d: train NLL %.3f, val NLL %.3f (%.0f s)",
+                step,
+                loss.item(),
+                val_nll,
+                rows[-1]["seconds"],
+            )
             if val_nll < best["val_nll"]:
                 best["val_nll"], best["weights"] = val_nll, copy.deepcopy(policy.state_dict())
         return loss
@@ -80,8 +95,9 @@ def _finite(loss: torch.Tensor) -> bool:
 @torch.no_grad()
 def validation_nll(policy: GraphTransformerPolicy, records: list[StepRecord], n_vocab: int, chunk: int = 512) -> float:
     policy.eval()
-    total = sum(-step_log_probs(policy, records[i:i + chunk], n_vocab).sum().item()
-                for i in range(0, len(records), chunk))
+    total = sum(
+        -step_log_probs(policy, records[i : i + chunk], n_vocab).sum().item() for i in range(0, len(records), chunk)
+    )
     return total / max(len(records), 1)
 
 
@@ -94,8 +110,14 @@ def episode_rewards(episodes: list[Episode], score: ScoreFn) -> tuple[np.ndarray
     return rewards, len(scored)
 
 
-def policy_gradient_step(policy: GraphTransformerPolicy, optimiser: Adam, episodes: list[Episode], adv: np.ndarray,
-                         n_vocab: int, grad_clip: float) -> tuple[torch.Tensor, float]:
+def policy_gradient_step(
+    policy: GraphTransformerPolicy,
+    optimiser: Adam,
+    episodes: list[Episode],
+    adv: np.ndarray,
+    n_vocab: int,
+    grad_clip: float,
+) -> tuple[torch.Tensor, float]:
     """One update on -(1 / N) sum_i A_i log pi(trajectory_i); returns the loss and the gradient norm before
     clipping. A non-finite loss leaves the weights untouched (its gradients stay, for the divergence report)."""
     records = [r for e in episodes for r in e.steps]
@@ -124,17 +146,31 @@ class RLSettings:
     val_every: int = 5
 
 
-def greedy_score(policy: GraphTransformerPolicy, scaffolds: list[env.Scaffold], score: ScoreFn,
-                 config: env.EnvConfig, element_index: dict[str, int]) -> tuple[float, int]:
+def greedy_score(
+    policy: GraphTransformerPolicy,
+    scaffolds: list[env.Scaffold],
+    score: ScoreFn,
+    config: env.EnvConfig,
+    element_index: dict[str, int],
+) -> tuple[float, int]:
     """Mean score of one greedy completion per scaffold (invalid counts 0), and the oracle calls it took."""
     episodes = rollout(policy, scaffolds, 1, config, element_index, greedy=True)
     rewards, calls = episode_rewards(episodes, score)
     return float(rewards.mean()), calls
 
 
-def reinforce(policy: GraphTransformerPolicy, train: list[env.Scaffold], val: list[env.Scaffold], score: ScoreFn,
-              variant: str, settings: RLSettings, config: env.EnvConfig, element_index: dict[str, int],
-              seed: int, loop_settings: loop.LoopSettings | None = None) -> list[dict]:
+def reinforce(
+    policy: GraphTransformerPolicy,
+    train: list[env.Scaffold],
+    val: list[env.Scaffold],
+    score: ScoreFn,
+    variant: str,
+    settings: RLSettings,
+    config: env.EnvConfig,
+    element_index: dict[str, int],
+    seed: int,
+    loop_settings: loop.LoopSettings | None = None,
+) -> list[dict]:
     """RL fine-tuning; leaves the best-validation parameters in `policy` and returns one log row per step.
     One loop step is one update; the first also scores the starting policy on validation (the one to beat)."""
     rng = np.random.default_rng(seed)
@@ -152,8 +188,15 @@ def reinforce(policy: GraphTransformerPolicy, train: list[env.Scaffold], val: li
             best["score"], counts["val_calls"] = greedy_score(policy, val, score, config, element_index)
             best["weights"] = copy.deepcopy(policy.state_dict())
         chosen = rng.choice(len(train), size=min(settings.batch_scaffolds, len(train)), replace=False)
-        episodes = rollout(policy, [train[i] for i in chosen], settings.group_size, config, element_index,
-                           temperature=settings.temperature, generator=generator)
+        episodes = rollout(
+            policy,
+            [train[i] for i in chosen],
+            settings.group_size,
+            config,
+            element_index,
+            temperature=settings.temperature,
+            generator=generator,
+        )
         rewards, spent = episode_rewards(episodes, score)
         counts["calls"] += spent
         grid = rewards.reshape(len(chosen), settings.group_size)
@@ -161,34 +204,67 @@ def reinforce(policy: GraphTransformerPolicy, train: list[env.Scaffold], val: li
         loss, grad_norm = policy_gradient_step(policy, optimiser, episodes, adv, n_vocab, settings.grad_clip)
         if not _finite(loss):
             return loss  # the loop stops with Diverged, naming the first group with a non-finite gradient
-        row = {"step": step, "variant": variant, "reward_mean": float(rewards.mean()),
-               "reward_best": float(rewards.max()), "group_std": float(grid.std(axis=1).mean()),
-               "advantage_std": float(adv.std()), "grad_norm": grad_norm,
-               "valid": float(np.mean([e.outcome.valid for e in episodes])), "oracle_calls": counts["calls"],
-               "val_score": np.nan, "seconds": time.perf_counter() - start}
+        row = {
+            "step": step,
+            "variant": variant,
+            "reward_mean": float(rewards.mean()),
+            "reward_best": float(rewards.max()),
+            "group_std": float(grid.std(axis=1).mean()),
+            "advantage_std": float(adv.std()),
+            "grad_norm": grad_norm,
+            "valid": float(np.mean([e.outcome.valid for e in episodes])),
+            "oracle_calls": counts["calls"],
+            "val_score": np.nan,
+            "seconds": time.perf_counter() - start,
+        }
         if step % settings.val_every == 0 or step == settings.steps:
             row["val_score"], spent = greedy_score(policy, val, score, config, element_index)
             counts["val_calls"] += spent
             if row["val_score"] > best["score"]:
                 best.update(score=row["val_score"], weights=copy.deepcopy(policy.state_dict()), step=step)
-            log.info("%s step %d: reward %.3f, valid %.2f, val %.3f, %d calls (%.0f s)", variant, step,
-                     row["reward_mean"], row["valid"], row["val_score"], counts["calls"], row["seconds"])
+            log.info(
+                "%s step %d: reward %.3f, valid %.2f, val %.3f, %d calls (%.0f s)",
+                variant,
+                step,
+                row["reward_mean"],
+                row["valid"],
+                row["val_score"],
+                counts["calls"],
+                row["seconds"],
+            )
         row["val_oracle_calls"] = counts["val_calls"]
         row["best_step"] = best["step"]
         rows.append(row)
         return loss
 
-    state = {"policy": policy, "optimiser": optimiser, "rng": rng, "generator": generator, "rows": rows,
-             "best": best, "counts": counts}
+    state = {
+        "policy": policy,
+        "optimiser": optimiser,
+        "rng": rng,
+        "generator": generator,
+        "rows": rows,
+        "best": best,
+        "counts": counts,
+    }
     loop.run_loop(step_fn, settings.steps, state, loop_settings or loop.LoopSettings(name=f"rl {variant}"))
     if best["weights"] is not None:
         policy.load_state_dict(best["weights"])
     return rows
 
 
-def optimise_instance(policy: GraphTransformerPolicy, scaffold: env.Scaffold, scorer, group_size: int, budget: int,
-                      lr: float, config: env.EnvConfig, element_index: dict[str, int], seed: int,
-                      learn: bool = True, temperature: float = 1.0) -> list[dict]:
+def optimise_instance(
+    policy: GraphTransformerPolicy,
+    scaffold: env.Scaffold,
+    scorer,
+    group_size: int,
+    budget: int,
+    lr: float,
+    config: env.EnvConfig,
+    element_index: dict[str, int],
+    seed: int,
+    learn: bool = True,
+    temperature: float = 1.0,
+) -> list[dict]:
     """Instance optimisation from one start scaffold until `budget` oracle calls: sample groups of completions,
     score them and (with `learn`) take a Dr. GRPO step on the group (per-instance RL; PMO's amortized run);
     without `learn` it is plain sampling from the policy (best-of-K / PMO's random baseline).
@@ -199,24 +275,30 @@ def optimise_instance(policy: GraphTransformerPolicy, scaffold: env.Scaffold, sc
     rows: list[dict] = []
     stale = 0
     for round_ in range(1, 100 * budget + 1):
-        episodes = rollout(policy, [scaffold], group_size, config, element_index, temperature=temperature,
-                           generator=generator)
+        episodes = rollout(
+            policy, [scaffold], group_size, config, element_index, temperature=temperature, generator=generator
+        )
         usable = [e.outcome.smiles for e in episodes if e.outcome.valid and e.outcome.retained]
         fresh = scorer.new_molecules(usable)
         remaining = budget - scorer.calls
         if len(fresh) > remaining:  # the budget ends inside this group: score what it allows, no update
             scored = scorer(fresh[:remaining])
-            rows.extend({"call": scorer.calls - remaining + i + 1, "smiles": s, "score": v, "round": round_}
-                        for i, (s, v) in enumerate(zip(fresh[:remaining], scored)))
+            rows.extend(
+                {"call": scorer.calls - remaining + i + 1, "smiles": s, "score": v, "round": round_}
+                for i, (s, v) in enumerate(zip(fresh[:remaining], scored))
+            )
             break
         before = scorer.calls
         rewards, _ = episode_rewards(episodes, scorer)
-        rows.extend({"call": before + i + 1, "smiles": s, "score": v, "round": round_}
-                    for i, (s, v) in enumerate(scorer.log[before:]))
+        rows.extend(
+            {"call": before + i + 1, "smiles": s, "score": v, "round": round_}
+            for i, (s, v) in enumerate(scorer.log[before:])
+        )
         stale = 0 if fresh else stale + 1
         if learn:
-            loss, _ = policy_gradient_step(policy, optimiser, episodes,
-                                           advantages(rewards[None, :], "drgrpo").ravel(), n_vocab, 1.0)
+            loss, _ = policy_gradient_step(
+                policy, optimiser, episodes, advantages(rewards[None, :], "drgrpo").ravel(), n_vocab, 1.0
+            )
             if not _finite(loss):
                 where = loop.first_non_finite(loop.parameter_groups({"policy": policy}))
                 raise loop.Diverged(round_, where, float(loss), f"instance optimisation of {scaffold.smiles}")

@@ -45,8 +45,16 @@ def check_fixed_support(x_train: np.ndarray, y_train: np.ndarray, x: np.ndarray,
 
 
 def train_metaot(
-    a: np.ndarray, b: np.ndarray, cost: torch.Tensor, eps: float, hidden: tuple[int, ...],
-    steps: int, batch_size: int, lr: float, seed: int, settings: loop.LoopSettings | None = None,
+    a: np.ndarray,
+    b: np.ndarray,
+    cost: torch.Tensor,
+    eps: float,
+    hidden: tuple[int, ...],
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    settings: loop.LoopSettings | None = None,
 ) -> tuple[MetaOTPotential, list[float]]:
     """Fit by maximising the entropic semi-dual on minibatches of training pairs (Meta-OT's objective).
 
@@ -87,18 +95,22 @@ def train_metaot(
 
 def min_swgg_plans(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """min-SWGG (Mahey et al. 2023) via POT: the lifted 1-D plan of the best of the directions."""
-    return np.stack([
-        np.asarray(ot.min_sliced_transport_plan(x[p], y[p], a[p], b[p], projections=theta.T, dense=True)[0])
-        for p in range(len(x))
-    ])
+    return np.stack(
+        [
+            np.asarray(ot.min_sliced_transport_plan(x[p], y[p], a[p], b[p], projections=theta.T, dense=True)[0])
+            for p in range(len(x))
+        ]
+    )
 
 
 def expected_sliced_plans(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """Expected sliced plan (Liu et al. 2025) via POT: the average of the lifted 1-D plans."""
-    return np.stack([
-        np.asarray(ot.expected_sliced_plan(x[p], y[p], a[p], b[p], projections=theta.T, dense=True)[0])
-        for p in range(len(x))
-    ])
+    return np.stack(
+        [
+            np.asarray(ot.expected_sliced_plan(x[p], y[p], a[p], b[p], projections=theta.T, dense=True)[0])
+            for p in range(len(x))
+        ]
+    )
 
 
 def exact_plans(a: np.ndarray, b: np.ndarray, cost: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import ot
@@ -47,8 +47,14 @@ def sample_from_plan(pi: np.ndarray, size: int, rng: np.random.Generator) -> tup
 
 def train_flow(
     sample_source: Callable[[int, np.random.Generator], np.ndarray],
-    sample_target: Callable[[int, np.random.Generator], np.ndarray], plan_fn: PlanFn,
-    steps: int, batch_size: int, lr: float, width: int, seed: int, settings: loop.LoopSettings | None = None,
+    sample_target: Callable[[int, np.random.Generator], np.ndarray],
+    plan_fn: PlanFn,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    width: int,
+    seed: int,
+    settings: loop.LoopSettings | None = None,
 ) -> tuple[VectorField, list[float]]:
     """Regress v(x_t, t) on x1 - x0 with x_t = (1 - t) x0 + t x1 and (x0, x1) drawn from the plan.
 

@@ -91,8 +91,14 @@ def _fmt(values) -> str:
     return ", ".join(f"{v:.3g}" for v in values)
 
 
-def ratio_claim(claim_id: str, frame: pd.DataFrame, ratios: Sequence[Ratio], base_seed: int, note: str = "",
-                resamples: int = RESAMPLES) -> Measured:
+def ratio_claim(
+    claim_id: str,
+    frame: pd.DataFrame,
+    ratios: Sequence[Ratio],
+    base_seed: int,
+    note: str = "",
+    resamples: int = RESAMPLES,
+) -> Measured:
     """The largest of `ratios` (each a ratio of medians over paired test pairs), averaged over fit seeds,
     with the hull of a t interval over seeds and a pair-bootstrap interval; runs = fit seeds."""
     arms = [arm for r in ratios for arm in (r.num, r.den)]
@@ -105,8 +111,12 @@ def ratio_claim(claim_id: str, frame: pd.DataFrame, ratios: Sequence[Ratio], bas
         series = [[_per_pair(frame, arm, s if arm.seeded else base_seed) for s in seeds] for arm in (r.num, r.den)]
         pairs = sorted(set.intersection(*(set(x.index) for side in series for x in side)))
         if not pairs:
-            return Measured(claim_id, float("nan"), 0, note=f"{r.label}: no test pairs with both "
-                                                            f"{r.num.describe()} and {r.den.describe()}")
+            return Measured(
+                claim_id,
+                float("nan"),
+                0,
+                note=f"{r.label}: no test pairs with both {r.num.describe()} and {r.den.describe()}",
+            )
         num, den = (np.stack([x.loc[pairs].to_numpy(float) for x in side]) for side in series)  # (S, n)
         if not (np.isfinite(num).all() and np.isfinite(den).all()):
             return Measured(claim_id, float("nan"), 0, note=f"{r.label}: non-finite per-pair values")
@@ -129,9 +139,12 @@ def ratio_claim(claim_id: str, frame: pd.DataFrame, ratios: Sequence[Ratio], bas
     tail = (1 - CONFIDENCE) / 2
     boot = np.nanquantile(draws.mean(axis=1), [tail, 1 - tail])
     low, high = float(boot[0]), float(boot[1])
-    parts = [f"fit seeds {seeds}: per seed {_fmt(per_seed)}", f"per comparison and seed: {detail}",
-             f"test pairs per comparison {counts}",
-             f"{CONFIDENCE:.0%} pair bootstrap [{low:.4g}, {high:.4g}] ({resamples} resamples)"]
+    parts = [
+        f"fit seeds {seeds}: per seed {_fmt(per_seed)}",
+        f"per comparison and seed: {detail}",
+        f"test pairs per comparison {counts}",
+        f"{CONFIDENCE:.0%} pair bootstrap [{low:.4g}, {high:.4g}] ({resamples} resamples)",
+    ]
     if len(seeds) >= 2:
         spread = t_interval(per_seed)
         parts.append(f"{spread.method} over seeds [{spread.low:.4g}, {spread.high:.4g}]; decided on the hull")
@@ -146,8 +159,9 @@ def _batch(frame: pd.DataFrame, arm: Arm) -> pd.Series:
     return _rows(frame, arm, per_pair=False).groupby("seed")["value"].mean()
 
 
-def batch_ratio_claim(claim_id: str, frame: pd.DataFrame, num: Arm, dens: dict[str, Arm], base_seed: int,
-                      reduce, note: str = "") -> Measured:
+def batch_ratio_claim(
+    claim_id: str, frame: pd.DataFrame, num: Arm, dens: dict[str, Arm], base_seed: int, reduce, note: str = ""
+) -> Measured:
     """reduce([num / den for each named denominator]) per seed, from batch-level rows (pair = -1), with a t
     interval over seeds; runs = seeds. An unseeded denominator is the base seed's value for every seed."""
     top = _batch(frame, num)
@@ -165,10 +179,14 @@ def batch_ratio_claim(claim_id: str, frame: pd.DataFrame, num: Arm, dens: dict[s
             ratios.append(top[s] / bottom if bottom > 0 else np.nan)
         values.append(reduce(ratios))
     if not seeds or not np.isfinite(values).all():
-        missing = [f"{label}: {arm.describe()}" for label, arm in [("numerator", num), *dens.items()]
-                   if _batch(frame, arm).empty]
-        return Measured(claim_id, float("nan"), 0,
-                        note=f"no batch rows (or a non-positive one) for {missing or 'a common seed'}")
+        missing = [
+            f"{label}: {arm.describe()}"
+            for label, arm in [("numerator", num), *dens.items()]
+            if _batch(frame, arm).empty
+        ]
+        return Measured(
+            claim_id, float("nan"), 0, note=f"no batch rows (or a non-positive one) for {missing or 'a common seed'}"
+        )
     spread = t_interval(values)
     interval = {} if len(values) < 2 else {"low": spread.low, "high": spread.high}
     parts = [f"seeds {seeds}: per seed {_fmt(values)}", spread.text() if len(values) >= 2 else "", note]
@@ -186,8 +204,14 @@ def _min(values):
     return float(arr.min()) if len(arr) and np.isfinite(arr).all() else float("nan")
 
 
-def measure_claims(frame: pd.DataFrame, main_projections: int, res_by_task: dict[str, int], test_res: list[int],
-                   projections: list[int], base_seed: int = 0) -> list[Measured]:
+def measure_claims(
+    frame: pd.DataFrame,
+    main_projections: int,
+    res_by_task: dict[str, int],
+    test_res: list[int],
+    projections: list[int],
+    base_seed: int = 0,
+) -> list[Measured]:
     """res_by_task: each task's training resolution; test_res: the digits test grids; projections: the L sweep."""
     L = main_projections
     train_res = res_by_task["digits"]
@@ -200,8 +224,11 @@ def measure_claims(frame: pd.DataFrame, main_projections: int, res_by_task: dict
 
     # C1: RA-OT and OA-OT vs Meta-OT, RMSE of f on digits at the training resolution
     meta = Arm("rmse_f", dict(method="metaot", projections=0, **digits))
-    measured.append(ratio_claim("C1", frame, [
-        Ratio("RA/Meta-OT", fitted("ra"), meta), Ratio("OA/Meta-OT", fitted("oa"), meta)], base_seed))
+    measured.append(
+        ratio_claim(
+            "C1", frame, [Ratio("RA/Meta-OT", fitted("ra"), meta), Ratio("OA/Meta-OT", fitted("oa"), meta)], base_seed
+        )
+    )
 
     # C2: warm-started vs cold Sinkhorn iterations to the same marginal error (digits, colour)
     warm = []
@@ -214,16 +241,25 @@ def measure_claims(frame: pd.DataFrame, main_projections: int, res_by_task: dict
     # C3: RA-OT fitted at the training grid, RMSE of f on the other digit grids vs on the training grid
     others = sorted(r for r in test_res if r != train_res)
     if others:
-        measured.append(ratio_claim("C3", frame, [
-            Ratio(f"{r}x{r} / {train_res}x{train_res}", fitted("ra", res=r), fitted("ra")) for r in others], base_seed,
-            note="Meta-OT: not applicable, its MLP input is tied to the atom count of the training grid"))
+        measured.append(
+            ratio_claim(
+                "C3",
+                frame,
+                [Ratio(f"{r}x{r} / {train_res}x{train_res}", fitted("ra", res=r), fitted("ra")) for r in others],
+                base_seed,
+                note="Meta-OT: not applicable, its MLP input is tied to the atom count of the training grid",
+            )
+        )
     else:
         measured.append(Measured("C3", float("nan"), 0, note="no digit test grid other than the training one"))
 
     # C4: RMSE of f against the number of projections (digits), RA-OT and OA-OT
     sweep = sorted(int(p) for p in projections)
-    steps = [Ratio(f"{m.upper()} L={p}->{q}", fitted(m, projections=q), fitted(m, projections=p))
-             for m in ("ra", "oa") for p, q in zip(sweep, sweep[1:])]
+    steps = [
+        Ratio(f"{m.upper()} L={p}->{q}", fitted(m, projections=q), fitted(m, projections=p))
+        for m in ("ra", "oa")
+        for p, q in zip(sweep, sweep[1:])
+    ]
     if steps:
         measured.append(ratio_claim("C4", frame, steps, base_seed))
     else:
@@ -231,33 +267,65 @@ def measure_claims(frame: pd.DataFrame, main_projections: int, res_by_task: dict
 
     # C5: RA-OT prediction time vs cold Sinkhorn run to the prediction's marginal error (colour)
     colour = dict(task="colour", method="ra", projections=L, res=res_by_task["colour"])
-    measured.append(batch_ratio_claim("C5", frame, Arm("t_pred_ms", colour), {"cold": Arm("t_cold_match_ms", colour)},
-                                      base_seed, _max, note="wall-clock ms per instance on this machine"))
+    measured.append(
+        batch_ratio_claim(
+            "C5",
+            frame,
+            Arm("t_pred_ms", colour),
+            {"cold": Arm("t_cold_match_ms", colour)},
+            base_seed,
+            _max,
+            note="wall-clock ms per instance on this machine",
+        )
+    )
 
     # C6: minibatch OT-CFM: W2 to the target with RA-OT plans vs exact OT plans and independent pairs
     cfm = lambda plan: Arm("w2", dict(task="cfm", method=plan))  # noqa: E731
-    measured.append(batch_ratio_claim(
-        "C6", frame, cfm("ra"), {"1.1 exact": cfm("exact"), "indep": cfm("indep")}, base_seed,
-        lambda r: _max([r[0] / 1.1, r[1]]), note=_cfm_note(frame)))
+    measured.append(
+        batch_ratio_claim(
+            "C6",
+            frame,
+            cfm("ra"),
+            {"1.1 exact": cfm("exact"), "indep": cfm("indep")},
+            base_seed,
+            lambda r: _max([r[0] / 1.1, r[1]]),
+            note=_cfm_note(frame),
+        )
+    )
 
     # C7: relative transport-cost error of RA-OT's plan vs min-SWGG's, every potential task
-    cost = [Ratio(task, Arm("cost_rel_error", dict(task=task, method="ra", projections=L, res=res_by_task[task])),
-                  Arm("cost_rel_error", dict(task=task, method="min_swgg", res=res_by_task[task]), seeded=False))
-            for task in ("digits", "colour", "sphere")]
+    cost = [
+        Ratio(
+            task,
+            Arm("cost_rel_error", dict(task=task, method="ra", projections=L, res=res_by_task[task])),
+            Arm("cost_rel_error", dict(task=task, method="min_swgg", res=res_by_task[task]), seeded=False),
+        )
+        for task in ("digits", "colour", "sphere")
+    ]
     measured.append(ratio_claim("C7", frame, cost, base_seed))
 
     # C8: RA-OT prediction time vs exact OT (network simplex), the smallest ratio over tasks
     speed = {}
     for task in ("digits", "colour", "sphere"):
         where = dict(task=task, res=res_by_task[task])
-        speed[task] = batch_ratio_claim(f"C8_{task}", frame, Arm("t_pred_ms", dict(method="ra", projections=L, **where)),
-                                        {"exact": Arm("t_pred_ms", dict(method="exact_emd", **where), seeded=False)},
-                                        base_seed, _max)
+        speed[task] = batch_ratio_claim(
+            f"C8_{task}",
+            frame,
+            Arm("t_pred_ms", dict(method="ra", projections=L, **where)),
+            {"exact": Arm("t_pred_ms", dict(method="exact_emd", **where), seeded=False)},
+            base_seed,
+            _max,
+        )
     values = [m.value for m in speed.values()]
-    measured.append(Measured(
-        "C8", _min(values), min(m.runs for m in speed.values()),
-        note="wall-clock on this machine at small atom counts; mean over seeds per task: "
-             + ", ".join(f"{t} {m.value:.3g}" for t, m in speed.items())))
+    measured.append(
+        Measured(
+            "C8",
+            _min(values),
+            min(m.runs for m in speed.values()),
+            note="wall-clock on this machine at small atom counts; mean over seeds per task: "
+            + ", ".join(f"{t} {m.value:.3g}" for t, m in speed.items()),
+        )
+    )
     return measured
 
 

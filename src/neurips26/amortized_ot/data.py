@@ -10,7 +10,14 @@ from neurips26.common.image_archives import read_idx_images
 
 DIGIT_FLOOR = 1e-3
 COLOUR_IMAGES = (
-    "astronaut", "coffee", "chelsea", "rocket", "retina", "stereo_motorcycle", "immunohistochemistry", "hubble_deep_field",
+    "astronaut",
+    "coffee",
+    "chelsea",
+    "rocket",
+    "retina",
+    "stereo_motorcycle",
+    "immunohistochemistry",
+    "hubble_deep_field",
 )
 
 
@@ -88,7 +95,9 @@ def fibonacci_sphere(n: int) -> np.ndarray:
     return np.stack([np.cos(azimuth) * np.sin(polar), np.sin(azimuth) * np.sin(polar), np.cos(polar)], axis=1)
 
 
-def vmf_mixture_weights(points: np.ndarray, rng: np.random.Generator, n_min: int, n_max: int, kappa: tuple[float, float]) -> np.ndarray:
+def vmf_mixture_weights(
+    points: np.ndarray, rng: np.random.Generator, n_min: int, n_max: int, kappa: tuple[float, float]
+) -> np.ndarray:
     """Weights on `points` from a random mixture of von Mises-Fisher bumps (unnormalised densities)."""
     k = rng.integers(n_min, n_max + 1)
     centres = rng.normal(size=(k, 3))
@@ -96,7 +105,9 @@ def vmf_mixture_weights(points: np.ndarray, rng: np.random.Generator, n_min: int
     kappas = rng.uniform(*kappa, size=k)
     mix = rng.dirichlet(np.ones(k))
     # kappa/(4 pi sinh kappa) e^{kappa mu.x} = kappa/(2 pi (1 - e^{-2 kappa})) e^{kappa (mu.x - 1)}
-    density = (mix * kappas / (2 * np.pi * (1 - np.exp(-2 * kappas))) * np.exp(kappas * (points @ centres.T - 1))).sum(1)
+    density = (mix * kappas / (2 * np.pi * (1 - np.exp(-2 * kappas))) * np.exp(kappas * (points @ centres.T - 1))).sum(
+        1
+    )
     weights = density / density.sum() + DIGIT_FLOOR / len(points)
     return weights / weights.sum()
 
@@ -187,7 +198,9 @@ def split_images(images: np.ndarray, split: str, seed: int, train_share: float =
     return images[order[:cut]] if split == "train" else images[order[cut:]]
 
 
-def toy_minibatch_pairs(n_pairs: int, batch_size: int, seed: int, source: str = "8gaussians", target: str = "moons") -> PairBatch:
+def toy_minibatch_pairs(
+    n_pairs: int, batch_size: int, seed: int, source: str = "8gaussians", target: str = "moons"
+) -> PairBatch:
     """Minibatches (source sample, target sample) with uniform weights, as in minibatch OT-CFM."""
     rng = np.random.default_rng(seed)
     x = np.stack([TOY_SAMPLERS[source](batch_size, rng) for _ in range(n_pairs)])

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
@@ -36,15 +36,24 @@ def cold_start(a: np.ndarray, b: np.ndarray, cost: torch.Tensor, eps: float, tol
 
 
 def evaluate_potential(
-    f_hat: np.ndarray, f_star: np.ndarray, g_star: np.ndarray, a: np.ndarray, b: np.ndarray,
-    cost: torch.Tensor, eps: float, warm_tol: float, cold: ColdStart,
+    f_hat: np.ndarray,
+    f_star: np.ndarray,
+    g_star: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    cost: torch.Tensor,
+    eps: float,
+    warm_tol: float,
+    cold: ColdStart,
 ) -> tuple[dict[str, np.ndarray], float]:
     """Per-pair metrics of a predicted f, warm vs cold Sinkhorn iterations to `warm_tol`, and the time
     per instance cold Sinkhorn needs to reach the marginal error of the prediction (iterations read
     off the cold run's error trajectory, times its measured cost per iteration)."""
     per_pair = potential_metrics(f_hat, f_star, g_star, a, b, cost, eps)
     a_t, b_t = torch.as_tensor(a), torch.as_tensor(b)
-    per_pair["warm_iters"] = iterations_to_tolerance(torch.as_tensor(f_hat), a_t, b_t, cost, eps, warm_tol, cold.max_iter)
+    per_pair["warm_iters"] = iterations_to_tolerance(
+        torch.as_tensor(f_hat), a_t, b_t, cost, eps, warm_tol, cold.max_iter
+    )
     per_pair["cold_iters"] = cold.iterations(warm_tol)
     # a prediction more accurate than warm_tol is credited with the iterations to warm_tol (a lower bound)
     matched = cold.iterations(np.maximum(per_pair["marginal_error"], warm_tol))
@@ -52,8 +61,17 @@ def evaluate_potential(
 
 
 def plan_baselines(
-    x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, f_star: np.ndarray, g_star: np.ndarray,
-    cost_fn: Callable[[], torch.Tensor], eps: float, theta: np.ndarray, warm_tol: float, cold: ColdStart,
+    x: np.ndarray,
+    a: np.ndarray,
+    y: np.ndarray,
+    b: np.ndarray,
+    f_star: np.ndarray,
+    g_star: np.ndarray,
+    cost_fn: Callable[[], torch.Tensor],
+    eps: float,
+    theta: np.ndarray,
+    warm_tol: float,
+    cold: ColdStart,
 ) -> dict[str, tuple[dict[str, np.ndarray], float]]:
     """min-SWGG, expected sliced and exact OT plans, and cold Sinkhorn: per-pair metrics, seconds per instance.
 

@@ -79,7 +79,8 @@ def predictions(cfg: dict, task: str) -> list[tuple[str, str]]:
     runs = [(name, "test") for name in names]
     main = cfg["main_projections"]
     on_other_grids = [f"{m}_L{main}" for m in ("ra", "oa")] + [
-        name for name in seeded_models(cfg, task) if not name.startswith("metaot")]
+        name for name in seeded_models(cfg, task) if not name.startswith("metaot")
+    ]
     runs += [(name, group) for name in on_other_grids for group in test_groups(cfg, task) if group != "test"]
     return runs
 
@@ -100,7 +101,7 @@ def pack(groups: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 
 def unpack(flat: dict[str, np.ndarray], group: str) -> dict[str, np.ndarray]:
     prefix = f"{group}{GROUP_SEP}"
-    found = {key[len(prefix):]: value for key, value in flat.items() if key.startswith(prefix)}
+    found = {key[len(prefix) :]: value for key, value in flat.items() if key.startswith(prefix)}
     if not found:
         raise KeyError(f"no group '{group}' in file (groups: {sorted(group_names(flat))})")
     return found

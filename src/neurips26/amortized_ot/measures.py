@@ -37,7 +37,7 @@ class PairBatch:
     def dim(self) -> int:
         return self.x.shape[2]
 
-    def subset(self, index: np.ndarray | slice) -> "PairBatch":
+    def subset(self, index: np.ndarray | slice) -> PairBatch:
         return PairBatch(self.x[index], self.a[index], self.y[index], self.b[index])
 
     def as_dict(self) -> dict[str, np.ndarray]:
@@ -68,9 +68,7 @@ def check_pairs(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray) -> N
     check_support(x, "source support x")
     check_support(y, "target support y")
     if x.shape[2] != y.shape[2]:
-        raise MeasureError(
-            f"dimension mismatch: source atoms live in R^{x.shape[2]}, target atoms in R^{y.shape[2]}"
-        )
+        raise MeasureError(f"dimension mismatch: source atoms live in R^{x.shape[2]}, target atoms in R^{y.shape[2]}")
     if a.shape != x.shape[:2]:
         raise MeasureError(f"source weights shape {a.shape} does not match support {x.shape[:2]}")
     if b.shape != y.shape[:2]:
@@ -87,4 +85,6 @@ def check_positive(value: float, name: str) -> None:
 def check_on_sphere(z: np.ndarray, name: str, tol: float = 1e-6) -> None:
     norms = np.linalg.norm(z, axis=-1)
     if np.abs(norms - 1).max() > tol:
-        raise MeasureError(f"{name}: points must be unit-norm on the sphere (max |norm-1| {np.abs(norms - 1).max():.3g})")
+        raise MeasureError(
+            f"{name}: points must be unit-norm on the sphere (max |norm-1| {np.abs(norms - 1).max():.3g})"
+        )

@@ -94,8 +94,15 @@ def fit_dual(
     start = np.zeros(D.shape[-1]) if init is None else init
     coef = torch.tensor(start, dtype=torch.float64, requires_grad=True)
     scale = float((D**2).mean())
-    optimiser = torch.optim.LBFGS([coef], lr=1.0, max_iter=max_iter, history_size=20, line_search_fn="strong_wolfe",
-                                  tolerance_grad=1e-10, tolerance_change=1e-12)
+    optimiser = torch.optim.LBFGS(
+        [coef],
+        lr=1.0,
+        max_iter=max_iter,
+        history_size=20,
+        line_search_fn="strong_wolfe",
+        tolerance_grad=1e-10,
+        tolerance_change=1e-12,
+    )
     trace: list[float] = []
 
     def closure():
@@ -140,7 +147,7 @@ class FittedModel:
         return {"theta": self.theta, "centres": self.centres, "bandwidth": np.array(self.bandwidth), "coef": self.coef}
 
     @classmethod
-    def from_dict(cls, d: dict[str, np.ndarray]) -> "FittedModel":
+    def from_dict(cls, d: dict[str, np.ndarray]) -> FittedModel:
         return cls(d["theta"], d["centres"], float(d["bandwidth"]), d["coef"])
 
 
@@ -153,7 +160,9 @@ def functional_design(x, a, y, b, theta, centres, bandwidth) -> np.ndarray:
 def predict_f(model: FittedModel, x, a, y, b) -> np.ndarray:
     """Predicted source potential f at the source atoms of every pair, (P, n)."""
     if model.theta.shape[1] != x.shape[2]:
-        raise MeasureError(f"dimension mismatch: the model was fitted in R^{model.theta.shape[1]}, atoms are in R^{x.shape[2]}")
+        raise MeasureError(
+            f"dimension mismatch: the model was fitted in R^{model.theta.shape[1]}, atoms are in R^{x.shape[2]}"
+        )
     return predict_potential(functional_design(x, a, y, b, model.theta, model.centres, model.bandwidth), model.coef)
 
 

@@ -22,8 +22,13 @@ def potentials_from_f(f_hat: np.ndarray, a: np.ndarray, b: np.ndarray, cost: tor
 
 
 def potential_metrics(
-    f_hat: np.ndarray, f_star: np.ndarray, g_star: np.ndarray, a: np.ndarray, b: np.ndarray,
-    cost: torch.Tensor, eps: float,
+    f_hat: np.ndarray,
+    f_star: np.ndarray,
+    g_star: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    cost: torch.Tensor,
+    eps: float,
 ) -> dict[str, np.ndarray]:
     """Per-pair RMSE of f and g, marginal error and relative transport-cost error of the recovered plan."""
     f, g = potentials_from_f(f_hat, a, b, cost, eps)
@@ -44,8 +49,9 @@ def relative_cost_error(pi: np.ndarray, pi_star: np.ndarray, cost: np.ndarray) -
     return np.abs((pi * cost).sum((-1, -2)) - ref) / ref
 
 
-def plan_metrics(pi: np.ndarray, f_star: np.ndarray, g_star: np.ndarray, a: np.ndarray, b: np.ndarray,
-                 cost: torch.Tensor, eps: float) -> dict[str, np.ndarray]:
+def plan_metrics(
+    pi: np.ndarray, f_star: np.ndarray, g_star: np.ndarray, a: np.ndarray, b: np.ndarray, cost: torch.Tensor, eps: float
+) -> dict[str, np.ndarray]:
     """Metrics of a method that outputs a plan but no potentials (RMSE is undefined there)."""
     a_t, b_t = torch.as_tensor(a), torch.as_tensor(b)
     pi_star = plan(torch.as_tensor(f_star), torch.as_tensor(g_star), a_t, b_t, cost, eps)

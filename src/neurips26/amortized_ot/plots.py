@@ -3,8 +3,8 @@ except `save_figure`, which writes a PNG atomically."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import matplotlib
 
@@ -44,15 +44,24 @@ def interpolation_image(x: np.ndarray, y: np.ndarray, pi: np.ndarray, t: float, 
     """
     points = (1 - t) * x[:, None, :] + t * y[None, :, :]  # (n, m, 2)
     hist, _, _ = np.histogram2d(
-        points[..., 0].ravel(), points[..., 1].ravel(), bins=res, range=[[0.0, 1.0], [0.0, 1.0]],
+        points[..., 0].ravel(),
+        points[..., 1].ravel(),
+        bins=res,
+        range=[[0.0, 1.0], [0.0, 1.0]],
         weights=np.asarray(pi).ravel(),
     )
     return hist.T
 
 
 def displacement_interpolation_figure(
-    x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, pi: np.ndarray, res: int,
-    times: Sequence[float] = (0.0, 0.25, 0.5, 0.75, 1.0), n_rows: int = 3,
+    x: np.ndarray,
+    a: np.ndarray,
+    y: np.ndarray,
+    b: np.ndarray,
+    pi: np.ndarray,
+    res: int,
+    times: Sequence[float] = (0.0, 0.25, 0.5, 0.75, 1.0),
+    n_rows: int = 3,
 ) -> Figure:
     """Rows: digit pairs; columns: displacement interpolation from the source (t=0) to the target (t=1).
 
@@ -168,8 +177,9 @@ def sphere_figure(
 
 def error_vs_projections_figure(frame, res: int) -> Figure:
     """Median (25-75% band) over test pairs of the digits RMSE of f against the number of projections."""
-    rows = frame[(frame["task"] == "digits") & (frame["metric"] == "rmse_f") & (frame["pair"] >= 0)
-                 & (frame["res"] == res)]
+    rows = frame[
+        (frame["task"] == "digits") & (frame["metric"] == "rmse_f") & (frame["pair"] >= 0) & (frame["res"] == res)
+    ]
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
     ticks: set[int] = set()
     for method in SLICED_METHODS:
@@ -204,8 +214,12 @@ def speed_figure(frame, projections: int, res_by_task: dict[str, int]) -> Figure
     tasks = [t for t in ("digits", "colour", "sphere") if t in res_by_task]
     fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(4.2 * max(1, len(tasks)), 4.0), squeeze=False)
     for ax, task in zip(axes[0], tasks):
-        rows = frame[(frame["task"] == task) & (frame["metric"] == "t_pred_ms") & (frame["pair"] == -1)
-                     & (frame["res"] == res_by_task[task])]
+        rows = frame[
+            (frame["task"] == task)
+            & (frame["metric"] == "t_pred_ms")
+            & (frame["pair"] == -1)
+            & (frame["res"] == res_by_task[task])
+        ]
         rows = rows[~rows["method"].isin(SLICED_METHODS) | (rows["projections"] == projections)]
         times = rows.groupby("method")["value"].mean()
         methods = [m for m in SPEED_METHODS if m in times.index and np.isfinite(times[m]) and times[m] > 0]
@@ -213,8 +227,15 @@ def speed_figure(frame, projections: int, res_by_task: dict[str, int]) -> Figure
         pos = np.arange(len(methods))
         bars = ax.bar(pos, heights, color=[METHOD_COLOURS[m] for m in methods])
         for bar, h in zip(bars, heights):
-            ax.annotate(f"{h:.3g}", (bar.get_x() + bar.get_width() / 2, h), ha="center", va="bottom",
-                        fontsize=7, xytext=(0, 1), textcoords="offset points")
+            ax.annotate(
+                f"{h:.3g}",
+                (bar.get_x() + bar.get_width() / 2, h),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                xytext=(0, 1),
+                textcoords="offset points",
+            )
         ax.set_yscale("log")
         ax.set_xticks(pos)
         ax.set_xticklabels([METHOD_LABELS[m] for m in methods], rotation=40, ha="right", fontsize=8)
@@ -235,19 +256,24 @@ def speed_figure(frame, projections: int, res_by_task: dict[str, int]) -> Figure
 def cfm_figure(samples: dict[str, dict[str, np.ndarray]], w2: dict[str, float]) -> Figure:
     """One panel per coupling plan: target samples (grey) and the flow's generated samples (colour)."""
     plans = [p for p in PLAN_LABELS if p in samples] + [p for p in samples if p not in PLAN_LABELS]
-    everything = np.concatenate([np.concatenate([s["generated"], s["target"]]) for s in samples.values()]) \
-        if samples else np.array([[0.0, 0.0], [1.0, 1.0]])
+    everything = (
+        np.concatenate([np.concatenate([s["generated"], s["target"]]) for s in samples.values()])
+        if samples
+        else np.array([[0.0, 0.0], [1.0, 1.0]])
+    )
     lo, hi = np.percentile(everything, [0.5, 99.5], axis=0)
     pad = 0.1 * (hi - lo) + 1e-9
     aspect = float(np.clip((hi[1] - lo[1] + 2 * pad[1]) / (hi[0] - lo[0] + 2 * pad[0]), 0.3, 2.0))
     width = 3.4
-    fig, axes = plt.subplots(1, max(1, len(plans)), figsize=(width * max(1, len(plans)), width * aspect + 0.9),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, max(1, len(plans)), figsize=(width * max(1, len(plans)), width * aspect + 0.9), squeeze=False
+    )
     for ax, plan in zip(axes[0], plans):
         s = samples[plan]
         ax.scatter(*s["target"].T, s=4, color="lightgrey", label="target", linewidths=0)
-        ax.scatter(*s["generated"].T, s=4, color=PLAN_COLOURS.get(plan, "tab:blue"), alpha=0.7,
-                   label="generated", linewidths=0)
+        ax.scatter(
+            *s["generated"].T, s=4, color=PLAN_COLOURS.get(plan, "tab:blue"), alpha=0.7, label="generated", linewidths=0
+        )
         label = PLAN_LABELS.get(plan, plan)
         ax.set_title(f"{label} plan, W2={w2[plan]:.3f}" if plan in w2 else f"{label} plan", fontsize=10)
         ax.set_xlim(lo[0] - pad[0], hi[0] + pad[0])

@@ -15,7 +15,6 @@ import torch
 
 from neurips26.amortized_ot.measures import check_positive
 
-
 # POT stops on the L2 error of one marginal; we check the L1 error of both, hence some slack
 CONVERGED_SLACK = 100.0
 # pairs are solved in chunks of at most this many cost entries: the log-sum-exp temporaries then stay
@@ -85,7 +84,14 @@ def solve_ground_truth(
     fs, gs, n_iter = [], [], 0
     for part in chunks(*cost.shape):
         result = ot.solve_batch(
-            cost[part], reg=eps, a=a_t[part], b=b_t[part], max_iter=max_iter, tol=tol, method="log_sinkhorn", grad="detach"
+            cost[part],
+            reg=eps,
+            a=a_t[part],
+            b=b_t[part],
+            max_iter=max_iter,
+            tol=tol,
+            method="log_sinkhorn",
+            grad="detach",
         )
         log_u, log_v = result.potentials
         fs.append(eps * (log_u - torch.log(a_t[part])))
@@ -97,14 +103,22 @@ def solve_ground_truth(
     f, g = center(f, g, a_t, b_t)
     err = marginal_error(plan(f, g, a_t, b_t, cost, eps), a_t, b_t)
     return SinkhornSolution(
-        f=f.numpy(), g=g.numpy(), marginal_error=err.numpy(), converged=(err <= CONVERGED_SLACK * tol).numpy(),
+        f=f.numpy(),
+        g=g.numpy(),
+        marginal_error=err.numpy(),
+        converged=(err <= CONVERGED_SLACK * tol).numpy(),
         n_iter=n_iter,
     )
 
 
 def iterations_to_tolerance(
-    f0: torch.Tensor, a: torch.Tensor, b: torch.Tensor, cost: torch.Tensor, eps: float,
-    tol: float | torch.Tensor, max_iter: int,
+    f0: torch.Tensor,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    cost: torch.Tensor,
+    eps: float,
+    tol: float | torch.Tensor,
+    max_iter: int,
 ) -> np.ndarray:
     """Sinkhorn iterations until the marginal error falls below `tol`, from the initial potential f0.
 
@@ -118,8 +132,13 @@ def iterations_to_tolerance(
 
 
 def error_trajectory(
-    f0: torch.Tensor, a: torch.Tensor, b: torch.Tensor, cost: torch.Tensor, eps: float,
-    tol: float | torch.Tensor, max_iter: int,
+    f0: torch.Tensor,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    cost: torch.Tensor,
+    eps: float,
+    tol: float | torch.Tensor,
+    max_iter: int,
 ) -> tuple[np.ndarray, int]:
     """mu-marginal L1 error after each Sinkhorn iteration, (P, T + 1), run until every pair is below
     its `tol` (or max_iter); later entries repeat the last error. Also returns the number of

@@ -33,9 +33,7 @@ def sliced_potentials(
     centered per (pair, direction) so that <phi, a> = <psi, b>.
     """
     if theta.shape[1] != x.shape[2]:
-        raise MeasureError(
-            f"dimension mismatch: directions live in R^{theta.shape[1]}, atoms in R^{x.shape[2]}"
-        )
+        raise MeasureError(f"dimension mismatch: directions live in R^{theta.shape[1]}, atoms in R^{x.shape[2]}")
     P, n, _ = x.shape
     m, L = y.shape[1], theta.shape[0]
     # (n, P*L) layout: POT batches 1-D problems over the trailing axis

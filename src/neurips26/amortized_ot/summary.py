@@ -26,7 +26,9 @@ def accuracy_table(frame: pd.DataFrame, projections: int, res_by_task: dict[str,
 
 
 def projections_table(frame: pd.DataFrame, res: int) -> pd.DataFrame:
-    rows = frame[(frame["task"] == "digits") & (frame["res"] == res) & (frame["metric"] == "rmse_f") & (frame["pair"] >= 0)]
+    rows = frame[
+        (frame["task"] == "digits") & (frame["res"] == res) & (frame["metric"] == "rmse_f") & (frame["pair"] >= 0)
+    ]
     rows = rows[rows["method"].isin(["ra", "oa", "sliced_mean"])]
     table = rows.pivot_table(index="projections", columns="method", values="value", aggfunc="median").reset_index()
     return table.rename(columns=METHOD_LABELS)
@@ -35,7 +37,9 @@ def projections_table(frame: pd.DataFrame, res: int) -> pd.DataFrame:
 def resolution_table(frame: pd.DataFrame, projections: int) -> pd.DataFrame:
     rows = frame[(frame["task"] == "digits") & (frame["projections"] == projections) & (frame["pair"] >= 0)]
     rows = rows[rows["method"].isin(["ra", "oa"]) & rows["metric"].isin(["rmse_f", "marginal_error", "cost_rel_error"])]
-    table = rows.pivot_table(index=["res", "n_atoms", "method"], columns="metric", values="value", aggfunc="median").reset_index()
+    table = rows.pivot_table(
+        index=["res", "n_atoms", "method"], columns="metric", values="value", aggfunc="median"
+    ).reset_index()
     table["method"] = table["method"].map(METHOD_LABELS)
     return table
 

@@ -26,8 +26,8 @@ Deliberate differences
 from __future__ import annotations
 
 import numbers
-from collections import Counter
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -91,9 +91,7 @@ def _six_hump_camel(X):
 
 def _eggholder(X):
     x0, x1 = X[:, 0], X[:, 1]
-    return -(x1 + 47) * np.sin(np.sqrt(np.abs(x1 + x0 / 2 + 47))) - x0 * np.sin(
-        np.sqrt(np.abs(x0 - (x1 + 47)))
-    )
+    return -(x1 + 47) * np.sin(np.sqrt(np.abs(x1 + x0 / 2 + 47))) - x0 * np.sin(np.sqrt(np.abs(x0 - (x1 + 47))))
 
 
 def _forrester(X):
@@ -103,9 +101,7 @@ def _forrester(X):
 
 _HARTMANN_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
 _HARTMANN3_A = np.array([[3.0, 10, 30], [0.1, 10, 35], [3.0, 10, 30], [0.1, 10, 35]])
-_HARTMANN3_P = 1e-4 * np.array(
-    [[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381.5, 5743, 8828]]
-)
+_HARTMANN3_P = 1e-4 * np.array([[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381.5, 5743, 8828]])
 _HARTMANN6_A = np.array(
     [
         [10, 3, 17, 3.5, 1.7, 8],
@@ -402,8 +398,16 @@ def catalog(
             for i in sorted(set(go_instances)):
                 specs.append((go_spec(name, d, i), "train"))
     rows = [
-        {"bb_id": s.bb_id, "family": s.family, "function": s.function, "dim": s.dim, "instance": s.instance,
-         "lo": list(s.lo), "hi": list(s.hi), "split": split}
+        {
+            "bb_id": s.bb_id,
+            "family": s.family,
+            "function": s.function,
+            "dim": s.dim,
+            "instance": s.instance,
+            "lo": list(s.lo),
+            "hi": list(s.hi),
+            "split": split,
+        }
         for s, split in specs
     ]
     check_split(rows)

@@ -56,8 +56,16 @@ def imitation_margins(trajectories: pd.DataFrame) -> pd.DataFrame:
             state = "not imitated"
         else:
             state = "undecided"
-        rows.append({"true_algo": algo, "trajectories": spread.runs, "margin": spread.mean, "low": spread.low,
-                     "high": spread.high, "state": state})
+        rows.append(
+            {
+                "true_algo": algo,
+                "trajectories": spread.runs,
+                "margin": spread.mean,
+                "low": spread.low,
+                "high": spread.high,
+                "state": state,
+            }
+        )
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -66,17 +74,31 @@ def measure_imitation(trajectories: pd.DataFrame) -> Measured:
     margins = imitation_margins(trajectories)
     n = len(margins)
     if n == 0:
-        return Measured("B2", NAN, 0, note="no optimizer is both a true optimizer and a conditioning token "
-                                           "with another token to compare with")
+        return Measured(
+            "B2",
+            NAN,
+            0,
+            note="no optimizer is both a true optimizer and a conditioning token with another token to compare with",
+        )
     imitated = int((margins["state"] == "imitated").sum())
     against = int((margins["state"] == "not imitated").sum())
     by_mean = int((margins["margin"] > 0).sum())
-    text = ", ".join(f"{r.true_algo} {r.margin:+.3f} [{r.low:+.3f}, {r.high:+.3f}] ({r.state}, {r.trajectories} traj.)"
-                     for r in margins.itertuples())
-    return Measured("B2", by_mean / n, n, low=imitated / n, high=(n - against) / n,
-                    note=(f"{imitated} of {n} optimizers imitated, {against} not, {n - imitated - against} "
-                          f"undecided; low/high: shares decided imitated and not decided against; margins "
-                          f"(others - own, nats per value token, 95% t interval over trajectories): {text}"))
+    text = ", ".join(
+        f"{r.true_algo} {r.margin:+.3f} [{r.low:+.3f}, {r.high:+.3f}] ({r.state}, {r.trajectories} traj.)"
+        for r in margins.itertuples()
+    )
+    return Measured(
+        "B2",
+        by_mean / n,
+        n,
+        low=imitated / n,
+        high=(n - against) / n,
+        note=(
+            f"{imitated} of {n} optimizers imitated, {against} not, {n - imitated - against} "
+            f"undecided; low/high: shares decided imitated and not decided against; margins "
+            f"(others - own, nats per value token, 95% t interval over trajectories): {text}"
+        ),
+    )
 
 
 def seed_methods(regret: pd.DataFrame, condition: str) -> list[str]:
@@ -108,8 +130,12 @@ def measure_optimization(regret: pd.DataFrame, condition: str, baseline: str = "
     differences = seed_differences(regret, condition, baseline)
     seeds, pairs = differences.shape[1], len(differences)
     if seeds == 0 or pairs == 0:
-        return Measured("B3", NAN, seeds, note=f"no (box, seed) pair with a regret for every model seed of "
-                                               f"{condition} and for {baseline}")
+        return Measured(
+            "B3",
+            NAN,
+            seeds,
+            note=f"no (box, seed) pair with a regret for every model seed of {condition} and for {baseline}",
+        )
     over_seeds = t_interval(differences.mean(axis=0).to_numpy())
     over_pairs = t_interval(differences.mean(axis=1).to_numpy())
     averaged = differences.mean(axis=1)
@@ -117,10 +143,12 @@ def measure_optimization(regret: pd.DataFrame, condition: str, baseline: str = "
     T = int(regret["T"].max())
     per_seed = ", ".join(f"seed {SEED_METHOD.match(m)['seed']} {d:+.3f}" for m, d in differences.mean(axis=0).items())
     run = SEED_METHOD.match(differences.columns[0])["run"]
-    note = (f"run {run}, T = {T}, {seeds} model seed(s) x {pairs} (box, seed) pairs; mean difference per seed: "
-            f"{per_seed}; 95% t interval over the seeds [{over_seeds.low:+.3f}, {over_seeds.high:+.3f}], over the "
-            f"seed-averaged pairs [{over_pairs.low:+.3f}, {over_pairs.high:+.3f}] (decided on their union); model "
-            f"lower in {(averaged < 0).mean():.0%} of the pairs, one-sided Wilcoxon p {p:.3g}")
+    note = (
+        f"run {run}, T = {T}, {seeds} model seed(s) x {pairs} (box, seed) pairs; mean difference per seed: "
+        f"{per_seed}; 95% t interval over the seeds [{over_seeds.low:+.3f}, {over_seeds.high:+.3f}], over the "
+        f"seed-averaged pairs [{over_pairs.low:+.3f}, {over_pairs.high:+.3f}] (decided on their union); model "
+        f"lower in {(averaged < 0).mean():.0%} of the pairs, one-sided Wilcoxon p {p:.3g}"
+    )
     ends = [over_seeds.low, over_pairs.low, over_seeds.high, over_pairs.high]
     # either interval missing (one seed, one pair): no union, so no verdict (min/max would drop a NaN by position)
     low, high = (min(ends), max(ends)) if np.isfinite(ends).all() else (NAN, NAN)
@@ -142,9 +170,15 @@ def seed_noise(losses) -> float:
     return float(x.std(ddof=1) / x.mean()) if len(x) >= 2 else NAN
 
 
-def measure_claims(scaling: pd.DataFrame, imitation_trajectories: pd.DataFrame, regret: pd.DataFrame,
-                   validity: pd.DataFrame, seed_losses, condition: str = "CMA",
-                   baseline: str = "RS") -> list[Measured]:
+def measure_claims(
+    scaling: pd.DataFrame,
+    imitation_trajectories: pd.DataFrame,
+    regret: pd.DataFrame,
+    validity: pd.DataFrame,
+    seed_losses,
+    condition: str = "CMA",
+    baseline: str = "RS",
+) -> list[Measured]:
     """`scaling`: one row (scaling.scaling_summary); `imitation_trajectories`: (true_algo, cond_algo, trajectory,
     nll); `regret`: evaluation.normalized_regret rows, the model's methods named `model:{cond}:{decoding}`
     (evaluation run) and `model:{cond}:constrained@{run}:seed{k}` (B3's model seeds); `validity`: (method,
@@ -163,16 +197,31 @@ def measure_claims(scaling: pd.DataFrame, imitation_trajectories: pd.DataFrame, 
     noise = seed_noise(seed_losses)
     held_out = fit.get("holdout_run", "") or ""
     return [
-        Measured("B1a", number("b"), frontier,
-                 note=f"a {number('a'):.3g}, R^2 {number('r2'):.3f}, {frontier} frontier points of {runs} runs"),
+        Measured(
+            "B1a",
+            number("b"),
+            frontier,
+            note=f"a {number('a'):.3g}, R^2 {number('r2'):.3f}, {frontier} frontier points of {runs} runs",
+        ),
         Measured("B1b", number("spearman"), runs, note=f"{runs} runs"),
         measure_imitation(imitation_trajectories),
         measure_optimization(regret, condition, baseline),
-        Measured("B4a", constrained, n_constrained,
-                 note=f"{n_constrained} decoded trials (evaluation run and B3's model seeds)"),
+        Measured(
+            "B4a",
+            constrained,
+            n_constrained,
+            note=f"{n_constrained} decoded trials (evaluation run and B3's model seeds)",
+        ),
         Measured("B4b", free, n_free, note=f"{n_free} decoded trials; invalid ones fall back to a random trial"),
-        Measured("B5", number("holdout_rel_error"), max(runs - 1, 0), noise=noise,
-                 note=(f"held out: {held_out or 'none'}, fitted on the other {max(runs - 1, 0)} runs; predicted "
-                       f"{number('holdout_predicted'):.4f}, actual {number('holdout_actual'):.4f}; noise: relative "
-                       f"spread of the final loss of B3's run over {len(seed_losses)} model seed(s)")),
+        Measured(
+            "B5",
+            number("holdout_rel_error"),
+            max(runs - 1, 0),
+            noise=noise,
+            note=(
+                f"held out: {held_out or 'none'}, fitted on the other {max(runs - 1, 0)} runs; predicted "
+                f"{number('holdout_predicted'):.4f}, actual {number('holdout_actual'):.4f}; noise: relative "
+                f"spread of the final loss of B3's run over {len(seed_losses)} model seed(s)"
+            ),
+        ),
     ]

@@ -78,15 +78,22 @@ def paired_comparison(regret: pd.DataFrame, method: str, baseline: str, T: int) 
     pairs where `method` is lower, and the one-sided Wilcoxon signed-rank p-value (method lower)."""
     at = regret[(regret["T"] == T) & (regret["scale"] > 0)]
     pairs = at.pivot_table(index=["bb_id", "seed"], columns="method", values="norm_regret").dropna(
-        subset=[method, baseline])
+        subset=[method, baseline]
+    )
     difference = pairs[method] - pairs[baseline]
     p = float(wilcoxon(difference, alternative="less").pvalue) if (difference != 0).any() else 1.0
-    return {"pairs": len(pairs), "mean_difference": float(difference.mean()),
-            "share_lower": float((difference < 0).mean()), "p_value": p,
-            "mean_method": float(pairs[method].mean()), "mean_baseline": float(pairs[baseline].mean())}
+    return {
+        "pairs": len(pairs),
+        "mean_difference": float(difference.mean()),
+        "share_lower": float((difference < 0).mean()),
+        "p_value": p,
+        "mean_method": float(pairs[method].mean()),
+        "mean_baseline": float(pairs[baseline].mean()),
+    }
 
 
 def validity_table(decoded: pd.DataFrame) -> pd.DataFrame:
     """Decoded trials and valid ones per (method, decoding) of the model's optimize rows (`valid_decode`)."""
-    return decoded.groupby(["method", "decoding"], as_index=False).agg(trials=("valid_decode", "size"),
-                                                                       valid=("valid_decode", "sum"))
+    return decoded.groupby(["method", "decoding"], as_index=False).agg(
+        trials=("valid_decode", "size"), valid=("valid_decode", "sum")
+    )

@@ -18,8 +18,16 @@ if TYPE_CHECKING:  # the config checks run at parse time, without pandas
 
 def blackbox_catalog(b: dict, as_frame: bool = True) -> pd.DataFrame | list[dict]:
     """The black boxes of a scale's `blackboxes` block (as a frame, or as rows)."""
-    return catalog(b["bbob"]["functions"], b["bbob"]["dims"], b["bbob"]["instances"], b["go"]["functions"],
-                   b["go"]["dims"], b["go"]["instances"], b["eval_functions"], as_frame=as_frame)
+    return catalog(
+        b["bbob"]["functions"],
+        b["bbob"]["dims"],
+        b["bbob"]["instances"],
+        b["go"]["functions"],
+        b["go"]["dims"],
+        b["go"]["instances"],
+        b["eval_functions"],
+        as_frame=as_frame,
+    )
 
 
 def families(cfg: dict) -> list[str]:
@@ -50,16 +58,20 @@ def check_config(cfg: dict) -> None:
         raise ValueError(f"blackboxes.go.functions: unknown {unknown}; known: {sorted(GO_FUNCTIONS)}")
     missing_eval = sorted(set(cfg["blackboxes"]["eval_functions"]) - set(cfg["blackboxes"]["bbob"]["functions"]))
     if missing_eval:
-        raise ValueError(f"blackboxes.eval_functions: {missing_eval} are not among blackboxes.bbob.functions, so "
-                         f"they hold no black box to evaluate on")
+        raise ValueError(
+            f"blackboxes.eval_functions: {missing_eval} are not among blackboxes.bbob.functions, so "
+            f"they hold no black box to evaluate on"
+        )
     try:
         boxes = blackbox_catalog(cfg["blackboxes"], as_frame=False)
     except ValueError as error:
         raise ValueError(f"blackboxes: {error}") from None
     for name, model in cfg["models"].items():
         if model["n_heads"] % model["n_query_groups"]:
-            raise ValueError(f"models.{name}: n_heads {model['n_heads']} is not a multiple of n_query_groups "
-                             f"{model['n_query_groups']}")
+            raise ValueError(
+                f"models.{name}: n_heads {model['n_heads']} is not a multiple of n_query_groups "
+                f"{model['n_query_groups']}"
+            )
     for name, run in cfg["runs"].items():
         if run["model"] not in cfg["models"]:
             raise ValueError(f"runs.{name}.model: {run['model']!r} is not one of models {sorted(cfg['models'])}")
@@ -69,17 +81,23 @@ def check_config(cfg: dict) -> None:
     for key in ("conditions", "free_conditions"):
         absent = [c for c in ev[key] if c not in cfg["optimizers"]]
         if absent:
-            raise ValueError(f"evaluate.{key}: {absent} generate no training data (optimizers: "
-                             f"{cfg['optimizers']}), so the model has never seen their token")
+            raise ValueError(
+                f"evaluate.{key}: {absent} generate no training data (optimizers: "
+                f"{cfg['optimizers']}), so the model has never seen their token"
+            )
     seeds = cfg["model_seeds"]
     if seeds["run"] not in cfg["runs"]:
         raise ValueError(f"model_seeds.run: {seeds['run']!r} is not one of runs {sorted(cfg['runs'])}")
     if cfg["seed"] in seeds["seeds"]:
-        raise ValueError(f"model_seeds.seeds: {cfg['seed']} is the scale's seed, which trains the first copy of "
-                         f"run {seeds['run']} already")
+        raise ValueError(
+            f"model_seeds.seeds: {cfg['seed']} is the scale's seed, which trains the first copy of "
+            f"run {seeds['run']} already"
+        )
     if seeds["condition"] not in cfg["optimizers"]:
-        raise ValueError(f"model_seeds.condition: {seeds['condition']!r} generates no training data (optimizers: "
-                         f"{cfg['optimizers']}), so the model has never seen its token")
+        raise ValueError(
+            f"model_seeds.condition: {seeds['condition']!r} generates no training data (optimizers: "
+            f"{cfg['optimizers']}), so the model has never seen its token"
+        )
     n_eval = sum(row["split"] == "eval" for row in boxes)
     if ev["boxes"] > n_eval:
         raise ValueError(f"evaluate.boxes: {ev['boxes']} held-out boxes asked for, the eval split has {n_eval}")
@@ -87,9 +105,11 @@ def check_config(cfg: dict) -> None:
     lengths = np.array([trajectory_length(vocab, row, cfg["budget"]) for row in boxes])
     if lengths.max() > cfg["context"]:
         worst = boxes[int(lengths.argmax())]
-        raise ValueError(f"context: a {cfg['budget']}-trial trajectory on {worst['bb_id']} (dim {worst['dim']}) "
-                         f"takes {lengths.max()} tokens, more than the context of {cfg['context']}; raise context "
-                         f"or lower budget or the dimensions")
+        raise ValueError(
+            f"context: a {cfg['budget']}-trial trajectory on {worst['bb_id']} (dim {worst['dim']}) "
+            f"takes {lengths.max()} tokens, more than the context of {cfg['context']}; raise context "
+            f"or lower budget or the dimensions"
+        )
 
 
 def model_seeds(cfg: dict) -> list[int]:
@@ -117,8 +137,16 @@ def train_settings(training: dict, tokens: int, seed: int):
     from neurips26.bbo_pile.training import TrainSettings
 
     t = training
-    return TrainSettings(tokens_budget=tokens, batch=t["batch"], lr=t["lr"], weight_decay=t["weight_decay"],
-                         warmup=t["warmup"], min_lr=t["min_lr"], eval_every=t["eval_every"], seed=seed)
+    return TrainSettings(
+        tokens_budget=tokens,
+        batch=t["batch"],
+        lr=t["lr"],
+        weight_decay=t["weight_decay"],
+        warmup=t["warmup"],
+        min_lr=t["min_lr"],
+        eval_every=t["eval_every"],
+        seed=seed,
+    )
 
 
 def eval_boxes(boxes: pd.DataFrame, n: int) -> pd.DataFrame:

@@ -62,21 +62,28 @@ class DecoderConfig:
     seed: int = 0
 
     def __post_init__(self):
-        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "n_query_groups", "head_size",
-                     "mlp_hidden", "context"):
+        for name in (
+            "vocab_size",
+            "d_model",
+            "n_layers",
+            "n_heads",
+            "n_query_groups",
+            "head_size",
+            "mlp_hidden",
+            "context",
+        ):
             if not _is_int(getattr(self, name), 1):
-                raise ValueError(f"DecoderConfig.{name} must be a positive integer, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(f"DecoderConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
         if not _is_int(self.seed, 0):
             raise ValueError(f"DecoderConfig.seed must be an integer >= 0, got {self.seed!r}")
         if self.vocab_size < 2:
             raise ValueError(f"DecoderConfig.vocab_size must be >= 2, got {self.vocab_size}")
         if self.n_heads % self.n_query_groups:
-            raise ValueError(f"DecoderConfig.n_heads={self.n_heads} is not a multiple of "
-                             f"n_query_groups={self.n_query_groups}")
+            raise ValueError(
+                f"DecoderConfig.n_heads={self.n_heads} is not a multiple of n_query_groups={self.n_query_groups}"
+            )
         if self.head_size % 2:
-            raise ValueError(f"DecoderConfig.head_size must be even for rotary embeddings, "
-                             f"got {self.head_size}")
+            raise ValueError(f"DecoderConfig.head_size must be even for rotary embeddings, got {self.head_size}")
         if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
             raise ValueError(f"DecoderConfig.dropout must lie in [0, 1), got {self.dropout!r}")
         for name in ("rope_base", "norm_eps"):
@@ -125,16 +132,14 @@ class Attention(nn.Module):
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         dropout = c.dropout if self.training else 0.0
         if cache is None:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout,
-                                               enable_gqa=groups < heads)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout, enable_gqa=groups < heads)
             kv = (k, v)
         else:
             keys, values = cache
             rows = torch.arange(batch, device=x.device)
             keys[rows, :, write_at] = k[:, :, 0]
             values[rows, :, write_at] = v[:, :, 0]
-            y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask,
-                                               enable_gqa=groups < heads)
+            y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, enable_gqa=groups < heads)
             kv = cache
         return self.proj(y.transpose(1, 2).reshape(batch, width, heads * hs)), kv
 
@@ -203,8 +208,7 @@ class Decoder(nn.Module):
         if tokens.dim() != 2:
             raise ValueError(f"tokens must be (batch, positions), got shape {tuple(tokens.shape)}")
         if last_position >= self.config.context:
-            raise ValueError(f"position {last_position} is beyond the model's context "
-                             f"{self.config.context}")
+            raise ValueError(f"position {last_position} is beyond the model's context {self.config.context}")
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         self._check(tokens, tokens.shape[1] - 1)

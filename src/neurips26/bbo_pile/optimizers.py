@@ -272,9 +272,7 @@ def _local_search(
                 size, failures = size * shrink, 0
 
 
-def _tpe(
-    ev: _Evaluator, dim: int, rng: np.random.Generator, seed: int, n_startup_trials: int = 10
-) -> None:
+def _tpe(ev: _Evaluator, dim: int, rng: np.random.Generator, seed: int, n_startup_trials: int = 10) -> None:
     import optuna
     from optuna.trial import TrialState
 
@@ -329,9 +327,7 @@ def _box(lo: Any, hi: Any) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def run_optimizer(
-    name: str, f: Callable, lo: Any, hi: Any, budget: int, seed: int, **options: Any
-) -> Trajectory:
+def run_optimizer(name: str, f: Callable, lo: Any, hi: Any, budget: int, seed: int, **options: Any) -> Trajectory:
     """Run optimizer ``name`` (one of :data:`OPTIMIZERS`) for exactly ``budget`` evaluations of
     ``f(X (n, d)) -> y (n,)`` on [lo, hi]. The run is a deterministic function of ``seed``. ``options``
     override the paper settings listed in :data:`OPTIMIZER_OPTIONS`."""

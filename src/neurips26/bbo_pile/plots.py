@@ -20,16 +20,41 @@ def scaling(training: pd.DataFrame, runs: pd.DataFrame, fit: pd.Series):
         ax.plot(rows["flops"], rows["val_loss"], "-", lw=1, alpha=0.7, label=run)
     ax.scatter(runs["flops"], runs["val_loss"], color="black", zorder=3, s=18, label="final")
     frontier = runs[runs["frontier"]]
-    ax.scatter(frontier["flops"], frontier["val_loss"], facecolors="none", edgecolors="tab:red", s=80, zorder=4,
-               label="frontier (fit)")
+    ax.scatter(
+        frontier["flops"],
+        frontier["val_loss"],
+        facecolors="none",
+        edgecolors="tab:red",
+        s=80,
+        zorder=4,
+        label="frontier (fit)",
+    )
     grid = np.geomspace(runs["flops"].min() / 2, runs["flops"].max() * 2, 50)
-    ax.plot(grid, fit["a"] * grid ** fit["b"], "--", color="tab:red",
-            label=f"L = {fit['a']:.3g} C^{fit['b']:.3f} (R^2 {fit['r2']:.2f})")
+    ax.plot(
+        grid,
+        fit["a"] * grid ** fit["b"],
+        "--",
+        color="tab:red",
+        label=f"L = {fit['a']:.3g} C^{fit['b']:.3f} (R^2 {fit['r2']:.2f})",
+    )
     held = runs[runs["run"] == fit["holdout_run"]]
-    ax.scatter(held["flops"], held["val_loss"], marker="*", s=220, color="gold", edgecolors="black", zorder=5,
-               label=f"held out: {fit['holdout_run']} ({fit['holdout_rel_error']:+.1%} off)")
-    ax.set(xscale="log", yscale="log", xlabel="training FLOPs (6 N D)", ylabel="validation loss (nats/token)",
-           title="Scaling of the validation loss with compute")
+    ax.scatter(
+        held["flops"],
+        held["val_loss"],
+        marker="*",
+        s=220,
+        color="gold",
+        edgecolors="black",
+        zorder=5,
+        label=f"held out: {fit['holdout_run']} ({fit['holdout_rel_error']:+.1%} off)",
+    )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="training FLOPs (6 N D)",
+        ylabel="validation loss (nats/token)",
+        title="Scaling of the validation loss with compute",
+    )
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -43,10 +68,21 @@ def regret_curves(regret: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for method in curves.columns:
         model = method.startswith("model:")
-        ax.plot(curves.index, curves[method], "-" if model else "--", lw=2 if model else 1.2,
-                marker="o" if model else None, ms=3, label=method)
-    ax.set(yscale="log", xlabel="trials T", ylabel="mean normalised regret",
-           title=f"Held-out black boxes ({usable['bb_id'].nunique()} boxes)")
+        ax.plot(
+            curves.index,
+            curves[method],
+            "-" if model else "--",
+            lw=2 if model else 1.2,
+            marker="o" if model else None,
+            ms=3,
+            label=method,
+        )
+    ax.set(
+        yscale="log",
+        xlabel="trials T",
+        ylabel="mean normalised regret",
+        title=f"Held-out black boxes ({usable['bb_id'].nunique()} boxes)",
+    )
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     return fig
@@ -64,8 +100,16 @@ def imitation_matrix(imitation: pd.DataFrame):
     image = ax.imshow(centred, cmap="RdBu", vmin=-limit, vmax=limit)
     for i in range(values.shape[0]):
         for j, value in enumerate(values[i]):
-            ax.text(j, i, f"{value:.3f}", ha="center", va="center", fontsize=8, color="black",
-                    fontweight="bold" if value == np.nanmin(values[i]) else "normal")
+            ax.text(
+                j,
+                i,
+                f"{value:.3f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="black",
+                fontweight="bold" if value == np.nanmin(values[i]) else "normal",
+            )
     ax.set_xticks(range(matrix.shape[1]), matrix.columns)
     ax.set_yticks(range(matrix.shape[0]), matrix.index)
     ax.set(xlabel="conditioning token", ylabel="true optimizer", title="Imitation: NLL per trial token")

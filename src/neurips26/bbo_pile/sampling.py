@@ -107,8 +107,15 @@ def _sample(logits: np.ndarray, allowed: np.ndarray, rngs: list, temperature: fl
 
 
 @torch.no_grad()
-def _propose(model: Decoder, vocab: Vocabulary, runs: list[_Run], context: int, constrained: bool,
-             temperature: float, best_of: int) -> list[np.ndarray]:
+def _propose(
+    model: Decoder,
+    vocab: Vocabulary,
+    runs: list[_Run],
+    context: int,
+    constrained: bool,
+    temperature: float,
+    best_of: int,
+) -> list[np.ndarray]:
     """The tokens of one completion per (run, replica) row, rows ordered run by run."""
     rows = [run for run in runs for _ in range(best_of)]
     reserve = max(run.grammar.length for run in runs)
@@ -116,10 +123,11 @@ def _propose(model: Decoder, vocab: Vocabulary, runs: list[_Run], context: int, 
     lengths = np.array([p.size for p in prompts])
     tokens = np.full((len(rows), lengths.max()), vocab.pad, dtype=np.int64)
     for r, p in enumerate(prompts):
-        tokens[r, :p.size] = p
+        tokens[r, : p.size] = p
     stop = [run.grammar.length if (best_of > 1 or not constrained) else 2 * run.d - 1 for run in rows]
-    logits, cache = model.prefill(torch.from_numpy(tokens).to(model.device), reserve,
-                                  torch.from_numpy(lengths - 1).to(model.device))
+    logits, cache = model.prefill(
+        torch.from_numpy(tokens).to(model.device), reserve, torch.from_numpy(lengths - 1).to(model.device)
+    )
     generated = np.full((len(rows), max(stop)), vocab.pad, dtype=np.int64)
     done = np.zeros(len(rows), dtype=bool)
     produced = np.zeros(len(rows), dtype=np.int64)
@@ -136,8 +144,12 @@ def _propose(model: Decoder, vocab: Vocabulary, runs: list[_Run], context: int, 
         draw = active & ~forced
         picked = np.where(forced, allowed.argmax(axis=1), vocab.pad)
         if draw.any():
-            picked[draw] = _sample(logits[:, :vocab.size].double().cpu().numpy()[draw], allowed[draw],
-                                   [rows[r].rng for r in np.flatnonzero(draw)], temperature)
+            picked[draw] = _sample(
+                logits[:, : vocab.size].double().cpu().numpy()[draw],
+                allowed[draw],
+                [rows[r].rng for r in np.flatnonzero(draw)],
+                temperature,
+            )
         generated[active, k] = picked[active]
         produced += active
         if not constrained:  # '|' closes an unconstrained completion early, as the source's EOS
@@ -145,7 +157,7 @@ def _propose(model: Decoder, vocab: Vocabulary, runs: list[_Run], context: int, 
         if k + 1 < max(stop) and (active & ~done).any():
             position = torch.from_numpy(lengths + k).to(model.device)
             logits = model.decode_step(torch.from_numpy(picked).to(model.device), position, cache)
-    return [generated[r, :produced[r]] for r in range(len(rows))]
+    return [generated[r, : produced[r]] for r in range(len(rows))]
 
 
 def optimize_batch(
@@ -188,7 +200,7 @@ def optimize_batch(
             completions = _propose(model, vocab, runs, context, constrained, temperature, best_of)
             for i, run in enumerate(runs):
                 parsed = []
-                for tokens in completions[i * best_of:(i + 1) * best_of]:
+                for tokens in completions[i * best_of : (i + 1) * best_of]:
                     if constrained and tokens.size == 2 * run.d - 1:  # stopped after the last value
                         parsed.append((tokens[0::2] - vocab.bin_offset, 0))
                     else:
@@ -207,8 +219,14 @@ def optimize_batch(
                 run.valid.append(bool(decoded))
     finally:
         model.train(was_training)
-    return [SampledTrajectory(x=dequantise(np.asarray(run.bins), run.lo, run.hi, vocab.q, run.log_scale),
-                              y=np.asarray(run.y), valid_decode=np.asarray(run.valid)) for run in runs]
+    return [
+        SampledTrajectory(
+            x=dequantise(np.asarray(run.bins), run.lo, run.hi, vocab.q, run.log_scale),
+            y=np.asarray(run.y),
+            valid_decode=np.asarray(run.valid),
+        )
+        for run in runs
+    ]
 
 
 def optimize_with_model(
@@ -263,8 +281,16 @@ def imitation_nll(
                 sequences.append(ids)
                 masks.append(mask)
             means = sequence_nll(model, sequences, masks, batch=batch, reduce="sequence")
-            records += [{"true_algo": true_algo, "cond_algo": cond, "trajectory": j, "nll": float(nll),
-                         "n_tokens": int(mask.sum())} for j, (nll, mask) in enumerate(zip(means, masks))]
+            records += [
+                {
+                    "true_algo": true_algo,
+                    "cond_algo": cond,
+                    "trajectory": j,
+                    "nll": float(nll),
+                    "n_tokens": int(mask.sum()),
+                }
+                for j, (nll, mask) in enumerate(zip(means, masks))
+            ]
     return pd.DataFrame.from_records(records, columns=["true_algo", "cond_algo", "trajectory", "nll", "n_tokens"])
 
 
@@ -272,8 +298,11 @@ def pool_imitation(per_trajectory: pd.DataFrame) -> pd.DataFrame:
     """One row per (true_algo, cond_algo) of `imitation_nll`'s rows: ``nll`` pooled over the
     trajectories' tokens, ``n_tokens``, ``n_trajectories``."""
     frame = per_trajectory.assign(weighted=per_trajectory["nll"] * per_trajectory["n_tokens"])
-    pooled = frame.groupby(["true_algo", "cond_algo"], sort=False).agg(
-        weighted=("weighted", "sum"), n_tokens=("n_tokens", "sum"), n_trajectories=("nll", "size")).reset_index()
+    pooled = (
+        frame.groupby(["true_algo", "cond_algo"], sort=False)
+        .agg(weighted=("weighted", "sum"), n_tokens=("n_tokens", "sum"), n_trajectories=("nll", "size"))
+        .reset_index()
+    )
     pooled["nll"] = pooled["weighted"] / pooled["n_tokens"]
     return pooled[["true_algo", "cond_algo", "nll", "n_tokens", "n_trajectories"]]
 

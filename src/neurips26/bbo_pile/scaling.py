@@ -25,8 +25,15 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-__all__ = ["PowerLaw", "compute_frontier", "fit_power_law", "holdout_check", "long_rows", "r_squared",
-           "scaling_summary"]
+__all__ = [
+    "PowerLaw",
+    "compute_frontier",
+    "fit_power_law",
+    "holdout_check",
+    "long_rows",
+    "r_squared",
+    "scaling_summary",
+]
 
 POINTS = ("all", "final")
 
@@ -62,7 +69,7 @@ def fit_power_law(flops, losses) -> PowerLaw:
     if np.unique(flops).size < 2:
         raise ValueError(f"a power-law fit needs two distinct compute values, got {np.unique(flops).size}")
     b, log_a = np.polyfit(np.log10(flops), np.log10(losses), 1)
-    law = PowerLaw(float(10.0 ** log_a), float(b), 0.0)
+    law = PowerLaw(float(10.0**log_a), float(b), 0.0)
     return law._replace(r2=r_squared(losses, law.predict(flops)))
 
 
@@ -89,8 +96,9 @@ def long_rows(rows_by_run: Mapping[str, Sequence[dict] | pd.DataFrame] | pd.Data
         raise ValueError(f"evaluation rows lack column(s) {sorted(missing)}")
     bad = ~(np.isfinite(frame["flops"].to_numpy(float)) & np.isfinite(frame["val_loss"].to_numpy(float)))
     if bad.any():
-        raise ValueError(f"{int(bad.sum())} row(s) have non-finite flops or val_loss "
-                         f"(run {frame.loc[bad, 'run'].iloc[0]!r})")
+        raise ValueError(
+            f"{int(bad.sum())} row(s) have non-finite flops or val_loss (run {frame.loc[bad, 'run'].iloc[0]!r})"
+        )
     return frame
 
 
@@ -133,8 +141,10 @@ def holdout_check(points, holdout: str | None = None, kind: str = "all", min_flo
     fit_points = compute_frontier(frame[frame["run"] != holdout], kind)
     fit_points = fit_points[fit_points["flops"] >= min_flops]
     if len(fit_points) < 2:
-        raise ValueError(f"{len(fit_points)} frontier point(s) outside the held-out run {holdout!r} "
-                         f"(flops >= {min_flops:g}): a fit needs two")
+        raise ValueError(
+            f"{len(fit_points)} frontier point(s) outside the held-out run {holdout!r} "
+            f"(flops >= {min_flops:g}): a fit needs two"
+        )
     law = fit_power_law(fit_points["flops"], fit_points["val_loss"])
     frontier = compute_frontier(frame, kind)
     beyond = frontier[frontier["flops"] > fit_points["flops"].max()]
@@ -142,8 +152,13 @@ def holdout_check(points, holdout: str | None = None, kind: str = "all", min_flo
     predicted = float(law.predict(final["flops"]))
     residuals = beyond["val_loss"].to_numpy(float) - law.predict(beyond["flops"])
     return {
-        "holdout": holdout, "a": law.a, "b": law.b, "r2_fit": law.r2, "n_fit": len(fit_points),
-        "final_flops": float(final["flops"]), "final_loss": float(final["val_loss"]),
+        "holdout": holdout,
+        "a": law.a,
+        "b": law.b,
+        "r2_fit": law.r2,
+        "n_fit": len(fit_points),
+        "final_flops": float(final["flops"]),
+        "final_loss": float(final["val_loss"]),
         "predicted_loss": predicted,
         "relative_error": (predicted - float(final["val_loss"])) / float(final["val_loss"]),
         "n_holdout": len(beyond),
@@ -176,9 +191,22 @@ def scaling_summary(training: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
         except ValueError:  # fewer than two frontier points outside the held-out run
             pass
     spearman = float(spearmanr(runs["flops"], runs["val_loss"])[0]) if len(runs) > 2 else nan
-    scaling = pd.DataFrame([{"a": law.a, "b": law.b, "r2": law.r2, "frontier": len(frontier), "runs": len(runs),
-                             "spearman": spearman, "holdout_run": held["holdout"], "holdout_a": held["a"],
-                             "holdout_b": held["b"], "holdout_predicted": held["predicted_loss"],
-                             "holdout_actual": held["final_loss"],
-                             "holdout_rel_error": abs(held["relative_error"])}])
+    scaling = pd.DataFrame(
+        [
+            {
+                "a": law.a,
+                "b": law.b,
+                "r2": law.r2,
+                "frontier": len(frontier),
+                "runs": len(runs),
+                "spearman": spearman,
+                "holdout_run": held["holdout"],
+                "holdout_a": held["a"],
+                "holdout_b": held["b"],
+                "holdout_predicted": held["predicted_loss"],
+                "holdout_actual": held["final_loss"],
+                "holdout_rel_error": abs(held["relative_error"]),
+            }
+        ]
+    )
     return runs.reset_index(drop=True), scaling

@@ -176,9 +176,7 @@ class Vocabulary:
         try:
             return self._symbols[text]
         except KeyError:
-            raise ValueError(
-                f"{text!r} is not a symbol of the vocabulary (known: {sorted(self._symbols)})"
-            ) from None
+            raise ValueError(f"{text!r} is not a symbol of the vocabulary (known: {sorted(self._symbols)})") from None
 
     @property
     def sep_x(self) -> int:
@@ -218,9 +216,7 @@ class Vocabulary:
         try:
             return self.size - len(self.algorithms) + self.algorithms.index(name)
         except ValueError:
-            raise ValueError(
-                f"unknown algorithm {name!r}; known: {list(self.algorithms)}"
-            ) from None
+            raise ValueError(f"unknown algorithm {name!r}; known: {list(self.algorithms)}") from None
 
     @property
     def algorithm_ids(self) -> np.ndarray:
@@ -258,10 +254,7 @@ class Vocabulary:
         from this code's (ids would silently mean other tokens)."""
         data = json.loads(text) if isinstance(text, str | bytes) else dict(text)
         if data.get("format") != VOCABULARY_FORMAT:
-            raise ValueError(
-                f"not a saved vocabulary: format {data.get('format')!r}, "
-                f"expected {VOCABULARY_FORMAT!r}"
-            )
+            raise ValueError(f"not a saved vocabulary: format {data.get('format')!r}, expected {VOCABULARY_FORMAT!r}")
         vocab = cls(tuple(data["algorithms"]), data["q"])
         if list(vocab.tokens) != list(data["tokens"]):
             raise ValueError("saved vocabulary's token layout differs from this tokenizer's")
@@ -296,8 +289,7 @@ def quantise(x, lo, hi, q: int, log_scale=None) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if x.ndim == 0 or x.shape[-1] != lo.size:
         raise ValueError(
-            f"x has shape {x.shape} but the search space has d={lo.size} dimensions "
-            "(x's last axis must have length d)"
+            f"x has shape {x.shape} but the search space has d={lo.size} dimensions (x's last axis must have length d)"
         )
     bad = ~np.isfinite(x) | (x < lo) | (x > hi)
     if bad.any():
@@ -403,9 +395,7 @@ def history_ids(vocab: Vocabulary, x_bins, y_bins) -> np.ndarray:
     x_bins = _check_bins(x_bins, vocab.q, "x_bins")
     y_bins = _check_bins(y_bins, vocab.q, "y_bins")
     if x_bins.ndim != 2 or y_bins.shape != x_bins.shape[:1]:
-        raise ValueError(
-            f"x_bins must be (T, d) and y_bins (T,): got {x_bins.shape}, {y_bins.shape}"
-        )
+        raise ValueError(f"x_bins must be (T, d) and y_bins (T,): got {x_bins.shape}, {y_bins.shape}")
     n, d = x_bins.shape
     _check_d(d)
     trials = np.empty((n, 2 * d + 2), dtype=np.int64)
@@ -457,9 +447,7 @@ def encode_trajectory(
     kept = np.isfinite(np.asarray(y, dtype=np.float64))
     space_lo = _check_space(lo, hi, log_scale)[0]
     if x.shape[1] != space_lo.size:
-        raise ValueError(
-            f"x has shape {x.shape} but the search space has d={space_lo.size} dimensions"
-        )
+        raise ValueError(f"x has shape {x.shape} but the search space has d={space_lo.size} dimensions")
     # the kept trials' x are checked under their own trial numbers; a dropped trial's x is ignored
     x_bins = quantise(np.where(kept[:, None], x, space_lo), lo, hi, vocab.q, log_scale)[kept]
     body = history_ids(vocab, x_bins, quantise_y(y_kept, vocab.q, y_norm))
@@ -542,9 +530,7 @@ def decode_trajectory(vocab: Vocabulary, ids):
     d = header.lo.size
     length = trial_length(d)
     if rest.size % length:
-        raise ValueError(
-            f"history of {rest.size} tokens is not a whole number of {length}-token trials (d={d})"
-        )
+        raise ValueError(f"history of {rest.size} tokens is not a whole number of {length}-token trials (d={d})")
     trials = rest.reshape(-1, length)
     ok = TrialGrammar(vocab, d).masks[np.arange(length), trials]
     if not ok.all():
@@ -618,9 +604,7 @@ class TrialGrammar:
 
     def _check_state(self, state: int) -> int:
         if not 0 <= state < self.length:
-            raise ValueError(
-                f"state {state!r} outside 0..{self.length - 1} (a complete trial has no next token)"
-            )
+            raise ValueError(f"state {state!r} outside 0..{self.length - 1} (a complete trial has no next token)")
         return int(state)
 
     def allowed(self, state: int) -> np.ndarray:
@@ -691,9 +675,7 @@ def _check_space(lo, hi, log_scale):
     lo = np.atleast_1d(np.asarray(lo, dtype=np.float64))
     hi = np.atleast_1d(np.asarray(hi, dtype=np.float64))
     if lo.ndim != 1 or lo.shape != hi.shape:
-        raise ValueError(
-            f"lo and hi must be 1-D of the same length, got shapes {lo.shape}, {hi.shape}"
-        )
+        raise ValueError(f"lo and hi must be 1-D of the same length, got shapes {lo.shape}, {hi.shape}")
     if lo.size == 0:
         raise ValueError("the search space has no dimension")
     for name, v in (("lo", lo), ("hi", hi)):

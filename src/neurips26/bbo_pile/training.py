@@ -49,8 +49,16 @@ from neurips26.common.loop import LoopSettings
 
 from .model import Decoder, DecoderConfig, n_parameters
 
-__all__ = ["TrainSettings", "batch_schedule", "learning_rate", "pack_sequences", "planned_steps", "sequence_nll",
-           "token_loss", "train_decoder"]
+__all__ = [
+    "TrainSettings",
+    "batch_schedule",
+    "learning_rate",
+    "pack_sequences",
+    "planned_steps",
+    "sequence_nll",
+    "token_loss",
+    "train_decoder",
+]
 
 
 def _is_int(value, low: int) -> bool:
@@ -81,12 +89,10 @@ class TrainSettings:
     def __post_init__(self):
         for name in ("tokens_budget", "batch", "eval_every", "eval_batch"):
             if not _is_int(getattr(self, name), 1):
-                raise ValueError(f"TrainSettings.{name} must be a positive integer, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(f"TrainSettings.{name} must be a positive integer, got {getattr(self, name)!r}")
         for name in ("warmup", "seed"):
             if not _is_int(getattr(self, name), 0):
-                raise ValueError(f"TrainSettings.{name} must be an integer >= 0, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(f"TrainSettings.{name} must be an integer >= 0, got {getattr(self, name)!r}")
         if not (_is_number(self.lr) and self.lr > 0):
             raise ValueError(f"TrainSettings.lr must be positive, got {self.lr!r}")
         if not (_is_number(self.min_lr) and 0 <= self.min_lr <= self.lr):
@@ -128,8 +134,10 @@ def pack_sequences(sequences: Sequence[np.ndarray], context: int, pad: int) -> n
         raise ValueError(f"trajectory {int(np.argmax(lengths == 0))} is empty")
     if lengths.max() > context:
         i = int(np.argmax(lengths > context))
-        raise ValueError(f"trajectory {i} has {lengths[i]} tokens, longer than the context {context}: "
-                         f"raise the context or shorten the trajectories")
+        raise ValueError(
+            f"trajectory {i} has {lengths[i]} tokens, longer than the context {context}: "
+            f"raise the context or shorten the trajectories"
+        )
     row_of, offset_of = np.empty(len(seqs), np.int64), np.empty(len(seqs), np.int64)
     row, used = 0, 0
     for i, length in enumerate(lengths.tolist()):  # greedy first fit in order: O(n) integers
@@ -161,8 +169,7 @@ def token_loss(model: Decoder, rows: torch.Tensor, pad: int) -> tuple[torch.Tens
     # ignore_index, not logits[targets != pad]: a boolean index has a data-dependent shape, which a device
     # without values (tests' fake GPU) cannot compute; the gradients are the same, the summed loss can differ
     # from the masked sum in its last bit (another summation order)
-    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=pad,
-                           reduction="sum")
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=pad, reduction="sum")
     return loss, int((targets != pad).sum())
 
 
@@ -186,7 +193,7 @@ def batch_schedule(train_tokens: np.ndarray, settings: TrainSettings, pad: int) 
     while seen < settings.tokens_budget:
         while queue.size < settings.batch:
             queue = np.concatenate([queue, order_rng.permutation(len(targets))])
-        idx, queue = queue[:settings.batch], queue[settings.batch:]
+        idx, queue = queue[: settings.batch], queue[settings.batch :]
         schedule.append(idx)
         seen += int(targets[idx].sum())
     return schedule
@@ -223,8 +230,10 @@ def train_decoder(
     if train.shape[1] != valid.shape[1]:
         raise ValueError(f"train rows have width {train.shape[1]}, validation rows {valid.shape[1]}")
     if train.shape[1] - 1 > config.context:
-        raise ValueError(f"rows of {train.shape[1]} tokens give {train.shape[1] - 1} inputs, more than "
-                         f"the model's context {config.context}")
+        raise ValueError(
+            f"rows of {train.shape[1]} tokens give {train.shape[1] - 1} inputs, more than "
+            f"the model's context {config.context}"
+        )
     targets_per_row = float((train[:, 1:] != pad).sum()) / len(train)
     if targets_per_row == 0:
         raise ValueError("the training rows hold no non-pad target")
@@ -232,8 +241,10 @@ def train_decoder(
     schedule = batch_schedule(train.numpy(), settings, pad)
     device = loop.job_device() if device is None else torch.device(device)
     say = log or (lambda line: None)
-    say(f"training {total_steps} planned steps ({len(schedule)} to the budget) on {device}; {asdict(config)}; "
-        f"{asdict(settings)}")
+    say(
+        f"training {total_steps} planned steps ({len(schedule)} to the budget) on {device}; {asdict(config)}; "
+        f"{asdict(settings)}"
+    )
 
     rows: list[dict] = []
     with torch.random.fork_rng(devices=[]):
@@ -268,17 +279,27 @@ def train_decoder(
                 val_loss = _mean_loss(model, valid, pad, settings.eval_batch)
                 model.train()
                 seen, seconds = counters["seen"], counters["seconds"]
-                row = {"step": step, "tokens": seen, "flops": 6.0 * n_params * seen, "lr": lr,
-                       "train_loss": counters["run_loss"] / max(counters["run_count"], 1), "val_loss": val_loss,
-                       "seconds": seconds, "tokens_per_s": seen / max(seconds, 1e-12)}
+                row = {
+                    "step": step,
+                    "tokens": seen,
+                    "flops": 6.0 * n_params * seen,
+                    "lr": lr,
+                    "train_loss": counters["run_loss"] / max(counters["run_count"], 1),
+                    "val_loss": val_loss,
+                    "seconds": seconds,
+                    "tokens_per_s": seen / max(seconds, 1e-12),
+                }
                 rows.append(row)
                 say(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
                 counters["run_loss"], counters["run_count"] = 0.0, 0
             return loss.detach() / max(count, 1)  # the step's mean per token, for the loop's progress and check
 
-        loop.run_loop(step_fn, len(schedule), {"model": model, "optimiser": optimiser, "rows": rows,
-                                               "counters": counters},
-                      loop_settings or LoopSettings(name="train_decoder"))
+        loop.run_loop(
+            step_fn,
+            len(schedule),
+            {"model": model, "optimiser": optimiser, "rows": rows, "counters": counters},
+            loop_settings or LoopSettings(name="train_decoder"),
+        )
     return model.eval(), rows
 
 
@@ -310,22 +331,24 @@ def sequence_nll(
             raise ValueError("position 0 of a sequence cannot be scored: nothing precedes it")
     longest = max(s.size for s in seqs)
     if longest - 1 > model.config.context:
-        raise ValueError(f"a sequence has {longest} tokens ({longest - 1} inputs), more than the "
-                         f"model's context {model.config.context}")
+        raise ValueError(
+            f"a sequence has {longest} tokens ({longest - 1} inputs), more than the "
+            f"model's context {model.config.context}"
+        )
     sums, counts = np.zeros(len(seqs)), np.array([m.sum() for m in masks], dtype=np.int64)
     order = np.argsort([s.size for s in seqs], kind="stable")  # similar lengths share a batch
     was_training = model.training
     model.eval()
     try:
         for start in range(0, len(order), batch):
-            chosen = order[start:start + batch]
+            chosen = order[start : start + batch]
             width = max(seqs[i].size for i in chosen)
             if width < 2:  # single tokens: nothing to score
                 continue
             tokens = np.zeros((len(chosen), width), np.int64)
             scored = np.zeros((len(chosen), width), bool)
             for r, i in enumerate(chosen):
-                tokens[r, :seqs[i].size], scored[r, :seqs[i].size] = seqs[i], masks[i]
+                tokens[r, : seqs[i].size], scored[r, : seqs[i].size] = seqs[i], masks[i]
             tokens_t = torch.from_numpy(tokens).to(model.device)
             logp = torch.log_softmax(model(tokens_t[:, :-1]).double(), dim=-1)
             nll = -logp.gather(-1, tokens_t[:, 1:, None])[..., 0].cpu().numpy()

@@ -24,7 +24,10 @@ def phase_table(theory: pd.DataFrame, info: pd.DataFrame, fraction_of_log_n: flo
     curve = theory[theory["quantity"] == "i_gauss"].assign(key=lambda f: _log_snr(f["snr"]))
     frame = info.assign(key=_log_snr(info["snr"])).merge(
         curve[["dataset", "window", "key", "value"]].rename(columns={"value": "i_gauss"}),
-        on=["dataset", "window", "key"], how="left", validate="many_to_one")
+        on=["dataset", "window", "key"],
+        how="left",
+        validate="many_to_one",
+    )
     if frame["i_gauss"].isna().any():
         raise ValueError("the theory table lacks the SNR grid of the information runs: rerun the theory step")
     frame = frame.drop(columns="key").rename(columns={"mi_central": "i_hat"})
@@ -53,11 +56,13 @@ def boundary_table(phase: pd.DataFrame, theory: pd.DataFrame, nats: float) -> pd
     rows = []
     for key, group in phase.groupby(KEYS):
         entropy = group["log_n"] - group["i_hat"]
-        rows.append(dict(zip(KEYS, key), snr_crit_emp=entropy_crossing(group["snr"].to_numpy(), entropy.to_numpy(),
-                                                                        nats)))
+        rows.append(
+            dict(zip(KEYS, key), snr_crit_emp=entropy_crossing(group["snr"].to_numpy(), entropy.to_numpy(), nats))
+        )
     frame = pd.DataFrame(rows)
-    return frame.merge(crit[["dataset", "n_train", "window", "snr_crit_theory"]], on=["dataset", "n_train", "window"],
-                       how="left")
+    return frame.merge(
+        crit[["dataset", "n_train", "window", "snr_crit_theory"]], on=["dataset", "n_train", "window"], how="left"
+    )
 
 
 def kmem_table(phase: pd.DataFrame, fraction_of_log_n: float) -> pd.DataFrame:
@@ -70,9 +75,16 @@ def kmem_table(phase: pd.DataFrame, fraction_of_log_n: float) -> pd.DataFrame:
         ks, log_n = group["k"].to_numpy(float), float(group["log_n"].iloc[0])
         entropy = (group["log_n"] - group["i_hat"]).to_numpy()
         reached = group["i_gauss"].to_numpy() >= log_n
-        rows.append({"dataset": dataset, "n_train": n, "snr": snr, "t": float(group["t"].iloc[0]),
-                     "k_mem_emp": information.k_at_entropy_threshold(ks, entropy, fraction_of_log_n * log_n),
-                     "k_star_theory": float(ks[reached][0]) if reached.any() else float("nan")})
+        rows.append(
+            {
+                "dataset": dataset,
+                "n_train": n,
+                "snr": snr,
+                "t": float(group["t"].iloc[0]),
+                "k_mem_emp": information.k_at_entropy_threshold(ks, entropy, fraction_of_log_n * log_n),
+                "k_star_theory": float(ks[reached][0]) if reached.any() else float("nan"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -87,16 +99,24 @@ def kcal_table(calibration: pd.DataFrame, nats: float, calibration_fraction: flo
         by_window = group.set_index("window")["cos"]
         ks, entropy, log_n = local["k"].to_numpy(float), local["entropy_central"].to_numpy(), np.log(key[2])
         best = local.loc[local["cos"].idxmax()]
-        rows.append({**dict(zip(keys, key)), "t": float(group["t"].iloc[0]), "k_cal": float(best["k"]),
-                     "best_cos": float(best["cos"]), "ideal_cos": float(by_window.get("full", np.nan)),
-                     "linear_cos": float(by_window.get("linear", np.nan)),
-                     "k_mem_nats": information.k_at_entropy_threshold(ks, entropy, nats),
-                     "k_mem_frac": information.k_at_entropy_threshold(ks, entropy, calibration_fraction * log_n)})
+        rows.append(
+            {
+                **dict(zip(keys, key)),
+                "t": float(group["t"].iloc[0]),
+                "k_cal": float(best["k"]),
+                "best_cos": float(best["cos"]),
+                "ideal_cos": float(by_window.get("full", np.nan)),
+                "linear_cos": float(by_window.get("linear", np.nan)),
+                "k_mem_nats": information.k_at_entropy_threshold(ks, entropy, nats),
+                "k_mem_frac": information.k_at_entropy_threshold(ks, entropy, calibration_fraction * log_n),
+            }
+        )
     return pd.DataFrame(rows)
 
 
-def best_entropy_fraction(calibration: pd.DataFrame, kcal: pd.DataFrame,
-                          fractions: np.ndarray = np.linspace(0.05, 0.95, 19)) -> tuple[float, float]:
+def best_entropy_fraction(
+    calibration: pd.DataFrame, kcal: pd.DataFrame, fractions: np.ndarray = np.linspace(0.05, 0.95, 19)
+) -> tuple[float, float]:
     """The threshold fraction f of log N whose k_mem best matches k_cal (mean |k_mem - k_cal| over the steps
     where k_mem exists), as the authors' grid search (addendum 2.4); returns (f, that mean gap)."""
     best = (float("nan"), float("inf"))
@@ -107,8 +127,9 @@ def best_entropy_fraction(calibration: pd.DataFrame, kcal: pd.DataFrame,
     for f in fractions:
         gaps = []
         for key, group in groups.items():
-            k_mem = information.k_at_entropy_threshold(group["k"].to_numpy(float), group["entropy_central"].to_numpy(),
-                                                       f * np.log(key[2]))
+            k_mem = information.k_at_entropy_threshold(
+                group["k"].to_numpy(float), group["entropy_central"].to_numpy(), f * np.log(key[2])
+            )
             if np.isfinite(k_mem):
                 gaps.append(abs(k_mem - k_cal[key]))
         if len(gaps) >= max(1, len(groups) // 2) and np.mean(gaps) < best[1]:

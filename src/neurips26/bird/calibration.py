@@ -21,8 +21,10 @@ def check_checkpoint_subset(saved: dict, n_train: int, indices: np.ndarray, path
     if int(saved["n_train"]) != int(n_train):
         raise ValueError(f"{path} was trained on N = {saved['n_train']} images, not the N = {n_train} of this run")
     if not np.array_equal(np.asarray(saved["subset_indices"]), np.asarray(indices)):
-        raise ValueError(f"{path} was trained on another subset of the training pool than this run's N = "
-                         f"{n_train} images (different subset indices): retrain it")
+        raise ValueError(
+            f"{path} was trained on another subset of the training pool than this run's N = "
+            f"{n_train} images (different subset indices): retrain it"
+        )
 
 
 def network_eps(model: nn.Module):
@@ -46,8 +48,14 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean(np.sum(a * b, axis=1) / np.maximum(norms, 1e-300)))
 
 
-def compare_along_trajectory(trajectory: DDIMTrajectory, train: np.ndarray, windows: list[str], mean: np.ndarray,
-                             covariance: np.ndarray, soft: float = 0.0) -> pd.DataFrame:
+def compare_along_trajectory(
+    trajectory: DDIMTrajectory,
+    train: np.ndarray,
+    windows: list[str],
+    mean: np.ndarray,
+    covariance: np.ndarray,
+    soft: float = 0.0,
+) -> pd.DataFrame:
     """One row per (step, window) with the step's t, cos(eps_net, eps_window) and the mean central entropy;
     window "linear" is the optimal linear denoiser (its entropy is NaN)."""
     rows = []
@@ -57,10 +65,26 @@ def compare_along_trajectory(trajectory: DDIMTrajectory, train: np.ndarray, wind
         for window, post in zip(windows, posteriors):
             k = experiment.window_value(window)
             border = 0 if k is None else k // 2
-            entropy = post.entropy[:, border: post.entropy.shape[1] - border, border: post.entropy.shape[2] - border]
-            rows.append({"step": step, "t": float(t), "window": window, "k": experiment.window_k(window),
-                         "cos": cosine(post.eps_hat, eps_net), "entropy_central": float(entropy.mean())})
+            entropy = post.entropy[:, border : post.entropy.shape[1] - border, border : post.entropy.shape[2] - border]
+            rows.append(
+                {
+                    "step": step,
+                    "t": float(t),
+                    "window": window,
+                    "k": experiment.window_k(window),
+                    "cos": cosine(post.eps_hat, eps_net),
+                    "entropy_central": float(entropy.mean()),
+                }
+            )
         wiener = linear.wiener_denoiser(x, mean, covariance, a, b)
-        rows.append({"step": step, "t": float(t), "window": experiment.LINEAR, "k": 0,
-                     "cos": cosine(wiener.eps_hat, eps_net), "entropy_central": np.nan})
+        rows.append(
+            {
+                "step": step,
+                "t": float(t),
+                "window": experiment.LINEAR,
+                "k": 0,
+                "cos": cosine(wiener.eps_hat, eps_net),
+                "entropy_central": np.nan,
+            }
+        )
     return pd.DataFrame(rows)

@@ -28,9 +28,11 @@ def _check_field_args(size: int, alpha: float, sigma2: float) -> None:
     if size < 1:
         raise ValueError(f"the field size must be a positive number of pixels, got {size}")
     if not 0 < alpha <= 2:
-        raise ValueError(f"the Toeplitz field needs 0 < alpha <= 2, got alpha={alpha}: C(r) = sigma2 / r^(2 - alpha) "
-                         "decays with distance only for alpha < 2 (alpha = 2 is the log-correlated limit), and "
-                         "alpha <= 0 is outside the power-law family (spectrum |k|^-alpha) the paper uses")
+        raise ValueError(
+            f"the Toeplitz field needs 0 < alpha <= 2, got alpha={alpha}: C(r) = sigma2 / r^(2 - alpha) "
+            "decays with distance only for alpha < 2 (alpha = 2 is the log-correlated limit), and "
+            "alpha <= 0 is outside the power-law family (spectrum |k|^-alpha) the paper uses"
+        )
     if not sigma2 > 0:
         raise ValueError(f"the field variance sigma2 must be positive, got {sigma2}")
 
@@ -95,7 +97,7 @@ def toeplitz_field(n: int, size: int = 16, alpha: float = 1.7, sigma2: float = 1
     out = np.empty((n, size * size), dtype=np.float32)
     for start in range(0, n, _CHUNK):
         rows = min(_CHUNK, n - start)
-        out[start:start + rows] = rng.standard_normal((rows, size * size)) @ factor.T
+        out[start : start + rows] = rng.standard_normal((rows, size * size)) @ factor.T
     return out.reshape(n, 1, size, size)
 
 
@@ -115,20 +117,31 @@ def check_standardised(x: np.ndarray, name: str, kind: str = "image", sigma2: fl
     if not np.isfinite(x).all():
         raise ValueError(f"{name}: {int((~np.isfinite(x)).sum())} values are NaN or infinite")
     flat = x.reshape(len(x), -1).astype(np.float64)
-    record = {"name": name, "kind": kind, "n": len(x), "shape": list(x.shape[1:]), "min": float(flat.min()),
-              "max": float(flat.max()), "mean": float(flat.mean()), "std": float(flat.std())}
+    record = {
+        "name": name,
+        "kind": kind,
+        "n": len(x),
+        "shape": list(x.shape[1:]),
+        "min": float(flat.min()),
+        "max": float(flat.max()),
+        "mean": float(flat.mean()),
+        "std": float(flat.std()),
+    }
     if kind == "image":
         if record["min"] < -1 - RANGE_ATOL or record["max"] > 1 + RANGE_ATOL:
-            raise ValueError(f"{name}: images must be scaled to [-1, 1], got values in "
-                             f"[{record['min']:.4g}, {record['max']:.4g}]")
+            raise ValueError(
+                f"{name}: images must be scaled to [-1, 1], got values in [{record['min']:.4g}, {record['max']:.4g}]"
+            )
         record["range"] = [-1.0, 1.0]
     elif kind == "field":
-        per_image = (flat ** 2).mean(axis=1)
+        per_image = (flat**2).mean(axis=1)
         second_moment = float(per_image.mean())
         se = float(per_image.std() / np.sqrt(len(per_image))) if len(per_image) > 1 else 0.0
         if abs(second_moment - sigma2) > VARIANCE_RTOL * sigma2 + 4 * se:
-            raise ValueError(f"{name}: a field standardised to marginal variance {sigma2} has E[x^2] = "
-                             f"{second_moment:.4g} (standard error {se:.2g}, tolerance {VARIANCE_RTOL:.0%})")
+            raise ValueError(
+                f"{name}: a field standardised to marginal variance {sigma2} has E[x^2] = "
+                f"{second_moment:.4g} (standard error {se:.2g}, tolerance {VARIANCE_RTOL:.0%})"
+            )
         record.update(marginal_variance=second_moment, marginal_variance_se=se, sigma2=sigma2)
     else:
         raise ValueError(f"{name}: unknown normalisation kind {kind!r}; allowed: 'image', 'field'")

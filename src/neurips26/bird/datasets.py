@@ -23,16 +23,26 @@ class ImageSet:
     meta: dict = field(default_factory=dict)
 
 
-def _toeplitz(n_train: int = 8192, n_heldout: int = 4096, size: int = 16, alpha: float = 1.7, sigma2: float = 1.0,
-              seed: int = 0) -> ImageSet:
+def _toeplitz(
+    n_train: int = 8192, n_heldout: int = 4096, size: int = 16, alpha: float = 1.7, sigma2: float = 1.0, seed: int = 0
+) -> ImageSet:
     """n_train + n_heldout fields from one seed; the first n_train are the training set."""
     if n_train < 1 or n_heldout < 1:
         raise ValueError(f"need n_train >= 1 and n_heldout >= 1, got {n_train} and {n_heldout}")
     x = toeplitz_field(n_train + n_heldout, size=size, alpha=alpha, sigma2=sigma2, seed=seed)
     train, heldout = x[:n_train], x[n_train:]
-    meta = {"kind": "toeplitz", "params": {"n_train": n_train, "n_heldout": n_heldout, "size": size, "alpha": alpha,
-                                           "sigma2": sigma2, "seed": seed},
-            "normalisation": check_standardised(train, "toeplitz train", kind="field", sigma2=sigma2)}
+    meta = {
+        "kind": "toeplitz",
+        "params": {
+            "n_train": n_train,
+            "n_heldout": n_heldout,
+            "size": size,
+            "alpha": alpha,
+            "sigma2": sigma2,
+            "seed": seed,
+        },
+        "normalisation": check_standardised(train, "toeplitz train", kind="field", sigma2=sigma2),
+    }
     return ImageSet(train, heldout, meta)
 
 
@@ -41,8 +51,11 @@ def _digits16(n_train: int = 1500, seed: int = 0) -> ImageSet:
     from neurips26.common.digits import digits16
 
     train, _, heldout, _ = digits16(seed=seed, n_train=n_train)
-    meta = {"kind": "digits16", "params": {"n_train": n_train, "seed": seed},
-            "normalisation": check_standardised(train, "digits16 train", kind="image")}
+    meta = {
+        "kind": "digits16",
+        "params": {"n_train": n_train, "seed": seed},
+        "normalisation": check_standardised(train, "digits16 train", kind="image"),
+    }
     return ImageSet(train, heldout, meta)
 
 
@@ -51,8 +64,12 @@ def _resize32(images: np.ndarray) -> np.ndarray:
     import torch
     import torch.nn.functional as F
 
-    return F.interpolate(torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32)), size=(32, 32),
-                         mode="bilinear", align_corners=False).numpy()
+    return F.interpolate(
+        torch.from_numpy(np.ascontiguousarray(images, dtype=np.float32)),
+        size=(32, 32),
+        mode="bilinear",
+        align_corners=False,
+    ).numpy()
 
 
 def _mnist(paths: list[str]) -> ImageSet:
@@ -66,8 +83,11 @@ def _mnist(paths: list[str]) -> ImageSet:
             raise ValueError(f"MNIST file {name} is not among the inputs {paths}")
         images = read_idx_images(by_name[name])[:, None] / 127.5 - 1.0
         split[key] = np.clip(_resize32(images), -1.0, 1.0)
-    meta = {"kind": "mnist", "params": {"size": 32},
-            "normalisation": check_standardised(split["train"], "mnist train", kind="image")}
+    meta = {
+        "kind": "mnist",
+        "params": {"size": 32},
+        "normalisation": check_standardised(split["train"], "mnist train", kind="image"),
+    }
     return ImageSet(split["train"], split["heldout"], meta)
 
 
@@ -76,8 +96,11 @@ def _cifar10(paths: list[str]) -> ImageSet:
     from neurips26.common.image_archives import cifar10_from_archive
 
     x_train, _, x_test, _ = cifar10_from_archive(str(paths[0]))
-    meta = {"kind": "cifar10", "params": {"size": 32},
-            "normalisation": check_standardised(x_train, "cifar10 train", kind="image")}
+    meta = {
+        "kind": "cifar10",
+        "params": {"size": 32},
+        "normalisation": check_standardised(x_train, "cifar10 train", kind="image"),
+    }
     return ImageSet(x_train, x_test, meta)
 
 

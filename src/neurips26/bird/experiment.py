@@ -98,14 +98,17 @@ def check_config(cfg: dict) -> None:
         raise ValueError(f"networks.dataset {nets['dataset']!r} is not under datasets")
     data = cfg["datasets"][nets["dataset"]]
     if nets["n_train"] > pool_size(data):
-        raise ValueError(f"networks.n_train = {nets['n_train']} exceeds the {pool_size(data)} training images "
-                         f"of {nets['dataset']}")
+        raise ValueError(
+            f"networks.n_train = {nets['n_train']} exceeds the {pool_size(data)} training images of {nets['dataset']}"
+        )
     late = [e for e in nets["train"]["checkpoint_epochs"] if e > nets["train"]["epochs"]]
     if late:
         raise ValueError(f"networks.train.checkpoint_epochs {late} lie after the last epoch {nets['train']['epochs']}")
     if cfg["information"]["n_images"] > min(data_n for d in cfg["datasets"].values() for data_n in d["n_values"]):
-        raise ValueError("information.n_images exceeds the smallest N: the evaluation images are drawn from the "
-                         "training subset (MI is about the training index)")
+        raise ValueError(
+            "information.n_images exceeds the smallest N: the evaluation images are drawn from the "
+            "training subset (MI is about the training index)"
+        )
     too_big = [n for n in cfg["cost"]["n_values"] if n > min(pool_size(d) for d in cfg["datasets"].values())]
     if too_big:
         raise ValueError(f"cost.n_values {too_big} exceed the training images of a dataset")

@@ -59,10 +59,7 @@ def mutual_information_estimate(entropy, n_train: int, exclude_border: int = 0):
     e = _check_int(exclude_border, "exclude_border", 0)
     height, width = h.shape[1:]
     if 2 * e >= height or 2 * e >= width:
-        raise ValueError(
-            f"exclude_border={e} leaves no pixel of a {height} x {width} image "
-            "(need 2 * border < size)"
-        )
+        raise ValueError(f"exclude_border={e} leaves no pixel of a {height} x {width} image (need 2 * border < size)")
     log_n = np.log(n)
     tol = 1e-9 * max(1.0, log_n)
     if h.min() < -tol or h.max() > log_n + tol:
@@ -90,9 +87,7 @@ def k_at_entropy_threshold(ks, entropies, threshold: float) -> float:
     k = np.asarray(ks, dtype=np.float64).reshape(-1)
     s = np.asarray(entropies, dtype=np.float64).reshape(-1)
     if k.size == 0 or k.shape != s.shape:
-        raise ValueError(
-            f"ks and entropies must be non-empty and of equal length, got {k.size}, {s.size}"
-        )
+        raise ValueError(f"ks and entropies must be non-empty and of equal length, got {k.size}, {s.size}")
     if not (np.isfinite(k).all() and np.isfinite(s).all()):
         raise ValueError("ks and entropies must be finite")
     if np.any(np.diff(k) <= 0):
@@ -121,8 +116,7 @@ def _eigenvalues(eigenvalues) -> np.ndarray:
     floor = -EIG_RTOL * max(1.0, float(np.abs(lam).max()))
     if lam.min() < floor:
         raise ValueError(
-            f"eigenvalues must be >= 0 (a covariance), got {lam.min():.4g}: the matrix is not "
-            "positive semi-definite"
+            f"eigenvalues must be >= 0 (a covariance), got {lam.min():.4g}: the matrix is not positive semi-definite"
         )
     return np.maximum(lam, 0.0)
 
@@ -172,9 +166,7 @@ def k_star(ks, eigenvalues_by_k, snr: float, n_train: int) -> float:
     """
     k = np.asarray(ks, dtype=np.float64).reshape(-1)
     if k.size == 0 or len(eigenvalues_by_k) != k.size:
-        raise ValueError(
-            f"need one eigenvalue array per k, got {len(eigenvalues_by_k)} for {k.size} ks"
-        )
+        raise ValueError(f"need one eigenvalue array per k, got {len(eigenvalues_by_k)} for {k.size} ks")
     if np.any(np.diff(k) <= 0):
         raise ValueError(f"ks must be strictly increasing, got {k.tolist()}")
     log_n = np.log(_check_int(n_train, "n_train", 1))

@@ -74,9 +74,7 @@ def wiener_denoiser(x_t, mean, cov, a, b) -> LinearDenoise:
     try:
         solved = linalg.solve(system, (flat - a * mu).T, assume_a="pos")  # (D, B)
     except linalg.LinAlgError as err:
-        raise ValueError(
-            "a^2 cov + b^2 I is not positive definite: cov must be positive semi-definite"
-        ) from err
+        raise ValueError("a^2 cov + b^2 I is not positive definite: cov must be positive semi-definite") from err
     x0_flat = mu + a * (sigma @ solved).T
     x0_hat = x0_flat.reshape(x.shape)
     return LinearDenoise(x0_hat=x0_hat, eps_hat=(x - a * x0_hat) / b)

@@ -54,9 +54,7 @@ def nearest_distances(samples, train, chunk=None) -> NearestDistances:
     s = _flat(samples, "samples")
     tr = _flat(train, "train")
     if s.shape[1] != tr.shape[1]:
-        raise ValueError(
-            f"samples have {s.shape[1]} values per image but training images have {tr.shape[1]}"
-        )
+        raise ValueError(f"samples have {s.shape[1]} values per image but training images have {tr.shape[1]}")
     if tr.shape[0] < 2:
         raise ValueError(f"need at least 2 training images for d1/d2, got {tr.shape[0]}")
     if chunk is None:
@@ -81,9 +79,7 @@ def nearest_distances(samples, train, chunk=None) -> NearestDistances:
         order = np.argsort(vals, axis=1, kind="stable")
         best = vals[rows, order]
         best_idx = cand_idx[rows, two[rows, order]]
-    return NearestDistances(
-        d1=np.sqrt(best[:, 0]), d2=np.sqrt(best[:, 1]), nearest=best_idx[:, 0].copy()
-    )
+    return NearestDistances(d1=np.sqrt(best[:, 0]), d2=np.sqrt(best[:, 1]), nearest=best_idx[:, 0].copy())
 
 
 def nearest_distance_ratio(samples, train, chunk=None) -> np.ndarray:
@@ -98,10 +94,6 @@ def fraction_memorized(ratio, threshold: float = 1.0 / 3.0) -> float:
         raise ValueError("ratio must hold at least one sample")
     if not np.isfinite(r).all() or np.any(r < 0):
         raise ValueError("ratio must be finite and >= 0 (d1 / d2 per sample)")
-    if (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, numbers.Real)
-        or not 0 < threshold <= 1
-    ):
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
     return float(np.mean(r < threshold))

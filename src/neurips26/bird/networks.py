@@ -37,14 +37,17 @@ def minimal_unet_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:
 class UBlock(nn.Module):
     """x + Linear(ReLU(emb)) per channel, then `depth` x (conv -> ReLU) (the authors' UBlock without normalisation)."""
 
-    def __init__(self, c_in: int, c_out: int, emb_dim: int, kernel_size: int = 3, padding_mode: str = "zeros",
-                 depth: int = 2):
+    def __init__(
+        self, c_in: int, c_out: int, emb_dim: int, kernel_size: int = 3, padding_mode: str = "zeros", depth: int = 2
+    ):
         super().__init__()
         self.emb = nn.Sequential(nn.ReLU(), nn.Linear(emb_dim, c_in))
         layers: list[nn.Module] = []
         for i in range(depth):
-            layers += [nn.Conv2d(c_in if i == 0 else c_out, c_out, kernel_size, padding="same",
-                                 padding_mode=padding_mode), nn.ReLU()]
+            layers += [
+                nn.Conv2d(c_in if i == 0 else c_out, c_out, kernel_size, padding="same", padding_mode=padding_mode),
+                nn.ReLU(),
+            ]
         self.convs = nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor, emb: torch.Tensor) -> torch.Tensor:
@@ -54,13 +57,21 @@ class UBlock(nn.Module):
 class MinimalUNet(nn.Module):
     """The authors' MinimalUNet: UBlocks at each resolution of `fsizes`, the last one as the bottleneck."""
 
-    def __init__(self, channels: int = 1, fsizes: tuple[int, ...] = (32, 64), emb_dim: int = 128,
-                 kernel_size: int = 3, last_kernel_size: int = 3, padding_mode: str = "zeros"):
+    def __init__(
+        self,
+        channels: int = 1,
+        fsizes: tuple[int, ...] = (32, 64),
+        emb_dim: int = 128,
+        kernel_size: int = 3,
+        last_kernel_size: int = 3,
+        padding_mode: str = "zeros",
+    ):
         super().__init__()
         fsizes = tuple(fsizes)
         if len(fsizes) < 2:
-            raise ValueError(f"MinimalUNet needs at least two feature sizes (one level and the bottleneck), "
-                             f"got {fsizes}")
+            raise ValueError(
+                f"MinimalUNet needs at least two feature sizes (one level and the bottleneck), got {fsizes}"
+            )
         if padding_mode not in ("zeros", "circular"):
             raise ValueError(f"padding_mode must be 'zeros' or 'circular', got {padding_mode!r}")
         self.fsizes, self.emb_dim = fsizes, emb_dim
@@ -68,18 +79,22 @@ class MinimalUNet(nn.Module):
         ins = (channels,) + fsizes[:-2]
         self.down = nn.ModuleList(UBlock(c_in, c_out, **block) for c_in, c_out in zip(ins, fsizes[:-1]))
         self.bottleneck = UBlock(fsizes[-2], fsizes[-1], **block)
-        self.upsample = nn.ModuleList(nn.ConvTranspose2d(fsizes[i], fsizes[i - 1], kernel_size=2, stride=2)
-                                      for i in range(len(fsizes) - 1, 0, -1))
-        self.up = nn.ModuleList(UBlock(2 * fsizes[i - 1], fsizes[i - 1], **block)
-                                for i in range(len(fsizes) - 1, 0, -1))
+        self.upsample = nn.ModuleList(
+            nn.ConvTranspose2d(fsizes[i], fsizes[i - 1], kernel_size=2, stride=2) for i in range(len(fsizes) - 1, 0, -1)
+        )
+        self.up = nn.ModuleList(
+            UBlock(2 * fsizes[i - 1], fsizes[i - 1], **block) for i in range(len(fsizes) - 1, 0, -1)
+        )
         self.last_emb = nn.Sequential(nn.ReLU(), nn.Linear(emb_dim, fsizes[0]))
         self.out = nn.Conv2d(fsizes[0], channels, last_kernel_size, padding="same", padding_mode=padding_mode)
 
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         levels = len(self.down)
-        if x.shape[-1] % 2 ** levels or x.shape[-2] % 2 ** levels:
-            raise ValueError(f"MinimalUNet with {levels} pooling steps needs image sides divisible by "
-                             f"{2 ** levels}, got {tuple(x.shape[-2:])}")
+        if x.shape[-1] % 2**levels or x.shape[-2] % 2**levels:
+            raise ValueError(
+                f"MinimalUNet with {levels} pooling steps needs image sides divisible by "
+                f"{2**levels}, got {tuple(x.shape[-2:])}"
+            )
         emb = minimal_unet_embedding(t, self.emb_dim)
         skips = []
         for block in self.down:
@@ -131,8 +146,17 @@ class DiTBlock(nn.Module):
 class DiT(nn.Module):
     """A DiT (Peebles & Xie) predicting eps only (no learned sigma), unconditional."""
 
-    def __init__(self, channels: int = 1, image_size: int = 16, patch: int = 2, hidden: int = 64, depth: int = 4,
-                 heads: int = 4, mlp_ratio: float = 4.0, freq_dim: int = 256):
+    def __init__(
+        self,
+        channels: int = 1,
+        image_size: int = 16,
+        patch: int = 2,
+        hidden: int = 64,
+        depth: int = 4,
+        heads: int = 4,
+        mlp_ratio: float = 4.0,
+        freq_dim: int = 256,
+    ):
         super().__init__()
         if image_size % patch:
             raise ValueError(f"image size {image_size} is not divisible by the patch size {patch}")
@@ -170,8 +194,10 @@ class DiT(nn.Module):
 
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         if tuple(x.shape[1:]) != (self.channels, self.image_size, self.image_size):
-            raise ValueError(f"this DiT takes images of shape {(self.channels, self.image_size, self.image_size)}, "
-                             f"got {tuple(x.shape[1:])}")
+            raise ValueError(
+                f"this DiT takes images of shape {(self.channels, self.image_size, self.image_size)}, "
+                f"got {tuple(x.shape[1:])}"
+            )
         h = self.embed(x).flatten(2).transpose(1, 2) + self.pos
         c = self.time(timestep_embedding(t, self.freq_dim))
         for block in self.blocks:
@@ -184,8 +210,10 @@ class DiT(nn.Module):
 
 # name -> (class, defaults); `channels` and `image_size` come from the data, the rest from a config's spec
 ARCHS: dict[str, tuple[type[nn.Module], dict]] = {
-    "unet_tiny": (MinimalUNet, {"fsizes": (32, 64), "emb_dim": 128, "kernel_size": 3, "last_kernel_size": 3,
-                                "padding_mode": "zeros"}),
+    "unet_tiny": (
+        MinimalUNet,
+        {"fsizes": (32, 64), "emb_dim": 128, "kernel_size": 3, "last_kernel_size": 3, "padding_mode": "zeros"},
+    ),
     "dit_tiny": (DiT, {"patch": 2, "hidden": 64, "depth": 4, "heads": 4, "mlp_ratio": 4.0, "freq_dim": 256}),
 }
 _TAKES_IMAGE_SIZE = {"dit_tiny"}

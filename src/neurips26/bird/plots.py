@@ -12,7 +12,6 @@ with "full" (the ideal denoiser) after every local window and "linear" after tha
 
 from __future__ import annotations
 
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -31,9 +30,11 @@ from neurips26.common.figures import save_figure  # noqa: E402, F401 (the script
 
 ARCH_ORDER = ("unet_tiny", "dit_tiny")
 ARCH_LABELS = {"unet_tiny": "UNet (tiny)", "dit_tiny": "DiT (tiny)"}
-SIMILARITY_COLUMNS = {"best_cos": ("best local BIRD", "tab:blue"),
-                      "ideal_cos": ("ideal (full window)", "tab:red"),
-                      "linear_cos": ("linear (Wiener)", "tab:green")}
+SIMILARITY_COLUMNS = {
+    "best_cos": ("best local BIRD", "tab:blue"),
+    "ideal_cos": ("ideal (full window)", "tab:red"),
+    "linear_cos": ("linear (Wiener)", "tab:green"),
+}
 HIGH_NOISE_T = 0.5  # similarity_over_training: t >= this is "high noise"
 MEMORIZED_HIGH, MEMORIZED_LOW = 0.9, 0.1  # memorization_curves reference lines
 SAMPLES_PER_ROW = 6
@@ -138,8 +139,11 @@ def _phase_matrix(rows: pd.DataFrame, windows: list[str]) -> tuple[np.ndarray, n
     """(log10 snr centres, matrix windows x snr of I / log N clipped to [0, 1], NaN where absent)."""
     rows = rows[np.isfinite(rows["snr"]) & (rows["snr"] > 0)]
     ratio = (rows["i_hat"] / rows["log_n"]).replace([np.inf, -np.inf], np.nan)
-    cells = pd.DataFrame({"window": rows["window"].astype(str), "snr": rows["snr"].astype(float),
-                          "ratio": ratio}).groupby(["window", "snr"])["ratio"].mean()
+    cells = (
+        pd.DataFrame({"window": rows["window"].astype(str), "snr": rows["snr"].astype(float), "ratio": ratio})
+        .groupby(["window", "snr"])["ratio"]
+        .mean()
+    )
     snrs = np.sort(rows["snr"].astype(float).unique())
     matrix = np.full((len(windows), len(snrs)), np.nan)
     for (window, snr), value in cells.items():
@@ -148,8 +152,7 @@ def _phase_matrix(rows: pd.DataFrame, windows: list[str]) -> tuple[np.ndarray, n
     return np.log10(snrs), np.clip(matrix, 0.0, 1.0)
 
 
-def _boundary_marks(ax, rows: pd.DataFrame, column: str, windows: list[str], lo: float, hi: float,
-                    **style) -> None:
+def _boundary_marks(ax, rows: pd.DataFrame, column: str, windows: list[str], lo: float, hi: float, **style) -> None:
     """Plot log10 of `column` at each window's row; values off the x range show as a triangle at the edge."""
     if rows is None or not len(rows) or column not in rows:
         return
@@ -188,12 +191,23 @@ def phase_diagram(phase: pd.DataFrame, boundary: pd.DataFrame | None = None) -> 
     ns = sorted(pd.unique(phase["n_train"].astype(float)))
     if boundary is not None and _empty(boundary, ("dataset", "n_train", "window")):
         boundary = None
-    fig, axes = plt.subplots(len(datasets), len(ns), figsize=(3.6 * len(ns) + 1.2, 2.9 * len(datasets) + 0.8),
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        len(datasets),
+        len(ns),
+        figsize=(3.6 * len(ns) + 1.2, 2.9 * len(datasets) + 0.8),
+        squeeze=False,
+        layout="constrained",
+    )
     cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")
     norm = Normalize(0.0, 1.0)
-    theory_style = dict(color="white", lw=1.8, marker="o", markersize=4, zorder=3,
-                        path_effects=[pe.Stroke(linewidth=3.2, foreground="black"), pe.Normal()])
+    theory_style = dict(
+        color="white",
+        lw=1.8,
+        marker="o",
+        markersize=4,
+        zorder=3,
+        path_effects=[pe.Stroke(linewidth=3.2, foreground="black"), pe.Normal()],
+    )
     emp_style = dict(color="tab:red", ls="none", marker="D", markersize=5, markeredgecolor="white", zorder=4)
     for i, dataset in enumerate(datasets):
         of_dataset = phase[phase["dataset"].astype(str) == dataset]
@@ -209,12 +223,19 @@ def phase_diagram(phase: pd.DataFrame, boundary: pd.DataFrame | None = None) -> 
                 ax.set_yticks([])
                 continue
             x_edges = _centre_edges(x)
-            ax.pcolormesh(x_edges, np.arange(len(windows) + 1) - 0.5, np.ma.masked_invalid(matrix),
-                          cmap=cmap, norm=norm, shading="flat")
+            ax.pcolormesh(
+                x_edges,
+                np.arange(len(windows) + 1) - 0.5,
+                np.ma.masked_invalid(matrix),
+                cmap=cmap,
+                norm=norm,
+                shading="flat",
+            )
             lo, hi = float(x_edges[0]), float(x_edges[-1])
             if boundary is not None:
-                marks = boundary[(boundary["dataset"].astype(str) == dataset)
-                                 & (boundary["n_train"].astype(float) == n)]
+                marks = boundary[
+                    (boundary["dataset"].astype(str) == dataset) & (boundary["n_train"].astype(float) == n)
+                ]
                 _boundary_marks(ax, marks, "snr_crit_theory", windows, lo, hi, **theory_style)
                 _boundary_marks(ax, marks, "snr_crit_emp", windows, lo, hi, **emp_style)
             ax.set_xlim(lo, hi)
@@ -225,12 +246,13 @@ def phase_diagram(phase: pd.DataFrame, boundary: pd.DataFrame | None = None) -> 
                 ax.set_ylabel("window k")
     bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=axes.ravel().tolist(), shrink=0.85)
     bar.set_label("I / log N")
-    handles = [Line2D([], [], label="theory: I_G = log N", **theory_style),
-               Line2D([], [], label=f"measured: entropy = {EMP_ENTROPY_NATS:g} nats", **emp_style)]
+    handles = [
+        Line2D([], [], label="theory: I_G = log N", **theory_style),
+        Line2D([], [], label=f"measured: entropy = {EMP_ENTROPY_NATS:g} nats", **emp_style),
+    ]
     if boundary is not None:
         fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, facecolor="lightgrey")
-    fig.suptitle("BIRD phase diagram: I / log N over SNR and window (memorizes where I \u2265 log N)",
-                 fontsize=11)
+    fig.suptitle("BIRD phase diagram: I / log N over SNR and window (memorizes where I \u2265 log N)", fontsize=11)
     return fig
 
 
@@ -264,15 +286,16 @@ def information_curves(phase: pd.DataFrame, window="5") -> Figure:
             of_n = rows[rows["n_train"].astype(float) == n]
             curve = of_n.groupby("snr")[["i_hat", "i_gauss", "log_n"]].mean()
             log_n = float(curve["log_n"].mean())
-            ax.plot(curve.index, curve["i_hat"], "-o", color=colour, markersize=3,
-                    label=f"{n_label(n)} measured")
+            ax.plot(curve.index, curve["i_hat"], "-o", color=colour, markersize=3, label=f"{n_label(n)} measured")
             ax.plot(curve.index, np.minimum(curve["i_gauss"], curve["log_n"]), "--", color=colour)
             ax.axhline(log_n, color=colour, ls=":", lw=1)
         ax.set_xscale("log")
         ax.grid(alpha=0.3, which="both")
         handles, _ = ax.get_legend_handles_labels()
-        handles += [Line2D([], [], color="black", ls="--", label="theory min(I_G, log N)"),
-                    Line2D([], [], color="black", ls=":", label="log N")]
+        handles += [
+            Line2D([], [], color="black", ls="--", label="theory min(I_G, log N)"),
+            Line2D([], [], color="black", ls=":", label="log N"),
+        ]
         ax.legend(handles=handles, fontsize=7)
     fig.suptitle("Information a restricted noisy observation carries about the training index", fontsize=11)
     fig.tight_layout()
@@ -286,8 +309,9 @@ def _regime_panels(kcal: pd.DataFrame, archs):
     """(fig, [(ax, arch, rows or None, title)]): columns = archs, rows = (dataset, n_train) settings."""
     archs = ordered_archs(kcal["arch"]) if archs is None else [str(a) for a in archs]
     settings = list(dict.fromkeys(zip(kcal["dataset"].astype(str), kcal["n_train"].astype(float))))
-    fig, axes = plt.subplots(len(settings), len(archs), figsize=(5.0 * len(archs), 3.8 * len(settings) + 0.5),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(settings), len(archs), figsize=(5.0 * len(archs), 3.8 * len(settings) + 0.5), squeeze=False
+    )
     panels = []
     for i, (dataset, n) in enumerate(settings):
         of_setting = kcal[(kcal["dataset"].astype(str) == dataset) & (kcal["n_train"].astype(float) == n)]
@@ -320,11 +344,11 @@ def kcal_vs_kmem(kcal: pd.DataFrame, archs=None) -> Figure:
         epochs = sorted(pd.unique(rows["epoch"]))
         for colour, epoch in zip(_shades(len(epochs)), epochs):
             curve = rows[rows["epoch"] == epoch].groupby("t")["k_cal"].mean().sort_index()
-            ax.plot(curve.index, curve.to_numpy(), "-o", color=colour, markersize=3,
-                    label=f"k_cal, epoch {epoch}")
+            ax.plot(curve.index, curve.to_numpy(), "-o", color=colour, markersize=3, label=f"k_cal, epoch {epoch}")
         mem = rows.groupby("t")[["k_mem_nats", "k_mem_frac"]].mean().sort_index()
-        ax.plot(mem.index, mem["k_mem_frac"].to_numpy(), "--", color="black", lw=1.6,
-                label="k_mem (\u03b5 = 0.8 log N)")
+        ax.plot(
+            mem.index, mem["k_mem_frac"].to_numpy(), "--", color="black", lw=1.6, label="k_mem (\u03b5 = 0.8 log N)"
+        )
         ax.plot(mem.index, mem["k_mem_nats"].to_numpy(), "-", color="black", lw=1.6, label="k_mem (0.1 nats)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, ncol=2 if len(epochs) > 4 else 1)
@@ -342,8 +366,10 @@ def similarity_over_training(kcal: pd.DataFrame, archs=None, high_noise_t: float
     if _empty(kcal, needed) or not any(c in kcal for c in SIMILARITY_COLUMNS):
         return _no_data_figure("no similarity data")
     fig, panels = _regime_panels(kcal, archs)
-    ranges = ((f"t \u2265 {high_noise_t:g} (high noise)", "-", "o", lambda t: t >= high_noise_t),
-              (f"t < {high_noise_t:g} (low noise)", "--", "s", lambda t: t < high_noise_t))
+    ranges = (
+        (f"t \u2265 {high_noise_t:g} (high noise)", "-", "o", lambda t: t >= high_noise_t),
+        (f"t < {high_noise_t:g} (low noise)", "--", "s", lambda t: t < high_noise_t),
+    )
     for ax, _arch, rows, title in panels:
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("epoch")
@@ -370,8 +396,10 @@ def similarity_over_training(kcal: pd.DataFrame, archs=None, high_noise_t: float
         ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.grid(alpha=0.3)
         handles = [Line2D([], [], color=colour, label=label) for label, colour in SIMILARITY_COLUMNS.values()]
-        handles += [Line2D([], [], color="black", ls=style, marker=marker, markersize=3, label=label)
-                    for label, style, marker, _ in ranges]
+        handles += [
+            Line2D([], [], color="black", ls=style, marker=marker, markersize=3, label=label)
+            for label, style, marker, _ in ranges
+        ]
         ax.legend(handles=handles, fontsize=7)
     fig.suptitle("Similarity of BIRD denoisers to the network over training", fontsize=11)
     fig.tight_layout()
@@ -410,8 +438,7 @@ def memorization_curves(memorization: pd.DataFrame) -> Figure:
         ax.set_title(dataset, fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, title="training set", title_fontsize=7)
-    fig.suptitle(f"Memorized samples against window (dotted: {MEMORIZED_HIGH:g} and {MEMORIZED_LOW:g})",
-                 fontsize=11)
+    fig.suptitle(f"Memorized samples against window (dotted: {MEMORIZED_HIGH:g} and {MEMORIZED_LOW:g})", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -451,8 +478,13 @@ def step_cost(cost: pd.DataFrame) -> Figure:
             curve = of_method.groupby("n_train")["seconds_per_image"].mean().sort_index()
             ax.plot(curve.index, curve.to_numpy(), "-o", markersize=4, label=m)
         for k, m in enumerate(networks):
-            ax.axhline(float(rows[rows["method"].astype(str) == m]["seconds_per_image"].mean()),
-                       color=network_colours[k % len(network_colours)], ls="--", lw=1.5, label=f"{m} (any N)")
+            ax.axhline(
+                float(rows[rows["method"].astype(str) == m]["seconds_per_image"].mean()),
+                color=network_colours[k % len(network_colours)],
+                ls="--",
+                lw=1.5,
+                label=f"{m} (any N)",
+            )
         if birds:
             ax.set_xscale("log")
             ax.xaxis.set_minor_locator(NullLocator())
@@ -495,8 +527,12 @@ def sample_grid(samples: dict, nearest: dict | None = None) -> Figure:
     keys = sorted(samples, key=_sort_sample_key)
     max_settings = MAX_SAMPLE_ROWS // 2
     shown, dropped = keys[:max_settings], len(keys) - max_settings
-    fig, axes = plt.subplots(2 * len(shown), SAMPLES_PER_ROW, squeeze=False,
-                             figsize=(1.2 * SAMPLES_PER_ROW + 1.4, 1.1 * 2 * len(shown) + 0.8))
+    fig, axes = plt.subplots(
+        2 * len(shown),
+        SAMPLES_PER_ROW,
+        squeeze=False,
+        figsize=(1.2 * SAMPLES_PER_ROW + 1.4, 1.1 * 2 * len(shown) + 0.8),
+    )
     for i, key in enumerate(shown):
         dataset, n, window = key
         top = np.asarray(samples[key])[:SAMPLES_PER_ROW]
@@ -513,15 +549,19 @@ def sample_grid(samples: dict, nearest: dict | None = None) -> Figure:
                 for spine in ax.spines.values():
                     spine.set_visible(False)
             clip_note = f"\n(clipped \u00b1{FIELD_CLIP:g})" if limit == FIELD_CLIP else ""
-            ax_row[0].set_ylabel(f"{name}\n{what}{clip_note}" if row == 0 else f"{what}{clip_note}",
-                                 fontsize=7)
+            ax_row[0].set_ylabel(f"{name}\n{what}{clip_note}" if row == 0 else f"{what}{clip_note}", fontsize=7)
             if images is None or not len(images):
                 _no_data(ax_row[0], "missing" if images is None else "none")
                 continue
             for ax, image in zip(ax_row, images):
                 shown_image, cmap = _display(image, limit)
-                ax.imshow(shown_image, cmap=cmap, vmin=-limit if cmap else None, vmax=limit if cmap else None,
-                          interpolation="nearest")
+                ax.imshow(
+                    shown_image,
+                    cmap=cmap,
+                    vmin=-limit if cmap else None,
+                    vmax=limit if cmap else None,
+                    interpolation="nearest",
+                )
     title = "BIRD samples (top) above their nearest training images (bottom)"
     if dropped > 0:
         title += f"\nshowing {len(shown)} of {len(keys)} settings ({dropped} dropped to bound the figure)"

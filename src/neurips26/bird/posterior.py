@@ -56,13 +56,10 @@ def check_window(window, height: int, width: int):
         raise ValueError(f"window must be an odd int or None (whole image), got {window!r}")
     k = int(window)
     if k < 1 or k % 2 == 0:
-        raise ValueError(
-            f"window k={k} must be an odd int >= 1 (a k x k window centred on each pixel)"
-        )
+        raise ValueError(f"window k={k} must be an odd int >= 1 (a k x k window centred on each pixel)")
     if k > min(height, width):
         raise ValueError(
-            f"window k={k} is larger than the image ({height} x {width}); use window=None for the "
-            "whole image"
+            f"window k={k} is larger than the image ({height} x {width}); use window=None for the whole image"
         )
     return k
 
@@ -160,10 +157,7 @@ def bird_posteriors(x_t, train, a, b, windows, chunk=None, soft=0.0) -> list[Bir
     x = _check_images(x_t, "x_t").astype(np.float64, copy=False)
     tr = _check_images(train, "train")
     if x.shape[1:] != tr.shape[1:]:
-        raise ValueError(
-            f"x_t images {x.shape[1:]} and training images {tr.shape[1:]} must have the same "
-            "(C, H, W)"
-        )
+        raise ValueError(f"x_t images {x.shape[1:]} and training images {tr.shape[1:]} must have the same (C, H, W)")
     a = _check_finite_scalar(a, "a")
     b = _check_finite_scalar(b, "b")
     if b <= 0:

@@ -65,9 +65,7 @@ def t_from_snr(snr_value):
     t = STRETCH * (2.0 / np.pi) * np.arctan(1.0 / np.sqrt(s))
     if np.any(t >= 1.0):
         s_min = float((1.0 - beta(1.0)) / beta(1.0))
-        raise ValueError(
-            f"snr {float(s.min())} is below snr(t=1) = {s_min:.4g}: no t in (0, 1) reaches it"
-        )
+        raise ValueError(f"snr {float(s.min())} is below snr(t=1) = {s_min:.4g}: no t in (0, 1) reaches it")
     return t
 
 
@@ -80,9 +78,7 @@ def check_times(t):
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"t must be finite, got {t!r}")
     if np.any(arr <= 0.0) or np.any(arr >= 1.0):
-        raise ValueError(
-            f"t must lie strictly inside (0, 1), got values in [{arr.min()}, {arr.max()}]"
-        )
+        raise ValueError(f"t must lie strictly inside (0, 1), got values in [{arr.min()}, {arr.max()}]")
     bt = 1.0 - np.cos(arr / STRETCH * np.pi / 2.0) ** 2
     if np.any(bt <= 0.0):
         raise ValueError(

@@ -23,8 +23,8 @@ import pandas as pd
 import torch
 from torch import nn
 
-from neurips26.common.adam import Adam
 from neurips26.common import loop
+from neurips26.common.adam import Adam
 
 T_LEVELS = 1000  # t = k / T_LEVELS
 T_CLIP = 1e-6  # t is clipped to [T_CLIP, 1 - T_CLIP]
@@ -68,8 +68,15 @@ def _cpu_state(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def train_epsilon(
-    model: nn.Module, x_train: torch.Tensor, epochs: int, batch: int, lr: float, seed: int,
-    checkpoint_epochs: Iterable[int] = (), gamma: float = GAMMA, settings: loop.LoopSettings | None = None,
+    model: nn.Module,
+    x_train: torch.Tensor,
+    epochs: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    checkpoint_epochs: Iterable[int] = (),
+    gamma: float = GAMMA,
+    settings: loop.LoopSettings | None = None,
 ) -> tuple[pd.DataFrame, dict[int, dict[str, torch.Tensor]]]:
     """Train `model` (in place, on its own device) to predict eps for `epochs` epochs in the shared training
     loop (common.loop: one loop step is one epoch); returns (log, kept weights).
@@ -107,8 +114,12 @@ def train_epsilon(
             value, step = loss.item(), len(rows)
             if not math.isfinite(value):
                 where = loop.first_non_finite(loop.parameter_groups({"model": model}))
-                raise loop.Diverged(step, where, value, detail=(
-                    f"epsilon-MSE is {value} at epoch {epoch}, step {step}; lr={lr}, check the data's scale"))
+                raise loop.Diverged(
+                    step,
+                    where,
+                    value,
+                    detail=(f"epsilon-MSE is {value} at epoch {epoch}, step {step}; lr={lr}, check the data's scale"),
+                )
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
             optimiser.step()
@@ -120,8 +131,14 @@ def train_epsilon(
         return sum(row[2] for row in rows[first:]) / max(1, len(rows) - first)
 
     model.train()
-    state = {"model": model, "optimiser": optimiser, "generator": generator, "rows": rows, "kept": kept,
-             "decayed": decayed}
+    state = {
+        "model": model,
+        "optimiser": optimiser,
+        "generator": generator,
+        "rows": rows,
+        "kept": kept,
+        "decayed": decayed,
+    }
     loop.run_loop(run_epoch, epochs, state, settings or loop.LoopSettings(name="train_epsilon"))
     return pd.DataFrame(rows, columns=LOG_COLUMNS), {e: kept[e] for e in checkpoint_epochs}
 

@@ -9,14 +9,19 @@ Its state_dict()/load_state_dict() round-trip, so checkpoints resume bit-identic
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import torch
 
 
 class Adam:
-    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8):
+    def __init__(
+        self,
+        params: Iterable[torch.nn.Parameter],
+        lr: float,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+    ):
         self.params = [p for p in params if p.requires_grad]
         if not self.params:
             raise ValueError("Adam got no parameters that require gradients")
@@ -57,13 +62,21 @@ class Adam:
         torch._foreach_addcdiv_(params, exp_avg, denom, -step_size)
 
     def state_dict(self) -> dict:
-        return {"step": self.step_count, "lr": self.lr, "betas": self.betas, "eps": self.eps,
-                "exp_avg": [t.clone() for t in self.exp_avg], "exp_avg_sq": [t.clone() for t in self.exp_avg_sq]}
+        return {
+            "step": self.step_count,
+            "lr": self.lr,
+            "betas": self.betas,
+            "eps": self.eps,
+            "exp_avg": [t.clone() for t in self.exp_avg],
+            "exp_avg_sq": [t.clone() for t in self.exp_avg_sq],
+        }
 
     def load_state_dict(self, state: dict) -> None:
         if len(state["exp_avg"]) != len(self.params):
-            raise ValueError(f"optimiser state holds {len(state['exp_avg'])} tensors, the model has "
-                             f"{len(self.params)} parameters: it belongs to another model")
+            raise ValueError(
+                f"optimiser state holds {len(state['exp_avg'])} tensors, the model has "
+                f"{len(self.params)} parameters: it belongs to another model"
+            )
         self.step_count = int(state["step"])
         self.lr = state["lr"]  # a decayed learning rate resumes where it was
         for mine, saved in zip(self.exp_avg + self.exp_avg_sq, state["exp_avg"] + state["exp_avg_sq"]):

@@ -28,8 +28,26 @@ KINDS = ("hard", "soft", "info", "check")
 CLAIM_KINDS = ("hard", "soft", "info")
 COMPARISONS = ("<", "<=", ">", ">=")
 VERDICTS = ("holds", "fails", "inconclusive")
-COLUMNS = ["claim_id", "kind", "statement", "metric", "value", "comparison", "threshold", "verdict", "holds",
-           "runs", "min_runs", "low", "high", "noise", "evidence", "paper_value", "source", "note"]
+COLUMNS = [
+    "claim_id",
+    "kind",
+    "statement",
+    "metric",
+    "value",
+    "comparison",
+    "threshold",
+    "verdict",
+    "holds",
+    "runs",
+    "min_runs",
+    "low",
+    "high",
+    "noise",
+    "evidence",
+    "paper_value",
+    "source",
+    "note",
+]
 
 
 @dataclass(frozen=True)
@@ -51,8 +69,7 @@ class Definition:
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.claim_id}: kind must be one of {KINDS}, got {self.kind!r}")
         if self.comparison not in COMPARISONS:
-            raise ValueError(f"claim {self.claim_id}: comparison must be one of {COMPARISONS}, "
-                             f"got {self.comparison!r}")
+            raise ValueError(f"claim {self.claim_id}: comparison must be one of {COMPARISONS}, got {self.comparison!r}")
         if self.min_runs < 1:
             raise ValueError(f"claim {self.claim_id}: min_runs must be >= 1, got {self.min_runs}")
         if self.kind != "check" and not self.source.strip():
@@ -90,8 +107,9 @@ class Measured:
 
 
 def _compare(value: float, comparison: str, threshold: float) -> bool:
-    return {"<": value < threshold, "<=": value <= threshold, ">": value > threshold,
-            ">=": value >= threshold}[comparison]
+    return {"<": value < threshold, "<=": value <= threshold, ">": value > threshold, ">=": value >= threshold}[
+        comparison
+    ]
 
 
 def _finite(x) -> bool:
@@ -121,8 +139,9 @@ def verdict(definition: Definition, measured: Measured) -> tuple[str, str]:
         if not _finite(m.noise):
             return "inconclusive", f"the seed noise is {m.noise}"
         if abs(m.value - d.threshold) <= m.noise:
-            return "inconclusive", (f"margin {m.value - d.threshold:+.4g} to the threshold is within the seed "
-                                    f"noise {m.noise:.4g}")
+            return "inconclusive", (
+                f"margin {m.value - d.threshold:+.4g} to the threshold is within the seed noise {m.noise:.4g}"
+            )
     return ("holds" if _compare(m.value, d.comparison, d.threshold) else "fails"), ""
 
 
@@ -137,11 +156,20 @@ def load_definitions(path: str | Path, schema: str | Path | None = None) -> list
     definitions = []
     for item in data["claims"]:
         try:
-            definitions.append(Definition(
-                claim_id=item["id"], statement=item["statement"], kind=item["kind"], metric=item["metric"],
-                comparison=item["comparison"], threshold=float(item["threshold"]),
-                evidence=tuple(item["evidence"]), source=item.get("source", ""),
-                min_runs=int(item.get("min_runs", 1)), paper_value=item.get("paper_value")))
+            definitions.append(
+                Definition(
+                    claim_id=item["id"],
+                    statement=item["statement"],
+                    kind=item["kind"],
+                    metric=item["metric"],
+                    comparison=item["comparison"],
+                    threshold=float(item["threshold"]),
+                    evidence=tuple(item["evidence"]),
+                    source=item.get("source", ""),
+                    min_runs=int(item.get("min_runs", 1)),
+                    paper_value=item.get("paper_value"),
+                )
+            )
         except ValueError as error:
             raise ConfigError(f"{path}: {error}") from None
     ids = [d.claim_id for d in definitions]
@@ -169,16 +197,28 @@ def decide(definitions: Sequence[Definition], measured: Iterable[Measured]) -> p
         m = by_id[d.claim_id]
         outcome, reason = verdict(d, m)
         value = float(m.value) if _finite(m.value) else float("nan")
-        rows.append({
-            "claim_id": d.claim_id, "kind": d.kind, "statement": d.statement, "metric": d.metric, "value": value,
-            "comparison": d.comparison, "threshold": d.threshold, "verdict": outcome, "holds": outcome == "holds",
-            "runs": int(m.runs), "min_runs": d.min_runs,
-            "low": float(m.low) if m.low is not None else float("nan"),
-            "high": float(m.high) if m.high is not None else float("nan"),
-            "noise": float(m.noise) if m.noise is not None else float("nan"),
-            "evidence": ", ".join(d.evidence), "paper_value": d.paper_value, "source": d.source,
-            "note": "; ".join(p for p in (reason, m.note) if p),
-        })
+        rows.append(
+            {
+                "claim_id": d.claim_id,
+                "kind": d.kind,
+                "statement": d.statement,
+                "metric": d.metric,
+                "value": value,
+                "comparison": d.comparison,
+                "threshold": d.threshold,
+                "verdict": outcome,
+                "holds": outcome == "holds",
+                "runs": int(m.runs),
+                "min_runs": d.min_runs,
+                "low": float(m.low) if m.low is not None else float("nan"),
+                "high": float(m.high) if m.high is not None else float("nan"),
+                "noise": float(m.noise) if m.noise is not None else float("nan"),
+                "evidence": ", ".join(d.evidence),
+                "paper_value": d.paper_value,
+                "source": d.source,
+                "note": "; ".join(p for p in (reason, m.note) if p),
+            }
+        )
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["paper_value"] = frame["paper_value"].astype("float64")
     return frame
@@ -220,8 +260,9 @@ def t_interval(values: Sequence[float], confidence: float = 0.95) -> Spread:
     return Spread(mean, mean - half, mean + half, n, f"{confidence:.0%} t interval")
 
 
-def bootstrap_interval(values: Sequence[float], confidence: float = 0.95, resamples: int = 2000,
-                       seed: int = 0, statistic=np.mean) -> Spread:
+def bootstrap_interval(
+    values: Sequence[float], confidence: float = 0.95, resamples: int = 2000, seed: int = 0, statistic=np.mean
+) -> Spread:
     """`statistic` of `values` with a percentile bootstrap interval (fixed seed: same numbers every time)."""
     x = np.asarray([v for v in values if _finite(v)], dtype=float)
     n = len(x)
@@ -254,5 +295,15 @@ def count_verdicts(claims: pd.DataFrame) -> dict[str, int]:
 def log_verdicts(claims: pd.DataFrame, log) -> None:
     """One log line per claim: id, kind, value against threshold, runs, verdict and why."""
     for row in claims.itertuples():
-        log.info("%s [%s] %s: %.4g %s %g on %d run(s) -> %s%s", row.claim_id, row.kind, row.metric, row.value,
-                 row.comparison, row.threshold, row.runs, row.verdict, f" ({row.note})" if row.note else "")
+        log.info(
+            "%s [%s] %s: %.4g %s %g on %d run(s) -> %s%s",
+            row.claim_id,
+            row.kind,
+            row.metric,
+            row.value,
+            row.comparison,
+            row.threshold,
+            row.runs,
+            row.verdict,
+            f" ({row.note})" if row.note else "",
+        )

@@ -35,7 +35,13 @@ import numpy as np
 from .token_files import read_tokens, write_tokens
 
 __all__ = [
-    "CORPORA", "END_OF_TEXT", "SOURCES", "build_documents", "encode_documents", "read_tokens", "train_tokenizer",
+    "CORPORA",
+    "END_OF_TEXT",
+    "SOURCES",
+    "build_documents",
+    "encode_documents",
+    "read_tokens",
+    "train_tokenizer",
     "write_tokens",
 ]
 
@@ -69,15 +75,16 @@ def _stdlib_docstrings() -> Iterator[tuple[str, str]]:
 
 def _debian_fortunes() -> Iterator[tuple[str, str]]:
     if not FORTUNES_DIR.is_dir():
-        raise FileNotFoundError(f"source 'debian_fortunes' needs the Debian package 'fortunes' "
-                                f"({FORTUNES_DIR} is missing): apt-get install fortunes")
+        raise FileNotFoundError(
+            f"source 'debian_fortunes' needs the Debian package 'fortunes' "
+            f"({FORTUNES_DIR} is missing): apt-get install fortunes"
+        )
     for path in sorted(FORTUNES_DIR.iterdir()):
         if path.is_file() and not path.suffix and not path.is_symlink():
             yield path.name, path.read_text(encoding="utf-8", errors="replace").replace("\n%\n", "\n\n")
 
 
-SOURCES = {"pydoc_topics": _pydoc_topics, "stdlib_docstrings": _stdlib_docstrings,
-           "debian_fortunes": _debian_fortunes}
+SOURCES = {"pydoc_topics": _pydoc_topics, "stdlib_docstrings": _stdlib_docstrings, "debian_fortunes": _debian_fortunes}
 CORPORA = {
     "cpython_docs": ("pydoc_topics", "stdlib_docstrings"),
     "pydoc_topics": ("pydoc_topics",),
@@ -100,16 +107,25 @@ def build_documents(corpus: str, validation_fraction: float = 0.05):
     if not (isinstance(validation_fraction, (int, float)) and 0 < validation_fraction < 1):
         raise ValueError(f"validation_fraction must lie in (0, 1), got {validation_fraction!r}")
     rows = [
-        {"source": source, "key": key, "text": text, "n_chars": len(text),
-         "split": "val" if _in_validation(source, key, validation_fraction) else "train"}
-        for source in CORPORA[corpus] for key, text in SOURCES[source]() if text.strip()
+        {
+            "source": source,
+            "key": key,
+            "text": text,
+            "n_chars": len(text),
+            "split": "val" if _in_validation(source, key, validation_fraction) else "train",
+        }
+        for source in CORPORA[corpus]
+        for key, text in SOURCES[source]()
+        if text.strip()
     ]
     frame = pd.DataFrame(rows, columns=["source", "key", "split", "text", "n_chars"])
     counts = frame["split"].value_counts()
     for split in ("train", "val"):
         if counts.get(split, 0) == 0:
-            raise ValueError(f"corpus {corpus!r} has {len(frame)} documents and none fell in the {split} split "
-                             f"(validation_fraction={validation_fraction})")
+            raise ValueError(
+                f"corpus {corpus!r} has {len(frame)} documents and none fell in the {split} split "
+                f"(validation_fraction={validation_fraction})"
+            )
     return frame
 
 
@@ -119,13 +135,20 @@ def train_tokenizer(texts: list[str], vocab_size: int, min_frequency: int = 2):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or not 257 <= vocab_size <= 65535:
-        raise ValueError(f"vocab_size must be an integer in [257, 65535] (byte alphabet plus merges, uint16 "
-                         f"token files), got {vocab_size!r}")
+        raise ValueError(
+            f"vocab_size must be an integer in [257, 65535] (byte alphabet plus merges, uint16 "
+            f"token files), got {vocab_size!r}"
+        )
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=[END_OF_TEXT],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=[END_OF_TEXT],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tokenizer.train_from_iterator(texts, trainer)
     return tokenizer
 
@@ -150,10 +173,14 @@ def corpus_meta(documents, tokenizer, train: np.ndarray, val: np.ndarray, corpus
 
     text_hash = hashlib.sha256("\x00".join(documents["text"]).encode()).hexdigest()
     return {
-        "corpus": corpus, "sources": list(CORPORA[corpus]), "vocab_size": tokenizer.get_vocab_size(),
+        "corpus": corpus,
+        "sources": list(CORPORA[corpus]),
+        "vocab_size": tokenizer.get_vocab_size(),
         "documents": {split: int((documents["split"] == split).sum()) for split in ("train", "val")},
-        "tokens": {"train": int(train.size), "val": int(val.size)}, "characters": int(documents["n_chars"].sum()),
-        "text_sha256": text_hash, "tokenizer_sha256": hashlib.sha256(tokenizer.to_str().encode()).hexdigest(),
+        "tokens": {"train": int(train.size), "val": int(val.size)},
+        "characters": int(documents["n_chars"].sum()),
+        "text_sha256": text_hash,
+        "tokenizer_sha256": hashlib.sha256(tokenizer.to_str().encode()).hexdigest(),
         "tokenizers_version": tokenizers.__version__,
     }
 

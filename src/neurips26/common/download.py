@@ -46,9 +46,7 @@ def md5sum(path: str | Path) -> str:
 def _parse_hash(known_hash: object) -> tuple[str, str]:
     m = _HASH_RE.match(known_hash) if isinstance(known_hash, str) else None
     if m is None or len(m[2]) != _HASH_LEN[m[1]]:
-        raise ValueError(
-            f"known_hash must look like '<md5|sha1|sha256>:<hex digest>', got {known_hash!r}"
-        )
+        raise ValueError(f"known_hash must look like '<md5|sha1|sha256>:<hex digest>', got {known_hash!r}")
     return m[1], m[2].lower()
 
 
@@ -151,9 +149,7 @@ def fetch(
             log.debug("using cached %s", out)
         return out
     assert last is not None
-    raise DownloadError(
-        f"failed to download {url} after {attempt} attempt(s): {_describe(last, timeout)}"
-    ) from last
+    raise DownloadError(f"failed to download {url} after {attempt} attempt(s): {_describe(last, timeout)}") from last
 
 
 # --------------------------------------------------------------------------- extraction
@@ -207,8 +203,7 @@ def _check_tar(archive: Path, members: list[tarfile.TarInfo]) -> None:
         if m.isdev():
             raise refuse(m, "is a device or fifo")
         if m.issym() and (
-            _is_absolute(m.linkname)
-            or _resolve(posixpath.join(posixpath.dirname(m.name), m.linkname), links) is None
+            _is_absolute(m.linkname) or _resolve(posixpath.join(posixpath.dirname(m.name), m.linkname), links) is None
         ):
             raise refuse(m, f"is a symlink to {m.linkname!r}, outside the destination")
         if m.islnk() and (_is_absolute(m.linkname) or _resolve(m.linkname, links) is None):

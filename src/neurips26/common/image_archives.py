@@ -17,7 +17,6 @@ def read_idx_images(path) -> np.ndarray:
     return np.frombuffer(raw[16:], dtype=np.uint8).reshape(count, rows, cols).astype(np.float64)
 
 
-
 def cifar10_from_archive(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """CIFAR-10 from the official python archive (read in place, nothing extracted): x_train (50000, 3,
     32, 32) and x_test (10000, ...) as float32 in [-1, 1], with int64 labels."""

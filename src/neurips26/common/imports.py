@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PACKAGE = "neurips26"
@@ -43,7 +43,7 @@ def _absolute(package: list[str], level: int, module: str | None) -> str | None:
     return ".".join(base + (module.split(".") if module else []))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _imports(path: Path, src: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(library module names, top-level third-party names) imported anywhere in `path`, lazily or not,
     relative imports resolved against the file's package."""
@@ -67,7 +67,7 @@ def _imports(path: Path, src: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(dict.fromkeys(library)), tuple(sorted(set(third_party)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _direct(path: Path, src: Path) -> tuple[tuple[Path, ...], tuple[str, ...]]:
     """(library files, third-party packages) that `path` imports directly."""
     library, third_party = _imports(path, src)
@@ -96,10 +96,10 @@ def reached(script: Path, src: Path) -> tuple[set[Path], set[str]]:
 # what workflow parsing uses: a scan of import statements by pattern, ten times faster than parsing each
 # file (every dry run pays for it); tests check that it finds what the syntax tree finds
 _FROM = re.compile(rf"^[ \t]*from[ \t]+({PACKAGE}[\w.]*|\.+[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
-_IMPORT = re.compile(rf"^[ \t]*import[ \t]+([^\n]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*)", re.M)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _scanned(path: Path, src: Path) -> tuple[Path, ...]:
     text = path.read_text()
     names: list[str] = []
@@ -110,11 +110,9 @@ def _scanned(path: Path, src: Path) -> tuple[Path, ...]:
         if not module:
             continue
         names.append(module)
-        names += [f"{module}.{n.split()[0]}" for n in re.sub(r"#.*", "", imported).strip("()").split(",")
-                  if n.strip()]
+        names += [f"{module}.{n.split()[0]}" for n in re.sub(r"#.*", "", imported).strip("()").split(",") if n.strip()]
     for imported in _IMPORT.findall(text):
-        names += [n.split()[0] for n in re.sub(r"#.*", "", imported).split(",")
-                  if n.strip().startswith(PACKAGE)]
+        names += [n.split()[0] for n in re.sub(r"#.*", "", imported).split(",") if n.strip().startswith(PACKAGE)]
     full = []
     for name in names:
         parts = name.split(".")

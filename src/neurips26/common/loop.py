@@ -26,9 +26,10 @@ import os
 import random
 import signal
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import torch
@@ -46,8 +47,11 @@ class Diverged(FloatingPointError):
 
     def __init__(self, step: int, group: str, loss: float, detail: str = ""):
         self.step, self.group, self.loss = step, group, loss
-        super().__init__(f"training diverged at step {step}: loss {loss}; first non-finite: {group}"
-                         + (f" ({detail})" if detail else "") + "; lower the learning rate or check the data")
+        super().__init__(
+            f"training diverged at step {step}: loss {loss}; first non-finite: {group}"
+            + (f" ({detail})" if detail else "")
+            + "; lower the learning rate or check the data"
+        )
 
 
 class Preempted(SystemExit):
@@ -101,6 +105,7 @@ class StopTraining(Exception):
 
 
 # ---- states of the named objects ---------------------------------------------------------------------------
+
 
 def _get_state(obj: Any) -> Any:
     if isinstance(obj, torch.Generator):
@@ -156,8 +161,12 @@ def _set_global_rng(states: dict) -> None:
 
 def save(path: Path, fingerprint: str, step: int, state: Mapping[str, Any]) -> None:
     """Write the named states, the global random states and the next step, atomically."""
-    payload = {"fingerprint": fingerprint, "step": step, "rng": _global_rng(),
-               "state": {name: _get_state(obj) for name, obj in state.items()}}
+    payload = {
+        "fingerprint": fingerprint,
+        "step": step,
+        "rng": _global_rng(),
+        "state": {name: _get_state(obj) for name, obj in state.items()},
+    }
     with atomic_path(path) as tmp:
         torch.save(payload, tmp)
 
@@ -181,6 +190,7 @@ def restore(path: Path | None, fingerprint: str, state: Mapping[str, Any]) -> in
 
 
 # ---- divergence --------------------------------------------------------------------------------------------
+
 
 def parameter_groups(state: Mapping[str, Any]) -> dict[str, list[torch.nn.Parameter]]:
     """Parameters of every module in `state`, grouped by '<name>.<top-level child>'."""
@@ -224,9 +234,14 @@ def _scalar(loss: Any) -> float:
 
 # ---- the loop ----------------------------------------------------------------------------------------------
 
-def run_loop(step_fn: Callable[[int], Any], steps: int, state: Mapping[str, Any],
-             settings: LoopSettings | None = None,
-             groups: Mapping[str, Iterable[torch.Tensor]] | None = None) -> LoopResult:
+
+def run_loop(
+    step_fn: Callable[[int], Any],
+    steps: int,
+    state: Mapping[str, Any],
+    settings: LoopSettings | None = None,
+    groups: Mapping[str, Iterable[torch.Tensor]] | None = None,
+) -> LoopResult:
     """Run `step_fn(step)` for step = start .. steps-1, where start is 0 or the step of a resumed checkpoint.
 
     `step_fn` returns the step's loss (a tensor or number; None skips the finiteness check) and may raise
@@ -266,8 +281,15 @@ def run_loop(step_fn: Callable[[int], Any], steps: int, state: Mapping[str, Any]
             if now - last_report >= s.progress_seconds or step == start or done == steps:
                 rate = (done - start) / max(now - began, 1e-9)
                 eta = (steps - done) / rate if rate > 0 else math.inf
-                log.info("%s: step %d/%d loss %s, %.2f steps/s, ETA %s", s.name, done, steps,
-                         "n/a" if loss is None else f"{_scalar(loss):.4g}", rate, _duration(eta))
+                log.info(
+                    "%s: step %d/%d loss %s, %.2f steps/s, ETA %s",
+                    s.name,
+                    done,
+                    steps,
+                    "n/a" if loss is None else f"{_scalar(loss):.4g}",
+                    rate,
+                    _duration(eta),
+                )
                 last_report = now
             periodic = not signal_only and (done % every == 0 or now - last_save >= s.every_seconds)
             if s.checkpoint is not None and done < steps and (periodic or terminated):
@@ -276,8 +298,12 @@ def run_loop(step_fn: Callable[[int], Any], steps: int, state: Mapping[str, Any]
                 log.info("%s: checkpoint at step %d written to %s", s.name, done, s.checkpoint)
                 faults.checkpoint_written(s.checkpoint)
             if terminated and done < steps:
-                log.warning("%s: SIGTERM received; stopping at step %d (checkpoint: %s) so that a retry resumes",
-                            s.name, done, s.checkpoint)
+                log.warning(
+                    "%s: SIGTERM received; stopping at step %d (checkpoint: %s) so that a retry resumes",
+                    s.name,
+                    done,
+                    s.checkpoint,
+                )
                 raise Preempted(done, s.checkpoint)  # the checkpoint of this step was written above
         else:
             step = steps

@@ -27,11 +27,13 @@ def read_benchmarks(folder: str | Path) -> pd.DataFrame:
     rows = []
     for path in sorted(Path(folder).rglob("*.tsv")):
         table = pd.read_csv(path, sep="\t")
-        rows.append({
-            "job": str(path.relative_to(folder).with_suffix("")),
-            "seconds": float(table["s"].mean()),
-            "max_rss_mb": float(pd.to_numeric(table["max_rss"], errors="coerce").max()),
-        })
+        rows.append(
+            {
+                "job": str(path.relative_to(folder).with_suffix("")),
+                "seconds": float(table["s"].mean()),
+                "max_rss_mb": float(pd.to_numeric(table["max_rss"], errors="coerce").max()),
+            }
+        )
     return pd.DataFrame(rows, columns=["job", "seconds", "max_rss_mb"])
 
 
@@ -46,25 +48,34 @@ def claims_markdown(claims: pd.DataFrame) -> str:
     def interval(row) -> str:
         return "" if not np.isfinite(row.low) else f"[{row.low:.4g}, {row.high:.4g}]"
 
-    shown = pd.DataFrame({
-        "claim_id": claims["claim_id"], "kind": claims["kind"], "statement": claims["statement"],
-        "metric": claims["metric"], "value": claims["value"],
-        "interval": [interval(r) for r in claims.itertuples()],
-        "check": claims["comparison"] + " " + claims["threshold"].map(lambda t: f"{t:g}"),
-        "runs": [f"{r.runs} (min {r.min_runs})" for r in claims.itertuples()],
-        "verdict": claims["verdict"].map(VERDICT_CELLS), "paper_value": claims["paper_value"],
-        "evidence": claims["evidence"], "note": claims["note"],
-    })
+    shown = pd.DataFrame(
+        {
+            "claim_id": claims["claim_id"],
+            "kind": claims["kind"],
+            "statement": claims["statement"],
+            "metric": claims["metric"],
+            "value": claims["value"],
+            "interval": [interval(r) for r in claims.itertuples()],
+            "check": claims["comparison"] + " " + claims["threshold"].map(lambda t: f"{t:g}"),
+            "runs": [f"{r.runs} (min {r.min_runs})" for r in claims.itertuples()],
+            "verdict": claims["verdict"].map(VERDICT_CELLS),
+            "paper_value": claims["paper_value"],
+            "evidence": claims["evidence"],
+            "note": claims["note"],
+        }
+    )
     return f"{verdict_line(claims)}\n\n{markdown_table(shown)}"
 
 
 def verdict_line(claims: pd.DataFrame) -> str:
     """One sentence: holds/fails/inconclusive per kind of claim, and checks passed."""
     counts = verdict_summary(claims)
-    parts = [f"{kind} claims {counts[kind]}" for kind in ("hard", "soft", "info")
-             if (claims["kind"] == kind).any()]
-    return ("Claims (holds/fails/inconclusive): " + ("; ".join(parts) or "none")
-            + f". Implementation checks passed: {counts['checks']}.")
+    parts = [f"{kind} claims {counts[kind]}" for kind in ("hard", "soft", "info") if (claims["kind"] == kind).any()]
+    return (
+        "Claims (holds/fails/inconclusive): "
+        + ("; ".join(parts) or "none")
+        + f". Implementation checks passed: {counts['checks']}."
+    )
 
 
 def verdict_summary(claims: pd.DataFrame) -> dict[str, str]:
@@ -82,8 +93,12 @@ def runtimes_markdown(folder: str | Path) -> str:
     """Job time per step (the first folder level under the benchmarks folder) and in total."""
     bench = read_benchmarks(folder)
     bench["step"] = bench["job"].str.split("/").str[0]
-    steps = bench.groupby("step")["seconds"].agg(["count", "sum", "max"]).reset_index().rename(
-        columns={"count": "jobs", "sum": "total s", "max": "slowest job s"})
+    steps = (
+        bench.groupby("step")["seconds"]
+        .agg(["count", "sum", "max"])
+        .reset_index()
+        .rename(columns={"count": "jobs", "sum": "total s", "max": "slowest job s"})
+    )
     return f"{markdown_table(steps)}\n\nTotal job time {bench['seconds'].sum():.1f} s over {len(bench)} jobs."
 
 
@@ -92,11 +107,18 @@ def figures_markdown(figures: list[str], report_path: str | Path, captions: list
     out = Path(report_path).parent
     text = {Path(p).stem: " ".join(Path(p).read_text().split()) for p in captions}
     return "\n\n".join(
-        f"![{Path(p).stem}]({Path(p).relative_to(out)})\n\n{text.get(Path(p).stem, '')}" for p in figures)
+        f"![{Path(p).stem}]({Path(p).relative_to(out)})\n\n{text.get(Path(p).stem, '')}" for p in figures
+    )
 
 
-def closing_sections(figures: list[str], report_path: str | Path, captions: list[str], benchmarks: str | Path,
-                     deviations: str | Path, provenance: str) -> str:
+def closing_sections(
+    figures: list[str],
+    report_path: str | Path,
+    captions: list[str],
+    benchmarks: str | Path,
+    deviations: str | Path,
+    provenance: str,
+) -> str:
     """The sections every paper's report ends with: figures, runtimes, deviations, provenance."""
     return f"""## Figures
 

@@ -11,7 +11,6 @@ import numpy as np
 from neurips26.common.faults import InjectedFault, inject_fault
 from neurips26.common.provenance import provenance
 
-
 LIBRARY_LOGGERS = ("neurips26.download", "neurips26.amortix", "neurips26.loop")
 
 
@@ -62,8 +61,15 @@ def _log_uncaught(logger: logging.Logger) -> None:
 
     def hook(kind, value, traceback):
         if not issubclass(kind, KeyboardInterrupt):
-            record = logger.makeRecord(logger.name, logging.ERROR, __file__, 0, "uncaught %s: %s",
-                                       (kind.__name__, value), (kind, value, traceback))
+            record = logger.makeRecord(
+                logger.name,
+                logging.ERROR,
+                __file__,
+                0,
+                "uncaught %s: %s",
+                (kind.__name__, value),
+                (kind, value, traceback),
+            )
             for handler in logger.handlers:  # stderr gets the traceback from the default hook below
                 if isinstance(handler, logging.FileHandler):
                     handler.handle(record)

@@ -29,8 +29,11 @@ def paper_row(slug: str, claims: pd.DataFrame, bench: pd.DataFrame) -> dict:
     row["checks passed"] = f"{int((checks['verdict'] == 'holds').sum())}/{len(checks)}"
     row["checks_holds"], row["checks_total"] = int((checks["verdict"] == "holds").sum()), len(checks)
     decided = claims[claims["kind"].isin(["hard", "soft"])]["runs"]
-    row["runs per claim"] = "n/a" if decided.empty else (
-        f"{decided.min()}" if decided.min() == decided.max() else f"{decided.min()}-{decided.max()}")
+    row["runs per claim"] = (
+        "n/a"
+        if decided.empty
+        else (f"{decided.min()}" if decided.min() == decided.max() else f"{decided.min()}-{decided.max()}")
+    )
     row["jobs"] = len(bench)
     row["job time (s)"] = round(float(bench["seconds"].sum()), 1)
     row["slowest job"] = bench.sort_values("seconds").iloc[-1]["job"] if len(bench) else "n/a"
@@ -55,14 +58,26 @@ def totals_row(table: pd.DataFrame) -> dict:
 
 def totals_sentence(table: pd.DataFrame) -> str:
     """The top line: hard and soft claims across papers, and checks."""
-    total = table[table["paper"] == "all papers"].iloc[0] if (table["paper"] == "all papers").any() \
-        else totals_row(table)
+    total = (
+        table[table["paper"] == "all papers"].iloc[0] if (table["paper"] == "all papers").any() else totals_row(table)
+    )
     papers = int((table["paper"] != "all papers").sum())
-    return (f"**{papers} papers. Hard claims: {total['hard_holds']} hold, {total['hard_fails']} fail, "
-            f"{total['hard_inconclusive']} inconclusive. Soft claims: {total['soft_holds']} hold, "
-            f"{total['soft_fails']} fail, {total['soft_inconclusive']} inconclusive. "
-            f"Implementation checks: {total['checks_holds']}/{total['checks_total']} passed.**")
+    return (
+        f"**{papers} papers. Hard claims: {total['hard_holds']} hold, {total['hard_fails']} fail, "
+        f"{total['hard_inconclusive']} inconclusive. Soft claims: {total['soft_holds']} hold, "
+        f"{total['soft_fails']} fail, {total['soft_inconclusive']} inconclusive. "
+        f"Implementation checks: {total['checks_holds']}/{total['checks_total']} passed.**"
+    )
 
 
-SHOWN = ["paper", "hard claims", "soft claims", "info claims", "checks passed", "runs per claim", "jobs", "job time (s)",
-         "slowest job"]
+SHOWN = [
+    "paper",
+    "hard claims",
+    "soft claims",
+    "info claims",
+    "checks passed",
+    "runs per claim",
+    "jobs",
+    "job time (s)",
+    "slowest job",
+]

@@ -21,9 +21,15 @@ def long_form(
         index = np.arange(len(values)) if item_index is None else np.asarray(item_index)
         frames.append(pd.DataFrame({"pair": index, "metric": metric, "value": values}))
     if batch_level:
-        frames.append(pd.DataFrame({
-            "pair": BATCH_LEVEL, "metric": list(batch_level), "value": np.asarray(list(batch_level.values()), dtype=np.float64),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "pair": BATCH_LEVEL,
+                    "metric": list(batch_level),
+                    "value": np.asarray(list(batch_level.values()), dtype=np.float64),
+                }
+            )
+        )
     frame = pd.concat(frames, ignore_index=True)
     for key, value in reversed(columns.items()):
         frame.insert(0, key, value)

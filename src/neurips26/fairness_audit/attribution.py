@@ -13,8 +13,9 @@ from .shapley import monte_carlo_shapley
 __all__ = ["attribution_table"]
 
 
-def attribution_table(frame: pd.DataFrame, players: list[str], method: str, permutations: int, seed: int
-                      ) -> pd.DataFrame:
+def attribution_table(
+    frame: pd.DataFrame, players: list[str], method: str, permutations: int, seed: int
+) -> pd.DataFrame:
     """One row per (measure, player): ``phi`` (and its Monte Carlo standard error ``phi_se``, 0 when exact),
     ``loo`` (mu(all) - mu(all without i)) and ``singleton`` (mu({i}) - mu(empty))."""
     d = len(players)
@@ -29,9 +30,16 @@ def attribution_table(frame: pd.DataFrame, players: list[str], method: str, perm
         values = dict(zip(group["mask"].astype(int), group["value"].astype(float)))
         estimate = monte_carlo_shapley(values, d, permutations, seed)
         for i, player in enumerate(players):
-            rows.append({"measure": measure, "player": player, "phi": float(estimate.phi[i]),
-                         "phi_se": float(estimate.se[i]), "loo": values[full] - values[full ^ (1 << i)],
-                         "singleton": values[1 << i] - values[0]})
+            rows.append(
+                {
+                    "measure": measure,
+                    "player": player,
+                    "phi": float(estimate.phi[i]),
+                    "phi_se": float(estimate.se[i]),
+                    "loo": values[full] - values[full ^ (1 << i)],
+                    "singleton": values[1 << i] - values[0],
+                }
+            )
     return pd.DataFrame(rows)
 
 

@@ -132,16 +132,20 @@ class AxiomInstance:
     sampler: Callable[[int, np.random.Generator], tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
-INSTANCES: dict[str, AxiomInstance] = {inst.name: inst for inst in (
-    AxiomInstance("indep_a", "X ⟂ A", "A ⟂ (X, Y)", _indep_a),
-    AxiomInstance("indep_a_collider", "X ⟂ A", "A informs Y", _indep_a_collider),
-    AxiomInstance("indep_y", "X ⟂ Y", "Y ⟂ (X, A)", _indep_y),
-    AxiomInstance("indep_y_cancel", "X ⟂ Y", "Y depends on A", _indep_y_cancel),
-    AxiomInstance("eo_leak", "X ⟂ A | Y, X and A dependent", "X linear-Gaussian given Y", _eo_leak),
-    AxiomInstance("eo_leak_spread", "X ⟂ A | Y, X and A dependent", "X non-Gaussian, spread differs by Y",
-                  _eo_leak_spread),
-    AxiomInstance("witness", "X = Y, A dependent on Y", "X = Y", _witness),
-)}
+INSTANCES: dict[str, AxiomInstance] = {
+    inst.name: inst
+    for inst in (
+        AxiomInstance("indep_a", "X ⟂ A", "A ⟂ (X, Y)", _indep_a),
+        AxiomInstance("indep_a_collider", "X ⟂ A", "A informs Y", _indep_a_collider),
+        AxiomInstance("indep_y", "X ⟂ Y", "Y ⟂ (X, A)", _indep_y),
+        AxiomInstance("indep_y_cancel", "X ⟂ Y", "Y depends on A", _indep_y_cancel),
+        AxiomInstance("eo_leak", "X ⟂ A | Y, X and A dependent", "X linear-Gaussian given Y", _eo_leak),
+        AxiomInstance(
+            "eo_leak_spread", "X ⟂ A | Y, X and A dependent", "X non-Gaussian, spread differs by Y", _eo_leak_spread
+        ),
+        AxiomInstance("witness", "X = Y, A dependent on Y", "X = Y", _witness),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -161,8 +165,9 @@ class AxiomProperty:
 PROPERTIES: tuple[AxiomProperty, ...] = (
     AxiomProperty("SP", "P1", "desired", "X ⟂ A => mu = 0", ("indep_a", "indep_a_collider"), "zero"),
     AxiomProperty("SP", "P2", "desired", "X ⟂ Y => mu = 0", ("indep_y", "indep_y_cancel"), "zero"),
-    AxiomProperty("SP", "U_SP", "undesired", "X ⟂ A | Y must not force mu = 0", ("eo_leak", "eo_leak_spread"),
-                  "nonzero"),
+    AxiomProperty(
+        "SP", "U_SP", "undesired", "X ⟂ A | Y must not force mu = 0", ("eo_leak", "eo_leak_spread"), "nonzero"
+    ),
     AxiomProperty("SP", "W", "witness", "X = Y, A ~ Y => mu > witness_sp", ("witness",), "above"),
     AxiomProperty("EO", "Q1", "desired", "X ⟂ A | Y => mu = 0", ("eo_leak", "eo_leak_spread"), "zero"),
     AxiomProperty("EO", "Q2", "desired", "X ⟂ Y => mu = 0", ("indep_y", "indep_y_cancel"), "zero"),
@@ -190,9 +195,16 @@ def _satisfied(rule: str, value: float, tol: float, witness_sp: float, witness_e
     return value < witness_eo, f"value < {witness_eo:g}"
 
 
-def axiom_table(measures: Sequence[str] | None = None, estimator: str | Estimator = "ce", n: int = 20_000,
-                seed: int = 0, tol: float = ZERO_TOL, witness_sp: float = WITNESS_SP,
-                witness_eo: float = WITNESS_EO, clip_tol: float = NEG_TOL) -> pd.DataFrame:
+def axiom_table(
+    measures: Sequence[str] | None = None,
+    estimator: str | Estimator = "ce",
+    n: int = 20_000,
+    seed: int = 0,
+    tol: float = ZERO_TOL,
+    witness_sp: float = WITNESS_SP,
+    witness_eo: float = WITNESS_EO,
+    clip_tol: float = NEG_TOL,
+) -> pd.DataFrame:
     """One row per (measure, property, instance): ``measure, notion, family, property, kind, premise, instance,
     condition, value, raw, clipped, negative, criterion, satisfied, outcome`` and ``estimator, n, seed``.
 
@@ -214,9 +226,13 @@ def axiom_table(measures: Sequence[str] | None = None, estimator: str | Estimato
     return judge_axioms(estimates, names, tol, witness_sp, witness_eo).assign(estimator=est.name, n=n, seed=seed)
 
 
-def judge_axioms(estimates: Mapping[str, Mapping[str, Estimate]], measures: Sequence[str],
-                 tol: float = ZERO_TOL, witness_sp: float = WITNESS_SP,
-                 witness_eo: float = WITNESS_EO) -> pd.DataFrame:
+def judge_axioms(
+    estimates: Mapping[str, Mapping[str, Estimate]],
+    measures: Sequence[str],
+    tol: float = ZERO_TOL,
+    witness_sp: float = WITNESS_SP,
+    witness_eo: float = WITNESS_EO,
+) -> pd.DataFrame:
     """The rows of :func:`axiom_table` (without ``estimator, n, seed``) from ``{instance: {measure: Estimate}}``:
     each (measure, property, instance) judged by the property's rule, and the outcome over the instances."""
     rows = []
@@ -226,13 +242,40 @@ def judge_axioms(estimates: Mapping[str, Mapping[str, Estimate]], measures: Sequ
             for inst in prop.instances:
                 est_value = estimates[inst][name]
                 ok, criterion = _satisfied(prop.rule, est_value.value, tol, witness_sp, witness_eo)
-                rows.append(dict(measure=name, notion=spec.notion, family=spec.family, property=prop.name,
-                                 kind=prop.kind, premise=prop.premise, instance=inst,
-                                 condition=INSTANCES[inst].condition, value=est_value.value, raw=est_value.raw,
-                                 clipped=est_value.clipped, negative=est_value.negative, criterion=criterion,
-                                 satisfied=bool(ok)))
-    columns = ["measure", "notion", "family", "property", "kind", "premise", "instance", "condition", "value", "raw",
-               "clipped", "negative", "criterion", "satisfied"]
+                rows.append(
+                    dict(
+                        measure=name,
+                        notion=spec.notion,
+                        family=spec.family,
+                        property=prop.name,
+                        kind=prop.kind,
+                        premise=prop.premise,
+                        instance=inst,
+                        condition=INSTANCES[inst].condition,
+                        value=est_value.value,
+                        raw=est_value.raw,
+                        clipped=est_value.clipped,
+                        negative=est_value.negative,
+                        criterion=criterion,
+                        satisfied=bool(ok),
+                    )
+                )
+    columns = [
+        "measure",
+        "notion",
+        "family",
+        "property",
+        "kind",
+        "premise",
+        "instance",
+        "condition",
+        "value",
+        "raw",
+        "clipped",
+        "negative",
+        "criterion",
+        "satisfied",
+    ]
     table = pd.DataFrame(rows, columns=columns)
     share = table.groupby(["measure", "property"])["satisfied"].transform("mean")
     table["outcome"] = np.where(share == 1.0, "pass", np.where(share == 0.0, "fail", "holds_under_condition"))
@@ -245,10 +288,19 @@ def axiom_summary(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (measure, prop), group in table.groupby(["measure", "property"], sort=False):
         held = group[group["satisfied"]]
-        rows.append(dict(measure=measure, notion=group["notion"].iat[0], family=group["family"].iat[0],
-                         property=prop, kind=group["kind"].iat[0], premise=group["premise"].iat[0],
-                         criterion=group["criterion"].iat[0], outcome=group["outcome"].iat[0],
-                         satisfied=f"{len(held)}/{len(group)}",
-                         condition="; ".join(held["condition"]) if group["outcome"].iat[0] != "fail" else "",
-                         values=", ".join(f"{i}={v:.4f}" for i, v in zip(group["instance"], group["value"]))))
+        rows.append(
+            dict(
+                measure=measure,
+                notion=group["notion"].iat[0],
+                family=group["family"].iat[0],
+                property=prop,
+                kind=group["kind"].iat[0],
+                premise=group["premise"].iat[0],
+                criterion=group["criterion"].iat[0],
+                outcome=group["outcome"].iat[0],
+                satisfied=f"{len(held)}/{len(group)}",
+                condition="; ".join(held["condition"]) if group["outcome"].iat[0] != "fail" else "",
+                values=", ".join(f"{i}={v:.4f}" for i, v in zip(group["instance"], group["value"])),
+            )
+        )
     return pd.DataFrame(rows)

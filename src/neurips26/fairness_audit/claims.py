@@ -46,6 +46,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
+
 from neurips26.common.claims import Measured, Spread, bootstrap_interval, measured_from_spread, t_interval
 
 from .axioms import axiom_summary
@@ -78,8 +79,10 @@ def relevance_aware(table: pd.DataFrame, notion: str) -> pd.DataFrame:
 
 def _c1(dpi: pd.DataFrame, scenario_of: Mapping[str, str]) -> list[Measured]:
     out = []
-    for claim_id, column, excess, se in (("C1a", "holds_sp", "excess_sp", "i_yhat_a_se"),
-                                         ("C1b", "holds_eo", "excess_eo", "i_yhat_a_given_y_se")):
+    for claim_id, column, excess, se in (
+        ("C1a", "holds_sp", "excess_sp", "i_yhat_a_se"),
+        ("C1b", "holds_eo", "excess_eo", "i_yhat_a_given_y_se"),
+    ):
         nonempty = dpi[dpi["size"] > 0]
         valid = np.isfinite(nonempty[excess].to_numpy(dtype=float)) & np.isfinite(nonempty[se].to_numpy(dtype=float))
         rows = nonempty[valid]  # a predictor without its information or SE is no evidence either way
@@ -87,15 +90,21 @@ def _c1(dpi: pd.DataFrame, scenario_of: Mapping[str, str]) -> list[Measured]:
         failed = rows[~rows[column].astype(bool)]
         by_scenario = failed["dataset"].map(lambda d: scenario_of.get(d, "?")).value_counts().to_dict()
         worst = failed.nlargest(3, excess)
-        listed = ", ".join(f"{d}/{c or '{}'} +{e:.4f}" for d, c, e in zip(worst["dataset"], worst["coalition"],
-                                                                        worst[excess]))
+        listed = ", ".join(
+            f"{d}/{c or '{}'} +{e:.4f}" for d, c, e in zip(worst["dataset"], worst["coalition"], worst[excess])
+        )
         estimator = rows["estimator"].iat[0] if len(rows) else "?"
-        note = (f"{len(rows)} tuned predictors in {len(shares)} data sets, pooled share "
-                f"{rows[column].mean() if len(rows) else float('nan'):.4f}; B from the {estimator} estimator, "
-                f"slack 2 SE from {N_BOOT} test-split bootstrap replicates per predictor; failures by scenario "
-                f"{by_scenario}; largest excess (nats): {listed or 'none'}"
-                + (f"; {int((~valid).sum())} predictor(s) without a finite information or SE left out"
-                   if (~valid).any() else ""))
+        note = (
+            f"{len(rows)} tuned predictors in {len(shares)} data sets, pooled share "
+            f"{rows[column].mean() if len(rows) else float('nan'):.4f}; B from the {estimator} estimator, "
+            f"slack 2 SE from {N_BOOT} test-split bootstrap replicates per predictor; failures by scenario "
+            f"{by_scenario}; largest excess (nats): {listed or 'none'}"
+            + (
+                f"; {int((~valid).sum())} predictor(s) without a finite information or SE left out"
+                if (~valid).any()
+                else ""
+            )
+        )
         out.append(measured_from_spread(claim_id, bootstrap_interval(shares.to_numpy(dtype=float)), note))
     return out
 
@@ -104,8 +113,9 @@ def _c1(dpi: pd.DataFrame, scenario_of: Mapping[str, str]) -> list[Measured]:
 # C2: the axiom table (checks)
 
 
-def _share_held(outcomes: pd.DataFrame, claim_id: str, required: list[tuple[str, str, str]], empty_reason: str,
-                extra: str = "") -> Measured:
+def _share_held(
+    outcomes: pd.DataFrame, claim_id: str, required: list[tuple[str, str, str]], empty_reason: str, extra: str = ""
+) -> Measured:
     """Share of the required (measure, property, expected outcome) triples that hold; NaN when nothing is required
     (``empty_reason``) or an outcome is missing from the table."""
     if not required:
@@ -113,39 +123,61 @@ def _share_held(outcomes: pd.DataFrame, claim_id: str, required: list[tuple[str,
     index = outcomes.set_index(["measure", "property"])["outcome"]
     missing = [f"{m} {p}" for m, p, _ in required if (m, p) not in index.index]
     if missing:
-        return Measured(claim_id, float("nan"), len(required) - len(missing),
-                        note=f"no outcome in the axiom table for {missing}")
+        return Measured(
+            claim_id, float("nan"), len(required) - len(missing), note=f"no outcome in the axiom table for {missing}"
+        )
     failures = [f"{m} {p}: {index[(m, p)]} (expected {e})" for m, p, e in required if index[(m, p)] != e]
-    note = f"{len(required) - len(failures)}/{len(required)} required outcomes hold; failures: " \
-           f"{'; '.join(failures) or 'none'}"
-    return Measured(claim_id, (len(required) - len(failures)) / len(required), len(required),
-                    note=f"{note}. {extra}".strip())
+    note = (
+        f"{len(required) - len(failures)}/{len(required)} required outcomes hold; failures: "
+        f"{'; '.join(failures) or 'none'}"
+    )
+    return Measured(
+        claim_id, (len(required) - len(failures)) / len(required), len(required), note=f"{note}. {extra}".strip()
+    )
 
 
 def _c2(axioms: pd.DataFrame) -> list[Measured]:
-    outcomes = axiom_summary(axioms) if len(axioms) else pd.DataFrame(
-        columns=["measure", "notion", "family", "property", "outcome"])
+    outcomes = (
+        axiom_summary(axioms)
+        if len(axioms)
+        else pd.DataFrame(columns=["measure", "notion", "family", "property", "outcome"])
+    )
     sp_aware = relevance_aware(outcomes, "SP")["measure"].unique().tolist()
     sp, eo = (outcomes[outcomes["notion"] == notion]["measure"].unique().tolist() for notion in ("SP", "EO"))
     if "B_SP" in sp and sp_aware:
-        required_sp = [("B_SP", "P2", "fail")] + [(m, p, "pass") for m in sp_aware for p in ("P1", "P2")
-                                                    if (m, p) not in CONDITIONAL_AXIOMS]
+        required_sp = [("B_SP", "P2", "fail")] + [
+            (m, p, "pass") for m in sp_aware for p in ("P1", "P2") if (m, p) not in CONDITIONAL_AXIOMS
+        ]
     else:
         required_sp = []
     triples = outcomes[["measure", "property", "outcome"]].itertuples(index=False)
     conditional = "; ".join(f"{m} {p}: {o}" for m, p, o in triples if (m, p) in CONDITIONAL_AXIOMS) or "none computed"
-    samples = (f"axiom instances of n = {int(axioms['n'].iat[0])} rows, one sample each ({axioms['estimator'].iat[0]} "
-               f"estimator), {len(axioms)} (measure, property, instance) values" if len(axioms) else "")
+    samples = (
+        f"axiom instances of n = {int(axioms['n'].iat[0])} rows, one sample each ({axioms['estimator'].iat[0]} "
+        f"estimator), {len(axioms)} (measure, property, instance) values"
+        if len(axioms)
+        else ""
+    )
     witness = [(m, "W", "pass") for m in sp + eo] if sp and eo else []
     return [
-        _share_held(outcomes, "C2a", required_sp, f"needs B_SP and a relevance-aware SP measure (SP: {sp})",
-                    f"relevance-aware SP measures: {sp_aware}; not required (I_min): {conditional}; {samples}"),
-        _share_held(outcomes, "C2b", [(m, "Q1", "pass") for m in eo], "no EO measure in the axiom table",
-                    f"EO measures: {eo}; {samples}"),
-        _share_held(outcomes, "C2c", witness, f"the conflict needs an SP and an EO measure (SP: {sp}, EO: {eo})",
-                    samples),
-        _share_held(outcomes, "C2d", [(m, "U_SP", "pass") for m in sp], "no SP measure in the axiom table",
-                    samples),
+        _share_held(
+            outcomes,
+            "C2a",
+            required_sp,
+            f"needs B_SP and a relevance-aware SP measure (SP: {sp})",
+            f"relevance-aware SP measures: {sp_aware}; not required (I_min): {conditional}; {samples}",
+        ),
+        _share_held(
+            outcomes,
+            "C2b",
+            [(m, "Q1", "pass") for m in eo],
+            "no EO measure in the axiom table",
+            f"EO measures: {eo}; {samples}",
+        ),
+        _share_held(
+            outcomes, "C2c", witness, f"the conflict needs an SP and an EO measure (SP: {sp}, EO: {eo})", samples
+        ),
+        _share_held(outcomes, "C2d", [(m, "U_SP", "pass") for m in sp], "no SP measure in the axiom table", samples),
     ]
 
 
@@ -165,17 +197,25 @@ def _c3(redundancy: pd.DataFrame, measures: tuple[str, ...] = ("B_SP", "B_EO")) 
         where = f"; largest at {worst['dataset']}/{worst['measure']}" if worst is not None else ""
     else:
         value, where = float("nan"), ""
-    out = [Measured("C3a", value, len(redundancy),
-                    note=f"{len(redundancy)} (data set, measure) rows, {len(datasets)} data sets {datasets}, "
-                         f"{estimator} estimator{where}")]
+    out = [
+        Measured(
+            "C3a",
+            value,
+            len(redundancy),
+            note=f"{len(redundancy)} (data set, measure) rows, {len(datasets)} data sets {datasets}, "
+            f"{estimator} estimator{where}",
+        )
+    ]
     for claim_id, measure in zip(("C3b", "C3c"), measures):
         rows = redundancy[redundancy["measure"] == measure] if len(redundancy) else redundancy
         errors = rows["rel_err"].to_numpy(dtype=float) if len(rows) else np.array([])
         dropped = int((~np.isfinite(errors)).sum())
         listed = ", ".join(f"{d} {e:.3f}" for d, e in zip(rows.get("dataset", []), errors))
-        note = (f"{measure} rel_err per data set ({estimator}): {listed or 'none'}; max "
-                f"{np.nanmax(errors) if np.isfinite(errors).any() else float('nan'):.3f}"
-                + (f"; {dropped} data set(s) with phi_orig = 0 dropped" if dropped else ""))
+        note = (
+            f"{measure} rel_err per data set ({estimator}): {listed or 'none'}; max "
+            f"{np.nanmax(errors) if np.isfinite(errors).any() else float('nan'):.3f}"
+            + (f"; {dropped} data set(s) with phi_orig = 0 dropped" if dropped else "")
+        )
         out.append(measured_from_spread(claim_id, t_interval(errors), note))
     return out
 
@@ -196,11 +236,16 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
         return float("nan")
     rx, ry = _ranks(x), _ranks(y)
     rx, ry = rx - rx.mean(), ry - ry.mean()
-    return float((rx * ry).sum() / np.sqrt((rx ** 2).sum() * (ry ** 2).sum()))
+    return float((rx * ry).sum() / np.sqrt((rx**2).sum() * (ry**2).sum()))
 
 
-def cluster_bootstrap(groups: list[np.ndarray], statistic: Callable[[np.ndarray], float], n_boot: int = 500,
-                      seed: int = 0, confidence: float = 0.95) -> Spread:
+def cluster_bootstrap(
+    groups: list[np.ndarray],
+    statistic: Callable[[np.ndarray], float],
+    n_boot: int = 500,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Spread:
     """``statistic`` of the rows of all groups (each an array of row indices, one group per data set) with a
     percentile interval from resampling whole groups with replacement; ``runs`` is the number of groups.
 
@@ -213,8 +258,9 @@ def cluster_bootstrap(groups: list[np.ndarray], statistic: Callable[[np.ndarray]
     if k < 2 or n_boot < 1:
         return Spread(point, float("nan"), float("nan"), k, method)
     rng = np.random.default_rng(seed)
-    draws = np.array([statistic(np.concatenate([groups[i] for i in rng.integers(0, k, size=k)]))
-                      for _ in range(n_boot)])
+    draws = np.array(
+        [statistic(np.concatenate([groups[i] for i in rng.integers(0, k, size=k)])) for _ in range(n_boot)]
+    )
     draws = draws[np.isfinite(draws)]
     if not len(draws):
         return Spread(point, float("nan"), float("nan"), k, method)
@@ -245,26 +291,37 @@ def _pooled_best(wide: pd.DataFrame, info: pd.DataFrame, notion: str, gap: str) 
 
 def _c4(pairs: pd.DataFrame, estimator: str, n_boot: int, seed: int) -> list[Measured]:
     wide = _wide(pairs, estimator)
-    info = pairs[["measure", "notion", "family"]].drop_duplicates("measure") if len(pairs) else pd.DataFrame(
-        columns=["measure", "notion", "family"])
+    info = (
+        pairs[["measure", "notion", "family"]].drop_duplicates("measure")
+        if len(pairs)
+        else pd.DataFrame(columns=["measure", "notion", "family"])
+    )
     groups = [np.flatnonzero(wide["dataset"].to_numpy() == d) for d in sorted(wide["dataset"].unique())]
     out = []
     for claim_id, gap, own, other in (("C4a", "sp_gap", "SP", "EO"), ("C4b", "eo_gap", "EO", "SP")):
         own_best, own_rho = _pooled_best(wide, info, own, gap)
         other_best, other_rho = _pooled_best(wide, info, other, gap)
         if own_best is None or other_best is None:
-            out.append(Measured(claim_id, float("nan"), len(groups),
-                                note=f"no evidence: no relevance-aware {own} and {other} measure with a finite "
-                                     f"Spearman on {gap} ({estimator} estimator)"))
+            out.append(
+                Measured(
+                    claim_id,
+                    float("nan"),
+                    len(groups),
+                    note=f"no evidence: no relevance-aware {own} and {other} measure with a finite "
+                    f"Spearman on {gap} ({estimator} estimator)",
+                )
+            )
             continue
         x_own, x_other, truth = (wide[c].to_numpy(float) for c in (own_best, other_best, gap))
 
         def statistic(index, x_own=x_own, x_other=x_other, truth=truth):
             return _spearman(x_own[index], truth[index]) - _spearman(x_other[index], truth[index])
 
-        note = (f"{own}: {own_best} {own_rho:.3f}, {other}: {other_best} {other_rho:.3f} (pooled Spearman over "
-                f"{len(wide)} (data set, S) pairs, {estimator} estimator; best measures chosen on the pooled pairs "
-                f"and held fixed in the resamples)")
+        note = (
+            f"{own}: {own_best} {own_rho:.3f}, {other}: {other_best} {other_rho:.3f} (pooled Spearman over "
+            f"{len(wide)} (data set, S) pairs, {estimator} estimator; best measures chosen on the pooled pairs "
+            f"and held fixed in the resamples)"
+        )
         out.append(measured_from_spread(claim_id, cluster_bootstrap(groups, statistic, n_boot, seed), note))
     return out
 
@@ -290,8 +347,12 @@ def _c5(pairs: pd.DataFrame, scenario_of: Mapping[str, str], estimator: str, mea
 # C6: feature selection
 
 
-def _c6(selection: pd.DataFrame, random_removal: pd.DataFrame, scenario_of: Mapping[str, str],
-        selection_measures: Mapping[str, str]) -> list[Measured]:
+def _c6(
+    selection: pd.DataFrame,
+    random_removal: pd.DataFrame,
+    scenario_of: Mapping[str, str],
+    selection_measures: Mapping[str, str],
+) -> list[Measured]:
     # random_removal_table has a k column; one expected_random_removal(k=1) row per dataset has none
     random = random_removal[random_removal["k"] == 1] if "k" in random_removal else random_removal
     random = random.set_index("dataset")
@@ -303,17 +364,31 @@ def _c6(selection: pd.DataFrame, random_removal: pd.DataFrame, scenario_of: Mapp
         missing = sorted(set(top.index) ^ set(random.index))
         diff = top.loc[both, f"delta_{gap}"] - random.loc[both, f"delta_{gap}"]
         by_scenario = diff.groupby(diff.index.map(lambda d: scenario_of.get(d, "?"))).mean()
-        note = (f"delta {gap} (top-phi {measure} removed) - E[delta {gap}] (random removal, exact) per data set; "
-                "by scenario: " + (", ".join(f"{s} {v:+.4f}" for s, v in by_scenario.items()) or "none")
-                + (f"; data sets without both tables (left out): {missing}" if missing else ""))
+        note = (
+            f"delta {gap} (top-phi {measure} removed) - E[delta {gap}] (random removal, exact) per data set; "
+            "by scenario: "
+            + (", ".join(f"{s} {v:+.4f}" for s, v in by_scenario.items()) or "none")
+            + (f"; data sets without both tables (left out): {missing}" if missing else "")
+        )
         out.append(measured_from_spread(claim_id, t_interval(diff.to_numpy(dtype=float)), note))
     return out
 
 
-def measure_claims(dpi: pd.DataFrame, axioms: pd.DataFrame, redundancy: pd.DataFrame, pairs: pd.DataFrame,
-                   selection: pd.DataFrame, random_removal: pd.DataFrame, scenario_of: Mapping[str, str],
-                   selection_measures: Mapping[str, str], *, estimator: str = "ce", c5_measure: str = "bayes_SP",
-                   n_boot: int = 500, seed: int = 0) -> list[Measured]:
+def measure_claims(
+    dpi: pd.DataFrame,
+    axioms: pd.DataFrame,
+    redundancy: pd.DataFrame,
+    pairs: pd.DataFrame,
+    selection: pd.DataFrame,
+    random_removal: pd.DataFrame,
+    scenario_of: Mapping[str, str],
+    selection_measures: Mapping[str, str],
+    *,
+    estimator: str = "ce",
+    c5_measure: str = "bayes_SP",
+    n_boot: int = 500,
+    seed: int = 0,
+) -> list[Measured]:
     """The measured values of C1a-C6b (module docstring). Inputs:
 
     - ``dpi``: :func:`~.validation.dpi_table` (C1);

@@ -64,9 +64,17 @@ def _join(per_block: list[np.ndarray] | None, members: list[int]) -> np.ndarray 
     return np.concatenate([per_block[i] for i in members], axis=1) if members else per_block[0][:, :0]
 
 
-def coalition_values(blocks: Sequence[np.ndarray], a, y, measures: Sequence[str] | None = None,
-                     estimator: str | Estimator = "ce", seed: int = 0, coalitions: Sequence[int] | None = None,
-                     names: Sequence[str] | None = None, tol: float = NEG_TOL) -> pd.DataFrame:
+def coalition_values(
+    blocks: Sequence[np.ndarray],
+    a,
+    y,
+    measures: Sequence[str] | None = None,
+    estimator: str | Estimator = "ce",
+    seed: int = 0,
+    coalitions: Sequence[int] | None = None,
+    names: Sequence[str] | None = None,
+    tol: float = NEG_TOL,
+) -> pd.DataFrame:
     """Long table of measure values: one row per (coalition, measure) with ``mask``, ``players``, ``size``,
     ``measure``, ``notion``, ``family``, ``value``, ``raw``, ``clipped`` and ``negative`` (see
     :func:`~.estimators.clip_estimate`).
@@ -83,8 +91,9 @@ def coalition_values(blocks: Sequence[np.ndarray], a, y, measures: Sequence[str]
         raise ValueError(f"names must be {d} distinct player names, got {names}")
     if coalitions is None:
         if d > MAX_ALL_COALITIONS:
-            raise ValueError(f"all coalitions of d={d} players is too many (limit {MAX_ALL_COALITIONS}); "
-                             "pass a list of masks")
+            raise ValueError(
+                f"all coalitions of d={d} players is too many (limit {MAX_ALL_COALITIONS}); pass a list of masks"
+            )
         masks = np.arange(1 << d)
     else:
         masks = validate_masks(list(coalitions), d)
@@ -107,14 +116,33 @@ def coalition_values(blocks: Sequence[np.ndarray], a, y, measures: Sequence[str]
         for name in measures:
             spec = MEASURES[name]
             estimate = spec.function(quantities)
-            rows.append((mask, player_names, len(members), name, spec.notion, spec.family, estimate.value,
-                         estimate.raw, estimate.clipped, estimate.negative))
+            rows.append(
+                (
+                    mask,
+                    player_names,
+                    len(members),
+                    name,
+                    spec.notion,
+                    spec.family,
+                    estimate.value,
+                    estimate.raw,
+                    estimate.clipped,
+                    estimate.negative,
+                )
+            )
     seconds = time.perf_counter() - start
-    frame = pd.DataFrame(rows, columns=["mask", "players", "size", "measure", "notion", "family", "value", "raw",
-                                        "clipped", "negative"])
+    frame = pd.DataFrame(
+        rows, columns=["mask", "players", "size", "measure", "notion", "family", "value", "raw", "clipped", "negative"]
+    )
     frame["mask"] = frame["mask"].astype(np.int64)
-    frame.attrs.update(estimator=est.name, seed=seed, n_players=d, players=list(names), seconds=seconds,
-                       coalitions_per_second=len(masks) / seconds if seconds > 0 else float("inf"))
+    frame.attrs.update(
+        estimator=est.name,
+        seed=seed,
+        n_players=d,
+        players=list(names),
+        seconds=seconds,
+        coalitions_per_second=len(masks) / seconds if seconds > 0 else float("inf"),
+    )
     return frame
 
 
@@ -129,8 +157,9 @@ def value_table(frame: pd.DataFrame, measure: str, d: int) -> np.ndarray:
     values[masks] = rows["value"].to_numpy(dtype=np.float64)
     missing = np.flatnonzero(np.isnan(values))
     if len(missing):
-        raise ValueError(f"measure {measure!r}: coalition mask {int(missing[0])} missing "
-                         f"({len(missing)} of {1 << d} missing)")
+        raise ValueError(
+            f"measure {measure!r}: coalition mask {int(missing[0])} missing ({len(missing)} of {1 << d} missing)"
+        )
     return values
 
 
@@ -145,7 +174,6 @@ def shapley_table(frame: pd.DataFrame, names: Sequence[str] | None = None) -> pd
     for measure in frame["measure"].unique():
         values = value_table(frame, measure, d)
         spec = MEASURES.get(measure)
-        for i, (phi, loo, single) in enumerate(zip(exact_shapley(values), leave_one_out(values),
-                                                   singletons(values))):
+        for i, (phi, loo, single) in enumerate(zip(exact_shapley(values), leave_one_out(values), singletons(values))):
             rows.append((measure, spec.notion if spec else "", names[i], i, phi, loo, single))
     return pd.DataFrame(rows, columns=["measure", "notion", "player", "index", "phi", "loo", "singleton"])

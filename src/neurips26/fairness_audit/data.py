@@ -130,16 +130,21 @@ class AuditData:
         leaked = sorted(forbidden & set(groups))
         if leaked:
             raise ValueError(f"{self.name}: the protected attribute or label is a feature group: {leaked}")
-        non_numeric = [c for c in columns if not pd.api.types.is_numeric_dtype(self.features[c])
-                       or pd.api.types.is_complex_dtype(self.features[c])]
+        non_numeric = [
+            c
+            for c in columns
+            if not pd.api.types.is_numeric_dtype(self.features[c]) or pd.api.types.is_complex_dtype(self.features[c])
+        ]
         if non_numeric:
             raise ValueError(f"{self.name}: non-numeric feature column(s) {non_numeric}; one-hot encode them first")
         order = [c for cols in groups.values() for c in cols]
         values = self.features[order].to_numpy(dtype=np.float64, copy=True)
         nan_cols = [c for c, bad in zip(order, np.isnan(values).any(axis=0)) if bad]
         if nan_cols:
-            raise ValueError(f"{self.name}: NaN in feature column(s) {nan_cols}; "
-                             "set impute='mean' or 'median' (make_audit_data) to impute them")
+            raise ValueError(
+                f"{self.name}: NaN in feature column(s) {nan_cols}; "
+                "set impute='mean' or 'median' (make_audit_data) to impute them"
+            )
         inf_cols = [c for c, bad in zip(order, np.isinf(values).any(axis=0)) if bad]
         if inf_cols:
             raise ValueError(f"{self.name}: infinite values in feature column(s) {inf_cols}")
@@ -192,9 +197,16 @@ class AuditData:
     def subset(self, rows: np.ndarray, name: str | None = None) -> AuditData:
         """The data restricted to `rows` (integer positions), as a new AuditData (structure checks only)."""
         rows = np.asarray(rows, dtype=np.int64)
-        return AuditData(self.features.iloc[rows].reset_index(drop=True), self.groups, self.a[rows], self.y[rows],
-                         name=self.name if name is None else name, a_name=self.a_name, y_name=self.y_name,
-                         n_imputed=self.n_imputed)
+        return AuditData(
+            self.features.iloc[rows].reset_index(drop=True),
+            self.groups,
+            self.a[rows],
+            self.y[rows],
+            name=self.name if name is None else name,
+            a_name=self.a_name,
+            y_name=self.y_name,
+            n_imputed=self.n_imputed,
+        )
 
     def without(self, players: Iterable[str]) -> AuditData:
         """The data with the named players' columns removed (at least one player must remain)."""
@@ -204,8 +216,16 @@ class AuditData:
             raise ValueError(f"{self.name}: unknown player(s) {unknown}; players are {list(self.players)}")
         groups = {p: cols for p, cols in self.groups.items() if p not in drop}
         columns = [c for cols in groups.values() for c in cols]
-        return AuditData(self.features[columns], groups, self.a, self.y, name=self.name, a_name=self.a_name,
-                         y_name=self.y_name, n_imputed=self.n_imputed)
+        return AuditData(
+            self.features[columns],
+            groups,
+            self.a,
+            self.y,
+            name=self.name,
+            a_name=self.a_name,
+            y_name=self.y_name,
+            n_imputed=self.n_imputed,
+        )
 
     def to_frame(self) -> tuple[pd.DataFrame, dict]:
         """(frame, meta): the frame has int8 columns A and Y then the float64 features; meta is JSON-able."""
@@ -227,12 +247,20 @@ class AuditData:
             raise ValueError(f"frame lacks column(s) {missing}; has {list(frame.columns)[:10]}")
         unknown = sorted(set(meta) - {"name", "groups", "a_name", "y_name", "n_imputed"})
         if unknown or "groups" not in meta:
-            raise ValueError(f"meta must have 'groups' and only name/groups/a_name/y_name/n_imputed; "
-                             f"unknown keys {unknown}")
+            raise ValueError(
+                f"meta must have 'groups' and only name/groups/a_name/y_name/n_imputed; unknown keys {unknown}"
+            )
         features = frame.drop(columns=list(RESERVED_COLUMNS)).reset_index(drop=True)
-        return cls(features, {k: tuple(v) for k, v in meta["groups"].items()}, frame["A"].to_numpy(),
-                   frame["Y"].to_numpy(), name=meta.get("name", "data"), a_name=meta.get("a_name", "A"),
-                   y_name=meta.get("y_name", "Y"), n_imputed=meta.get("n_imputed", 0))
+        return cls(
+            features,
+            {k: tuple(v) for k, v in meta["groups"].items()},
+            frame["A"].to_numpy(),
+            frame["Y"].to_numpy(),
+            name=meta.get("name", "data"),
+            a_name=meta.get("a_name", "A"),
+            y_name=meta.get("y_name", "Y"),
+            n_imputed=meta.get("n_imputed", 0),
+        )
 
 
 def check_group_sizes(a: np.ndarray, y: np.ndarray, min_group: int = MIN_GROUP, what: str = "data") -> None:
@@ -240,10 +268,13 @@ def check_group_sizes(a: np.ndarray, y: np.ndarray, min_group: int = MIN_GROUP, 
     a, y = np.asarray(a), np.asarray(y)
     small = [f"A={v} ({int(np.sum(a == v))})" for v in (0, 1) if np.sum(a == v) < min_group]
     if small:
-        raise ValueError(f"{what}: protected group(s) {', '.join(small)} have fewer than min_group={min_group} "
-                         "samples")
-    small = [f"(A={va}, Y={vy}) ({int(np.sum((a == va) & (y == vy)))})" for va in (0, 1) for vy in (0, 1)
-             if np.sum((a == va) & (y == vy)) < min_group]
+        raise ValueError(f"{what}: protected group(s) {', '.join(small)} have fewer than min_group={min_group} samples")
+    small = [
+        f"(A={va}, Y={vy}) ({int(np.sum((a == va) & (y == vy)))})"
+        for va in (0, 1)
+        for vy in (0, 1)
+        if np.sum((a == va) & (y == vy)) < min_group
+    ]
     if small:
         raise ValueError(f"{what}: (A, Y) cell(s) {', '.join(small)} have fewer than min_group={min_group} samples")
 
@@ -295,8 +326,16 @@ def make_audit_data(
     """Build and fully validate an AuditData: impute NaN if `impute` is set, then the constructor's checks, then
     `min_group` per A group and (A, Y) cell. `groups=None` makes every column its own player."""
     filled, n_imputed = impute_features(features, impute)
-    data = AuditData(filled, groups if groups is not None else {c: (c,) for c in features.columns}, a, y,
-                     name=name, a_name=a_name, y_name=y_name, n_imputed=n_imputed)
+    data = AuditData(
+        filled,
+        groups if groups is not None else {c: (c,) for c in features.columns},
+        a,
+        y,
+        name=name,
+        a_name=a_name,
+        y_name=y_name,
+        n_imputed=n_imputed,
+    )
     return validate_audit_data(data, min_group)
 
 
@@ -317,7 +356,7 @@ def split_indices(a: np.ndarray, y: np.ndarray, fractions: Sequence[float], seed
         bounds = np.concatenate([[0], np.round(cuts * len(rows)).astype(np.int64)])
         bounds[-1] = len(rows)
         for i in range(len(fractions)):
-            parts[i].append(rows[bounds[i]:bounds[i + 1]])
+            parts[i].append(rows[bounds[i] : bounds[i + 1]])
     return tuple(np.sort(np.concatenate(part)) for part in parts)
 
 

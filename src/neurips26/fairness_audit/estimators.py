@@ -247,8 +247,9 @@ def stratified_folds(strata: np.ndarray, n_folds: int = N_FOLDS, seed: int = 0) 
     return folds
 
 
-def fit_logistic(features: np.ndarray, t: np.ndarray, train: np.ndarray, C: float = C_REG, max_iter: int = 50,
-                 tol: float = 1e-6) -> np.ndarray:
+def fit_logistic(
+    features: np.ndarray, t: np.ndarray, train: np.ndarray, C: float = C_REG, max_iter: int = 50, tol: float = 1e-6
+) -> np.ndarray:
     """Weights ``(p + 1, m)`` (intercept last) of ``m`` L2 logistic regressions fitted at once by damped Newton.
 
     Model ``j`` is fitted on the rows where ``train[:, j]`` is True and minimises sklearn's ``LogisticRegression``
@@ -308,7 +309,8 @@ def cross_fitted_proba(features: np.ndarray, t: np.ndarray, folds: np.ndarray, C
     z = np.zeros((len(t), len(fold_ids)))
     if fitted.any():
         z[:, fitted] = np.concatenate([features, np.ones((len(t), 1))], axis=1) @ fit_logistic(
-            features, t, train[:, fitted], C)
+            features, t, train[:, fitted], C
+        )
     proba_by_fold = np.where(fitted[None, :], 1.0 / (1.0 + np.exp(-z)), rate[None, :])
     return proba_by_fold[np.arange(len(t)), np.searchsorted(fold_ids, folds)]
 
@@ -323,8 +325,9 @@ def log_loss(t: np.ndarray, proba: np.ndarray) -> float:
     return float(_per_row_log_loss(t, proba).mean())
 
 
-def ce_mutual_information(features: np.ndarray, t: np.ndarray, seed: int = 0, n_folds: int = N_FOLDS,
-                          C: float = C_REG) -> float:
+def ce_mutual_information(
+    features: np.ndarray, t: np.ndarray, seed: int = 0, n_folds: int = N_FOLDS, C: float = C_REG
+) -> float:
     """Raw ``H(T) - CE(T|X)`` from prepared features (see :func:`spline_features`); 0 for no features."""
     if features.shape[1] == 0:
         return 0.0
@@ -332,8 +335,9 @@ def ce_mutual_information(features: np.ndarray, t: np.ndarray, seed: int = 0, n_
     return entropy(np.bincount(t, minlength=2)) - log_loss(t, proba)
 
 
-def ce_conditional_mutual_information(features: np.ndarray, a: np.ndarray, y: np.ndarray, seed: int = 0,
-                                      n_folds: int = N_FOLDS, C: float = C_REG) -> float:
+def ce_conditional_mutual_information(
+    features: np.ndarray, a: np.ndarray, y: np.ndarray, seed: int = 0, n_folds: int = N_FOLDS, C: float = C_REG
+) -> float:
     """Raw ``H(A|Y) - CE(A|X,Y)``, the logistic model of A on X fitted inside each y stratum."""
     if features.shape[1] == 0:
         return 0.0
@@ -345,8 +349,9 @@ def ce_conditional_mutual_information(features: np.ndarray, a: np.ndarray, y: np
     return conditional_entropy(a, y) - log_loss(a, proba)
 
 
-def bayes_scores_from_features(features: np.ndarray, y: np.ndarray, seed: int = 0, n_folds: int = N_FOLDS,
-                               C: float = C_REG, gate_z: float = GATE_Z) -> np.ndarray:
+def bayes_scores_from_features(
+    features: np.ndarray, y: np.ndarray, seed: int = 0, n_folds: int = N_FOLDS, C: float = C_REG, gate_z: float = GATE_Z
+) -> np.ndarray:
     """Cross-fitted ``P(Y=1|X)`` from prepared features, or the constant base rate unless the model beats the
     cross-fitted base rate out of sample: mean per-row held-out log-loss gain > ``gate_z`` standard errors."""
     base = np.full(len(y), y.mean())
@@ -361,8 +366,7 @@ def bayes_scores_from_features(features: np.ndarray, y: np.ndarray, seed: int = 
     return proba
 
 
-def bayes_scores(x, y, seed: int = 0, n_folds: int = N_FOLDS, C: float = C_REG,
-                 gate_z: float = GATE_Z) -> np.ndarray:
+def bayes_scores(x, y, seed: int = 0, n_folds: int = N_FOLDS, C: float = C_REG, gate_z: float = GATE_Z) -> np.ndarray:
     """Cross-fitted Bayes scores ``s(X) = P(Y=1|X)`` of a feature block (see the module docstring)."""
     x, _, y = validate_inputs(x, None, y, n_folds)
     return bayes_scores_from_features(spline_features(x), y, seed, n_folds, C, gate_z)
@@ -380,8 +384,9 @@ def quantile_bins(x: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
     if x.shape[1] == 0:
         return np.empty((len(x), 0), dtype=np.int64)
     cuts = np.quantile(x, np.arange(1, n_bins) / n_bins, axis=0)
-    return np.stack([np.searchsorted(np.unique(cuts[:, j]), x[:, j], side="right") for j in range(x.shape[1])],
-                    axis=1).astype(np.int64)
+    return np.stack(
+        [np.searchsorted(np.unique(cuts[:, j]), x[:, j], side="right") for j in range(x.shape[1])], axis=1
+    ).astype(np.int64)
 
 
 def joint_code(bins: np.ndarray, n_clusters: int = N_CLUSTERS, seed: int = 0) -> np.ndarray:
@@ -482,8 +487,9 @@ def mutual_information(x, t, estimator: str | Estimator = "ce", seed: int = 0, t
     return clip_estimate(est.mi(est.prepare(est.encode(x), seed), t, seed), tol)
 
 
-def conditional_mutual_information(x, a, y, estimator: str | Estimator = "ce", seed: int = 0,
-                                   tol: float = NEG_TOL) -> Estimate:
+def conditional_mutual_information(
+    x, a, y, estimator: str | Estimator = "ce", seed: int = 0, tol: float = NEG_TOL
+) -> Estimate:
     """``I(X;A|Y)`` in nats for a feature block and binary ``a``, ``y``, clipped as :func:`clip_estimate` says."""
     x, a, y = validate_inputs(x, a, y)
     est = get_estimator(estimator)

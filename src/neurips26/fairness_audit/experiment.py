@@ -29,8 +29,15 @@ from .sources import SOURCES
 if TYPE_CHECKING:
     from .data import AuditData
 
-__all__ = ["check_config", "coalition_masks", "dataset_names", "parse_dataset", "redundancy_datasets",
-           "scm_dataset", "true_bias_coalitions"]
+__all__ = [
+    "check_config",
+    "coalition_masks",
+    "dataset_names",
+    "parse_dataset",
+    "redundancy_datasets",
+    "scm_dataset",
+    "true_bias_coalitions",
+]
 
 REAL_PLAYERS = {"adult": 11, "compas": 8, "german": 12}  # players of real_data's readers
 _SCM = re.compile(r"^(?P<scenario>[a-z_]+)_s(?P<seed>\d+)$")
@@ -57,8 +64,10 @@ def parse_dataset(name: str) -> dict:
         return {"kind": "random", "index": int(match["index"])}
     if (match := _SCM.match(name)) and match["scenario"] in SCENARIO_NAMES:
         return {"kind": "scm", "scenario": match["scenario"], "seed": int(match["seed"])}
-    raise ValueError(f"unknown data set {name!r}: expected <scenario>_s<seed> with a scenario of {list(SCENARIO_NAMES)}, "
-                     f"random_<i>, or one of {list(READER_NAMES)}")
+    raise ValueError(
+        f"unknown data set {name!r}: expected <scenario>_s<seed> with a scenario of {list(SCENARIO_NAMES)}, "
+        f"random_<i>, or one of {list(READER_NAMES)}"
+    )
 
 
 def scenario_of(name: str) -> str:
@@ -88,8 +97,10 @@ def coalition_masks(d: int, method: str, permutations: int, seed: int) -> list[i
     every singleton and every leave-one-out set."""
     if method == "exact":
         if d > MAX_EXACT_PLAYERS:
-            raise ValueError(f"exact Shapley over {d} players would value 2^{d} coalitions; the limit is "
-                             f"{MAX_EXACT_PLAYERS} players: use shapley.method: monte_carlo")
+            raise ValueError(
+                f"exact Shapley over {d} players would value 2^{d} coalitions; the limit is "
+                f"{MAX_EXACT_PLAYERS} players: use shapley.method: monte_carlo"
+            )
         return list(range(1 << d))
     reached: set[int] = set()
     monte_carlo_shapley(lambda mask: reached.add(int(mask)) or 0.0, d, permutations, seed)
@@ -129,12 +140,14 @@ def check_config(cfg: dict) -> None:
         if measure not in cfg["measures"]:
             raise ValueError(f"selection.measures.{notion}: {measure!r} is not among the measures {cfg['measures']}")
         if MEASURE_NOTIONS[measure] != notion:
-            raise ValueError(f"selection.measures.{notion}: {measure!r} is aligned with "
-                             f"{MEASURE_NOTIONS[measure]}, not {notion}")
+            raise ValueError(
+                f"selection.measures.{notion}: {measure!r} is aligned with {MEASURE_NOTIONS[measure]}, not {notion}"
+            )
     for key in ("selection", "axioms"):
         if cfg[key]["estimator"] not in cfg["estimators"]:
-            raise ValueError(f"{key}.estimator {cfg[key]['estimator']!r} is not among the estimators "
-                             f"{cfg['estimators']}")
+            raise ValueError(
+                f"{key}.estimator {cfg[key]['estimator']!r} is not among the estimators {cfg['estimators']}"
+            )
     if "ce" not in cfg["estimators"]:
         raise ValueError("estimators must include 'ce' (the DPI check and the validation use it)")
     method = cfg["shapley"]["method"]
@@ -142,17 +155,22 @@ def check_config(cfg: dict) -> None:
     widths = [cfg["scm"]["d"]] if any(parse_dataset(n)["kind"] != "real" for n in names) else []
     widths += [REAL_PLAYERS[name] for name in cfg["real"]["datasets"]]
     if method == "exact" and max(widths, default=0) > MAX_EXACT_PLAYERS:
-        raise ValueError(f"shapley.method exact: a data set has {max(widths)} features, more than the "
-                         f"{MAX_EXACT_PLAYERS} exact Shapley allows (2^d coalitions): use monte_carlo")
+        raise ValueError(
+            f"shapley.method exact: a data set has {max(widths)} features, more than the "
+            f"{MAX_EXACT_PLAYERS} exact Shapley allows (2^d coalitions): use monte_carlo"
+        )
     if cfg["real"]["source"] not in SOURCES:
         raise ValueError(f"real.source must be one of {SOURCES}, got {cfg['real']['source']!r}")
     red = cfg["redundancy"]
     if red["scenario"] not in cfg["scm"]["scenarios"] or not cfg["scm"]["seeds"]:
-        raise ValueError(f"redundancy.scenario {red['scenario']!r} must be one of the SCM scenarios "
-                         f"{cfg['scm']['scenarios']}, with at least one seed")
+        raise ValueError(
+            f"redundancy.scenario {red['scenario']!r} must be one of the SCM scenarios "
+            f"{cfg['scm']['scenarios']}, with at least one seed"
+        )
     if red["player"] not in [f"X{i + 1}" for i in range(cfg["scm"]["d"])]:
-        raise ValueError(f"redundancy.player {red['player']!r} is not a feature of the SCM data sets "
-                         f"(X1..X{cfg['scm']['d']})")
+        raise ValueError(
+            f"redundancy.player {red['player']!r} is not a feature of the SCM data sets (X1..X{cfg['scm']['d']})"
+        )
     if red["estimator"] not in cfg["estimators"]:
         raise ValueError(f"redundancy.estimator {red['estimator']!r} is not among the estimators")
     split = cfg["true_bias"]["split"]

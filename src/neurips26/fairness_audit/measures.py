@@ -93,9 +93,18 @@ class SharedQuantities:
     ``splines`` the CE spline features (for the Bayes score), ``bins`` the plug-in quantile bins (for the PID
     code). ``a`` and ``y`` are int 0/1 arrays."""
 
-    def __init__(self, x: np.ndarray | None, a: np.ndarray, y: np.ndarray, estimator: Estimator, seed: int = 0,
-                 tol: float = NEG_TOL, rep: np.ndarray | None = None, splines: np.ndarray | None = None,
-                 bins: np.ndarray | None = None):
+    def __init__(
+        self,
+        x: np.ndarray | None,
+        a: np.ndarray,
+        y: np.ndarray,
+        estimator: Estimator,
+        seed: int = 0,
+        tol: float = NEG_TOL,
+        rep: np.ndarray | None = None,
+        splines: np.ndarray | None = None,
+        bins: np.ndarray | None = None,
+    ):
         self.x, self.a, self.y, self.estimator, self.seed, self.tol = x, a, y, estimator, seed, tol
         self._given = {"rep": rep, "splines": splines, "bins": bins}
 
@@ -156,8 +165,9 @@ class SharedQuantities:
     @cached_property
     def i_rand_a_y(self) -> Estimate:
         """``I(Yhat_s; A | Y) = sum_y p(y) I(Yhat_s; A | Y=y)``."""
-        return _exact(sum(np.mean(self.y == v) * _randomised_mi(self.score[self.y == v], self.a[self.y == v])
-                          for v in (0, 1)))
+        return _exact(
+            sum(np.mean(self.y == v) * _randomised_mi(self.score[self.y == v], self.a[self.y == v]) for v in (0, 1))
+        )
 
     @cached_property
     def code(self) -> np.ndarray:
@@ -217,31 +227,66 @@ class MeasureSpec:
     function: Callable[[SharedQuantities], Estimate]
 
 
-MEASURES: dict[str, MeasureSpec] = {spec.name: spec for spec in (
-    MeasureSpec("B_SP", "SP", "baseline", "I(X_S; A)", ("estimator",), lambda q: q.i_xa),
-    MeasureSpec("B_EO", "EO", "baseline", "I(X_S; A | Y)", ("estimator",), lambda q: q.i_xa_y),
-    MeasureSpec("bayes_SP", "SP", "ours-assumed", "I(s(X_S); A), s = cross-fitted P(Y=1 | X_S)",
-                ("estimator", "splines"), lambda q: q.i_sa),
-    MeasureSpec("bayes_EO", "EO", "ours-assumed", "I(s(X_S); A | Y), s = cross-fitted P(Y=1 | X_S)",
-                ("estimator", "splines"), lambda q: q.i_sa_y),
-    MeasureSpec("rbayes_SP", "SP", "ours-assumed", "I(Yhat; A), Yhat ~ Bern(s(X_S))", ("splines",),
-                lambda q: q.i_rand_a),
-    MeasureSpec("rbayes_EO", "EO", "ours-assumed", "I(Yhat; A | Y), Yhat ~ Bern(s(X_S))", ("splines",),
-                lambda q: q.i_rand_a_y),
-    MeasureSpec("prod_SP", "SP", "ours-assumed", "I(X_S; A) I(X_S; Y) / H(A)", ("estimator",),
-                lambda q: _product(q.i_xa, q.i_xy, q.h_a)),
-    MeasureSpec("prod_EO", "EO", "ours-assumed", "I(X_S; A | Y) I(X_S; Y) / H(A)", ("estimator",),
-                lambda q: _product(q.i_xa_y, q.i_xy, q.h_a)),
-    MeasureSpec("red_SP", "SP", "pid", "Red_Imin(Y: X_S, A)", ("bins",), lambda q: _exact(q.pid_y.redundancy)),
-    MeasureSpec("redA_SP", "SP", "pid", "Red_Imin(A: X_S, Y)", ("bins",), lambda q: _exact(q.pid_a.redundancy)),
-    MeasureSpec("uniA_EO", "EO", "pid", "Uni_Imin(A: X_S \\ Y)", ("bins",), lambda q: _exact(q.pid_a.unique_1)),
-    MeasureSpec("uniY", "none", "pid", "Uni_Imin(Y: X_S \\ A)", ("bins",), lambda q: _exact(q.pid_y.unique_1)),
-    MeasureSpec("synY", "none", "pid", "Syn_Imin(Y: X_S, A)", ("bins",), lambda q: _exact(q.pid_y.synergy)),
-)}
+MEASURES: dict[str, MeasureSpec] = {
+    spec.name: spec
+    for spec in (
+        MeasureSpec("B_SP", "SP", "baseline", "I(X_S; A)", ("estimator",), lambda q: q.i_xa),
+        MeasureSpec("B_EO", "EO", "baseline", "I(X_S; A | Y)", ("estimator",), lambda q: q.i_xa_y),
+        MeasureSpec(
+            "bayes_SP",
+            "SP",
+            "ours-assumed",
+            "I(s(X_S); A), s = cross-fitted P(Y=1 | X_S)",
+            ("estimator", "splines"),
+            lambda q: q.i_sa,
+        ),
+        MeasureSpec(
+            "bayes_EO",
+            "EO",
+            "ours-assumed",
+            "I(s(X_S); A | Y), s = cross-fitted P(Y=1 | X_S)",
+            ("estimator", "splines"),
+            lambda q: q.i_sa_y,
+        ),
+        MeasureSpec(
+            "rbayes_SP", "SP", "ours-assumed", "I(Yhat; A), Yhat ~ Bern(s(X_S))", ("splines",), lambda q: q.i_rand_a
+        ),
+        MeasureSpec(
+            "rbayes_EO",
+            "EO",
+            "ours-assumed",
+            "I(Yhat; A | Y), Yhat ~ Bern(s(X_S))",
+            ("splines",),
+            lambda q: q.i_rand_a_y,
+        ),
+        MeasureSpec(
+            "prod_SP",
+            "SP",
+            "ours-assumed",
+            "I(X_S; A) I(X_S; Y) / H(A)",
+            ("estimator",),
+            lambda q: _product(q.i_xa, q.i_xy, q.h_a),
+        ),
+        MeasureSpec(
+            "prod_EO",
+            "EO",
+            "ours-assumed",
+            "I(X_S; A | Y) I(X_S; Y) / H(A)",
+            ("estimator",),
+            lambda q: _product(q.i_xa_y, q.i_xy, q.h_a),
+        ),
+        MeasureSpec("red_SP", "SP", "pid", "Red_Imin(Y: X_S, A)", ("bins",), lambda q: _exact(q.pid_y.redundancy)),
+        MeasureSpec("redA_SP", "SP", "pid", "Red_Imin(A: X_S, Y)", ("bins",), lambda q: _exact(q.pid_a.redundancy)),
+        MeasureSpec("uniA_EO", "EO", "pid", "Uni_Imin(A: X_S \\ Y)", ("bins",), lambda q: _exact(q.pid_a.unique_1)),
+        MeasureSpec("uniY", "none", "pid", "Uni_Imin(Y: X_S \\ A)", ("bins",), lambda q: _exact(q.pid_y.unique_1)),
+        MeasureSpec("synY", "none", "pid", "Syn_Imin(Y: X_S, A)", ("bins",), lambda q: _exact(q.pid_y.synergy)),
+    )
+}
 
 
-assert {name: spec.notion for name, spec in MEASURES.items()} == MEASURE_NOTIONS, \
+assert {name: spec.notion for name, spec in MEASURES.items()} == MEASURE_NOTIONS, (
     "catalog.MEASURE_NOTIONS must list every measure with its notion"
+)
 
 
 def measures_for_notion(notion: str) -> list[str]:
@@ -262,8 +307,9 @@ def check_measure_names(names: Sequence[str] | None) -> list[str]:
     return names
 
 
-def measure_estimates(x, a, y, names: Sequence[str] | None = None, estimator: str | Estimator = "ce",
-                      seed: int = 0, tol: float = NEG_TOL) -> dict[str, Estimate]:
+def measure_estimates(
+    x, a, y, names: Sequence[str] | None = None, estimator: str | Estimator = "ce", seed: int = 0, tol: float = NEG_TOL
+) -> dict[str, Estimate]:
     """Every named measure of the block ``x (n, k)`` as an :class:`~.estimators.Estimate`, sharing the
     intermediate quantities (``names`` None: all of :data:`MEASURES`)."""
     names = check_measure_names(names)
@@ -272,7 +318,8 @@ def measure_estimates(x, a, y, names: Sequence[str] | None = None, estimator: st
     return {name: MEASURES[name].function(quantities) for name in names}
 
 
-def measure_values(x, a, y, names: Sequence[str] | None = None, estimator: str | Estimator = "ce",
-                   seed: int = 0, tol: float = NEG_TOL) -> dict[str, float]:
+def measure_values(
+    x, a, y, names: Sequence[str] | None = None, estimator: str | Estimator = "ce", seed: int = 0, tol: float = NEG_TOL
+) -> dict[str, float]:
     """``{name: mu(x)}`` in nats for the named measures (see :func:`measure_estimates` for the flags)."""
     return {name: est.value for name, est in measure_estimates(x, a, y, names, estimator, seed, tol).items()}

@@ -108,8 +108,15 @@ def pid_imin(p: np.ndarray) -> PID:
     mi_1 = mutual_information_table(p.sum(axis=2))
     mi_2 = mutual_information_table(p.sum(axis=1))
     joint = mutual_information_table(p.reshape(p.shape[0], -1))
-    return PID(redundancy=red, unique_1=_round_off(mi_1 - red), unique_2=_round_off(mi_2 - red),
-               synergy=_round_off(joint - mi_1 - mi_2 + red), mutual_1=mi_1, mutual_2=mi_2, joint=joint)
+    return PID(
+        redundancy=red,
+        unique_1=_round_off(mi_1 - red),
+        unique_2=_round_off(mi_2 - red),
+        synergy=_round_off(joint - mi_1 - mi_2 + red),
+        mutual_1=mi_1,
+        mutual_2=mi_2,
+        joint=joint,
+    )
 
 
 def joint_table(t: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> np.ndarray:

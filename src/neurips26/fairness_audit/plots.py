@@ -25,8 +25,12 @@ OUTCOME_COLOURS = {"pass": "#a6dba0", "fail": "#f4a582", "holds_under_condition"
 PROPERTY_ORDER = ("P1", "P2", "U_SP", "Q1", "Q2", "W")
 
 
-def measure_vs_true_bias(coalitions: pd.DataFrame, true_bias: pd.DataFrame,
-                         measures_by_notion: Mapping[str, Sequence[str]], estimator: str = "ce"):
+def measure_vs_true_bias(
+    coalitions: pd.DataFrame,
+    true_bias: pd.DataFrame,
+    measures_by_notion: Mapping[str, Sequence[str]],
+    estimator: str = "ce",
+):
     """One panel per notion: ``mu(S)`` (scaled by the measure's largest value, so the measures share an axis)
     against the true gap of that notion over the (dataset, S) pairs, one colour per measure, Spearman's rho in
     the legend."""
@@ -38,11 +42,17 @@ def measure_vs_true_bias(coalitions: pd.DataFrame, true_bias: pd.DataFrame,
             pairs = measure_pairs(coalitions, true_bias, measure, estimator)
             top = pairs["mu"].max()
             scaled = pairs["mu"] / top if top > 0 else pairs["mu"]
-            rho = (stats.spearmanr(pairs["mu"], pairs[gap]).statistic
-                   if len(pairs) > 1 and np.ptp(pairs["mu"]) > 0 and np.ptp(pairs[gap]) > 0 else np.nan)
+            rho = (
+                stats.spearmanr(pairs["mu"], pairs[gap]).statistic
+                if len(pairs) > 1 and np.ptp(pairs["mu"]) > 0 and np.ptp(pairs[gap]) > 0
+                else np.nan
+            )
             ax.scatter(scaled, pairs[gap], s=14, alpha=0.6, label=f"{measure} (rho {rho:.2f})")
-        ax.set(xlabel="mu(S) / max mu", ylabel=f"true {gap} of the tuned MLP",
-               title=f"{notion}-aligned measures vs true {notion} gap ({estimator})")
+        ax.set(
+            xlabel="mu(S) / max mu",
+            ylabel=f"true {gap} of the tuned MLP",
+            title=f"{notion}-aligned measures vs true {notion} gap ({estimator})",
+        )
         ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -66,7 +76,7 @@ def shapley_bars(shapley: pd.DataFrame, datasets: Sequence[str], measures: Seque
         ax.set_xticks(positions, players, fontsize=7)
         ax.set_title(dataset, fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
-    for ax in axes.ravel()[len(datasets):]:
+    for ax in axes.ravel()[len(datasets) :]:
         fig.delaxes(ax)
     if datasets:
         axes[0, 0].set_ylabel("phi (nats)")
@@ -123,8 +133,11 @@ def selection_curves(selection: pd.DataFrame, random_expectation: pd.DataFrame):
             random = pd.concat([pd.Series({0: 0.0}), random[random.index > 0]])  # removing nothing changes nothing
             ax.plot(random.index, random.to_numpy(), "--", color="black", label="random (exact expectation)")
         ax.axhline(0, color="grey", lw=0.6)
-        ax.set(xlabel="k players removed", ylabel=f"delta {gap} vs full set (mean over datasets)",
-               title=f"Feature selection, {notion} gap")
+        ax.set(
+            xlabel="k players removed",
+            ylabel=f"delta {gap} vs full set (mean over datasets)",
+            title=f"Feature selection, {notion} gap",
+        )
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize=7)
     fig.tight_layout()

@@ -74,8 +74,9 @@ def _one_hot(values: pd.Series, name: str, levels: Sequence[str]) -> pd.DataFram
     A value outside `levels` is an error naming the feature and the values."""
     _check_levels(values, name, levels)
     kept = levels[:1] if len(levels) == 2 else levels
-    return pd.DataFrame({f"{name}={level}": (values == level).to_numpy(np.float64) for level in kept},
-                        index=values.index)
+    return pd.DataFrame(
+        {f"{name}={level}": (values == level).to_numpy(np.float64) for level in kept}, index=values.index
+    )
 
 
 def _numeric(values: pd.Series, name: str, source: str) -> pd.Series:
@@ -101,18 +102,60 @@ def _assemble(parts: dict[str, pd.DataFrame | pd.Series]) -> tuple[pd.DataFrame,
 # ---------------------------------------------------------------------------------------------------------------------
 # Adult
 
-ADULT_COLUMNS = ("age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-                 "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
-                 "income")
+ADULT_COLUMNS = (
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "income",
+)
 ADULT_NUMERIC = ("age", "education-num", "capital-gain", "capital-loss", "hours-per-week")
 ADULT_LEVELS = {  # adult.names
-    "workclass": ("Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
-                  "Without-pay", "Never-worked"),
-    "marital-status": ("Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
-                       "Married-spouse-absent", "Married-AF-spouse"),
-    "occupation": ("Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial", "Prof-specialty",
-                   "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical", "Farming-fishing", "Transport-moving",
-                   "Priv-house-serv", "Protective-serv", "Armed-Forces"),
+    "workclass": (
+        "Private",
+        "Self-emp-not-inc",
+        "Self-emp-inc",
+        "Federal-gov",
+        "Local-gov",
+        "State-gov",
+        "Without-pay",
+        "Never-worked",
+    ),
+    "marital-status": (
+        "Married-civ-spouse",
+        "Divorced",
+        "Never-married",
+        "Separated",
+        "Widowed",
+        "Married-spouse-absent",
+        "Married-AF-spouse",
+    ),
+    "occupation": (
+        "Tech-support",
+        "Craft-repair",
+        "Other-service",
+        "Sales",
+        "Exec-managerial",
+        "Prof-specialty",
+        "Handlers-cleaners",
+        "Machine-op-inspct",
+        "Adm-clerical",
+        "Farming-fishing",
+        "Transport-moving",
+        "Priv-house-serv",
+        "Protective-serv",
+        "Armed-Forces",
+    ),
     "relationship": ("Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"),
     "race": ("White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"),
     "native-country": ("United-States", "other"),  # grouped: the 40 other countries are "other"
@@ -129,8 +172,9 @@ def _read_adult_file(path: str | Path) -> pd.DataFrame:
                 continue
             fields = [field.strip() for field in line.split(",")]
             if len(fields) != len(ADULT_COLUMNS):
-                raise ValueError(f"{path}:{lineno}: expected {len(ADULT_COLUMNS)} comma-separated fields, "
-                                 f"got {len(fields)}")
+                raise ValueError(
+                    f"{path}:{lineno}: expected {len(ADULT_COLUMNS)} comma-separated fields, got {len(fields)}"
+                )
             rows.append(fields)
     if not rows:
         raise ValueError(f"{path}: no data rows")
@@ -174,19 +218,49 @@ def read_adult(
         values = native if name == "native-country" else raw[name]
         parts[name] = _one_hot(values, name, ADULT_LEVELS[name] + extra)
     features, groups = _assemble(parts)
-    return make_audit_data(features, (raw["sex"] == "Male").to_numpy(), (raw["income"] == ">50K").to_numpy(),
-                           groups, name="adult", a_name="sex", y_name="income", min_group=min_group, impute=impute)
+    return make_audit_data(
+        features,
+        (raw["sex"] == "Male").to_numpy(),
+        (raw["income"] == ">50K").to_numpy(),
+        groups,
+        name="adult",
+        a_name="sex",
+        y_name="income",
+        min_group=min_group,
+        impute=impute,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # COMPAS
 
-COMPAS_FEATURES = ("sex", "age", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count",
-                   "c_charge_degree", "length_of_stay")
+COMPAS_FEATURES = (
+    "sex",
+    "age",
+    "juv_fel_count",
+    "juv_misd_count",
+    "juv_other_count",
+    "priors_count",
+    "c_charge_degree",
+    "length_of_stay",
+)
 COMPAS_RACES = {"African-American": 1, "Caucasian": 0}
-_COMPAS_REQUIRED = ("sex", "age", "race", "juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count",
-                    "days_b_screening_arrest", "c_jail_in", "c_jail_out", "c_charge_degree", "is_recid",
-                    "score_text", "two_year_recid")
+_COMPAS_REQUIRED = (
+    "sex",
+    "age",
+    "race",
+    "juv_fel_count",
+    "juv_misd_count",
+    "juv_other_count",
+    "priors_count",
+    "days_b_screening_arrest",
+    "c_jail_in",
+    "c_jail_out",
+    "c_charge_degree",
+    "is_recid",
+    "score_text",
+    "two_year_recid",
+)
 
 
 def read_compas(path: str | Path, *, min_group: int = MIN_GROUP, impute: str | None = None) -> AuditData:
@@ -202,7 +276,8 @@ def read_compas(path: str | Path, *, min_group: int = MIN_GROUP, impute: str | N
         days.between(-30, 30)  # NaN fails, as ProPublica's R filter drops NA
         & (is_recid != -1)
         & (raw["c_charge_degree"].astype(str).str.strip() != "O")
-        & raw["score_text"].notna() & (score_text != "N/A")  # pandas reads "N/A" as NaN
+        & raw["score_text"].notna()
+        & (score_text != "N/A")  # pandas reads "N/A" as NaN
         & raw["race"].isin(list(COMPAS_RACES))
     )
     raw = raw[keep.to_numpy()].reset_index(drop=True)
@@ -218,17 +293,44 @@ def read_compas(path: str | Path, *, min_group: int = MIN_GROUP, impute: str | N
     }
     features, groups = _assemble(parts)
     y = _numeric(raw["two_year_recid"], "two_year_recid", str(path)).to_numpy()
-    return make_audit_data(features, raw["race"].map(COMPAS_RACES).to_numpy(), y, groups, name="compas",
-                           a_name="race", y_name="two_year_recid", min_group=min_group, impute=impute)
+    return make_audit_data(
+        features,
+        raw["race"].map(COMPAS_RACES).to_numpy(),
+        y,
+        groups,
+        name="compas",
+        a_name="race",
+        y_name="two_year_recid",
+        min_group=min_group,
+        impute=impute,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # German credit
 
-GERMAN_ATTRIBUTES = ("status", "duration", "credit_history", "purpose", "credit_amount", "savings", "employment",
-                     "installment_rate", "personal_status", "other_debtors", "residence_since", "property", "age",
-                     "installment_plans", "housing", "existing_credits", "job", "people_liable", "telephone",
-                     "foreign_worker")
+GERMAN_ATTRIBUTES = (
+    "status",
+    "duration",
+    "credit_history",
+    "purpose",
+    "credit_amount",
+    "savings",
+    "employment",
+    "installment_rate",
+    "personal_status",
+    "other_debtors",
+    "residence_since",
+    "property",
+    "age",
+    "installment_plans",
+    "housing",
+    "existing_credits",
+    "job",
+    "people_liable",
+    "telephone",
+    "foreign_worker",
+)
 GERMAN_LEVELS = {  # german.doc (Statlog); codes A47 and A95 are documented but absent from the data
     "status": ("A11", "A12", "A13", "A14"),
     "credit_history": ("A30", "A31", "A32", "A33", "A34"),
@@ -240,8 +342,20 @@ GERMAN_LEVELS = {  # german.doc (Statlog); codes A47 and A95 are documented but 
     "housing": ("A151", "A152", "A153"),
     "job": ("A171", "A172", "A173", "A174"),
 }
-GERMAN_FEATURES = ("status", "duration", "credit_history", "purpose", "credit_amount", "savings", "employment",
-                   "installment_rate", "sex", "property", "housing", "job")
+GERMAN_FEATURES = (
+    "status",
+    "duration",
+    "credit_history",
+    "purpose",
+    "credit_amount",
+    "savings",
+    "employment",
+    "installment_rate",
+    "sex",
+    "property",
+    "housing",
+    "job",
+)
 GERMAN_FEMALE = ("A92", "A95")
 
 
@@ -254,8 +368,9 @@ def read_german(path: str | Path, *, min_group: int = MIN_GROUP, impute: str | N
             if not fields:
                 continue
             if len(fields) != len(GERMAN_ATTRIBUTES) + 1:
-                raise ValueError(f"{path}:{lineno}: expected {len(GERMAN_ATTRIBUTES) + 1} space-separated fields, "
-                                 f"got {len(fields)}")
+                raise ValueError(
+                    f"{path}:{lineno}: expected {len(GERMAN_ATTRIBUTES) + 1} space-separated fields, got {len(fields)}"
+                )
             rows.append(fields)
     if not rows:
         raise ValueError(f"{path}: no data rows")
@@ -277,8 +392,17 @@ def read_german(path: str | Path, *, min_group: int = MIN_GROUP, impute: str | N
         else:
             parts[name] = _numeric(raw[name], name, str(path))
     features, groups = _assemble(parts)
-    return make_audit_data(features, (age > 25).to_numpy(), (raw["credit"] == "1").to_numpy(), groups,
-                           name="german", a_name="age", y_name="credit", min_group=min_group, impute=impute)
+    return make_audit_data(
+        features,
+        (age > 25).to_numpy(),
+        (raw["credit"] == "1").to_numpy(),
+        groups,
+        name="german",
+        a_name="age",
+        y_name="credit",
+        min_group=min_group,
+        impute=impute,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -110,8 +110,10 @@ class SCMParams:
             raise ValueError("gamma has non-finite entries")
         upper = np.argwhere(np.triu(gamma) != 0)
         if len(upper):
-            raise ValueError(f"gamma must be strictly lower triangular (X_j depends on X_k for k < j only); "
-                             f"non-zero at (j, k) = {[tuple(map(int, jk)) for jk in upper[:5]]}")
+            raise ValueError(
+                f"gamma must be strictly lower triangular (X_j depends on X_k for k < j only); "
+                f"non-zero at (j, k) = {[tuple(map(int, jk)) for jk in upper[:5]]}"
+            )
         if np.any(vectors["sigma"] <= 0):
             raise ValueError(f"feature noise sigma must be > 0, got {vectors['sigma'].tolist()}")
         scalars = {name: float(getattr(self, name)) for name in _SCALARS}
@@ -125,8 +127,10 @@ class SCMParams:
         post = _post_label(vectors["eta"], gamma)
         cyclic = [f"{FEATURE_PREFIX}{j + 1}" for j in np.flatnonzero(post & (vectors["w"] != 0))]
         if cyclic:
-            raise ValueError(f"feature(s) {cyclic} depend on Y (eta, directly or through gamma) and also enter Y* "
-                             "(w != 0): that is a cycle; set their w to 0")
+            raise ValueError(
+                f"feature(s) {cyclic} depend on Y (eta, directly or through gamma) and also enter Y* "
+                "(w != 0): that is a cycle; set their w to 0"
+            )
         roles = tuple(self.roles) if self.roles else ("feature",) * d
         if len(roles) != d or not all(isinstance(r, str) for r in roles):
             raise ValueError(f"roles must be {d} strings, got {list(roles)}")
@@ -202,8 +206,13 @@ def sample_scm(params: SCMParams, n: int, seed: int, *, name: str = "scm", min_g
     post = post_label_features(params)
 
     def draw(j: int, label: np.ndarray | float) -> None:
-        x[:, j] = (params.alpha[j] * a + params.beta[j] * u + x[:, :j] @ params.gamma[j, :j]
-                   + params.eta[j] * label + noise[:, j])
+        x[:, j] = (
+            params.alpha[j] * a
+            + params.beta[j] * u
+            + x[:, :j] @ params.gamma[j, :j]
+            + params.eta[j] * label
+            + noise[:, j]
+        )
 
     for j in np.flatnonzero(~post):
         draw(j, 0.0)
@@ -323,16 +332,16 @@ assert tuple(SCENARIOS) == SCENARIO_NAMES, "catalog.SCENARIO_NAMES must name the
 SCENARIO_DESCRIPTIONS = {
     "fair": "A independent of (X, Y): every measure and every true gap should be ~0 (null calibration).",
     "direct_label_bias": "c = 0.8-1.5 sd(Y*|A), alpha = 0: X independent of A but Y depends on A. SP measures ~0 "
-                         "(P1), while X and A are dependent given Y (collider), so EO measures and the EO gap are "
-                         "> 0.",
+    "(P1), while X and A are dependent given Y (collider), so EO measures and the EO gap are "
+    "> 0.",
     "predictive_proxy": "alpha > 0 on the first d//3 features, which also predict Y: bias a tuned "
-                        "model uses; SP and EO measures > 0, attributed to those features.",
+    "model uses; SP and EO measures > 0, attributed to those features.",
     "nonpredictive_proxy": "the last d//3 features are pure proxies (alpha != 0, beta = 0, w = 0, no gamma) and "
-                           "independent of Y: B_SP > 0 but relevance-aware measures ~0 (P2); the model ignores them.",
+    "independent of Y: B_SP > 0 but relevance-aware measures ~0 (P2); the model ignores them.",
     "redundant_proxy": "X1 is a predictive proxy and X_d = X1 + N(0, 0.05^2) a near copy (w = 0): Shapley should "
-                       "split X1's attribution between the two (redundancy, notes C3).",
+    "split X1's attribution between the two (redundancy, notes C3).",
     "eo_leakage": "c = 0.8-1.5 sd(Y*|A) and X_d = eta Y + eps (a child of Y, w = 0): X_d is independent of A "
-                  "given Y, so EO measures give it ~0 (Q1) while SP measures do not (the SP/EO conflict).",
+    "given Y, so EO measures give it ~0 (Q1) while SP measures do not (the SP/EO conflict).",
 }
 
 
@@ -364,7 +373,12 @@ class SCMPrior:
     and c ~ N(0, c_sd^2), delta ~ N(0, delta_sd^2), p_A ~ U(p_a_range), base rate ~ U(base_rate_range)."""
 
     role_concentration: tuple[tuple[str, float], ...] = (
-        ("predictive", 4.0), ("predictive_proxy", 1.0), ("proxy", 1.0), ("copy", 0.5), ("leak", 0.5))
+        ("predictive", 4.0),
+        ("predictive_proxy", 1.0),
+        ("proxy", 1.0),
+        ("copy", 0.5),
+        ("leak", 0.5),
+    )
     alpha_sd: float = 1.0
     beta_sd: float = 1.0
     w_sd: float = 0.7
@@ -410,8 +424,14 @@ def random_draw(d: int, seed: int, prior: SCMPrior | None = None) -> SCMParams:
     roles_available = [r for r in ROLES if r in concentration]
     shares = rng.dirichlet([concentration[r] for r in roles_available])
     roles = ["predictive"] + [roles_available[i] for i in rng.choice(len(roles_available), d - 1, p=shares)]
-    p = {"alpha": np.zeros(d), "beta": np.zeros(d), "gamma": np.zeros((d, d)), "eta": np.zeros(d),
-         "sigma": np.ones(d), "w": np.zeros(d)}
+    p = {
+        "alpha": np.zeros(d),
+        "beta": np.zeros(d),
+        "gamma": np.zeros((d, d)),
+        "eta": np.zeros(d),
+        "sigma": np.ones(d),
+        "w": np.zeros(d),
+    }
     for j, role in enumerate(roles):
         if role in ("predictive", "predictive_proxy"):
             p["beta"][j] = rng.normal(0.0, prior.beta_sd)

@@ -26,8 +26,19 @@ __all__ = [
     "selection_table",
 ]
 
-SELECTION_COLUMNS = ("dataset", "ranking", "k", "removed", "seed", "accuracy", "sp_gap", "eo_gap",
-                     "delta_accuracy", "delta_sp_gap", "delta_eo_gap")
+SELECTION_COLUMNS = (
+    "dataset",
+    "ranking",
+    "k",
+    "removed",
+    "seed",
+    "accuracy",
+    "sp_gap",
+    "eo_gap",
+    "delta_accuracy",
+    "delta_sp_gap",
+    "delta_eo_gap",
+)
 
 
 def rank_by_score(scores: Mapping[str, float], descending: bool = True) -> list[str]:
@@ -90,11 +101,17 @@ def selection_table(
         for k in range(k_max + 1):
             removed = ranking[:k]
             result = evaluate([p for p in data.players if p not in removed])
-            rows.append({
-                "dataset": data.name, "ranking": label, "k": k, "removed": "+".join(removed), "seed": seed,
-                **{m: result[m] for m in ("accuracy", "sp_gap", "eo_gap")},
-                **{f"delta_{m}": result[m] - full[m] for m in ("accuracy", "sp_gap", "eo_gap")},
-            })
+            rows.append(
+                {
+                    "dataset": data.name,
+                    "ranking": label,
+                    "k": k,
+                    "removed": "+".join(removed),
+                    "seed": seed,
+                    **{m: result[m] for m in ("accuracy", "sp_gap", "eo_gap")},
+                    **{f"delta_{m}": result[m] - full[m] for m in ("accuracy", "sp_gap", "eo_gap")},
+                }
+            )
     return pd.DataFrame(rows, columns=list(SELECTION_COLUMNS))
 
 

@@ -79,8 +79,7 @@ def exact_shapley(values) -> np.ndarray:
     """Exact Shapley values ``(d,)`` of the game given by the complete table ``values[mask]`` (length ``2^d``)."""
     values, d = _table(values)
     if d > MAX_EXACT_PLAYERS:
-        raise ValueError(f"exact Shapley needs d <= {MAX_EXACT_PLAYERS} players, got d={d}; "
-                         "use monte_carlo_shapley")
+        raise ValueError(f"exact Shapley needs d <= {MAX_EXACT_PLAYERS} players, got d={d}; use monte_carlo_shapley")
     masks = np.arange(1 << d)
     members = ((masks[:, None] >> np.arange(d)[None, :]) & 1).astype(bool)
     size = np.bitwise_count(masks).astype(np.int64)[:, None]
@@ -113,9 +112,13 @@ class MonteCarloShapley:
     cache: dict[int, float] = field(repr=False)
 
 
-def monte_carlo_shapley(values: np.ndarray | Mapping[int, float] | Callable[[int], float], d: int,
-                        n_permutations: int = 1000, seed: int = 0,
-                        cache: dict[int, float] | None = None) -> MonteCarloShapley:
+def monte_carlo_shapley(
+    values: np.ndarray | Mapping[int, float] | Callable[[int], float],
+    d: int,
+    n_permutations: int = 1000,
+    seed: int = 0,
+    cache: dict[int, float] | None = None,
+) -> MonteCarloShapley:
     """Permutation-sampling Shapley estimates for ``d`` players.
 
     ``values`` is a complete table (array of ``2^d``), a mapping ``mask -> value`` holding every coalition the
@@ -146,6 +149,9 @@ def monte_carlo_shapley(values: np.ndarray | Mapping[int, float] | Callable[[int
     marginal = known[np.searchsorted(needed, after)] - known[np.searchsorted(needed, before)]
     contributions = np.empty_like(marginal)
     np.put_along_axis(contributions, orders, marginal, axis=1)
-    return MonteCarloShapley(phi=contributions.mean(axis=0),
-                             se=contributions.std(axis=0, ddof=1) / np.sqrt(n_permutations),
-                             n_permutations=n_permutations, cache=cache)
+    return MonteCarloShapley(
+        phi=contributions.mean(axis=0),
+        se=contributions.std(axis=0, ddof=1) / np.sqrt(n_permutations),
+        n_permutations=n_permutations,
+        cache=cache,
+    )

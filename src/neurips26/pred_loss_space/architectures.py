@@ -67,7 +67,9 @@ def check_bottleneck_label(arch: str, spec: dict, labelled: bool) -> None:
     dim = token_dim(arch, spec)
     width = resolve_spec(arch, spec).get("width")
     if labelled:
-        raise ValueError(f"{arch} is labelled a bottleneck but its token dimension {dim} does not exceed its "
-                         f"width {width}" if dim is not None else
-                         f"{arch} is labelled a bottleneck but it has no token bottleneck (long skips, no width)")
+        raise ValueError(
+            f"{arch} is labelled a bottleneck but its token dimension {dim} does not exceed its width {width}"
+            if dim is not None
+            else f"{arch} is labelled a bottleneck but it has no token bottleneck (long skips, no width)"
+        )
     raise ValueError(f"{arch} is labelled not a bottleneck but its token dimension {dim} exceeds its width {width}")

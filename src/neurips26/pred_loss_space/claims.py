@@ -30,6 +30,7 @@ class Unmeasurable(ValueError):
 
 # ----------------------------------------------------------------------------------------- checks (C1, C2)
 
+
 def _per_t(metrics: pd.DataFrame, names: list[str]) -> pd.DataFrame:
     """One row per (regime, pred, loss, seed, t) and a column per metric of `names`; NaN values are kept."""
     rows = metrics[metrics["metric"].isin(names) & metrics["t"].notna()]
@@ -44,12 +45,16 @@ def _worst(deviation: pd.Series, table: pd.DataFrame, what: str) -> tuple[float,
     bad = deviation[~np.isfinite(deviation.to_numpy(dtype=float))]
     if len(bad):
         where = bad.index[0]
-        return NAN, (f"{len(bad)} per-t {what} value(s) not finite, first at {where[0]}/{where[1]} "
-                     f"{where[3]}x{where[4]} s{where[5]} t={where[6]:g}")
+        return NAN, (
+            f"{len(bad)} per-t {what} value(s) not finite, first at {where[0]}/{where[1]} "
+            f"{where[3]}x{where[4]} s{where[5]} t={where[6]:g}"
+        )
     where = deviation.idxmax()
-    return float(deviation.max()), (f"{cells} cells x {table.index.get_level_values('t').nunique()} noise levels; "
-                                    f"largest at {where[0]}/{where[1]} {where[3]}x{where[4]} s{where[5]} "
-                                    f"t={where[6]:g}")
+    return float(deviation.max()), (
+        f"{cells} cells x {table.index.get_level_values('t').nunique()} noise levels; "
+        f"largest at {where[0]}/{where[1]} {where[3]}x{where[4]} s{where[5]} "
+        f"t={where[6]:g}"
+    )
 
 
 def reweighting_check(metrics: pd.DataFrame, t_eps: float) -> Measured:
@@ -79,6 +84,7 @@ def amplification_check(metrics: pd.DataFrame) -> Measured:
 
 # ----------------------------------------------------------------------------------- claims on the matrix
 
+
 def seed_cells(metrics: pd.DataFrame, metric: str) -> pd.DataFrame:
     """One row per (regime, pred, loss, seed): the run-level `metric` (NaN where the run recorded NaN)."""
     rows = metrics[(metrics["metric"] == metric) & metrics["t"].isna()]
@@ -97,8 +103,12 @@ def _grid(frame: pd.DataFrame, regime: tuple, seed: int, metric: str) -> pd.Data
     if missing:
         raise Unmeasurable(f"{name}: no {metric} for cell(s) {', '.join(missing)}")
     values = table.to_numpy(dtype=float)
-    bad = [f"{p}x{q}={values[i, j]:g}" for i, p in enumerate(preds) for j, q in enumerate(losses)
-           if not (np.isfinite(values[i, j]) and values[i, j] > 0)]
+    bad = [
+        f"{p}x{q}={values[i, j]:g}"
+        for i, p in enumerate(preds)
+        for j, q in enumerate(losses)
+        if not (np.isfinite(values[i, j]) and values[i, j] > 0)
+    ]
     if bad:
         raise Unmeasurable(f"{name}: {metric} not finite and positive at {', '.join(bad)}")
     return table
@@ -130,9 +140,13 @@ def _regimes(metrics: pd.DataFrame, selection: Selection) -> list[tuple]:
     return [key for key in keys if key in selection]
 
 
-def _per_seed(metrics: pd.DataFrame, selection: Selection, metric_names: tuple[str, ...],
-              statistic: Callable[[dict[str, pd.DataFrame], tuple, int], float],
-              combine: Callable[[list[float]], float]) -> tuple[list[float], list[int], str]:
+def _per_seed(
+    metrics: pd.DataFrame,
+    selection: Selection,
+    metric_names: tuple[str, ...],
+    statistic: Callable[[dict[str, pd.DataFrame], tuple, int], float],
+    combine: Callable[[list[float]], float],
+) -> tuple[list[float], list[int], str]:
     """statistic(grids by metric, regime, seed) for every selected regime and every seed they share,
     combined over regimes per seed; raises Unmeasurable naming the regime where a grid cannot be built."""
     regimes = _regimes(metrics, selection)
@@ -172,8 +186,15 @@ def _shares(grid: pd.DataFrame, regime: tuple, seed: int, metric: str) -> dict[s
         raise Unmeasurable(f"{regime_name(regime)} seed {seed}: variance shares of log-{metric} failed ({error})")
 
 
-def _spread_claim(claim_id: str, metrics: pd.DataFrame, selection: Selection, metric_names: tuple[str, ...],
-                  statistic, combine, describe: Callable[[list[float], list[int]], str] = None) -> Measured:
+def _spread_claim(
+    claim_id: str,
+    metrics: pd.DataFrame,
+    selection: Selection,
+    metric_names: tuple[str, ...],
+    statistic,
+    combine,
+    describe: Callable[[list[float], list[int]], str] = None,
+) -> Measured:
     try:
         values, seeds, note = _per_seed(metrics, selection, metric_names, statistic, combine)
     except Unmeasurable as error:
@@ -189,26 +210,38 @@ def _spread_claim(claim_id: str, metrics: pd.DataFrame, selection: Selection, me
 def factor_roles(metrics: pd.DataFrame) -> Measured:
     """C3: without a bottleneck, min(loss - pred share of log-MSE variance, pred - loss share of log-FD
     variance) over regimes, per seed; mean and t interval over seeds."""
+
     def statistic(grids, regime, seed):
         mse, fdv = _shares(grids["mse"], regime, seed, "MSE"), _shares(grids["fd"], regime, seed, "FD")
         return min(mse["loss"] - mse["pred"], fdv["pred"] - fdv["loss"])
+
     return _spread_claim("C3", metrics, NO_BOTTLENECK, ("mse", "fd"), statistic, min)
 
 
 def fd_ratio(metrics: pd.DataFrame) -> Measured:
     """C4a: without a bottleneck, the mean over (regime, loss) of max/min FD across predictions, per seed."""
+
     def statistic(grids, regime, seed):
         table = grids["fd"]
         return list((table.max(axis=0) / table.min(axis=0)).to_numpy(dtype=float))
-    return _spread_claim("C4a", metrics, NO_BOTTLENECK, ("fd",), statistic,
-                         lambda per_regime: float(np.mean([v for r in per_regime for v in r])))
+
+    return _spread_claim(
+        "C4a",
+        metrics,
+        NO_BOTTLENECK,
+        ("fd",),
+        statistic,
+        lambda per_regime: float(np.mean([v for r in per_regime for v in r])),
+    )
 
 
 def mse_spread(metrics: pd.DataFrame) -> Measured:
     """C4b: without a bottleneck, the max over (regime, loss) of (max - min)/min MSE across predictions."""
+
     def statistic(grids, regime, seed):
         table = grids["mse"]
         return float(((table.max(axis=0) - table.min(axis=0)) / table.min(axis=0)).max())
+
     return _spread_claim("C4b", metrics, NO_BOTTLENECK, ("mse",), statistic, max)
 
 
@@ -221,8 +254,9 @@ def x_margin(metrics: pd.DataFrame, claim_id: str = "C5", selection: Selection =
         margins = []
         for metric, table in grids.items():
             if not {"x", "eps", "v"} <= set(table.index):
-                raise Unmeasurable(f"{regime_name(regime)}: the {metric} matrix lacks a prediction space "
-                                   f"(has {list(table.index)})")
+                raise Unmeasurable(
+                    f"{regime_name(regime)}: the {metric} matrix lacks a prediction space (has {list(table.index)})"
+                )
             for loss in table.columns:
                 margin = float(np.log(min(table.loc["eps", loss], table.loc["v", loss]) / table.loc["x", loss]))
                 margins.append(margin)
@@ -238,8 +272,10 @@ def x_margin(metrics: pd.DataFrame, claim_id: str = "C5", selection: Selection =
 
 def pred_share(metrics: pd.DataFrame) -> Measured:
     """C6: with a bottleneck, min over (regime, metric) of the pred share of log-MSE / log-FD variance, per seed."""
+
     def statistic(grids, regime, seed):
         return min(_shares(grids["mse"], regime, seed, "MSE")["pred"], _shares(grids["fd"], regime, seed, "FD")["pred"])
+
     return _spread_claim("C6", metrics, BOTTLENECK, ("mse", "fd"), statistic, min)
 
 
@@ -247,6 +283,13 @@ def measure_claims(metrics: pd.DataFrame, t_eps: float) -> list[Measured]:
     """Every claim and check of config/claims/pred_loss_space.yaml. FD is each regime's sample-quality metric:
     true FID where it was computed (paper scale, images), else the proxy."""
     view = quality_view(metrics)
-    return [reweighting_check(metrics, t_eps), amplification_check(metrics), factor_roles(view), fd_ratio(view),
-            mse_spread(view), x_margin(view, "C5", IMAGE_BOTTLENECK), x_margin(view, "C5b", TOY_BOTTLENECK),
-            pred_share(view)]
+    return [
+        reweighting_check(metrics, t_eps),
+        amplification_check(metrics),
+        factor_roles(view),
+        fd_ratio(view),
+        mse_spread(view),
+        x_margin(view, "C5", IMAGE_BOTTLENECK),
+        x_margin(view, "C5b", TOY_BOTTLENECK),
+        pred_share(view),
+    ]

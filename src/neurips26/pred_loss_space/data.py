@@ -27,8 +27,9 @@ def toy_manifold(dim: int, n_train: int, n_test: int, seed: int = 0, latent: str
     Returns x_train, x_test (float32, (n, dim)), projection (P, float64), latent_train and latent_test.
     """
     if dim < TOY_LATENT_DIM:
-        raise ValueError(f"toy manifold: the ambient dim={dim} is smaller than the latent dimension "
-                         f"d={TOY_LATENT_DIM} (D < d)")
+        raise ValueError(
+            f"toy manifold: the ambient dim={dim} is smaller than the latent dimension d={TOY_LATENT_DIM} (D < d)"
+        )
     if latent not in TOY_LATENTS:
         raise ValueError(f"toy latent {latent!r} is not one of {TOY_LATENTS}")
     if n_train < 1 or n_test < 1:

@@ -28,8 +28,10 @@ def cell_means(frame: pd.DataFrame, value: str) -> pd.DataFrame:
     losses = [s for s in SPACES if s in set(frame["loss"])]
     missing = [f"({p}, {loss})" for p in preds for loss in losses if (p, loss) not in means.index]
     if missing:
-        raise ValueError(f"the {len(preds)}x{len(losses)} pred x loss grid of {value!r} is incomplete: "
-                         f"missing cells {', '.join(missing)}")
+        raise ValueError(
+            f"the {len(preds)}x{len(losses)} pred x loss grid of {value!r} is incomplete: "
+            f"missing cells {', '.join(missing)}"
+        )
     return means.unstack("loss").loc[preds, losses]
 
 

@@ -3,7 +3,7 @@ losses, and the long-form metrics table."""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -14,8 +14,9 @@ from neurips26.pred_loss_space import data, fd, models
 PER_T_METRICS = ("mse_x", "mse_eps", "mse_v", "amp_x_emp", "amp_x_theory", "amp_v_emp", "amp_v_theory")
 
 
-def feature_embedder(state_dict: dict, feature_dim: int, channels: int = 1, n_classes: int = 10,
-                     device: str | torch.device = "cpu") -> Callable[[np.ndarray], np.ndarray]:
+def feature_embedder(
+    state_dict: dict, feature_dim: int, channels: int = 1, n_classes: int = 10, device: str | torch.device = "cpu"
+) -> Callable[[np.ndarray], np.ndarray]:
     """The trained image classifier's penultimate layer (run on `device`) as a function of images."""
     net = models.FeatureNet(channels=channels, n_classes=n_classes, feature_dim=feature_dim)
     net.load_state_dict(state_dict)

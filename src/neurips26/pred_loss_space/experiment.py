@@ -13,12 +13,16 @@ TEST_SPLIT = {"cifar10": 10000, "imagenette": 3925}  # the archives' own test/va
 # paper-scale archives: URL and pinned hash (torchvision's constants)
 DOWNLOADS = {
     "cifar10": ("https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz", "md5:c58f30108f718f92721af3b95e74349a"),
-    "imagenette": ("https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-160.tgz",
-                   "md5:e793b78cc4c9e9a4ccc0c1155377a412"),
+    "imagenette": (
+        "https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-160.tgz",
+        "md5:e793b78cc4c9e9a4ccc0c1155377a412",
+    ),
 }
 # Inception-v3 weights of pytorch-fid (TF's 2015-12-05 graph ported to torch); torch-fidelity publishes the same file
-INCEPTION = ("https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/pt_inception-2015-12-05-6726825d.pth",
-             "sha256:6726825d0af5f729cebd5821db510b11b1cfad8faad88a03f1befd49fb9129b2")
+INCEPTION = (
+    "https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/pt_inception-2015-12-05-6726825d.pth",
+    "sha256:6726825d0af5f729cebd5821db510b11b1cfad8faad88a03f1befd49fb9129b2",
+)
 INCEPTION_DIM = 2048
 TOY_LATENT_DIM = 2  # the toy's FD is computed on the 2-D latent coordinates
 
@@ -32,7 +36,10 @@ def run_ids(cfg: dict) -> list[str]:
     """'{dataset}/{arch}/{pred}x{loss}/s{seed}' for every cell of every regime and each of its seeds."""
     return [
         f"{r['dataset']}/{r['arch']}/{pred}x{loss}/s{seed}"
-        for r in cfg["regimes"] for pred in cfg["preds"] for loss in cfg["losses"] for seed in regime_seeds(cfg, r)
+        for r in cfg["regimes"]
+        for pred in cfg["preds"]
+        for loss in cfg["losses"]
+        for seed in regime_seeds(cfg, r)
     ]
 
 
@@ -59,7 +66,10 @@ def data_shape(data: dict) -> dict:
     """The model's data keys: dim for a toy, channels and image_size for images."""
     if data["kind"] == "toy":
         return {"dim": data["dim"]}
-    return {"channels": IMAGE_CHANNELS[data["kind"]], "image_size": FIXED_SIZE.get(data["kind"], data.get("image_size"))}
+    return {
+        "channels": IMAGE_CHANNELS[data["kind"]],
+        "image_size": FIXED_SIZE.get(data["kind"], data.get("image_size")),
+    }
 
 
 def archive(data: dict) -> str | None:
@@ -120,4 +130,3 @@ def check_config(cfg: dict) -> None:
             )
         if cfg["evaluate"]["n_test"] > test_size(data):
             raise ValueError(f"evaluate.n_test = {cfg['evaluate']['n_test']} exceeds the test split of {dataset}")
-

@@ -50,8 +50,10 @@ def frechet_from_stats(mu1: np.ndarray, sigma1: np.ndarray, mu2: np.ndarray, sig
     mu1, mu2 = np.atleast_1d(np.asarray(mu1, np.float64)), np.atleast_1d(np.asarray(mu2, np.float64))
     sigma1, sigma2 = np.atleast_2d(np.asarray(sigma1, np.float64)), np.atleast_2d(np.asarray(sigma2, np.float64))
     if mu1.shape != mu2.shape or sigma1.shape != sigma2.shape or sigma1.shape != (len(mu1), len(mu1)):
-        raise ValueError(f"mismatched Gaussian statistics: means {mu1.shape} and {mu2.shape}, "
-                         f"covariances {sigma1.shape} and {sigma2.shape}")
+        raise ValueError(
+            f"mismatched Gaussian statistics: means {mu1.shape} and {mu2.shape}, "
+            f"covariances {sigma1.shape} and {sigma2.shape}"
+        )
     root = _sqrtm(sigma1 @ sigma2)
     if root is None:
         offset = np.eye(len(mu1)) * SQRTM_EPS
@@ -70,6 +72,8 @@ def frechet_distance(a: np.ndarray, b: np.ndarray) -> float:
     dim = a.shape[1]
     for name, x in (("first set", a), ("second set", b)):
         if len(x) < 2 * dim:
-            raise ValueError(f"{name}: FD with {len(x)} samples for a {dim}-dim feature needs at least "
-                             f"{2 * dim} samples (2D): the covariance would be singular")
+            raise ValueError(
+                f"{name}: FD with {len(x)} samples for a {dim}-dim feature needs at least "
+                f"{2 * dim} samples (2D): the covariance would be singular"
+            )
     return frechet_from_stats(*gaussian_stats(a), *gaussian_stats(b))

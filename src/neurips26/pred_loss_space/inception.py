@@ -246,9 +246,7 @@ def to_rgb(images: torch.Tensor) -> torch.Tensor:
     return images.repeat(1, 3, 1, 1) if images.shape[1] == 1 else images
 
 
-def inception_features(
-    model: nn.Module, images, batch: int = 100, device: str | torch.device = "cpu"
-) -> np.ndarray:
+def inception_features(model: nn.Module, images, batch: int = 100, device: str | torch.device = "cpu") -> np.ndarray:
     """pool3 features (N, 2048), float64, of images (N, 1 or 3, H, W) in [-1, 1], in batches."""
     images = torch.as_tensor(images)
     _check_images(images)

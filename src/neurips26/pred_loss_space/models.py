@@ -20,7 +20,14 @@ from torch import nn
 
 from neurips26.common.dit import modulate, sincos_pos_embed_2d
 from neurips26.pred_loss_space.architectures import (  # noqa: F401 (re-exported for callers)
-    ARCH_DEFAULTS, ARCHS, DATA_KEYS, _check_arch, check_bottleneck_label, has_bottleneck, resolve_spec, token_dim,
+    ARCH_DEFAULTS,
+    ARCHS,
+    DATA_KEYS,
+    _check_arch,
+    check_bottleneck_label,
+    has_bottleneck,
+    resolve_spec,
+    token_dim,
 )
 
 T_SCALE = 1000.0  # t in [0, 1] is stretched so that the sinusoid frequencies span its range, as in DDPM/DiT
@@ -157,8 +164,16 @@ class JiTBlock(nn.Module):
 class JiTTiny(nn.Module):
     """A JiT-style ViT on raw patches: linear embedding, adaLN-Zero blocks, linear patch head."""
 
-    def __init__(self, image_size: int = 16, channels: int = 1, patch: int = 4, width: int = 64, depth: int = 4,
-                 heads: int = 4, mlp_ratio: float = 4.0):
+    def __init__(
+        self,
+        image_size: int = 16,
+        channels: int = 1,
+        patch: int = 4,
+        width: int = 64,
+        depth: int = 4,
+        heads: int = 4,
+        mlp_ratio: float = 4.0,
+    ):
         super().__init__()
         if image_size % patch:
             raise ValueError(f"image size {image_size} is not divisible by the patch size {patch}")
@@ -182,8 +197,9 @@ class JiTTiny(nn.Module):
         b, c, h, w = z.shape
         p, g = self.patch, self.grid
         if (c, h, w) != (self.channels, self.image_size, self.image_size):
-            raise ValueError(f"JiTTiny expects images of shape {(self.channels, self.image_size, self.image_size)}, "
-                             f"got {(c, h, w)}")
+            raise ValueError(
+                f"JiTTiny expects images of shape {(self.channels, self.image_size, self.image_size)}, got {(c, h, w)}"
+            )
         return z.reshape(b, c, g, p, g, p).permute(0, 2, 4, 3, 5, 1).reshape(b, g * g, p * p * c)
 
     def unpatchify(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -249,9 +265,15 @@ class FeatureNet(nn.Module):
     def __init__(self, channels: int = 1, n_classes: int = 10, feature_dim: int = 32):
         super().__init__()
         self.body = nn.Sequential(
-            nn.Conv2d(channels, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.AdaptiveAvgPool2d(4), nn.Flatten(), nn.Linear(32 * 4 * 4, feature_dim),
+            nn.Conv2d(channels, 16, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Conv2d(16, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.AdaptiveAvgPool2d(4),
+            nn.Flatten(),
+            nn.Linear(32 * 4 * 4, feature_dim),
         )
         self.head = nn.Linear(feature_dim, n_classes)
         self.feature_dim = feature_dim

@@ -86,8 +86,9 @@ def regime_title(dataset: str, arch: str, bottleneck: bool) -> str:
 
 def _of_regime(metrics: pd.DataFrame, regime: tuple[str, str, bool]) -> pd.DataFrame:
     dataset, arch, bottleneck = regime
-    return metrics[(metrics["dataset"] == dataset) & (metrics["arch"] == arch)
-                   & (metrics["bottleneck"].astype(bool) == bottleneck)]
+    return metrics[
+        (metrics["dataset"] == dataset) & (metrics["arch"] == arch) & (metrics["bottleneck"].astype(bool) == bottleneck)
+    ]
 
 
 def run_level(metrics: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -141,7 +142,7 @@ def heatmaps(metrics: pd.DataFrame, metric: str, label: str) -> Figure:
         return fig
     n_rows, n_cols = _grid(len(groups))
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(4.3 * n_cols, 3.7 * n_rows + 0.4), squeeze=False)
-    for ax in axes.ravel()[len(groups):]:
+    for ax in axes.ravel()[len(groups) :]:
         fig.delaxes(ax)
     cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")
     ticks = [SPACE_LABELS[s] for s in SPACES]
@@ -163,12 +164,12 @@ def heatmaps(metrics: pd.DataFrame, metric: str, label: str) -> Figure:
             for j in range(len(SPACES)):
                 v = values[i, j]
                 dark = plottable[i, j] and logs[i, j] < mid
-                ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=9,
-                        color="white" if dark else "black")
+                ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=9, color="white" if dark else "black")
         if plottable.any():
             best = np.unravel_index(np.nanargmin(np.where(plottable, values, np.nan)), values.shape)
-            ax.add_patch(Rectangle((best[1] - 0.5, best[0] - 0.5), 1, 1, fill=False, edgecolor="red",
-                                   linewidth=2, clip_on=False))
+            ax.add_patch(
+                Rectangle((best[1] - 0.5, best[0] - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2, clip_on=False)
+            )
         ax.set_xticks(range(len(SPACES)), ticks)
         ax.set_yticks(range(len(SPACES)), ticks)
         ax.set_xlabel("loss space")
@@ -193,13 +194,19 @@ def amplification(metrics: pd.DataFrame, t_eps: float, t_min: float = T_MIN) -> 
     measured = per_t(metrics, "amp_x_emp")
     for pred in SPACES:
         colour = SPACE_COLOURS[pred]
-        left.plot(t, amplification_curve(pred, t, t_min), color=colour,
-                  label=f"{SPACE_LABELS[pred]}-pred (analytic)")
+        left.plot(t, amplification_curve(pred, t, t_min), color=colour, label=f"{SPACE_LABELS[pred]}-pred (analytic)")
         points = measured[measured["pred"] == pred].groupby("t")["value"].mean()
         points = points[np.isfinite(points) & (points > 0)]
         if len(points):
-            left.plot(points.index, points.to_numpy(), "o", color=colour, markersize=5,
-                      markerfacecolor="none", label=f"{SPACE_LABELS[pred]}-pred (measured)")
+            left.plot(
+                points.index,
+                points.to_numpy(),
+                "o",
+                color=colour,
+                markersize=5,
+                markerfacecolor="none",
+                label=f"{SPACE_LABELS[pred]}-pred (measured)",
+            )
     left.axvline(1 - t_eps, color="grey", lw=0.8, ls=":")
     left.set_yscale("log")
     left.set_xlim(0, 1)
@@ -218,14 +225,21 @@ def amplification(metrics: pd.DataFrame, t_eps: float, t_min: float = T_MIN) -> 
             curve = rows[rows["pred"] == pred].groupby("t")["value"].mean().sort_index()
             curve = curve[np.isfinite(curve) & (curve > 0)]
             if len(curve):
-                right.plot(curve.index, curve.to_numpy(), LINE_STYLES[k % len(LINE_STYLES)], marker=".",
-                           color=SPACE_COLOURS[pred])
+                right.plot(
+                    curve.index,
+                    curve.to_numpy(),
+                    LINE_STYLES[k % len(LINE_STYLES)],
+                    marker=".",
+                    color=SPACE_COLOURS[pred],
+                )
                 drawn = True
     if drawn:
         right.set_yscale("log")
         handles = [Line2D([], [], color=SPACE_COLOURS[p], label=f"{SPACE_LABELS[p]}-pred") for p in SPACES]
-        handles += [Line2D([], [], color="black", ls=LINE_STYLES[k % len(LINE_STYLES)],
-                           label=regime_title(*r)) for k, r in enumerate(groups)]
+        handles += [
+            Line2D([], [], color="black", ls=LINE_STYLES[k % len(LINE_STYLES)], label=regime_title(*r))
+            for k, r in enumerate(groups)
+        ]
         right.legend(handles=handles, fontsize=7)
     else:
         _no_data(right)
@@ -254,8 +268,13 @@ def loss_weights(t_eps: float, p_mean: float, p_std: float) -> Figure:
     twin.set_ylabel(f"density of t = sigmoid(N({p_mean:g}, {p_std:g}\u00b2))", color="grey")
     twin.tick_params(axis="y", colors="grey")
     for loss in SPACES:
-        ax.plot(t, loss_weight_curve(loss, t, t_eps), color=SPACE_COLOURS[loss], lw=2,
-                label=f"$w_{{{SPACE_LABELS[loss]}}}(t)$ ({SPACE_LABELS[loss]}-loss)")
+        ax.plot(
+            t,
+            loss_weight_curve(loss, t, t_eps),
+            color=SPACE_COLOURS[loss],
+            lw=2,
+            label=f"$w_{{{SPACE_LABELS[loss]}}}(t)$ ({SPACE_LABELS[loss]}-loss)",
+        )
     ax.axvline(1 - t_eps, color="black", lw=0.8, ls=":", label=f"1 - t clamped at {t_eps:g}")
     ax.set_yscale("log")
     ax.set_xlim(0, 1)
@@ -297,7 +316,7 @@ def image_mosaic(images: np.ndarray, side: int = MOSAIC) -> np.ndarray:
     mosaic = np.full((side * h, side * w), np.nan)
     for k, img in enumerate(images[: side * side]):
         r, c = divmod(k, side)
-        mosaic[r * h:(r + 1) * h, c * w:(c + 1) * w] = img
+        mosaic[r * h : (r + 1) * h, c * w : (c + 1) * w] = img
     return mosaic
 
 
@@ -351,11 +370,24 @@ def sample_grid(samples: dict[str, np.ndarray], projections: dict[str, np.ndarra
                     if outside:
                         notes.append(f"{outside} outside")
                 else:
-                    ax.imshow(np.clip(image_mosaic(kept), -1.0, 1.0), cmap="gray", vmin=-1.0, vmax=1.0,
-                              interpolation="nearest")
+                    ax.imshow(
+                        np.clip(image_mosaic(kept), -1.0, 1.0),
+                        cmap="gray",
+                        vmin=-1.0,
+                        vmax=1.0,
+                        interpolation="nearest",
+                    )
                 if notes:
-                    ax.text(0.02, 0.02, ", ".join(notes), transform=ax.transAxes, fontsize=6, color="red",
-                            va="bottom", bbox={"facecolor": "white", "alpha": 0.8, "pad": 1, "linewidth": 0})
+                    ax.text(
+                        0.02,
+                        0.02,
+                        ", ".join(notes),
+                        transform=ax.transAxes,
+                        fontsize=6,
+                        color="red",
+                        va="bottom",
+                        bbox={"facecolor": "white", "alpha": 0.8, "pad": 1, "linewidth": 0},
+                    )
         sub.suptitle(name, fontsize=10)
     return fig
 

@@ -32,8 +32,17 @@ def velocity(model: nn.Module, z: torch.Tensor, t: float, pred: str, t_eps: floa
 
 
 @torch.no_grad()
-def heun_sample(model: nn.Module, n: int, shape: tuple, steps: int, pred: str, seed: int,
-                t_eps: float = spaces.T_EPS, t_min: float = spaces.T_MIN, batch: int = 512) -> torch.Tensor:
+def heun_sample(
+    model: nn.Module,
+    n: int,
+    shape: tuple,
+    steps: int,
+    pred: str,
+    seed: int,
+    t_eps: float = spaces.T_EPS,
+    t_min: float = spaces.T_MIN,
+    batch: int = 512,
+) -> torch.Tensor:
     """n samples of shape `shape` by Heun's method on t_k = k / steps, the last step Euler (as JiT).
 
     The initial noise z_0 ~ N(0, I) is drawn at once from a generator seeded with `seed`, so the samples do
@@ -66,8 +75,16 @@ def heun_sample(model: nn.Module, n: int, shape: tuple, steps: int, pred: str, s
 
 
 @torch.no_grad()
-def denoise_errors(model: nn.Module, x_test: torch.Tensor, pred: str, t_grid: list[float], seed: int,
-                   t_eps: float = spaces.T_EPS, t_min: float = spaces.T_MIN, batch: int = 1024) -> pd.DataFrame:
+def denoise_errors(
+    model: nn.Module,
+    x_test: torch.Tensor,
+    pred: str,
+    t_grid: list[float],
+    seed: int,
+    t_eps: float = spaces.T_EPS,
+    t_min: float = spaces.T_MIN,
+    batch: int = 1024,
+) -> pd.DataFrame:
     """Per-pixel MSE of x_hat, eps_hat and v_hat on `x_test` at each t of `t_grid`, and the amplification.
 
     amp_{x,v}_emp is the mean measured |d estimate| / |d o| of the model's own outputs (in float64, so the
@@ -95,15 +112,18 @@ def denoise_errors(model: nn.Module, x_test: torch.Tensor, pred: str, t_grid: li
                     sums[f"mse_{space}"] += (estimate[space] - truth[space]).pow(2).flatten(1).mean(1).sum().item()
                 o64, z64, t64 = o.double(), z.double(), t.double()
                 for space in ("x", "v"):
-                    amp = spaces.measured_amplification(o64, z64, t64, pred, space, generator=generator,
-                                                        t_eps=t_eps, t_min=t_min)
+                    amp = spaces.measured_amplification(
+                        o64, z64, t64, pred, space, generator=generator, t_eps=t_eps, t_min=t_min
+                    )
                     sums[f"amp_{space}_emp"] += amp.sum().item()
             t_tensor = torch.tensor([float(t_value)], dtype=torch.float64)
-            rows.append({
-                "t": float(t_value),
-                **{k: v / len(x_test) for k, v in sums.items()},
-                "amp_x_theory": spaces.amplification(pred, t_tensor, t_eps, t_min).item(),
-                "amp_v_theory": spaces.velocity_amplification(pred, t_tensor, t_eps, t_min).item(),
-            })
+            rows.append(
+                {
+                    "t": float(t_value),
+                    **{k: v / len(x_test) for k, v in sums.items()},
+                    "amp_x_theory": spaces.amplification(pred, t_tensor, t_eps, t_min).item(),
+                    "amp_v_theory": spaces.velocity_amplification(pred, t_tensor, t_eps, t_min).item(),
+                }
+            )
     columns = ["t", "mse_x", "mse_eps", "mse_v", "amp_x_emp", "amp_x_theory", "amp_v_emp", "amp_v_theory"]
     return pd.DataFrame(rows)[columns]

@@ -41,8 +41,9 @@ def targets(x: torch.Tensor, eps: torch.Tensor) -> dict[str, torch.Tensor]:
     return {"x": x, "eps": eps, "v": x - eps}
 
 
-def convert(o: torch.Tensor, z: torch.Tensor, t: torch.Tensor, pred: str,
-            t_eps: float = T_EPS, t_min: float = T_MIN) -> dict[str, torch.Tensor]:
+def convert(
+    o: torch.Tensor, z: torch.Tensor, t: torch.Tensor, pred: str, t_eps: float = T_EPS, t_min: float = T_MIN
+) -> dict[str, torch.Tensor]:
     """{x_hat, eps_hat, v_hat} from an output `o` in prediction space `pred` (JiT Table 1)."""
     check_space(pred, "prediction space")
     tt = _expand(t, z)
@@ -63,8 +64,17 @@ def convert(o: torch.Tensor, z: torch.Tensor, t: torch.Tensor, pred: str,
     return {"x": x_hat, "eps": eps_hat, "v": v_hat}
 
 
-def per_sample_loss(o: torch.Tensor, x: torch.Tensor, eps: torch.Tensor, z: torch.Tensor, t: torch.Tensor,
-                    pred: str, loss: str, t_eps: float = T_EPS, t_min: float = T_MIN) -> torch.Tensor:
+def per_sample_loss(
+    o: torch.Tensor,
+    x: torch.Tensor,
+    eps: torch.Tensor,
+    z: torch.Tensor,
+    t: torch.Tensor,
+    pred: str,
+    loss: str,
+    t_eps: float = T_EPS,
+    t_min: float = T_MIN,
+) -> torch.Tensor:
     """Mean squared error in loss space `loss` of each sample, shape (B,)."""
     check_space(loss, "loss space")
     estimate = convert(o, z, t, pred, t_eps, t_min)[loss]
@@ -102,9 +112,17 @@ def velocity_amplification(pred: str, t: torch.Tensor, t_eps: float = T_EPS, t_m
     return torch.ones_like(t)
 
 
-def measured_amplification(o: torch.Tensor, z: torch.Tensor, t: torch.Tensor, pred: str, space: str = "x",
-                           scale: float = 1e-3, generator: torch.Generator | None = None,
-                           t_eps: float = T_EPS, t_min: float = T_MIN) -> torch.Tensor:
+def measured_amplification(
+    o: torch.Tensor,
+    z: torch.Tensor,
+    t: torch.Tensor,
+    pred: str,
+    space: str = "x",
+    scale: float = 1e-3,
+    generator: torch.Generator | None = None,
+    t_eps: float = T_EPS,
+    t_min: float = T_MIN,
+) -> torch.Tensor:
     """|d estimate_space| / |d o| per sample, measured by perturbing `o` with a random direction."""
     delta = torch.randn(o.shape, generator=generator, dtype=o.dtype).to(o.device) * scale  # drawn on the CPU
     base = convert(o, z, t, pred, t_eps, t_min)[space]

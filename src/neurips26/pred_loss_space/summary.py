@@ -22,14 +22,18 @@ def matrix(metrics: pd.DataFrame, regime: tuple, metric: str) -> pd.DataFrame:
     for column, value in zip(REGIME, regime):
         rows = rows[rows[column] == value]
     table = rows.pivot_table(index="pred", columns="loss", values="value", aggfunc="mean")
-    table = table.reindex(index=[s for s in SPACES if s in table.index], columns=[s for s in SPACES if s in table.columns])
+    table = table.reindex(
+        index=[s for s in SPACES if s in table.index], columns=[s for s in SPACES if s in table.columns]
+    )
     table.columns = [f"{c}-loss" for c in table.columns]
     return table.reset_index().rename(columns={"pred": "pred"})
 
 
 def run_table(metrics: pd.DataFrame) -> pd.DataFrame:
     rows = metrics[metrics["metric"].isin(RUN_METRICS) & metrics["t"].isna()]
-    table = rows.pivot_table(index=["dataset", "arch", "pred", "loss"], columns="metric", values="value", aggfunc="mean")
+    table = rows.pivot_table(
+        index=["dataset", "arch", "pred", "loss"], columns="metric", values="value", aggfunc="mean"
+    )
     return table[[m for m in RUN_METRICS if m in table.columns]].reset_index()
 
 
@@ -73,4 +77,3 @@ def quality_view(metrics: pd.DataFrame) -> pd.DataFrame:
     view = metrics[~proxy_replaced].copy()
     view.loc[view["metric"] == "fid", "metric"] = "fd"
     return view
-

@@ -27,8 +27,9 @@ LOG_COLUMNS = ["step", "loss_native", "loss_x"]
 EMA_WARMUP = 10  # EMA decay at update k is min(ema_decay, (1 + k) / (EMA_WARMUP + k))
 
 
-def check_settings(pred: str, loss: str, steps: int, batch: int, lr: float, p_std: float, ema_decay: float,
-                   t_eps: float, t_min: float) -> None:
+def check_settings(
+    pred: str, loss: str, steps: int, batch: int, lr: float, p_std: float, ema_decay: float, t_eps: float, t_min: float
+) -> None:
     spaces.check_space(pred, "prediction space")
     spaces.check_space(loss, "loss space")
     if steps < 0 or batch < 1:
@@ -60,9 +61,21 @@ def ema_update(ema: dict[str, torch.Tensor], model: nn.Module, decay: float) -> 
 
 
 def train_denoiser(
-    model: nn.Module, x_train: torch.Tensor, pred: str, loss: str, steps: int, batch: int, lr: float,
-    p_mean: float, p_std: float, seed: int, ema_decay: float = 0.999, t_eps: float = spaces.T_EPS,
-    t_min: float = spaces.T_MIN, settings: loop.LoopSettings | None = None, log_every: int = 10,
+    model: nn.Module,
+    x_train: torch.Tensor,
+    pred: str,
+    loss: str,
+    steps: int,
+    batch: int,
+    lr: float,
+    p_mean: float,
+    p_std: float,
+    seed: int,
+    ema_decay: float = 0.999,
+    t_eps: float = spaces.T_EPS,
+    t_min: float = spaces.T_MIN,
+    settings: loop.LoopSettings | None = None,
+    log_every: int = 10,
 ) -> tuple[dict, pd.DataFrame]:
     """Train `model` (in place, on its own device) with Adam for `steps` steps in the shared training loop
     (common.loop); returns (EMA state dict on the CPU, log frame).
@@ -102,8 +115,12 @@ def train_denoiser(
         value.backward()
         native = value.item()
         if not math.isfinite(native):
-            raise loop.Diverged(step, loop.first_non_finite(groups), native, detail=(
-                f"pred={pred}, loss={loss} diverged at step {step}; lower the learning rate or check the data"))
+            raise loop.Diverged(
+                step,
+                loop.first_non_finite(groups),
+                native,
+                detail=(f"pred={pred}, loss={loss} diverged at step {step}; lower the learning rate or check the data"),
+            )
         optimiser.step()
         updates = counters["ema_updates"]
         ema_update(ema, model, min(ema_decay, (1 + updates) / (EMA_WARMUP + updates)))
@@ -117,15 +134,28 @@ def train_denoiser(
     model.train()
     settings = settings or loop.LoopSettings(name=f"train {pred}x{loss}")
     settings = dataclasses.replace(settings, fingerprint=f"{settings.fingerprint}|cell={pred}x{loss}")
-    state = {"model": model, "optimiser": optimiser, "generator": generator, "ema": ema, "counters": counters,
-             "rows": rows}
+    state = {
+        "model": model,
+        "optimiser": optimiser,
+        "generator": generator,
+        "ema": ema,
+        "counters": counters,
+        "rows": rows,
+    }
     loop.run_loop(train_step, steps, state, settings, groups=groups)
     return {k: v.cpu() for k, v in ema.items()}, pd.DataFrame(rows, columns=LOG_COLUMNS)
 
 
-def train_feature_net(x: torch.Tensor, y: torch.Tensor, steps: int, batch: int, lr: float,
-                      seed: int, feature_dim: int = 32, settings: loop.LoopSettings | None = None,
-                      ) -> tuple[FeatureNet, float]:
+def train_feature_net(
+    x: torch.Tensor,
+    y: torch.Tensor,
+    steps: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    feature_dim: int = 32,
+    settings: loop.LoopSettings | None = None,
+) -> tuple[FeatureNet, float]:
     """A FeatureNet classifier of images x (N, C, H, W) with labels y, trained in the shared loop on the job's
     device (loop.job_device()); returns (net in eval mode on the CPU, train accuracy). `settings` gives the
     job's checkpoint (net, optimiser, generator), from which a killed run resumes bit-identically."""
@@ -152,8 +182,13 @@ def train_feature_net(x: torch.Tensor, y: torch.Tensor, steps: int, batch: int, 
         return value.detach()
 
     net.train()
-    loop.run_loop(train_step, steps, {"net": net, "optimiser": optimiser, "generator": generator},
-                  settings or loop.LoopSettings(name="feature net"), groups=groups)
+    loop.run_loop(
+        train_step,
+        steps,
+        {"net": net, "optimiser": optimiser, "generator": generator},
+        settings or loop.LoopSettings(name="feature net"),
+        groups=groups,
+    )
     net.eval()
     with torch.no_grad():
         predicted = torch.cat([net(chunk.to(device)).argmax(1) for chunk in x.split(1024)])

@@ -65,9 +65,7 @@ def item_popularity(sequences: Sequence[np.ndarray], n_items: int) -> np.ndarray
     return np.bincount(flat, minlength=n_items).astype(np.float64)
 
 
-def popularity_scores(
-    sequences, n_items: int, histories, features=None, exclude_history: bool = False
-) -> np.ndarray:
+def popularity_scores(sequences, n_items: int, histories, features=None, exclude_history: bool = False) -> np.ndarray:
     """The same popularity row for every user."""
     histories = as_sequences(histories, n_items, "history")
     pop = item_popularity(sequences, n_items).astype(np.float32)
@@ -109,9 +107,7 @@ def item_similarity_factor(
     seqs = as_sequences(sequences, n_items)
     rows = np.concatenate([np.unique(s) for s in seqs]) if seqs else np.zeros(0, np.int64)
     cols = np.repeat(np.arange(len(seqs)), [np.unique(s).size for s in seqs])
-    incidence = sp.csr_matrix(
-        (np.ones(rows.size), (rows, cols)), shape=(n_items, len(seqs)), dtype=np.float64
-    )
+    incidence = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n_items, len(seqs)), dtype=np.float64)
     norms = np.sqrt(np.asarray(incidence.sum(axis=1)).ravel())
     return (sp.diags(1.0 / np.where(norms == 0, 1.0, norms)) @ incidence).tocsr()
 
@@ -126,24 +122,18 @@ def _sq_norms(factor) -> np.ndarray:
     return (factor * factor).sum(axis=1)
 
 
-def profile_weights(
-    histories: Sequence[np.ndarray], n_items: int, decay: float = PROFILE_DECAY
-) -> sp.csr_matrix:
+def profile_weights(histories: Sequence[np.ndarray], n_items: int, decay: float = PROFILE_DECAY) -> sp.csr_matrix:
     """``W[u, i] = sum_{t: h_t = i} decay ** (L - 1 - t)`` as CSR (duplicates summed)."""
     lengths = np.array([len(h) for h in histories], dtype=np.int64)
     rows = np.repeat(np.arange(len(histories)), lengths)
     cols = np.concatenate([np.asarray(h, np.int64) for h in histories])
     age = np.concatenate([np.arange(n - 1, -1, -1) for n in lengths])
-    w = sp.csr_matrix(
-        (decay ** age.astype(np.float64), (rows, cols)), shape=(len(histories), n_items)
-    )
+    w = sp.csr_matrix((decay ** age.astype(np.float64), (rows, cols)), shape=(len(histories), n_items))
     w.sum_duplicates()
     return w
 
 
-def itemknn_last_scores(
-    sequences, n_items: int, histories, features=None, exclude_history: bool = False
-) -> np.ndarray:
+def itemknn_last_scores(sequences, n_items: int, histories, features=None, exclude_history: bool = False) -> np.ndarray:
     """``sim(last, i)`` with ``sim(last, last) = 0``; cosine of features, else of co-occurrence."""
     histories = as_sequences(histories, n_items, "history")
     factor = item_similarity_factor(n_items, features, sequences)

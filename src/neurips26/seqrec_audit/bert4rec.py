@@ -60,8 +60,7 @@ from .graph import as_sequences
 from .sasrec import IGNORE, _is_int, _trim, _validation_row, _validation_targets, left_padded
 from .sasrec import CausalSelfAttention as SelfAttention  # its mask is whatever `allowed` says
 
-__all__ = ["BERT4Rec", "BERT4RecConfig", "cloze_masked", "item_windows", "score_bert4rec",
-           "train_bert4rec"]
+__all__ = ["BERT4Rec", "BERT4RecConfig", "cloze_masked", "item_windows", "score_bert4rec", "train_bert4rec"]
 
 
 @dataclass(frozen=True)
@@ -88,14 +87,12 @@ class BERT4RecConfig:
     def __post_init__(self):
         for name in ("d_model", "n_blocks", "n_heads", "batch"):
             if not _is_int(getattr(self, name), 1):
-                raise ValueError(f"BERT4RecConfig.{name} must be a positive integer, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(f"BERT4RecConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
         if not _is_int(self.maxlen, 2):  # room for one item and the [MASK] after it
             raise ValueError(f"BERT4RecConfig.maxlen must be an integer >= 2, got {self.maxlen!r}")
         for name in ("epochs", "seed"):
             if not _is_int(getattr(self, name), 0):
-                raise ValueError(f"BERT4RecConfig.{name} must be an integer >= 0, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(f"BERT4RecConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
@@ -119,8 +116,9 @@ class Block(nn.Module):
         super().__init__()
         self.attention = SelfAttention(d_model, n_heads, dropout)
         self.ln_attention = nn.LayerNorm(d_model, eps=EPS)
-        self.forward_net = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU("tanh"),
-                                         nn.Linear(4 * d_model, d_model))
+        self.forward_net = nn.Sequential(
+            nn.Linear(d_model, 4 * d_model), nn.GELU("tanh"), nn.Linear(4 * d_model, d_model)
+        )
         self.ln_forward = nn.LayerNorm(d_model, eps=EPS)
         self.dropout = nn.Dropout(dropout)
 
@@ -143,8 +141,7 @@ class BERT4Rec(nn.Module):
         self.position_embedding = nn.Embedding(config.maxlen, d)
         self.ln_embedding = nn.LayerNorm(d, eps=EPS)
         self.embedding_dropout = nn.Dropout(config.dropout)
-        self.blocks = nn.ModuleList(
-            Block(d, config.n_heads, config.dropout) for _ in range(config.n_blocks))
+        self.blocks = nn.ModuleList(Block(d, config.n_heads, config.dropout) for _ in range(config.n_blocks))
         self.transform = nn.Sequential(nn.Linear(d, d), nn.GELU("tanh"), nn.LayerNorm(d, eps=EPS))
         self.output_bias = nn.Parameter(torch.zeros(self.n_items))
         for name, param in self.named_parameters():  # BERT: truncated normal (0.02), zero biases
@@ -174,7 +171,7 @@ class BERT4Rec(nn.Module):
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Scores (..., n_items) of every item from hidden states (..., d): the original's output
         layer, tied to the item rows of the input embedding, plus a bias."""
-        items = self.item_embedding.weight[1:self.n_items + 1]
+        items = self.item_embedding.weight[1 : self.n_items + 1]
         return self.transform(hidden) @ items.T + self.output_bias
 
 
@@ -200,8 +197,9 @@ def item_windows(sequences: Sequence[np.ndarray], n_items: int, maxlen: int) -> 
     return tokens
 
 
-def cloze_masked(tokens: np.ndarray, n_items: int, mask_prob: float,
-                 rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def cloze_masked(
+    tokens: np.ndarray, n_items: int, mask_prob: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """The Cloze task on left-padded windows: each real token becomes ``[MASK]`` (``n_items +
     1``) with probability ``mask_prob``; a window with none masked gets its last token masked
     (every row's last slot is real). Returns the inputs and the targets (item id at masked
@@ -218,8 +216,7 @@ def cloze_masked(tokens: np.ndarray, n_items: int, mask_prob: float,
 # Scoring and training
 
 
-def score_bert4rec(model: BERT4Rec, histories: Sequence[np.ndarray],
-                   batch: int = 512) -> np.ndarray:
+def score_bert4rec(model: BERT4Rec, histories: Sequence[np.ndarray], batch: int = 512) -> np.ndarray:
     """Scores (n_users, n_items) float32 of the item after each history: ``[MASK]`` appended after
     its last ``maxlen - 1`` items, the logits at ``[MASK]``, without dropout. Histories must be
     non-empty; the model's train/eval mode is restored afterwards."""
@@ -233,9 +230,9 @@ def score_bert4rec(model: BERT4Rec, histories: Sequence[np.ndarray],
     try:
         with torch.no_grad():
             for start in range(0, len(tokens), batch):
-                (chunk,) = _trim(tokens[start:start + batch].to(device))
+                (chunk,) = _trim(tokens[start : start + batch].to(device))
                 last = model.logits(model(chunk)[:, -1])
-                scores[start:start + len(chunk)] = last.float().cpu().numpy()
+                scores[start : start + len(chunk)] = last.float().cpu().numpy()
     finally:
         model.train(was_training)
     return scores
@@ -279,8 +276,13 @@ def train_bert4rec(
         def begin_epoch(epoch: int) -> dict:
             inputs_np, targets_np = cloze_masked(windows, n_items, config.mask_prob, rng)
             order = torch.from_numpy(rng.permutation(len(windows)))
-            return {"inputs": torch.from_numpy(inputs_np), "targets": torch.from_numpy(targets_np),
-                    "batches": list(order.split(config.batch)), "total": 0.0, "n_masked": 0}
+            return {
+                "inputs": torch.from_numpy(inputs_np),
+                "targets": torch.from_numpy(targets_np),
+                "batches": list(order.split(config.batch)),
+                "total": 0.0,
+                "n_masked": 0,
+            }
 
         def train_batch(current: dict, epoch: int, batch: int, step: int) -> float:
             model.train()
@@ -299,15 +301,26 @@ def train_bert4rec(
 
         def end_epoch(epoch: int, current: dict) -> None:
             seconds = current["seconds"]
-            row = {"epoch": epoch, "train_loss": current["total"] / current["n_masked"], "tokens": n_tokens,
-                   "seconds": seconds, "tokens_per_s": n_tokens / seconds}
+            row = {
+                "epoch": epoch,
+                "train_loss": current["total"] / current["n_masked"],
+                "tokens": n_tokens,
+                "seconds": seconds,
+                "tokens_per_s": n_tokens / seconds,
+            }
             if valid_targets is not None:
-                row |= _validation_row(lambda h: score_bert4rec(model, h), valid_histories,
-                                       valid_targets)
+                row |= _validation_row(lambda h: score_bert4rec(model, h), valid_histories, valid_targets)
             rows.append(row)
             best.offer(model, row)
 
-        run_epochs("BERT4Rec", config.epochs, -(-len(windows) // config.batch), begin_epoch, train_batch,
-                   end_epoch, {"model": model, "optimiser": optimiser, "rng": rng, "rows": rows, "best": best},
-                   settings)
+        run_epochs(
+            "BERT4Rec",
+            config.epochs,
+            -(-len(windows) // config.batch),
+            begin_epoch,
+            train_batch,
+            end_epoch,
+            {"model": model, "optimiser": optimiser, "rng": rng, "rows": rows, "best": best},
+            settings,
+        )
     return best.restore(model, rows, config)

@@ -78,8 +78,12 @@ class SyntheticSpec:
     def __post_init__(self):
         def integer(name, low, high=None):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low or (
-                    high is not None and value > high):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, np.integer))
+                or value < low
+                or (high is not None and value > high)
+            ):
                 span = f"[{low}, {high}]" if high is not None else f">= {low}"
                 raise ValueError(f"SyntheticSpec.{name} must be an integer in {span}, got {value!r}")
 

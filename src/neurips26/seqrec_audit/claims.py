@@ -43,8 +43,9 @@ def run_scores(runs: pd.DataFrame, dataset: str) -> pd.DataFrame:
     seen on the dataset but absent from a run is NaN there. Without trained models, one run per data seed."""
     rows = runs[runs["dataset"] == dataset]
     free = rows[rows["seed"] < 0].pivot_table(index="data_seed", columns="method", values="value", aggfunc="mean")
-    trained = rows[rows["seed"] >= 0].pivot_table(index=["data_seed", "seed"], columns="method", values="value",
-                                                  aggfunc="mean")
+    trained = rows[rows["seed"] >= 0].pivot_table(
+        index=["data_seed", "seed"], columns="method", values="value", aggfunc="mean"
+    )
     if trained.empty:
         free = free.assign(seed=-1).set_index("seed", append=True)
         return free.rename_axis(columns=None)
@@ -90,9 +91,11 @@ def _describe(scores: pd.DataFrame, values: pd.Series) -> str:
         return "no runs"
     missing = int(values.isna().sum())
     tgh = is_tgh(scores.columns)
-    text = (f"{len(scores)} run(s) (data seed, trained seed): {list(scores.index)}; per run "
-            f"{', '.join(f'{v:+.4f}' for v in values)}; best other: {_winners(scores, ~tgh)}; "
-            f"best TGH: {_winners(scores, tgh)}")
+    text = (
+        f"{len(scores)} run(s) (data seed, trained seed): {list(scores.index)}; per run "
+        f"{', '.join(f'{v:+.4f}' for v in values)}; best other: {_winners(scores, ~tgh)}; "
+        f"best TGH: {_winners(scores, tgh)}"
+    )
     if "sasrec" in scores.columns:
         versus = _ratio_minus_one(_best(scores, tgh), scores["sasrec"]).mean()
         text += f"; mean best TGH / SASRec - 1 {versus:+.4f}"
@@ -131,8 +134,12 @@ def diagnostics_ordered(run_diagnostics: pd.DataFrame) -> tuple[float, int, str]
     seeds = sorted(set(rich.index) & set(poor.index))
     counts = []
     for seed in seeds:
-        pairs = [(rich.at[seed, name], poor.at[seed, name], direction) if name in table.columns else
-                 (np.nan, np.nan, direction) for name, direction in ORDERED_DIAGNOSTICS]
+        pairs = [
+            (rich.at[seed, name], poor.at[seed, name], direction)
+            if name in table.columns
+            else (np.nan, np.nan, direction)
+            for name, direction in ORDERED_DIAGNOSTICS
+        ]
         if not all(np.isfinite(a) and np.isfinite(b) for a, b, _ in pairs):
             counts.append(np.nan)
             continue
@@ -155,17 +162,22 @@ def measure_claims(runs: pd.DataFrame, run_diagnostics: pd.DataFrame, gains: pd.
     poor = run_scores(runs, POOR)
     margin = _trained_margin_rows(poor)
     trained = poor.columns[poor.columns.isin(TRAINED)]
-    measured.append(measured_from_spread(
-        "C2", t_interval(margin),
-        f"best trained: {_winners(poor, trained) if len(trained) else 'none run'}; {_describe(poor, margin)}"))
+    measured.append(
+        measured_from_spread(
+            "C2",
+            t_interval(margin),
+            f"best trained: {_winners(poor, trained) if len(trained) else 'none run'}; {_describe(poor, margin)}",
+        )
+    )
 
     spreads, notes = [], []
     for regime in SINGLE_SHORTCUT:
         scores = run_scores(runs, regime)
         gain = _gain_rows(scores)
         spreads.append(t_interval(gain))
-        notes.append(f"{regime}: {spreads[-1].text()}; {_describe(scores, gain)}" if spreads[-1].runs else
-                     f"{regime}: no runs")
+        notes.append(
+            f"{regime}: {spreads[-1].text()}; {_describe(scores, gain)}" if spreads[-1].runs else f"{regime}: no runs"
+        )
     value, low, high, n = max_of_spreads(spreads)
     interval = {} if not (np.isfinite(low) and np.isfinite(high)) else {"low": low, "high": high}
     measured.append(Measured("C3", value, n, note=" | ".join(notes), **interval))
@@ -179,8 +191,9 @@ def measure_claims(runs: pd.DataFrame, run_diagnostics: pd.DataFrame, gains: pd.
     if len(finite) >= 3:
         rho_cov = float(spearmanr(finite["tgh_relative_gain"], finite["cov1"])[0])
         rho_hd = float(spearmanr(finite["tgh_relative_gain"], finite["HD"])[0])
-    measured.append(Measured("C4b", rho_cov, len(finite),
-                             note=f"Spearman(gain, HD) {rho_hd:.2f}; datasets {list(finite.index)}"))
+    measured.append(
+        Measured("C4b", rho_cov, len(finite), note=f"Spearman(gain, HD) {rho_hd:.2f}; datasets {list(finite.index)}")
+    )
 
     real = run_scores(runs, REAL_DATASET)
     real_gain = _gain_rows(real)

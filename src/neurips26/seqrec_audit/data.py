@@ -22,7 +22,6 @@ from neurips26.seqrec_audit.catalog import (  # noqa: F401
     regime_spec,
 )
 
-
 # ---------------------------------------------------------------------------------------------------------------------
 # MovieLens-100k (RecBole atomic files)
 
@@ -71,21 +70,25 @@ def read_movielens100k(inter_path: str | Path, item_path: str | Path) -> tuple[p
     n_missing = int(np.isnan(timestamp).sum())
     if n_missing:
         raise ValueError(f"{inter_path}: {n_missing} of {len(inter)} interactions have no (numeric) timestamp")
-    interactions = pd.DataFrame({
-        "user": _as_ids(inter["user_id"]),
-        "item": _as_ids(inter["item_id"]),
-        "timestamp": timestamp.astype(np.int64) if np.all(timestamp == np.round(timestamp)) else timestamp,
-        "row": np.arange(len(inter), dtype=np.int64),
-    })
+    interactions = pd.DataFrame(
+        {
+            "user": _as_ids(inter["user_id"]),
+            "item": _as_ids(inter["item_id"]),
+            "timestamp": timestamp.astype(np.int64) if np.all(timestamp == np.round(timestamp)) else timestamp,
+            "row": np.arange(len(inter), dtype=np.int64),
+        }
+    )
 
     item, _ = read_atomic(item_path)
     _require_columns(item, ["item_id", "movie_title", "release_year", "class"], f"{item_path}")
-    items = pd.DataFrame({
-        "item": _as_ids(item["item_id"]),
-        "genres": [genres.split() for genres in item["class"]],
-        "year": pd.to_numeric(item["release_year"], errors="coerce").astype("Int64"),
-        "title": item["movie_title"].to_numpy(dtype=object),
-    })
+    items = pd.DataFrame(
+        {
+            "item": _as_ids(item["item_id"]),
+            "genres": [genres.split() for genres in item["class"]],
+            "year": pd.to_numeric(item["release_year"], errors="coerce").astype("Int64"),
+            "title": item["movie_title"].to_numpy(dtype=object),
+        }
+    )
     if items["item"].duplicated().any():
         raise ValueError(f"{item_path}: duplicated item ids {items['item'][items['item'].duplicated()].tolist()[:5]}")
     return interactions, items
@@ -139,10 +142,13 @@ def k_core(frame: pd.DataFrame, k: int) -> tuple[pd.DataFrame, dict[str, int]]:
         keep &= ~drop
         rounds += 1
     counts = {
-        "users_before": int(len(np.unique(users))), "items_before": int(len(np.unique(items))),
+        "users_before": int(len(np.unique(users))),
+        "items_before": int(len(np.unique(items))),
         "interactions_before": int(len(frame)),
-        "users_after": int(len(np.unique(users[keep]))), "items_after": int(len(np.unique(items[keep]))),
-        "interactions_after": int(keep.sum()), "rounds": rounds,
+        "users_after": int(len(np.unique(users[keep]))),
+        "items_after": int(len(np.unique(items[keep]))),
+        "interactions_after": int(keep.sum()),
+        "rounds": rounds,
     }
     return frame.loc[keep].reset_index(drop=True), counts
 
@@ -198,13 +204,19 @@ def leave_one_out(sequences: pd.DataFrame, min_length: int = 3) -> LeaveTwoOutSp
     test_cold = ~np.isin(test_target, seen)
     only_target = test_cold & ~np.isin(test_target, valid_target)
     cold = {
-        "valid_targets_cold": int(valid_cold.sum()), "valid_items_cold": int(len(np.unique(valid_target[valid_cold]))),
-        "test_targets_cold": int(test_cold.sum()), "test_items_cold": int(len(np.unique(test_target[test_cold]))),
+        "valid_targets_cold": int(valid_cold.sum()),
+        "valid_items_cold": int(len(np.unique(valid_target[valid_cold]))),
+        "test_targets_cold": int(test_cold.sum()),
+        "test_items_cold": int(len(np.unique(test_target[test_cold]))),
         "test_items_only_target": int(len(np.unique(test_target[only_target]))),
     }
     return LeaveTwoOutSplit(
-        users=sequences["user"].to_numpy()[kept], train=train, valid_target=valid_target, test_target=test_target,
-        n_dropped_short=int((~kept).sum()), cold=cold,
+        users=sequences["user"].to_numpy()[kept],
+        train=train,
+        valid_target=valid_target,
+        test_target=test_target,
+        n_dropped_short=int((~kept).sum()),
+        cold=cold,
     )
 
 
@@ -316,10 +328,13 @@ def generate(spec: SyntheticSpec) -> tuple[pd.DataFrame, np.ndarray, sp.csr_matr
     for t in range(1, steps):
         column = _sample_rows(kernel_cdf, items[:, t - 1], markov_uniforms[:, t])
         markov = successors[items[:, t - 1], column]
-        items[:, t] = np.where(is_noise[:, t], uniform_items[:, t],
-                               np.where(is_preference[:, t], from_preference[:, t], markov))
-    sequences = pd.DataFrame({
-        "user": np.arange(n_users, dtype=np.int64),
-        "items": [row[:length].tolist() for row, length in zip(items, lengths)],
-    })
+        items[:, t] = np.where(
+            is_noise[:, t], uniform_items[:, t], np.where(is_preference[:, t], from_preference[:, t], markov)
+        )
+    sequences = pd.DataFrame(
+        {
+            "user": np.arange(n_users, dtype=np.int64),
+            "items": [row[:length].tolist() for row, length in zip(items, lengths)],
+        }
+    )
     return sequences, features, kernel

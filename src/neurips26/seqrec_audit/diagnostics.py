@@ -89,9 +89,7 @@ def transition_perplexity(counts: sp.spmatrix) -> float:
     return float(np.exp(-(counts.data / total * np.log(p)).sum()))
 
 
-def ring_coverage(
-    counts: sp.spmatrix, histories: Sequence[np.ndarray], targets: np.ndarray
-) -> tuple[float, float]:
+def ring_coverage(counts: sp.spmatrix, histories: Sequence[np.ndarray], targets: np.ndarray) -> tuple[float, float]:
     """``(cov1, cov2)``: fraction of targets in ring 1, and in rings 1-2, of the last item."""
     n_items = counts.shape[0]
     last, targets = _last_and_targets(histories, targets, n_items)
@@ -102,9 +100,7 @@ def ring_coverage(
     return float(in1.mean()), float(in2.mean())
 
 
-def feature_smoothness(
-    features: np.ndarray, histories: Sequence[np.ndarray], targets: np.ndarray
-) -> float:
+def feature_smoothness(features: np.ndarray, histories: Sequence[np.ndarray], targets: np.ndarray) -> float:
     """``mean cos(e_last, e_target) - mean_u E_{j != last} cos(e_last, e_j)``."""
     feats = validate_features(features, np.shape(features)[0]).astype(np.float64)
     n_items = feats.shape[0]
@@ -162,7 +158,8 @@ def history_dependence(
 
     ndcg_last, ndcg_profile = (
         metrics_from_ranks(ranks_in_chunks(scores, histories, targets, n_items), ks=(10,))["NDCG@10"]
-        for scores in (last, profile))
+        for scores in (last, profile)
+    )
     return ndcg_profile / ndcg_last - 1.0 if ndcg_last > 0 else float("nan")
 
 
@@ -186,7 +183,5 @@ def shortcut_diagnostics(
         "cov2": cov2,
         "FS": feature_smoothness(features, histories, targets),
         "FeatAUC": feature_auc(features, histories, targets),
-        "HD": history_dependence(
-            sequences, n_items, histories, targets, features, exclude_history, decay
-        ),
+        "HD": history_dependence(sequences, n_items, histories, targets, features, exclude_history, decay),
     }

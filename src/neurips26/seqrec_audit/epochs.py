@@ -38,12 +38,14 @@ class BatchDiverged(loop.Diverged):
 
     def __init__(self, what: str, loss: float, epoch: int, batch: int, step: int, group: str, hint: str):
         self.step, self.group, self.loss, self.epoch, self.batch = step, group, loss, epoch, batch
-        FloatingPointError.__init__(self, f"{what} is {loss} at epoch {epoch}, batch {batch}: training diverged "
-                                          f"(step {step}, first non-finite: {group}); {hint}")
+        FloatingPointError.__init__(
+            self,
+            f"{what} is {loss} at epoch {epoch}, batch {batch}: training diverged "
+            f"(step {step}, first non-finite: {group}); {hint}",
+        )
 
 
-def batch_loss(loss: torch.Tensor, what: str, epoch: int, batch: int, step: int, model: nn.Module,
-               hint: str) -> float:
+def batch_loss(loss: torch.Tensor, what: str, epoch: int, batch: int, step: int, model: nn.Module, hint: str) -> float:
     """The batch loss as a float (one read off the device); raises BatchDiverged before any backward pass when
     it is not finite."""
     value = loss.item()
@@ -86,9 +88,16 @@ class BestEpoch:
         self.epoch, self.ndcg, self.state = state["epoch"], state["ndcg"], state["state"]
 
 
-def run_epochs(name: str, epochs: int, n_batches: int, begin_epoch: Callable[[int], dict],
-               train_batch: Callable[[dict, int, int, int], float], end_epoch: Callable[[int, dict], None],
-               state: Mapping[str, Any], settings: loop.LoopSettings | None) -> loop.LoopResult:
+def run_epochs(
+    name: str,
+    epochs: int,
+    n_batches: int,
+    begin_epoch: Callable[[int], dict],
+    train_batch: Callable[[dict, int, int, int], float],
+    end_epoch: Callable[[int, dict], None],
+    state: Mapping[str, Any],
+    settings: loop.LoopSettings | None,
+) -> loop.LoopResult:
     """Run ``epochs`` epochs of ``n_batches`` mini-batches as ``epochs * n_batches`` steps of ``loop.run_loop``.
 
     At an epoch's first batch ``begin_epoch(epoch)`` makes the epoch's draws (a dict: its batches, masks, running

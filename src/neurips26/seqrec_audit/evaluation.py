@@ -20,9 +20,15 @@ from neurips26.seqrec_audit.prepare import PreparedDataset
 TRAINING_FREE = (*BASELINES, *TGH_VARIANTS)
 
 
-def evaluate_training_free(ready: PreparedDataset, methods: list[str], exclude_history: bool = False,
-                           tie_break: str = "pessimistic", tgh: dict[str, TGHConfig] | None = None,
-                           log: Callable[[str], None] | None = None, chunk_size: int = 4096) -> pd.DataFrame:
+def evaluate_training_free(
+    ready: PreparedDataset,
+    methods: list[str],
+    exclude_history: bool = False,
+    tie_break: str = "pessimistic",
+    tgh: dict[str, TGHConfig] | None = None,
+    log: Callable[[str], None] | None = None,
+    chunk_size: int = 4096,
+) -> pd.DataFrame:
     """Long-form table (method, metric, value) plus `seconds_per_1000_users` per method. Score-matrix methods are
     ranked with `tie_break` over all items; TGH returns ranked top-10 lists (its ties go to the lower item id).
     `tgh` names the TGH variants (default: the paper's TGH-1 and TGH-2); `exclude_history` applies to all.
@@ -42,16 +48,21 @@ def evaluate_training_free(ready: PreparedDataset, methods: list[str], exclude_h
             config = replace(tgh[method], exclude_history=exclude_history)
             values = metrics_from_topk(recommend_tgh(counts, ready.features, histories, config, k=10), targets)
         else:
-            def scores(chunk, method=method):
-                return BASELINES[method](split.train, n, chunk, features=ready.features,
-                                         exclude_history=exclude_history)
 
-            values = metrics_from_ranks(ranks_in_chunks(scores, histories, targets, n, exclude_history, tie_break,
-                                                        chunk_size))
+            def scores(chunk, method=method):
+                return BASELINES[method](
+                    split.train, n, chunk, features=ready.features, exclude_history=exclude_history
+                )
+
+            values = metrics_from_ranks(
+                ranks_in_chunks(scores, histories, targets, n, exclude_history, tie_break, chunk_size)
+            )
         per_1000 = (time.perf_counter() - start) / max(len(targets), 1) * 1000
         say(f"{method}: NDCG@10 {values['NDCG@10']:.4f}, {per_1000:.3f} s per 1,000 users")
-        rows += [{"method": method, "metric": metric, "value": float(value), "seconds_per_1000_users": per_1000}
-                 for metric, value in values.items()]
+        rows += [
+            {"method": method, "metric": metric, "value": float(value), "seconds_per_1000_users": per_1000}
+            for metric, value in values.items()
+        ]
     return pd.DataFrame(rows)
 
 

@@ -4,7 +4,6 @@ the checks the schema cannot express (run at parse time, before any job)."""
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING
 
 from neurips26.seqrec_audit.catalog import REGIMES, SyntheticSpec, regime_spec
@@ -79,9 +78,16 @@ def tgh_configs(cfg: dict) -> dict[str, TGHConfig]:
     from neurips26.seqrec_audit.heuristic import TGHConfig
 
     t = cfg["tgh"]
-    return {name: TGHConfig(budgets=tuple(tuple(b) for b in budgets), alpha=t["alpha"], pad=t["pad"],
-                            seed=t["seed"], exclude_history=cfg["protocol"]["exclude_history"])
-            for name, budgets in t["variants"].items()}
+    return {
+        name: TGHConfig(
+            budgets=tuple(tuple(b) for b in budgets),
+            alpha=t["alpha"],
+            pad=t["pad"],
+            seed=t["seed"],
+            exclude_history=cfg["protocol"]["exclude_history"],
+        )
+        for name, budgets in t["variants"].items()
+    }
 
 
 def training_free_methods(cfg: dict) -> list[str]:
@@ -99,8 +105,10 @@ def check_config(cfg: dict) -> None:
             raise ValueError(f"datasets: {error}") from None
         unpinned = [f for f in source_files(name).values() if f not in DOWNLOADS]
         if unpinned:
-            raise ValueError(f"datasets: {name} needs {unpinned}, which have no pinned hash (seqrec_audit.sources."
-                             f"DOWNLOADS); pin the sha256 of a verified first fetch there, or drop the dataset")
+            raise ValueError(
+                f"datasets: {name} needs {unpinned}, which have no pinned hash (seqrec_audit.sources."
+                f"DOWNLOADS); pin the sha256 of a verified first fetch there, or drop the dataset"
+            )
         if kind == "synthetic":
             try:
                 synthetic_spec(cfg, name)
@@ -109,23 +117,28 @@ def check_config(cfg: dict) -> None:
     replicates = cfg.get("replicates", {})
     for regime in replicates.get("datasets", []):
         if regime not in REGIMES or regime not in cfg["datasets"]:
-            raise ValueError(f"replicates.datasets: {regime} is not a synthetic regime among `datasets` "
-                             f"({[d for d in cfg['datasets'] if d in REGIMES]})")
+            raise ValueError(
+                f"replicates.datasets: {regime} is not a synthetic regime among `datasets` "
+                f"({[d for d in cfg['datasets'] if d in REGIMES]})"
+            )
     if cfg["seed"] in replicates.get("seeds", []):
         raise ValueError(f"replicates.seeds: {cfg['seed']} is the scale's own `seed` (the regimes themselves)")
     variants = cfg["tgh"]["variants"]
     for name, budgets in variants.items():
         if not name.startswith("tgh"):
-            raise ValueError(f"tgh.variants.{name}: variant names start with 'tgh' (claims tell TGH from the "
-                             f"baselines by that prefix)")
+            raise ValueError(
+                f"tgh.variants.{name}: variant names start with 'tgh' (claims tell TGH from the "
+                f"baselines by that prefix)"
+            )
         total = sum(sum(b) for b in budgets)
         if total != K:
             raise ValueError(f"tgh.variants.{name}: ring budgets {budgets} sum to {total}, not K={K}")
     known = set(BASELINE_NAMES) | set(variants)
     unknown = [m for m in cfg["methods"] if m not in known]
     if unknown:
-        raise ValueError(f"methods: {unknown} are neither baselines {sorted(BASELINE_NAMES)} nor TGH variants "
-                         f"{sorted(variants)}")
+        raise ValueError(
+            f"methods: {unknown} are neither baselines {sorted(BASELINE_NAMES)} nor TGH variants {sorted(variants)}"
+        )
     if not any(m in variants for m in cfg["methods"]):
         raise ValueError(f"methods: no TGH variant among {cfg['methods']}; the audit compares TGH with the rest")
     for name in cfg["trained"]["models"]:

@@ -38,9 +38,7 @@ def transition_counts(sequences: Sequence[np.ndarray], n_items: int) -> sp.csr_m
     dst = [s[1:] for s in seqs if s.size > 1]
     a = np.concatenate(src) if src else np.zeros(0, np.int64)
     b = np.concatenate(dst) if dst else np.zeros(0, np.int64)
-    counts = sp.csr_matrix(
-        (np.ones(a.size, np.int64), (a, b)), shape=(n_items, n_items), dtype=np.int64
-    )
+    counts = sp.csr_matrix((np.ones(a.size, np.int64), (a, b)), shape=(n_items, n_items), dtype=np.int64)
     counts.sum_duplicates()
     return counts
 
@@ -71,9 +69,7 @@ def ring_masks(counts: sp.spmatrix, sources: np.ndarray, hops: int) -> list[sp.c
     adj = _adjacency(counts)
     n_src = sources.size
     ring = adj[sources]
-    itself = sp.csr_matrix(
-        (np.ones(n_src, np.float32), (np.arange(n_src), sources)), shape=(n_src, n_items)
-    )
+    itself = sp.csr_matrix((np.ones(n_src, np.float32), (np.arange(n_src), sources)), shape=(n_src, n_items))
     visited = (ring + itself).tocsr()
     visited.data[:] = 1.0
     out = [ring.astype(bool)]

@@ -134,9 +134,7 @@ def _validate(config: TGHConfig, counts: sp.spmatrix, k: int) -> None:
         raise ValueError(f"max_explicit_depth must be >= 1, got {config.max_explicit_depth}")
 
 
-def _overflow_order(
-    sizes: Sequence[int], budgets: Sequence[int], total: int
-) -> list[tuple[int, int]]:
+def _overflow_order(sizes: Sequence[int], budgets: Sequence[int], total: int) -> list[tuple[int, int]]:
     """``_assemble_with_overflow`` on position tokens ``(ring, rank)``, before padding."""
     result: list[tuple[int, int]] = []
     overflow: list[tuple[int, int]] = []

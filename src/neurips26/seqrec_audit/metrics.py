@@ -195,18 +195,16 @@ def ranks_in_chunks(
     histories = list(histories)
     ranks = []
     for start in range(0, len(histories), chunk_size):
-        chunk = histories[start:start + chunk_size]
+        chunk = histories[start : start + chunk_size]
         scores = score_rows(chunk)
         if scores.shape != (len(chunk), n_items):
             raise ValueError(f"score_rows returned shape {scores.shape}, expected {(len(chunk), n_items)}")
         mask = history_mask(chunk, n_items) if exclude_history else None
-        ranks.append(rank_of_target(scores, targets[start:start + chunk_size], mask, tie_break, seed + start))
+        ranks.append(rank_of_target(scores, targets[start : start + chunk_size], mask, tie_break, seed + start))
     return np.concatenate(ranks) if ranks else np.array([], dtype=np.float64)
 
 
-def metrics_from_topk(
-    topk: np.ndarray, targets: np.ndarray, ks: Sequence[int] = KS
-) -> dict[str, float]:
+def metrics_from_topk(topk: np.ndarray, targets: np.ndarray, ks: Sequence[int] = KS) -> dict[str, float]:
     """Recall@k and NDCG@k from ranked top-k lists ``(n_users, K)`` (``-1`` = empty slot).
 
     The rank is the position of the target's first occurrence; a target not in the list is a miss.

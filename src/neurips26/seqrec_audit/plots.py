@@ -13,8 +13,12 @@ import pandas as pd  # noqa: E402
 from neurips26.seqrec_audit.methods import is_tgh  # noqa: E402
 
 SUMMARY_COLUMNS = ("dataset", "best_other", "best_tgh", "tgh_relative_gain")
-DIAGNOSTICS = {"cov1": "cov1: test targets in ring 1 of the last item", "perplexity": "transition perplexity",
-               "FeatAUC": "FeatAUC: target's cosine percentile", "HD": "HD: profile kNN / last-item kNN - 1"}
+DIAGNOSTICS = {
+    "cov1": "cov1: test targets in ring 1 of the last item",
+    "perplexity": "transition perplexity",
+    "FeatAUC": "FeatAUC: target's cosine percentile",
+    "HD": "HD: profile kNN / last-item kNN - 1",
+}
 
 
 def ndcg_heatmap(wide: pd.DataFrame):
@@ -29,16 +33,24 @@ def ndcg_heatmap(wide: pd.DataFrame):
     for i in range(values.shape[0]):
         for j in range(values.shape[1]):
             if np.isfinite(values[i, j]):
-                ax.text(j, i, f"{values[i, j]:.3f}", ha="center", va="center", fontsize=8,
-                        color="black" if relative[i, j] > 0.6 else "white",
-                        fontweight="bold" if values[i, j] == best[i, 0] else "normal")
+                ax.text(
+                    j,
+                    i,
+                    f"{values[i, j]:.3f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="black" if relative[i, j] > 0.6 else "white",
+                    fontweight="bold" if values[i, j] == best[i, 0] else "normal",
+                )
         ax.text(len(methods) - 0.3, i, f" gain {wide['tgh_relative_gain'].iloc[i]:+.1%}", va="center", fontsize=8)
     tgh = is_tgh(methods)
-    ax.set_xticks(range(len(methods)), [f"{m}*" if t else m for m, t in zip(methods, tgh)], rotation=30,
-                  ha="right")
+    ax.set_xticks(range(len(methods)), [f"{m}*" if t else m for m, t in zip(methods, tgh)], rotation=30, ha="right")
     ax.set_yticks(range(len(wide)), wide["dataset"])
-    ax.set_title("NDCG@10 (full ranking); colour: share of the dataset's best; * TGH; gain: best TGH / best other - 1",
-                 fontsize=9)
+    ax.set_title(
+        "NDCG@10 (full ranking); colour: share of the dataset's best; * TGH; gain: best TGH / best other - 1",
+        fontsize=9,
+    )
     fig.colorbar(image, ax=ax, fraction=0.03, pad=0.18, label="NDCG@10 / best on the dataset")
     fig.tight_layout()
     return fig

@@ -92,12 +92,10 @@ class SASRecConfig:
     def __post_init__(self):
         for name in ("d_model", "n_blocks", "n_heads", "maxlen", "batch"):
             if not _is_int(getattr(self, name), 1):
-                raise ValueError(f"SASRecConfig.{name} must be a positive integer, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(f"SASRecConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
         for name in ("epochs", "seed"):
             if not _is_int(getattr(self, name), 0):
-                raise ValueError(f"SASRecConfig.{name} must be an integer >= 0, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(f"SASRecConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if not 0.0 <= self.dropout < 1.0:
@@ -132,8 +130,13 @@ class PointWiseFeedForward(nn.Module):
 
     def __init__(self, d_model: int, dropout: float):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(d_model, d_model), nn.Dropout(dropout), nn.ReLU(),
-                                 nn.Linear(d_model, d_model), nn.Dropout(dropout))
+        self.net = nn.Sequential(
+            nn.Linear(d_model, d_model),
+            nn.Dropout(dropout),
+            nn.ReLU(),
+            nn.Linear(d_model, d_model),
+            nn.Dropout(dropout),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.net(x)
@@ -164,8 +167,7 @@ class SASRec(nn.Module):
         self.item_embedding = nn.Embedding(self.n_items + 1, d, padding_idx=0)
         self.position_embedding = nn.Embedding(config.maxlen, d)
         self.embedding_dropout = nn.Dropout(config.dropout)
-        self.blocks = nn.ModuleList(
-            Block(d, config.n_heads, config.dropout) for _ in range(config.n_blocks))
+        self.blocks = nn.ModuleList(Block(d, config.n_heads, config.dropout) for _ in range(config.n_blocks))
         self.ln_final = nn.LayerNorm(d, eps=1e-8)
         for param in self.parameters():  # pmixer: xavier_normal_ on every matrix
             if param.dim() > 1:
@@ -217,9 +219,7 @@ def left_padded(histories: Sequence[np.ndarray], n_items: int, maxlen: int) -> n
     return tokens
 
 
-def training_windows(
-    sequences: Sequence[np.ndarray], n_items: int, maxlen: int
-) -> tuple[np.ndarray, np.ndarray]:
+def training_windows(sequences: Sequence[np.ndarray], n_items: int, maxlen: int) -> tuple[np.ndarray, np.ndarray]:
     """Every transition ``s[j] -> s[j + 1]`` as one (input token, target) pair of a left-padded
     window.
 
@@ -253,7 +253,7 @@ def _trim(tokens: torch.Tensor, *others: torch.Tensor) -> tuple[torch.Tensor, ..
     """Drop the leading columns that are padding in every row: positions count from the right and
     padding is masked, so no output changes."""
     width = max(int((tokens > 0).sum(dim=1).max()), 1) if len(tokens) else 1
-    return tuple(t[:, t.shape[1] - width:] for t in (tokens, *others))
+    return tuple(t[:, t.shape[1] - width :] for t in (tokens, *others))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -272,8 +272,8 @@ def score_sasrec(model: SASRec, histories: Sequence[np.ndarray], batch: int = 51
     try:
         with torch.no_grad():
             for start in range(0, len(tokens), batch):
-                (chunk,) = _trim(tokens[start:start + batch].to(device))
-                scores[start:start + len(chunk)] = model.logits(model(chunk)[:, -1]).float().cpu().numpy()
+                (chunk,) = _trim(tokens[start : start + batch].to(device))
+                scores[start : start + len(chunk)] = model.logits(model(chunk)[:, -1]).float().cpu().numpy()
     finally:
         model.train(was_training)
     return scores
@@ -284,14 +284,18 @@ def _validation_row(score: Callable, histories, targets: np.ndarray, chunk_size:
     `chunk_size` users at a time (shared with BERT4Rec)."""
     histories, ranks, nll = list(histories), [], 0.0
     for start in range(0, len(histories), chunk_size):
-        chunk_targets = targets[start:start + chunk_size]
-        scores = score(histories[start:start + chunk_size])
-        nll += float(F.cross_entropy(torch.from_numpy(scores).double(), torch.from_numpy(chunk_targets),
-                                     reduction="sum"))
+        chunk_targets = targets[start : start + chunk_size]
+        scores = score(histories[start : start + chunk_size])
+        nll += float(
+            F.cross_entropy(torch.from_numpy(scores).double(), torch.from_numpy(chunk_targets), reduction="sum")
+        )
         ranks.append(rank_of_target(scores, chunk_targets))
     metrics = metrics_from_ranks(np.concatenate(ranks), ks=(10,))
-    return {"valid_ndcg10": metrics["NDCG@10"], "valid_recall10": metrics["Recall@10"],
-            "valid_nll": nll / max(len(targets), 1)}
+    return {
+        "valid_ndcg10": metrics["NDCG@10"],
+        "valid_recall10": metrics["Recall@10"],
+        "valid_nll": nll / max(len(targets), 1),
+    }
 
 
 def _validation_targets(valid_histories, valid_targets, n_items: int) -> np.ndarray | None:
@@ -369,14 +373,26 @@ def train_sasrec(
 
         def end_epoch(epoch: int, current: dict) -> None:
             seconds = current["seconds"]
-            row = {"epoch": epoch, "train_loss": current["total"] / n_tokens, "tokens": n_tokens,
-                   "seconds": seconds, "tokens_per_s": n_tokens / seconds}
+            row = {
+                "epoch": epoch,
+                "train_loss": current["total"] / n_tokens,
+                "tokens": n_tokens,
+                "seconds": seconds,
+                "tokens_per_s": n_tokens / seconds,
+            }
             if valid_targets is not None:
                 row |= _validation_row(lambda h: score_sasrec(model, h), valid_histories, valid_targets)
             rows.append(row)
             best.offer(model, row)
 
-        run_epochs("SASRec", config.epochs, -(-len(tokens_np) // config.batch), begin_epoch, train_batch,
-                   end_epoch, {"model": model, "optimiser": optimiser, "shuffle": shuffle, "rows": rows,
-                               "best": best}, settings)
+        run_epochs(
+            "SASRec",
+            config.epochs,
+            -(-len(tokens_np) // config.batch),
+            begin_epoch,
+            train_batch,
+            end_epoch,
+            {"model": model, "optimiser": optimiser, "shuffle": shuffle, "rows": rows, "best": best},
+            settings,
+        )
     return best.restore(model, rows, config)

@@ -70,15 +70,12 @@ class RQVAEConfig:
     def __post_init__(self):
         for name in ("levels", "codebook_size", "latent_dim", "batch"):
             if not _is_int(getattr(self, name), 1):
-                raise ValueError(f"RQVAEConfig.{name} must be a positive integer, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(f"RQVAEConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
         for name in ("epochs", "seed"):
             if not _is_int(getattr(self, name), 0):
-                raise ValueError(f"RQVAEConfig.{name} must be an integer >= 0, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(f"RQVAEConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}")
         if not (isinstance(self.hidden, (tuple, list)) and all(_is_int(h, 1) for h in self.hidden)):
-            raise ValueError(f"RQVAEConfig.hidden must be a sequence of positive integers, "
-                             f"got {self.hidden!r}")
+            raise ValueError(f"RQVAEConfig.hidden must be a sequence of positive integers, got {self.hidden!r}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # a YAML list too
         if not (isinstance(self.beta, (int, float)) and self.beta >= 0):
             raise ValueError(f"RQVAEConfig.beta must be >= 0, got {self.beta!r}")
@@ -114,8 +111,11 @@ class RQVAE(nn.Module):
         for book in self.codebooks:
             code = torch.cdist(residual.detach(), book.detach()).argmin(dim=1)
             e = book[code]
-            loss = loss + ((residual.detach() - e) ** 2).sum(-1).mean() \
+            loss = (
+                loss
+                + ((residual.detach() - e) ** 2).sum(-1).mean()
                 + self.config.beta * ((residual - e.detach()) ** 2).sum(-1).mean()
+            )
             quantised = quantised + e
             residual = residual - e.detach()
             codes.append(code)
@@ -152,7 +152,7 @@ def _unique_share(codes: np.ndarray) -> float:
 @torch.no_grad()
 def _encode_all(model: RQVAE, x: torch.Tensor, batch: int = 65536) -> np.ndarray:
     model.eval()
-    out = [model.quantise(model.encoder(x[s:s + batch]))[0] for s in range(0, len(x), batch)]
+    out = [model.quantise(model.encoder(x[s : s + batch]))[0] for s in range(0, len(x), batch)]
     return torch.cat(out).cpu().numpy().astype(np.int64)
 
 
@@ -193,7 +193,7 @@ def train_rqvae(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(config.seed)
         model = RQVAE(x.shape[1], config, size).to(device)
-        first = torch.from_numpy(shuffle.permutation(n_items)[:max(config.batch, size)]).to(device)
+        first = torch.from_numpy(shuffle.permutation(n_items)[: max(config.batch, size)]).to(device)
         model.kmeans_init(x[first], config.seed)
         optimiser = Adam(model.parameters(), lr=config.lr)
 
@@ -216,13 +216,27 @@ def train_rqvae(
         def end_epoch(epoch: int, current: dict) -> None:
             codes = _encode_all(model, x)
             rec, quant = (float(v) for v in current["sums"] / current["n_batches"])
-            row = {"epoch": epoch, "loss": rec + quant, "reconstruction": rec, "quantisation": quant,
-                   "unique_share": _unique_share(codes), "seconds": current["seconds"]}
+            row = {
+                "epoch": epoch,
+                "loss": rec + quant,
+                "reconstruction": rec,
+                "quantisation": quant,
+                "unique_share": _unique_share(codes),
+                "seconds": current["seconds"],
+            }
             rows.append(row)
             say(row_line(row))
 
-        run_epochs("RQ-VAE", config.epochs, -(-n_items // config.batch), begin_epoch, train_batch, end_epoch,
-                   {"model": model, "optimiser": optimiser, "shuffle": shuffle, "rows": rows}, settings)
+        run_epochs(
+            "RQ-VAE",
+            config.epochs,
+            -(-n_items // config.batch),
+            begin_epoch,
+            train_batch,
+            end_epoch,
+            {"model": model, "optimiser": optimiser, "shuffle": shuffle, "rows": rows},
+            settings,
+        )
         codes = _encode_all(model, x)
     say(f"RQ-VAE: {_unique_share(codes):.4f} unique code tuples over {n_items} items; {asdict(config)}")
     return codes, rows
@@ -235,8 +249,7 @@ def unique_semantic_ids(codes: np.ndarray) -> np.ndarray:
     - 1), which may exceed the codebook size."""
     codes = np.asarray(codes)
     if codes.ndim != 2 or codes.shape[1] < 1 or not np.issubdtype(codes.dtype, np.integer):
-        raise ValueError(f"codes must be a 2-D integer array (n_items, levels), got {codes.dtype} "
-                         f"{codes.shape}")
+        raise ValueError(f"codes must be a 2-D integer array (n_items, levels), got {codes.dtype} {codes.shape}")
     if codes.size and codes.min() < 0:
         raise ValueError("codes must be non-negative")
     codes = codes.astype(np.int64)

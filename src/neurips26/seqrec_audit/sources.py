@@ -34,22 +34,34 @@ SNAP = "https://snap.stanford.edu/data/amazon/productGraph/categoryFiles"
 # (Serendipity0429/Amazon-Dataset). Toys and Games has no hash we could find offline, so it cannot be downloaded
 # until one is pinned from a first verified fetch.
 DOWNLOADS = {
-    "ml-1m.zip": ("https://files.grouplens.org/datasets/movielens/ml-1m.zip",
-                  "sha256:a6898adb50b9ca05aa231689da44c217cb524e7ebd39d264c56e2832f2c54e20"),
-    "reviews_Beauty_5.json.gz": (f"{SNAP}/reviews_Beauty_5.json.gz",
-                                 "sha256:e5925ec99023f1dc9c7d3dff7ef34cfeacd40d1b981b5525e1e4ba9c8abc18fe"),
-    "meta_Beauty.json.gz": (f"{SNAP}/meta_Beauty.json.gz",
-                            "sha256:c7977dc0e0ead14ac7df8c1c6de74da00e4bebfad87a0f0c5763d4c5bc9b53a0"),
+    "ml-1m.zip": (
+        "https://files.grouplens.org/datasets/movielens/ml-1m.zip",
+        "sha256:a6898adb50b9ca05aa231689da44c217cb524e7ebd39d264c56e2832f2c54e20",
+    ),
+    "reviews_Beauty_5.json.gz": (
+        f"{SNAP}/reviews_Beauty_5.json.gz",
+        "sha256:e5925ec99023f1dc9c7d3dff7ef34cfeacd40d1b981b5525e1e4ba9c8abc18fe",
+    ),
+    "meta_Beauty.json.gz": (
+        f"{SNAP}/meta_Beauty.json.gz",
+        "sha256:c7977dc0e0ead14ac7df8c1c6de74da00e4bebfad87a0f0c5763d4c5bc9b53a0",
+    ),
     "reviews_Sports_and_Outdoors_5.json.gz": (
         f"{SNAP}/reviews_Sports_and_Outdoors_5.json.gz",
-        "sha256:8130a2206c3062db1b4b9d4353efc303b0ebd13f48372559fee26c47a1d7fe51"),
+        "sha256:8130a2206c3062db1b4b9d4353efc303b0ebd13f48372559fee26c47a1d7fe51",
+    ),
     "meta_Sports_and_Outdoors.json.gz": (
         f"{SNAP}/meta_Sports_and_Outdoors.json.gz",
-        "sha256:677108a0fe0f47cce08885a348879a5a89dd69e75fbc5d66410ae436750df086"),
-    "reviews_CDs_and_Vinyl_5.json.gz": (f"{SNAP}/reviews_CDs_and_Vinyl_5.json.gz",
-                                        "sha256:3ed8d8008686160e1190c3666c67b779120d52d540764eae08aed8a4840dd760"),
-    "meta_CDs_and_Vinyl.json.gz": (f"{SNAP}/meta_CDs_and_Vinyl.json.gz",
-                                   "sha256:81f7c941bd1fcce57125a277b4974573436fff68be705c47968edb7a6f3be4a2"),
+        "sha256:677108a0fe0f47cce08885a348879a5a89dd69e75fbc5d66410ae436750df086",
+    ),
+    "reviews_CDs_and_Vinyl_5.json.gz": (
+        f"{SNAP}/reviews_CDs_and_Vinyl_5.json.gz",
+        "sha256:3ed8d8008686160e1190c3666c67b779120d52d540764eae08aed8a4840dd760",
+    ),
+    "meta_CDs_and_Vinyl.json.gz": (
+        f"{SNAP}/meta_CDs_and_Vinyl.json.gz",
+        "sha256:81f7c941bd1fcce57125a277b4974573436fff68be705c47968edb7a6f3be4a2",
+    ),
 }
 
 
@@ -78,16 +90,25 @@ def read_movielens1m(zip_path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     if any(len(r) != 4 for r in rows):
         raise ValueError(f"{zip_path}: ratings.dat lines must have 4 '::'-separated fields")
     ratings_frame = pd.DataFrame(rows, columns=["user", "item", "rating", "timestamp"])
-    interactions = pd.DataFrame({
-        "user": ratings_frame["user"].astype(np.int64), "item": ratings_frame["item"].astype(np.int64),
-        "timestamp": _missing_timestamps(ratings_frame["timestamp"], f"{zip_path}: ratings.dat"),
-        "row": np.arange(len(ratings_frame), dtype=np.int64)})
+    interactions = pd.DataFrame(
+        {
+            "user": ratings_frame["user"].astype(np.int64),
+            "item": ratings_frame["item"].astype(np.int64),
+            "timestamp": _missing_timestamps(ratings_frame["timestamp"], f"{zip_path}: ratings.dat"),
+            "row": np.arange(len(ratings_frame), dtype=np.int64),
+        }
+    )
     movie_rows = [line.split("::") for line in movies.splitlines() if line.strip()]
     titles = pd.Series([r[1] for r in movie_rows])
     year = pd.to_numeric(titles.str.extract(r"\((\d{4})\)\s*$")[0], errors="coerce").astype("Int64")
-    items = pd.DataFrame({"item": [int(r[0]) for r in movie_rows],
-                          "genres": [r[2].split("|") if r[2] else [] for r in movie_rows],
-                          "year": year, "title": titles.str.replace(r"\s*\(\d{4}\)\s*$", "", regex=True)})
+    items = pd.DataFrame(
+        {
+            "item": [int(r[0]) for r in movie_rows],
+            "genres": [r[2].split("|") if r[2] else [] for r in movie_rows],
+            "year": year,
+            "title": titles.str.replace(r"\s*\(\d{4}\)\s*$", "", regex=True),
+        }
+    )
     return interactions, items
 
 
@@ -111,8 +132,12 @@ def _records(path: str | Path) -> list[dict]:
 def _item_text(record: dict) -> str:
     categories = record.get("categories") or []
     flat = [c for group in categories for c in (group if isinstance(group, list) else [group])]
-    parts = [record.get("title") or "", record.get("brand") or "", " ".join(map(str, flat)),
-             record.get("description") or ""]
+    parts = [
+        record.get("title") or "",
+        record.get("brand") or "",
+        " ".join(map(str, flat)),
+        record.get("description") or "",
+    ]
     return " ".join(str(p) for p in parts if p)
 
 
@@ -125,11 +150,14 @@ def read_amazon2014(reviews_path: str | Path, meta_path: str | Path) -> tuple[pd
     missing = [c for c in ("reviewerID", "asin", "unixReviewTime") if c not in reviews.columns]
     if missing:
         raise ValueError(f"{reviews_path}: reviews lack field(s) {missing}")
-    interactions = pd.DataFrame({
-        "user": reviews["reviewerID"].astype(str).to_numpy(object),
-        "item": reviews["asin"].astype(str).to_numpy(object),
-        "timestamp": _missing_timestamps(reviews["unixReviewTime"], f"{reviews_path}"),
-        "row": np.arange(len(reviews), dtype=np.int64)})
+    interactions = pd.DataFrame(
+        {
+            "user": reviews["reviewerID"].astype(str).to_numpy(object),
+            "item": reviews["asin"].astype(str).to_numpy(object),
+            "timestamp": _missing_timestamps(reviews["unixReviewTime"], f"{reviews_path}"),
+            "row": np.arange(len(reviews), dtype=np.int64),
+        }
+    )
     meta = {str(r["asin"]): _item_text(r) for r in _records(meta_path) if "asin" in r}
     asins = np.unique(interactions["item"].to_numpy(str))
     items = pd.DataFrame({"item": asins.astype(object), "text": [meta.get(a, "") for a in asins]})
@@ -143,7 +171,8 @@ def item_feature_matrix_text(texts: list[str], dim: int, seed: int = 0) -> np.nd
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=1).fit_transform(
-        [t if t else "" for t in texts])
+        [t if t else "" for t in texts]
+    )
     dim = max(1, min(dim, tfidf.shape[1] - 1, len(texts) - 1))
     reduced = TruncatedSVD(n_components=dim, random_state=seed).fit_transform(tfidf)
     norms = np.linalg.norm(reduced, axis=1, keepdims=True)
@@ -162,14 +191,18 @@ def load_embeddings(path: str | Path, item_ids: np.ndarray) -> np.ndarray:
             raise ValueError(f"{path}: needs arrays 'item' and 'embedding', has {list(data.keys())}")
         ids, embedding = data["item"].astype(str), data["embedding"]
     if embedding.ndim != 2 or len(embedding) != len(ids):
-        raise ValueError(f"{path}: {len(ids)} item ids but embedding of shape {embedding.shape}: the embedding row "
-                         f"count must equal the item count")
+        raise ValueError(
+            f"{path}: {len(ids)} item ids but embedding of shape {embedding.shape}: the embedding row "
+            f"count must equal the item count"
+        )
     if len(np.unique(ids)) != len(ids):
         raise ValueError(f"{path}: repeated item ids")
     position = pd.Index(ids).get_indexer(np.asarray(item_ids).astype(str))
     if (position < 0).any():
-        raise ValueError(f"{path}: {int((position < 0).sum())} of {len(item_ids)} items have no embedding row, "
-                         f"e.g. {np.asarray(item_ids)[position < 0][:3].tolist()}")
+        raise ValueError(
+            f"{path}: {int((position < 0).sum())} of {len(item_ids)} items have no embedding row, "
+            f"e.g. {np.asarray(item_ids)[position < 0][:3].tolist()}"
+        )
     features = embedding[position].astype(np.float64)
     check_features(features, len(item_ids))
     return features

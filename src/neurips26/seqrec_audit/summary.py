@@ -42,16 +42,16 @@ def seed_spread(metrics: pd.DataFrame, metric: str = "NDCG@10") -> pd.DataFrame:
     """Per (dataset, method): mean, standard deviation and count over seeds of `metric` (the training-free
     methods have one deterministic value each)."""
     rows = metrics[metrics["metric"] == metric]
-    return (rows.groupby(["dataset", "method"])["value"].agg(mean="mean", std="std", seeds="size")
-            .reset_index())
+    return rows.groupby(["dataset", "method"])["value"].agg(mean="mean", std="std", seeds="size").reset_index()
 
 
 def _split_replicates(frame: pd.DataFrame, data_seed: int) -> pd.DataFrame:
     """`dataset` as the regime's name and `data_seed` as the replicate's seed; any other dataset keeps its name and
     gets `data_seed` (the scale's seed)."""
     parsed = [replicate_of(name) for name in frame["dataset"]]
-    return frame.assign(dataset=[regime for regime, _ in parsed],
-                        data_seed=[data_seed if seed is None else seed for _, seed in parsed])
+    return frame.assign(
+        dataset=[regime for regime, _ in parsed], data_seed=[data_seed if seed is None else seed for _, seed in parsed]
+    )
 
 
 def ndcg_runs(metrics: pd.DataFrame, data_seed: int, k: int = 10) -> pd.DataFrame:
@@ -60,8 +60,11 @@ def ndcg_runs(metrics: pd.DataFrame, data_seed: int, k: int = 10) -> pd.DataFram
     -1 for the deterministic training-free methods."""
     rows = metrics.loc[metrics["metric"] == f"NDCG@{k}", ["dataset", "seed", "method", "value"]]
     rows = _split_replicates(rows, data_seed)
-    return (rows[["dataset", "data_seed", "seed", "method", "value"]]
-            .sort_values(["dataset", "data_seed", "seed", "method"]).reset_index(drop=True))
+    return (
+        rows[["dataset", "data_seed", "seed", "method", "value"]]
+        .sort_values(["dataset", "data_seed", "seed", "method"])
+        .reset_index(drop=True)
+    )
 
 
 def diagnostics_runs(diagnostics: pd.DataFrame, data_seed: int) -> pd.DataFrame:

@@ -48,8 +48,17 @@ from .graph import as_sequences
 from .metrics import metrics_from_topk
 from .sasrec import left_padded
 
-__all__ = ["BOS", "PAD", "SemanticTrie", "TIGER", "TIGERConfig", "log_prob_tiger",
-           "recommend_tiger", "train_tiger", "transition_windows"]
+__all__ = [
+    "BOS",
+    "PAD",
+    "SemanticTrie",
+    "TIGER",
+    "TIGERConfig",
+    "log_prob_tiger",
+    "recommend_tiger",
+    "train_tiger",
+    "transition_windows",
+]
 
 PAD, BOS = 0, 1
 
@@ -76,12 +85,21 @@ class TIGERConfig:
     seed: int = 0
 
     def __post_init__(self):
-        for name in ("d_model", "n_layers", "n_heads", "ff", "max_items", "batch", "beam",
-                     "valid_every", "epochs", "seed"):
+        for name in (
+            "d_model",
+            "n_layers",
+            "n_heads",
+            "ff",
+            "max_items",
+            "batch",
+            "beam",
+            "valid_every",
+            "epochs",
+            "seed",
+        ):
             low = 0 if name in ("epochs", "seed") else 1
             if not _is_int(getattr(self, name), low):
-                raise ValueError(f"TIGERConfig.{name} must be an integer >= {low}, "
-                                 f"got {getattr(self, name)!r}")
+                raise ValueError(f"TIGERConfig.{name} must be an integer >= {low}, got {getattr(self, name)!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if not 0.0 <= self.dropout < 1.0:
@@ -93,8 +111,7 @@ class TIGERConfig:
 def _checked_ids(semantic_ids: np.ndarray) -> np.ndarray:
     ids = np.asarray(semantic_ids)
     if ids.ndim != 2 or 0 in ids.shape or not np.issubdtype(ids.dtype, np.integer) or ids.min() < 0:
-        raise ValueError(f"semantic_ids must be a non-empty 2-D array of integers >= 0, "
-                         f"got {ids.dtype} {ids.shape}")
+        raise ValueError(f"semantic_ids must be a non-empty 2-D array of integers >= 0, got {ids.dtype} {ids.shape}")
     return ids.astype(np.int64)
 
 
@@ -122,8 +139,10 @@ class SemanticTrie:
             allowed.append(torch.from_numpy(mask).to(device))
             parent = np.searchsorted(unique, key)
         if len(keys[-1]) != len(ids):
-            raise ValueError(f"{len(ids) - len(keys[-1])} items repeat another item's semantic ID: "
-                             f"make them unique with unique_semantic_ids")
+            raise ValueError(
+                f"{len(ids) - len(keys[-1])} items repeat another item's semantic ID: "
+                f"make them unique with unique_semantic_ids"
+            )
         leaf = np.empty(len(ids), dtype=np.int64)
         leaf[parent] = np.arange(len(ids))
         self.width, self.keys, self.allowed = width, keys, allowed
@@ -146,12 +165,18 @@ class TIGER(nn.Module):
         self.encoder_position = nn.Embedding(config.max_items * self.levels, d)
         self.decoder_position = nn.Embedding(self.levels, d)
         self.embedding_dropout = nn.Dropout(config.dropout)
-        layer = dict(d_model=d, nhead=config.n_heads, dim_feedforward=config.ff,
-                     dropout=config.dropout, batch_first=True, norm_first=True)
-        self.encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(**layer), config.n_layers,
-                                             norm=nn.LayerNorm(d), enable_nested_tensor=False)
-        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(**layer), config.n_layers,
-                                             norm=nn.LayerNorm(d))
+        layer = dict(
+            d_model=d,
+            nhead=config.n_heads,
+            dim_feedforward=config.ff,
+            dropout=config.dropout,
+            batch_first=True,
+            norm_first=True,
+        )
+        self.encoder = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(**layer), config.n_layers, norm=nn.LayerNorm(d), enable_nested_tensor=False
+        )
+        self.decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(**layer), config.n_layers, norm=nn.LayerNorm(d))
         self.head = nn.Linear(d, n_codes)
         codes, sizes = torch.arange(self.width), torch.tensor(self.level_sizes)[:, None]
         offsets = torch.cumsum(sizes, 0) - sizes
@@ -197,8 +222,7 @@ class TIGER(nn.Module):
         return logits.gather(-1, index).masked_fill(~self.level_valid[levels], -math.inf)
 
 
-def transition_windows(sequences: Sequence[np.ndarray], n_items: int,
-                       max_items: int) -> tuple[np.ndarray, np.ndarray]:
+def transition_windows(sequences: Sequence[np.ndarray], n_items: int, max_items: int) -> tuple[np.ndarray, np.ndarray]:
     """One example per transition: inputs (n, max_items) (the up to ``max_items`` items before
     the target, id + 1, left-padded with 0) and targets (n,), in sequence then time order."""
     seqs = [s for s in as_sequences(sequences, n_items) if s.size > 1]
@@ -217,7 +241,7 @@ def transition_windows(sequences: Sequence[np.ndarray], n_items: int,
 def _trim(items: torch.Tensor) -> torch.Tensor:
     """Drop leading columns that are padding in every row (positions count from the right)."""
     width = max(int((items > 0).sum(dim=1).max()), 1) if len(items) else 1
-    return items[:, items.shape[1] - width:]
+    return items[:, items.shape[1] - width :]
 
 
 def _bucketed_batches(lengths: np.ndarray, batch: int, rng: np.random.Generator, pool: int = 32):
@@ -252,8 +276,13 @@ def _beam_search(model: TIGER, memory, pad, trie: SemanticTrie, beam: int):
         code = pick % width
         key = node.gather(1, source) * width + code
         node = torch.searchsorted(trie.keys[level], key).clamp(max=len(trie.keys[level]) - 1)
-        decoded = torch.cat([decoded.gather(1, source[..., None].expand(-1, -1, level + 1)),
-                             2 + model.level_index[level][code][..., None]], dim=2)
+        decoded = torch.cat(
+            [
+                decoded.gather(1, source[..., None].expand(-1, -1, level + 1)),
+                2 + model.level_index[level][code][..., None],
+            ],
+            dim=2,
+        )
     return trie.leaf_item[node].masked_fill(scores == -math.inf, -1), scores
 
 
@@ -271,28 +300,42 @@ def _by_user_batches(model: TIGER, semantic_ids, histories, batch: int, step: Ca
     model.eval()
     try:
         with torch.no_grad():
-            parts = [step(*model.encode(_trim(items[rows].to(device)), table), trie, table,
-                          rows.to(device)) for rows in order.split(batch)]
+            parts = [
+                step(*model.encode(_trim(items[rows].to(device)), table), trie, table, rows.to(device))
+                for rows in order.split(batch)
+            ]
     finally:
         model.train(was_training)
     return torch.cat(parts).cpu()[torch.argsort(order)]
 
 
-def recommend_tiger(model: TIGER, semantic_ids: np.ndarray, histories: Sequence[np.ndarray],
-                    k: int = 10, beam: int | None = None, batch: int = 256) -> np.ndarray:
+def recommend_tiger(
+    model: TIGER,
+    semantic_ids: np.ndarray,
+    histories: Sequence[np.ndarray],
+    k: int = 10,
+    beam: int | None = None,
+    batch: int = 256,
+) -> np.ndarray:
     """Top-``k`` items (n_users, k) int64 after each (non-empty) history by constrained beam search
     of width ``beam`` (default ``model.config.beam``, at least ``k``): distinct real items by
     decreasing log-probability, -1 where fewer than ``k`` beams finish. No dropout."""
     beam = model.config.beam if beam is None else beam
     if not (_is_int(k, 1) and _is_int(beam, k)):
         raise ValueError(f"need k >= 1 and beam >= k, got k={k!r}, beam={beam!r}")
-    out = _by_user_batches(model, semantic_ids, histories, batch, lambda memory, pad, trie, *_:
-                           _beam_search(model, memory, pad, trie, beam)[0][:, :k])
+    out = _by_user_batches(
+        model,
+        semantic_ids,
+        histories,
+        batch,
+        lambda memory, pad, trie, *_: _beam_search(model, memory, pad, trie, beam)[0][:, :k],
+    )
     return np.full((0, k), -1, dtype=np.int64) if out is None else out.numpy()
 
 
-def log_prob_tiger(model: TIGER, semantic_ids: np.ndarray, histories: Sequence[np.ndarray],
-                   candidates: np.ndarray, batch: int = 256) -> np.ndarray:
+def log_prob_tiger(
+    model: TIGER, semantic_ids: np.ndarray, histories: Sequence[np.ndarray], candidates: np.ndarray, batch: int = 256
+) -> np.ndarray:
     """log P(item | history) (n_users, C) float64 of candidate items (n_users, C) under the
     constrained decoding of :func:`recommend_tiger` (each level renormalised over real prefixes),
     by teacher forcing: with ``beam >= n_items`` beam search ranks all items by this score."""
@@ -302,13 +345,13 @@ def log_prob_tiger(model: TIGER, semantic_ids: np.ndarray, histories: Sequence[n
 
     def step(memory, pad, trie, table, rows):
         chosen = candidates.to(rows.device)[rows]
-        decoder_in = torch.cat([torch.full_like(chosen[..., None], BOS),
-                                table[chosen + 1][..., :-1]], dim=-1)
+        decoder_in = torch.cat([torch.full_like(chosen[..., None], BOS), table[chosen + 1][..., :-1]], dim=-1)
         logits = model.level_logits(model.decode(memory, pad, decoder_in))  # (B, C, L, width)
         path = trie.path[chosen]
         allowed = torch.stack([trie.allowed[l][path[..., l]] for l in range(model.levels)], -2)
         logp = F.log_softmax(logits.masked_fill(~allowed, -math.inf), dim=-1)
         return logp.gather(-1, trie.ids[chosen][..., None])[..., 0].sum(-1).double()
+
     out = _by_user_batches(model, semantic_ids, histories, batch, step)
     return np.zeros((0, candidates.shape[1])) if out is None else out.numpy()
 
@@ -344,8 +387,7 @@ def train_tiger(
     if valid_targets is not None:
         valid_targets = np.asarray(valid_targets, dtype=np.int64).ravel()
         if valid_targets.size != len(valid_histories):
-            raise ValueError(f"{valid_targets.size} validation targets for "
-                             f"{len(valid_histories)} histories")
+            raise ValueError(f"{valid_targets.size} validation targets for {len(valid_histories)} histories")
         if valid_targets.size and (valid_targets.min() < 0 or valid_targets.max() >= n_items):
             raise ValueError(f"validation targets outside 0..{n_items - 1}")
         if config.beam < 10:
@@ -374,8 +416,7 @@ def train_tiger(
             model.train()
             idx = current["batches"][batch - 1]
             items, targets = _trim(inputs_all[idx].to(device)), targets_all[idx].to(device)
-            decoder_in = torch.cat([torch.full_like(targets[:, None], BOS),
-                                    table[targets + 1][:, :-1]], dim=1)
+            decoder_in = torch.cat([torch.full_like(targets[:, None], BOS), table[targets + 1][:, :-1]], dim=1)
             hidden = model.decode(*model.encode(items, table), decoder_in[:, None])[:, 0]
             logits = model.level_logits(hidden)  # (B, L, width)
             loss = F.cross_entropy(logits.flatten(0, 1), trie.ids[targets].flatten(), reduction="sum")
@@ -388,20 +429,35 @@ def train_tiger(
 
         def end_epoch(epoch: int, current: dict) -> None:
             seconds = current["seconds"]
-            row = {"epoch": epoch, "train_loss": current["total"] / n_examples, "tokens": n_examples,
-                   "seconds": seconds, "tokens_per_s": n_examples / seconds}
+            row = {
+                "epoch": epoch,
+                "train_loss": current["total"] / n_examples,
+                "tokens": n_examples,
+                "seconds": seconds,
+                "tokens_per_s": n_examples / seconds,
+            }
             if valid_targets is not None:
                 row |= dict.fromkeys(("valid_ndcg10", "valid_recall10", "valid_nll"), float("nan"))
                 if epoch % config.valid_every == 0 or epoch == config.epochs:
                     topk = recommend_tiger(model, ids, valid_histories, k=10, beam=config.beam)
                     metrics = metrics_from_topk(topk, valid_targets, ks=(10,))
                     logp = log_prob_tiger(model, ids, valid_histories, valid_targets[:, None])
-                    row |= {"valid_ndcg10": metrics["NDCG@10"], "valid_recall10": metrics["Recall@10"],
-                            "valid_nll": float(-logp.mean())}
+                    row |= {
+                        "valid_ndcg10": metrics["NDCG@10"],
+                        "valid_recall10": metrics["Recall@10"],
+                        "valid_nll": float(-logp.mean()),
+                    }
             rows.append(row)
             best.offer(model, row)
 
-        run_epochs("TIGER", config.epochs, _n_bucketed_batches(n_examples, config.batch), begin_epoch,
-                   train_batch, end_epoch, {"model": model, "optimiser": optimiser, "shuffle": shuffle,
-                                            "rows": rows, "best": best}, settings)
+        run_epochs(
+            "TIGER",
+            config.epochs,
+            _n_bucketed_batches(n_examples, config.batch),
+            begin_epoch,
+            train_batch,
+            end_epoch,
+            {"model": model, "optimiser": optimiser, "shuffle": shuffle, "rows": rows, "best": best},
+            settings,
+        )
     return best.restore(model, rows, config)

@@ -59,17 +59,23 @@ def drop_history(lists: np.ndarray, histories, n_items: int, k: int) -> np.ndarr
     lists = np.asarray(lists, dtype=np.int64)
     rows = np.arange(len(lists))
     lengths = np.array([len(h) for h in histories], dtype=np.int64)
-    seen = np.unique(np.repeat(rows, lengths) * n_items + np.concatenate([np.asarray(h, np.int64)
-                                                                          for h in histories]))
+    seen = np.unique(np.repeat(rows, lengths) * n_items + np.concatenate([np.asarray(h, np.int64) for h in histories]))
     keep = (lists >= 0) & ~np.isin(rows[:, None] * n_items + lists, seen)
     order = np.argsort(~keep, axis=1, kind="stable")  # kept items first, in their order
     out = np.take_along_axis(np.where(keep, lists, -1), order, axis=1)[:, :k]
     return np.pad(out, ((0, 0), (0, max(0, k - out.shape[1]))), constant_values=-1)
 
 
-def fit_and_evaluate(name: str, ready: PreparedDataset, config, protocol: dict,
-                     log: Callable[[str], None] | None = None, device=None,
-                     semantic_ids: np.ndarray | None = None, settings=None) -> Fitted:
+def fit_and_evaluate(
+    name: str,
+    ready: PreparedDataset,
+    config,
+    protocol: dict,
+    log: Callable[[str], None] | None = None,
+    device=None,
+    semantic_ids: np.ndarray | None = None,
+    settings=None,
+) -> Fitted:
     """Train model `name` with `config` on `ready`'s training sequences (validation targets pick the epoch), then
     rank the test targets: Recall and NDCG at 1/5/10 under `protocol` (exclude_history, tie_break). TIGER needs
     the items' `semantic_ids` and returns top-k lists: with exclude_history its beam's history items are dropped
@@ -84,8 +90,16 @@ def fit_and_evaluate(name: str, ready: PreparedDataset, config, protocol: dict,
 
         if semantic_ids is None:
             raise ValueError("TIGER needs the items' semantic IDs")
-        model, epochs = train_tiger(split.train, semantic_ids, split.valid_history, split.valid_target, config,
-                                    log=log, device=device, settings=settings)
+        model, epochs = train_tiger(
+            split.train,
+            semantic_ids,
+            split.valid_history,
+            split.valid_target,
+            config,
+            log=log,
+            device=device,
+            settings=settings,
+        )
         train_seconds, start = time.perf_counter() - start, time.perf_counter()
         beam = max(config.beam, K)
         lists = recommend_tiger(model, semantic_ids, histories, k=beam, beam=beam)
@@ -98,9 +112,11 @@ def fit_and_evaluate(name: str, ready: PreparedDataset, config, protocol: dict,
         else:
             from neurips26.seqrec_audit.bert4rec import score_bert4rec as score
             from neurips26.seqrec_audit.bert4rec import train_bert4rec as train
-        model, epochs = train(split.train, n, split.valid_history, split.valid_target, config, log=log,
-                              device=device, settings=settings)
+        model, epochs = train(
+            split.train, n, split.valid_history, split.valid_target, config, log=log, device=device, settings=settings
+        )
         train_seconds, start = time.perf_counter() - start, time.perf_counter()
+
         def scores(chunk):  # with exclude_history, history items get -inf as in the baselines: a repeat is a miss
             rows = score(model, chunk)
             if protocol["exclude_history"]:

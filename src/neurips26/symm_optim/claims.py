@@ -50,27 +50,34 @@ def _at_best(runs: pd.DataFrame, best: pd.DataFrame, arch: str, method: str, col
     return sel.set_index("seed")[column].astype(float)
 
 
-def paired_deltas(runs: pd.DataFrame, best: pd.DataFrame, arch: str, method: str, baseline: str,
-                  column: str = "final_val_loss") -> pd.Series:
+def paired_deltas(
+    runs: pd.DataFrame, best: pd.DataFrame, arch: str, method: str, baseline: str, column: str = "final_val_loss"
+) -> pd.Series:
     """Per seed: ``column`` of ``method`` at its best grid point minus the baseline's at its best grid point,
     over the seeds both have with finite values."""
     delta = _at_best(runs, best, arch, method, column) - _at_best(runs, best, arch, baseline, column)
     return delta[np.isfinite(delta)]
 
 
-def _better_of(runs: pd.DataFrame, best: pd.DataFrame, arch: str, candidates: list[str], baseline: str,
-               claim_id: str) -> Measured:
+def _better_of(
+    runs: pd.DataFrame, best: pd.DataFrame, arch: str, candidates: list[str], baseline: str, claim_id: str
+) -> Measured:
     """The candidate with the lowest mean paired difference to the baseline, with its t interval at
     ``1 - (1 - CONFIDENCE) / len(candidates)`` (Bonferroni for choosing among the candidates)."""
     if not candidates:
         return Measured(claim_id, math.nan, 0, note=f"no {arch} method to compare with {baseline}")
     confidence = 1 - (1 - CONFIDENCE) / len(candidates)
-    method = f"{confidence:.1%} t interval" + (f" (Bonferroni for {len(candidates)} candidates)"
-                                               if len(candidates) > 1 else "")
-    spreads = {m: replace(t_interval(paired_deltas(runs, best, arch, m, baseline).tolist(), confidence),
-                          method=method) for m in candidates}
-    notes = [f"{m} {s.mean:+.4f} [{s.low:+.4f}, {s.high:+.4f}] on {s.runs} seeds{_grid_note(best, arch, m)}"
-             for m, s in spreads.items()]
+    method = f"{confidence:.1%} t interval" + (
+        f" (Bonferroni for {len(candidates)} candidates)" if len(candidates) > 1 else ""
+    )
+    spreads = {
+        m: replace(t_interval(paired_deltas(runs, best, arch, m, baseline).tolist(), confidence), method=method)
+        for m in candidates
+    }
+    notes = [
+        f"{m} {s.mean:+.4f} [{s.low:+.4f}, {s.high:+.4f}] on {s.runs} seeds{_grid_note(best, arch, m)}"
+        for m, s in spreads.items()
+    ]
     notes.append(f"{baseline}{_grid_note(best, arch, baseline)}")
     finite = {m: s for m, s in spreads.items() if math.isfinite(s.mean)}
     if not finite:
@@ -99,11 +106,14 @@ def _spikes(runs: pd.DataFrame, best: pd.DataFrame, methods: list[str], baseline
     symmetric = pd.concat(columns, axis=1).dropna()
     seeds = symmetric.index.intersection(base.index)
     symmetric, base = symmetric.loc[seeds], base.loc[seeds]
-    note = (f"{symmetric.to_numpy().sum():g} spikes in {symmetric.size} runs of {', '.join(symmetric.columns)}; "
-            f"{base.sum():g} in {len(base)} {baseline} runs")
+    note = (
+        f"{symmetric.to_numpy().sum():g} spikes in {symmetric.size} runs of {', '.join(symmetric.columns)}; "
+        f"{base.sum():g} in {len(base)} {baseline} runs"
+    )
     if symmetric.to_numpy().sum() + base.sum() == 0:
-        return Measured("S6", math.nan, len(seeds), note=f"no loss spike in either arm, no evidence about "
-                                                          f"stability: {note}")
+        return Measured(
+            "S6", math.nan, len(seeds), note=f"no loss spike in either arm, no evidence about stability: {note}"
+        )
     return measured_from_spread("S6", t_interval((symmetric.mean(axis=1) - base).tolist(), CONFIDENCE), note)
 
 
@@ -120,8 +130,15 @@ def _step_time(step_time: pd.DataFrame, baselines: dict[str, str]) -> Measured:
     return Measured("S7", ratio, len(others), note=head + listing)
 
 
-def measure_claims(equivariance: pd.DataFrame, identities: pd.DataFrame, runs: pd.DataFrame, best: pd.DataFrame,
-                   step_time: pd.DataFrame, baseline: str, router_baseline: str) -> list[Measured]:
+def measure_claims(
+    equivariance: pd.DataFrame,
+    identities: pd.DataFrame,
+    runs: pd.DataFrame,
+    best: pd.DataFrame,
+    step_time: pd.DataFrame,
+    baseline: str,
+    router_baseline: str,
+) -> list[Measured]:
     """``equivariance``: :func:`theory.equivariance_table` rows; ``identities``: (identity, value) rows of
     :func:`theory.identities_table`; ``runs`` / ``best``: ``runs.parquet`` and
     :func:`summary.best_learning_rates` of both sweeps; ``step_time``: :func:`step_time.step_times` rows."""
@@ -137,15 +154,28 @@ def measure_claims(equivariance: pd.DataFrame, identities: pd.DataFrame, runs: p
     candidates = [m for m in EMBEDDING_HEAD_CANDIDATES if m in dense_methods]
     symmetric = [m for m in dense_methods if m != baseline]
     return [
-        Measured("S1", _nan_propagating(expected["rel_err"], np.max), len(expected),
-                 note=f"{len(expected)} (rule, group) pairs incl. the routers' shift invariance"),
-        Measured("S2a", _nan_propagating(coordinatewise["rel_err"], np.min), len(coordinatewise),
-                 note=f"{len(coordinatewise)} (rule, rotation) pairs"),
-        Measured("S2b", _nan_propagating(broken["rel_err"], np.min), len(broken),
-                 note=f"{len(broken)} (rule, group) pairs"),
-        Measured("S3", lifting, int(math.isfinite(lifting)),
-                 note=f"polar factor singular values |sigma - 1| <= {polar_sv:.1e}; Adam's first step vs sign "
-                      f"{adam_sign:.1e}"),
+        Measured(
+            "S1",
+            _nan_propagating(expected["rel_err"], np.max),
+            len(expected),
+            note=f"{len(expected)} (rule, group) pairs incl. the routers' shift invariance",
+        ),
+        Measured(
+            "S2a",
+            _nan_propagating(coordinatewise["rel_err"], np.min),
+            len(coordinatewise),
+            note=f"{len(coordinatewise)} (rule, rotation) pairs",
+        ),
+        Measured(
+            "S2b", _nan_propagating(broken["rel_err"], np.min), len(broken), note=f"{len(broken)} (rule, group) pairs"
+        ),
+        Measured(
+            "S3",
+            lifting,
+            int(math.isfinite(lifting)),
+            note=f"polar factor singular values |sigma - 1| <= {polar_sv:.1e}; Adam's first step vs sign "
+            f"{adam_sign:.1e}",
+        ),
         _better_of(runs, best, "dense", candidates, baseline, "S4"),
         _better_of(runs, best, "moe", routers, router_baseline, "S5"),
         _spikes(runs, best, symmetric, baseline),

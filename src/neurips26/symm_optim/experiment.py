@@ -23,8 +23,19 @@ import copy
 
 from .settings import KINDS, OPTIMIZER_ARGUMENTS, LMConfig, TrainSettings, check_optimizer_spec
 
-__all__ = ["ARCHS", "RUN_KEYS", "STEP_TIME_KEYS", "assignment", "check_config", "model_config", "run_names", "run_params",
-           "runs", "step_time_config", "train_settings"]
+__all__ = [
+    "ARCHS",
+    "RUN_KEYS",
+    "STEP_TIME_KEYS",
+    "assignment",
+    "check_config",
+    "model_config",
+    "run_names",
+    "run_params",
+    "runs",
+    "step_time_config",
+    "train_settings",
+]
 
 ARCHS = ("dense", "moe")
 
@@ -34,8 +45,12 @@ def model_config(cfg: dict, arch: str, seed: int) -> LMConfig:
     if arch not in ARCHS:
         raise ValueError(f"unknown arch {arch!r}, expected one of {ARCHS}")
     sizes = dict(cfg["model"][arch])
-    return LMConfig(vocab_size=cfg["corpus"]["vocab_size"], context=sizes.pop("context", cfg["train"]["seq_len"]),
-                    seed=seed, **sizes)
+    return LMConfig(
+        vocab_size=cfg["corpus"]["vocab_size"],
+        context=sizes.pop("context", cfg["train"]["seq_len"]),
+        seed=seed,
+        **sizes,
+    )
 
 
 def train_settings(cfg: dict, seed: int) -> TrainSettings:
@@ -57,8 +72,16 @@ def runs(cfg: dict, arch: str | None = None) -> list[dict]:
         for method in _sweep(cfg, a):
             for i, mult in enumerate(cfg["lr_multipliers"]):
                 for seed in _seeds(cfg, a):
-                    out.append({"arch": a, "method": method, "lr_index": i, "multiplier": mult, "seed": seed,
-                                "name": f"{a}/{method}_lr{i}_s{seed}"})
+                    out.append(
+                        {
+                            "arch": a,
+                            "method": method,
+                            "lr_index": i,
+                            "multiplier": mult,
+                            "seed": seed,
+                            "name": f"{a}/{method}_lr{i}_s{seed}",
+                        }
+                    )
     return out
 
 
@@ -93,8 +116,18 @@ def assignment(cfg: dict, arch: str, method: str, lr_index: int) -> dict[str, di
 
 
 # the config entries one run's params are derived from (``run_params``)
-RUN_KEYS = (("methods",), ("routers",), ("lr_multipliers",), ("seeds",), ("moe_seeds",), ("base",), ("model",),
-            ("corpus", "vocab_size"), ("train",), ("spectrum_steps",))
+RUN_KEYS = (
+    ("methods",),
+    ("routers",),
+    ("lr_multipliers",),
+    ("seeds",),
+    ("moe_seeds",),
+    ("base",),
+    ("model",),
+    ("corpus", "vocab_size"),
+    ("train",),
+    ("spectrum_steps",),
+)
 
 
 def run_params(cfg: dict, arch: str, method: str, lr_index: int, seed: int) -> dict:
@@ -104,15 +137,29 @@ def run_params(cfg: dict, arch: str, method: str, lr_index: int, seed: int) -> d
     if not matches:
         raise ValueError(f"no run {arch}/{method}_lr{lr_index}_s{seed} in the config")
     config = model_config(cfg, arch, seed)
-    return {"run": matches[0], "assignment": assignment(cfg, arch, method, lr_index),
-            "model": {k: getattr(config, k) for k in config.__dataclass_fields__},
-            "train": {**cfg["train"], "seed": seed}, "spectrum_steps": list(cfg["spectrum_steps"])}
+    return {
+        "run": matches[0],
+        "assignment": assignment(cfg, arch, method, lr_index),
+        "model": {k: getattr(config, k) for k in config.__dataclass_fields__},
+        "train": {**cfg["train"], "seed": seed},
+        "spectrum_steps": list(cfg["spectrum_steps"]),
+    }
 
 
 # the config entries the step-time job reads (the models, the batch shape, the optimizers of both sweeps at the
 # grid's centre, the baselines): ``step_time.step_times`` takes this part of a scale's block
-STEP_TIME_KEYS = (("model",), ("corpus", "vocab_size"), ("train", "seq_len"), ("train", "batch_size"), ("base",),
-                  ("methods",), ("routers",), ("lr_multipliers",), ("baseline",), ("router_baseline",))
+STEP_TIME_KEYS = (
+    ("model",),
+    ("corpus", "vocab_size"),
+    ("train", "seq_len"),
+    ("train", "batch_size"),
+    ("base",),
+    ("methods",),
+    ("routers",),
+    ("lr_multipliers",),
+    ("baseline",),
+    ("router_baseline",),
+)
 
 
 def step_time_config(cfg: dict) -> dict:

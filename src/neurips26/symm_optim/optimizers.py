@@ -56,11 +56,32 @@ import torch
 from .settings import KINDS, NU_MODES, ORDERS, ORIENTATIONS, check_group
 
 __all__ = [
-    "AdamW", "CenteredLeftPolarGrad", "CenteredRowNorm", "HybridPolarGrad", "KINDS", "LeftPolarGrad",
-    "MATRIX_OPTIMIZERS", "MixedOptimizer", "Muon", "NS_COEFFICIENTS", "OPTIMIZERS", "RightPolarGrad",
-    "RowNorm", "SpectralDescent", "adam_direction", "build_optimizer", "hybrid_direction",
-    "inverse_sqrt_psd", "left_polar_direction", "muon_direction", "newton_schulz", "polar",
-    "right_polar_direction", "row_norm_direction", "sign_direction", "spectral_direction",
+    "AdamW",
+    "CenteredLeftPolarGrad",
+    "CenteredRowNorm",
+    "HybridPolarGrad",
+    "KINDS",
+    "LeftPolarGrad",
+    "MATRIX_OPTIMIZERS",
+    "MixedOptimizer",
+    "Muon",
+    "NS_COEFFICIENTS",
+    "OPTIMIZERS",
+    "RightPolarGrad",
+    "RowNorm",
+    "SpectralDescent",
+    "adam_direction",
+    "build_optimizer",
+    "hybrid_direction",
+    "inverse_sqrt_psd",
+    "left_polar_direction",
+    "muon_direction",
+    "newton_schulz",
+    "polar",
+    "right_polar_direction",
+    "row_norm_direction",
+    "sign_direction",
+    "spectral_direction",
 ]
 
 NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Keller Jordan's quintic Newton-Schulz coefficients
@@ -69,6 +90,7 @@ NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Keller Jordan's quintic Newton-Sc
 # ----------------------------------------------------------------------------------------------
 # Pure update directions
 # ----------------------------------------------------------------------------------------------
+
 
 def _matrix(x: torch.Tensor, who: str) -> None:
     if x.ndim != 2:
@@ -107,8 +129,9 @@ def _nu_scale(nu: torch.Tensor, alpha: float, eps: float):
     return nu.clamp_min(eps).pow(alpha) if alpha != 0 else 1.0
 
 
-def spectral_direction(m: torch.Tensor, alpha: float = 1.0, exact: bool = True, ns_steps: int = 5,
-                       eps: float = 1e-8) -> torch.Tensor:
+def spectral_direction(
+    m: torch.Tensor, alpha: float = 1.0, exact: bool = True, ns_steps: int = 5, eps: float = 1e-8
+) -> torch.Tensor:
     """Stochastic spectral descent / PolarGrad: ``nu^alpha polar(m)`` with ``nu = <m, polar(m)>`` (the
     nuclear norm when the polar factor is exact)."""
     u = polar(m) if exact else newton_schulz(m, ns_steps)
@@ -132,8 +155,9 @@ def _center_rows(m: torch.Tensor) -> torch.Tensor:
     return m - m.mean(dim=-2, keepdim=True)
 
 
-def row_norm_direction(m: torch.Tensor, eps: float = 1e-8, center: bool = False,
-                       orientation: str = "row") -> torch.Tensor:
+def row_norm_direction(
+    m: torch.Tensor, eps: float = 1e-8, center: bool = False, orientation: str = "row"
+) -> torch.Tensor:
     """Row normalisation ``M_i / (||M_i|| + eps)`` (``RowNormM``, ``row_mode="inverse_eps"``), of the
     centered rows if ``center`` and of the transpose if ``orientation="col"``."""
     _matrix(m, "row_norm_direction")
@@ -156,8 +180,9 @@ def _one_sided_polar(x: torch.Tensor, left: bool, eps: float) -> tuple[torch.Ten
     return x @ inv, gram, inv
 
 
-def right_polar_direction(m: torch.Tensor, alpha: float = 1.0, eps: float = 1e-8,
-                          nu_mode: str = "trace") -> torch.Tensor:
+def right_polar_direction(
+    m: torch.Tensor, alpha: float = 1.0, eps: float = 1e-8, nu_mode: str = "trace"
+) -> torch.Tensor:
     """One-sided (right) spectral step ``nu^alpha M (M^T M + eps I)^{-1/2}`` (``RightPolarGradM``); ``nu``
     is ``tr(C R)`` (``nu_mode="trace"``) or the repo's sum of the entries of ``C R`` (``"repo"``)."""
     _matrix(m, "right_polar_direction")
@@ -171,8 +196,7 @@ def right_polar_direction(m: torch.Tensor, alpha: float = 1.0, eps: float = 1e-8
     return _nu_scale(nu, alpha, eps) * u
 
 
-def left_polar_direction(m: torch.Tensor, alpha: float = 1.0, eps: float = 1e-8,
-                         center: bool = False) -> torch.Tensor:
+def left_polar_direction(m: torch.Tensor, alpha: float = 1.0, eps: float = 1e-8, center: bool = False) -> torch.Tensor:
     """Left spectral step ``nu^alpha (M_c M_c^T + eps I)^{-1/2} M_c`` (``LeftPolarGradM``), ``M_c`` the
     momentum with its row mean removed if ``center`` (routers), ``nu = tr(C L)``."""
     _matrix(m, "left_polar_direction")
@@ -183,8 +207,15 @@ def left_polar_direction(m: torch.Tensor, alpha: float = 1.0, eps: float = 1e-8,
     return _nu_scale(torch.trace(gram @ inv), alpha, eps) * u
 
 
-def hybrid_direction(m: torch.Tensor, alpha: float = 1.0, eps: float = 1e-8, order: str = "row_then_polar",
-                     left: bool = False, center: bool = False, orientation: str = "row") -> torch.Tensor:
+def hybrid_direction(
+    m: torch.Tensor,
+    alpha: float = 1.0,
+    eps: float = 1e-8,
+    order: str = "row_then_polar",
+    left: bool = False,
+    center: bool = False,
+    orientation: str = "row",
+) -> torch.Tensor:
     """Hybrid row-norm / one-sided spectral step (``HybridPolarGradM``). ``row_then_polar``: ``R = rownorm(M)``,
     ``U = polar_side(R)``, scaled by ``<R, U>^alpha``; ``polar_then_row``: ``rownorm(<M, U> ^alpha U)``,
     ``U = polar_side(M)``. ``left`` picks the left polar step (default right)."""
@@ -218,6 +249,7 @@ def sign_direction(g: torch.Tensor) -> torch.Tensor:
 # Optimizers
 # ----------------------------------------------------------------------------------------------
 
+
 class _Base(torch.optim.Optimizer):
     """Shared validation, finiteness check and per-parameter step counter."""
 
@@ -229,8 +261,10 @@ class _Base(torch.optim.Optimizer):
         if self.matrix_only:
             for p in group["params"]:
                 if p.ndim != 2:
-                    raise ValueError(f"{who} updates 2-D matrices only, got a parameter of shape "
-                                     f"{tuple(p.shape)} in param group {group.get('name')!r}")
+                    raise ValueError(
+                        f"{who} updates 2-D matrices only, got a parameter of shape "
+                        f"{tuple(p.shape)} in param group {group.get('name')!r}"
+                    )
 
     def add_param_group(self, param_group: dict) -> None:
         super().add_param_group(param_group)
@@ -242,12 +276,15 @@ class _Base(torch.optim.Optimizer):
                 if p.grad is None:
                     continue
                 if p.grad.is_sparse:
-                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients "
-                                       f"(param group {group.get('name')!r})")
+                    raise RuntimeError(
+                        f"{type(self).__name__} does not support sparse gradients (param group {group.get('name')!r})"
+                    )
                 if bool(torch.isfinite(p.grad).logical_not().any()):  # 'any bad': a fake GPU's zeros read 'no'
                     step = self.state[p].get("step", 0) + 1
-                    raise FloatingPointError(f"{type(self).__name__}: non-finite gradient in param group "
-                                             f"{group.get('name')!r} at step {step} (shape {tuple(p.shape)})")
+                    raise FloatingPointError(
+                        f"{type(self).__name__}: non-finite gradient in param group "
+                        f"{group.get('name')!r} at step {step} (shape {tuple(p.shape)})"
+                    )
 
     def _direction(self, m: torch.Tensor, group: dict) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -286,10 +323,19 @@ class _Base(torch.optim.Optimizer):
 class RowNorm(_Base):
     """``RowNormM``: momentum, then row normalisation (optionally centered, optionally on the transpose)."""
 
-    def __init__(self, params, lr: float = 1e-3, beta: float = 0.95, weight_decay: float = 0.0,
-                 eps: float = 1e-8, center: bool = False, orientation: str = "row"):
-        super().__init__(params, dict(lr=lr, beta=beta, weight_decay=weight_decay, eps=eps, center=center,
-                                      orientation=orientation))
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        beta: float = 0.95,
+        weight_decay: float = 0.0,
+        eps: float = 1e-8,
+        center: bool = False,
+        orientation: str = "row",
+    ):
+        super().__init__(
+            params, dict(lr=lr, beta=beta, weight_decay=weight_decay, eps=eps, center=center, orientation=orientation)
+        )
 
     def _direction(self, m, group):
         return row_norm_direction(m, group["eps"], group["center"], group["orientation"])
@@ -298,18 +344,34 @@ class RowNorm(_Base):
 class CenteredRowNorm(RowNorm):
     """``RowNormM(center_rows=True)``: the MoE router's centered row normalisation."""
 
-    def __init__(self, params, lr: float = 1e-3, beta: float = 0.95, weight_decay: float = 0.0,
-                 eps: float = 1e-8, orientation: str = "row"):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        beta: float = 0.95,
+        weight_decay: float = 0.0,
+        eps: float = 1e-8,
+        orientation: str = "row",
+    ):
         super().__init__(params, lr, beta, weight_decay, eps, center=True, orientation=orientation)
 
 
 class RightPolarGrad(_Base):
     """``RightPolarGradM``: one-sided (right) spectral step for vocabulary-indexed V x d matrices."""
 
-    def __init__(self, params, lr: float = 1e-3, beta: float = 0.95, alpha: float = 1.0, eps: float = 1e-8,
-                 weight_decay: float = 0.0, nu_mode: str = "trace"):
-        super().__init__(params, dict(lr=lr, beta=beta, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      nu_mode=nu_mode))
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        beta: float = 0.95,
+        alpha: float = 1.0,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        nu_mode: str = "trace",
+    ):
+        super().__init__(
+            params, dict(lr=lr, beta=beta, alpha=alpha, eps=eps, weight_decay=weight_decay, nu_mode=nu_mode)
+        )
 
     def _direction(self, m, group):
         return right_polar_direction(m, group["alpha"], group["eps"], group["nu_mode"])
@@ -318,10 +380,17 @@ class RightPolarGrad(_Base):
 class LeftPolarGrad(_Base):
     """``LeftPolarGradM``: left spectral step for E x d routers (``center`` removes the expert mean)."""
 
-    def __init__(self, params, lr: float = 1e-3, beta: float = 0.95, alpha: float = 1.0, eps: float = 1e-8,
-                 weight_decay: float = 0.0, center: bool = False):
-        super().__init__(params, dict(lr=lr, beta=beta, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      center=center))
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        beta: float = 0.95,
+        alpha: float = 1.0,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        center: bool = False,
+    ):
+        super().__init__(params, dict(lr=lr, beta=beta, alpha=alpha, eps=eps, weight_decay=weight_decay, center=center))
 
     def _direction(self, m, group):
         return left_polar_direction(m, group["alpha"], group["eps"], group["center"])
@@ -330,32 +399,73 @@ class LeftPolarGrad(_Base):
 class CenteredLeftPolarGrad(LeftPolarGrad):
     """``LeftPolarGradM(center_rows=True)``."""
 
-    def __init__(self, params, lr: float = 1e-3, beta: float = 0.95, alpha: float = 1.0, eps: float = 1e-8,
-                 weight_decay: float = 0.0):
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        beta: float = 0.95,
+        alpha: float = 1.0,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ):
         super().__init__(params, lr, beta, alpha, eps, weight_decay, center=True)
 
 
 class HybridPolarGrad(_Base):
     """``HybridPolarGradM``: row normalisation combined with a one-sided polar step."""
 
-    def __init__(self, params, lr: float = 1e-3, beta: float = 0.95, alpha: float = 1.0,
-                 weight_decay: float = 0.0, eps: float = 1e-8, order: str = "row_then_polar", left: bool = False,
-                 center: bool = False, orientation: str = "row"):
-        super().__init__(params, dict(lr=lr, beta=beta, alpha=alpha, weight_decay=weight_decay, eps=eps,
-                                      order=order, left=left, center=center, orientation=orientation))
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        beta: float = 0.95,
+        alpha: float = 1.0,
+        weight_decay: float = 0.0,
+        eps: float = 1e-8,
+        order: str = "row_then_polar",
+        left: bool = False,
+        center: bool = False,
+        orientation: str = "row",
+    ):
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                beta=beta,
+                alpha=alpha,
+                weight_decay=weight_decay,
+                eps=eps,
+                order=order,
+                left=left,
+                center=center,
+                orientation=orientation,
+            ),
+        )
 
     def _direction(self, m, group):
-        return hybrid_direction(m, group["alpha"], group["eps"], group["order"], group["left"], group["center"],
-                                group["orientation"])
+        return hybrid_direction(
+            m, group["alpha"], group["eps"], group["order"], group["left"], group["center"], group["orientation"]
+        )
 
 
 class SpectralDescent(_Base):
     """Stochastic spectral descent / PolarGrad: ``nu^alpha polar(M)``, ``nu`` the nuclear norm."""
 
-    def __init__(self, params, lr: float = 1e-3, beta: float = 0.95, alpha: float = 1.0, eps: float = 1e-8,
-                 weight_decay: float = 0.0, exact: bool = True, ns_steps: int = 5):
-        super().__init__(params, dict(lr=lr, beta=beta, alpha=alpha, eps=eps, weight_decay=weight_decay,
-                                      exact=exact, ns_steps=ns_steps))
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        beta: float = 0.95,
+        alpha: float = 1.0,
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        exact: bool = True,
+        ns_steps: int = 5,
+    ):
+        super().__init__(
+            params,
+            dict(lr=lr, beta=beta, alpha=alpha, eps=eps, weight_decay=weight_decay, exact=exact, ns_steps=ns_steps),
+        )
 
     def _direction(self, m, group):
         return spectral_direction(m, group["alpha"], group["exact"], group["ns_steps"], group["eps"])
@@ -365,10 +475,29 @@ class Muon(_Base):
     """Keller Jordan's Muon: ``B <- lerp(B, G, 1 - momentum)``; the direction is taken of
     ``lerp(G, B, momentum)`` (Nesterov) or ``B``; decoupled decay; step ``lr * sqrt(max(1, m/n)) polar``."""
 
-    def __init__(self, params, lr: float = 0.02, momentum: float = 0.95, nesterov: bool = True,
-                 weight_decay: float = 0.0, exact: bool = False, ns_steps: int = 5, eps: float = 1e-7):
-        super().__init__(params, dict(lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=weight_decay,
-                                      exact=exact, ns_steps=ns_steps, eps=eps))
+    def __init__(
+        self,
+        params,
+        lr: float = 0.02,
+        momentum: float = 0.95,
+        nesterov: bool = True,
+        weight_decay: float = 0.0,
+        exact: bool = False,
+        ns_steps: int = 5,
+        eps: float = 1e-7,
+    ):
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                nesterov=nesterov,
+                weight_decay=weight_decay,
+                exact=exact,
+                ns_steps=ns_steps,
+                eps=eps,
+            ),
+        )
 
     def _update(self, p: torch.Tensor, state: dict, group: dict) -> torch.Tensor:
         if "momentum_buffer" not in state:
@@ -387,10 +516,18 @@ class AdamW(_Base):
 
     matrix_only = False
 
-    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.01):
-        super().__init__(params, dict(lr=lr, betas=tuple(betas) if isinstance(betas, list) else betas, eps=eps,
-                                      weight_decay=weight_decay))
+    def __init__(
+        self,
+        params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.01,
+    ):
+        super().__init__(
+            params,
+            dict(lr=lr, betas=tuple(betas) if isinstance(betas, list) else betas, eps=eps, weight_decay=weight_decay),
+        )
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -438,6 +575,7 @@ MATRIX_OPTIMIZERS = frozenset(name for name, cls in OPTIMIZERS.items() if cls.ma
 # One optimizer per parameter kind
 # ----------------------------------------------------------------------------------------------
 
+
 class MixedOptimizer:
     """One optimizer per parameter kind, stepped together (the repo's ``MixedOptimizer``)."""
 
@@ -465,8 +603,11 @@ class MixedOptimizer:
             opt.load_state_dict(state[kind])
 
 
-def build_optimizer(named_parameters: Iterable[tuple[str, torch.nn.Parameter]], assignment: dict[str, dict],
-                    kind_of: Callable[[str, torch.nn.Parameter], str]) -> MixedOptimizer:
+def build_optimizer(
+    named_parameters: Iterable[tuple[str, torch.nn.Parameter]],
+    assignment: dict[str, dict],
+    kind_of: Callable[[str, torch.nn.Parameter], str],
+) -> MixedOptimizer:
     """One optimizer per kind of parameter (``KINDS``: hidden, mlp_gate_up, mlp_down, embedding, lm_head, router,
     vector).
 
@@ -481,8 +622,9 @@ def build_optimizer(named_parameters: Iterable[tuple[str, torch.nn.Parameter]], 
         if not isinstance(spec, dict) or "name" not in spec:
             raise ValueError(f"assignment[{kind!r}] must be a dict with a 'name' key, got {spec!r}")
         if spec["name"] not in OPTIMIZERS:
-            raise ValueError(f"assignment[{kind!r}]: unknown optimizer {spec['name']!r}, "
-                             f"expected one of {sorted(OPTIMIZERS)}")
+            raise ValueError(
+                f"assignment[{kind!r}]: unknown optimizer {spec['name']!r}, expected one of {sorted(OPTIMIZERS)}"
+            )
     params: dict[str, list] = {}
     names: dict[str, list[str]] = {}
     seen: dict[int, tuple[str, str]] = {}
@@ -495,17 +637,23 @@ def build_optimizer(named_parameters: Iterable[tuple[str, torch.nn.Parameter]], 
         if id(p) in seen:
             first_name, first_kind = seen[id(p)]
             if first_kind != kind:
-                raise ValueError(f"parameter {name!r} is tied to {first_name!r} but has kind {kind!r} "
-                                 f"where {first_name!r} has {first_kind!r}: tied weights need one optimizer")
+                raise ValueError(
+                    f"parameter {name!r} is tied to {first_name!r} but has kind {kind!r} "
+                    f"where {first_name!r} has {first_kind!r}: tied weights need one optimizer"
+                )
             continue
         seen[id(p)] = (name, kind)
         if kind not in assignment:
-            raise ValueError(f"parameter {name!r} has kind {kind!r}, which the assignment does not cover "
-                             f"(it covers {sorted(assignment)})")
+            raise ValueError(
+                f"parameter {name!r} has kind {kind!r}, which the assignment does not cover "
+                f"(it covers {sorted(assignment)})"
+            )
         opt_name = assignment[kind]["name"]
         if opt_name in MATRIX_OPTIMIZERS and p.ndim != 2:
-            raise ValueError(f"parameter {name!r} of shape {tuple(p.shape)} (kind {kind!r}) cannot be "
-                             f"updated by the matrix optimizer {opt_name!r}, which needs 2-D parameters")
+            raise ValueError(
+                f"parameter {name!r} of shape {tuple(p.shape)} (kind {kind!r}) cannot be "
+                f"updated by the matrix optimizer {opt_name!r}, which needs 2-D parameters"
+            )
         params.setdefault(kind, []).append(p)
         names.setdefault(kind, []).append(name)
     optimizers = {}

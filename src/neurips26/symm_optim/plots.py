@@ -60,8 +60,15 @@ def best_lr_bars(best: pd.DataFrame, runs: pd.DataFrame):
             pts = seeds[(seeds["arch"] == arch) & (seeds["method"] == r["method"])]["final_val_loss"]
             ax.scatter(np.full(len(pts), i), pts, color="black", s=14, zorder=3)
             if np.isfinite(r["delta_mean"]):
-                ax.annotate(f"{r['delta_mean']:+.3f}", (i, r["val_loss_mean"]), ha="center", va="bottom",
-                            xytext=(0, 6), textcoords="offset points", fontsize=8)
+                ax.annotate(
+                    f"{r['delta_mean']:+.3f}",
+                    (i, r["val_loss_mean"]),
+                    ha="center",
+                    va="bottom",
+                    xytext=(0, 6),
+                    textcoords="offset points",
+                    fontsize=8,
+                )
         zero = rows["delta_mean"].abs().idxmin() if rows["delta_mean"].notna().any() else None
         if zero is not None:
             ax.axhline(rows.loc[zero, "val_loss_mean"], ls="--", color="grey", lw=1)
@@ -82,17 +89,32 @@ def lr_sensitivity(runs: pd.DataFrame):
         sel = runs[runs["arch"] == arch]
         colors = _colors(dict.fromkeys(sel["method"]))
         for method, rows in sel.groupby("method", sort=False):
-            stats = rows.groupby("multiplier").agg(mean=("final_val_loss", "mean"), lo=("final_val_loss", "min"),
-                                                   hi=("final_val_loss", "max"), diverged=("diverged", "any"))
+            stats = rows.groupby("multiplier").agg(
+                mean=("final_val_loss", "mean"),
+                lo=("final_val_loss", "min"),
+                hi=("final_val_loss", "max"),
+                diverged=("diverged", "any"),
+            )
             ok = stats[~stats["diverged"]]
-            ax.errorbar(ok.index, ok["mean"], yerr=[ok["mean"] - ok["lo"], ok["hi"] - ok["mean"]], marker="o",
-                        capsize=3, color=colors[method], label=method)
+            ax.errorbar(
+                ok.index,
+                ok["mean"],
+                yerr=[ok["mean"] - ok["lo"], ok["hi"] - ok["mean"]],
+                marker="o",
+                capsize=3,
+                color=colors[method],
+                label=method,
+            )
             bad = stats[stats["diverged"]]
             if len(bad):
                 top = np.nanmax(sel["final_val_loss"]) if np.isfinite(sel["final_val_loss"]).any() else 1.0
                 ax.scatter(bad.index, np.full(len(bad), top), marker="x", color=colors[method], s=60)
-        ax.set(xscale="log", xlabel="learning-rate multiplier (x each method's centre)",
-               ylabel="final validation loss", title=ARCH_TITLES.get(arch, arch))
+        ax.set(
+            xscale="log",
+            xlabel="learning-rate multiplier (x each method's centre)",
+            ylabel="final validation loss",
+            title=ARCH_TITLES.get(arch, arch),
+        )
         grid = sorted(sel["multiplier"].unique())
         ax.set_xticks(grid, [f"x{m:g}" for m in grid], minor=False)
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())

@@ -8,8 +8,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["KINDS", "LMConfig", "NU_MODES", "OPTIMIZER_ARGUMENTS", "ORDERS", "ORIENTATIONS", "TrainSettings",
-           "check_number", "check_optimizer_spec"]
+__all__ = [
+    "KINDS",
+    "LMConfig",
+    "NU_MODES",
+    "OPTIMIZER_ARGUMENTS",
+    "ORDERS",
+    "ORIENTATIONS",
+    "TrainSettings",
+    "check_number",
+    "check_optimizer_spec",
+]
 
 ORIENTATIONS = ("row", "col")
 ORDERS = ("row_then_polar", "polar_then_row")
@@ -24,28 +33,76 @@ KINDS = ("hidden", "mlp_gate_up", "mlp_down", "embedding", "lm_head", "router", 
 # constructor's keyword arguments with their defaults (tests/test_symm_optim_inputs.py compares them)
 OPTIMIZER_ARGUMENTS: dict[str, tuple[str, bool, dict]] = {
     "adamw": ("AdamW", False, {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.01}),
-    "muon": ("Muon", True, {"lr": 0.02, "momentum": 0.95, "nesterov": True, "weight_decay": 0.0, "exact": False,
-                            "ns_steps": 5, "eps": 1e-7}),
-    "spectral": ("SpectralDescent", True, {"lr": 1e-3, "beta": 0.95, "alpha": 1.0, "eps": 1e-8,
-                                           "weight_decay": 0.0, "exact": True, "ns_steps": 5}),
-    "row_norm": ("RowNorm", True, {"lr": 1e-3, "beta": 0.95, "weight_decay": 0.0, "eps": 1e-8, "center": False,
-                                   "orientation": "row"}),
-    "centered_row_norm": ("CenteredRowNorm", True, {"lr": 1e-3, "beta": 0.95, "weight_decay": 0.0, "eps": 1e-8,
-                                                    "orientation": "row"}),
-    "right_polar": ("RightPolarGrad", True, {"lr": 1e-3, "beta": 0.95, "alpha": 1.0, "eps": 1e-8,
-                                             "weight_decay": 0.0, "nu_mode": "trace"}),
-    "left_polar": ("LeftPolarGrad", True, {"lr": 1e-3, "beta": 0.95, "alpha": 1.0, "eps": 1e-8,
-                                           "weight_decay": 0.0, "center": False}),
-    "centered_left_polar": ("CenteredLeftPolarGrad", True, {"lr": 1e-3, "beta": 0.95, "alpha": 1.0, "eps": 1e-8,
-                                                            "weight_decay": 0.0}),
-    "hybrid": ("HybridPolarGrad", True, {"lr": 1e-3, "beta": 0.95, "alpha": 1.0, "weight_decay": 0.0, "eps": 1e-8,
-                                         "order": "row_then_polar", "left": False, "center": False,
-                                         "orientation": "row"}),
+    "muon": (
+        "Muon",
+        True,
+        {
+            "lr": 0.02,
+            "momentum": 0.95,
+            "nesterov": True,
+            "weight_decay": 0.0,
+            "exact": False,
+            "ns_steps": 5,
+            "eps": 1e-7,
+        },
+    ),
+    "spectral": (
+        "SpectralDescent",
+        True,
+        {"lr": 1e-3, "beta": 0.95, "alpha": 1.0, "eps": 1e-8, "weight_decay": 0.0, "exact": True, "ns_steps": 5},
+    ),
+    "row_norm": (
+        "RowNorm",
+        True,
+        {"lr": 1e-3, "beta": 0.95, "weight_decay": 0.0, "eps": 1e-8, "center": False, "orientation": "row"},
+    ),
+    "centered_row_norm": (
+        "CenteredRowNorm",
+        True,
+        {"lr": 1e-3, "beta": 0.95, "weight_decay": 0.0, "eps": 1e-8, "orientation": "row"},
+    ),
+    "right_polar": (
+        "RightPolarGrad",
+        True,
+        {"lr": 1e-3, "beta": 0.95, "alpha": 1.0, "eps": 1e-8, "weight_decay": 0.0, "nu_mode": "trace"},
+    ),
+    "left_polar": (
+        "LeftPolarGrad",
+        True,
+        {"lr": 1e-3, "beta": 0.95, "alpha": 1.0, "eps": 1e-8, "weight_decay": 0.0, "center": False},
+    ),
+    "centered_left_polar": (
+        "CenteredLeftPolarGrad",
+        True,
+        {"lr": 1e-3, "beta": 0.95, "alpha": 1.0, "eps": 1e-8, "weight_decay": 0.0},
+    ),
+    "hybrid": (
+        "HybridPolarGrad",
+        True,
+        {
+            "lr": 1e-3,
+            "beta": 0.95,
+            "alpha": 1.0,
+            "weight_decay": 0.0,
+            "eps": 1e-8,
+            "order": "row_then_polar",
+            "left": False,
+            "center": False,
+            "orientation": "row",
+        },
+    ),
 }
 
 
-def check_number(name: str, value, low: float, high: float | None = None, low_open: bool = False,
-                  high_open: bool = True, who: str = "") -> None:
+def check_number(
+    name: str,
+    value,
+    low: float,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = True,
+    who: str = "",
+) -> None:
     ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
     if ok:
         ok = (value > low) if low_open else (value >= low)
@@ -143,8 +200,6 @@ class LMConfig:
     @property
     def is_moe(self) -> bool:
         return self.n_experts > 0
-
-
 
 
 @dataclass(frozen=True)

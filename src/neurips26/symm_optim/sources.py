@@ -28,8 +28,10 @@ def shard_files(corpus: str, train_shards: int) -> dict[str, list[str]]:
     _corpus(corpus)
     if not 1 <= train_shards <= 99:
         raise ValueError(f"train_shards must lie in [1, 99], got {train_shards}")
-    return {"val": ["dataset_val_000000.bin"],
-            "train": [f"dataset_train_{i:06d}.bin" for i in range(1, train_shards + 1)]}
+    return {
+        "val": ["dataset_val_000000.bin"],
+        "train": [f"dataset_train_{i:06d}.bin" for i in range(1, train_shards + 1)],
+    }
 
 
 def url(corpus: str, file: str) -> str:
@@ -46,5 +48,6 @@ def sha256(corpus: str, file: str) -> str:
             f"{file} of the Hugging Face dataset {entry['repo']} has no pinned revision and sha256 in "
             f"neurips26.symm_optim.sources (the dataset publishes none and none could be read offline). To unblock, "
             f"either pin a revision and each shard's LFS sha256 there, or download the shards with the reference's "
-            f"data/cached_finewebedu10B-qwen3.py and place them in resources/symm_optim/{corpus}/")
+            f"data/cached_finewebedu10B-qwen3.py and place them in resources/symm_optim/{corpus}/"
+        )
     return f"sha256:{digest}"

@@ -48,8 +48,9 @@ def step_times(cfg: dict, arch: str, repeats: int, warmup: int = 3, seed: int = 
         model = copy.deepcopy(reference)
         for p_ref, p in zip(reference.parameters(), model.parameters()):
             p.grad = p_ref.grad.clone()
-        optimizers[method] = build_optimizer(model.named_parameters(), experiment.assignment(cfg, arch, method, mid),
-                                             kind_of)
+        optimizers[method] = build_optimizer(
+            model.named_parameters(), experiment.assignment(cfg, arch, method, mid), kind_of
+        )
     times = {m: {"step": [], "swept": []} for m in methods}
     for i in range(warmup + repeats):
         for method, opt in optimizers.items():
@@ -67,6 +68,14 @@ def step_times(cfg: dict, arch: str, repeats: int, warmup: int = 3, seed: int = 
         for part in ("step", "swept"):
             median = float(np.median(times[method][part]))
             base = float(np.median(times[baseline][part]))
-            rows.append({"arch": arch, "method": method, "part": part, "median_s": median,
-                         "ratio_to_baseline": median / base if base > 0 else float("nan"), "repeats": repeats})
+            rows.append(
+                {
+                    "arch": arch,
+                    "method": method,
+                    "part": part,
+                    "median_s": median,
+                    "ratio_to_baseline": median / base if base > 0 else float("nan"),
+                    "repeats": repeats,
+                }
+            )
     return rows

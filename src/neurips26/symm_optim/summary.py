@@ -22,14 +22,22 @@ def run_row(run: dict, result, assignment: dict) -> dict:
     """One row of ``runs.parquet`` from a finished :class:`training.TrainResult`."""
     swept = ("embedding", "lm_head") if run["arch"] == "dense" else ("router",)
     return {
-        "arch": run["arch"], "method": run["method"], "lr_index": run["lr_index"], "multiplier": run["multiplier"],
-        "seed": run["seed"], **{f"lr_{k}": assignment[k]["lr"] for k in swept},
-        "final_val_loss": result.final_val_loss, "diverged": result.diverged,
+        "arch": run["arch"],
+        "method": run["method"],
+        "lr_index": run["lr_index"],
+        "multiplier": run["multiplier"],
+        "seed": run["seed"],
+        **{f"lr_{k}": assignment[k]["lr"] for k in swept},
+        "final_val_loss": result.final_val_loss,
+        "diverged": result.diverged,
         "diverged_step": result.diverged_step if result.diverged else -1,
-        "diverged_kind": result.diverged_kind or "", "diverged_detail": result.diverged_detail,
+        "diverged_kind": result.diverged_kind or "",
+        "diverged_detail": result.diverged_detail,
         "spikes": int(sum(r["spike"] for r in result.steps)),
-        "steps_done": len(result.steps), "optimizer_seconds": result.optimizer_seconds,
-        "train_seconds": result.train_seconds, "epochs": result.epochs,
+        "steps_done": len(result.steps),
+        "optimizer_seconds": result.optimizer_seconds,
+        "train_seconds": result.train_seconds,
+        "epochs": result.epochs,
     }
 
 
@@ -47,16 +55,22 @@ def best_learning_rates(runs: pd.DataFrame, baselines: dict[str, str]) -> pd.Dat
         best = int(ok["mean"].idxmin())
         at_best = group[group["lr_index"] == best].sort_values("seed")
         losses = at_best["final_val_loss"].to_numpy()
-        rows.append({
-            "arch": arch, "method": method, "best_lr_index": best,
-            "multiplier": float(at_best["multiplier"].iloc[0]),
-            **{c: float(at_best[c].iloc[0]) for c in at_best.columns if c.startswith("lr_") and c != "lr_index"},
-            "val_loss_mean": float(losses.mean()),
-            "val_loss_sd": float(losses.std(ddof=1)) if len(losses) > 1 else 0.0,
-            "seeds": len(losses), "spikes": int(at_best["spikes"].sum()),
-            "at_grid_edge": n_grid > 1 and best in (0, n_grid - 1), "all_diverged": False,
-            "diverged_runs": int(group["diverged"].sum()),
-        })
+        rows.append(
+            {
+                "arch": arch,
+                "method": method,
+                "best_lr_index": best,
+                "multiplier": float(at_best["multiplier"].iloc[0]),
+                **{c: float(at_best[c].iloc[0]) for c in at_best.columns if c.startswith("lr_") and c != "lr_index"},
+                "val_loss_mean": float(losses.mean()),
+                "val_loss_sd": float(losses.std(ddof=1)) if len(losses) > 1 else 0.0,
+                "seeds": len(losses),
+                "spikes": int(at_best["spikes"].sum()),
+                "at_grid_edge": n_grid > 1 and best in (0, n_grid - 1),
+                "all_diverged": False,
+                "diverged_runs": int(group["diverged"].sum()),
+            }
+        )
     best = pd.DataFrame(rows)
     best["delta_mean"], best["delta_sd"] = math.nan, math.nan
     for arch, group in best.groupby("arch"):

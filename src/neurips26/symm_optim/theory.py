@@ -44,9 +44,18 @@ from .optimizers import (
 )
 
 __all__ = [
-    "DIRECTIONS", "SYMMETRIES", "diagonal_lifting_error", "adam_sign_limit_error", "equivariance_error",
-    "equivariance_table", "identities_table", "polar_singular_value_error", "random_orthogonal", "random_permutation",
-    "relative_deviation", "shift_invariance_error",
+    "DIRECTIONS",
+    "SYMMETRIES",
+    "diagonal_lifting_error",
+    "adam_sign_limit_error",
+    "equivariance_error",
+    "equivariance_table",
+    "identities_table",
+    "polar_singular_value_error",
+    "random_orthogonal",
+    "random_permutation",
+    "relative_deviation",
+    "shift_invariance_error",
 ]
 
 DIRECTIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -114,8 +123,9 @@ def _check_input(m: torch.Tensor) -> None:
         raise ValueError(f"the checks need a 2-D float64 matrix, got shape {tuple(m.shape)} and dtype {m.dtype}")
 
 
-def equivariance_error(direction: Callable[[torch.Tensor], torch.Tensor], m: torch.Tensor, group: str,
-                       generator: torch.Generator) -> float:
+def equivariance_error(
+    direction: Callable[[torch.Tensor], torch.Tensor], m: torch.Tensor, group: str, generator: torch.Generator
+) -> float:
     """Relative deviation of ``U(A M B)`` from ``A U(M) B`` for a random element of ``group``
     (``left_perm``, ``right_perm``, ``left_orth``, ``right_orth``), or of ``U(M + 1 v^T)`` from ``U(M)``
     for ``shift``."""
@@ -137,8 +147,9 @@ def equivariance_error(direction: Callable[[torch.Tensor], torch.Tensor], m: tor
     return relative_deviation(direction(a @ m @ b), a @ direction(m) @ b)
 
 
-def shift_invariance_error(direction: Callable[[torch.Tensor], torch.Tensor], m: torch.Tensor,
-                           generator: torch.Generator) -> float:
+def shift_invariance_error(
+    direction: Callable[[torch.Tensor], torch.Tensor], m: torch.Tensor, generator: torch.Generator
+) -> float:
     """Relative deviation of ``U(M + 1 v^T)`` from ``U(M)``, ``v`` Gaussian with the scale of ``M``'s rows
     (the softmax shift symmetry of a router)."""
     _check_input(m)
@@ -181,8 +192,14 @@ def equivariance_table(seed: int = 0, rows: int = 24, cols: int = 8) -> list[dic
     for name, fn in DIRECTIONS.items():
         m = wide if "left_polar" in name else tall
         for group in _GROUPS:
-            out.append({"optimizer": name, "group": group, "rel_err": equivariance_error(fn, m, group, gen),
-                        "expected": SYMMETRIES[name][group]})
+            out.append(
+                {
+                    "optimizer": name,
+                    "group": group,
+                    "rel_err": equivariance_error(fn, m, group, gen),
+                    "expected": SYMMETRIES[name][group],
+                }
+            )
     return out
 
 

@@ -38,8 +38,15 @@ from .model import LM, kind_of
 from .optimizers import KINDS, build_optimizer
 from .settings import TrainSettings
 
-__all__ = ["TrainResult", "TrainSettings", "matrix_lr_scale", "spike_flags", "train_lm", "validation_loss",
-           "vector_lr_scale"]
+__all__ = [
+    "TrainResult",
+    "TrainSettings",
+    "matrix_lr_scale",
+    "spike_flags",
+    "train_lm",
+    "validation_loss",
+    "vector_lr_scale",
+]
 
 SPECTRUM_KINDS = ("embedding", "lm_head", "router")
 
@@ -84,8 +91,9 @@ def spike_flags(losses, factor: float, ema_beta: float, skip: int) -> list[bool]
     return flags
 
 
-def _windows(tokens: np.ndarray, starts: np.ndarray, seq_len: int,
-             device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+def _windows(
+    tokens: np.ndarray, starts: np.ndarray, seq_len: int, device: torch.device | str = "cpu"
+) -> tuple[torch.Tensor, torch.Tensor]:
     idx = starts[:, None] + np.arange(seq_len + 1)
     rows = torch.from_numpy(np.asarray(tokens[idx], dtype=np.int64)).to(device)
     return rows[:, :-1], rows[:, 1:]
@@ -101,13 +109,12 @@ def validation_loss(model: LM, tokens: np.ndarray, seq_len: int, max_tokens: int
     covering at most ``max_tokens`` targets (on the model's device)."""
     n_windows = min(max_tokens // seq_len, (len(tokens) - 1) // seq_len)
     if n_windows < 1:
-        raise ValueError(f"the validation stream ({len(tokens)} tokens) is shorter than one window of "
-                         f"{seq_len + 1}")
+        raise ValueError(f"the validation stream ({len(tokens)} tokens) is shorter than one window of {seq_len + 1}")
     model.eval()
     total, count = 0.0, 0
     starts = np.arange(n_windows) * seq_len
     for i in range(0, n_windows, batch_size):
-        x, y = _windows(tokens, starts[i:i + batch_size], seq_len, _device(model))
+        x, y = _windows(tokens, starts[i : i + batch_size], seq_len, _device(model))
         logits = model(x)
         total += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="sum"))
         count += y.numel()
@@ -146,9 +153,17 @@ def _singular_values(matrix: torch.Tensor) -> np.ndarray:
     return torch.linalg.svdvals(matrix.detach().double()).cpu().numpy()
 
 
-def train_lm(model: LM, assignment: dict[str, dict], train_tokens: np.ndarray, val_tokens: np.ndarray,
-             settings: TrainSettings, spectrum_steps: tuple[int, ...] = (), log: Callable[[str], None] = print,
-             loop_settings: LoopSettings | None = None, device: torch.device | str | None = None) -> TrainResult:
+def train_lm(
+    model: LM,
+    assignment: dict[str, dict],
+    train_tokens: np.ndarray,
+    val_tokens: np.ndarray,
+    settings: TrainSettings,
+    spectrum_steps: tuple[int, ...] = (),
+    log: Callable[[str], None] = print,
+    loop_settings: LoopSettings | None = None,
+    device: torch.device | str | None = None,
+) -> TrainResult:
     """Train ``model`` with one optimizer per role (``assignment``, see ``optimizers.build_optimizer``); the
     ``lr`` of each role is its peak learning rate. Returns per-step rows, spectra and the outcome.
 
@@ -159,8 +174,10 @@ def train_lm(model: LM, assignment: dict[str, dict], train_tokens: np.ndarray, v
     vocab = model.config.vocab_size
     for name, stream in (("training", train_tokens), ("validation", val_tokens)):
         if len(stream) and int(np.max(stream)) >= vocab:
-            raise ValueError(f"the {name} tokens reach id {int(np.max(stream))}, beyond the model's vocabulary "
-                             f"of {vocab}: the tokenizer and the model disagree")
+            raise ValueError(
+                f"the {name} tokens reach id {int(np.max(stream))}, beyond the model's vocabulary "
+                f"of {vocab}: the tokenizer and the model disagree"
+            )
     if s.seq_len > model.config.context:
         raise ValueError(f"seq_len {s.seq_len} exceeds the model's context {model.config.context}")
     if len(train_tokens) <= s.seq_len + 1:
@@ -171,8 +188,14 @@ def train_lm(model: LM, assignment: dict[str, dict], train_tokens: np.ndarray, v
     peak = {kind: [g["lr"] for g in opt.param_groups] for kind, opt in optimizer.optimizers.items()}
     rng = np.random.default_rng(s.seed)
     result = TrainResult(epochs=s.steps * s.batch_size * s.seq_len / len(train_tokens))
-    outcome = {"diverged": False, "diverged_step": None, "diverged_kind": None, "diverged_detail": "",
-               "optimizer_seconds": 0.0, "train_seconds": 0.0}
+    outcome = {
+        "diverged": False,
+        "diverged_step": None,
+        "diverged_kind": None,
+        "diverged_detail": "",
+        "optimizer_seconds": 0.0,
+        "train_seconds": 0.0,
+    }
     params = dict(model.named_parameters())
     watched = {kind_of(n, p): n for n, p in params.items() if kind_of(n, p) in SPECTRUM_KINDS}
 
@@ -180,8 +203,11 @@ def train_lm(model: LM, assignment: dict[str, dict], train_tokens: np.ndarray, v
         started = time.perf_counter()
         step = k + 1
         for kind, opt in optimizer.optimizers.items():
-            scale = (vector_lr_scale(step - 1, s.steps, s.vector_warmup) if kind == "vector"
-                     else matrix_lr_scale(step - 1, s.steps, s.cooldown_frac))
+            scale = (
+                vector_lr_scale(step - 1, s.steps, s.vector_warmup)
+                if kind == "vector"
+                else matrix_lr_scale(step - 1, s.steps, s.cooldown_frac)
+            )
             for group, lr in zip(opt.param_groups, peak[kind]):
                 group["lr"] = lr * scale
         starts = rng.integers(0, len(train_tokens) - s.seq_len - 1, size=s.batch_size)
@@ -193,9 +219,14 @@ def train_lm(model: LM, assignment: dict[str, dict], train_tokens: np.ndarray, v
         loss.backward()
         bad = None if math.isfinite(value) else (_first_non_finite(model, grads=False) or "loss")
         bad = bad or _first_non_finite(model, grads=True)
-        record = {"step": step, "train_loss": value,
-                  **{f"grad_norm_{k}": float(params[n].grad.norm()) if params[n].grad is not None else math.nan
-                     for k, n in watched.items()}}
+        record = {
+            "step": step,
+            "train_loss": value,
+            **{
+                f"grad_norm_{k}": float(params[n].grad.norm()) if params[n].grad is not None else math.nan
+                for k, n in watched.items()
+            },
+        }
         if bad is None:
             record_spectrum = step in spectrum_steps
             before = {k: params[n].detach().clone() for k, n in watched.items()} if record_spectrum else {}
@@ -210,8 +241,10 @@ def train_lm(model: LM, assignment: dict[str, dict], train_tokens: np.ndarray, v
                     update = (before[kind] - params[name].detach()) / max(lr, 1e-30)
                     for what, matrix in (("gradient", params[name].grad), ("update", update)):
                         sv = _singular_values(matrix)
-                        result.spectra.extend({"step": step, "kind": kind, "matrix": what, "index": i, "sigma": v}
-                                              for i, v in enumerate(sv))
+                        result.spectra.extend(
+                            {"step": step, "kind": kind, "matrix": what, "index": i, "sigma": v}
+                            for i, v in enumerate(sv)
+                        )
         record["val_loss"] = math.nan
         if bad is not None:
             detail = f"largest |weight| per role: {_largest_weights(model)}"
@@ -227,10 +260,15 @@ def train_lm(model: LM, assignment: dict[str, dict], train_tokens: np.ndarray, v
         outcome["train_seconds"] += time.perf_counter() - started
         return loss
 
-    state = {"model": model, "optimizer": optimizer, "rng": rng, "steps": result.steps, "spectra": result.spectra,
-             "outcome": outcome}
-    loop.run_loop(step_fn, s.steps, state, replace(loop_settings or LoopSettings(name="train_lm"),
-                                                     check_finite=False))
+    state = {
+        "model": model,
+        "optimizer": optimizer,
+        "rng": rng,
+        "steps": result.steps,
+        "spectra": result.spectra,
+        "outcome": outcome,
+    }
+    loop.run_loop(step_fn, s.steps, state, replace(loop_settings or LoopSettings(name="train_lm"), check_finite=False))
     result.diverged, result.diverged_step = outcome["diverged"], outcome["diverged_step"]
     result.diverged_kind, result.diverged_detail = outcome["diverged_kind"], outcome["diverged_detail"]
     result.optimizer_seconds, result.train_seconds = outcome["optimizer_seconds"], outcome["train_seconds"]

@@ -44,9 +44,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
 import numpy as np
 
@@ -333,8 +333,9 @@ def _pull(tape: np.ndarray, counts: np.ndarray, sums: np.ndarray, leaf: int, pul
     return reward
 
 
-def _track_and_stop(engine_cls, chooser_factory, tree, theta, kind, tape, delta, t_max, *, mu_true,
-                    conservative, record, stopping) -> RunResult:
+def _track_and_stop(
+    engine_cls, chooser_factory, tree, theta, kind, tape, delta, t_max, *, mu_true, conservative, record, stopping
+) -> RunResult:
     start = time.perf_counter()
     k = tree.n_leaves
     beta = _Beta(delta, k, conservative)
@@ -366,9 +367,18 @@ def _track_and_stop(engine_cls, chooser_factory, tree, theta, kind, tape, delta,
         t += 1
         rounds += 1
     end = time.perf_counter()
-    return RunResult(tau=t, answer=answer, censored=answer is None, counts=counts, ops=ops,
-                     seconds=end - start, forced=forced, rounds=rounds, round_seconds=end - round_start,
-                     pulls=None if pulls is None else np.asarray(pulls, dtype=np.int64))
+    return RunResult(
+        tau=t,
+        answer=answer,
+        censored=answer is None,
+        counts=counts,
+        ops=ops,
+        seconds=end - start,
+        forced=forced,
+        rounds=rounds,
+        round_seconds=end - round_start,
+        pulls=None if pulls is None else np.asarray(pulls, dtype=np.int64),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -450,9 +460,18 @@ def _lucb(tree, theta, kind, tape, delta, t_max, *, mu_true, conservative, recor
                 t += 1
         rounds += 1
     end = time.perf_counter()
-    return RunResult(tau=t, answer=answer, censored=answer is None, counts=counts, ops=ops,
-                     seconds=end - start, forced=0, rounds=rounds, round_seconds=end - round_start,
-                     pulls=None if pulls is None else np.asarray(pulls, dtype=np.int64))
+    return RunResult(
+        tau=t,
+        answer=answer,
+        censored=answer is None,
+        counts=counts,
+        ops=ops,
+        seconds=end - start,
+        forced=0,
+        rounds=rounds,
+        round_seconds=end - round_start,
+        pulls=None if pulls is None else np.asarray(pulls, dtype=np.int64),
+    )
 
 
 RULES: dict[str, Callable[..., RunResult]] = {
@@ -478,8 +497,20 @@ def check_problem_arguments(tree: Tree, kind: str, theta) -> float:
     return theta
 
 
-def run(tree: Tree, theta: float, kind: str, tape, delta: float, rule: str, t_max: int, mu_true=None, *,
-        conservative: bool = False, record: bool = False, stopping: bool = True) -> RunResult:
+def run(
+    tree: Tree,
+    theta: float,
+    kind: str,
+    tape,
+    delta: float,
+    rule: str,
+    t_max: int,
+    mu_true=None,
+    *,
+    conservative: bool = False,
+    record: bool = False,
+    stopping: bool = True,
+) -> RunResult:
     """One run of ``rule`` on ``tree`` against the reward ``tape`` (K, length): the j-th pull of leaf l
     returns ``tape[l, j]``. ``mu_true`` is needed by the oracle only. ``conservative`` uses
     ``beta = ln(K (1 + ln t) / delta)`` in the GLR rules (LUCB has its own rate); ``record`` keeps every pull in ``RunResult.pulls``;
@@ -492,5 +523,15 @@ def run(tree: Tree, theta: float, kind: str, tape, delta: float, rule: str, t_ma
         raise ValueError(f"tape must have shape (K={tree.n_leaves}, length >= 1), got {tape.shape}")
     if isinstance(t_max, bool) or int(t_max) != t_max or t_max < tree.n_leaves:
         raise ValueError(f"t_max must be an integer >= K={tree.n_leaves}, got {t_max!r}")
-    return RULES[rule](tree, theta, kind, tape, delta, int(t_max), mu_true=mu_true,
-                       conservative=conservative, record=record, stopping=stopping)
+    return RULES[rule](
+        tree,
+        theta,
+        kind,
+        tape,
+        delta,
+        int(t_max),
+        mu_true=mu_true,
+        conservative=conservative,
+        record=record,
+        stopping=stopping,
+    )

@@ -114,9 +114,7 @@ class BatchResult:
 
     def answers(self) -> list:
         """Per run: True / False, or None when censored (the scalar ``RunResult.answer``)."""
-        return [
-            None if c else bool(a) for a, c in zip(self.answer.tolist(), self.censored.tolist())
-        ]
+        return [None if c else bool(a) for a, c in zip(self.answer.tolist(), self.censored.tolist())]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -272,16 +270,12 @@ def _divergences(means: np.ndarray, theta: float, kind: str) -> np.ndarray:
 # Track-and-Stop rules
 
 
-def _tas_scalar(
-    lay, theta, kind, tape, beta, rule, t_max, t, counts, sums, cumulative, forced, w_oracle
-):
+def _tas_scalar(lay, theta, kind, tape, beta, rule, t_max, t, counts, sums, cumulative, forced, w_oracle):
     """The loop of ``algorithms._track_and_stop`` from a mid-run state; returns
     ``(tau, answer, censored, counts, forced)``."""
     k = lay.k
     counts, sums = counts.copy(), sums.copy()
-    engine = (_IncrementalEngine if rule == "ratio" else _FullEngine)(
-        lay.tree, theta, kind, counts, sums
-    )
+    engine = (_IncrementalEngine if rule == "ratio" else _FullEngine)(lay.tree, theta, kind, counts, sums)
     length = tape.shape[1]
     while True:
         engine.evaluate()
@@ -304,9 +298,7 @@ def _tas_scalar(
             leaf = engine.choice
         j = counts[leaf]
         if j >= length:
-            raise ValueError(
-                f"reward tape too short: leaf {leaf} needs pull {j + 1} but the tape has {length}"
-            )
+            raise ValueError(f"reward tape too short: leaf {leaf} needs pull {j + 1} but the tape has {length}")
         reward = float(tape[leaf, j])
         counts[leaf] = j + 1
         sums[leaf] += reward
@@ -362,9 +354,7 @@ class _TaS:
         self.forced = np.zeros(r, dtype=np.int64)
         self._index()
         leaves = np.repeat(np.arange(k), r)
-        self._set_leaves(
-            leaves, leaves * r + np.tile(np.arange(r), k), self.counts.ravel(), self.sums.ravel()
-        )
+        self._set_leaves(leaves, leaves * r + np.tile(np.arange(r), k), self.counts.ravel(), self.sums.ravel())
 
     _COLUMN_ARRAYS = ("f", "counts", "sums", "cum")
 
@@ -620,9 +610,7 @@ def _kl_bounds(means: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.nd
     for _ in range(42):
         mid = 0.5 * (lo + hi)
         y = np.minimum(np.maximum(mid, _EPS), 1.0 - _EPS)
-        logs = np.array(
-            list(map(math.log, np.concatenate((x / y, (1.0 - x) / (1.0 - y))).tolist()))
-        )
+        logs = np.array(list(map(math.log, np.concatenate((x / y, (1.0 - x) / (1.0 - y))).tolist())))
         d = x * logs[: 2 * m] + (1.0 - x) * logs[2 * m :]
         move_lo = (np.where(d > 0.0, d, 0.0) <= level) == inside_is_lo
         lo = np.where(move_lo, mid, lo)
@@ -728,10 +716,7 @@ def _lucb_scalar(shape: _Shape, theta, tape, bounds, di, t_max, t, rounds, count
             if t < t_max:
                 j = counts[leaf]
                 if j >= length:
-                    raise ValueError(
-                        f"reward tape too short: leaf {leaf} needs pull {j + 1} but the tape has "
-                        f"{length}"
-                    )
+                    raise ValueError(f"reward tape too short: leaf {leaf} needs pull {j + 1} but the tape has {length}")
                 counts[leaf] = j + 1
                 sums[leaf] += float(tape[leaf, j])
                 refresh(leaf)
@@ -740,9 +725,7 @@ def _lucb_scalar(shape: _Shape, theta, tape, bounds, di, t_max, t, rounds, count
 
 
 class _Lucb:
-    def __init__(
-        self, lay: _Layout, theta: float, tapes: np.ndarray, bounds: _Bounds, dix, t_max: int
-    ):
+    def __init__(self, lay: _Layout, theta: float, tapes: np.ndarray, bounds: _Bounds, dix, t_max: int):
         self.lay, self.theta, self.tapes, self.bounds, self.t_max = lay, theta, tapes, bounds, t_max
         self.tape_flat = tapes.reshape(-1)
         r, k, w = tapes.shape[0], lay.k, lay.width
@@ -981,9 +964,7 @@ def run_batch(
         lay = _Layout(tree)
         with np.errstate(divide="ignore", invalid="ignore"):
             if rule == "lucb":
-                _run_lucb(
-                    lay, theta, kind, tapes, [float(d) for d in deltas], dix, t_max, tail, out
-                )
+                _run_lucb(lay, theta, kind, tapes, [float(d) for d in deltas], dix, t_max, tail, out)
             else:
                 _run_tas(lay, theta, kind, tapes, rule, dix, betas, t_max, w_oracle, tail, out)
     return BatchResult(rule=rule, seconds=time.perf_counter() - start, **out)

@@ -28,10 +28,19 @@ def ratio_intervals(summary: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     right = stopped[stopped["rule"] == b][cols]
     both = left.merge(right, on=["instance", "delta"], suffixes=("_a", "_b"))
     log_ratio = np.log(both["mean_tau_a"] / both["mean_tau_b"])
-    se = np.sqrt((both["sd_tau_a"] / both["mean_tau_a"]) ** 2 / both["n_a"]
-                 + (both["sd_tau_b"] / both["mean_tau_b"]) ** 2 / both["n_b"])
-    out = pd.DataFrame({"instance": both["instance"], "delta": both["delta"], "ratio": np.exp(log_ratio),
-                        "low": np.exp(log_ratio - Z95 * se), "high": np.exp(log_ratio + Z95 * se)})
+    se = np.sqrt(
+        (both["sd_tau_a"] / both["mean_tau_a"]) ** 2 / both["n_a"]
+        + (both["sd_tau_b"] / both["mean_tau_b"]) ** 2 / both["n_b"]
+    )
+    out = pd.DataFrame(
+        {
+            "instance": both["instance"],
+            "delta": both["delta"],
+            "ratio": np.exp(log_ratio),
+            "low": np.exp(log_ratio - Z95 * se),
+            "high": np.exp(log_ratio + Z95 * se),
+        }
+    )
     # a cell with fewer than two stopped runs of either rule has no interval: it stays, undecided (NaN)
     return out.reset_index(drop=True)
 
@@ -43,14 +52,26 @@ def share_below(cells: pd.DataFrame, claim_id: str, below: float, prefix: str = 
     if cells.empty:
         return Measured(claim_id, float("nan"), 0, note="no (instance, delta) cell with both rules")
     ratio, low, high = (cells[f"{prefix}{c}"] for c in ("ratio", "low", "high"))
-    text = ", ".join(f"{i}@{d:g} {r:.2f} [{lo:.2f}, {hi:.2f}]"
-                     for i, d, r, lo, hi in zip(cells["instance"], cells["delta"], ratio, low, high))
+    text = ", ".join(
+        f"{i}@{d:g} {r:.2f} [{lo:.2f}, {hi:.2f}]"
+        for i, d, r, lo, hi in zip(cells["instance"], cells["delta"], ratio, low, high)
+    )
     if ratio.isna().any():  # a cell nobody can decide: the share is unknown
-        return Measured(claim_id, float("nan"), len(cells), note=f"{int(ratio.isna().sum())} cell(s) without "
-                        f"stopped runs of both rules; {text}")
+        return Measured(
+            claim_id,
+            float("nan"),
+            len(cells),
+            note=f"{int(ratio.isna().sum())} cell(s) without stopped runs of both rules; {text}",
+        )
     # an undecided cell (NaN interval end) counts against the low end and for the high end
-    return Measured(claim_id, float((ratio <= below).mean()), len(cells), note=text,
-                    low=float((high <= below).mean()), high=float(((low <= below) | low.isna()).mean()))
+    return Measured(
+        claim_id,
+        float((ratio <= below).mean()),
+        len(cells),
+        note=text,
+        low=float((high <= below).mean()),
+        high=float(((low <= below) | low.isna()).mean()),
+    )
 
 
 def delta_correctness(summary: pd.DataFrame) -> Measured:
@@ -60,20 +81,36 @@ def delta_correctness(summary: pd.DataFrame) -> Measured:
         return Measured("M1", float("nan"), 0, note="no Track-and-Stop cell")
     if tas["error_rate"].isna().any():
         empty = tas[tas["error_rate"].isna()]
-        return Measured("M1", float("nan"), 0, note="cells where no run stopped: " + ", ".join(
-            f"{r.rule} on {r.instance} at delta {r.delta:g}" for r in empty.itertuples()))
-    scaled = tas.assign(rate=tas["error_rate"] / tas["delta"], low=tas["cp_low"] / tas["delta"],
-                        high=tas["cp_high"] / tas["delta"])
+        return Measured(
+            "M1",
+            float("nan"),
+            0,
+            note="cells where no run stopped: "
+            + ", ".join(f"{r.rule} on {r.instance} at delta {r.delta:g}" for r in empty.itertuples()),
+        )
+    scaled = tas.assign(
+        rate=tas["error_rate"] / tas["delta"], low=tas["cp_low"] / tas["delta"], high=tas["cp_high"] / tas["delta"]
+    )
     worst = scaled.loc[scaled["rate"].idxmax()]
     undecided = scaled[(scaled["high"] > 1) & (scaled["low"] <= 1)]
     stopped = scaled["runs"] * (1 - scaled["censored"])
-    per_delta = ", ".join(f"delta {d:g}: {int(g['errors'].sum())} errors in {int(stopped[g.index].sum())} stopped "
-                          f"runs" for d, g in scaled.groupby("delta"))
-    note = (f"worst cell {worst['rule']} on {worst['instance']} at delta {worst['delta']:g}: {int(worst['errors'])} "
-            f"errors in {int(stopped[worst.name])} stopped runs; {len(undecided)} of {len(scaled)} cells cannot show error <= delta "
-            f"with their number of runs; {per_delta}")
-    return Measured("M1", float(scaled["rate"].max()), int(stopped.min()), note=note,
-                    low=float(scaled["low"].max()), high=float(scaled["high"].max()))
+    per_delta = ", ".join(
+        f"delta {d:g}: {int(g['errors'].sum())} errors in {int(stopped[g.index].sum())} stopped runs"
+        for d, g in scaled.groupby("delta")
+    )
+    note = (
+        f"worst cell {worst['rule']} on {worst['instance']} at delta {worst['delta']:g}: {int(worst['errors'])} "
+        f"errors in {int(stopped[worst.name])} stopped runs; {len(undecided)} of {len(scaled)} cells cannot show error <= delta "
+        f"with their number of runs; {per_delta}"
+    )
+    return Measured(
+        "M1",
+        float(scaled["rate"].max()),
+        int(stopped.min()),
+        note=note,
+        low=float(scaled["low"].max()),
+        high=float(scaled["high"].max()),
+    )
 
 
 def falling_normalised_times(summary: pd.DataFrame, rules) -> list[bool]:
@@ -91,44 +128,68 @@ def _slope(slopes: pd.DataFrame, rule: str, column: str) -> float:
     return float(row[column].iloc[0]) if len(row) else float("nan")
 
 
-def measure_claims(summary: pd.DataFrame, slopes: pd.DataFrame, cost: pd.DataFrame, equivalence: pd.DataFrame,
-                   lp_check: pd.DataFrame) -> list[Measured]:
+def measure_claims(
+    summary: pd.DataFrame, slopes: pd.DataFrame, cost: pd.DataFrame, equivalence: pd.DataFrame, lp_check: pd.DataFrame
+) -> list[Measured]:
     """`summary`: evaluation.summarise rows; `slopes`: evaluation.cost_slopes rows; `cost`: the per-round cost
     rows (rule, repeat, n_leaves, microseconds_per_round); `equivalence`: one row per (instance, seed) with
     `identical`; `lp_check`: one row per checked tree with `relative_error`."""
     ratio_vs_d = ratio_intervals(summary, "ratio", "d_tracking")
     vs_uniform = ratio_intervals(summary, "ratio", "uniform").merge(
-        ratio_intervals(summary, "d_tracking", "uniform"), on=["instance", "delta"], suffixes=("_r", "_d"))
-    both = vs_uniform.assign(ratio=vs_uniform[["ratio_r", "ratio_d"]].max(axis=1),
-                             low=vs_uniform[["low_r", "low_d"]].max(axis=1),
-                             high=vs_uniform[["high_r", "high_d"]].max(axis=1))
-    trend, uniform_trend = falling_normalised_times(summary, TRACK_AND_STOP), falling_normalised_times(summary,
-                                                                                                      ("uniform",))
+        ratio_intervals(summary, "d_tracking", "uniform"), on=["instance", "delta"], suffixes=("_r", "_d")
+    )
+    both = vs_uniform.assign(
+        ratio=vs_uniform[["ratio_r", "ratio_d"]].max(axis=1),
+        low=vs_uniform[["low_r", "low_d"]].max(axis=1),
+        high=vs_uniform[["high_r", "high_d"]].max(axis=1),
+    )
+    trend, uniform_trend = (
+        falling_normalised_times(summary, TRACK_AND_STOP),
+        falling_normalised_times(summary, ("uniform",)),
+    )
     n_sizes = int(slopes["n_sizes"].min()) if len(slopes) else 0
-    by_repeat = wall_slopes_by_repeat(cost).pivot_table(index="repeat", columns="rule",
-                                                        values="wall_seconds_slope") if len(cost) else pd.DataFrame()
+    by_repeat = (
+        wall_slopes_by_repeat(cost).pivot_table(index="repeat", columns="rule", values="wall_seconds_slope")
+        if len(cost)
+        else pd.DataFrame()
+    )
     have = {"d_tracking", "ratio_incremental"} <= set(by_repeat.columns) and n_sizes >= 3
     wall = t_interval(by_repeat["d_tracking"] - by_repeat["ratio_incremental"] if have else [])
     return [
         delta_correctness(summary),
         share_below(ratio_vs_d, "M2a", 0.9),
-        Measured("M2b", float(ratio_vs_d["ratio"].max(skipna=False)) if len(ratio_vs_d) else float("nan"),
-                 len(ratio_vs_d), low=float(ratio_vs_d["low"].max(skipna=False)) if len(ratio_vs_d) else None,
-                 high=float(ratio_vs_d["high"].max(skipna=False)) if len(ratio_vs_d) else None,
-                 note="largest cell ratio; the interval's ends are the largest cell ends (NaN where a cell has "
-                      "fewer than two stopped runs)"),
+        Measured(
+            "M2b",
+            float(ratio_vs_d["ratio"].max(skipna=False)) if len(ratio_vs_d) else float("nan"),
+            len(ratio_vs_d),
+            low=float(ratio_vs_d["low"].max(skipna=False)) if len(ratio_vs_d) else None,
+            high=float(ratio_vs_d["high"].max(skipna=False)) if len(ratio_vs_d) else None,
+            note="largest cell ratio; the interval's ends are the largest cell ends (NaN where a cell has "
+            "fewer than two stopped runs)",
+        ),
         share_below(both, "M3", 1.0 - 1e-12),
-        Measured("M4", float(np.mean(trend)) if trend else float("nan"), len(trend),
-                 note="a trend over the configured deltas, not the limit delta -> 0; uniform sampling, which is "
-                      "not asymptotically optimal, shows the same trend in "
-                      + (f"{np.mean(uniform_trend):.0%} of its pairs" if uniform_trend else "no pair (not run)")),
-        measured_from_spread("M5", wall, note=f"wall-time slopes on the medians over repeats: D-Tracking "
-                             f"{_slope(slopes, 'd_tracking', 'wall_seconds_slope'):.2f}, incremental ratio rule "
-                             f"{_slope(slopes, 'ratio_incremental', 'wall_seconds_slope'):.2f}; {n_sizes} tree sizes"),
+        Measured(
+            "M4",
+            float(np.mean(trend)) if trend else float("nan"),
+            len(trend),
+            note="a trend over the configured deltas, not the limit delta -> 0; uniform sampling, which is "
+            "not asymptotically optimal, shows the same trend in "
+            + (f"{np.mean(uniform_trend):.0%} of its pairs" if uniform_trend else "no pair (not run)"),
+        ),
+        measured_from_spread(
+            "M5",
+            wall,
+            note=f"wall-time slopes on the medians over repeats: D-Tracking "
+            f"{_slope(slopes, 'd_tracking', 'wall_seconds_slope'):.2f}, incremental ratio rule "
+            f"{_slope(slopes, 'ratio_incremental', 'wall_seconds_slope'):.2f}; {n_sizes} tree sizes",
+        ),
         Measured("M5a", _slope(slopes, "d_tracking", "ops_slope"), n_sizes),
-        Measured("M5b", _slope(slopes, "ratio_incremental", "ops_slope"), n_sizes,
-                 note="log K has a log-log slope of 1/ln K: about 0.2 to 0.3 over K = 9..2187"),
-        Measured("M6", float(equivalence["identical"].mean()) if len(equivalence) else float("nan"),
-                 len(equivalence)),
+        Measured(
+            "M5b",
+            _slope(slopes, "ratio_incremental", "ops_slope"),
+            n_sizes,
+            note="log K has a log-log slope of 1/ln K: about 0.2 to 0.3 over K = 9..2187",
+        ),
+        Measured("M6", float(equivalence["identical"].mean()) if len(equivalence) else float("nan"), len(equivalence)),
         Measured("M7", float(lp_check["relative_error"].max()) if len(lp_check) else float("nan"), len(lp_check)),
     ]

@@ -34,15 +34,27 @@ def summarise(runs: pd.DataFrame, theory: pd.DataFrame) -> pd.DataFrame:
         low, high = clopper_pearson(errors, len(done))
         tau = done["tau"].to_numpy(float)
         ts = float(t_star[instance])
-        rows.append({
-            "rule": rule, "instance": instance, "delta": delta, "runs": len(group), "censored": float(group["censored"].mean()),
-            "errors": errors, "error_rate": errors / len(done) if len(done) else np.nan, "cp_low": low, "cp_high": high,
-            "mean_tau": tau.mean() if len(tau) else np.nan, "sd_tau": tau.std(ddof=1) if len(tau) > 1 else np.nan,
-            "q10_tau": np.quantile(tau, 0.1) if len(tau) else np.nan, "median_tau": np.median(tau) if len(tau) else np.nan,
-            "q90_tau": np.quantile(tau, 0.9) if len(tau) else np.nan, "t_star": ts,
-            "lower_bound": ts * kl_bernoulli(delta, 1 - delta),
-            "tau_over_tstar_log": (tau.mean() / (ts * np.log(1 / delta))) if len(tau) else np.nan,
-        })
+        rows.append(
+            {
+                "rule": rule,
+                "instance": instance,
+                "delta": delta,
+                "runs": len(group),
+                "censored": float(group["censored"].mean()),
+                "errors": errors,
+                "error_rate": errors / len(done) if len(done) else np.nan,
+                "cp_low": low,
+                "cp_high": high,
+                "mean_tau": tau.mean() if len(tau) else np.nan,
+                "sd_tau": tau.std(ddof=1) if len(tau) > 1 else np.nan,
+                "q10_tau": np.quantile(tau, 0.1) if len(tau) else np.nan,
+                "median_tau": np.median(tau) if len(tau) else np.nan,
+                "q90_tau": np.quantile(tau, 0.9) if len(tau) else np.nan,
+                "t_star": ts,
+                "lower_bound": ts * kl_bernoulli(delta, 1 - delta),
+                "tau_over_tstar_log": (tau.mean() / (ts * np.log(1 / delta))) if len(tau) else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -60,16 +72,31 @@ def cost_slopes(cost: pd.DataFrame) -> pd.DataFrame:
     against the number of leaves K."""
     if "repeat" in cost:
         cost = cost.groupby(["rule", "n_leaves"], as_index=False).median(numeric_only=True)
-    return pd.DataFrame([{"rule": rule, "n_sizes": int(g["n_leaves"].nunique()),
-                          "ops_slope": loglog_slope(g["n_leaves"], g["ops_per_round"]),
-                          "wall_seconds_slope": loglog_slope(g["n_leaves"], g["microseconds_per_round"]),
-                          "rounds_per_second_at_max_k": float(1e6 / g.sort_values("n_leaves")["microseconds_per_round"].iloc[-1])}
-                         for rule, g in cost.groupby("rule")])
+    return pd.DataFrame(
+        [
+            {
+                "rule": rule,
+                "n_sizes": int(g["n_leaves"].nunique()),
+                "ops_slope": loglog_slope(g["n_leaves"], g["ops_per_round"]),
+                "wall_seconds_slope": loglog_slope(g["n_leaves"], g["microseconds_per_round"]),
+                "rounds_per_second_at_max_k": float(1e6 / g.sort_values("n_leaves")["microseconds_per_round"].iloc[-1]),
+            }
+            for rule, g in cost.groupby("rule")
+        ]
+    )
 
 
 def wall_slopes_by_repeat(cost: pd.DataFrame) -> pd.DataFrame:
     """Per (rule, repeat): the log-log slope of wall time per round against K, one timing pass each."""
-    return pd.DataFrame([{"rule": rule, "repeat": repeat, "n_sizes": int(g["n_leaves"].nunique()),
-                          "wall_seconds_slope": loglog_slope(g["n_leaves"], g["microseconds_per_round"])}
-                         for (rule, repeat), g in cost.groupby(["rule", "repeat"])],
-                        columns=["rule", "repeat", "n_sizes", "wall_seconds_slope"])
+    return pd.DataFrame(
+        [
+            {
+                "rule": rule,
+                "repeat": repeat,
+                "n_sizes": int(g["n_leaves"].nunique()),
+                "wall_seconds_slope": loglog_slope(g["n_leaves"], g["microseconds_per_round"]),
+            }
+            for (rule, repeat), g in cost.groupby(["rule", "repeat"])
+        ],
+        columns=["rule", "repeat", "n_sizes", "wall_seconds_slope"],
+    )

@@ -12,8 +12,11 @@ def check_config(cfg: dict, root: Path) -> None:
     """Raise ValueError naming the first problem: duplicate instance ids, an unreadable or invalid user tree
     file (a cycle, a shared child, an unlabelled internal node, means outside [0, 1], theta equal to the root
     value), or a per-round cost sweep that cannot fit a slope."""
-    names = [f"{name}_gauss" if kind == "gaussian" else name for kind in cfg["instances"]["kinds"]
-             for name in cfg["instances"]["fixed"]]
+    names = [
+        f"{name}_gauss" if kind == "gaussian" else name
+        for kind in cfg["instances"]["kinds"]
+        for name in cfg["instances"]["fixed"]
+    ]
     names += [spec["id"] for spec in cfg["instances"]["random"]]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -31,7 +34,8 @@ def check_config(cfg: dict, root: Path) -> None:
             try:
                 instances.validate_instance(record)
             except (ValueError, KeyError, TypeError) as error:
-                raise ValueError(f"instances.user_file: instance {i} ({record.get('id', '?')!r}) in {path}: "
-                                 f"{error}") from None
+                raise ValueError(
+                    f"instances.user_file: instance {i} ({record.get('id', '?')!r}) in {path}: {error}"
+                ) from None
     if len(cfg["cost"]["depths"]) < 2:
         raise ValueError("cost.depths: need at least two tree sizes to fit a slope")

@@ -92,9 +92,7 @@ def _kind(kind: Any) -> str:
     return kind
 
 
-def _record(
-    inst_id, tree: Tree, mu, theta, kind, *, depth=None, branching=None, seed=None, source="user"
-):
+def _record(inst_id, tree: Tree, mu, theta, kind, *, depth=None, branching=None, seed=None, source="user"):
     v = check_problem(tree, mu, theta, kind)
     cert = characteristic_time(tree, mu, theta, kind)
     return {
@@ -114,17 +112,13 @@ def _record(
     }
 
 
-def fixed_instance(
-    name: str, kind: str = "bernoulli", mu: list[float] | None = None, theta: float | None = None
-):
+def fixed_instance(name: str, kind: str = "bernoulli", mu: list[float] | None = None, theta: float | None = None):
     """The fixed instance ``I1``/``I2``/``I3``; ``mu`` and ``theta`` override the built-in values.
 
     The id is ``name`` for Bernoulli rewards and ``name + "_gauss"`` for the Gaussian variant.
     """
     if name not in FIXED_INSTANCES:
-        raise ValueError(
-            f"unknown fixed instance {name!r}; expected one of {sorted(FIXED_INSTANCES)}"
-        )
+        raise ValueError(f"unknown fixed instance {name!r}; expected one of {sorted(FIXED_INSTANCES)}")
     kind = _kind(kind)
     spec = FIXED_INSTANCES[name]
     tree = complete_tree(spec["depth"], spec["branching"], "MAX")
@@ -172,9 +166,7 @@ def random_instance(
     if not mu_low < mu_high:
         raise ValueError(f"need mu_low < mu_high, got {mu_low}, {mu_high}")
     if kind == "bernoulli" and not 0.0 <= mu_low < mu_high <= 1.0:
-        raise ValueError(
-            f"Bernoulli means need 0 <= mu_low < mu_high <= 1, got {mu_low}, {mu_high}"
-        )
+        raise ValueError(f"Bernoulli means need 0 <= mu_low < mu_high <= 1, got {mu_low}, {mu_high}")
     tree = complete_tree(depth, branching, root_label)
     rng = np.random.default_rng(seed)
     for _ in range(max_tries):
@@ -259,9 +251,7 @@ def make_instances(
     for i, spec in enumerate(random_specs):
         missing = [k for k in ("id", "depth", "branching", "gap") if k not in spec]
         if missing:
-            raise ValueError(
-                f"random instance spec {i} ({spec.get('id', '?')!r}) misses keys {missing}"
-            )
+            raise ValueError(f"random instance spec {i} ({spec.get('id', '?')!r}) misses keys {missing}")
         out.append(
             random_instance(
                 spec["id"],
@@ -294,9 +284,7 @@ def instances_frame(instances: list[dict[str, Any]]) -> pd.DataFrame:
     for inst in instances:
         row = {k: inst.get(k) for k in _COLUMNS}
         row["mu"] = json.dumps([float(m) for m in inst["mu"]])
-        row["tree"] = json.dumps(
-            inst["tree"] if isinstance(inst["tree"], dict) else to_records(inst["tree"])
-        )
+        row["tree"] = json.dumps(inst["tree"] if isinstance(inst["tree"], dict) else to_records(inst["tree"]))
         rows.append(row)
     df = pd.DataFrame(rows, columns=_COLUMNS)
     df["seed"] = df["seed"].astype("Int64")

@@ -12,9 +12,15 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from neurips26.common.figures import save_figure  # noqa: E402, F401 (the scripts save through it)
 
-RULE_LABELS = {"d_tracking": "D-Tracking", "c_tracking": "C-Tracking", "ratio": "ratio (ours)",
-               "ratio_incremental": "ratio, incremental", "uniform": "uniform", "lucb": "LUCB-MCTS",
-               "oracle": "oracle weights"}
+RULE_LABELS = {
+    "d_tracking": "D-Tracking",
+    "c_tracking": "C-Tracking",
+    "ratio": "ratio (ours)",
+    "ratio_incremental": "ratio, incremental",
+    "uniform": "uniform",
+    "lucb": "LUCB-MCTS",
+    "oracle": "oracle weights",
+}
 
 
 def _no_data(text: str) -> Figure:
@@ -36,8 +42,9 @@ def sample_complexity(summary: pd.DataFrame) -> Figure:
     deltas = sorted(summary["delta"].unique(), reverse=True)
     instances = list(dict.fromkeys(summary.sort_values("t_star")["instance"]))
     rules = _rules(summary)
-    fig, axes = plt.subplots(len(deltas), 1, figsize=(max(6.0, 0.9 * len(instances) * len(rules) / 3), 3.2 * len(deltas)),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        len(deltas), 1, figsize=(max(6.0, 0.9 * len(instances) * len(rules) / 3), 3.2 * len(deltas)), squeeze=False
+    )
     width = 0.8 / len(rules)
     x = np.arange(len(instances))
     for ax, delta in zip(axes[:, 0], deltas):
@@ -47,11 +54,16 @@ def sample_complexity(summary: pd.DataFrame) -> Figure:
             low = [rows["q10_tau"].get((rule, inst), np.nan) for inst in instances]
             high = [rows["q90_tau"].get((rule, inst), np.nan) for inst in instances]
             err = np.abs(np.array([np.subtract(values, low), np.subtract(high, values)]))
-            ax.bar(x + (i - (len(rules) - 1) / 2) * width, values, width, label=RULE_LABELS[rule], yerr=err,
-                   error_kw={"elinewidth": 0.6, "capsize": 1.5})
+            ax.bar(
+                x + (i - (len(rules) - 1) / 2) * width,
+                values,
+                width,
+                label=RULE_LABELS[rule],
+                yerr=err,
+                error_kw={"elinewidth": 0.6, "capsize": 1.5},
+            )
         bound = summary[summary["delta"] == delta].groupby("instance")["t_star"].first().reindex(instances)
-        ax.scatter(x, bound * np.log(1 / delta), marker="_", s=300, color="black", zorder=3,
-                   label="T* ln(1/delta)")
+        ax.scatter(x, bound * np.log(1 / delta), marker="_", s=300, color="black", zorder=3, label="T* ln(1/delta)")
         ax.set_yscale("log")
         ax.set_xticks(x, instances)
         ax.set_ylabel("stopping time (pulls)")
@@ -72,12 +84,20 @@ def error_rates(summary: pd.DataFrame) -> Figure:
     rules = _rules(summary)
     for i, rule in enumerate(rules):
         rows = summary[summary["rule"] == rule]
-        pooled = rows.groupby("delta").agg(errors=("errors", "sum"), runs=("runs", "sum"), low=("cp_low", "min"),
-                                           high=("cp_high", "max"))
+        pooled = rows.groupby("delta").agg(
+            errors=("errors", "sum"), runs=("runs", "sum"), low=("cp_low", "min"), high=("cp_high", "max")
+        )
         rate = pooled["errors"] / pooled["runs"]
         shift = 1 + 0.04 * (i - len(rules) / 2)
-        ax.errorbar(pooled.index * shift, rate, yerr=[rate - np.minimum(rate, pooled["low"]), pooled["high"] - rate],
-                    marker="o", capsize=3, label=RULE_LABELS[rule], linestyle="none")
+        ax.errorbar(
+            pooled.index * shift,
+            rate,
+            yerr=[rate - np.minimum(rate, pooled["low"]), pooled["high"] - rate],
+            marker="o",
+            capsize=3,
+            label=RULE_LABELS[rule],
+            linestyle="none",
+        )
     ax.plot(deltas, deltas, color="black", linestyle="--", label="error = delta")
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=1e-3)
@@ -98,9 +118,16 @@ def per_round_cost(cost: pd.DataFrame, slopes: pd.DataFrame) -> Figure:
     slope = slopes.set_index("rule")
     for rule in _rules(cost):
         rows = cost[cost["rule"] == rule].groupby("n_leaves", as_index=False).median(numeric_only=True)
-        for ax, column, key in ((axes[0], "ops_per_round", "ops_slope"), (axes[1], "microseconds_per_round", "wall_seconds_slope")):
-            ax.plot(rows["n_leaves"], rows[column], marker="o",
-                    label=f"{RULE_LABELS[rule]} (slope {slope.loc[rule, key]:.2f})")
+        for ax, column, key in (
+            (axes[0], "ops_per_round", "ops_slope"),
+            (axes[1], "microseconds_per_round", "wall_seconds_slope"),
+        ):
+            ax.plot(
+                rows["n_leaves"],
+                rows[column],
+                marker="o",
+                label=f"{RULE_LABELS[rule]} (slope {slope.loc[rule, key]:.2f})",
+            )
     for ax, label in zip(axes, ("node operations per round", "microseconds per round")):
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -108,8 +135,9 @@ def per_round_cost(cost: pd.DataFrame, slopes: pd.DataFrame) -> Figure:
         ax.set_ylabel(label)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=8)
-    fig.suptitle("Per-round cost: linear in K for full recomputation, logarithmic for the incremental ratio rule",
-                 fontsize=11)
+    fig.suptitle(
+        "Per-round cost: linear in K for full recomputation, logarithmic for the incremental ratio rule", fontsize=11
+    )
     fig.tight_layout()
     return fig
 
@@ -122,8 +150,14 @@ def normalised_times(summary: pd.DataFrame) -> Figure:
     markers = dict(zip(sorted(summary["delta"].unique(), reverse=True), "os^vD"))
     colours = dict(zip(_rules(summary), plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     for (rule, delta), rows in summary.groupby(["rule", "delta"]):
-        ax.scatter(rows["t_star"], rows["tau_over_tstar_log"], marker=markers[delta], color=colours[rule],
-                   label=f"{RULE_LABELS[rule]}, delta {delta:g}", s=25)
+        ax.scatter(
+            rows["t_star"],
+            rows["tau_over_tstar_log"],
+            marker=markers[delta],
+            color=colours[rule],
+            label=f"{RULE_LABELS[rule]}, delta {delta:g}",
+            s=25,
+        )
     ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
     ax.set_xscale("log")
     ax.set_yscale("log")

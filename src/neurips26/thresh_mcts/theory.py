@@ -137,16 +137,12 @@ def _check_theta(theta: Any, kind: str) -> float:
     return theta
 
 
-def _check_means(
-    tree: Tree, mu: Any, kind: str, name: str = "mu", ndim: int | None = None
-) -> np.ndarray:
+def _check_means(tree: Tree, mu: Any, kind: str, name: str = "mu", ndim: int | None = None) -> np.ndarray:
     if not isinstance(tree, Tree):
         raise ValueError(f"tree must be a Tree, got {type(tree).__name__}")
     arr = np.asarray(mu, dtype=float)
     if arr.ndim == 0 or arr.shape[-1] != tree.n_leaves:
-        raise ValueError(
-            f"{name} must have last dimension n_leaves={tree.n_leaves}, got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must have last dimension n_leaves={tree.n_leaves}, got shape {arr.shape}")
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if not np.isfinite(arr).all():
@@ -202,9 +198,7 @@ def _t_star_dp(tree: Tree, d_leaf: np.ndarray, side: np.ndarray, exists: np.ndar
     return node_t
 
 
-def _certificate_mask(
-    tree: Tree, node_t: np.ndarray, side: np.ndarray, exists: np.ndarray
-) -> np.ndarray:
+def _certificate_mask(tree: Tree, node_t: np.ndarray, side: np.ndarray, exists: np.ndarray) -> np.ndarray:
     """(..., n_nodes) bool: nodes of the argmin certificate (ties -> smallest leaf index)."""
     in_cert = np.zeros(side.shape, dtype=bool)
     in_cert[..., 0] = True
@@ -225,9 +219,7 @@ class Certificate:
     """Result of :func:`characteristic_time`."""
 
     t_star: float  # T*(mu); inf when not identifiable
-    weights: (
-        np.ndarray
-    )  # (K,) optimal w*, sums to 1 on the certificate, 0 elsewhere; all 0 if t_star is inf
+    weights: np.ndarray  # (K,) optimal w*, sums to 1 on the certificate, 0 elsewhere; all 0 if t_star is inf
     side: np.ndarray  # (n_nodes,) bool, node value >= theta
     node_t: np.ndarray  # (n_nodes,) T* of every subtree
 
@@ -266,9 +258,7 @@ def characteristic_time(tree: Tree, mu: Any, theta: float, kind: str) -> Certifi
     return Certificate(t_star=float(root_t), weights=w, side=side, node_t=node_t)
 
 
-def characteristic_time_batch(
-    tree: Tree, mu: Any, theta: float, kind: str
-) -> tuple[np.ndarray, np.ndarray]:
+def characteristic_time_batch(tree: Tree, mu: Any, theta: float, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised over runs: ``mu`` of shape ``(R, K)`` -> ``(t_star (R,), weights (R, K))``."""
     kind = _check_kind(kind)
     mu = _check_means(tree, mu, kind, ndim=2)
@@ -298,9 +288,7 @@ def _glr(tree: Tree, mu_hat: np.ndarray, counts: np.ndarray, theta: float, kind:
     return z[..., 0], side[..., 0]
 
 
-def glr_statistic(
-    tree: Tree, mu_hat: Any, counts: Any, theta: float, kind: str
-) -> tuple[float, bool]:
+def glr_statistic(tree: Tree, mu_hat: Any, counts: Any, theta: float, kind: str) -> tuple[float, bool]:
     """``(Z(root), empirical side of the root)``; ``Z`` is the swapped DP of the module docstring.
 
     ``counts`` may be fractional (e.g. ``t * w``). Leaves with ``mu_hat == theta`` or zero counts
@@ -314,9 +302,7 @@ def glr_statistic(
     return float(z), bool(side)
 
 
-def glr_statistic_batch(
-    tree: Tree, mu_hat: Any, counts: Any, theta: float, kind: str
-) -> tuple[np.ndarray, np.ndarray]:
+def glr_statistic_batch(tree: Tree, mu_hat: Any, counts: Any, theta: float, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """Vectorised over runs: ``(R, K)`` means and counts -> ``(Z (R,), side (R,) bool)``."""
     kind = _check_kind(kind)
     mu_hat = _check_means(tree, mu_hat, kind, name="mu_hat", ndim=2)
@@ -331,22 +317,14 @@ def beta_threshold(t: Any, delta: float, n_leaves: int | None = None, conservati
     ``t >= 1`` (scalar -> float, array -> array); ``delta`` in (0, 0.5); ``n_leaves`` is required
     (and only used) when ``conservative`` is True.
     """
-    if (
-        isinstance(delta, bool)
-        or not isinstance(delta, numbers.Real)
-        or not 0.0 < float(delta) < 0.5
-    ):
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0.0 < float(delta) < 0.5:
         raise ValueError(f"delta must lie in (0, 0.5), got {delta!r}")
     t_arr = np.asarray(t, dtype=float)
     if not np.isfinite(t_arr).all() or (t_arr < 1).any():
         raise ValueError(f"t must be finite and >= 1, got {t!r}")
     scale = 1.0
     if conservative:
-        if (
-            n_leaves is None
-            or isinstance(n_leaves, bool)
-            or not isinstance(n_leaves, (int, np.integer))
-        ):
+        if n_leaves is None or isinstance(n_leaves, bool) or not isinstance(n_leaves, (int, np.integer)):
             raise ValueError(f"conservative=True needs an integer n_leaves, got {n_leaves!r}")
         if n_leaves < 1:
             raise ValueError(f"n_leaves must be >= 1, got {n_leaves}")
@@ -375,9 +353,7 @@ def _flip_sets_bruteforce(tree: Tree, leaf_side: np.ndarray) -> list[tuple[int, 
     return [tuple(np.flatnonzero(bits[m]).tolist()) for m in np.flatnonzero(minimal)]
 
 
-def _flip_sets_structural(
-    tree: Tree, side: np.ndarray, exists: np.ndarray
-) -> list[tuple[int, ...]]:
+def _flip_sets_structural(tree: Tree, side: np.ndarray, exists: np.ndarray) -> list[tuple[int, ...]]:
     """Minimal flip sets by the recursion of the docstring (forall: union; exists: product)."""
     sets: dict[int, list[tuple[int, ...]]] = {}
     for node in tree.order:
@@ -387,9 +363,7 @@ def _flip_sets_structural(
             sets[node] = [(int(tree.leaf_of_node[node]),)]
         elif exists[node]:
             parts = [sets[c] for c in kids if side[c] == side[node]]
-            sets[node] = [
-                tuple(sorted(itertools.chain(*combo))) for combo in itertools.product(*parts)
-            ]
+            sets[node] = [tuple(sorted(itertools.chain(*combo))) for combo in itertools.product(*parts)]
         else:
             sets[node] = [s for c in kids for s in sets[c]]
     return sorted(sets[0])
@@ -418,9 +392,7 @@ def minimal_flip_sets(
     raise ValueError(f"method must be 'auto', 'bruteforce' or 'structural', got {method!r}")
 
 
-def lp_characteristic_time(
-    tree: Tree, mu: Any, theta: float, kind: str, method: str = "auto"
-) -> float:
+def lp_characteristic_time(tree: Tree, mu: Any, theta: float, kind: str, method: str = "auto") -> float:
     """``1/z``, ``z = max_{w in simplex} min_S sum_{l in S} w_l d_l`` over minimal flip sets S.
 
     Solved with ``scipy.optimize.linprog`` (HiGHS).

@@ -170,9 +170,7 @@ def make_tree(children: list[list[int]], labels: list[str]) -> Tree:
     internal (MAX/MIN) node without children, or a LEAF with children.
     """
     if isinstance(children, (str, bytes)) or not hasattr(children, "__len__"):
-        raise ValueError(
-            f"children must be a list of child-id lists, got {type(children).__name__}"
-        )
+        raise ValueError(f"children must be a list of child-id lists, got {type(children).__name__}")
     if isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__"):
         raise ValueError(f"labels must be a list of strings, got {type(labels).__name__}")
     n = len(children)
@@ -202,10 +200,7 @@ def make_tree(children: list[list[int]], labels: list[str]) -> Tree:
     for i, row in enumerate(kids):
         for c in row:
             if parent[c] >= 0:
-                raise ValueError(
-                    f"not a tree: node {c} is a shared child "
-                    f"(listed under node {parent[c]} and node {i})"
-                )
+                raise ValueError(f"not a tree: node {c} is a shared child (listed under node {parent[c]} and node {i})")
             parent[c] = i
     if parent[0] >= 0:
         raise ValueError(f"node 0 must be the root but it is a child of node {parent[0]}")
@@ -219,9 +214,7 @@ def make_tree(children: list[list[int]], labels: list[str]) -> Tree:
             bfs.append(c)
     if len(bfs) != n:
         missing = [i for i in range(n) if depth[i] < 0]
-        raise ValueError(
-            f"node {missing[0]} is not reachable from the root (unreachable nodes: {missing})"
-        )
+        raise ValueError(f"node {missing[0]} is not reachable from the root (unreachable nodes: {missing})")
     for i in range(n):
         if labs[i] == "LEAF" and kids[i]:
             raise ValueError(f"node {i} is labelled LEAF but has children {kids[i]}")
@@ -278,9 +271,7 @@ def _leaf_array(tree: Tree, mu: Any, name: str = "mu") -> np.ndarray:
         raise ValueError(f"tree must be a Tree, got {type(tree).__name__}")
     arr = np.asarray(mu, dtype=float)
     if arr.ndim == 0 or arr.shape[-1] != tree.n_leaves:
-        raise ValueError(
-            f"{name} must have last dimension n_leaves={tree.n_leaves}, got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must have last dimension n_leaves={tree.n_leaves}, got shape {arr.shape}")
     if np.isnan(arr).any():
         raise ValueError(f"{name} contains NaN")
     return arr
@@ -308,9 +299,7 @@ def value(tree: Tree, mu: Any) -> float:
     """Root value ``V(mu)`` of a single mean vector ``mu`` of shape (K,)."""
     mu = _leaf_array(tree, mu)
     if mu.ndim != 1:
-        raise ValueError(
-            f"mu must be one-dimensional (K,), got shape {mu.shape}; use node_values for batches"
-        )
+        raise ValueError(f"mu must be one-dimensional (K,), got shape {mu.shape}; use node_values for batches")
     return float(node_values(tree, mu)[0])
 
 
