@@ -134,3 +134,54 @@ def closing_sections(
 
 {provenance}
 """
+
+
+def render(template: str | Path, **context) -> str:
+    """Render a Jinja2 Markdown template; `| table` turns a DataFrame into a Markdown table
+    (`| table(digits=3)` for other precision). An undefined name is an error, not an empty string."""
+    import jinja2
+
+    template = Path(template)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(template.parent),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["table"] = markdown_table
+    return env.get_template(template.name).render(**context)
+
+
+def write_report(job, provenance_from: str | Path | None = None, **tables) -> str:
+    """The one entry point of every paper's report rule.
+
+    Renders the rule's input `template` (workflow/report/<slug>/report.md.j2) with the names `scale`,
+    `params` (the rule's params), `claims` (the claims table as Markdown), `n_claims`, `closing` (figures,
+    runtimes, deviations, provenance) and `tables` (DataFrames or text built by the paper's library), and
+    writes the rule's first output. Provenance is read from `provenance_from` (default: input `claims`)."""
+    import pandas as pd
+
+    from neurips26.common.io import read_provenance, write_text
+    from neurips26.common.provenance import provenance_line
+
+    inp = job.input
+    claims = pd.read_parquet(inp.claims)
+    closing = closing_sections(
+        inp.figures,
+        job.output[0],
+        inp.captions,
+        job.params.benchmarks,
+        inp.deviations,
+        provenance_line(read_provenance(provenance_from or inp.claims)),
+    )
+    text = render(
+        inp.template,
+        scale=job.wildcards.scale,
+        params=job.params,
+        claims=claims_markdown(claims),
+        n_claims=len(claims),
+        closing=closing,
+        **tables,
+    )
+    write_text(job.output[0], text)
+    return text

@@ -1,0 +1,88 @@
+"""Compare the tables of two result trees, e.g. a quick run before and after a refactor.
+
+    python tools/compare_results.py BEFORE/results/quick AFTER/results/quick [--papers bird amortix]
+
+Every Parquet and CSV table under each paper's folder is read in both trees; provenance columns
+(commit, config hash) are dropped; wall-clock columns (their names say seconds, time, ms, rss,
+throughput) are listed but not compared, since they differ between any two runs. Each table is
+`identical`, `close` (numbers within --rtol, with the largest relative difference) or `differs`
+(with the first differing columns). The exit status is 1 when any table differs or is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+PROVENANCE = {"git_commit", "config_hash"}
+TIMING = re.compile(r"second|(^|_)s$|_ms$|(^|_)ms_|time|rss|throughput|per_s(ec)?$|speed|wall|elapsed", re.I)
+
+
+def read(path: Path) -> pd.DataFrame:
+    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    return frame.drop(columns=[c for c in frame.columns if c in PROVENANCE])
+
+
+def compare(before: pd.DataFrame, after: pd.DataFrame, rtol: float) -> tuple[str, str]:
+    if list(before.columns) != list(after.columns):
+        return "differs", f"columns {list(before.columns)} -> {list(after.columns)}"
+    if len(before) != len(after):
+        return "differs", f"{len(before)} -> {len(after)} rows"
+    timing = [c for c in before.columns if TIMING.search(str(c))]
+    worst, bad = 0.0, []
+    for column in before.columns:
+        if column in timing:
+            continue
+        a, b = before[column], after[column]
+        if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+            x, y = a.to_numpy(float), b.to_numpy(float)
+            same_nan = np.isnan(x) == np.isnan(y)
+            diff = np.abs(x - y) / np.maximum(np.maximum(np.abs(x), np.abs(y)), 1e-300)
+            diff = np.where(np.isnan(x) & np.isnan(y), 0.0, diff)
+            if not same_nan.all() or (np.nan_to_num(diff, nan=np.inf) > rtol).any():
+                bad.append(column)
+            else:
+                worst = max(worst, float(np.nanmax(diff, initial=0.0)))
+        elif not a.astype(str).equals(b.astype(str)):
+            bad.append(column)
+    untimed = f"; not compared (wall clock): {timing}" if timing else ""
+    if bad:
+        return "differs", f"columns {bad[:6]}{untimed}"
+    if worst == 0.0:
+        return "identical", untimed.lstrip("; ")
+    return "close", f"largest relative difference {worst:.2e}{untimed}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path)
+    parser.add_argument("--papers", nargs="*", help="paper folders to compare (default: all in BEFORE)")
+    parser.add_argument("--rtol", type=float, default=1e-6)
+    args = parser.parse_args(argv)
+    papers = args.papers or sorted(p.name for p in args.before.iterdir() if p.is_dir() and p.name != "logs")
+    failed = 0
+    for paper in papers:
+        tables = sorted(
+            p.relative_to(args.before)
+            for p in (args.before / paper).rglob("*")
+            if p.suffix in (".parquet", ".csv") and "benchmarks" not in p.parts
+        )
+        for table in tables:
+            if not (args.after / table).exists():
+                status, detail = "missing", ""
+            else:
+                status, detail = compare(read(args.before / table), read(args.after / table), args.rtol)
+            failed += status in ("differs", "missing")
+            print(f"{status:9s} {table} {detail}".rstrip())
+    print(f"{failed} table(s) differ or are missing")
+    return int(failed > 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
