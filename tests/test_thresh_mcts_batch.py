@@ -9,14 +9,10 @@ import numpy as np
 import pytest
 
 from neurips26.thresh_mcts import algorithms as alg
-from neurips26.thresh_mcts.batch import (
-    BATCH_RULES,
-    _divergences,
-    _kl_bounds,
-    _Layout,
-    _TaS,
-    run_batch,
-)
+from neurips26.thresh_mcts.batch import BATCH_RULES, run_batch
+from neurips26.thresh_mcts.batch.layout import Layout, divergences
+from neurips26.thresh_mcts.batch.lucb import kl_bounds
+from neurips26.thresh_mcts.batch.track_and_stop import TaS
 from neurips26.thresh_mcts.incremental import leaf_divergence
 from neurips26.thresh_mcts.instances import reward_tape
 from neurips26.thresh_mcts.tree import complete_tree, make_tree, value
@@ -94,7 +90,7 @@ def test_instances_cover_the_cases_the_rules_must_agree_on():
     assert kinds == {"bernoulli", "gaussian"}
     assert {inst[0].depth for inst in INSTANCES} == {2, 3}
     assert any(inst[3] == "bernoulli" and inst[2] == 0.5 for inst in INSTANCES)
-    assert any(not lv.sorted for inst in INSTANCES for lv in _Layout(inst[0]).levels)  # both tie paths
+    assert any(not lv.sorted for inst in INSTANCES for lv in Layout(inst[0]).levels)  # both tie paths
     assert max(inst[0].n_leaves for inst in INSTANCES) > 20 and min(inst[0].n_leaves for inst in INSTANCES) < 10
 
 
@@ -140,8 +136,8 @@ def test_dp_weights_and_ratio_choice_match_the_scalar_dp_with_ties_and_zero_dive
         tree = random_tree(rng, depth=2 + i % 2) if i else complete_tree(2, 3)
         counts, sums = random_states(tree, rng, 60)
         for rule in ("d_tracking", "ratio"):
-            st = _TaS(
-                _Layout(tree),
+            st = TaS(
+                Layout(tree),
                 0.5,
                 "bernoulli",
                 np.zeros((60, tree.n_leaves, 1)),
@@ -185,12 +181,12 @@ def test_vector_divergences_and_kl_bounds_are_the_scalar_functions_bit_for_bit()
     means[:6] = [0.0, 1.0, 0.5, 1e-13, 1.0 - 1e-13, np.nextafter(0.5, 1.0)]
     for theta in (0.5, 0.3, 0.91, 1e-13):
         expected = [leaf_divergence(m, theta, "bernoulli") for m in means.tolist()]
-        np.testing.assert_array_equal(_divergences(means, theta, "bernoulli"), expected)
+        np.testing.assert_array_equal(divergences(means, theta, "bernoulli"), expected)
     gauss = np.concatenate([rng.normal(0.0, 1.0, 4000), rng.normal(0.3, 1e-9, 100), [0.3]])
     expected = [leaf_divergence(m, 0.3, "gaussian") for m in gauss.tolist()]
-    np.testing.assert_array_equal(_divergences(gauss, 0.3, "gaussian"), expected)
+    np.testing.assert_array_equal(divergences(gauss, 0.3, "gaussian"), expected)
     rates = np.array([math.log(20 * (1.0 + math.log(c)) / 0.1) for c in n[:600].tolist()])
-    low, high = _kl_bounds(means[:600], rates / n[:600])
+    low, high = kl_bounds(means[:600], rates / n[:600])
     expected = np.array(
         [
             alg._confidence_bounds(m, c, r, "bernoulli")
