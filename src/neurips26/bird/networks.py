@@ -15,13 +15,11 @@ Both map (x (B, C, H, W), t (B,) in (0, 1)) to eps of x's shape. `build_network`
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.common.dit import modulate, sincos_pos_embed_2d
+from neurips26.common.dit import AdaLNZeroTrunk, sincos_pos_embed_2d, timestep_embedding, unpatchify
 
 # --------------------------------------------------------------------------- MinimalUNet
 
@@ -110,41 +108,9 @@ class MinimalUNet(nn.Module):
 # --------------------------------------------------------------------------- DiT
 
 
-def timestep_embedding(t: torch.Tensor, dim: int, max_period: float = 10000.0) -> torch.Tensor:
-    """DiT's sinusoidal features [cos, sin] of 1000 t (t in [0, 1] is DiT's integer timestep / 1000)."""
-    half = dim // 2
-    freqs = torch.exp(-math.log(max_period) * torch.arange(half, dtype=torch.float32, device=t.device) / half)
-    args = 1000.0 * t.float()[:, None] * freqs[None]
-    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
-
-
-class DiTBlock(nn.Module):
-    """Pre-norm attention and MLP, each modulated (shift, scale) and gated by adaLN-Zero from the t embedding."""
-
-    def __init__(self, hidden: int, heads: int, mlp_ratio: float = 4.0):
-        super().__init__()
-        self.heads = heads
-        self.norm1 = nn.LayerNorm(hidden, elementwise_affine=False, eps=1e-6)
-        self.qkv = nn.Linear(hidden, 3 * hidden)
-        self.proj = nn.Linear(hidden, hidden)
-        self.norm2 = nn.LayerNorm(hidden, elementwise_affine=False, eps=1e-6)
-        width = int(hidden * mlp_ratio)
-        self.mlp = nn.Sequential(nn.Linear(hidden, width), nn.GELU(approximate="tanh"), nn.Linear(width, hidden))
-        self.ada = nn.Sequential(nn.SiLU(), nn.Linear(hidden, 6 * hidden))
-
-    def attention(self, x: torch.Tensor) -> torch.Tensor:
-        b, n, c = x.shape
-        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
-        return self.proj(F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, c))
-
-    def forward(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        shift1, scale1, gate1, shift2, scale2, gate2 = self.ada(c).chunk(6, dim=-1)
-        x = x + gate1[:, None] * self.attention(modulate(self.norm1(x), shift1, scale1))
-        return x + gate2[:, None] * self.mlp(modulate(self.norm2(x), shift2, scale2))
-
-
-class DiT(nn.Module):
-    """A DiT (Peebles & Xie) predicting eps only (no learned sigma), unconditional."""
+class DiT(AdaLNZeroTrunk):
+    """A DiT (Peebles & Xie) predicting eps only (no learned sigma), unconditional; blocks and final layer from
+    common.dit."""
 
     def __init__(
         self,
@@ -167,10 +133,7 @@ class DiT(nn.Module):
         self.embed = nn.Conv2d(channels, hidden, kernel_size=patch, stride=patch)
         self.register_buffer("pos", sincos_pos_embed_2d(hidden, self.grid)[None], persistent=False)
         self.time = nn.Sequential(nn.Linear(freq_dim, hidden), nn.SiLU(), nn.Linear(hidden, hidden))
-        self.blocks = nn.ModuleList(DiTBlock(hidden, heads, mlp_ratio) for _ in range(depth))
-        self.norm_out = nn.LayerNorm(hidden, elementwise_affine=False, eps=1e-6)
-        self.ada_out = nn.Sequential(nn.SiLU(), nn.Linear(hidden, 2 * hidden))
-        self.head = nn.Linear(hidden, patch * patch * channels)
+        self.build_trunk(hidden, heads, depth, mlp_ratio, patch * patch * channels)
         self.initialize_weights()
 
     def initialize_weights(self) -> None:
@@ -187,11 +150,6 @@ class DiT(nn.Module):
             nn.init.zeros_(layer.weight)
             nn.init.zeros_(layer.bias)
 
-    def unpatchify(self, tokens: torch.Tensor) -> torch.Tensor:
-        """(B, grid^2, p^2 C) -> (B, C, H, W), DiT's layout (p, p, C) inside a token."""
-        b, p, g, c = tokens.shape[0], self.patch, self.grid, self.channels
-        return tokens.reshape(b, g, g, p, p, c).permute(0, 5, 1, 3, 2, 4).reshape(b, c, g * p, g * p)
-
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         if tuple(x.shape[1:]) != (self.channels, self.image_size, self.image_size):
             raise ValueError(
@@ -199,11 +157,8 @@ class DiT(nn.Module):
                 f"got {tuple(x.shape[1:])}"
             )
         h = self.embed(x).flatten(2).transpose(1, 2) + self.pos
-        c = self.time(timestep_embedding(t, self.freq_dim))
-        for block in self.blocks:
-            h = block(h, c)
-        shift, scale = self.ada_out(c).chunk(2, dim=-1)
-        return self.unpatchify(self.head(modulate(self.norm_out(h), shift, scale)))
+        tokens = self.trunk(h, self.time(timestep_embedding(t, self.freq_dim)))
+        return unpatchify(tokens, self.patch, self.grid, self.channels)
 
 
 # --------------------------------------------------------------------------- registry

@@ -12,13 +12,11 @@ Every denoiser maps (z of shape (B, ...), t of shape (B,) in [0, 1]) to an outpu
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.common.dit import modulate, sincos_pos_embed_2d
+from neurips26.common.dit import AdaLNZeroTrunk, sincos_pos_embed_2d, timestep_embedding, unpatchify
 from neurips26.pred_loss_space.architectures import (  # noqa: F401 (re-exported for callers)
     ARCH_DEFAULTS,
     ARCHS,
@@ -29,19 +27,6 @@ from neurips26.pred_loss_space.architectures import (  # noqa: F401 (re-exported
     resolve_spec,
     token_dim,
 )
-
-T_SCALE = 1000.0  # t in [0, 1] is stretched so that the sinusoid frequencies span its range, as in DDPM/DiT
-
-
-def timestep_embedding(t: torch.Tensor, dim: int, max_period: float = 10000.0) -> torch.Tensor:
-    """Sinusoidal embedding (B, dim) of t (B,) in [0, 1] (DiT's TimestepEmbedder on T_SCALE * t)."""
-    half = dim // 2
-    freqs = torch.exp(-math.log(max_period) * torch.arange(half, dtype=torch.float32, device=t.device) / half)
-    args = T_SCALE * t.float()[:, None] * freqs[None]
-    emb = torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
-    if dim % 2:
-        emb = torch.cat([emb, torch.zeros_like(emb[:, :1])], dim=-1)
-    return emb
 
 
 class TimeMLP(nn.Module):
@@ -131,38 +116,9 @@ class UNetTiny(nn.Module):
 # --------------------------------------------------------------------------- JiT
 
 
-class JiTBlock(nn.Module):
-    """Pre-norm transformer block with adaLN-Zero conditioning (DiT/JiT)."""
-
-    def __init__(self, width: int, heads: int, mlp_ratio: float = 4.0):
-        super().__init__()
-        self.heads = heads
-        self.norm1 = nn.LayerNorm(width, elementwise_affine=False, eps=1e-6)
-        self.qkv = nn.Linear(width, 3 * width)
-        self.proj = nn.Linear(width, width)
-        self.norm2 = nn.LayerNorm(width, elementwise_affine=False, eps=1e-6)
-        hidden = int(width * mlp_ratio)
-        # SiLU rather than GELU: GELU is ~3x slower on CPU and JiT itself uses a SiLU-gated (SwiGLU) MLP
-        self.mlp = nn.Sequential(nn.Linear(width, hidden), nn.SiLU(), nn.Linear(hidden, width))
-        self.ada = nn.Sequential(nn.SiLU(), nn.Linear(width, 6 * width))
-        nn.init.zeros_(self.ada[1].weight)
-        nn.init.zeros_(self.ada[1].bias)
-
-    def attention(self, x: torch.Tensor) -> torch.Tensor:
-        b, n, c = x.shape
-        q, k, v = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
-        # one token attends only to itself: softmax over one key is 1, so the output is v (and much faster)
-        out = v if n == 1 else F.scaled_dot_product_attention(q, k, v)
-        return self.proj(out.transpose(1, 2).reshape(b, n, c))
-
-    def forward(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        shift1, scale1, gate1, shift2, scale2, gate2 = self.ada(c).chunk(6, dim=-1)
-        x = x + gate1[:, None] * self.attention(modulate(self.norm1(x), shift1, scale1))
-        return x + gate2[:, None] * self.mlp(modulate(self.norm2(x), shift2, scale2))
-
-
-class JiTTiny(nn.Module):
-    """A JiT-style ViT on raw patches: linear embedding, adaLN-Zero blocks, linear patch head."""
+class JiTTiny(AdaLNZeroTrunk):
+    """A JiT-style ViT on raw patches: linear embedding, adaLN-Zero blocks and final layer (common.dit), linear
+    patch head."""
 
     def __init__(
         self,
@@ -185,13 +141,8 @@ class JiTTiny(nn.Module):
         self.embed = nn.Linear(self.token_dim, width)
         self.register_buffer("pos", sincos_pos_embed_2d(width, self.grid)[None], persistent=False)
         self.time = TimeMLP(width)
-        self.blocks = nn.ModuleList(JiTBlock(width, heads, mlp_ratio) for _ in range(depth))
-        self.norm_out = nn.LayerNorm(width, elementwise_affine=False, eps=1e-6)
-        self.ada_out = nn.Sequential(nn.SiLU(), nn.Linear(width, 2 * width))
-        self.head = nn.Linear(width, self.token_dim)
-        for layer in (self.ada_out[1], self.head):
-            nn.init.zeros_(layer.weight)
-            nn.init.zeros_(layer.bias)
+        # SiLU rather than DiT's GELU in the MLP: GELU is ~3x slower on CPU and JiT itself uses a SiLU-gated MLP
+        self.build_trunk(width, heads, depth, mlp_ratio, self.token_dim, activation=nn.SiLU)
 
     def patchify(self, z: torch.Tensor) -> torch.Tensor:
         b, c, h, w = z.shape
@@ -203,17 +154,11 @@ class JiTTiny(nn.Module):
         return z.reshape(b, c, g, p, g, p).permute(0, 2, 4, 3, 5, 1).reshape(b, g * g, p * p * c)
 
     def unpatchify(self, tokens: torch.Tensor) -> torch.Tensor:
-        b = tokens.shape[0]
-        p, g, c = self.patch, self.grid, self.channels
-        return tokens.reshape(b, g, g, p, p, c).permute(0, 5, 1, 3, 2, 4).reshape(b, c, g * p, g * p)
+        return unpatchify(tokens, self.patch, self.grid, self.channels)
 
     def forward(self, z: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         x = self.embed(self.patchify(z)) + self.pos
-        cond = self.time(t)
-        for block in self.blocks:
-            x = block(x, cond)
-        shift, scale = self.ada_out(cond).chunk(2, dim=-1)
-        return self.unpatchify(self.head(modulate(self.norm_out(x), shift, scale)))
+        return self.unpatchify(self.trunk(x, self.time(t)))
 
 
 # --------------------------------------------------------------------------- toy MLP
