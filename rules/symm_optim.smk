@@ -190,6 +190,7 @@ rule symm_optim_report:
         captions=expand("workflow/report/symm_optim/{name}.rst", name=SO_FIGURES),
         deviations="workflow/report/symm_optim/deviations.md",
         corpus_meta=so_corpus_meta,
+        template="workflow/report/symm_optim/report.md.j2",
     output:
         f"{SO}/report.md",
     log:

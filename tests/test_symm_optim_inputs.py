@@ -59,10 +59,10 @@ def _bad(edit) -> dict:
             "base: unknown parameter role 'attention'",
         ),
         (lambda c: c["base"].pop("router"), r"base: no optimizer for the roles \['router'\]"),
-        (lambda c: c["routers"]["adamw"].update(lr=-1.0), "routers.adamw.*lr must be a finite number in \\(0.0"),
+        (lambda c: c["routers"]["adamw"].update(lr=-1.0), "routers.adamw.*AdamW.lr must be a finite number > 0"),
         (
             lambda c: c["base"]["hidden"].update(momentum=1.5),
-            "base.hidden.*momentum must be a finite number in \\[0.0, 1.0\\)",
+            "base.hidden.*Muon.momentum must be a finite number in \\[0, 1\\)",
         ),
         (lambda c: c["methods"]["row_norm"]["lm_head"].update(beta=1.0), "beta must be a finite number in"),
         (lambda c: c["methods"]["row_norm"]["lm_head"].update(order="sideways"), "unexpected keyword argument 'order'"),
@@ -149,9 +149,10 @@ def test_parsing_the_config_does_not_import_torch():
     import subprocess
     import sys
 
+    config = str(ROOT / "config/symm_optim.yaml")
     code = (
         "import sys, yaml; from neurips26.symm_optim import experiment; "
-        f"[experiment.check_config(c) for c in yaml.safe_load(open({str(ROOT / 'config/symm_optim.yaml')!r})).values()]; "
+        f"[experiment.check_config(c) for c in yaml.safe_load(open({config!r})).values()]; "
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

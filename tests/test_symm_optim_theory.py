@@ -1,4 +1,4 @@
-"""Symmetry checks of the symm_optim update directions in float64 (notes 07, claims S1-S3)."""
+"""Symmetry checks of the symm_optim update directions in float64 (the paper's Section 3; checks S1-S3)."""
 
 from __future__ import annotations
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import copy
 
+from neurips26.common.validation import is_number
+
 from .settings import KINDS, OPTIMIZER_ARGUMENTS, LMConfig, TrainSettings, check_optimizer_spec
 
 __all__ = [
@@ -207,7 +209,7 @@ def check_config(cfg: dict) -> None:
         _check_spec(f"routers.{method}", "router", spec)
     if not cfg["lr_multipliers"]:
         raise ValueError("lr_multipliers: the learning-rate grid is empty")
-    if any(not (isinstance(m, (int, float)) and m > 0) for m in cfg["lr_multipliers"]):
+    if not all(is_number(m, 0.0, low_open=True) for m in cfg["lr_multipliers"]):
         raise ValueError(f"lr_multipliers must be positive numbers, got {cfg['lr_multipliers']}")
     for key, sweep in (("baseline", "methods"), ("router_baseline", "routers")):
         if cfg[key] not in cfg[sweep]:

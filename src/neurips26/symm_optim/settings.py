@@ -5,8 +5,9 @@ these from here; a test holds ``OPTIMIZER_ARGUMENTS`` to the optimizer classes' 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from neurips26.common.validation import check_choice, check_int, check_number, integer, number, validate
 
 __all__ = [
     "KINDS",
@@ -16,7 +17,7 @@ __all__ = [
     "ORDERS",
     "ORIENTATIONS",
     "TrainSettings",
-    "check_number",
+    "check_group",
     "check_optimizer_spec",
 ]
 
@@ -94,50 +95,29 @@ OPTIMIZER_ARGUMENTS: dict[str, tuple[str, bool, dict]] = {
 }
 
 
-def check_number(
-    name: str,
-    value,
-    low: float,
-    high: float | None = None,
-    low_open: bool = False,
-    high_open: bool = True,
-    who: str = "",
-) -> None:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-    if ok:
-        ok = (value > low) if low_open else (value >= low)
-    if ok and high is not None:
-        ok = (value < high) if high_open else (value <= high)
-    if not ok:
-        lo = f"{'(' if low_open else '['}{low}"
-        hi = f"{high}{')' if high_open else ']'}" if high is not None else "inf)"
-        raise ValueError(f"{who}: {name} must be a finite number in {lo}, {hi}, got {value!r}")
-
-
 def check_group(who: str, group: dict) -> None:
-    """The checks every optimizer makes of a param group's hyper-parameters (``optimizers._Base._validate``)."""
+    """The checks every optimizer makes of a param group's hyper-parameters (``optimizers._Base._validate``),
+    torch-free so that the workflow runs them on the config when it is parsed: lr and eps > 0, momenta in [0, 1),
+    weight decay and alpha >= 0, ns_steps >= 1, and a known orientation, hybrid order and ``nu`` mode."""
     check_number("lr", group["lr"], 0.0, low_open=True, who=who)
     check_number("weight_decay", group["weight_decay"], 0.0, who=who)
     check_number("eps", group["eps"], 0.0, low_open=True, who=who)
-    if "beta" in group:
-        check_number("beta", group["beta"], 0.0, 1.0, who=who)
-    if "momentum" in group:
-        check_number("momentum", group["momentum"], 0.0, 1.0, who=who)
+    for key in ("beta", "momentum"):
+        if key in group:
+            check_number(key, group[key], 0.0, 1.0, high_open=True, who=who)
     if "betas" in group:
         betas = group["betas"]
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
-            raise ValueError(f"{who}: betas must be a pair, got {betas!r}")
+            raise ValueError(f"{who}.betas must be a pair, got {betas!r}")
         for i, b in enumerate(betas):
-            check_number(f"betas[{i}]", b, 0.0, 1.0, who=who)
+            check_number(f"betas[{i}]", b, 0.0, 1.0, high_open=True, who=who)
     if "alpha" in group:
         check_number("alpha", group["alpha"], 0.0, who=who)
     if "ns_steps" in group:
-        steps = group["ns_steps"]
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-            raise ValueError(f"{who}: ns_steps must be an integer >= 1, got {steps!r}")
+        check_int("ns_steps", group["ns_steps"], 1, who=who)
     for key, allowed in (("orientation", ORIENTATIONS), ("order", ORDERS), ("nu_mode", NU_MODES)):
-        if key in group and group[key] not in allowed:
-            raise ValueError(f"{who}: {key} must be one of {allowed}, got {group[key]!r}")
+        if key in group:
+            check_choice(key, group[key], allowed, who=who)
 
 
 def check_optimizer_spec(spec: dict, kind: str) -> None:
@@ -160,30 +140,23 @@ def check_optimizer_spec(spec: dict, kind: str) -> None:
 class LMConfig:
     """Sizes of the model; the defaults are the repo's Qwen3-0.6B-style run (20 layers) except the vocabulary."""
 
-    vocab_size: int = 2048
-    d_model: int = 1024
-    n_layers: int = 20
-    n_heads: int = 16
-    n_kv_heads: int = 8
-    head_dim: int = 128
-    d_ff: int = 3072
-    context: int = 1024
-    n_experts: int = 0
-    top_k: int = 0
-    rope_base: float = 1e6
-    norm_eps: float = 1e-6
-    init_std: float = 0.02
-    seed: int = 0
+    vocab_size: int = integer(1, default=2048)
+    d_model: int = integer(1, default=1024)
+    n_layers: int = integer(1, default=20)
+    n_heads: int = integer(1, default=16)
+    n_kv_heads: int = integer(1, default=8)
+    head_dim: int = integer(1, default=128)
+    d_ff: int = integer(1, default=3072)
+    context: int = integer(1, default=1024)
+    n_experts: int = integer(0, default=0)
+    top_k: int = integer(0, default=0)
+    rope_base: float = number(0.0, low_open=True, default=1e6)
+    norm_eps: float = number(0.0, low_open=True, default=1e-6)
+    init_std: float = number(0.0, low_open=True, default=0.02)
+    seed: int = integer(0, default=0)
 
     def __post_init__(self):
-        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "head_dim", "d_ff", "context"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"LMConfig.{name} must be a positive integer, got {value!r}")
-        for name in ("n_experts", "top_k", "seed"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"LMConfig.{name} must be an integer >= 0, got {value!r}")
+        validate(self)
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"LMConfig.n_heads={self.n_heads} is not a multiple of n_kv_heads={self.n_kv_heads}")
         if self.head_dim % 2:
@@ -192,10 +165,6 @@ class LMConfig:
             raise ValueError(f"LMConfig.top_k must lie in [1, n_experts={self.n_experts}], got {self.top_k}")
         if not self.n_experts and self.top_k:
             raise ValueError(f"LMConfig.top_k={self.top_k} needs n_experts > 0")
-        for name in ("rope_base", "norm_eps", "init_std"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"LMConfig.{name} must be a positive number, got {value!r}")
 
     @property
     def is_moe(self) -> bool:
@@ -204,30 +173,17 @@ class LMConfig:
 
 @dataclass(frozen=True)
 class TrainSettings:
-    seq_len: int = 1024
-    batch_size: int = 28
-    steps: int = 30_000
-    eval_every: int = 500
-    eval_tokens: int = 10_551_296
-    cooldown_frac: float = 0.4
-    vector_warmup: int = 100
-    spike_factor: float = 1.5
-    spike_ema: float = 0.9
-    spike_skip: int = 10
-    seed: int = 0
+    seq_len: int = integer(1, default=1024)
+    batch_size: int = integer(1, default=28)
+    steps: int = integer(1, default=30_000)
+    eval_every: int = integer(1, default=500)
+    eval_tokens: int = integer(1, default=10_551_296)
+    cooldown_frac: float = number(0.0, 1.0, default=0.4)
+    vector_warmup: int = integer(0, default=100)
+    spike_factor: float = number(1.0, low_open=True, default=1.5)
+    spike_ema: float = number(0.0, 1.0, low_open=True, high_open=True, default=0.9)
+    spike_skip: int = integer(0, default=10)
+    seed: int = integer(0, default=0)
 
     def __post_init__(self):
-        for name in ("seq_len", "batch_size", "steps", "eval_every", "eval_tokens"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"TrainSettings.{name} must be a positive integer, got {value!r}")
-        for name in ("vector_warmup", "spike_skip", "seed"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"TrainSettings.{name} must be an integer >= 0, got {value!r}")
-        if not 0 <= self.cooldown_frac <= 1:
-            raise ValueError(f"TrainSettings.cooldown_frac must lie in [0, 1], got {self.cooldown_frac!r}")
-        if not self.spike_factor > 1:
-            raise ValueError(f"TrainSettings.spike_factor must be > 1, got {self.spike_factor!r}")
-        if not 0 < self.spike_ema < 1:
-            raise ValueError(f"TrainSettings.spike_ema must lie in (0, 1), got {self.spike_ema!r}")
+        validate(self)

@@ -15,6 +15,7 @@ import copy
 import time
 
 import numpy as np
+import pandas as pd
 import torch
 import torch.nn.functional as F
 
@@ -22,7 +23,7 @@ from . import experiment
 from .model import LM, kind_of
 from .optimizers import build_optimizer
 
-__all__ = ["step_times"]
+__all__ = ["step_time_table", "step_times"]
 
 
 def _model_with_gradients(cfg: dict, arch: str, seed: int) -> LM:
@@ -79,3 +80,8 @@ def step_times(cfg: dict, arch: str, repeats: int, warmup: int = 3, seed: int = 
                 }
             )
     return rows
+
+
+def step_time_table(cfg: dict, repeats: int) -> pd.DataFrame:
+    """:func:`step_times` of both sweeps (``experiment.ARCHS``), the dense one first."""
+    return pd.DataFrame([row for arch in experiment.ARCHS for row in step_times(cfg, arch, repeats)])

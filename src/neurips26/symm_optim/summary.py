@@ -1,44 +1,26 @@
-r"""Tables of the optimizer comparison: per-run outcomes, the best learning rate of each method on validation
-loss, and the signed difference from the baseline with its seed spread.
+r"""The tables paper 07's report shows, built from the results: the best learning rate of each method on
+validation loss with the signed difference from the baseline and its seed spread (:func:`best_learning_rates`,
+the tables rule), and everything else the report renders (:func:`report_tables`: setup, divergences, step
+times, symmetry checks).
 
-Best-LR selection (notes 7.5 ``select_lr``): for each (arch, method) the grid point with the lowest mean final
-validation loss over seeds among grid points where no seed diverged. A best point at either end of the grid
-is flagged (``at_grid_edge``): the sweep may not have bracketed that method's optimum. The difference from the
-baseline is paired by seed (same data order, same initialisation): ``delta = loss(method) - loss(baseline)``
-per seed at each one's best grid point, its mean and sample standard deviation.
+Best-LR selection: for each (arch, method) the grid point with the lowest mean final validation loss over seeds
+among grid points where no seed diverged; the paper tunes each optimizer's learning rate and compares final
+validation losses (Lau and Su 2026, arXiv 2605.18106, the pre-training experiments; the reference's README lists
+the tuned learning rates of its runs). A best point at either end of the grid is flagged (``at_grid_edge``): the
+sweep may not have bracketed that method's optimum. The difference from the baseline is paired by seed (same data
+order, same initialisation): ``delta = loss(method) - loss(baseline)`` per seed at each one's best grid point, its
+mean and sample standard deviation.
 """
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["best_learning_rates", "run_row", "spike_counts"]
-
-
-def run_row(run: dict, result, assignment: dict) -> dict:
-    """One row of ``runs.parquet`` from a finished :class:`training.TrainResult`."""
-    swept = ("embedding", "lm_head") if run["arch"] == "dense" else ("router",)
-    return {
-        "arch": run["arch"],
-        "method": run["method"],
-        "lr_index": run["lr_index"],
-        "multiplier": run["multiplier"],
-        "seed": run["seed"],
-        **{f"lr_{k}": assignment[k]["lr"] for k in swept},
-        "final_val_loss": result.final_val_loss,
-        "diverged": result.diverged,
-        "diverged_step": result.diverged_step if result.diverged else -1,
-        "diverged_kind": result.diverged_kind or "",
-        "diverged_detail": result.diverged_detail,
-        "spikes": int(sum(r["spike"] for r in result.steps)),
-        "steps_done": len(result.steps),
-        "optimizer_seconds": result.optimizer_seconds,
-        "train_seconds": result.train_seconds,
-        "epochs": result.epochs,
-    }
+__all__ = ["best_learning_rates", "corpus_sentence", "report_tables", "setup_tables", "symmetry_tables"]
 
 
 def best_learning_rates(runs: pd.DataFrame, baselines: dict[str, str]) -> pd.DataFrame:
@@ -94,6 +76,93 @@ def _losses_at(runs: pd.DataFrame, arch: str, method: str, lr_index: int) -> pd.
     return sel.set_index("seed")["final_val_loss"]
 
 
-def spike_counts(best: pd.DataFrame, arch: str, methods: list[str]) -> int:
-    sel = best[(best["arch"] == arch) & best["method"].isin(methods)]
-    return int(sel["spikes"].sum())
+# the columns of the best-LR table in the report, in order (those a sweep does not have are left out)
+BEST_COLUMNS = [
+    "arch",
+    "method",
+    "multiplier",
+    "lr_embedding",
+    "lr_lm_head",
+    "lr_router",
+    "val_loss_mean",
+    "val_loss_sd",
+    "seeds",
+    "delta_mean",
+    "delta_sd",
+    "spikes",
+    "at_grid_edge",
+    "diverged_runs",
+]
+DIVERGED_COLUMNS = ["arch", "method", "multiplier", "seed", "diverged_step", "diverged_kind"]
+PROVENANCE_COLUMNS = ["git_commit", "config_hash"]
+
+
+def corpus_sentence(meta: dict | None, corpus: dict) -> str:
+    """What the models were trained on: the shared corpus build's ``meta.json`` (sources, sizes, tokenizer,
+    text hash), or the downloaded shards of ``corpus`` (the config's entry) when there is no meta."""
+    if meta is None:
+        return (
+            f"`{corpus['name']}`, {corpus.get('train_shards')} training shards of 100M tokens and the validation shard"
+        )
+    return (
+        f"the shared corpus `{meta['corpus']}` ({', '.join(meta['sources'])}: {meta['characters']:,} "
+        f"characters; {meta['documents']['train']} training and {meta['documents']['val']} validation "
+        f"documents, split by document), byte-level BPE with {meta['vocab_size']} tokens trained on the "
+        f"training documents (tokenizers {meta['tokenizers_version']}): {meta['tokens']['train']:,} "
+        f"training and {meta['tokens']['val']:,} validation tokens; text sha256 {meta['text_sha256'][:16]}"
+    )
+
+
+def setup_tables(runs: pd.DataFrame, model: dict, base: dict, methods: dict, routers: dict) -> dict[str, pd.DataFrame]:
+    """The setup section: the two models with their parameter counts, the fixed optimizer of every other role,
+    and the embedding + LM head and router methods (the config's entries)."""
+    sizes = runs.groupby("arch")[["parameters", "parameters_vocab"]].first()
+    models = pd.DataFrame(
+        [
+            {
+                "arch": a,
+                **model[a],
+                "parameters": sizes.loc[a, "parameters"],
+                "vocabulary-indexed": sizes.loc[a, "parameters_vocab"],
+            }
+            for a in ("dense", "moe")
+        ]
+    )
+    return {
+        "models": models,
+        "roles": pd.DataFrame([{"role": k, **{kk: str(vv) for kk, vv in v.items()}} for k, v in base.items()]),
+        "methods": pd.DataFrame(
+            [{"method": m, "embedding": str(p["embedding"]), "lm_head": str(p["lm_head"])} for m, p in methods.items()]
+        ),
+        "routers": pd.DataFrame([{"router": m, "optimizer": str(p)} for m, p in routers.items()]),
+    }
+
+
+def symmetry_tables(equivariance: pd.DataFrame, identities: pd.DataFrame, shown: int = 12) -> dict:
+    """The symmetry checks: the largest error of each rule under the groups it should commute with
+    (``expected``), the ``shown`` smallest errors under the groups it should break (``broken``), and the
+    identities as one line of text (``identities``)."""
+    broken = equivariance[~equivariance["expected"]].sort_values("rel_err")
+    expected = equivariance[equivariance["expected"]].groupby("optimizer")["rel_err"].max().reset_index()
+    line = ", ".join(f"{r.identity} {r.value:.1e}" for r in identities.itertuples())
+    return {"expected": expected, "broken": broken.head(shown), "identities": line}
+
+
+def report_tables(inp, params) -> dict:
+    """Everything the report template shows besides the claims and the closing sections, read from the report
+    rule's inputs (``runs``, ``best``, ``step_time``, ``equivariance``, ``identities``, ``corpus_meta``) and
+    params (``corpus``, ``model``, ``base``, ``methods``, ``routers``, ``train``)."""
+    runs, best, step_time, equivariance, identities = (
+        pd.read_parquet(p).drop(columns=PROVENANCE_COLUMNS, errors="ignore")
+        for p in (inp.runs, inp.best, inp.step_time, inp.equivariance, inp.identities)
+    )
+    meta = json.loads(open(inp.corpus_meta).read()) if inp.corpus_meta else None
+    return {
+        "corpus": corpus_sentence(meta, params.corpus),
+        "constant_share": f"{1 - params.train.get('cooldown_frac', 0.4):.0%}",
+        "best": best.reindex(columns=[c for c in BEST_COLUMNS if c in best.columns]),
+        "diverged": runs[runs["diverged"]][DIVERGED_COLUMNS],
+        "step_time": step_time,
+        **symmetry_tables(equivariance, identities),
+        **setup_tables(runs, params.model, params.base, params.methods, params.routers),
+    }

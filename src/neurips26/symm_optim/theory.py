@@ -1,4 +1,6 @@
-r"""Float64 checks of the symmetry statements of Lau and Su (2026) (notes 07, 7.2 "Theory" and checks S1-S3).
+r"""Float64 checks of the symmetry statements of Lau and Su (2026, "Symmetry-Compatible Principle for Optimizer
+Design", arXiv 2605.18106; Section 3 derives each weight block's symmetry group and its equivariant update), the
+checks S1-S3 of ``config/claims/symm_optim.yaml``.
 
 An update rule ``U`` is equivariant under a group acting by ``M -> A M B`` when ``U(A M B) = A U(M) B``.
 Each check draws a random group element, applies it and returns the largest deviation relative to the
@@ -7,7 +9,7 @@ functions of :mod:`neurips26.symm_optim.optimizers` (a single step from zero mom
 factor ``1 - beta``, to which every direction here is scale-covariant), so the checks are exact up to
 float64 rounding.
 
-Which symmetries each direction has (``SYMMETRIES``; notes 7.2's table):
+Which symmetries each direction has (``SYMMETRIES``; the paper's Section 3, block by block):
 
 * Muon / spectral descent (bi-orthogonal): left and right orthogonal (hence permutation) equivariant;
 * right polar: ``M (M^T M + eps)^{-1/2}`` is also bi-orthogonal; the repo's ``nu`` (sum of entries of
@@ -18,10 +20,9 @@ Which symmetries each direction has (``SYMMETRIES``; notes 7.2's table):
 * Adam's first step and sign: only permutations (and sign flips); orthogonal equivariance fails.
 
 The diagonal lifting (check S3): ``sign(G) = reshape(diag(polar(diag(vec G))))``, the paper's reading of
-coordinate-wise updates as spectral updates of a pathological lifting.
+coordinate-wise updates as spectral updates of a pathological diagonal lifting (its abstract).
 
-Deliberate difference from the notes' ``equivariance.parquet`` sketch: the relative error is the max
-norm, not a Frobenius ratio (either is far from the thresholds).
+The relative error is the max norm rather than a Frobenius ratio (either is far from the checks' thresholds).
 """
 
 from __future__ import annotations
