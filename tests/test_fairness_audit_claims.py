@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from neurips26.common.claims import decide, load_definitions
-from neurips26.fairness_audit import validation
+from neurips26.fairness_audit import measure_validation as validation
 from neurips26.fairness_audit.axioms import INSTANCES, judge_axioms
 from neurips26.fairness_audit.claims import CONDITIONAL_AXIOMS, cluster_bootstrap, measure_claims
 from neurips26.fairness_audit.estimators import Estimate

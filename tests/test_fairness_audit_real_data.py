@@ -20,14 +20,18 @@ from neurips26.fairness_audit.real_data import (
 ADULT_DATA = (
     "\n".join(
         [
-            "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, "
+            "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, "
+            "Not-in-family, White, Male, 2174, 0, 40, "
             "United-States, <=50K",
-            "50, Self-emp-not-inc, 83311, Bachelors, 13, Married-civ-spouse, Exec-managerial, Husband, White, Male, 0, 0, 13, "
+            "50, Self-emp-not-inc, 83311, Bachelors, 13, Married-civ-spouse, "
+            "Exec-managerial, Husband, White, Male, 0, 0, 13, "
             "United-States, <=50K",
             "38, Private, 215646, HS-grad, 9, Divorced, ?, Not-in-family, White, Male, 0, 0, 40, United-States, <=50K",
-            "31, Private, 45781, Masters, 14, Never-married, Prof-specialty, Not-in-family, White, Female, 14084, 0, 50, "
+            "31, Private, 45781, Masters, 14, Never-married, Prof-specialty, "
+            "Not-in-family, White, Female, 14084, 0, 50, "
             "United-States, >50K",
-            "37, Private, 284582, Masters, 14, Married-civ-spouse, Exec-managerial, Wife, Black, Female, 0, 0, 40, Cuba, "
+            "37, Private, 284582, Masters, 14, Married-civ-spouse, "
+            "Exec-managerial, Wife, Black, Female, 0, 0, 40, Cuba, "
             "<=50K",
         ]
     )
@@ -39,9 +43,11 @@ ADULT_TEST = (
             "|1x3 Cross validator",
             "25, Private, 226802, 11th, 7, Never-married, Machine-op-inspct, Own-child, Black, Male, 0, 0, 40, "
             "United-States, <=50K.",
-            "44, Private, 160323, Some-college, 10, Married-civ-spouse, Machine-op-inspct, Husband, Black, Male, 7688, 0, 40, "
+            "44, Private, 160323, Some-college, 10, Married-civ-spouse, "
+            "Machine-op-inspct, Husband, Black, Male, 7688, 0, 40, "
             "?, >50K.",
-            "52, Self-emp-inc, 287927, HS-grad, 9, Married-civ-spouse, Exec-managerial, Wife, White, Female, 15024, 0, 40, "
+            "52, Self-emp-inc, 287927, HS-grad, 9, Married-civ-spouse, "
+            "Exec-managerial, Wife, White, Female, 15024, 0, 40, "
             "Mexico, >50K.",
         ]
     )

@@ -3,8 +3,8 @@
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.fairness_audit import experiment
+from neurips26.fairness_audit.artifacts import load_audit_data
 from neurips26.fairness_audit.coalitions import coalition_values
-from neurips26.fairness_audit.storage import load_audit_data
 
 params, w = snakemake.params, snakemake.wildcards
 seed, measures = params.seed, params.measures

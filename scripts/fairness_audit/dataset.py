@@ -4,7 +4,7 @@ features) with a JSON of its feature groups and how it was made."""
 from neurips26.common.io import write_parquet, write_text
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.fairness_audit import experiment, real_data
-from neurips26.fairness_audit.storage import audit_meta
+from neurips26.fairness_audit.artifacts import audit_meta
 
 settings, name = snakemake.params, snakemake.wildcards.dataset
 seed = settings.seed

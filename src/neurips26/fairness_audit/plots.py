@@ -16,7 +16,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from .axioms import axiom_summary  # noqa: E402
-from .validation import GAPS, measure_pairs  # noqa: E402
+from .measure_validation import GAPS, measure_pairs  # noqa: E402
 
 __all__ = ["axiom_figure", "measure_vs_true_bias", "selection_curves", "shapley_bars"]
 
@@ -120,7 +120,8 @@ def axiom_figure(axioms: pd.DataFrame):
 def selection_curves(selection: pd.DataFrame, random_expectation: pd.DataFrame):
     """One panel per notion: the change of the true gap against the number k of removed players, averaged over
     datasets, one line per ranking; the exact expectation of random removal dashed (``random_expectation``: a
-    :func:`~.validation.random_removal_table`, or expected_random_removal rows of k = 1 without a ``k`` column)."""
+    :func:`~.measure_validation.random_removal_table`, or expected_random_removal rows of k = 1 without a ``k``
+    column)."""
     if "k" not in random_expectation:
         random_expectation = random_expectation.assign(k=1)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), squeeze=False)

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from neurips26.fairness_audit.coalitions import coalition_values, shapley_table
-from neurips26.fairness_audit.validation import (
+from neurips26.fairness_audit.measure_validation import (
     VALIDATION_COLUMNS,
     coalition_lookup,
     dpi_table,
