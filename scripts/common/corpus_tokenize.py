@@ -9,7 +9,7 @@ from neurips26.common.runtime import start_job
 log = start_job(snakemake)
 out, vocab = snakemake.output, int(snakemake.wildcards.vocab)
 documents = pd.read_parquet(snakemake.input[0])
-texts = {split: documents.loc[documents["split"] == split, "text"].tolist() for split in ("train", "val")}
+texts = corpus.split_texts(documents)
 tokenizer = corpus.train_tokenizer(texts["train"], vocab)
 tokens = {split: corpus.encode_documents(tokenizer, texts[split]) for split in texts}
 meta = corpus.corpus_meta(documents, tokenizer, tokens["train"], tokens["val"], snakemake.wildcards.corpus)

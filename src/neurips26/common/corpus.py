@@ -33,14 +33,18 @@ from pathlib import Path
 import numpy as np
 
 from .token_files import read_tokens, write_tokens
+from .validation import check_number, is_int
 
 __all__ = [
     "CORPORA",
     "END_OF_TEXT",
     "SOURCES",
     "build_documents",
+    "corpus_meta",
+    "dumps_meta",
     "encode_documents",
     "read_tokens",
+    "split_texts",
     "train_tokenizer",
     "write_tokens",
 ]
@@ -104,8 +108,7 @@ def build_documents(corpus: str, validation_fraction: float = 0.05):
 
     if corpus not in CORPORA:
         raise ValueError(f"unknown corpus {corpus!r}, expected one of {sorted(CORPORA)}")
-    if not (isinstance(validation_fraction, (int, float)) and 0 < validation_fraction < 1):
-        raise ValueError(f"validation_fraction must lie in (0, 1), got {validation_fraction!r}")
+    check_number("validation_fraction", validation_fraction, 0.0, 1.0, low_open=True, high_open=True)
     rows = [
         {
             "source": source,
@@ -129,12 +132,17 @@ def build_documents(corpus: str, validation_fraction: float = 0.05):
     return frame
 
 
+def split_texts(documents) -> dict[str, list[str]]:
+    """The texts of the ``train`` and ``val`` documents of :func:`build_documents`, each in document order."""
+    return {split: documents.loc[documents["split"] == split, "text"].tolist() for split in ("train", "val")}
+
+
 def train_tokenizer(texts: list[str], vocab_size: int, min_frequency: int = 2):
     """A byte-level BPE tokenizer (Hugging Face ``tokenizers``) with ``<|endoftext|>`` as id 0, trained on
     ``texts``. Training is deterministic for the same texts and settings (a test checks it)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or not 257 <= vocab_size <= 65535:
+    if not is_int(vocab_size) or not 257 <= vocab_size <= 65535:
         raise ValueError(
             f"vocab_size must be an integer in [257, 65535] (byte alphabet plus merges, uint16 "
             f"token files), got {vocab_size!r}"
