@@ -201,6 +201,7 @@ rule thresh_mcts_report:
         ),
         captions=expand("workflow/report/thresh_mcts/{name}.rst", name=TM_FIGURES),
         deviations="workflow/report/thresh_mcts/deviations.md",
+        template="workflow/report/thresh_mcts/report.md.j2",
     output:
         f"{TM}/report.md",
     log:

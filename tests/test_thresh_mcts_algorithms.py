@@ -50,7 +50,7 @@ def random_problem(seed: int, kind: str):
 
 def state_after(tree, tape, counts):
     counts = np.asarray(counts, dtype=np.int64)
-    sums = np.array([tape[l, : counts[l]].sum() for l in range(tree.n_leaves)])
+    sums = np.array([tape[leaf, : counts[leaf]].sum() for leaf in range(tree.n_leaves)])
     return counts, sums
 
 
@@ -158,7 +158,7 @@ def test_incremental_state_equals_full_recomputation_after_every_pull(kind):
             np.testing.assert_array_equal(snap["t_star"], full.t_star)  # bitwise, inf included
             np.testing.assert_array_equal(snap["z"], full.z)
             np.testing.assert_array_equal(snap["choice"], [e[2] for e in full.e])
-            assert inc.least_pulled == min((c, l) for l, c in enumerate(counts.tolist()))
+            assert inc.least_pulled == min((c, leaf) for leaf, c in enumerate(counts.tolist()))
             internal = [c for c in range(tree.n_nodes) if tree.children[c]]
             side_changes += int((snap["side"] != previous)[internal].any())
             previous = snap["side"]

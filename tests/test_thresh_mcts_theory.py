@@ -102,11 +102,11 @@ def test_irregular_tree_values_match_recursion():
         t = random_tree(rng)
         mu = rng.random(t.n_leaves)
 
-        def rec(n):
+        def rec(n, t=t, mu=mu):
             if not t.children[n]:
                 return mu[t.leaf_of_node[n]]
             f = max if t.labels[n] == "MAX" else min
-            return f(rec(c) for c in t.children[n])
+            return f(rec(c, t, mu) for c in t.children[n])
 
         assert value(t, mu) == pytest.approx(rec(0))
 

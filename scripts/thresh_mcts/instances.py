@@ -1,4 +1,5 @@
-"""Paper 12's problem instances (notes 12.4) from the config, plus user trees, as a Parquet table."""
+"""Paper 12's problem instances (fixed trees I1..I3, random trees R*) from the config, plus user trees, as a Parquet
+table."""
 
 import json
 

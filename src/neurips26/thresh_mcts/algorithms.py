@@ -1,4 +1,9 @@
-r"""Sequential sampling rules for thresholding MCTS (notes 12.2): one run on a reward tape.
+r"""Sequential sampling rules for thresholding MCTS: one run on a reward tape.
+
+The Track-and-Stop loop and D-/C-Tracking follow Garivier and Kaufmann (2016) and their reference code
+(xuedong/BestArm.jl, src/fixed_confidence/track_stop.jl); the ratio rule is our reading of the paper's abstract
+("a ratio-based modification of the D-Tracking arm-pulling strategy"), its lower bound and GLR statistic our
+derivation in :mod:`theory`.
 
 Every Track-and-Stop rule (``d_tracking``, ``c_tracking``, ``ratio``, ``ratio_incremental``, ``uniform``,
 ``oracle``) runs the same loop:
@@ -50,6 +55,8 @@ from functools import partial
 
 import numpy as np
 
+from neurips26.common.validation import check_choice, check_int, check_number
+
 from .incremental import IncrementalRatio, MinTree, leaf_divergence, leaf_state, pairwise_sum
 from .theory import KINDS, beta_threshold
 from .tree import Tree
@@ -94,7 +101,7 @@ class RunResult:
 
 
 # ----------------------------------------------------------------------------------------------------
-# the full DP (notes 12.2: T*, GLR Z and the ratio rule's certificate minimum, bottom-up)
+# the full DP (theory's docstring, steps 4-5: T*, GLR Z and the ratio rule's certificate minimum, bottom-up)
 
 
 class _Shape:
@@ -406,8 +413,7 @@ def _confidence_bounds(mean: float, count: int, rate: float, kind: str) -> tuple
 
 def _lucb(tree, theta, kind, tape, delta, t_max, *, mu_true, conservative, record, stopping) -> RunResult:
     start = time.perf_counter()
-    if not 0.0 < float(delta) < 0.5:
-        raise ValueError(f"delta must lie in (0, 0.5), got {delta!r}")
+    check_number("delta", delta, 0.0, 0.5, low_open=True, high_open=True)
     shape = _Shape(tree)
     k, n = shape.n_leaves, shape.n_nodes
     counts, sums = np.zeros(k, dtype=np.int64), np.zeros(k)
@@ -489,8 +495,7 @@ def check_problem_arguments(tree: Tree, kind: str, theta) -> float:
     """Validate a run's tree, reward kind and threshold (shared by `run` and `batch.run_batch`); returns theta."""
     if not isinstance(tree, Tree):
         raise ValueError(f"tree must be a Tree, got {type(tree).__name__}")
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    check_choice("kind", kind, KINDS)
     theta = float(theta)
     if not math.isfinite(theta) or (kind == "bernoulli" and not 0.0 < theta < 1.0):
         raise ValueError(f"theta must be finite (in (0, 1) for Bernoulli rewards), got {theta}")
@@ -513,16 +518,15 @@ def run(
 ) -> RunResult:
     """One run of ``rule`` on ``tree`` against the reward ``tape`` (K, length): the j-th pull of leaf l
     returns ``tape[l, j]``. ``mu_true`` is needed by the oracle only. ``conservative`` uses
-    ``beta = ln(K (1 + ln t) / delta)`` in the GLR rules (LUCB has its own rate); ``record`` keeps every pull in ``RunResult.pulls``;
-    ``stopping=False`` never stops before ``t_max`` (for measuring the per-round cost)."""
+    ``beta = ln(K (1 + ln t) / delta)`` in the GLR rules (LUCB has its own rate); ``record`` keeps every pull in
+    ``RunResult.pulls``; ``stopping=False`` never stops before ``t_max`` (for measuring the per-round cost)."""
     if rule not in RULES:
         raise ValueError(f"unknown rule {rule!r}; expected one of {sorted(RULES)}")
     theta = check_problem_arguments(tree, kind, theta)
     tape = np.asarray(tape, dtype=float)
     if tape.ndim != 2 or tape.shape[0] != tree.n_leaves or tape.shape[1] < 1:
         raise ValueError(f"tape must have shape (K={tree.n_leaves}, length >= 1), got {tape.shape}")
-    if isinstance(t_max, bool) or int(t_max) != t_max or t_max < tree.n_leaves:
-        raise ValueError(f"t_max must be an integer >= K={tree.n_leaves}, got {t_max!r}")
+    check_int("t_max", t_max, tree.n_leaves)
     return RULES[rule](
         tree,
         theta,

@@ -100,8 +100,8 @@ def delta_correctness(summary: pd.DataFrame) -> Measured:
     )
     note = (
         f"worst cell {worst['rule']} on {worst['instance']} at delta {worst['delta']:g}: {int(worst['errors'])} "
-        f"errors in {int(stopped[worst.name])} stopped runs; {len(undecided)} of {len(scaled)} cells cannot show error <= delta "
-        f"with their number of runs; {per_delta}"
+        f"errors in {int(stopped[worst.name])} stopped runs; {len(undecided)} of {len(scaled)} cells cannot show "
+        f"error <= delta with their number of runs; {per_delta}"
     )
     return Measured(
         "M1",

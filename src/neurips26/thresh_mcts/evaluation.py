@@ -1,11 +1,14 @@
-"""Paper 12's summaries: error rates with Clopper-Pearson intervals, stopping times against the lower bound
-T* kl(delta, 1 - delta) and T* ln(1/delta), and log-log slopes of the per-round cost (notes 12.5-12.7)."""
+"""Paper 12's evaluation of the runs: error rates with Clopper-Pearson intervals, stopping times against the lower
+bound T* kl(delta, 1 - delta) (Garivier and Kaufmann 2016, Theorem 1) and T* ln(1/delta), and log-log slopes of
+the per-round cost (the abstract: "from linear to logarithmic in the number of arms")."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 from scipy.stats import beta as beta_dist
+
+from .theory import kl_bernoulli
 
 
 def clopper_pearson(errors: int, n: int, level: float = 0.95) -> tuple[float, float]:
@@ -16,10 +19,6 @@ def clopper_pearson(errors: int, n: int, level: float = 0.95) -> tuple[float, fl
     low = 0.0 if errors == 0 else float(beta_dist.ppf(alpha / 2, errors, n - errors + 1))
     high = 1.0 if errors == n else float(beta_dist.ppf(1 - alpha / 2, errors + 1, n - errors))
     return low, high
-
-
-def kl_bernoulli(p: float, q: float) -> float:
-    return float(p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q)))
 
 
 def summarise(runs: pd.DataFrame, theory: pd.DataFrame) -> pd.DataFrame:

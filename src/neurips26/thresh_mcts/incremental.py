@@ -1,4 +1,5 @@
-r"""Ratio-based tracking with O(D log b) work per round (notes 12.2 (c), "Incremental implementation").
+r"""Ratio-based tracking with O(D log b) work per round: the paper's abstract claims the ratio rule brings the
+per-round cost "from linear to logarithmic in the number of arms"; this is our implementation of that claim.
 
 The ratio rule pulls ``argmin_{l: w*_l(mu_hat) > 0} N_l / w*_l(mu_hat)``. Because
 ``w*_l = T*(l) / T*(root)`` and ``T*(l) = 1 / d_l`` on the certificate (``d_l = d(mu_hat_l, theta)``),

@@ -1,4 +1,6 @@
-"""Problem instances (notes 12.4) and seeded reward tapes.
+"""Problem instances, their characteristic times, and seeded reward tapes.
+
+The paper's instances are unknown (only its abstract was available), so these are ours.
 
 An instance is a JSON-able dict::
 
@@ -12,6 +14,8 @@ An instance is a JSON-able dict::
   ``gap`` from the root value, on a random side; draws with ``T* > t_star_max`` are redrawn.
 - User trees (``instances.json``) go through :func:`validate_instance`.
 
+:func:`theory_table` gives every instance's ``T*``, ``w*`` and lower bound ``T* kl(delta, 1 - delta)``.
+
 A reward tape fixes the randomness of a run: ``tape[l, j]`` is the reward of the j-th pull of
 leaf l, so that every algorithm (and both implementations of one) sees the same rewards.
 """
@@ -20,12 +24,17 @@ from __future__ import annotations
 
 import json
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .theory import KINDS, characteristic_time, check_problem
+from neurips26.common.validation import check_choice, check_int, check_number
+
+from .theory import KINDS, characteristic_time, check_problem, kl_bernoulli
 from .tree import Tree, complete_tree, from_records, to_records, value
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DEFAULT_RANDOM_SPECS",
@@ -36,6 +45,7 @@ __all__ = [
     "make_instances",
     "random_instance",
     "reward_tape",
+    "theory_table",
     "validate_instance",
 ]
 
@@ -67,7 +77,7 @@ FIXED_INSTANCES: dict[str, dict[str, Any]] = {
     },
 }  # fmt: skip
 
-# R1..R6 of notes 12.4: depth in {2, 3}, branching in {2, 3, 4}, gap in {0.05, 0.1}
+# random complete trees R1..R6: depth in {2, 3}, branching in {2, 3, 4}, gap in {0.05, 0.1}
 DEFAULT_RANDOM_SPECS: tuple[dict[str, Any], ...] = (
     {"id": "R1", "depth": 2, "branching": 2, "gap": 0.1},
     {"id": "R2", "depth": 2, "branching": 3, "gap": 0.05},
@@ -79,17 +89,11 @@ DEFAULT_RANDOM_SPECS: tuple[dict[str, Any], ...] = (
 
 
 def _int(x: Any, name: str, low: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, (numbers.Integral,)):
-        raise ValueError(f"{name} must be an integer, got {x!r}")
-    if int(x) < low:
-        raise ValueError(f"{name} must be >= {low}, got {x}")
-    return int(x)
+    return int(check_int(name, x, low))
 
 
 def _kind(kind: Any) -> str:
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    return kind
+    return check_choice("kind", kind, KINDS)
 
 
 def _record(inst_id, tree: Tree, mu, theta, kind, *, depth=None, branching=None, seed=None, source="user"):
@@ -159,8 +163,7 @@ def random_instance(
     branching = _int(branching, "branching", 1)
     seed = _int(seed, "seed", 0)
     kind = _kind(kind)
-    if not isinstance(gap, numbers.Real) or not 1e-9 <= float(gap) < 1.0:
-        raise ValueError(f"gap must be a number in [1e-9, 1), got {gap!r}")
+    check_number("gap", gap, 1e-9, 1.0, high_open=True)
     if not isinstance(t_star_max, numbers.Real) or not t_star_max > 0:
         raise ValueError(f"t_star_max must be positive, got {t_star_max!r}")
     if not mu_low < mu_high:
@@ -234,7 +237,7 @@ def make_instances(
     t_star_max: float = 5e4,
     user: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """The instance list of notes 12.4 (defaults: I1..I3 and R1..R6, Bernoulli, 9 instances).
+    """The instance list (defaults: I1..I3 and R1..R6, Bernoulli, 9 instances).
 
     ``random_specs`` entries need ``id, depth, branching, gap`` and may set ``kind``,
     ``root_label``, ``seed`` and ``t_star_max``; without ``seed`` the i-th spec gets a seed derived
@@ -309,3 +312,27 @@ def reward_tape(mu: Any, kind: str, length: int, seed: int) -> np.ndarray:
     if kind == "bernoulli":
         return (rng.random((mu.size, length)) < mu[:, None]).astype(float)
     return mu[:, None] + rng.standard_normal((mu.size, length))
+
+
+def theory_table(instances: pd.DataFrame, deltas) -> pd.DataFrame:
+    """One row per (instance, delta): ``T*`` and the optimal weights ``w*`` (a JSON list, rounded to 12 decimals)
+    by the tree DP (:func:`theory.characteristic_time`), and the lower bound ``T* kl(delta, 1 - delta)``."""
+    import pandas as pd
+
+    rows = []
+    for record in instances.to_dict("records"):
+        tree, mu, theta, kind = instance_problem(record)
+        cert = characteristic_time(tree, mu, theta, kind)
+        rows += [
+            {
+                "instance": record["id"],
+                "kind": kind,
+                "n_leaves": tree.n_leaves,
+                "t_star": cert.t_star,
+                "weights": json.dumps(np.round(cert.weights, 12).tolist()),
+                "delta": delta,
+                "lower_bound": cert.t_star * kl_bernoulli(delta, 1 - delta),
+            }
+            for delta in deltas
+        ]
+    return pd.DataFrame(rows)

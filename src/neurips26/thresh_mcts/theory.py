@@ -1,4 +1,8 @@
-r"""Lower bound, optimal weights, GLR statistic for thresholding MCTS (notes 12.2), and an LP check.
+r"""Lower bound, optimal weights, GLR statistic for thresholding MCTS, and an LP check.
+
+The paper (arXiv:2601.22600) was not available beyond its abstract: the recursion below is our derivation of
+the Track-and-Stop lower bound of Garivier and Kaufmann (2016, Theorem 1) for the tree's answer, checked
+against the brute-force linear program of step 2 (claim M7).
 
 Derivation
 ==========
@@ -85,6 +89,8 @@ from typing import Any
 
 import numpy as np
 
+from neurips26.common.validation import check_choice, check_int, check_number
+
 from .tree import Tree, node_values
 
 __all__ = [
@@ -97,6 +103,7 @@ __all__ = [
     "divergence",
     "glr_statistic",
     "glr_statistic_batch",
+    "kl_bernoulli",
     "lp_characteristic_time",
     "minimal_flip_sets",
     "node_roles",
@@ -108,9 +115,7 @@ _IDENTIFIABILITY_TOL = 1e-9
 
 
 def _check_kind(kind: Any) -> str:
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    return kind
+    return check_choice("kind", kind, KINDS)
 
 
 def divergence(x: Any, y: Any, kind: str) -> np.ndarray:
@@ -317,20 +322,21 @@ def beta_threshold(t: Any, delta: float, n_leaves: int | None = None, conservati
     ``t >= 1`` (scalar -> float, array -> array); ``delta`` in (0, 0.5); ``n_leaves`` is required
     (and only used) when ``conservative`` is True.
     """
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0.0 < float(delta) < 0.5:
-        raise ValueError(f"delta must lie in (0, 0.5), got {delta!r}")
+    check_number("delta", delta, 0.0, 0.5, low_open=True, high_open=True)
     t_arr = np.asarray(t, dtype=float)
     if not np.isfinite(t_arr).all() or (t_arr < 1).any():
         raise ValueError(f"t must be finite and >= 1, got {t!r}")
     scale = 1.0
     if conservative:
-        if n_leaves is None or isinstance(n_leaves, bool) or not isinstance(n_leaves, (int, np.integer)):
-            raise ValueError(f"conservative=True needs an integer n_leaves, got {n_leaves!r}")
-        if n_leaves < 1:
-            raise ValueError(f"n_leaves must be >= 1, got {n_leaves}")
-        scale = float(n_leaves)
+        scale = float(check_int("n_leaves", n_leaves, 1))
     out = np.log(scale * (1.0 + np.log(t_arr)) / float(delta))
     return float(out) if out.ndim == 0 else out
+
+
+def kl_bernoulli(p: float, q: float) -> float:
+    """``kl(p, q)`` of Bernoulli means; ``T* kl(delta, 1 - delta)`` is the lower bound on the expected stopping
+    time of a delta-correct rule (Garivier and Kaufmann 2016, Theorem 1)."""
+    return float(p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q)))
 
 
 # ------------------------------------------------------------------------------------------------

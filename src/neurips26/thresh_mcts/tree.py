@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from neurips26.common.validation import check_choice, check_int
+
 __all__ = [
     "LABELS",
     "Level",
@@ -128,12 +130,6 @@ class Tree:
         return f"Tree(n_nodes={self.n_nodes}, n_leaves={self.n_leaves}, depth={self.depth})"
 
 
-def _as_int(x: Any, what: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise ValueError(f"{what} must be an integer, got {x!r}")
-    return int(x)
-
-
 def _find_cycle(kids: list[list[int]]) -> list[int] | None:
     """A directed cycle of the child graph as a node list, or None (iterative DFS colouring)."""
     n = len(kids)
@@ -182,7 +178,7 @@ def make_tree(children: list[list[int]], labels: list[str]) -> Tree:
     for i, ch in enumerate(children):
         if isinstance(ch, (str, bytes)) or not hasattr(ch, "__iter__"):
             raise ValueError(f"children of node {i} must be a list of node ids, got {ch!r}")
-        row = [_as_int(c, f"child id of node {i}") for c in ch]
+        row = [int(check_int(f"child id of node {i}", c)) for c in ch]
         for c in row:
             if not 0 <= c < n:
                 raise ValueError(f"node {i} has child id {c}, outside 0..{n - 1}")
@@ -242,14 +238,9 @@ def complete_tree(depth: int, branching: int, root_label: str = "MAX") -> Tree:
     Node ids are breadth-first: the leaves (depth ``depth``) are the last ``branching**depth`` ids.
     ``depth=0`` gives a single leaf.
     """
-    depth = _as_int(depth, "depth")
-    branching = _as_int(branching, "branching")
-    if depth < 0:
-        raise ValueError(f"depth must be >= 0, got {depth}")
-    if branching < 1:
-        raise ValueError(f"branching must be >= 1, got {branching}")
-    if root_label not in ("MAX", "MIN"):
-        raise ValueError(f"root_label must be 'MAX' or 'MIN', got {root_label!r}")
+    depth = int(check_int("depth", depth, 0))
+    branching = int(check_int("branching", branching, 1))
+    check_choice("root_label", root_label, ("MAX", "MIN"))
     other = "MIN" if root_label == "MAX" else "MAX"
     children: list[list[int]] = []
     labels: list[str] = []

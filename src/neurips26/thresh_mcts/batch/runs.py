@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import dataclass
 
 import numpy as np
+
+from neurips26.common.validation import check_int, check_number
 
 from ..algorithms import _Beta, check_problem_arguments, optimal_weights
 from ..tree import Tree
@@ -111,16 +112,13 @@ def run_batch(
     k = tree.n_leaves
     if tapes.ndim != 3 or tapes.shape[1] != k or tapes.shape[2] < 1:
         raise ValueError(f"tapes must have shape (R, K={k}, length >= 1), got {tapes.shape}")
-    if isinstance(t_max, bool) or int(t_max) != t_max or t_max < k:
-        raise ValueError(f"t_max must be an integer >= K={k}, got {t_max!r}")
-    t_max = int(t_max)
-    if tail is not None and (isinstance(tail, bool) or int(tail) != tail or tail < 0):
-        raise ValueError(f"tail must be None or an integer >= 0, got {tail!r}")
+    t_max = int(check_int("t_max", t_max, k))
+    if tail is not None:
+        check_int("tail", tail, 0)
     r = tapes.shape[0]
     deltas, dix = _deltas(delta, r)
     for d in deltas:
-        if isinstance(d, bool) or not isinstance(d, numbers.Real) or not 0.0 < float(d) < 0.5:
-            raise ValueError(f"delta must lie in (0, 0.5), got {d!r}")
+        check_number("delta", d, 0.0, 0.5, low_open=True, high_open=True)
     betas = [_Beta(float(d), k, conservative) for d in deltas]
     w_oracle = None
     if rule == "oracle":

@@ -1,0 +1,153 @@
+"""Runs of the sampling rules on instances, as tables: the stopping experiment (every rule, instance and delta,
+many runs on seeded reward tapes) and the per-round cost sweep (no stopping, growing trees, timed).
+
+Reward tapes are common random numbers: run ``r`` of the instance in row ``i`` of the instance table reads the
+tape seeded by :func:`tape_seed` ``(seed, i, r)``, whatever the rule and delta (common random numbers), so every
+rule answers on the same rewards.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import pandas as pd
+
+from . import algorithms
+from .batch import run_batch
+from .instances import instance_problem, random_instance, reward_tape
+
+TAPE_BYTES = 2**28  # reward tapes of at most 256 MB at a time: runs are simulated in chunks that fit
+
+
+def tape_seed(seed: int, instance_index: int, run: int) -> int:
+    """The seed of run `run`'s reward tape on the instance in row `instance_index` (the same for every rule and
+    delta)."""
+    return seed * 10**6 + instance_index * 10**4 + run
+
+
+def tape_dtype(kind: str) -> np.dtype:
+    """The tapes' storage type: 0/1 Bernoulli rewards fit a byte (8x more runs per chunk than float64)."""
+    return np.dtype(np.uint8 if kind == "bernoulli" else np.float64)
+
+
+def runs_per_chunk(n_leaves: int, t_max: int, runs: int, kind: str, budget: int | None = None) -> int:
+    """How many runs' tapes (K x t_max rewards each) fit in `budget` bytes (default :data:`TAPE_BYTES`) at once (at
+    least one)."""
+    budget = TAPE_BYTES if budget is None else budget
+    return max(1, min(runs, budget // (tape_dtype(kind).itemsize * n_leaves * t_max)))
+
+
+def run_tapes(mu, kind: str, t_max: int, seed: int, instance_index: int, runs: range) -> np.ndarray:
+    """``(len(runs), K, t_max)`` reward tapes of the given runs, in the storage type of :func:`tape_dtype`."""
+    tapes = [reward_tape(mu, kind, t_max, seed=tape_seed(seed, instance_index, r)) for r in runs]
+    return np.stack(tapes).astype(tape_dtype(kind))
+
+
+def simulate_rule(
+    instances: pd.DataFrame,
+    rule: str,
+    deltas,
+    runs: int,
+    t_max: int,
+    seed: int,
+    conservative: bool = False,
+    log: logging.Logger | None = None,
+) -> pd.DataFrame:
+    """`runs` runs of `rule` on every instance (rows of :func:`instances.instances_frame`) and delta, advanced
+    together by :func:`batch.run_batch`: one row per run with its stopping time ``tau``, whether it was
+    censored at `t_max`, and whether it stopped with the right answer (``V >= theta``)."""
+    frames = []
+    for index, record in enumerate(instances.to_dict("records")):
+        shape, mu, theta, kind = instance_problem(record)
+        truth = bool(record["value"] >= theta)
+        chunk = runs_per_chunk(shape.n_leaves, t_max, runs, kind)
+        for delta in deltas:
+            start = time.perf_counter()
+            taus, answers, censored = [], [], []
+            for first in range(0, runs, chunk):
+                tapes = run_tapes(mu, kind, t_max, seed, index, range(first, min(first + chunk, runs)))
+                result = run_batch(shape, theta, kind, tapes, delta, rule, t_max, mu_true=mu, conservative=conservative)
+                taus.append(result.tau)
+                answers.append(result.answer)
+                censored.append(result.censored)
+            tau, answer, cens = np.concatenate(taus), np.concatenate(answers), np.concatenate(censored)
+            seconds = time.perf_counter() - start
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "rule": rule,
+                        "instance": record["id"],
+                        "delta": delta,
+                        "run": np.arange(len(tau)),
+                        "tau": tau,
+                        "censored": cens,
+                        "correct": (answer == truth) & ~cens,
+                    }
+                )
+            )
+            if log is not None:
+                log.info(
+                    "%s delta %g: mean tau %.0f, errors %d, censored %d, %.1f s (%.0f pulls/s)",
+                    record["id"],
+                    delta,
+                    tau[~cens].mean() if (~cens).any() else np.nan,
+                    int(((answer != truth) & ~cens).sum()),
+                    int(cens.sum()),
+                    seconds,
+                    tau.sum() / seconds,
+                )
+    return pd.concat(frames, ignore_index=True)
+
+
+def per_round_cost(
+    depths,
+    branching: int,
+    rounds: int,
+    repeats: int,
+    rules,
+    seed: int,
+    log: logging.Logger | None = None,
+) -> pd.DataFrame:
+    """The per-round cost against the number of leaves K (claim M5): on complete trees of each depth (random
+    Bernoulli means, gap 0.05), every rule runs `rounds` rounds after the initial pulls without stopping; node
+    operations are counted and wall time measured. The rules are timed side by side, interleaved, `repeats`
+    times each, so that the timing noise is measured. One row per (rule, repeat, depth)."""
+    rows = []
+    for depth in depths:
+        inst = random_instance(
+            f"cost_d{depth}",
+            depth=depth,
+            branching=branching,
+            gap=0.05,
+            seed=seed + depth,
+            kind="bernoulli",
+            t_star_max=np.inf,
+        )
+        shape, mu, theta, kind = instance_problem(inst)
+        t_max = shape.n_leaves + rounds
+        tape = reward_tape(mu, kind, t_max, seed=seed + depth)
+        for repeat, rule in ((r, rule) for r in range(repeats) for rule in rules):
+            result = algorithms.run(shape, theta, kind, tape, 0.1, rule, t_max, mu_true=mu, stopping=False)
+            rows.append(
+                {
+                    "rule": rule,
+                    "repeat": repeat,
+                    "depth": depth,
+                    "n_leaves": shape.n_leaves,
+                    "rounds": result.rounds,
+                    "ops_per_round": result.ops_per_round,
+                    "microseconds_per_round": 1e6 * result.round_seconds / result.rounds,
+                    "rounds_per_second": result.rounds_per_second,
+                }
+            )
+            if log is not None:
+                log.info(
+                    "K = %d, %s: %.1f ops and %.1f us per round",
+                    shape.n_leaves,
+                    rule,
+                    rows[-1]["ops_per_round"],
+                    rows[-1]["microseconds_per_round"],
+                )
+    return pd.DataFrame(rows)
