@@ -1,4 +1,4 @@
-"""Behaviour cloning of scaffold completions, and RL fine-tuning with group-relative advantages (notes 7.2).
+"""Behaviour cloning of scaffold completions, and RL fine-tuning with group-relative advantages (arXiv:2602.12162).
 
 RL follows GRXForm's update with one PPO epoch (the ratio is 1, so the clipped objective is REINFORCE with a
 baseline): loss = -(1 / (B G)) sum_{b,g} A_{b,g} sum_t log pi(a_t | s_t), i.e. normalised per trajectory,
@@ -29,7 +29,7 @@ from neurips26.amortix.advantages import advantages
 from neurips26.amortix.policy import GraphTransformerPolicy
 from neurips26.amortix.rollout import Episode, StepRecord, rollout, step_log_probs
 from neurips26.common import loop
-from neurips26.common.adam import Adam
+from neurips26.common.optim import Adam
 
 log = logging.getLogger("neurips26.amortix")
 ScoreFn = Callable[[list[str]], np.ndarray]  # canonical SMILES -> scores in [0, 1] (one oracle call each)

@@ -20,7 +20,7 @@ Deliberate differences:
 * whole trajectories per row (:func:`pack_sequences` pads the rest of a row): litdata's stream cuts
   trajectories at row boundaries, which would leave rows whose trajectories lack their header;
 * the warmup counts steps from 1 (``lr * step / warmup``): litgpt's first step has learning rate 0;
-* AdamW is :class:`neurips26.common.adam.Adam` plus the decoupled decay ``p <- p (1 - lr wd)``
+* AdamW is :class:`neurips26.common.optim.Adam` plus the decoupled decay ``p <- p (1 - lr wd)``
   applied before each update, torch.optim.AdamW's arithmetic without importing torch._dynamo;
 * fp32 on one device, no gradient accumulation (one micro-batch per step);
 * every step's rows are drawn before training (:func:`batch_schedule`, the same permutations in the
@@ -44,7 +44,7 @@ import torch
 import torch.nn.functional as F
 
 from neurips26.common import loop
-from neurips26.common.adam import Adam
+from neurips26.common.optim import Adam
 from neurips26.common.loop import LoopSettings
 
 from .model import Decoder, DecoderConfig, n_parameters

@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from neurips26.common import loop
-from neurips26.common.adam import Adam
+from neurips26.common.optim import Adam
 
 T_LEVELS = 1000  # t = k / T_LEVELS
 T_CLIP = 1e-6  # t is clipped to [T_CLIP, 1 - T_CLIP]

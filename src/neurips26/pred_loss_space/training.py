@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import pandas as pd
 import torch
@@ -19,7 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common import loop
-from neurips26.common.adam import Adam
+from neurips26.common.optim import Adam
 from neurips26.pred_loss_space import spaces
 from neurips26.pred_loss_space.models import FeatureNet
 
@@ -144,6 +145,47 @@ def train_denoiser(
     }
     loop.run_loop(train_step, steps, state, settings, groups=groups)
     return {k: v.cpu() for k, v in ema.items()}, pd.DataFrame(rows, columns=LOG_COLUMNS)
+
+
+def train_cell(
+    model: nn.Module,
+    x_train: torch.Tensor,
+    pred: str,
+    loss: str,
+    train: dict,
+    noise: dict,
+    seed: int,
+    settings: loop.LoopSettings | None = None,
+) -> tuple[dict, pd.DataFrame, float]:
+    """`train_denoiser` with a cell's `train` settings (steps, batch, lr, ema) and `noise` settings (p_mean,
+    p_std, t_eps, t_min), logging 50 times over the run; returns (EMA state dict, log, seconds)."""
+    start = time.perf_counter()
+    ema_state, train_log = train_denoiser(
+        model,
+        x_train,
+        pred,
+        loss,
+        train["steps"],
+        train["batch"],
+        train["lr"],
+        noise["p_mean"],
+        noise["p_std"],
+        seed,
+        ema_decay=train["ema"],
+        t_eps=noise["t_eps"],
+        t_min=noise["t_min"],
+        settings=settings,
+        log_every=max(1, train["steps"] // 50),
+    )
+    return ema_state, train_log, time.perf_counter() - start
+
+
+def log_frame(train_log: pd.DataFrame, **columns) -> pd.DataFrame:
+    """The training log with the run's identifying `columns` in front, in their order."""
+    frame = train_log.copy()
+    for key, value in reversed(columns.items()):
+        frame.insert(0, key, value)
+    return frame
 
 
 def train_feature_net(

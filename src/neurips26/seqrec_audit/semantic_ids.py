@@ -18,7 +18,7 @@ The RQ-VAE (:class:`RQVAE`, :func:`train_rqvae`):
   items), as TIGER and ``EdoardoBotta/RQ-VAE-Recommender`` do.
 
 Deliberate differences from TIGER's setup (encoder 512-256-128, Adagrad lr 0.4, batch 1024, 20k
-epochs): a smaller MLP (``hidden=(128, 64)``), Adam (``neurips26.common.adam``) and far fewer
+epochs): a smaller MLP (``hidden=(128, 64)``), Adam (``neurips26.common.optim``) and far fewer
 epochs by default. No dead-code reset or codebook EMA is used (TIGER uses neither); collisions are
 reported per epoch (``unique_share``) and resolved by :func:`unique_semantic_ids`. When the catalog
 is smaller than ``codebook_size`` the codebooks are clipped to ``n_items`` codes (k-means cannot
@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from neurips26.common.adam import Adam
+from neurips26.common.optim import Adam
 from neurips26.common.loop import LoopSettings
 from neurips26.seqrec_audit.epochs import batch_loss, device_of, row_line, run_epochs
 

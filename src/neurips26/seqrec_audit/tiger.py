@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.common.adam import Adam
+from neurips26.common.optim import Adam
 from neurips26.common.loop import LoopSettings
 from neurips26.seqrec_audit.epochs import BestEpoch, batch_loss, device_of, run_epochs
 
