@@ -1,9 +1,9 @@
 r"""Sequential sampling rules for thresholding MCTS: one run on a reward tape.
 
-The Track-and-Stop loop and D-/C-Tracking follow Garivier and Kaufmann (2016) and their reference code
-(xuedong/BestArm.jl, src/fixed_confidence/track_stop.jl); the ratio rule is our reading of the paper's abstract
-("a ratio-based modification of the D-Tracking arm-pulling strategy"), its lower bound and GLR statistic our
-derivation in :mod:`theory`.
+The Track-and-Stop loop and D-/C-Tracking follow Garivier and Kaufmann (2016) and the Julia implementation
+xuedong/BestArm.jl (src/fixed_confidence/track_stop.jl, with its forced exploration); the ratio rule is our
+reading of the paper's abstract ("a ratio-based modification of the D-Tracking arm-pulling strategy"), its lower
+bound and GLR statistic our derivation in :mod:`theory`.
 
 Every Track-and-Stop rule (``d_tracking``, ``c_tracking``, ``ratio``, ``ratio_incremental``, ``uniform``,
 ``oracle``) runs the same loop:
