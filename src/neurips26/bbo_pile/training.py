@@ -20,8 +20,8 @@ Deliberate differences:
 * whole trajectories per row (:func:`pack_sequences` pads the rest of a row): litdata's stream cuts
   trajectories at row boundaries, which would leave rows whose trajectories lack their header;
 * the warmup counts steps from 1 (``lr * step / warmup``): litgpt's first step has learning rate 0;
-* AdamW is :class:`neurips26.common.optim.Adam` plus the decoupled decay ``p <- p (1 - lr wd)``
-  applied before each update, torch.optim.AdamW's arithmetic without importing torch._dynamo;
+* AdamW is :class:`neurips26.common.optim.AdamW`, torch.optim.AdamW's arithmetic without importing
+  torch._dynamo;
 * fp32 on one device, no gradient accumulation (one micro-batch per step);
 * every step's rows are drawn before training (:func:`batch_schedule`, the same permutations in the
   same order as drawing them step by step), so that the common loop knows the number of steps and a
@@ -44,7 +44,7 @@ import torch
 import torch.nn.functional as F
 
 from neurips26.common import loop
-from neurips26.common.optim import Adam
+from neurips26.common.optim import AdamW
 from neurips26.common.loop import LoopSettings
 
 from .model import Decoder, DecoderConfig, n_parameters
@@ -252,7 +252,7 @@ def train_decoder(
         model = Decoder(config).to(device).train()
         n_params = n_parameters(model)
         params = [p for p in model.parameters() if p.requires_grad]
-        optimiser = Adam(params, lr=settings.lr, betas=settings.betas)
+        optimiser = AdamW(params, lr=settings.lr, betas=settings.betas, weight_decay=settings.weight_decay)
         counters = {"seen": 0, "run_loss": 0.0, "run_count": 0, "seconds": 0.0}
         groups = loop.parameter_groups({"model": model})
 
@@ -266,9 +266,7 @@ def train_decoder(
             loop.check_finite(loss, k, groups)  # names the group before the update spoils every one
             if settings.grad_clip is not None:
                 torch.nn.utils.clip_grad_norm_(params, settings.grad_clip)
-            with torch.no_grad():
-                torch._foreach_mul_(params, 1.0 - lr * settings.weight_decay)
-            optimiser.lr = lr
+            optimiser.lr = lr  # AdamW decays p <- p (1 - lr wd) at this step's lr, then updates
             optimiser.step()
             counters["seen"] += count
             counters["run_loss"] += loss.item()
