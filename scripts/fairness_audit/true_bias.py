@@ -10,25 +10,17 @@ from neurips26.common.io import write_parquet, write_text
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.fairness_audit import experiment
 from neurips26.fairness_audit.artifacts import load_audit_data
-from neurips26.fairness_audit.attribution import attribution_table, ranking
-from neurips26.fairness_audit.selection import random_rankings
+from neurips26.fairness_audit.attribution import attribution_table, selection_rankings
 from neurips26.fairness_audit.true_bias import true_bias_table
 
 params, name = snakemake.params, snakemake.wildcards.dataset
-tb, sel, seed, measures = params.true_bias, params.selection, params.seed, params.measures
+tb, sel, seed = params.true_bias, params.selection, params.seed
 log = start_job(snakemake, seed=tb["seed"])
 data, _ = load_audit_data(snakemake.input.data, snakemake.input.meta)
 players = list(data.players)
 coalitions = pd.read_parquet(snakemake.input.coalitions)
 attributions = attribution_table(coalitions, players, params.shapley["method"], params.shapley["permutations"], seed)
-rankings = {}
-for notion, measure in sel["measures"].items():
-    rankings[f"shapley_{measure}"] = ranking(attributions, measure)
-    baseline = {"SP": "B_SP", "EO": "B_EO"}[notion]
-    if baseline in measures:  # the notes' marginal ranking: I(X_i; A) (or given Y) alone
-        rankings[f"marginal_{baseline}"] = ranking(attributions, baseline, "singleton")
-for i, order in enumerate(random_rankings(players, sel["random_rankings"], seed)):
-    rankings[f"random_{i}"] = list(order)
+rankings = selection_rankings(attributions, players, sel, params.measures, seed)
 sets = experiment.true_bias_coalitions(players, rankings, sel["k_max"])
 log.info("%s: %d feature sets, rankings %s", name, len(sets), rankings)
 table = true_bias_table(data, sets, tb["split"], tb["grid"], tb["seed"], tb["max_iter"])

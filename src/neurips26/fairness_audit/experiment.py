@@ -33,6 +33,7 @@ __all__ = [
     "check_config",
     "coalition_masks",
     "dataset_names",
+    "make_dataset",
     "parse_dataset",
     "redundancy_datasets",
     "scm_dataset",
@@ -90,6 +91,21 @@ def scm_dataset(cfg: dict, name: str) -> tuple[AuditData, dict]:
         raise ValueError(f"{name!r} is a real data set, not an SCM draw")
     data = sample_scm(params, scm["n"], seed=seed + 7919, name=name, min_group=cfg["min_group"])
     return data, params.to_dict()
+
+
+def make_dataset(name: str, settings, raw: list[str]) -> tuple[AuditData, dict]:
+    """Data set ``name`` and how it was made: a real data set read from its raw files (``settings.real``: source,
+    impute, missing; ``settings.min_group``), or an SCM draw (``settings.seed``, ``settings.min_group``,
+    ``settings.scm``)."""
+    if parse_dataset(name)["kind"] == "real":
+        from .real_data import READERS
+
+        real = settings.real
+        options = {"min_group": settings.min_group, "impute": real["impute"]}
+        if name == "adult":
+            options["missing"] = real["missing"]
+        return READERS[name](*raw, **options), {"source": real["source"], "files": list(raw)}
+    return scm_dataset({"seed": settings.seed, "min_group": settings.min_group, "scm": settings.scm}, name)
 
 
 def coalition_masks(d: int, method: str, permutations: int, seed: int) -> list[int] | None:

