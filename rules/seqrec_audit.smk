@@ -6,27 +6,6 @@
 include: "functions/seqrec_audit.smk"
 
 
-# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
-rule seqrec_audit_download:
-    output:
-        "resources/seqrec_audit/{file}",
-    log:
-        "resources/logs/seqrec_audit/{file}.log",
-    wildcard_constraints:
-        file="|".join(SA_DOWNLOADS),
-    cache: True
-    conda:
-        "../envs/data.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=60,
-    params:
-        url=sa_download_url,
-        known_hash=sa_download_hash,
-    script:
-        "../scripts/common/download.py"
-
-
 rule seqrec_audit_prepare:
     input:
         unpack(sa_source),
@@ -248,6 +227,7 @@ rule seqrec_audit_report:
         ),
         captions=expand("workflow/report/seqrec_audit/{name}.rst", name=SA_FIGURES),
         deviations="workflow/report/seqrec_audit/deviations.md",
+        template="workflow/report/seqrec_audit/report.md.j2",
     output:
         f"{SA}/report.md",
     log:

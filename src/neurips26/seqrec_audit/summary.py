@@ -1,15 +1,17 @@
 """Paper 10's tables from the per-dataset results: the long metrics table, the NDCG@10 table across datasets and
 methods with TGH's relative gain over the best other method, the heuristic's gain beside each diagnostic, and the
-cost of TGH (time per 1,000 users) beside the trained models' training and inference time."""
+cost of TGH (time per 1,000 users) beside the trained models' training and inference time; and the tables the
+report shows (:func:`report_tables`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from neurips26.seqrec_audit.claims import relative_gain
+from neurips26.seqrec_audit.claims import relative_gain, run_scores
 from neurips26.seqrec_audit.experiment import replicate_of
 from neurips26.seqrec_audit.methods import is_tgh
+from neurips26.seqrec_audit.metrics import PROTOCOL
 
 METHOD_ORDER = ("pop", "markov1", "itemknn_last", "itemknn_profile", "sasrec", "bert4rec", "tiger")
 
@@ -97,3 +99,68 @@ def cost_table(training_free: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
         table[f"{model}_total_over_tgh"] = table[f"{model}_total_s"] / tgh_total.replace(0, np.nan)
     table.columns.name = None
     return table.reset_index()
+
+
+MODEL_NAMES = {
+    "sasrec": "SASRec, cross-entropy over all items",
+    "bert4rec": "BERT4Rec, Cloze task",
+    "tiger": "TIGER-style generative retrieval of RQ-VAE semantic IDs",
+}
+FULL_METRICS = [f"{m}@{k}" for m in ("Recall", "NDCG") for k in (1, 5, 10)]
+REPORT_DROP = ["git_commit", "config_hash", "seed"]
+
+
+def all_metrics(metrics: pd.DataFrame, datasets: list[str]) -> pd.DataFrame:
+    """Recall and NDCG at 1, 5, 10 per (dataset, method), trained models averaged over seeds, in dataset order and
+    :func:`method_order`."""
+    full = metrics.pivot_table(index=["dataset", "method"], columns="metric", values="value", aggfunc="mean")
+    full = full[FULL_METRICS].reset_index()
+    full["method"] = pd.Categorical(full["method"], method_order(full["method"]))
+    full["dataset"] = pd.Categorical(full["dataset"], datasets)
+    return full.sort_values(["dataset", "method"]).astype({"dataset": str, "method": str})
+
+
+def per_run_ndcg(runs: pd.DataFrame, datasets: list[str]) -> pd.DataFrame:
+    """NDCG@10 per run (data seed x trained seed) of every dataset with more than one run, methods in
+    :func:`method_order`; empty when no dataset has more than one run."""
+    paired = [run_scores(runs, name).assign(dataset=name) for name in datasets]
+    paired = [table for table in paired if len(table) > 1]
+    if not paired:
+        return pd.DataFrame()
+    per_run = pd.concat(paired).reset_index()
+    return per_run[
+        ["dataset", "data_seed", "seed", *method_order(per_run.columns.drop(["dataset", "data_seed", "seed"]))]
+    ]
+
+
+def model_descriptions(trained: list[str], models: dict) -> str:
+    """One phrase per trained model (what it is, depth, width, epochs, learning rate), joined by '; '."""
+    out = []
+    for name in trained:
+        m = models[name]
+        layers = f"{m['n_blocks']} blocks" if "n_blocks" in m else f"{m.get('n_layers')} encoder and decoder layers"
+        out.append(f"{MODEL_NAMES[name]} ({layers}, d = {m['d_model']}, {m['epochs']} epochs at lr {m['lr']:g})")
+    return "; ".join(out)
+
+
+def report_tables(inp, params) -> dict:
+    """Everything the report template shows besides the claims and the closing sections, read from the report
+    rule's inputs (``ndcg``, ``seeds``, ``gains``, ``cost``, ``data``, ``metrics``, ``runs``) and params
+    (``datasets``, ``trained``, ``tgh``, ``protocol``, ``models``)."""
+    ndcg, seeds, gains, cost, data = (
+        pd.read_parquet(p).drop(columns=REPORT_DROP, errors="ignore")
+        for p in (inp.ndcg, inp.seeds, inp.gains, inp.cost, inp.data)
+    )
+    datasets = list(params.datasets)
+    return {
+        "ndcg": ndcg,
+        "full": all_metrics(pd.read_parquet(inp.metrics), datasets),
+        "spread": seeds[seeds["seeds"] > 1],
+        "per_run": per_run_ndcg(pd.read_parquet(inp.runs), datasets),
+        "gains": gains,
+        "cost": cost,
+        "data": data,
+        "models": model_descriptions(params.trained["models"], params.models),
+        "variants": "; ".join(f"{name}: budgets {budgets}" for name, budgets in params.tgh["variants"].items()),
+        "protocol_text": PROTOCOL,
+    }
