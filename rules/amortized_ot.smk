@@ -10,27 +10,6 @@ AOT_TASK = "|".join(AOT_TASKS)
 AOT_PLAN = "exact|ra|oa|indep"
 
 
-# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
-rule amortized_ot_download_mnist:
-    output:
-        "resources/mnist/{name}",
-    log:
-        "resources/logs/mnist/{name}.log",
-    wildcard_constraints:
-        name="|".join(MNIST_FILES),
-    cache: True
-    conda:
-        "../envs/data.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=30,
-    params:
-        url=mnist_url,
-        known_hash=mnist_hash,
-    script:
-        "../scripts/common/download.py"
-
-
 rule amortized_ot_pairs:
     input:
         source=aot_source_files,
@@ -519,6 +498,7 @@ rule amortized_ot_report:
         ),
         captions=expand("workflow/report/amortized_ot/{name}.rst", name=AOT_FIGURES),
         deviations="workflow/report/amortized_ot/deviations.md",
+        template="workflow/report/amortized_ot/report.md.j2",
     output:
         f"{AOT}/report.md",
     log:

@@ -157,7 +157,7 @@ def test_metaot_load_refuses_another_support(tmp_path):
     x, y = fixed_support()
     net = baselines.MetaOTPotential(4, 5, (8,)).double()
     path = tmp_path / "metaot.pt"
-    torch.save({"state_dict": net.state_dict(), "hidden": [8], "x": x[0], "y": y[0]}, path)
+    torch.save(baselines.metaot_state(net, [8], x[0], y[0], 0.0), path)
     loaded = baselines.load_metaot(path, x, y)
     a, b = np.full((3, 4), 0.25), np.full((3, 5), 0.2)
     assert loaded.predict(a, b).shape == (3, 4)

@@ -44,8 +44,8 @@ def small_problem(rng):
 # --------------------------------------------------------------------------- sliced potentials
 
 
-def projected_problem(x, a, y, b, theta, p, l):
-    s, t = x[p] @ theta[l], y[p] @ theta[l]
+def projected_problem(x, a, y, b, theta, p, k):
+    s, t = x[p] @ theta[k], y[p] @ theta[k]
     return (s[:, None] - t[None, :]) ** 2, a[p], b[p]
 
 
@@ -55,9 +55,9 @@ def test_sliced_potentials_are_dual_feasible_for_every_pair_and_direction(rng):
     phi, psi = sliced.sliced_potentials(x, a, y, b, theta)
     assert phi.shape == (3, 5, 4) and psi.shape == (3, 6, 4)
     for p in range(3):
-        for l in range(4):
-            C, _, _ = projected_problem(x, a, y, b, theta, p, l)
-            assert np.all(phi[p, :, l][:, None] + psi[p, :, l][None, :] <= C + 1e-9)
+        for k in range(4):
+            C, _, _ = projected_problem(x, a, y, b, theta, p, k)
+            assert np.all(phi[p, :, k][:, None] + psi[p, :, k][None, :] <= C + 1e-9)
 
 
 def test_sliced_potentials_attain_the_exact_1d_optimal_transport_cost(rng):
@@ -65,9 +65,9 @@ def test_sliced_potentials_attain_the_exact_1d_optimal_transport_cost(rng):
     theta = sliced.directions(4, 2, seed=1)
     phi, psi = sliced.sliced_potentials(x, a, y, b, theta)
     for p in range(3):
-        for l in range(4):
-            C, ap, bp = projected_problem(x, a, y, b, theta, p, l)
-            dual = phi[p, :, l] @ ap + psi[p, :, l] @ bp
+        for k in range(4):
+            C, ap, bp = projected_problem(x, a, y, b, theta, p, k)
+            dual = phi[p, :, k] @ ap + psi[p, :, k] @ bp
             assert dual == pytest.approx(ot.emd2(ap, bp, C), abs=1e-9)
 
 

@@ -7,13 +7,6 @@ from neurips26.common.config import ConfigError
 AOT = "results/{scale}/amortized_ot"
 AOT_LOG = "results/{scale}/amortized_ot/logs"
 AOT_BENCH = "results/{scale}/amortized_ot/benchmarks"
-MNIST_FILES = {
-    "train-images-idx3-ubyte.gz": "md5:f68b3c2dcbeaaa9fbdd348bbdeb94873",
-    "train-labels-idx1-ubyte.gz": "md5:d53e105ee54ea40749a09fcbcd1e9432",
-    "t10k-images-idx3-ubyte.gz": "md5:9fb629c4189551a2d022fa330f9573f3",
-    "t10k-labels-idx1-ubyte.gz": "md5:ec29112dd5afa0611ce80d1b7f02629c",
-}
-MNIST_URL = "https://ossci-datasets.s3.amazonaws.com/mnist/"
 AOT_FIGURES = [
     "interpolation",
     "colour_transfer",
@@ -78,11 +71,8 @@ def aot_fit_oa(wildcards):
 
 @reads("amortized_ot", *AOT_RES_KEYS[:3])
 def aot_res_by_task(wildcards):
-    cfg = aot_config(wildcards)
-    return {
-        task: aot_experiment.task_res(cfg, task)
-        for task in ("digits", "colour", "sphere")
-    }
+    """The training resolution of every potential task (experiment.res_by_task)."""
+    return aot_experiment.res_by_task(aot_config(wildcards))
 
 
 @reads("amortized_ot", *(("cfm", key) for key in (*AOT_CFM_TRAIN_KEYS, "eps")))
@@ -112,7 +102,7 @@ def aot_source_files(wildcards):
     """Downloaded or user-supplied data a task's pairs are made from (none for the offline stand-ins)."""
     cfg = aot_config(wildcards)
     if wildcards.task == "digits" and cfg["digits"]["source"] == "mnist":
-        return expand("resources/mnist/{name}", name=MNIST_FILES)
+        return expand("resources/mnist/{name}", name=source_registry.files("mnist"))
     if wildcards.task == "sphere" and cfg["sphere"]["source"] == "gpw":
         path = cfg["sphere"].get("gpw_path", "")
         if not path or not Path(path).is_file():
@@ -184,12 +174,3 @@ def aot_cfm_flows(wildcards):
         name=names,
         scale=wildcards.scale,
     )
-
-
-def mnist_url(wildcards):
-    """The canonical MNIST location, or the mirror set in config/config.yaml (mirrors: mnist:)."""
-    return config.get("mirrors", {}).get("mnist", MNIST_URL) + wildcards.name
-
-
-def mnist_hash(wildcards):
-    return MNIST_FILES[wildcards.name]

@@ -6,9 +6,8 @@ import numpy as np
 import torch
 
 from neurips26.amortized_ot import cfm
-from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TOY_SAMPLERS, pair_seed
-from neurips26.amortized_ot.method import FittedModel, predict_plan
+from neurips26.amortized_ot.method import FittedModel
 from neurips26.common import loop
 from neurips26.common.checkpoint import fingerprint
 from neurips26.common.io import atomic_path, load_npz
@@ -18,17 +17,8 @@ params, plan_name = snakemake.params, snakemake.wildcards.plan
 log = start_job(snakemake, seed=params.seed)
 cfg = params.cfm
 
-if plan_name in ("ra", "oa"):
-    model = FittedModel.from_dict(load_npz(snakemake.input.model))
-
-    def plan_fn(x0, x1):
-        w = np.full((1, len(x0)), 1.0 / len(x0))
-        return predict_plan(
-            model, x0[None], w, x1[None], w, cost_matrix(x0[None], x1[None], "sqeuclidean"), cfg["eps"]
-        )[0]
-else:
-    plan_fn = {"exact": cfm.exact_plan, "indep": cfm.independent_plan}[plan_name]
-
+model = FittedModel.from_dict(load_npz(snakemake.input.model)) if plan_name in cfm.FITTED_PLANS else None
+plan_fn = cfm.coupling_plan(plan_name, model, cfg.get("eps"))  # eps: the RA/OA plans only
 settings = loop.LoopSettings(
     checkpoint=loop.checkpoint_path(snakemake.output[0]),  # kept if the job dies, removed once it succeeds
     fingerprint=fingerprint(dict(params), list(snakemake.input)),
@@ -56,7 +46,5 @@ log.info(
     np.mean(losses[-50:]),
 )
 with atomic_path(snakemake.output[0]) as tmp:
-    torch.save(
-        {"state_dict": flow.state_dict(), "width": cfg["width"], "losses": losses, "train_seconds": seconds}, tmp
-    )
+    torch.save(cfm.flow_state(flow, cfg["width"], losses, seconds), tmp)
 loop.finish(settings)

@@ -4,7 +4,7 @@ import time
 
 import torch
 
-from neurips26.amortized_ot.baselines import check_fixed_support, train_metaot
+from neurips26.amortized_ot.baselines import check_fixed_support, metaot_state, train_metaot
 from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST
 from neurips26.amortized_ot.experiment import unpack
@@ -41,8 +41,5 @@ model, losses = train_metaot(
 seconds = time.perf_counter() - start
 log.info("Meta-OT trained on %s in %.1f s, final semi-dual %.6f", loop.job_device(), seconds, -losses[-1])
 with atomic_path(snakemake.output[0]) as tmp:
-    torch.save(
-        {"state_dict": model.state_dict(), "hidden": cfg["hidden"], "x": x[0], "y": y[0], "fit_seconds": seconds},
-        tmp,
-    )
+    torch.save(metaot_state(model, cfg["hidden"], x[0], y[0], seconds), tmp)
 loop.finish(settings)

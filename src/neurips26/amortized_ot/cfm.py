@@ -38,6 +38,34 @@ def exact_plan(x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
     return ot.emd(ot.unif(len(x0)), ot.unif(len(x1)), cost)
 
 
+def fitted_plan(model, eps: float) -> PlanFn:
+    """The minibatch plan of a fitted RA/OA model (method.FittedModel): uniform weights, squared Euclidean cost,
+    g recovered from the predicted f by the c-transform."""
+    from neurips26.amortized_ot.costs import cost_matrix
+    from neurips26.amortized_ot.method import predict_plan
+
+    def plan_fn(x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
+        w = np.full((1, len(x0)), 1.0 / len(x0))
+        return predict_plan(model, x0[None], w, x1[None], w, cost_matrix(x0[None], x1[None], "sqeuclidean"), eps)[0]
+
+    return plan_fn
+
+
+PLANS = {"exact": exact_plan, "indep": independent_plan}  # the plans that need no fitted model
+FITTED_PLANS = ("ra", "oa")
+
+
+def coupling_plan(name: str, model=None, eps: float | None = None) -> PlanFn:
+    """A minibatch coupling plan by name: 'exact' (EMD), 'indep' (product), or 'ra'/'oa' from a fitted model."""
+    if name in FITTED_PLANS:
+        if model is None or eps is None:
+            raise ValueError(f"the {name} plan needs a fitted model and eps")
+        return fitted_plan(model, eps)
+    if name not in PLANS:
+        raise ValueError(f"unknown coupling plan {name!r}; choose one of {[*PLANS, *FITTED_PLANS]}")
+    return PLANS[name]
+
+
 def sample_from_plan(pi: np.ndarray, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Draw (i, j) index pairs with probability pi_ij (torchcfm's OTPlanSampler.sample_map)."""
     flat = pi.ravel() / pi.sum()
@@ -111,6 +139,25 @@ def integrate(model: VectorField, x0: np.ndarray, n_steps: int) -> tuple[np.ndar
         x = x + step
     chord = (x - start).norm(dim=-1).clamp_min(1e-8)
     return x.numpy().astype(np.float64), float((length / chord).mean())
+
+
+def flow_state(flow: VectorField, width: int, losses: list[float], train_seconds: float) -> dict:
+    """What a saved flow holds: the weights, its width, the training losses and time, as tensors and plain values
+    only (torch.load(..., weights_only=True) reads it back)."""
+    return {
+        "state_dict": {k: v.cpu() for k, v in flow.state_dict().items()},
+        "width": int(width),
+        "losses": [float(v) for v in losses],
+        "train_seconds": float(train_seconds),
+    }
+
+
+def load_flow(path) -> tuple[VectorField, dict]:
+    """A saved flow (flow_state), in evaluation mode, and what was saved with it."""
+    saved = torch.load(path, weights_only=True)
+    flow = VectorField(width=saved["width"])
+    flow.load_state_dict(saved["state_dict"])
+    return flow.eval(), saved
 
 
 def wasserstein2(x: np.ndarray, y: np.ndarray) -> float:

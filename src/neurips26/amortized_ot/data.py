@@ -1,4 +1,5 @@
-"""Measure pairs for the four tasks (notes 18.4): digits, colours, sphere supply-demand, 2-D toys."""
+"""Measure pairs for the four tasks of the paper (arXiv:2604.15114, abstract): digits as grid measures, colour
+transfer, supply-demand on the sphere (Meta-OT's sphere task, Amos et al. 2023) and 2-D toy minibatches."""
 
 from __future__ import annotations
 
@@ -207,3 +208,34 @@ def toy_minibatch_pairs(
     y = np.stack([TOY_SAMPLERS[target](batch_size, rng) for _ in range(n_pairs)])
     uniform = np.full((n_pairs, batch_size), 1.0 / batch_size)
     return PairBatch(x, uniform, y, uniform.copy())
+
+
+def task_pairs(
+    task: str, cfg: dict, seed: int, split: str, n_pairs: int, res: int, source_files: list[str]
+) -> dict[str, np.ndarray]:
+    """The measure pairs of one task and split at one resolution, as arrays (x, a, y, b and, where a figure needs
+    them, the image ids and colour crops). `cfg` is the task's block: source, crop or kappa."""
+    pairs_seed = pair_seed(seed, task, split)
+    if task == "digits":
+        batch, ids = digit_pairs(digit_images(cfg["source"], split, seed, source_files), n_pairs, res, pairs_seed)
+        return {**batch.as_dict(), "ids": ids}
+    if task == "colour":
+        batch, crops, ids = colour_pairs(load_colour_images(), n_pairs, cfg["crop"], res, pairs_seed)
+        return {**batch.as_dict(), "ids": ids, "crops": crops}
+    if task == "sphere":
+        supply = None
+        if cfg["source"] == "gpw":
+            supply = population_weights(read_population_grid(source_files[0]), fibonacci_sphere(res))
+        return sphere_pairs(n_pairs, res, tuple(cfg["kappa"]), pairs_seed, supply).as_dict()
+    return toy_minibatch_pairs(n_pairs, res, pairs_seed).as_dict()
+
+
+def task_groups(
+    task: str, cfg: dict, seed: int, train_res: int, test_groups: dict[str, int], source_files: list[str]
+) -> dict[str, dict[str, np.ndarray]]:
+    """The training pairs ('train', at `train_res`) and every test group (name -> resolution) of a task;
+    the test groups of one task share their pairs and differ in resolution only."""
+    groups = {"train": task_pairs(task, cfg, seed, "train", cfg["train_pairs"], train_res, source_files)}
+    for group, res in test_groups.items():
+        groups[group] = task_pairs(task, cfg, seed, "test", cfg["test_pairs"], res, source_files)
+    return groups

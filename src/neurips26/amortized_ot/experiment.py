@@ -32,6 +32,11 @@ def task_res(cfg: dict, task: str) -> int:
     }[task]
 
 
+def res_by_task(cfg: dict, tasks=POTENTIAL_TASKS) -> dict[str, int]:
+    """Each task's training resolution (task_res), for the tables, figures and claims that read every task at it."""
+    return {task: task_res(cfg, task) for task in tasks}
+
+
 def test_groups(cfg: dict, task: str) -> dict[str, int]:
     """Test groups of a task and their resolution: 'test' at the training resolution, plus other digit grids."""
     groups = {"test": task_res(cfg, task)}

@@ -53,7 +53,8 @@ def check_weights(w: np.ndarray, name: str) -> None:
     worst = np.abs(sums - 1.0).max()
     if worst > WEIGHT_TOLERANCE:
         raise MeasureError(
-            f"{name}: weights must sum to 1 within {WEIGHT_TOLERANCE:g} (worst sum {sums.flat[np.abs(sums - 1).argmax()]:.6g})"
+            f"{name}: weights must sum to 1 within {WEIGHT_TOLERANCE:g} "
+            f"(worst sum {sums.flat[np.abs(sums - 1).argmax()]:.6g})"
         )
 
 

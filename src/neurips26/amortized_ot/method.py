@@ -1,4 +1,4 @@
-"""RA-OT and OA-OT: a concurrent functional linear model on sliced potentials (notes 18.2).
+"""RA-OT and OA-OT: a concurrent functional linear model on sliced potentials (arXiv:2604.15114).
 
 f_p(x_j) = beta_0(x_j) + sum_l beta_l(x_j) phi_{p,l}(theta_l^T x_j),  beta_l(x) = sum_k B_lk rho_k(x),
 with rho_k Gaussian RBFs on the domain (K = 1 means constant coefficients). The parameter count
@@ -25,6 +25,7 @@ from sklearn.cluster import KMeans
 
 from neurips26.amortized_ot.measures import MeasureError, check_positive
 from neurips26.amortized_ot.sinkhorn import c_transform, chunks, plan, semi_dual
+from neurips26.amortized_ot.sliced import directions as sliced_directions
 from neurips26.amortized_ot.sliced import sliced_potentials
 
 
@@ -172,3 +173,39 @@ def predict_plan(model: FittedModel, x, a, y, b, cost: torch.Tensor, eps: float)
     a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
     g = c_transform(f, a_t, cost, eps)
     return plan(f, g, a_t, b_t, cost, eps).numpy()
+
+
+def fit_model(
+    kind: str,
+    x: np.ndarray,
+    a: np.ndarray,
+    y: np.ndarray,
+    b: np.ndarray,
+    f_star: np.ndarray,
+    cost: torch.Tensor | None,
+    n_projections: int,
+    n_basis: int,
+    ridge: float,
+    seed: int,
+    eps: float | None = None,
+    max_iter: int | None = None,
+    log=None,
+) -> tuple[FittedModel, np.ndarray]:
+    """Fit RA-OT (`kind` 'ra': least squares on the ground-truth potentials `f_star`) or OA-OT ('oa': the
+    entropic semi-dual with `cost`, `eps` and at most `max_iter` L-BFGS iterations) on training pairs.
+    Directions and RBF centres are drawn from `seed`. Returns the model and the OA-OT objective trace (empty
+    for RA-OT)."""
+    theta = sliced_directions(n_projections, x.shape[2], seed)
+    centres, bandwidth = rbf_centres(x, n_basis, seed)
+    design = functional_design(x, a, y, b, theta, centres, bandwidth)
+    if log is not None:
+        log.info("%s: %d pairs, design %s", kind, len(x), design.shape)
+    if kind == "ra":
+        coef, trace = fit_regression(design, f_star, a, ridge), []
+    elif kind == "oa":
+        coef, trace = fit_dual(design, a, b, cost, eps, ridge, max_iter)
+        if log is not None:
+            log.info("OA-OT semi-dual: %.6f -> %.6f in %d evaluations", trace[0], trace[-1], len(trace))
+    else:
+        raise ValueError(f"unknown fitted model {kind!r}; choose 'ra' or 'oa'")
+    return FittedModel(theta, centres, bandwidth, coef), np.asarray(trace)

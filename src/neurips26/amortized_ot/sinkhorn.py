@@ -1,6 +1,7 @@
 """Entropic OT in the log domain: ground truth, c-transforms, plans and iteration counts.
 
-Convention (notes 18.2): pi = diag(a e^{f/eps}) K diag(b e^{g/eps}), K = e^{-C/eps}, so that
+Convention (POT's log-domain Sinkhorn, ot.sinkhorn(method="sinkhorn_log"), potentials shifted accordingly):
+pi = diag(a e^{f/eps}) K diag(b e^{g/eps}), K = e^{-C/eps}, so that
 pi_jl = a_j b_l exp((f_j + g_l - C_jl)/eps) and the dual is
 D_eps(f, g) = <f, a> + <g, b> - eps * sum_jl a_j b_l (e^{(f_j + g_l - C_jl)/eps} - 1).
 """

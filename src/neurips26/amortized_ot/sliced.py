@@ -1,4 +1,6 @@
-"""Sliced OT predictors: exact 1-D Kantorovich potentials along fixed directions (notes 18.2)."""
+"""Sliced OT predictors: exact 1-D Kantorovich potentials along fixed directions.
+
+The predictors of the paper (arXiv:2604.15114)."""
 
 from __future__ import annotations
 

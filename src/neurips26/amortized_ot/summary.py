@@ -1,4 +1,4 @@
-"""Summary tables of paper 18's metrics for the report (medians over test pairs)."""
+"""The tables paper 18's report shows, built from its metrics (medians over test pairs)."""
 
 from __future__ import annotations
 
@@ -57,3 +57,20 @@ def seeds_table(frame: pd.DataFrame, projections: int, res_by_task: dict[str, in
     rows = rows[(rows["projections"] == projections) | (rows["method"] == "metaot")]
     table = rows.pivot_table(index=["task", "seed"], columns="method", values="value", aggfunc="median").reset_index()
     return table.rename(columns=METHOD_LABELS)
+
+
+def report_tables(inp, params) -> dict:
+    """Every table of the report (report.md.j2) from the metrics table (input `metrics`): the per-seed table
+    over every fit seed, the others at the base fit seed (`params.seed`); `res` is each task's training
+    resolution."""
+    all_seeds = pd.read_parquet(inp.metrics)
+    metrics = all_seeds[all_seeds["seed"] == params.seed]
+    L, res = params.main_projections, dict(params.res_by_task)
+    return {
+        "res": res,
+        "accuracy": accuracy_table(metrics, L, res),
+        "seeds": seeds_table(all_seeds, L, res),
+        "projections": projections_table(metrics, res["digits"]),
+        "resolution": resolution_table(metrics, L),
+        "cfm": cfm_table(all_seeds),
+    }
