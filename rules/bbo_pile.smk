@@ -296,6 +296,7 @@ rule bbo_pile_claims:
         mem_mb=1000,
         runtime=10,
     params:
+        seed=paper_params("bbo_pile", "seed"),
         run=paper_params("bbo_pile", "model_seeds", "run"),
         condition=paper_params("bbo_pile", "model_seeds", "condition"),
     script:
@@ -350,6 +351,7 @@ rule bbo_pile_report:
         ),
         captions=expand("workflow/report/bbo_pile/{name}.rst", name=BP_FIGURES),
         deviations="workflow/report/bbo_pile/deviations.md",
+        template="workflow/report/bbo_pile/report.md.j2",
     output:
         f"{BP}/report.md",
     log:

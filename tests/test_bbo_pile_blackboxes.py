@@ -10,19 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neurips26.bbo_pile.blackboxes import (
+from neurips26.bbo_pile.blackboxes import instance_transform, make_blackbox, random_reference
+from neurips26.bbo_pile.catalog import (
     CATALOG_COLUMNS,
-    GO_FUNCTIONS,
     BlackBoxSpec,
     bbob_spec,
     catalog,
     check_split,
-    go_optimum,
     go_spec,
-    instance_transform,
-    make_blackbox,
     specs_from_catalog,
 )
+from neurips26.bbo_pile.go_functions import GO_FUNCTIONS, go_optimum
 
 FIXED_DIM = [name for name, g in GO_FUNCTIONS.items() if g.dim is not None]
 ANY_DIM = [name for name, g in GO_FUNCTIONS.items() if g.dim is None]
@@ -120,10 +118,10 @@ def test_spec_rejects_lo_not_below_hi_naming_the_coordinate():
         (dict(function="nope"), "unknown GO function 'nope'"),
         (dict(function="branin", dim=3, lo=(0,) * 3, hi=(1,) * 3), "'branin' is 2-dimensional"),
         (dict(function="rosenbrock", dim=1, lo=(0,), hi=(1,)), "needs dim >= 2"),
-        (dict(dim=0), "dim must be >= 1"),
-        (dict(instance=-1), "instance must be >= 0"),
+        (dict(dim=0), "dim must be an integer >= 1"),
+        (dict(instance=-1), "instance must be an integer >= 0"),
         (dict(family="bbob", function="f25"), "f01..f24"),
-        (dict(family="bbob", function="f03", instance=0), "instance must be >= 1"),
+        (dict(family="bbob", function="f03", instance=0), "instance must be an integer >= 1"),
         (dict(bb_id=""), "bb_id must be a non-empty string"),
     ],
 )
@@ -251,3 +249,15 @@ def test_missing_cocoex_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "cocoex", None)
     with pytest.raises(ImportError, match="coco-experiment"):
         make_blackbox(bbob_spec(1, 2, 1))(np.zeros(2))
+
+
+def test_random_reference_is_seeded_per_box_and_bounds_the_minimum():
+    specs = [go_spec("sphere", 2, 0), go_spec("branin", 2, 1)]
+    table = random_reference(specs, 500, seed=3)
+    again = random_reference(specs, 500, seed=3)
+    pd.testing.assert_frame_equal(table, again)
+    assert list(table["bb_id"]) == [s.bb_id for s in specs] and (table["samples"] == 500).all()
+    assert (table["non_finite"] == 0).all() and (table["random_min"] <= table["random_median"]).all()
+    assert table.loc[0, "random_min"] >= 0.0  # the sphere's minimum is 0
+    alone = random_reference(specs[1:], 500, seed=3)  # box k draws from [seed, k]: its position matters
+    assert alone.loc[0, "random_min"] != table.loc[1, "random_min"]

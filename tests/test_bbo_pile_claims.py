@@ -1,7 +1,7 @@
 """Paper 05's claims against config/claims/bbo_pile.yaml: for every claim and check a scenario where it holds, one
 where it fails and one where its evidence is too thin or too noisy to decide. Scenarios build the claims' inputs
-the way the pipeline does: training logs -> scaling.scaling_summary, trials -> evaluation.normalized_regret,
-decoded rows -> evaluation.validity_table, and per-trajectory NLLs as imitation.py writes them."""
+the way the pipeline does: training logs -> scaling.scaling_summary, trials -> regret.normalized_regret,
+decoded rows -> summary.validity_table, and per-trajectory NLLs as imitation.py writes them."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ import pytest
 from conftest import ROOT
 from neurips26.bbo_pile import scaling as scaling_module
 from neurips26.bbo_pile.claims import measure_claims, seed_differences
-from neurips26.bbo_pile.evaluation import normalized_regret, seed_method, validity_table
+from neurips26.bbo_pile.regret import normalized_regret, seed_method
 from neurips26.bbo_pile.scaling import scaling_summary
+from neurips26.bbo_pile.summary import validity_table
 from neurips26.common.claims import decide, load_definitions
 
 DEFINITIONS = load_definitions(ROOT / "config/claims/bbo_pile.yaml")

@@ -16,8 +16,9 @@ from fake_gpu import fake_gpu
 from neurips26.bbo_pile.artifacts import load_decoder
 from neurips26.bbo_pile.model import Decoder, DecoderConfig
 from neurips26.bbo_pile.sampling import imitation_nll, optimize_batch
-from neurips26.bbo_pile.tokenizer import encode_trajectory, make_vocabulary
+from neurips26.bbo_pile.tokenizer import encode_trajectory
 from neurips26.bbo_pile.training import TrainSettings, batch_schedule, pack_sequences, train_decoder
+from neurips26.bbo_pile.vocabulary import make_vocabulary
 from neurips26.common import faults, loop
 
 VOCAB = make_vocabulary(["RS", "CMA"], 16)

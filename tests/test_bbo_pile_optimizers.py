@@ -10,11 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neurips26.bbo_pile.blackboxes import bbob_spec, go_spec, make_blackbox
+from neurips26.bbo_pile.blackboxes import make_blackbox
+from neurips26.bbo_pile.catalog import bbob_spec, go_spec
 from neurips26.bbo_pile.optimizers import (
     OPTIMIZERS,
     TRAJECTORY_COLUMNS,
     Trajectory,
+    generate_trajectories,
     run_optimizer,
     trajectories_table,
 )
@@ -189,3 +191,14 @@ def test_trajectories_table_long_schema(tmp_path):
     assert list(empty.columns) == list(TRAJECTORY_COLUMNS) and len(empty) == 0
     with pytest.raises(ValueError, match=r"row 0 lacks \['trajectory'\]"):
         trajectories_table([{"bb_id": "a", "family": "go", "optimizer": "RS", "seed": 0}])
+
+
+def test_generate_runs_every_box_and_seed_as_run_optimizer_would():
+    specs = [go_spec("sphere", 2, 0), go_spec("branin", 2, 1)]
+    table, throughput = generate_trajectories(specs, "LS", [0, 1], 6, seed=2)
+    assert len(table) == 2 * 2 * 6 and throughput["trajectories"] == 4 and throughput["evaluations"] == 24
+    assert throughput["invalid"] == 0 and throughput["evaluations_per_s"] > 0
+    one = table[(table["bb_id"] == specs[1].bb_id) & (table["seed"] == 1)]
+    alone = run_optimizer("LS", make_blackbox(specs[1]), specs[1].lo, specs[1].hi, 6, 2 * 1000 + 1)
+    np.testing.assert_array_equal(one["y"].to_numpy(), alone.y)
+    assert set(table["family"]) == {"go"} and set(table["optimizer"]) == {"LS"}

@@ -6,16 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from neurips26.bbo_pile.imitation import imitation_matrix, imitation_nll, pool_imitation
 from neurips26.bbo_pile.model import Decoder, DecoderConfig
-from neurips26.bbo_pile.sampling import (
-    imitation_matrix,
-    imitation_nll,
-    optimize_batch,
-    optimize_with_model,
-    pool_imitation,
-)
-from neurips26.bbo_pile.tokenizer import dequantise, encode_trajectory, make_vocabulary, quantise
+from neurips26.bbo_pile.sampling import optimize_batch, optimize_with_model
+from neurips26.bbo_pile.tokenizer import dequantise, encode_trajectory, quantise
 from neurips26.bbo_pile.training import TrainSettings, pack_sequences, train_decoder
+from neurips26.bbo_pile.vocabulary import make_vocabulary
 
 ALGOS = ("CENTRE", "LOW", "HIGH")
 Q = 11

@@ -7,24 +7,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from neurips26.bbo_pile.grammar import TrialGrammar, allowed_next, fit_context, parse_trial, trial_length
 from neurips26.bbo_pile.tokenizer import (
-    TrialGrammar,
-    Vocabulary,
-    allowed_next,
     decode_header,
     decode_trajectory,
     dequantise,
     encode_trajectory,
-    fit_context,
     header_ids,
     history_ids,
-    make_vocabulary,
-    parse_trial,
     quantise,
     quantise_y,
+    too_many_invalid,
     trial_ids,
-    trial_length,
 )
+from neurips26.bbo_pile.vocabulary import Vocabulary, make_vocabulary
 
 ALGORITHMS = ("RS", "REA", "CMA", "LS", "TPE")
 
@@ -88,7 +84,7 @@ def test_vocabulary_layout_and_ids():
 
 
 def test_vocabulary_rejects_bad_names_q_and_unknown_algorithm():
-    with pytest.raises(ValueError, match="Q must be"):
+    with pytest.raises(ValueError, match="Vocabulary.q must be an integer >= 2"):
         make_vocabulary(ALGORITHMS, 1)
     with pytest.raises(ValueError, match="repeated"):
         make_vocabulary(["RS", "RS"], 10)
@@ -344,3 +340,14 @@ def test_parse_trial_accepts_well_formed_and_rejects_malformed():
     ]
     for ids in malformed:
         assert parse_trial(vocab, np.array(ids, dtype=np.int64), 3) is None, vocab.tokens
+
+
+def test_the_invalid_trial_rule_rejects_more_than_a_fifth():
+    assert not too_many_invalid(0, 24) and not too_many_invalid(4, 24) and too_many_invalid(5, 24)
+    assert not too_many_invalid(2, 10) and too_many_invalid(3, 10)  # exactly 20% is kept
+    assert too_many_invalid(1, 2) and not too_many_invalid(1, 2, max_fraction=1.0)
+    vocab = make_vocabulary(ALGORITHMS, 10)
+    x, y = np.full((10, 2), 0.5), np.arange(10.0)
+    encode_trajectory(vocab, "RS", [0.0, 0.0], [1.0, 1.0], x, np.where(np.arange(10) < 2, np.nan, y))
+    with pytest.raises(ValueError, match="3 of 10 trials"):
+        encode_trajectory(vocab, "RS", [0.0, 0.0], [1.0, 1.0], x, np.where(np.arange(10) < 3, np.nan, y))

@@ -2,7 +2,7 @@
 (held-out BBOB functions for evaluation), checked disjoint before it is written."""
 
 from neurips26.bbo_pile import experiment
-from neurips26.bbo_pile.blackboxes import check_split
+from neurips26.bbo_pile.catalog import check_split
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 

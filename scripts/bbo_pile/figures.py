@@ -4,16 +4,16 @@ the imitation matrix and the dataset statistics."""
 import pandas as pd
 
 from neurips26.bbo_pile import plots
+from neurips26.bbo_pile.regret import evaluation_run
+from neurips26.bbo_pile.summary import read_tables
 from neurips26.common.figures import save_figure
 from neurips26.common.runtime import start_job
 
 inp, out = snakemake.input, snakemake.output
 log = start_job(snakemake)
-training = pd.concat([pd.read_parquet(p) for p in inp.training], ignore_index=True)
+training = read_tables(inp.training)
 save_figure(plots.scaling(training, pd.read_parquet(inp.runs), pd.read_parquet(inp.scaling).iloc[0]), out.scaling)
-regret = pd.read_parquet(inp.regret)
-evaluation_run = regret[~regret["method"].str.contains("@", regex=False)]  # `...@{run}:seed{k}`: claim B3's seeds
-save_figure(plots.regret_curves(evaluation_run), out.regret_curves)
+save_figure(plots.regret_curves(evaluation_run(pd.read_parquet(inp.regret))), out.regret_curves)
 save_figure(plots.imitation_matrix(pd.read_parquet(inp.imitation)), out.imitation)
 save_figure(plots.dataset(pd.read_parquet(inp.data)), out.dataset)
 log.info("figures written: %s", list(out.keys()))

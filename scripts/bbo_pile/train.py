@@ -5,15 +5,15 @@ preempted job resumes where it stopped."""
 
 import numpy as np
 import pandas as pd
-import torch
 
 from neurips26.bbo_pile import experiment
+from neurips26.bbo_pile.artifacts import save_decoder
 from neurips26.bbo_pile.model import n_parameters
-from neurips26.bbo_pile.tokenizer import Vocabulary
 from neurips26.bbo_pile.training import train_decoder
+from neurips26.bbo_pile.vocabulary import Vocabulary
 from neurips26.common import loop
 from neurips26.common.checkpoint import fingerprint
-from neurips26.common.io import atomic_path, write_parquet
+from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
 params, inp, out, run = snakemake.params, snakemake.input, snakemake.output, snakemake.wildcards.run
@@ -34,8 +34,7 @@ model, rows = train_decoder(
 )
 n = n_parameters(model)
 log.info("%s: %d non-embedding parameters, final validation loss %.4f", run, n, rows[-1]["val_loss"])
-with atomic_path(out.model) as tmp:
-    torch.save({"config": config.__dict__, "state": {k: v.cpu() for k, v in model.state_dict().items()}}, tmp)
+save_decoder(out.model, model, config)
 write_parquet(
     pd.DataFrame(rows).assign(run=run, model=params.run["model"], parameters=n),
     out.log_table,

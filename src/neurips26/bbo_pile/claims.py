@@ -1,4 +1,5 @@
-"""Paper 05's claims and checks (notes 5.7, B1-B5), measured from the scaling fit, the imitation likelihoods of each
+"""Paper 05's claims and checks (B1-B5: the scaling figure, imitation, the benchmark of the model as an optimizer,
+valid decodes, the held-out largest run), measured from the scaling fit, the imitation likelihoods of each
 held-out trajectory, the normalised regret on held-out black boxes (over model seeds) and the validity of decoded
 trials. The definitions (statements, thresholds, minimum evidence) are in config/claims/bbo_pile.yaml; this module
 computes only the measured values.
@@ -26,7 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wilcoxon
 
-from neurips26.bbo_pile.evaluation import SEED_METHOD
+from neurips26.bbo_pile.regret import SEED_METHOD
 from neurips26.common.claims import Measured, t_interval
 
 NAN = float("nan")
@@ -103,7 +104,7 @@ def measure_imitation(trajectories: pd.DataFrame) -> Measured:
 
 def seed_methods(regret: pd.DataFrame, condition: str) -> list[str]:
     """Claim B3's methods: the model seeds of its run conditioned on `condition` with constrained decoding
-    (`model:{condition}:constrained@{run}:seed{k}`, evaluation.seed_method), by seed."""
+    (`model:{condition}:constrained@{run}:seed{k}`, regret.seed_method), by seed."""
     found = [(m, SEED_METHOD.match(m)) for m in set(regret["method"])]
     seeded = [(int(match["seed"]), m) for m, match in found if match and match["condition"] == condition]
     return [m for _, m in sorted(seeded)]
@@ -180,7 +181,7 @@ def measure_claims(
     baseline: str = "RS",
 ) -> list[Measured]:
     """`scaling`: one row (scaling.scaling_summary); `imitation_trajectories`: (true_algo, cond_algo, trajectory,
-    nll); `regret`: evaluation.normalized_regret rows, the model's methods named `model:{cond}:{decoding}`
+    nll); `regret`: regret.normalized_regret rows, the model's methods named `model:{cond}:{decoding}`
     (evaluation run) and `model:{cond}:constrained@{run}:seed{k}` (B3's model seeds); `validity`: (method,
     decoding, trials, valid); `seed_losses`: the final validation loss of B3's run per model seed (B5's noise)."""
     fit = scaling.iloc[0] if len(scaling) else pd.Series(dtype=object)

@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from neurips26.bbo_pile.blackboxes import GO_FUNCTIONS, catalog
-from neurips26.bbo_pile.tokenizer import header_ids, make_vocabulary, trial_length
+from neurips26.bbo_pile.catalog import catalog
+from neurips26.bbo_pile.go_functions import GO_FUNCTIONS
+from neurips26.bbo_pile.grammar import trial_length
+from neurips26.bbo_pile.tokenizer import header_ids
+from neurips26.bbo_pile.vocabulary import make_vocabulary
 
 if TYPE_CHECKING:  # the config checks run at parse time, without pandas
     import pandas as pd

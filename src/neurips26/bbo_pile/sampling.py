@@ -1,5 +1,6 @@
 r"""The trained decoder as an optimizer (bbo-pile's ``open_optformer/optformer_searcher.py``,
-``OptFormerSearcher``), and the imitation test of notes 5.7 (B2).
+``OptFormerSearcher``) on black boxes, every run's token steps decoded as one batch. The imitation test
+(likelihoods of real optimizers' trajectories) is in :mod:`.imitation`.
 
 Per trial, as in ``OptFormerSearcher.suggest``:
 
@@ -13,7 +14,7 @@ Per trial, as in ``OptFormerSearcher.suggest``:
    is kept (their ``n_sample_configurations``);
 4. an undecodable completion is replaced by a uniformly random configuration and counted.
 
-Constrained decoding (``constrained=True``, the notes' allowed adaptation, reported as such) masks
+Constrained decoding (``constrained=True``, an adaptation of this reproduction, reported as such) masks
 the logits with the tokenizer's :class:`TrialGrammar`, so every completion decodes; the paper's
 litgpt path is unconstrained (its vLLM path uses an equivalent regex). With ``best_of = 1`` and
 constrained decoding, generation stops after the last value: ``* y |`` cannot change the proposal.
@@ -29,28 +30,23 @@ recent trials (:func:`fit_context`) where the source left-truncates.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import torch
 
-from .model import Decoder
-from .tokenizer import (
-    TrialGrammar,
-    Vocabulary,
-    dequantise,
-    encode_trajectory,
-    fit_context,
-    header_ids,
-    history_ids,
-    parse_trial,
-    quantise_y,
-)
-from .training import sequence_nll
+from neurips26.common.validation import check_int, check_number
 
-__all__ = ["SampledTrajectory", "imitation_matrix", "optimize_batch", "optimize_with_model"]
+from .blackboxes import make_blackbox
+from .catalog import BlackBoxSpec
+from .grammar import TrialGrammar, fit_context, parse_trial
+from .model import Decoder
+from .tokenizer import dequantise, header_ids, history_ids, quantise_y
+from .vocabulary import Vocabulary
+
+__all__ = ["SampledTrajectory", "optimize_batch", "optimize_boxes", "optimize_with_model"]
 
 
 @dataclass(frozen=True)
@@ -180,12 +176,9 @@ def optimize_batch(
     problem."""
     if len(problems) != len(seeds) or not problems:
         raise ValueError(f"give one seed per problem: {len(problems)} problems, {len(seeds)} seeds")
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
-        raise ValueError(f"budget must be a positive integer, got {budget!r}")
-    if isinstance(best_of, bool) or not isinstance(best_of, (int, np.integer)) or best_of < 1:
-        raise ValueError(f"best_of must be a positive integer, got {best_of!r}")
-    if not (np.isfinite(temperature) and temperature >= 0):
-        raise ValueError(f"temperature must be a finite number >= 0, got {temperature!r}")
+    check_int("budget", budget, 1)
+    check_int("best_of", best_of, 1)
+    check_number("temperature", temperature, 0.0)
     context = model.config.context if context is None else int(context)
     if context > model.config.context:
         raise ValueError(f"context {context} exceeds the model's context {model.config.context}")
@@ -247,74 +240,44 @@ def optimize_with_model(
     return optimize_batch(model, vocab, algorithm, [problem], [seed], budget, **options)[0]
 
 
-def imitation_nll(
+def optimize_boxes(
     model: Decoder,
     vocab: Vocabulary,
-    trajectories_by_algo: Mapping[str, Sequence[tuple]],
-    algorithms: Sequence[str],
-    batch: int = 32,
+    condition: str,
+    boxes: pd.DataFrame,
+    eval_seeds: Sequence[int],
+    seed: int,
+    budget: int,
+    *,
+    constrained: bool,
+    **options,
 ) -> pd.DataFrame:
-    """Mean NLL per trial value token of each trajectory when each true optimizer's trajectories are
-    re-encoded with each conditioning algorithm token (notes 5.7, B2).
-
-    ``trajectories_by_algo[true]`` holds ``(lo, hi, x, y)`` (or ``(lo, hi, x, y, log_scale)``)
-    tuples. Each is encoded as in training (``"global"`` objective bins) with the header of
-    ``cond``; the scored tokens are the value bins after the header (the x bins and the y bins of
-    every trial; separators, header and EOS excluded). Returns one row per (true_algo, cond_algo,
-    trajectory): ``trajectory`` (its position in ``trajectories_by_algo[true]``), ``nll``,
-    ``n_tokens``.
-    """
-    bins = vocab.bin_ids
-    records = []
-    for true_algo, trajectories in trajectories_by_algo.items():
-        if not trajectories:
-            raise ValueError(f"no trajectories for true algorithm {true_algo!r}")
-        for cond in algorithms:
-            sequences, masks = [], []
-            for item in trajectories:
-                lo, hi, x, y = item[:4]
-                log_scale = item[4] if len(item) > 4 else None
-                ids = encode_trajectory(vocab, cond, lo, hi, x, y, log_scale)
-                start = header_ids(vocab, cond, lo, hi, log_scale).size
-                mask = np.isin(ids, bins)
-                mask[:start] = False
-                sequences.append(ids)
-                masks.append(mask)
-            means = sequence_nll(model, sequences, masks, batch=batch, reduce="sequence")
-            records += [
-                {
-                    "true_algo": true_algo,
-                    "cond_algo": cond,
-                    "trajectory": j,
-                    "nll": float(nll),
-                    "n_tokens": int(mask.sum()),
-                }
-                for j, (nll, mask) in enumerate(zip(means, masks))
-            ]
-    return pd.DataFrame.from_records(records, columns=["true_algo", "cond_algo", "trajectory", "nll", "n_tokens"])
-
-
-def pool_imitation(per_trajectory: pd.DataFrame) -> pd.DataFrame:
-    """One row per (true_algo, cond_algo) of `imitation_nll`'s rows: ``nll`` pooled over the
-    trajectories' tokens, ``n_tokens``, ``n_trajectories``."""
-    frame = per_trajectory.assign(weighted=per_trajectory["nll"] * per_trajectory["n_tokens"])
-    pooled = (
-        frame.groupby(["true_algo", "cond_algo"], sort=False)
-        .agg(weighted=("weighted", "sum"), n_tokens=("n_tokens", "sum"), n_trajectories=("nll", "size"))
-        .reset_index()
+    """The model conditioned on ``condition`` as an optimizer on every catalog row of ``boxes`` x ``eval_seeds``
+    (run ``(box, k)`` seeded by ``1000 seed + k``), all runs in one batch: one row per trial (``bb_id``,
+    ``condition``, ``decoding``, ``seed`` = k, ``trial``, ``x``, ``y``, ``valid_decode``). ``options`` go to
+    :func:`optimize_batch` (``context``, ``temperature``, ``best_of``)."""
+    problems, seeds, ids = [], [], []
+    for record in boxes.to_dict("records"):
+        spec = BlackBoxSpec.from_record(record)
+        for k in eval_seeds:
+            problems.append((make_blackbox(spec), list(spec.lo), list(spec.hi)))
+            seeds.append(seed * 1000 + k)
+            ids.append((spec.bb_id, k))
+    runs = optimize_batch(model, vocab, condition, problems, seeds, budget, constrained=constrained, **options)
+    decoding = "constrained" if constrained else "free"
+    return pd.DataFrame(
+        [
+            {
+                "bb_id": bb_id,
+                "condition": condition,
+                "decoding": decoding,
+                "seed": k,
+                "trial": t,
+                "x": run.x[t].tolist(),
+                "y": float(run.y[t]),
+                "valid_decode": bool(run.valid_decode[t]),
+            }
+            for (bb_id, k), run in zip(ids, runs)
+            for t in range(len(run.y))
+        ]
     )
-    pooled["nll"] = pooled["weighted"] / pooled["n_tokens"]
-    return pooled[["true_algo", "cond_algo", "nll", "n_tokens", "n_trajectories"]]
-
-
-def imitation_matrix(
-    model: Decoder,
-    vocab: Vocabulary,
-    trajectories_by_algo: Mapping[str, Sequence[tuple]],
-    algorithms: Sequence[str],
-    batch: int = 32,
-) -> pd.DataFrame:
-    """Mean NLL per trial value token, pooled over each true optimizer's trajectories, for each
-    conditioning token (see `imitation_nll`): one row per (true_algo, cond_algo) with ``nll``,
-    ``n_tokens``, ``n_trajectories``."""
-    return pool_imitation(imitation_nll(model, vocab, trajectories_by_algo, algorithms, batch))

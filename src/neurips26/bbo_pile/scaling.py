@@ -10,11 +10,11 @@ bbo-pile's procedure, as its script and ``data_neurips.csv`` show:
   ``1 - sum (L - a C^b)^2 / sum (L - mean L)^2`` (0 when all losses are equal);
 * the frontier points with ``C > 7e17`` (the 80M run) are held out and scored by MAE, RMSE and R².
 
-Here the held-out set is chosen by run instead of a fixed compute threshold (notes 5.7, B5): the
+Here the held-out set is chosen by run instead of a fixed compute threshold (claim B5): the
 fit uses the frontier of every run but the held-out one (by default the run with the most
 compute), and the held-out points are the frontier points (over all runs) beyond the fit's largest
 compute. The relative error of the held-out run's final loss is reported as well.
-``points="final"`` gives the notes' variant: one point per run, its last evaluation.
+``points="final"`` gives a variant: one point per run, its last evaluation.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def compute_frontier(rows_by_run, points: str = "all") -> pd.DataFrame:
 
 
 def holdout_check(points, holdout: str | None = None, kind: str = "all", min_flops: float = 0.0) -> dict:
-    """Fit on every run but ``holdout`` and predict it (notes 5.7, B5; bbo-pile's held-out 80M run).
+    """Fit on every run but ``holdout`` and predict it (claim B5; bbo-pile's held-out 80M run).
 
     ``points``: evaluation rows by run (a mapping, or a frame with a ``run`` column). ``holdout``
     defaults to the run with the most compute. The law is fitted on the frontier (``kind``) of the

@@ -1,4 +1,7 @@
-r"""Black-box-optimization trajectories to token ids and back (notes 05, 5.2).
+r"""The serialisation format: black-box-optimization trajectories to token ids and back, values to bins.
+
+The vocabulary is in :mod:`.vocabulary`; the grammar of one trial and prompts fitted to a context are in
+:mod:`.grammar`.
 
 Source format: bbo-pile's ``History.get_prompt`` with ``remove_names=True``
 (``open_optformer/history.py``, syne-tune/bbo-pile at e3163a9), for continuous parameters::
@@ -14,7 +17,7 @@ rounding is half to even, like Python's ``round`` in the source. The objective (
 quantised per trajectory, ``y~_t = q(y_t; min y, max y)``, with ``max y += 1`` when all values are
 equal.
 
-Deliberate differences from bbo-pile (the notes' quick-scale adaptation):
+Deliberate differences from bbo-pile (adaptations of this reproduction, most for small scales):
 
 * Tokens: a fixed vocabulary instead of the source's sentencepiece BPE (1069 pieces, padded to
   1185): one token per value bin ``0..Q-1``, per punctuation mark, per keyword, per algorithm name,
@@ -30,56 +33,50 @@ Deliberate differences from bbo-pile (the notes' quick-scale adaptation):
 * Bad inputs raise instead of writing a malformed line: ``x`` outside ``[lo, hi]`` (the source would
   write a bin outside ``0..Q-1``), fewer than two trials, an unknown algorithm. A trial whose
   objective is NaN or infinite is dropped and counted (the source would write ``nan``), and a
-  trajectory with more than :data:`MAX_INVALID_FRACTION` of them is rejected (notes 5.9).
+  trajectory with more than :data:`MAX_INVALID_FRACTION` of them is rejected (:func:`too_many_invalid`,
+  this reproduction's rule, used wherever trajectories are selected).
 * ``y_norm="prefix"`` (an ablation): trial ``t``'s objective is quantised with the min/max over
   trials ``1..t`` only, the information available when it was proposed. ``"global"`` (the default)
   is the source's training-time quantisation over the whole trajectory. At inference the source
   re-encodes the current history with ``"global"`` before each proposal: do the same with
   :func:`quantise_y` and :func:`history_ids`.
-* :func:`fit_context` keeps the header and the most recent whole trials when a prompt is longer than
+* :func:`.grammar.fit_context` keeps the header and the most recent whole trials when a prompt is longer than
   the model's context; the source's litgpt path left-truncates the token ids and silently loses the
   header.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
+from neurips26.common.validation import check_int
+
+from .grammar import TrialGrammar, trial_length
+from .vocabulary import Vocabulary, token_ids
+
 __all__ = [
-    "FIT_POLICIES",
     "FORMAT",
     "MAX_INVALID_FRACTION",
     "SOURCE",
     "Y_NORMS",
     "Header",
-    "TrialGrammar",
-    "Vocabulary",
-    "allowed_next",
     "decode_header",
     "decode_trajectory",
     "dequantise",
     "drop_nonfinite",
     "encode_trajectory",
-    "fit_context",
     "header_ids",
     "history_ids",
-    "make_vocabulary",
-    "parse_trial",
     "quantise",
     "quantise_y",
+    "too_many_invalid",
     "trial_ids",
-    "trial_length",
 ]
 
 SOURCE = "syne-tune/bbo-pile@e3163a9cc3440e91eb1f0bec215369e8dcf68869 open_optformer/history.py"
 Y_NORMS = ("global", "prefix")
-FIT_POLICIES = ("recent", "reject")
 MAX_INVALID_FRACTION = 0.2
 
 FORMAT = (
@@ -92,190 +89,12 @@ FORMAT = (
     "dropped; header floats in shortest round-trip digits."
 )
 
-SPECIALS = ("<pad>", "<bos>", "<eos>")
-PUNCTUATION = (",", "*", "|", ":", "{", "}")
-KEYWORDS = (
-    "algorithm",
-    "search-space",
-    "type",
-    "UNI",
-    "min_value",
-    "max_value",
-    "linear_scale",
-    "log_scale",
-    "history",
-)
-FLOAT_CHARS = ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "-", "+", ".", "e")
-# An algorithm name is one token, printed as is: nothing the format uses as punctuation, no spaces.
-ALGORITHM_NAME = re.compile(r"[A-Za-z0-9_.+\-]+")
-VOCABULARY_FORMAT = "neurips26.bbo_pile.vocabulary/1"
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """Token ids: ``<pad> <bos> <eos>``, the ``Q`` value bins (contiguous), punctuation, keywords,
-    header-float characters, then one token per algorithm name. Build it with
-    :func:`make_vocabulary`."""
-
-    algorithms: tuple[str, ...]
-    q: int
-    tokens: tuple[str, ...] = field(init=False, repr=False)
-    _symbols: dict[str, int] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        algorithms = tuple(self.algorithms)
-        if isinstance(self.q, bool) or not isinstance(self.q, int | np.integer):
-            raise ValueError(f"Q must be an integer, got {self.q!r}")
-        if self.q < 2:
-            raise ValueError(f"Q must be at least 2 (two bins), got {self.q}")
-        if not algorithms:
-            raise ValueError("the vocabulary needs at least one algorithm name")
-        for name in algorithms:
-            if not isinstance(name, str) or not ALGORITHM_NAME.fullmatch(name):
-                raise ValueError(
-                    f"algorithm name {name!r} must be non-empty letters, digits or '_.+-' "
-                    "(it is printed inside the format)"
-                )
-        if len(set(algorithms)) != len(algorithms):
-            repeated = sorted({a for a in algorithms if algorithms.count(a) > 1})
-            raise ValueError(f"algorithm names repeated: {repeated}")
-        q = int(self.q)
-        object.__setattr__(self, "algorithms", algorithms)
-        object.__setattr__(self, "q", q)
-        fixed = PUNCTUATION + KEYWORDS + FLOAT_CHARS
-        tokens = SPECIALS + tuple(str(k) for k in range(q)) + fixed + algorithms
-        object.__setattr__(self, "tokens", tokens)
-        start = len(SPECIALS) + q
-        object.__setattr__(self, "_symbols", {s: start + i for i, s in enumerate(fixed)})
-
-    # special tokens and bins
-    @property
-    def size(self) -> int:
-        return len(self.tokens)
-
-    pad = 0
-    bos = 1
-    eos = 2
-    bin_offset = len(SPECIALS)
-
-    def bin(self, k: int) -> int:
-        """The token id of value bin ``k`` in ``0..Q-1``."""
-        if not 0 <= k < self.q or int(k) != k:
-            raise ValueError(f"bin {k!r} outside 0..{self.q - 1}")
-        return self.bin_offset + int(k)
-
-    @property
-    def bin_ids(self) -> np.ndarray:
-        """The ``Q`` bin token ids, in bin order (contiguous)."""
-        return np.arange(self.bin_offset, self.bin_offset + self.q, dtype=np.int64)
-
-    # punctuation, keywords and header floats
-    def symbol(self, text: str) -> int:
-        """The id of a punctuation mark, keyword or header-float character (``","``, ``"history"``,
-        ``"7"`` the digit, ...)."""
-        try:
-            return self._symbols[text]
-        except KeyError:
-            raise ValueError(f"{text!r} is not a symbol of the vocabulary (known: {sorted(self._symbols)})") from None
-
-    @property
-    def sep_x(self) -> int:
-        """``,`` between values (and between header fields)."""
-        return self._symbols[","]
-
-    @property
-    def sep_y(self) -> int:
-        """``*`` before the objective's bin."""
-        return self._symbols["*"]
-
-    @property
-    def sep_trial(self) -> int:
-        """``|`` closing a trial."""
-        return self._symbols["|"]
-
-    @property
-    def colon(self) -> int:
-        return self._symbols[":"]
-
-    @property
-    def lbrace(self) -> int:
-        return self._symbols["{"]
-
-    @property
-    def rbrace(self) -> int:
-        return self._symbols["}"]
-
-    @property
-    def float_char_ids(self) -> np.ndarray:
-        """Ids of the header-float characters ``0-9 - + . e``."""
-        return np.array([self._symbols[c] for c in FLOAT_CHARS], dtype=np.int64)
-
-    # algorithms
-    def algorithm(self, name: str) -> int:
-        """The token id of an algorithm name."""
-        try:
-            return self.size - len(self.algorithms) + self.algorithms.index(name)
-        except ValueError:
-            raise ValueError(f"unknown algorithm {name!r}; known: {list(self.algorithms)}") from None
-
-    @property
-    def algorithm_ids(self) -> np.ndarray:
-        return np.arange(self.size - len(self.algorithms), self.size, dtype=np.int64)
-
-    def algorithm_name(self, token: int) -> str:
-        first = self.size - len(self.algorithms)
-        if not first <= token < self.size:
-            raise ValueError(f"token {token!r} is not an algorithm name")
-        return self.algorithms[int(token) - first]
-
-    # text
-    def decode_text(self, ids, skip_special: bool = True) -> str:
-        """The text of ``ids``; with ``skip_special`` the pad/bos/eos tokens are left out, so an
-        encoded trajectory prints as bbo-pile's ``get_prompt`` string."""
-        ids = _as_ids(ids, self)
-        if skip_special:
-            ids = ids[ids >= len(SPECIALS)]
-        return "".join(self.tokens[i] for i in ids.tolist())
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "format": VOCABULARY_FORMAT,
-                "q": self.q,
-                "algorithms": list(self.algorithms),
-                "size": self.size,
-                "tokens": list(self.tokens),
-            }
-        )
-
-    @classmethod
-    def from_json(cls, text: str | Mapping) -> Vocabulary:
-        """Rebuild a vocabulary saved by :meth:`to_json`; refuses one whose token layout differs
-        from this code's (ids would silently mean other tokens)."""
-        data = json.loads(text) if isinstance(text, str | bytes) else dict(text)
-        if data.get("format") != VOCABULARY_FORMAT:
-            raise ValueError(f"not a saved vocabulary: format {data.get('format')!r}, expected {VOCABULARY_FORMAT!r}")
-        vocab = cls(tuple(data["algorithms"]), data["q"])
-        if list(vocab.tokens) != list(data["tokens"]):
-            raise ValueError("saved vocabulary's token layout differs from this tokenizer's")
-        return vocab
-
-
-def make_vocabulary(algorithms: Sequence[str], q: int) -> Vocabulary:
-    """The vocabulary for these algorithm names and ``Q`` value bins."""
-    return Vocabulary(tuple(algorithms), q)
-
 
 class Header(NamedTuple):
     algorithm: str
     lo: np.ndarray
     hi: np.ndarray
     log_scale: np.ndarray
-
-
-def trial_length(d: int) -> int:
-    """Tokens per trial: ``d`` bins, ``d - 1`` commas, ``*``, the objective's bin and ``|``."""
-    return 2 * _check_d(d) + 2
 
 
 # quantisation
@@ -350,6 +169,13 @@ def quantise_y(y, q: int, y_norm: str = "global") -> np.ndarray:
     return np.clip(bins, 0, q - 1, out=bins)
 
 
+def too_many_invalid(n_invalid: int, n_trials: int, max_fraction: float = MAX_INVALID_FRACTION) -> bool:
+    """Whether a trajectory with ``n_invalid`` of ``n_trials`` trials invalid (a NaN or infinite objective) is
+    rejected: more than ``max_fraction`` (20%) of them. The one statement of the rule, used by the corpus, the
+    imitation test's selection and the optimizers' trajectories."""
+    return n_invalid > max_fraction * n_trials
+
+
 def drop_nonfinite(x, y, max_invalid_fraction: float = MAX_INVALID_FRACTION):
     """``(x, y, n_dropped)`` without the trials whose objective is NaN or infinite. More than
     ``max_invalid_fraction`` of such trials, or an empty trajectory, raises."""
@@ -363,7 +189,7 @@ def drop_nonfinite(x, y, max_invalid_fraction: float = MAX_INVALID_FRACTION):
         raise ValueError("empty trajectory (no trials)")
     finite = np.isfinite(y)
     n_dropped = int(y.size - finite.sum())
-    if n_dropped > max_invalid_fraction * y.size:
+    if too_many_invalid(n_dropped, y.size, max_invalid_fraction):
         raise ValueError(
             f"{n_dropped} of {y.size} trials have a NaN or infinite objective "
             f"(more than {max_invalid_fraction:.0%}): trajectory rejected"
@@ -397,7 +223,7 @@ def history_ids(vocab: Vocabulary, x_bins, y_bins) -> np.ndarray:
     if x_bins.ndim != 2 or y_bins.shape != x_bins.shape[:1]:
         raise ValueError(f"x_bins must be (T, d) and y_bins (T,): got {x_bins.shape}, {y_bins.shape}")
     n, d = x_bins.shape
-    _check_d(d)
+    trial_length(d)
     trials = np.empty((n, 2 * d + 2), dtype=np.int64)
     trials[:, 0 : 2 * d : 2] = vocab.bin_offset + x_bins
     trials[:, 1 : 2 * d - 1 : 2] = vocab.sep_x
@@ -461,7 +287,7 @@ def encode_trajectory(
 def decode_header(vocab: Vocabulary, ids) -> tuple[Header, int]:
     """The header of ``ids`` (a leading ``<bos>`` is optional) and the position after ``history:``.
     Malformed headers raise, naming the position and what was expected."""
-    ids = _as_ids(ids, vocab)
+    ids = token_ids(ids, vocab)
     s = vocab.symbol
     pos = 1 if ids.size and ids[0] == vocab.bos else 0
 
@@ -520,7 +346,7 @@ def decode_trajectory(vocab: Vocabulary, ids):
     """``(algorithm, lo, hi, x_bins (T, d), y_bins (T,))`` from an encoded trajectory or prompt
     (``<bos>`` and a final ``<eos>``, then padding, are optional). The scales are in
     :func:`decode_header`. Anything but whole, well-formed trials after the header raises."""
-    ids = _as_ids(ids, vocab)
+    ids = token_ids(ids, vocab)
     header, pos = decode_header(vocab, ids)
     rest = ids[pos:]
     n_pad = int(np.argmax(rest[::-1] != vocab.pad)) if (rest != vocab.pad).any() else rest.size
@@ -544,131 +370,11 @@ def decode_trajectory(vocab: Vocabulary, ids):
     return header.algorithm, header.lo, header.hi, x_bins, y_bins
 
 
-# prompts and constrained decoding
-
-
-def fit_context(
-    ids_header, trials: Sequence[np.ndarray], context: int, policy: str = "recent", reserve: int = 0
-) -> np.ndarray:
-    """The prompt ``header + trials`` within ``context - reserve`` tokens (``reserve``: room left
-    for the completion). ``"recent"`` keeps the header and the most recent whole trials that fit;
-    ``"reject"`` raises when they do not all fit. A header alone too long always raises: the
-    source's left truncation would drop it silently."""
-    if policy not in FIT_POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; expected one of {FIT_POLICIES}")
-    if reserve < 0 or context - reserve < 1:
-        raise ValueError(f"context {context} minus reserve {reserve} leaves no room for a prompt")
-    header = np.asarray(ids_header, dtype=np.int64).ravel()
-    trials = [np.asarray(t, dtype=np.int64).ravel() for t in trials]
-    budget = context - reserve
-    if header.size > budget:
-        raise ValueError(
-            f"header alone is {header.size} tokens, longer than the context of {context} tokens"
-            + (f" minus {reserve} reserved" if reserve else "")
-        )
-    lengths = np.array([t.size for t in trials], dtype=np.int64)
-    total = header.size + int(lengths.sum())
-    if total > budget:
-        if policy == "reject":
-            raise ValueError(
-                f"prompt of {total} tokens is longer than the context of {context} tokens"
-                + (f" minus {reserve} reserved" if reserve else "")
-            )
-        recent = np.cumsum(lengths[::-1])  # tokens of the last 1, 2, ... trials
-        n_kept = int(np.searchsorted(recent, budget - header.size, side="right"))
-        trials = trials[len(trials) - n_kept :]
-    return np.concatenate([header, *trials]) if trials else header
-
-
-class TrialGrammar:
-    """The grammar ``bin , bin , ... , bin * bin |`` of one trial with ``d`` values, as a state
-    machine: the state is the position in the trial, ``0`` before its first token and
-    ``2 d + 2`` once ``|`` is read. ``masks[state]`` is the boolean logit mask of a state."""
-
-    def __init__(self, vocab: Vocabulary, d: int):
-        self.vocab = vocab
-        self.d = _check_d(d)
-        self.length = trial_length(d)
-        masks = np.zeros((self.length, vocab.size), dtype=bool)
-        masks[0 : 2 * d + 1 : 2, vocab.bin_offset : vocab.bin_offset + vocab.q] = True
-        masks[1 : 2 * d - 1 : 2, vocab.sep_x] = True
-        masks[2 * d - 1, vocab.sep_y] = True
-        masks[2 * d + 1, vocab.sep_trial] = True
-        masks.flags.writeable = False
-        self.masks = masks
-        self._allowed = tuple(np.flatnonzero(m) for m in masks)
-        for a in self._allowed:
-            a.flags.writeable = False
-
-    initial_state = 0
-
-    def _check_state(self, state: int) -> int:
-        if not 0 <= state < self.length:
-            raise ValueError(f"state {state!r} outside 0..{self.length - 1} (a complete trial has no next token)")
-        return int(state)
-
-    def allowed(self, state: int) -> np.ndarray:
-        """The token ids allowed next (read-only)."""
-        return self._allowed[self._check_state(state)]
-
-    def advance(self, state: int, token: int) -> int:
-        """The state after ``token``; a token not allowed raises, naming it."""
-        state = self._check_state(state)
-        if not (0 <= token < self.vocab.size and self.masks[state, token]):
-            got = repr(self.vocab.tokens[token]) if 0 <= token < self.vocab.size else token
-            expected = (
-                "a value bin"
-                if self.masks[state, self.vocab.bin_offset]
-                else repr(self.vocab.tokens[self._allowed[state][0]])
-            )
-            raise ValueError(f"token {got} at position {state} of a trial: expected {expected}")
-        return state + 1
-
-    def is_complete(self, state: int) -> bool:
-        return state == self.length
-
-    def accepts(self, ids) -> bool:
-        """Whether ``ids`` is exactly one well-formed trial."""
-        ids = np.asarray(ids).ravel()
-        if ids.size != self.length or not np.issubdtype(ids.dtype, np.integer):
-            return False
-        if ids.min() < 0 or ids.max() >= self.vocab.size:
-            return False
-        return bool(self.masks[np.arange(self.length), ids].all())
-
-
-def allowed_next(vocab: Vocabulary, d: int, position_in_trial: int) -> np.ndarray:
-    """The token ids allowed at ``position_in_trial`` (0-based) of a trial with ``d`` values."""
-    return TrialGrammar(vocab, d).allowed(position_in_trial)
-
-
-def parse_trial(vocab: Vocabulary, ids, d: int, require_end: bool = True):
-    """``(x_bins (d,), y_bin)`` of a generated trial, or ``None`` if it is not exactly one
-    well-formed trial (wrong count, a separator misplaced, a non-bin token where a bin belongs).
-    With ``require_end=False`` the closing ``|`` may be missing (the source generates
-    ``2 d + 1`` tokens on its litgpt path)."""
-    grammar = TrialGrammar(vocab, d)
-    ids = np.asarray(ids).ravel()
-    if not require_end and ids.size == grammar.length - 1:
-        ids = np.append(ids, vocab.sep_trial)
-    if not grammar.accepts(ids):
-        return None
-    return ids[0 : 2 * d : 2] - vocab.bin_offset, int(ids[2 * d] - vocab.bin_offset)
-
-
 # validation helpers
 
 
 def _check_q(q) -> int:
-    if isinstance(q, bool) or not isinstance(q, int | np.integer) or q < 2:
-        raise ValueError(f"Q must be an integer of at least 2, got {q!r}")
-    return int(q)
-
-
-def _check_d(d) -> int:
-    if isinstance(d, bool) or not isinstance(d, int | np.integer) or d < 1:
-        raise ValueError(f"d must be a positive integer, got {d!r}")
-    return int(d)
+    return int(check_int("q", q, 2))
 
 
 def _check_space(lo, hi, log_scale):
@@ -709,19 +415,6 @@ def _check_bins(bins, q: int, name: str) -> np.ndarray:
     if bins.min() < 0 or bins.max() > q - 1:
         raise ValueError(f"{name} outside 0..{q - 1}: found {bins.min()}..{bins.max()}")
     return bins.astype(np.int64)
-
-
-def _as_ids(ids, vocab: Vocabulary) -> np.ndarray:
-    ids = np.asarray(ids)
-    if ids.ndim != 1:
-        raise ValueError(f"token ids must be 1-D, got shape {ids.shape}")
-    if ids.size == 0:
-        return ids.astype(np.int64)
-    if not np.issubdtype(ids.dtype, np.integer):
-        raise ValueError(f"token ids must be integers, got dtype {ids.dtype}")
-    if ids.min() < 0 or ids.max() >= vocab.size:
-        raise ValueError(f"token ids outside 0..{vocab.size - 1}: found {ids.min()}..{ids.max()}")
-    return ids.astype(np.int64)
 
 
 def _warp(v, log: np.ndarray) -> np.ndarray:

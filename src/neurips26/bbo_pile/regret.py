@@ -1,10 +1,12 @@
-"""Normalised regret on held-out black boxes (notes 5.5), as bbo-pile's benchmark plots compare methods:
+"""Normalised regret on held-out black boxes, the measure of the model as an optimizer (claim B3):
 
     regret_T = (min_{t <= T} y_t - f*) / (median over RS runs of y_1 - f*)
 
 with f* the lowest value ever seen on the box: the minimum over every method's trials and a set of uniform random
-samples (no COCO internals needed). Non-finite values never count as a minimum. A box whose denominator is not
-positive (RS's first trial already at f*) is left out, and counted."""
+samples (:func:`.blackboxes.random_reference`; no COCO internals needed, and a rotated GO instance's minimum is
+unknown). Non-finite values never count as a minimum. A box whose denominator is not positive (RS's first trial
+already at f*) is left out, and counted. The normalisation by random search's first value is this reproduction's
+choice."""
 
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ SEED_METHOD = re.compile(r"^model:(?P<condition>[^:@]+):constrained@(?P<run>[^:]
 def seed_method(condition: str, run: str, model_seed: int) -> str:
     """The method name of one model seed of claim B3's run (constrained decoding), in the regret table."""
     return f"model:{condition}:constrained@{run}:seed{int(model_seed)}"
+
+
+def evaluation_run(regret: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the real optimizers and of the evaluation run's model, without claim B3's further model seeds
+    (methods named ``...@{run}:seed{k}``, :func:`seed_method`)."""
+    return regret[~regret["method"].str.contains("@", regex=False)]
 
 
 def reference_minimum(trials: pd.DataFrame, reference: pd.DataFrame) -> pd.Series:
@@ -57,22 +65,6 @@ def excluded_boxes(regret: pd.DataFrame) -> list[str]:
     return sorted(regret.loc[~(regret["scale"] > 0), "bb_id"].unique())
 
 
-def regret_table(regret: pd.DataFrame, horizons=(1, 6, 12, 24)) -> pd.DataFrame:
-    """Mean and median normalised regret per method at each horizon T (boxes x seeds), and the mean rank of the
-    method among all methods per (box, seed) at the last horizon."""
-    usable = regret[regret["scale"] > 0]
-    horizons = [T for T in horizons if T <= usable["T"].max()]
-    rows = usable[usable["T"].isin(horizons)]
-    table = rows.groupby(["method", "T"])["norm_regret"].agg(mean="mean", median="median", runs="size")
-    table = table.reset_index().pivot_table(index="method", columns="T", values=["mean", "median"])
-    table.columns = [f"{stat}_T{T}" for stat, T in table.columns]
-    last = usable[usable["T"] == usable["T"].max()].copy()
-    last["rank"] = last.groupby(["bb_id", "seed"])["norm_regret"].rank(method="average")
-    table["mean_rank_last"] = last.groupby("method")["rank"].mean()
-    table["runs"] = last.groupby("method").size()
-    return table.reset_index()
-
-
 def paired_comparison(regret: pd.DataFrame, method: str, baseline: str, T: int) -> dict:
     """Regret of `method` against `baseline` at horizon T, paired over (box, seed): mean difference, share of
     pairs where `method` is lower, and the one-sided Wilcoxon signed-rank p-value (method lower)."""
@@ -90,10 +82,3 @@ def paired_comparison(regret: pd.DataFrame, method: str, baseline: str, T: int) 
         "mean_method": float(pairs[method].mean()),
         "mean_baseline": float(pairs[baseline].mean()),
     }
-
-
-def validity_table(decoded: pd.DataFrame) -> pd.DataFrame:
-    """Decoded trials and valid ones per (method, decoding) of the model's optimize rows (`valid_decode`)."""
-    return decoded.groupby(["method", "decoding"], as_index=False).agg(
-        trials=("valid_decode", "size"), valid=("valid_decode", "sum")
-    )

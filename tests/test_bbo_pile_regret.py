@@ -1,4 +1,4 @@
-"""Paper 05's normalised regret, validity table and figures on hand-made trajectories and tables."""
+"""Paper 05's normalised regret, the regret and validity tables and the figures on hand-made trajectories and tables."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neurips26.bbo_pile import evaluation
+from neurips26.bbo_pile.regret import excluded_boxes, normalized_regret, paired_comparison
+from neurips26.bbo_pile.summary import regret_table, validity_table
 
 
 def trials(rows):
@@ -32,7 +33,7 @@ def hand_trials():
 
 def test_normalised_regret_by_hand():
     reference = pd.DataFrame({"bb_id": ["a"], "random_min": [1.0]})
-    regret = evaluation.normalized_regret(hand_trials(), reference).set_index(["method", "seed", "T"])
+    regret = normalized_regret(hand_trials(), reference).set_index(["method", "seed", "T"])
     assert regret["f_star"].unique().tolist() == [0.5]
     scale = 8.0 - 0.5
     assert regret.loc[("RS", 0, 1), "norm_regret"] == pytest.approx((10 - 0.5) / scale)
@@ -43,10 +44,10 @@ def test_normalised_regret_by_hand():
 
 def test_a_box_whose_baseline_starts_at_the_minimum_is_left_out_and_named():
     rows = trials([("b", "RS", 0, 0, 1.0), ("b", "RS", 0, 1, 2.0), ("b", "CMA", 0, 0, 3.0), ("b", "CMA", 0, 1, 1.0)])
-    regret = evaluation.normalized_regret(rows, pd.DataFrame({"bb_id": ["b"], "random_min": [1.0]}))
-    assert regret["norm_regret"].isna().all() and evaluation.excluded_boxes(regret) == ["b"]
+    regret = normalized_regret(rows, pd.DataFrame({"bb_id": ["b"], "random_min": [1.0]}))
+    assert regret["norm_regret"].isna().all() and excluded_boxes(regret) == ["b"]
     with pytest.raises(ValueError, match="no RS trials"):
-        evaluation.normalized_regret(rows[rows["method"] == "CMA"], pd.DataFrame({"bb_id": ["b"], "random_min": [0.0]}))
+        normalized_regret(rows[rows["method"] == "CMA"], pd.DataFrame({"bb_id": ["b"], "random_min": [0.0]}))
 
 
 def test_paired_comparison_and_the_regret_table():
@@ -58,12 +59,12 @@ def test_paired_comparison_and_the_regret_table():
                 rows.append((f"b{box}", "RS", seed, t, 10 + rng.random()))
                 rows.append((f"b{box}", "model:CMA:constrained", seed, t, 5 + rng.random()))
     reference = pd.DataFrame({"bb_id": [f"b{k}" for k in range(12)], "random_min": [0.0] * 12})
-    regret = evaluation.normalized_regret(trials(rows), reference)
-    better = evaluation.paired_comparison(regret, "model:CMA:constrained", "RS", 4)
+    regret = normalized_regret(trials(rows), reference)
+    better = paired_comparison(regret, "model:CMA:constrained", "RS", 4)
     assert better["pairs"] == 24 and better["share_lower"] == 1.0 and better["p_value"] < 1e-4
-    worse = evaluation.paired_comparison(regret, "RS", "model:CMA:constrained", 4)
+    worse = paired_comparison(regret, "RS", "model:CMA:constrained", 4)
     assert worse["p_value"] > 0.99
-    table = evaluation.regret_table(regret, horizons=(1, 4)).set_index("method")
+    table = regret_table(regret, horizons=(1, 4)).set_index("method")
     assert table.loc["model:CMA:constrained", "mean_rank_last"] == 1.0 and table.loc["RS", "runs"] == 24
 
 
@@ -75,7 +76,7 @@ def model_regret(p_good=True):
             rows.append((f"b{box}", "RS", 0, t, 10.0 - t))
             rows.append((f"b{box}", "model:CMA:constrained", 0, t, (5.0 if p_good else 20.0) - t + 0.01 * box))
     reference = pd.DataFrame({"bb_id": [f"b{k}" for k in range(10)], "random_min": [0.0] * 10})
-    return evaluation.normalized_regret(trials(rows), reference)
+    return normalized_regret(trials(rows), reference)
 
 
 def test_the_validity_table_counts_decoded_trials_per_method_and_decoding():
@@ -86,7 +87,7 @@ def test_the_validity_table_counts_decoded_trials_per_method_and_decoding():
             "valid_decode": [True, True, True, False, False],
         }
     )
-    table = evaluation.validity_table(decoded).set_index("method")
+    table = validity_table(decoded).set_index("method")
     assert table.loc["m:c", "trials"] == 2 and table.loc["m:c", "valid"] == 2
     assert table.loc["m:f", "trials"] == 3 and table.loc["m:f", "valid"] == 1
 
