@@ -38,7 +38,36 @@ from collections.abc import Iterable
 
 import torch
 
-__all__ = ["Adam", "AdamW", "ExponentialDecay"]
+__all__ = ["Adam", "AdamW", "ExponentialDecay", "adam_update"]
+
+
+@torch.no_grad()
+def adam_update(
+    params: list[torch.Tensor],
+    grads: list[torch.Tensor],
+    exp_avg: list[torch.Tensor],
+    exp_avg_sq: list[torch.Tensor],
+    *,
+    step: int,
+    lr: float,
+    betas: tuple[float, float],
+    eps: float,
+    weight_decay: float = 0.0,
+) -> None:
+    """Step ``step`` (counted from 1) of AdamW on parameters sharing a step count, in place (Adam when
+    ``weight_decay`` is 0): torch.optim.AdamW's foreach arithmetic, in its order (module docstring)."""
+    beta1, beta2 = betas
+    if weight_decay != 0:
+        torch._foreach_mul_(params, 1 - lr * weight_decay)
+    torch._foreach_lerp_(exp_avg, grads, 1 - beta1)
+    torch._foreach_mul_(exp_avg_sq, beta2)
+    torch._foreach_addcmul_(exp_avg_sq, grads, grads, 1 - beta2)
+    step_size = lr / (1 - beta1**step)
+    bias_correction2_sqrt = math.sqrt(1 - beta2**step)
+    denom = torch._foreach_sqrt(exp_avg_sq)
+    torch._foreach_div_(denom, bias_correction2_sqrt)
+    torch._foreach_add_(denom, eps)
+    torch._foreach_addcdiv_(params, exp_avg, denom, -step_size)
 
 
 class Adam:
@@ -72,31 +101,27 @@ class Adam:
             elif p.grad is not None:
                 p.grad.zero_()
 
-    def _decay(self, params: list[torch.Tensor]) -> None:
-        """Weight decay applied before the moments (none for Adam)."""
-
     @torch.no_grad()
     def step(self) -> None:
-        """One update of every parameter that has a gradient (the order of torch.optim's foreach ops)."""
+        """One update of every parameter that has a gradient (see :func:`adam_update`)."""
         live = [i for i, p in enumerate(self.params) if p.grad is not None]
         if not live:
             return
-        params = [self.params[i] for i in live]
-        grads = [self.params[i].grad for i in live]
-        exp_avg = [self.exp_avg[i] for i in live]
-        exp_avg_sq = [self.exp_avg_sq[i] for i in live]
-        beta1, beta2 = self.betas
         self.step_count += 1
-        self._decay(params)
-        torch._foreach_lerp_(exp_avg, grads, 1 - beta1)
-        torch._foreach_mul_(exp_avg_sq, beta2)
-        torch._foreach_addcmul_(exp_avg_sq, grads, grads, 1 - beta2)
-        step_size = self.lr / (1 - beta1**self.step_count)
-        bias_correction2_sqrt = math.sqrt(1 - beta2**self.step_count)
-        denom = torch._foreach_sqrt(exp_avg_sq)
-        torch._foreach_div_(denom, bias_correction2_sqrt)
-        torch._foreach_add_(denom, self.eps)
-        torch._foreach_addcdiv_(params, exp_avg, denom, -step_size)
+        adam_update(
+            [self.params[i] for i in live],
+            [self.params[i].grad for i in live],
+            [self.exp_avg[i] for i in live],
+            [self.exp_avg_sq[i] for i in live],
+            step=self.step_count,
+            lr=self.lr,
+            betas=self.betas,
+            eps=self.eps,
+            weight_decay=self._weight_decay(),
+        )
+
+    def _weight_decay(self) -> float:
+        return 0.0
 
     def state_dict(self) -> dict:
         return {
@@ -137,9 +162,8 @@ class AdamW(Adam):
             raise ValueError(f"AdamW needs weight_decay >= 0, got {weight_decay}")
         self.weight_decay = weight_decay
 
-    def _decay(self, params: list[torch.Tensor]) -> None:
-        if self.weight_decay != 0:
-            torch._foreach_mul_(params, 1 - self.lr * self.weight_decay)
+    def _weight_decay(self) -> float:
+        return self.weight_decay
 
     def state_dict(self) -> dict:
         return {**super().state_dict(), "weight_decay": self.weight_decay}

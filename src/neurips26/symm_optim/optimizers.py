@@ -1,59 +1,49 @@
-r"""Symmetry-compatible matrix optimizers (Lau and Su 2026, "Symmetry-Compatible Principle for
-Optimizer Design", arXiv 2605.18106) and the baselines they are compared with (notes 07, 7.2).
+r"""The optimizers of the symm_optim comparison (Lau and Su 2026, "Symmetry-Compatible Principle for
+Optimizer Design", arXiv 2605.18106): parameter updates along the directions of
+:mod:`neurips26.symm_optim.directions`, and one optimizer per parameter role (:func:`build_optimizer`).
 
-Every matrix optimizer keeps one momentum buffer ``M <- beta M + (1 - beta) G``, applies decoupled
-weight decay ``W <- W (1 - lr wd)`` and then steps ``W <- W - lr U(M)``; only the direction ``U``
-differs. Each ``U`` is a pure function of its input (the ``*_direction`` functions below), so
-:mod:`neurips26.symm_optim.theory` can check its symmetries exactly in float64. Directions, after
-``timlautk/equivariant_optimizers`` (``optim/rownorm.py``, ``rightpolargrad.py``,
-``leftpolargrad.py``, ``hybrid.py``, ``row_ops.py``):
+Every matrix optimizer keeps one momentum buffer ``M <- beta M + (1 - beta) G`` (Muon: its own Nesterov
+momentum), applies decoupled weight decay ``W <- W (1 - lr wd)`` and then steps ``W <- W - lr U(M)``;
+only the direction ``U`` differs. Only 2-D parameters are accepted by the matrix optimizers (the
+reference code, ``timlautk/equivariant_optimizers``, silently skips others and also takes 3-D expert
+tensors); a gradient that is not finite raises :class:`FloatingPointError` before any parameter of the
+optimizer changes, naming the param group's ``name`` and the step.
 
-* :func:`row_norm_direction` (``RowNormM``): ``U_i = M_i / (||M_i||_2 + eps)``, optionally after
-  centering the rows (``center=True``: ``M - mean_i M_i``, the router's softmax shift symmetry) and
-  on the transpose (``orientation="col"``, for SwiGLU down projections);
-* :func:`right_polar_direction` (``RightPolarGradM``, one-sided spectral for V x d embeddings and LM
-  heads): ``nu^alpha M (M^T M + eps I)^{-1/2}`` with ``nu = tr(M^T M R)``, R the inverse square root;
-* :func:`left_polar_direction` (``LeftPolarGradM``, for E x d routers): ``nu^alpha (C + eps I)^{-1/2}
-  M_c`` with ``C = M_c M_c^T``, ``M_c`` the (optionally) centered momentum, ``nu = tr(C L)``;
-* :func:`hybrid_direction` (``HybridPolarGradM``): ``order="row_then_polar"`` row-normalises and then
-  applies the one-sided polar step with ``nu = <R, U>``; ``"polar_then_row"`` the other way round;
-* :func:`muon_direction` (Keller Jordan's Muon): the quintic Newton-Schulz iteration with coefficients
-  (3.4445, -4.7750, 2.0315), 5 steps, after dividing by the Frobenius norm, on the wide orientation,
-  times ``sqrt(max(1, rows / cols))``; ``exact=True`` takes the polar factor ``U_s V_s^T`` of an SVD;
-* :func:`spectral_direction` (stochastic spectral descent / PolarGrad): ``nu^alpha polar(M)`` with
-  ``nu = <M, polar(M)> = ||M||_*``;
-* :func:`adam_direction` / :func:`sign_direction`: Adam's bias-corrected first step ``G / (|G| + eps)``
-  and its ``eps -> 0`` limit ``sign(G)``, the coordinate-wise updates the paper contrasts.
-
-Deliberate differences from the reference code:
-
-* the inverse square roots are exact (``torch.linalg.eigh``, eigenvalues clamped at 0 before adding
-  eps) where the repo runs 5 Polar Express / Newton-Schulz steps in fp32 (notes 7.3: the quick path
-  uses exact eigh/SVD; Gram Newton-Schulz is GPU-only). Everything runs in the parameter's dtype;
-* ``nu`` of the one-sided polar step is the trace ``tr(C R)`` (its docstring's ``<M, M R>``). The
-  repo's ``RightPolarGradM`` sums every entry of ``C R`` instead, which is not invariant under right
-  rotations (``theory`` shows this); ``nu_mode="repo"`` reproduces it. ``LeftPolarGradM`` and the
-  hybrid already use the trace / inner product;
-* the hybrid's default order is ``row_then_polar``, the default of the repo's routing code
-  (``optim/routing.py``); the class ``HybridPolarGradM`` itself defaults to ``polar_then_row``;
-* Muon's Newton-Schulz runs in the parameter's dtype (Keller Jordan's casts to bfloat16);
-* only 2-D parameters are accepted by the matrix optimizers (the repo silently skips others and also
-  takes 3-D expert tensors); a gradient that is not finite raises :class:`FloatingPointError` before
-  any parameter of the optimizer changes, naming the param group's ``name`` and the step.
-
-:class:`AdamW` has torch.optim.AdamW's arithmetic (a test compares them) with the same finiteness check.
-:func:`build_optimizer` creates one optimizer per parameter kind, as the repo's
+:class:`AdamW` steps with :func:`neurips26.common.optim.adam_update`, torch.optim.AdamW's arithmetic, with
+the same finiteness check. None of these classes derives from ``torch.optim.Optimizer``: constructing one
+imports ``torch._dynamo``, which costs more than a smoke-scale training job (the measurements are in
+:mod:`neurips26.common.optim`). They keep its interface as far as the training code uses it:
+``param_groups`` (a list of dicts with ``params`` and the hyper-parameters, ``lr`` set by the schedule),
+``state`` (per parameter), ``zero_grad``, ``step`` and a ``state_dict`` / ``load_state_dict`` that
+round-trips. :func:`build_optimizer` creates one optimizer per parameter kind, as the repo's
 ``build_transformer_mixed_optimizer`` does per role.
 """
 
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 
 import torch
 
-from .settings import KINDS, NU_MODES, ORDERS, ORIENTATIONS, check_group
+from neurips26.common.optim import adam_update
+
+from .directions import (
+    NS_COEFFICIENTS,
+    adam_direction,
+    hybrid_direction,
+    inverse_sqrt_psd,
+    left_polar_direction,
+    muon_direction,
+    newton_schulz,
+    polar,
+    right_polar_direction,
+    row_norm_direction,
+    sign_direction,
+    spectral_direction,
+)
+from .settings import KINDS, check_group
 
 __all__ = [
     "AdamW",
@@ -65,13 +55,16 @@ __all__ = [
     "MATRIX_OPTIMIZERS",
     "MixedOptimizer",
     "Muon",
-    "NS_COEFFICIENTS",
     "OPTIMIZERS",
     "RightPolarGrad",
     "RowNorm",
     "SpectralDescent",
-    "adam_direction",
     "build_optimizer",
+]
+# the directions, importable from here as before the split (theory and tests import some from here)
+__all__ += [
+    "NS_COEFFICIENTS",
+    "adam_direction",
     "hybrid_direction",
     "inverse_sqrt_psd",
     "left_polar_direction",
@@ -84,176 +77,39 @@ __all__ = [
     "spectral_direction",
 ]
 
-NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Keller Jordan's quintic Newton-Schulz coefficients
 
-
-# ----------------------------------------------------------------------------------------------
-# Pure update directions
-# ----------------------------------------------------------------------------------------------
-
-
-def _matrix(x: torch.Tensor, who: str) -> None:
-    if x.ndim != 2:
-        raise ValueError(f"{who} needs a 2-D matrix, got shape {tuple(x.shape)}")
-
-
-def polar(m: torch.Tensor) -> torch.Tensor:
-    """The polar factor ``U_s V_s^T`` of the thin SVD of ``m`` (exact, any 2-D shape)."""
-    _matrix(m, "polar")
-    u, _, vh = torch.linalg.svd(m, full_matrices=False)
-    return u @ vh
-
-
-def newton_schulz(m: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.Tensor:
-    """Keller Jordan's quintic Newton-Schulz approximation of ``polar(m)``: ``X <- a X + (b A + c A^2) X``
-    with ``A = X X^T`` on the wide orientation, started from ``m / (||m||_F + eps)``. Its singular
-    values land in roughly [0.7, 1.2], not at 1: the coefficients trade accuracy for speed."""
-    _matrix(m, "newton_schulz")
-    a, b, c = NS_COEFFICIENTS
-    tall = m.shape[0] > m.shape[1]
-    x = m.mT if tall else m
-    x = x / (torch.linalg.matrix_norm(x) + eps)
-    for _ in range(steps):
-        gram = x @ x.mT
-        x = a * x + (b * gram + c * gram @ gram) @ x
-    return x.mT if tall else x
-
-
-def muon_direction(m: torch.Tensor, exact: bool = False, ns_steps: int = 5) -> torch.Tensor:
-    """Muon's direction: ``polar(m)`` (SVD if ``exact`` else Newton-Schulz) times ``sqrt(max(1, rows/cols))``."""
-    u = polar(m) if exact else newton_schulz(m, ns_steps)
-    return u * math.sqrt(max(1.0, m.shape[0] / m.shape[1]))
-
-
-def _nu_scale(nu: torch.Tensor, alpha: float, eps: float):
-    return nu.clamp_min(eps).pow(alpha) if alpha != 0 else 1.0
-
-
-def spectral_direction(
-    m: torch.Tensor, alpha: float = 1.0, exact: bool = True, ns_steps: int = 5, eps: float = 1e-8
-) -> torch.Tensor:
-    """Stochastic spectral descent / PolarGrad: ``nu^alpha polar(m)`` with ``nu = <m, polar(m)>`` (the
-    nuclear norm when the polar factor is exact)."""
-    u = polar(m) if exact else newton_schulz(m, ns_steps)
-    return _nu_scale(torch.sum(m * u), alpha, eps) * u
-
-
-def inverse_sqrt_psd(c: torch.Tensor, eps: float) -> torch.Tensor:
-    """``(c + eps I)^{-1/2}`` of a symmetric PSD matrix by eigendecomposition (eigenvalues clamped at 0)."""
-    c = 0.5 * (c + c.mT)
-    lam, vec = torch.linalg.eigh(c)
-    return (vec * (lam.clamp_min(0) + eps).rsqrt()) @ vec.mT
-
-
-def _orient(m: torch.Tensor, orientation: str) -> torch.Tensor:
-    if orientation not in ORIENTATIONS:
-        raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
-    return m.mT if orientation == "col" else m
-
-
-def _center_rows(m: torch.Tensor) -> torch.Tensor:
-    return m - m.mean(dim=-2, keepdim=True)
-
-
-def row_norm_direction(
-    m: torch.Tensor, eps: float = 1e-8, center: bool = False, orientation: str = "row"
-) -> torch.Tensor:
-    """Row normalisation ``M_i / (||M_i|| + eps)`` (``RowNormM``, ``row_mode="inverse_eps"``), of the
-    centered rows if ``center`` and of the transpose if ``orientation="col"``."""
-    _matrix(m, "row_norm_direction")
-    work = _orient(m, orientation)
-    if center:
-        work = _center_rows(work)
-    out = work / (torch.linalg.vector_norm(work, dim=-1, keepdim=True) + eps)
-    return _orient(out, orientation)
-
-
-def _one_sided_polar(x: torch.Tensor, left: bool, eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(direction, Gram, inverse square root): ``(X X^T + eps)^{-1/2} X`` if ``left`` else
-    ``X (X^T X + eps)^{-1/2}``."""
-    if left:
-        gram = x @ x.mT
-        inv = inverse_sqrt_psd(gram, eps)
-        return inv @ x, gram, inv
-    gram = x.mT @ x
-    inv = inverse_sqrt_psd(gram, eps)
-    return x @ inv, gram, inv
-
-
-def right_polar_direction(
-    m: torch.Tensor, alpha: float = 1.0, eps: float = 1e-8, nu_mode: str = "trace"
-) -> torch.Tensor:
-    """One-sided (right) spectral step ``nu^alpha M (M^T M + eps I)^{-1/2}`` (``RightPolarGradM``); ``nu``
-    is ``tr(C R)`` (``nu_mode="trace"``) or the repo's sum of the entries of ``C R`` (``"repo"``)."""
-    _matrix(m, "right_polar_direction")
-    if nu_mode not in NU_MODES:
-        raise ValueError(f"nu_mode must be one of {NU_MODES}, got {nu_mode!r}")
-    u, gram, inv = _one_sided_polar(m, left=False, eps=eps)
-    if alpha == 0:
-        return u
-    prod = gram @ inv
-    nu = torch.trace(prod) if nu_mode == "trace" else torch.sum(prod)
-    return _nu_scale(nu, alpha, eps) * u
-
-
-def left_polar_direction(m: torch.Tensor, alpha: float = 1.0, eps: float = 1e-8, center: bool = False) -> torch.Tensor:
-    """Left spectral step ``nu^alpha (M_c M_c^T + eps I)^{-1/2} M_c`` (``LeftPolarGradM``), ``M_c`` the
-    momentum with its row mean removed if ``center`` (routers), ``nu = tr(C L)``."""
-    _matrix(m, "left_polar_direction")
-    work = _center_rows(m) if center else m
-    u, gram, inv = _one_sided_polar(work, left=True, eps=eps)
-    if alpha == 0:
-        return u
-    return _nu_scale(torch.trace(gram @ inv), alpha, eps) * u
-
-
-def hybrid_direction(
-    m: torch.Tensor,
-    alpha: float = 1.0,
-    eps: float = 1e-8,
-    order: str = "row_then_polar",
-    left: bool = False,
-    center: bool = False,
-    orientation: str = "row",
-) -> torch.Tensor:
-    """Hybrid row-norm / one-sided spectral step (``HybridPolarGradM``). ``row_then_polar``: ``R = rownorm(M)``,
-    ``U = polar_side(R)``, scaled by ``<R, U>^alpha``; ``polar_then_row``: ``rownorm(<M, U> ^alpha U)``,
-    ``U = polar_side(M)``. ``left`` picks the left polar step (default right)."""
-    _matrix(m, "hybrid_direction")
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
-    work = _orient(m, orientation)
-    if center:
-        work = _center_rows(work)
-    if order == "row_then_polar":
-        work = row_norm_direction(work, eps)
-        u, _, _ = _one_sided_polar(work, left, eps)
-        out = _nu_scale(torch.sum(work * u), alpha, eps) * u
-    else:
-        u, _, _ = _one_sided_polar(work, left, eps)
-        out = row_norm_direction(_nu_scale(torch.sum(work * u), alpha, eps) * u, eps)
-    return _orient(out, orientation)
-
-
-def adam_direction(g: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
-    """Adam's first (bias-corrected) step from zero state: ``G / (|G| + eps)``."""
-    return g / (g.abs() + eps)
-
-
-def sign_direction(g: torch.Tensor) -> torch.Tensor:
-    """``sign(G)``, Adam's first step in the limit ``eps -> 0`` (signSGD)."""
-    return torch.sign(g)
-
-
-# ----------------------------------------------------------------------------------------------
-# Optimizers
-# ----------------------------------------------------------------------------------------------
-
-
-class _Base(torch.optim.Optimizer):
-    """Shared validation, finiteness check and per-parameter step counter."""
+class _Base:
+    """Param groups, per-parameter state, validation, finiteness check and the momentum step shared by the
+    optimizers (the part of ``torch.optim.Optimizer`` they use, without importing ``torch._dynamo``)."""
 
     matrix_only = True
+
+    def __init__(self, params, defaults: dict):
+        self.defaults = dict(defaults)
+        self.state: defaultdict[torch.Tensor, dict] = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{type(self).__name__} got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict) -> None:
+        group = dict(param_group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, torch.Tensor) else list(params)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for p in group["params"]:
+            if not isinstance(p, torch.Tensor) or not p.is_leaf:
+                raise ValueError(f"{type(self).__name__} can only optimize leaf tensors")
+            if id(p) in seen:
+                raise ValueError(f"{type(self).__name__}: a parameter appears in more than one param group")
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        self._validate(group)
+        self.param_groups.append(group)
 
     def _validate(self, group: dict) -> None:
         who = type(self).__name__
@@ -266,9 +122,50 @@ class _Base(torch.optim.Optimizer):
                         f"{tuple(p.shape)} in param group {group.get('name')!r}"
                     )
 
-    def add_param_group(self, param_group: dict) -> None:
-        super().add_param_group(param_group)
-        self._validate(self.param_groups[-1])
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad.detach_()
+                    p.grad.zero_()
+
+    def state_dict(self) -> dict:
+        """``torch.optim.Optimizer``'s layout: ``state`` keyed by the parameter's index over all groups,
+        ``param_groups`` with those indices in place of the parameters."""
+        index: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            ids = []
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+                ids.append(index[id(p)])
+            groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": ids})
+        state = {
+            index[id(p)]: {k: v.clone() if torch.is_tensor(v) else v for k, v in s.items()}
+            for p, s in self.state.items()
+            if s
+        }
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        saved = state_dict["param_groups"]
+        if len(saved) != len(self.param_groups) or any(
+            len(a["params"]) != len(b["params"]) for a, b in zip(saved, self.param_groups)
+        ):
+            raise ValueError(f"{type(self).__name__}: the saved state has other param groups than this optimizer")
+        by_index = {
+            i: p for group, old in zip(self.param_groups, saved) for i, p in zip(old["params"], group["params"])
+        }
+        self.state = defaultdict(dict)
+        for i, s in state_dict["state"].items():
+            p = by_index[int(i)]
+            self.state[p] = {
+                k: v.to(p.device, p.dtype) if torch.is_tensor(v) and k != "step" else v for k, v in s.items()
+            }
+        for group, old in zip(self.param_groups, saved):
+            group.update({k: v for k, v in old.items() if k != "params"})
 
     def _check_finite(self) -> None:
         for group in self.param_groups:
@@ -511,8 +408,8 @@ class Muon(_Base):
 
 
 class AdamW(_Base):
-    """AdamW with torch.optim.AdamW's arithmetic (decay ``p (1 - lr wd)``, bias-corrected moments,
-    eps added after the square root); any parameter shape."""
+    """AdamW with torch.optim.AdamW's arithmetic (:func:`neurips26.common.optim.adam_update`: decay
+    ``p (1 - lr wd)``, bias-corrected moments, eps added after the square root); any parameter shape."""
 
     matrix_only = False
 
@@ -537,7 +434,7 @@ class AdamW(_Base):
                 loss = closure()
         self._check_finite()
         for group in self.param_groups:
-            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            by_step: dict[int, list[torch.Tensor]] = {}  # parameters that share a step count update together
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -547,13 +444,19 @@ class AdamW(_Base):
                     state["exp_avg"] = torch.zeros_like(p)
                     state["exp_avg_sq"] = torch.zeros_like(p)
                 state["step"] += 1
-                t = state["step"]
-                g = p.grad
-                p.mul_(1.0 - lr * wd)
-                state["exp_avg"].lerp_(g, 1.0 - b1)
-                state["exp_avg_sq"].mul_(b2).addcmul_(g, g, value=1.0 - b2)
-                denom = (state["exp_avg_sq"].sqrt() / math.sqrt(1.0 - b2**t)).add_(eps)
-                p.addcdiv_(state["exp_avg"], denom, value=-lr / (1.0 - b1**t))
+                by_step.setdefault(state["step"], []).append(p)
+            for step, params in by_step.items():
+                adam_update(
+                    params,
+                    [p.grad for p in params],
+                    [self.state[p]["exp_avg"] for p in params],
+                    [self.state[p]["exp_avg_sq"] for p in params],
+                    step=step,
+                    lr=group["lr"],
+                    betas=group["betas"],
+                    eps=group["eps"],
+                    weight_decay=group["weight_decay"],
+                )
         return loss
 
 
@@ -579,7 +482,7 @@ MATRIX_OPTIMIZERS = frozenset(name for name, cls in OPTIMIZERS.items() if cls.ma
 class MixedOptimizer:
     """One optimizer per parameter kind, stepped together (the repo's ``MixedOptimizer``)."""
 
-    def __init__(self, optimizers: dict[str, torch.optim.Optimizer], names: dict[str, list[str]]):
+    def __init__(self, optimizers: dict[str, _Base], names: dict[str, list[str]]):
         self.optimizers = optimizers
         self.names = names  # kind -> parameter names, in order
 
