@@ -280,6 +280,7 @@ rule bird_report:
         ),
         captions=expand("workflow/report/bird/{name}.rst", name=BIRD_FIGURES),
         deviations="workflow/report/bird/deviations.md",
+        template="workflow/report/bird/report.md.j2",
     output:
         f"{BIRD}/report.md",
     log:

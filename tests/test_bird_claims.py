@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neurips26.bird import analysis, claims, experiment, memorization
+from neurips26.bird import claims, experiment, memorization, summary
 from neurips26.common.claims import decide, load_definitions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,8 +94,8 @@ def phase_tables(spec: Phase):
                     for s in spec.snrs
                 ]
     info, theory = pd.DataFrame(info), pd.DataFrame(theory)
-    phase = analysis.phase_table(theory, info, FRACTION)
-    return phase, analysis.boundary_table(phase, theory, NATS), analysis.kmem_table(phase, FRACTION)
+    phase = summary.phase_table(theory, info, FRACTION)
+    return phase, summary.boundary_table(phase, theory, NATS), summary.kmem_table(phase, FRACTION)
 
 
 # --- samples: copies of training images or new images -------------------------------------------------------------
@@ -217,14 +217,14 @@ def claims_of(scenario: Scenario) -> pd.DataFrame:
     """The claims table of a scenario, decided against the real claims file (cached: scenarios repeat)."""
     phase, boundary, kmem = phase_tables(scenario.phase)
     calibration = calibration_table(scenario.networks)
-    kcal = analysis.kcal_table(calibration, NATS, CALIBRATION_FRACTION)
+    kcal = summary.kcal_table(calibration, NATS, CALIBRATION_FRACTION)
     measured = claims.measure_claims(
         phase,
         boundary,
         kmem,
         memorization_table(**dict(scenario.memorization)),
         kcal,
-        analysis.best_entropy_fraction(calibration, kcal),
+        summary.best_entropy_fraction(calibration, kcal),
         batch=32,
         early_steps=940,
         nats=NATS,
@@ -398,7 +398,7 @@ def test_a_located_critical_snr_is_known_only_to_within_its_grid_step():
 def test_the_network_claims_rest_on_seeds_and_a_missing_arch_voids_a_seed():
     calibration = calibration_table(Networks())
     calibration = calibration[~((calibration["seed"] == 2) & (calibration["arch"] == "dit_tiny"))]
-    kcal = analysis.kcal_table(calibration, NATS, CALIBRATION_FRACTION)
+    kcal = summary.kcal_table(calibration, NATS, CALIBRATION_FRACTION)
     per_seed = claims.per_seed_network_values(kcal, 32, 940, claims.local_best(calibration))
     assert list(per_seed["seed"]) == [0, 1, 2] and per_seed["C5a"].iloc[:2].notna().all()
     assert np.isnan(per_seed["C5a"].iloc[2])  # not the unet's value alone

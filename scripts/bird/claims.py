@@ -3,7 +3,7 @@ against networks, decided against config/claims/bird.yaml."""
 
 import pandas as pd
 
-from neurips26.bird import analysis, claims
+from neurips26.bird import claims, summary
 from neurips26.common.claims import decide, load_definitions, log_verdicts
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
@@ -11,7 +11,7 @@ from neurips26.common.runtime import job_provenance, start_job
 inp, params = snakemake.input, snakemake.params
 log = start_job(snakemake)
 calibration = pd.concat([pd.read_parquet(p) for p in inp.calibration], ignore_index=True)
-kcal = analysis.kcal_table(calibration, params.nats, params.calibration_fraction)
+kcal = summary.kcal_table(calibration, params.nats, params.calibration_fraction)
 memorization = pd.concat([pd.read_parquet(p) for p in inp.memorization], ignore_index=True)
 measured = claims.measure_claims(
     pd.read_parquet(inp.phase),
@@ -19,7 +19,7 @@ measured = claims.measure_claims(
     pd.read_parquet(inp.kmem),
     memorization,
     kcal,
-    analysis.best_entropy_fraction(calibration, kcal),
+    summary.best_entropy_fraction(calibration, kcal),
     batch=params.batch,
     early_steps=params.early_steps,
     nats=params.nats,

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from neurips26.bird import datasets
+from neurips26.bird import data
 from neurips26.common.io import save_npz
 from neurips26.common.runtime import start_job
 
@@ -14,11 +14,11 @@ log = start_job(snakemake, seed=params.seed)
 settings = {k: v for k, v in dict(params.dataset).items() if k not in ("kind", "n_values")}
 kind = params.dataset["kind"]
 if kind == "toeplitz":
-    images = datasets.load_dataset(kind, seed=params.seed, **settings)
+    images = data.load_dataset(kind, seed=params.seed, **settings)
 elif kind == "digits16":
-    images = datasets.load_dataset(kind, seed=params.seed)
+    images = data.load_dataset(kind, seed=params.seed)
 else:
-    images = datasets.load_dataset(kind, paths=list(snakemake.input.archives))
+    images = data.load_dataset(kind, paths=list(snakemake.input.archives))
 log.info(
     "%s: train %s, held out %s, normalisation %s",
     kind,

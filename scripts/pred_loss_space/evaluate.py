@@ -8,15 +8,15 @@ import torch
 from neurips26.common import loop
 from neurips26.common.io import load_npz, write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.pred_loss_space import evaluation, inception, models, sampling
+from neurips26.pred_loss_space import artifacts, evaluation, models, sampling
 
 wc, params = snakemake.wildcards, snakemake.params
 seed = int(wc.seed)
 log = start_job(snakemake, seed=seed)
 arrays = load_npz(snakemake.input.data)
-saved = torch.load(snakemake.input.model, weights_only=False)
+state_dict, cell = artifacts.load_model(snakemake.input.model)
 model = models.build_model(wc.arch, params.spec)
-model.load_state_dict(saved["state_dict"])
+model.load_state_dict(state_dict)
 device = loop.job_device()  # paper scale asks for a GPU (profiles/slurm)
 model.to(device).eval()
 
@@ -25,28 +25,16 @@ per_t = sampling.denoise_errors(
     model, x_test, wc.pred, params.t_grid, seed=seed + 2000, t_eps=params.t_eps, t_min=params.t_min
 )
 samples = load_npz(snakemake.input.samples)["samples"]
-if snakemake.input.features:
-    features = torch.load(snakemake.input.features[0], weights_only=False)
-    embed = evaluation.feature_embedder(
-        features["state_dict"], features["feature_dim"], features["channels"], features["n_classes"], device=device
-    )
-    quality = evaluation.sample_quality_images(samples, arrays["x_train"], embed)
-else:
-    quality = evaluation.sample_quality_toy(samples, arrays["x_train"], arrays["projection"])
+features = artifacts.load_model(snakemake.input.features[0]) if snakemake.input.features else None
+quality = evaluation.sample_quality(samples, arrays, features, device=device)
 if snakemake.input.fid:
-    weights, reference = snakemake.input.fid
-    net = inception.load_inception(weights, device=device)
-    stats = load_npz(reference)
-    quality["fid"] = evaluation.inception_fid(
-        samples, lambda images: inception.inception_features(net, images, device=device), stats["mu"], stats["sigma"]
-    )
-    log.info("FID (Inception-v3) %.4g against %d training images", quality["fid"], int(stats["n"]))
-train_log = pd.read_parquet(snakemake.input.train_log)
+    quality["fid"], n_reference = evaluation.inception_fid_from_files(samples, *snakemake.input.fid, device=device)
+    log.info("FID (Inception-v3) %.4g against %d training images", quality["fid"], n_reference)
 run_level = {
     "mse": float(per_t["mse_x"].mean()),
-    **evaluation.final_losses(train_log),
+    **evaluation.final_losses(pd.read_parquet(snakemake.input.train_log)),
     **quality,
-    "train_seconds": float(saved["train_seconds"]),
+    "train_seconds": float(cell["train_seconds"]),
 }
 log.info("mse %.4g, fd %.4g, nonfinite samples %.3f", run_level["mse"], run_level["fd"], run_level["nonfinite"])
 frame = evaluation.metrics_frame(

@@ -5,9 +5,9 @@ import torch
 
 from neurips26.common import loop
 from neurips26.common.checkpoint import fingerprint
-from neurips26.common.io import atomic_path, load_npz
+from neurips26.common.io import load_npz
 from neurips26.common.runtime import start_job
-from neurips26.pred_loss_space import training
+from neurips26.pred_loss_space import artifacts, training
 
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
@@ -31,16 +31,11 @@ net, train_accuracy = training.train_feature_net(
 with torch.no_grad():
     test_accuracy = float((net(torch.from_numpy(arrays["x_test"])).argmax(1).numpy() == arrays["y_test"]).mean())
 log.info("feature classifier: train accuracy %.3f, test accuracy %.3f", train_accuracy, test_accuracy)
-with atomic_path(snakemake.output[0]) as tmp:
-    torch.save(
-        {
-            "state_dict": net.state_dict(),
-            "feature_dim": cfg["dim"],
-            "channels": arrays["x_train"].shape[1],
-            "n_classes": int(arrays["y_train"].max()) + 1,
-            "train_accuracy": train_accuracy,
-            "test_accuracy": test_accuracy,
-        },
-        tmp,
-    )
+features = {
+    "feature_dim": cfg["dim"],
+    "channels": arrays["x_train"].shape[1],
+    "n_classes": int(arrays["y_train"].max()) + 1,
+}
+accuracy = {"train_accuracy": train_accuracy, "test_accuracy": test_accuracy}
+artifacts.save_model(snakemake.output[0], net.state_dict(), {**features, **accuracy})
 loop.finish(settings)

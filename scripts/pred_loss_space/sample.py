@@ -7,14 +7,14 @@ import torch
 from neurips26.common import loop
 from neurips26.common.io import save_npz
 from neurips26.common.runtime import start_job
-from neurips26.pred_loss_space import models, sampling
+from neurips26.pred_loss_space import artifacts, models, sampling
 
 wc, params = snakemake.wildcards, snakemake.params
 seed = int(wc.seed)
 log = start_job(snakemake, seed=seed)
-saved = torch.load(snakemake.input.model, weights_only=False)
+state_dict, _ = artifacts.load_model(snakemake.input.model)
 model = models.build_model(wc.arch, params.spec)
-model.load_state_dict(saved["state_dict"])
+model.load_state_dict(state_dict)
 model.to(loop.job_device()).eval()  # paper scale asks for a GPU (profiles/slurm)
 spec, cfg = params.spec, params.sample
 shape = (spec["dim"],) if "dim" in spec else (spec["channels"], spec["image_size"], spec["image_size"])

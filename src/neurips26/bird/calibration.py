@@ -12,12 +12,13 @@ import pandas as pd
 import torch
 from torch import nn
 
-from neurips26.bird import experiment, linear, posterior, schedule
+from neurips26.bird import experiment, linear, posterior, sampling, schedule
 from neurips26.bird.sampling import DDIMTrajectory
 
 
 def check_checkpoint_subset(saved: dict, n_train: int, indices: np.ndarray, path: str) -> None:
-    """A network is compared with BIRD on the images it was trained on: same N and the same subset."""
+    """A network is compared with BIRD on the images it was trained on: same N and the same subset (`saved`: the
+    run's settings from artifacts.load_checkpoints, with n_train and subset_indices)."""
     if int(saved["n_train"]) != int(n_train):
         raise ValueError(f"{path} was trained on N = {saved['n_train']} images, not the N = {n_train} of this run")
     if not np.array_equal(np.asarray(saved["subset_indices"]), np.asarray(indices)):
@@ -88,3 +89,29 @@ def compare_along_trajectory(
             }
         )
     return pd.DataFrame(rows)
+
+
+def calibrate_checkpoints(
+    model: nn.Module,
+    kept: dict[int, dict[str, torch.Tensor]],
+    x_T: np.ndarray,
+    steps: int,
+    train: np.ndarray,
+    windows: list[str],
+    soft: float = 0.0,
+    log=None,
+) -> pd.DataFrame:
+    """`compare_along_trajectory` along the network's own DDIM trajectories from x_T (`steps` steps) for each of
+    its kept weights (epoch -> state dict, loaded into `model`), with the optimal linear denoiser of `train`;
+    one frame with an `epoch` column."""
+    mean, covariance = linear.mean_covariance(train)
+    frames = []
+    for epoch, state in kept.items():
+        model.load_state_dict(state)
+        _, trajectory = sampling.ddim_sample(network_eps(model), x_T, steps, return_trajectory=True)
+        frame = compare_along_trajectory(trajectory, train, windows, mean, covariance, soft=soft)
+        frames.append(frame.assign(epoch=int(epoch)))
+        if log:
+            high = frame[(frame["t"] >= 0.5) & frame["window"].isin(experiment.local_windows(windows))]
+            log.info("epoch %d: best local cos at high noise %.3f", epoch, high.groupby("step")["cos"].max().mean())
+    return pd.concat(frames, ignore_index=True)

@@ -102,7 +102,7 @@ def crossing_brackets(phase: pd.DataFrame, nats: float) -> pd.DataFrame:
     """Per (dataset, N, window): the SNRs between which the measured entropy's `nats` crossing lies, from the grid
     alone (the entropy falls with SNR): the last grid SNR above `nats` and the first at or below it; (largest SNR,
     inf) when the entropy never falls to `nats` on the grid, (0, smallest SNR) when it is there from the start.
-    `located`: the crossing lies inside the grid (as analysis.entropy_crossing)."""
+    `located`: the crossing lies inside the grid (as summary.entropy_crossing)."""
     rows = []
     for key, group in phase.groupby(PHASE_KEYS):
         group = group.sort_values("snr")
@@ -314,8 +314,8 @@ def measure_claims(
     """The measured value of every claim in config/claims/bird.yaml (see there for what each is compared with).
 
     phase / boundary / kmem: the phase step's tables; memorization: the samples' tables of every (dataset, N);
-    kcal: analysis.kcal_table of every network's calibration (all seeds); best_fraction: (f, mean gap) of
-    analysis.best_entropy_fraction; batch, early_steps: what "early in training" means (optimiser steps);
+    kcal: summary.kcal_table of every network's calibration (all seeds); best_fraction: (f, mean gap) of
+    summary.best_entropy_fraction; batch, early_steps: what "early in training" means (optimiser steps);
     nats: the critical-SNR marker's entropy threshold (to tell on which side a censored crossing lies);
     local: local_best of the calibration (C5's restricted local window; without it C5 is NaN, inconclusive).
     """
@@ -353,8 +353,9 @@ def measure_claims(
                 share,
                 used,
                 note=(
-                    f"{used} cells within {NEAR_DECADES:g} decade of the theory's critical SNR; left out: {far} farther "
-                    f"from it (or without a theoretical critical SNR), {missing} near it with a missing I or I_G"
+                    f"{used} cells within {NEAR_DECADES:g} decade of the theory's critical SNR; left out: "
+                    f"{far} farther from it (or without a theoretical critical SNR), "
+                    f"{missing} near it with a missing I or I_G"
                 ),
             )
         )
@@ -368,8 +369,8 @@ def measure_claims(
             rho,
             len(located),
             note=(
-                f"{len(located)} of {len(pairs)} (N, k) windows have both critical SNRs located on the grid; the others "
-                "are left out"
+                f"{len(located)} of {len(pairs)} (N, k) windows have both critical SNRs located on the grid; "
+                "the others are left out"
             ),
         )
     )

@@ -15,13 +15,12 @@ Notes 4.2 ("Mutual information", "Theory"); addendum 2.3, 2.4, 2.5, 3 row (b) an
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy.optimize import brentq
 
 from neurips26.bird.data import toeplitz_factor
+from neurips26.common.validation import check_int, check_number
 
 # patch covariance: images per chunk such that a chunk's patch matrix holds about this many entries
 CHUNK_ENTRIES = 2**22
@@ -30,12 +29,6 @@ EIG_RTOL = 1e-8
 # brentq bracket of the critical SNR, in log10 SNR (authors' Fig. 3(c))
 LOG10_SNR_RANGE = (-6.0, 6.0)
 TOEPLITZ_POSITIONS = ("top_left", "centre", "average")
-
-
-def _check_int(value, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
 
 
 # --------------------------------------------------------------------------- empirical information
@@ -55,8 +48,8 @@ def mutual_information_estimate(entropy, n_train: int, exclude_border: int = 0):
         raise ValueError(f"entropy must have shape (B, H, W), got {h.shape}")
     if not np.isfinite(h).all():
         raise ValueError(f"entropy contains {int((~np.isfinite(h)).sum())} NaN or infinite values")
-    n = _check_int(n_train, "n_train", 1)
-    e = _check_int(exclude_border, "exclude_border", 0)
+    n = int(check_int("n_train", n_train, 1))
+    e = int(check_int("exclude_border", exclude_border, 0))
     height, width = h.shape[1:]
     if 2 * e >= height or 2 * e >= width:
         raise ValueError(f"exclude_border={e} leaves no pixel of a {height} x {width} image (need 2 * border < size)")
@@ -92,9 +85,7 @@ def k_at_entropy_threshold(ks, entropies, threshold: float) -> float:
         raise ValueError("ks and entropies must be finite")
     if np.any(np.diff(k) <= 0):
         raise ValueError(f"ks must be strictly increasing, got {k.tolist()}")
-    bad_type = isinstance(threshold, bool) or not isinstance(threshold, numbers.Real)
-    if bad_type or not np.isfinite(threshold):
-        raise ValueError(f"threshold must be a finite number of nats, got {threshold!r}")
+    check_number("threshold (nats)", threshold)
     below = np.flatnonzero(s <= threshold)
     if below.size == 0:
         return float("nan")
@@ -142,7 +133,7 @@ def critical_snr(eigenvalues, n_train: int) -> float:
     or not even at 1e6.
     """
     lam = _eigenvalues(eigenvalues)
-    log_n = np.log(_check_int(n_train, "n_train", 1))
+    log_n = np.log(int(check_int("n_train", n_train, 1)))
     lo, hi = LOG10_SNR_RANGE
 
     def excess(log10_snr: float) -> float:
@@ -169,7 +160,7 @@ def k_star(ks, eigenvalues_by_k, snr: float, n_train: int) -> float:
         raise ValueError(f"need one eigenvalue array per k, got {len(eigenvalues_by_k)} for {k.size} ks")
     if np.any(np.diff(k) <= 0):
         raise ValueError(f"ks must be strictly increasing, got {k.tolist()}")
-    log_n = np.log(_check_int(n_train, "n_train", 1))
+    log_n = np.log(int(check_int("n_train", n_train, 1)))
     reached = [gaussian_patch_mi(lam, snr) >= log_n for lam in eigenvalues_by_k]
     return float(k[reached.index(True)]) if any(reached) else float("nan")
 
@@ -187,7 +178,7 @@ def patch_covariance(images, k: int) -> np.ndarray:
     if not np.isfinite(x).all():
         raise ValueError(f"images contain {int((~np.isfinite(x)).sum())} NaN or infinite values")
     n_img, channels, height, width = x.shape
-    k = _check_int(k, "k", 1)
+    k = int(check_int("k", k, 1))
     if k > min(height, width):
         raise ValueError(f"patch size k={k} is larger than the images ({height} x {width})")
     dim = channels * k * k
@@ -245,7 +236,7 @@ def toeplitz_covariance(size: int, alpha: float = 1.7, sigma2: float = 1.0) -> n
     L = `data.toeplitz_factor`. This function returns that matrix (symmetric positive definite), so
     the theory uses the covariance the data really has.
     """
-    factor = toeplitz_factor(_check_int(size, "size", 1), alpha, sigma2)
+    factor = toeplitz_factor(int(check_int("size", size, 1)), alpha, sigma2)
     cov = factor @ factor.T
     return 0.5 * (cov + cov.T)
 
@@ -265,8 +256,8 @@ def toeplitz_patch_covariance(
     32 x 32 field), "centre" the central patch, "average" the mean over all patch positions (the
     limit of `patch_covariance` on samples of the field, up to centring).
     """
-    k = _check_int(k, "k", 1)
-    size = k if field_size is None else _check_int(field_size, "field_size", 1)
+    k = int(check_int("k", k, 1))
+    size = k if field_size is None else int(check_int("field_size", field_size, 1))
     if k > size:
         raise ValueError(f"patch size k={k} is larger than the field ({size} x {size})")
     if position not in TOEPLITZ_POSITIONS:

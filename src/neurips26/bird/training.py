@@ -24,7 +24,8 @@ import torch
 from torch import nn
 
 from neurips26.common import loop
-from neurips26.common.optim import Adam
+from neurips26.common.optim import Adam, ExponentialDecay
+from neurips26.common.validation import check_int, check_number
 
 T_LEVELS = 1000  # t = k / T_LEVELS
 T_CLIP = 1e-6  # t is clipped to [T_CLIP, 1 - T_CLIP]
@@ -52,12 +53,10 @@ def sample_t(n: int, generator: torch.Generator) -> torch.Tensor:
 def _check_settings(n: int, epochs: int, batch: int, lr: float, gamma: float, checkpoint_epochs: list[int]) -> None:
     if n == 0:
         raise ValueError("empty training set")
-    if epochs < 0 or batch < 1:
-        raise ValueError(f"need epochs >= 0 and batch >= 1, got epochs={epochs}, batch={batch}")
-    if not lr > 0:
-        raise ValueError(f"learning rate must be positive, got {lr}")
-    if not 0 < gamma <= 1:
-        raise ValueError(f"the learning-rate decay gamma must lie in (0, 1], got {gamma}")
+    check_int("epochs", epochs, 0, who="train_epsilon")
+    check_int("batch", batch, 1, who="train_epsilon")
+    check_number("lr (learning rate)", lr, 0.0, low_open=True, who="train_epsilon")
+    check_number("gamma (learning-rate decay)", gamma, 0.0, 1.0, low_open=True, who="train_epsilon")
     outside = [e for e in checkpoint_epochs if not 0 <= e <= epochs]
     if outside:
         raise ValueError(f"checkpoint epochs {outside} lie outside 0..{epochs} (0 = the initial weights)")
@@ -84,9 +83,9 @@ def train_epsilon(
     The log has one row per optimiser step: the 1-based epoch, the global step and that batch's mean loss.
     The kept weights map each epoch of `checkpoint_epochs` (0 = before training) to a CPU copy of the
     model's state dict after that epoch. `settings` (a LoopSettings) gives the checkpoint of the job: the
-    model, the optimiser, the generator, the decayed learning rate, the log and the kept weights are saved in
-    it, so a killed run resumes at an epoch boundary bit-identically. Raises common.loop.Diverged (a
-    FloatingPointError) when a batch's loss is not finite, before that batch's update.
+    model, the optimiser (with its decayed learning rate), the decay, the generator, the log and the kept
+    weights are saved in it, so a killed run resumes at an epoch boundary bit-identically. Raises
+    common.loop.Diverged (a FloatingPointError) when a batch's loss is not finite, before that batch's update.
     """
     x_train = torch.as_tensor(x_train, dtype=torch.float32)
     checkpoint_epochs = sorted({int(e) for e in checkpoint_epochs})
@@ -97,12 +96,11 @@ def train_epsilon(
     optimiser = Adam(model.parameters(), lr=lr)
     rows: list[tuple[int, int, float]] = []
     kept: dict[int, dict[str, torch.Tensor]] = {0: _cpu_state(model)} if 0 in checkpoint_epochs else {}
-    decayed = {"lr": lr}  # ExponentialLR stepped once per optimiser step, carried across epochs (and resumes)
+    scheduler = ExponentialDecay(optimiser, gamma)  # the authors' ExponentialLR, stepped after every optimiser step
     wanted = set(checkpoint_epochs)
 
     def run_epoch(index: int) -> float:
         epoch = index + 1
-        optimiser.lr = decayed["lr"]
         order = torch.randperm(len(x_train), generator=generator)
         first = len(rows)
         for idx in order.split(batch):
@@ -123,9 +121,8 @@ def train_epsilon(
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
             optimiser.step()
-            optimiser.lr *= gamma
+            scheduler.step()
             rows.append((epoch, step, value))
-        decayed["lr"] = optimiser.lr
         if epoch in wanted:
             kept[epoch] = _cpu_state(model)
         return sum(row[2] for row in rows[first:]) / max(1, len(rows) - first)
@@ -137,7 +134,7 @@ def train_epsilon(
         "generator": generator,
         "rows": rows,
         "kept": kept,
-        "decayed": decayed,
+        "scheduler": scheduler,
     }
     loop.run_loop(run_epoch, epochs, state, settings or loop.LoopSettings(name="train_epsilon"))
     return pd.DataFrame(rows, columns=LOG_COLUMNS), {e: kept[e] for e in checkpoint_epochs}

@@ -183,7 +183,9 @@ def _shares(grid: pd.DataFrame, regime: tuple, seed: int, metric: str) -> dict[s
     try:
         return effects.variance_shares(long, "value")
     except ValueError as error:
-        raise Unmeasurable(f"{regime_name(regime)} seed {seed}: variance shares of log-{metric} failed ({error})")
+        raise Unmeasurable(
+            f"{regime_name(regime)} seed {seed}: variance shares of log-{metric} failed ({error})"
+        ) from error
 
 
 def _spread_claim(

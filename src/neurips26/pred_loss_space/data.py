@@ -1,11 +1,12 @@
-"""Quick-scale data (notes 1.4a): 16x16 digits in [-1, 1] and JiT's toy, a 2-D manifold embedded in D dimensions."""
+"""Paper 01's data: 16x16 digits in [-1, 1], JiT's toy (a 2-D manifold embedded in D dimensions) and, at paper
+scale, CIFAR-10 and Imagenette from their archives; `make_dataset` builds one by its config entry."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from neurips26.common.digits import digits16  # noqa: F401 (the quick-scale image set, shared with paper 04)
-from neurips26.common.image_archives import cifar10_from_archive  # noqa: F401 (shared with paper 04)
+from neurips26.common.digits import digits16
+from neurips26.common.image_archives import cifar10_from_archive
 
 TOY_LATENT_DIM = 2
 TOY_MAX_NORM = 0.9
@@ -107,3 +108,27 @@ def imagenette_from_archive(path: str, size: int) -> tuple[np.ndarray, np.ndarra
     for split in ("train", "val"):
         out += [np.stack(splits[split][0]).astype(np.float32), np.asarray(splits[split][1], dtype=np.int64)]
     return tuple(out)
+
+
+DATA_SEED = 0  # the split and the toy embedding are fixed, whatever the training seed
+
+
+def make_dataset(cfg: dict, archives: list[str] = ()) -> dict[str, np.ndarray]:
+    """The arrays of one dataset by its config entry's `kind`: the toy manifold, digits16, or (paper scale)
+    CIFAR-10 / Imagenette from their archive, of which a fixed subset of `n_train` training images is kept.
+    Image sets hold x_train, y_train, x_test, y_test, the toy also its embedding and latents; both checked."""
+    if cfg["kind"] == "toy":
+        toy = toy_manifold(cfg["dim"], cfg["n_train"], cfg["n_test"], seed=DATA_SEED)
+        arrays = {key: np.asarray(value) for key, value in toy.items()}
+    else:
+        if cfg["kind"] == "digits16":
+            x_train, y_train, x_test, y_test = digits16(seed=DATA_SEED, n_train=cfg["n_train"])
+        else:
+            if cfg["kind"] == "cifar10":
+                x_train, y_train, x_test, y_test = cifar10_from_archive(archives[0])
+            else:
+                x_train, y_train, x_test, y_test = imagenette_from_archive(archives[0], cfg["image_size"])
+            keep = np.sort(np.random.default_rng(DATA_SEED).permutation(len(x_train))[: cfg["n_train"]])
+            x_train, y_train = x_train[keep], y_train[keep]  # a fixed subset of the archive's training split
+        arrays = {"x_train": x_train, "y_train": y_train, "x_test": x_test, "y_test": y_test}
+    return arrays

@@ -71,6 +71,33 @@ def sample_quality_toy(samples: np.ndarray, x_train: np.ndarray, projection: np.
     }
 
 
+def sample_quality(
+    samples: np.ndarray, arrays: dict, features: tuple[dict, dict] | None, device: str | torch.device = "cpu"
+) -> dict[str, float]:
+    """The FD proxy of a cell's samples: on the feature network's features for images (`features` is its
+    (state dict, settings) from artifacts.load_model), on the manifold coordinates for the toy (None)."""
+    if features is None:
+        return sample_quality_toy(samples, arrays["x_train"], arrays["projection"])
+    state_dict, cfg = features
+    embed = feature_embedder(state_dict, cfg["feature_dim"], cfg["channels"], cfg["n_classes"], device=device)
+    return sample_quality_images(samples, arrays["x_train"], embed)
+
+
+def inception_fid_from_files(
+    samples: np.ndarray, weights: str, reference: str, device: str | torch.device = "cpu"
+) -> tuple[float, int]:
+    """(true FID of the samples against a dataset's Inception statistics file, that file's image count)."""
+    from neurips26.common.io import load_npz
+    from neurips26.pred_loss_space import inception
+
+    net = inception.load_inception(weights, device=device)
+    stats = load_npz(reference)
+    fid = inception_fid(
+        samples, lambda images: inception.inception_features(net, images, device=device), stats["mu"], stats["sigma"]
+    )
+    return fid, int(stats["n"])
+
+
 def final_losses(train_log: pd.DataFrame, tail: float = 0.1) -> dict[str, float]:
     """Mean native-space and x-space training loss over the last `tail` of the logged steps."""
     last = train_log.tail(max(1, int(round(len(train_log) * tail))))

@@ -21,6 +21,7 @@ from torch import nn
 
 from neurips26.common import loop
 from neurips26.common.optim import Adam
+from neurips26.common.validation import check_int, check_number
 from neurips26.pred_loss_space import spaces
 from neurips26.pred_loss_space.models import FeatureNet
 
@@ -33,18 +34,13 @@ def check_settings(
 ) -> None:
     spaces.check_space(pred, "prediction space")
     spaces.check_space(loss, "loss space")
-    if steps < 0 or batch < 1:
-        raise ValueError(f"need steps >= 0 and batch >= 1, got steps={steps}, batch={batch}")
-    if not lr > 0:
-        raise ValueError(f"learning rate must be positive, got {lr}")
-    if not p_std > 0:
-        raise ValueError(f"P_std must be positive, got {p_std}")
-    if not 0 <= ema_decay < 1:
-        raise ValueError(f"EMA decay must lie in [0, 1), got {ema_decay}")
-    if not 0 < t_eps < 0.5:
-        raise ValueError(f"t_eps must lie in (0, 0.5), got {t_eps}")
-    if not 0 < t_min < 0.5:
-        raise ValueError(f"t_min must lie in (0, 0.5), got {t_min}")
+    check_int("steps", steps, 0, who="train_denoiser")
+    check_int("batch", batch, 1, who="train_denoiser")
+    check_number("lr (learning rate)", lr, 0.0, low_open=True, who="train_denoiser")
+    check_number("p_std", p_std, 0.0, low_open=True, who="train_denoiser")
+    check_number("ema_decay", ema_decay, 0.0, 1.0, high_open=True, who="train_denoiser")
+    for name, value in (("t_eps", t_eps), ("t_min", t_min)):
+        check_number(name, value, 0.0, 0.5, low_open=True, high_open=True, who="train_denoiser")
 
 
 def ema_update(ema: dict[str, torch.Tensor], model: nn.Module, decay: float) -> None:

@@ -9,6 +9,7 @@ import pandas as pd
 from neurips26.bird import information
 
 KEYS = ["dataset", "n_train", "window", "k"]
+FRACTIONS = np.linspace(0.05, 0.95, 19)  # the grid of best_entropy_fraction (addendum 2.4)
 
 
 def _log_snr(values) -> np.ndarray:
@@ -115,7 +116,7 @@ def kcal_table(calibration: pd.DataFrame, nats: float, calibration_fraction: flo
 
 
 def best_entropy_fraction(
-    calibration: pd.DataFrame, kcal: pd.DataFrame, fractions: np.ndarray = np.linspace(0.05, 0.95, 19)
+    calibration: pd.DataFrame, kcal: pd.DataFrame, fractions: np.ndarray = FRACTIONS
 ) -> tuple[float, float]:
     """The threshold fraction f of log N whose k_mem best matches k_cal (mean |k_mem - k_cal| over the steps
     where k_mem exists), as the authors' grid search (addendum 2.4); returns (f, that mean gap)."""
@@ -135,3 +136,94 @@ def best_entropy_fraction(
         if len(gaps) >= max(1, len(groups) // 2) and np.mean(gaps) < best[1]:
             best = (float(f), float(np.mean(gaps)))
     return best
+
+
+# --------------------------------------------------------------------------- the report's tables
+
+PROVENANCE = ["git_commit", "config_hash"]
+
+
+def agreement_table(phase: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, N): the cells of the phase diagram, the fraction where measurement and theory agree on
+    memorization, and the fraction memorizing by each."""
+    return (
+        phase.assign(agree=phase["memorize_emp"] == phase["memorize_theory"])
+        .groupby(["dataset", "n_train"], as_index=False)
+        .agg(
+            cells=("agree", "size"),
+            agreement=("agree", "mean"),
+            memorizing_measured=("memorize_emp", "mean"),
+            memorizing_theory=("memorize_theory", "mean"),
+        )
+    )
+
+
+def critical_snr_table(boundary: pd.DataFrame) -> pd.DataFrame:
+    """The local windows' critical SNRs, measured and theory's, with log10 of their ratio."""
+    return (
+        boundary[boundary["k"] > 0]
+        .sort_values(["dataset", "n_train", "k"])
+        .assign(log10_ratio=lambda f: np.log10(f["snr_crit_emp"] / f["snr_crit_theory"]))
+        .drop(columns="window")
+    )
+
+
+def kmem_pivot(kmem: pd.DataFrame) -> pd.DataFrame:
+    """ "k_mem / k*" per SNR (rows) and N (columns); "none" where no window memorizes."""
+    cells = [f"{m:.2g} / {s:.0f}".replace("nan", "none") for m, s in zip(kmem["k_mem_emp"], kmem["k_star_theory"])]
+    return (
+        kmem.assign(cell=cells)
+        .pivot_table(index=["dataset", "snr"], columns="n_train", values="cell", aggfunc="first")
+        .reset_index()
+    )
+
+
+def memorization_pivot(memorization: pd.DataFrame) -> pd.DataFrame:
+    """The fraction of memorized samples per (dataset, N) and window (local windows by k, then the full one)."""
+    memo = memorization.pivot_table(index=["dataset", "n_train"], columns="window", values="fraction_memorized")
+    return memo[sorted(memo.columns, key=lambda w: (w == "full", int(w) if w != "full" else 0))].reset_index()
+
+
+def kcal_summary(kcal: pd.DataFrame) -> pd.DataFrame:
+    """Per (network, epoch): the similarities and k values of kcal_table, averaged over seeds and DDIM steps."""
+    return kcal.groupby(["arch", "epoch"], as_index=False).agg(
+        best_cos=("best_cos", "mean"),
+        ideal_cos=("ideal_cos", "mean"),
+        linear_cos=("linear_cos", "mean"),
+        k_cal=("k_cal", "mean"),
+        k_mem_frac=("k_mem_frac", "mean"),
+        k_mem_nats=("k_mem_nats", "mean"),
+    )
+
+
+def cost_tables(cost: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(BIRD's seconds per image per method and N, the networks' seconds per image); networks have no N."""
+    bird = cost[cost["n_train"].notna()].astype({"n_train": int})
+    per_n = bird.pivot_table(index=["dataset", "method"], columns="n_train", values="seconds_per_image").reset_index()
+    return per_n, cost[cost["n_train"].isna()][["dataset", "method", "seconds_per_image"]]
+
+
+def datasets_list(datasets: dict) -> str:
+    """The report's Markdown list of datasets: name, kind and N values."""
+    return "\n".join(f"- `{name}`: {d['kind']}, N in {d['n_values']}" for name, d in datasets.items())
+
+
+def report_tables(inputs, params) -> dict:
+    """The tables of report.md from the report rule's inputs (phase, boundary, kmem, kcal, memorization, cost)
+    and the list of datasets from its params."""
+    phase, boundary, kmem, kcal = (
+        pd.read_parquet(p).drop(columns=PROVENANCE, errors="ignore")
+        for p in (inputs.phase, inputs.boundary, inputs.kmem, inputs.kcal)
+    )
+    memorization = pd.concat([pd.read_parquet(p) for p in inputs.memorization], ignore_index=True)
+    per_n, networks = cost_tables(pd.concat([pd.read_parquet(p) for p in inputs.cost], ignore_index=True))
+    return {
+        "datasets": datasets_list(params.datasets),
+        "agreement": agreement_table(phase),
+        "critical_snr": critical_snr_table(boundary),
+        "kmem": kmem_pivot(kmem),
+        "memorization": memorization_pivot(memorization),
+        "kcal": kcal_summary(kcal),
+        "cost": per_n,
+        "network_cost": networks,
+    }

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conftest import snakemake
-from neurips26.bird import analysis, calibration, claims, experiment
+from neurips26.bird import calibration, claims, experiment, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config/bird.yaml").read_text())
@@ -58,7 +58,7 @@ def test_phase_table_marks_memorization_by_measured_and_theoretical_information(
     log_n = np.log(64)
     info = info_frame(lambda k, snr: 0.0 if (k == 0 or k * snr >= 5) else log_n / 2)
     theory = theory_frame(lambda k, snr: 2 * log_n if (k == 0 or k * snr >= 5) else 0.1)
-    phase = analysis.phase_table(theory, info, fraction_of_log_n=0.1)
+    phase = summary.phase_table(theory, info, fraction_of_log_n=0.1)
     assert len(phase) == len(info) and (phase["memorize_emp"] == phase["memorize_theory"]).all()
     assert phase.loc[(phase["window"] == "full"), "memorize_emp"].all()
     assert not phase.loc[(phase["window"] == "1") & (phase["snr"] == 0.1), "memorize_emp"].any()
@@ -68,14 +68,14 @@ def test_phase_table_refuses_a_theory_without_the_snr_grid():
     info = info_frame(lambda k, snr: 1.0)
     theory = theory_frame(lambda k, snr: 1.0, snrs=(0.5, 5.0))
     with pytest.raises(ValueError, match="SNR grid"):
-        analysis.phase_table(theory, info, 0.1)
+        summary.phase_table(theory, info, 0.1)
 
 
 def test_entropy_crossing_interpolates_in_log_snr_and_is_nan_when_never_reached():
     snr = np.array([0.01, 0.1, 1.0, 10.0])
-    assert analysis.entropy_crossing(snr, np.array([4.0, 2.0, 0.2, 0.0]), 0.1) == pytest.approx(10**0.5)
-    assert np.isnan(analysis.entropy_crossing(snr, np.array([4.0, 3.0, 2.0, 1.0]), 0.1))
-    assert np.isnan(analysis.entropy_crossing(snr, np.array([0.0, 0.0, 0.0, 0.0]), 0.1))  # below from the start
+    assert summary.entropy_crossing(snr, np.array([4.0, 2.0, 0.2, 0.0]), 0.1) == pytest.approx(10**0.5)
+    assert np.isnan(summary.entropy_crossing(snr, np.array([4.0, 3.0, 2.0, 1.0]), 0.1))
+    assert np.isnan(summary.entropy_crossing(snr, np.array([0.0, 0.0, 0.0, 0.0]), 0.1))  # below from the start
 
 
 def test_kmem_and_kstar_grow_where_information_is_harder_to_get():
@@ -83,7 +83,7 @@ def test_kmem_and_kstar_grow_where_information_is_harder_to_get():
     # entropy falls with k and with SNR: the window needed to memorize shrinks as the SNR grows
     info = info_frame(lambda k, snr: 0.0 if k == 0 else log_n * max(0.0, 1 - k * snr / 10))
     theory = theory_frame(lambda k, snr: 99.0 if k == 0 else k * snr / 10 * log_n)
-    kmem = analysis.kmem_table(analysis.phase_table(theory, info, 0.1), 0.1)
+    kmem = summary.kmem_table(summary.phase_table(theory, info, 0.1), 0.1)
     by_snr = kmem.set_index("snr")
     assert by_snr.loc[10.0, "k_mem_emp"] <= 1.0 and np.isnan(by_snr.loc[0.1, "k_mem_emp"])
     assert by_snr.loc[10.0, "k_star_theory"] == 1 and np.isnan(by_snr.loc[0.1, "k_star_theory"])
@@ -129,7 +129,7 @@ def test_kcal_is_the_most_similar_local_window_and_kmem_reads_the_entropy():
         lambda w, t: {"1": 0.2, "3": 0.9, "5": 0.5, "full": 0.3, "linear": 0.1}[w],
         lambda k, t: 0.0 if k in (0, 5) else (0.5 * log_n if k == 3 else log_n),
     )
-    kcal = analysis.kcal_table(frame, nats=0.1, calibration_fraction=0.8)
+    kcal = summary.kcal_table(frame, nats=0.1, calibration_fraction=0.8)
     assert (kcal["k_cal"] == 3).all() and (kcal["best_cos"] == 0.9).all()
     assert (kcal["ideal_cos"] == 0.3).all() and (kcal["linear_cos"] == 0.1).all()
     # 0.8 log N is reached between k = 1 (entropy log N) and k = 3 (0.5 log N): k = 1 + 2 * 0.2 / 0.5
