@@ -1,4 +1,4 @@
-"""Paper 06 audit data: the AuditData structure, its bad-input errors (notes 2.9), imputation, the Parquet/JSON round
+"""Paper 06 audit data: the AuditData structure, its bad-input errors, imputation, the Parquet/JSON round
 trip and the (A, Y)-stratified split."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Paper 06 SCM generator (notes 2.2): parameter validation and JSON round trip, the label threshold, the generation
+"""Paper 06 SCM generator: parameter validation and JSON round trip, the label threshold, the generation
 order of label-descendant features, what each scenario family is built to show, and the prior's random draws."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-r"""The axiom table (notes 06, 2.2 "Axiom table", Addendum item 2): each measure is evaluated on purpose-built
+r"""The axiom table (the abstract: "an axiomatic framework that embeds a fairness
+notion [...] into desired and undesired independence properties"; measures "(partially) satisfy" them in the
+earlier version, OpenReview ZsqigefFO8): each measure is evaluated on purpose-built
 structural causal models, each making one independence premise true, and each desired or undesired property of
 its notion is judged from the measured value against a stated threshold.
 

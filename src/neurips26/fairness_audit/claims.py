@@ -1,4 +1,4 @@
-r"""Paper 06's claims and checks (notes 2.7, C1-C6), measured from the pipeline's tables; the definitions (statement,
+r"""Paper 06's claims and checks (C1-C6), measured from the pipeline's tables; the definitions (statement,
 kind, comparison, threshold, minimum evidence, the paper's sentence) are in ``config/claims/fairness_audit.yaml``
 and :func:`neurips26.common.claims.decide` gives the verdicts.
 
@@ -10,9 +10,9 @@ What is measured, and on how many runs (a *run* is one sampled data set unless s
   data sets with a percentile bootstrap interval over data sets. The two sides come from different estimators
   (the CE estimator of ``I(X_S; A)`` on all rows, the plug-in information of the MLP's test predictions), so
   nothing in our code makes the bound hold: a CE fit that misses dependence the MLP exploits breaks it.
-* C2a-C2c (axiom table, checks) and C2d (info): the share of the required (measure, property) outcomes of the
-  axiom table that hold. NaN (inconclusive) when the table has no measure of the kind the check talks about.
-  Required outcomes (our reading, the paper's list is not recovered; notes 2.2 "Axiom table"):
+* C2a-C2c (axiom table, checks) and C2d (info): the share of the required (measure, property) outcomes of the axiom
+  table that hold. NaN (inconclusive) when the table has no measure of the kind the check talks about. Required outcomes
+  (our reading, the paper's list is not recovered; the abstract names desired and undesired properties):
 
   - C2a: B_SP fails P2 (``I(X; A) > 0`` for a proxy that does not predict Y), and every relevance-aware SP
     measure (family ``ours-assumed`` or ``pid``, notion SP) passes P1 and P2, except the two pairs the I_min

@@ -1,4 +1,4 @@
-r"""Measure values of feature coalitions (notes 06, 2.5 ``coalition_values``), in long form, each coalition computed
+r"""Measure values of feature coalitions in long form, each coalition computed
 once, and the Shapley tables built from them.
 
 Players are feature blocks (one ``(n, k_i)`` matrix each: a feature, or the one-hot columns of a categorical one).
@@ -36,7 +36,7 @@ __all__ = [
     "value_table",
 ]
 
-MAX_ALL_COALITIONS = 10  # notes 2.5: all coalitions when d <= 10, otherwise a given (sampled) list
+MAX_ALL_COALITIONS = 10  # all coalitions when d <= 10, otherwise a given (sampled) list
 
 
 def coalition_name(mask: int, names: Sequence[str]) -> str:

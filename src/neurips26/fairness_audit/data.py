@@ -1,4 +1,4 @@
-"""The audit data set (notes 2.2 "Variables", 2.5 `gen_scm` / `load_real`, 2.9 bad inputs): features X, binary
+"""The audit data set: features X, binary
 protected attribute A and binary label Y, with the features grouped into Shapley players.
 
 - `features` holds float64 numeric columns only: categorical features arrive one-hot encoded, and `groups` maps
@@ -7,7 +7,7 @@ protected attribute A and binary label Y, with the features grouped into Shapley
 - The constructor checks the structure (binary A and Y, A not constant, no NaN, numeric finite features, groups that
   cover the columns exactly once, A and Y not among the features). `make_audit_data` adds the checks that depend on
   a setting: NaN imputation (`impute="mean"` or `"median"`, else NaN is an error) and the minimum sample count of
-  every A group and every (A, Y) cell (`min_group`, notes 2.9: 30). Splits are built with the constructor only, so a
+  every A group and every (A, Y) cell (`min_group`, default 30). Splits are built with the constructor only, so a
   small validation split is not refused for having fewer than `min_group` samples in a cell.
 - Storage: `to_frame` gives one Parquet-able DataFrame (columns A, Y, then the features) and a JSON-able dict (name,
   groups, names of the original attribute and label, imputed count); `from_frame` inverts it.
@@ -36,7 +36,7 @@ __all__ = [
     "validate_audit_data",
 ]
 
-MIN_GROUP = 30  # notes 2.9: a class with fewer than 30 samples is refused
+MIN_GROUP = 30  # a class with fewer than 30 samples is refused
 RESERVED_COLUMNS = ("A", "Y")
 IMPUTERS = ("mean", "median")
 

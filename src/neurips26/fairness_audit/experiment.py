@@ -8,7 +8,7 @@ Data set names: ``{scenario}_s{seed}`` for the SCM scenario families, ``random_{
 Shapley values are exact (all ``2^d`` coalitions, ``d <= 12``) or Monte Carlo over ``permutations`` random orders
 (``shapley.method``); the coalitions a Monte Carlo run needs are known before any measure is computed (the orders
 depend on the seed only), plus every singleton and every leave-one-out set for the marginal and leave-one-out
-baselines. The tuned predictor is trained on the notes' feature-set grid (the full set, every leave-one-out set,
+baselines. The tuned predictor is trained on a feature-set grid (the full set, every leave-one-out set,
 every singleton) and on the removal sets of the feature-selection rankings, so the selection experiment is read
 off the same fits.
 """
@@ -126,7 +126,7 @@ def coalition_masks(d: int, method: str, permutations: int, seed: int) -> list[i
 
 
 def true_bias_coalitions(players: list[str], rankings: dict[str, list[str]], k_max: int) -> list[tuple[str, ...]]:
-    """The notes' grid (full set, leave-one-out sets, singletons) and every ranking's removal sets up to k_max."""
+    """The grid (full set, leave-one-out sets, singletons) and every ranking's removal sets up to k_max."""
     from .true_bias import coalition_key, standard_coalitions
 
     sets = [tuple(c) for c in standard_coalitions(players)]

@@ -1,5 +1,6 @@
-r"""The analysis tables of paper 06 (notes 2.2 "Validation statistic", "Feature-selection experiment", "Shapley
-attribution"; 2.5 ``evaluate``; claims C1, C3, C5, C6): the data-side measures read against the true bias of the
+r"""The analysis tables of paper 06 (the abstract's empirical study: how well the measures
+"predict the true bias of an extensively tuned neural network", and "a simple feature selection experiment";
+claims C1, C3, C5, C6): the data-side measures read against the true bias of the
 tuned predictor.
 
 Inputs are the pipeline's long tables:
@@ -132,7 +133,7 @@ def _with_players(true_bias: pd.DataFrame) -> pd.DataFrame:
 
 
 def _measure_of_rows(lookup: Mapping[LookupKey, float], rows: pd.DataFrame, estimator: str, measure: str) -> np.ndarray:
-    """``mu(S)`` for each true-bias row; the empty coalition is 0 by definition (notes 2.2) when not tabled."""
+    """``mu(S)`` for each true-bias row; the empty coalition is 0 by definition (mu(empty) = 0) when not tabled."""
     values = np.empty(len(rows))
     for i, (dataset, players) in enumerate(zip(rows["dataset"], rows["_players"])):
         key = (str(dataset), estimator, measure, players)
@@ -287,7 +288,8 @@ def dpi_table(coalitions: pd.DataFrame, true_bias: pd.DataFrame, estimator: str 
     """Claim C1 per true-bias row: ``B_SP``, ``B_EO`` of its coalition (``estimator``), the test-split
     informations and their bootstrap SEs, ``excess_sp = i_yhat_a - B_SP`` (``excess_eo`` likewise), and
     ``holds_sp = i_yhat_a <= B_SP + 2 se`` (``holds_eo`` likewise): the baseline bounds the bias of any predictor
-    restricted to X_S (data processing, notes 2.2 "Baselines")."""
+    restricted to X_S (data processing; the abstract: "a baseline upper bounds the bias of any downstream
+    restricted predictor")."""
     _require_columns(true_bias, ("i_yhat_a", "i_yhat_a_given_y", *SE_METRICS), "true-bias table")
     lookup = coalition_lookup(coalitions)
     rows = _with_players(true_bias)
@@ -432,18 +434,19 @@ def rankings_from_shapley(shapley: pd.DataFrame, measures: Sequence[str]) -> dic
 
 def rankings_from_singletons(shapley: pd.DataFrame, measures: Sequence[str]) -> dict[str, dict[str, list[str]]]:
     """``{dataset: {"marginal_<measure>": ranking}}`` by ``mu({i}) - mu(empty)`` (the ``singleton`` column): for
-    B_SP the marginal ``I(X_i; A)`` ranking of the notes (2.2, 2.8)."""
+    B_SP the marginal ``I(X_i; A)`` ranking."""
     return _rankings(shapley, measures, "singleton", "marginal")
 
 
 def redundancy_check(
     blocks: Sequence[np.ndarray], a, y, player: int, measures: Sequence[str], estimator: str = "plugin", seed: int = 0
 ) -> pd.DataFrame:
-    """Claim C3 (notes 2.2 "Redundancy property"): exact Shapley values of the original players and of the players
-    plus an exact copy of ``player`` (appended last). Per measure: ``phi_orig`` (of ``player``), ``phi_i`` and
-    ``phi_copy`` (with the copy), ``rel_err = |phi_i + phi_copy - phi_orig| / |phi_orig|`` (NaN when phi_orig is
-    0) and ``asym = |phi_i - phi_copy|``. The plug-in estimator merges identical bin columns, so a measure that
-    depends on sigma(X_S) only splits its value exactly; fitted measures (CE, Bayes score) only approximately."""
+    """Claim C3 (the abstract: Shapley values "moderate redundancy across feature coalitions"): exact Shapley values of
+    the original players and of the players plus an exact copy of ``player`` (appended last). Per measure: ``phi_orig``
+    (of ``player``), ``phi_i`` and ``phi_copy`` (with the copy), ``rel_err = |phi_i + phi_copy - phi_orig| /
+    |phi_orig|`` (NaN when phi_orig is 0) and ``asym = |phi_i - phi_copy|``. The plug-in estimator merges identical bin
+    columns, so a measure that depends on sigma(X_S) only splits its value exactly; fitted measures (CE, Bayes score)
+    only approximately."""
     blocks = list(blocks)
     if not 0 <= player < len(blocks):
         raise ValueError(f"player must index one of the {len(blocks)} blocks, got {player}")

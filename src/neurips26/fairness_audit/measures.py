@@ -1,5 +1,6 @@
-r"""The measure family ``mu(S) >= 0`` over a feature block ``x_S`` (notes 06, 2.2 "Baselines", "Relevance-aware
-measures" and the Addendum's PID measures), each aligned with a fairness notion, in the registry :data:`MEASURES`.
+r"""The measure family ``mu(S) >= 0`` over a feature block ``x_S`` (the abstract's "baseline measures" and the measures
+built on them; PID measures because the earlier version, OpenReview ZsqigefFO8, names partial information decomposition
+among its keywords), each aligned with a fairness notion, in the registry :data:`MEASURES`.
 
 =========  ======  ============  ==========================================================================
 name       notion  family        definition (nats)
@@ -31,7 +32,7 @@ feature that is a strong proxy of A and predicts Y ever so slightly has ``bayes_
 only once it predicts nothing. The randomised predictor that outputs 1 with probability ``s(X)`` has
 ``P(Yhat=1 | A=a) = E[s | A=a]``, so ``I(Yhat_s; A)`` is computed in closed form from the group means of the score
 (binary entropies, no estimator): it grows with the spread of the score, is still 0 under X ⟂ A, X ⟂ Y (constant
-score) and, for EO, X ⟂ A | Y, and is bounded by ``I(X_S; A)`` (data processing). It is our addition to the notes.
+score) and, for EO, X ⟂ A | Y, and is bounded by ``I(X_S; A)`` (data processing). It is our addition.
 
 Estimation. The MI terms come from the chosen estimator (:mod:`.estimators`, ``"ce"`` or ``"plugin"``); the
 Bayes-score measures estimate the MI of the one-dimensional score with the same estimator. The PID measures always

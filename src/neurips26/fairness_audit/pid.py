@@ -1,5 +1,6 @@
-r"""Discrete partial information decomposition (PID) of a target T and two sources S1, S2 (notes 06, Addendum 2.1:
-PID measures are first-class members of the measure family), from a joint probability table ``p[t, s1, s2]``.
+r"""Discrete partial information decomposition (PID) of a target T and two sources S1, S2 (partial information
+decomposition is a keyword of the paper's earlier version, OpenReview ZsqigefFO8), from a joint probability table ``p[t,
+s1, s2]``.
 
 Implemented: the Williams-Beer redundancy (2010)
 

@@ -1,4 +1,4 @@
-"""Figures of paper 06 (matplotlib, notes 2.5 ``report``): each measure against the true gap of its notion, the
+"""Figures of paper 06 (matplotlib): each measure against the true gap of its notion, the
 Shapley attributions per dataset, the axiom table as a coloured grid, and the feature-selection curves."""
 
 from __future__ import annotations

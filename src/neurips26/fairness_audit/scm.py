@@ -1,5 +1,6 @@
-"""The parametric linear SCM generator of notes 2.2 ("Parametric linear SCM generator"; the idea is the paper's, the
-parameterisation is [assumed]), its named scenario families and random draws from a prior over its knobs.
+"""The parametric linear SCM generator (the abstract: "a parametric linear structural causal model that enables
+controlled generation of diverse correlation structures and bias types"; the idea is the paper's, the
+parameterisation is ours), its named scenario families and random draws from a prior over its knobs.
 
 Model (d features; all noises independent standard normals scaled as shown)
     A ~ Bern(p_A),  U ~ N(0, 1)  (latent qualification)
@@ -19,7 +20,7 @@ and E[Y] = base_rate exactly. Y* given A is Gaussian because the pre-label featu
 Y* | A ~ N(a_tot A, s^2), with a_tot and s from the total effects (I - Gamma)^-1; tau solves
 p_A P(Y* > tau | A=1) + (1 - p_A) P(Y* > tau | A=0) = base_rate.
 
-Knobs (notes 2.2): direct label bias c; proxy strength alpha_j on predictive features (w_j != 0); proxies on
+Knobs (ours): direct label bias c; proxy strength alpha_j on predictive features (w_j != 0); proxies on
 non-predictive features (alpha_j != 0, w_j = 0, beta_j = 0); redundancy (a copy X_k = X_j + small noise: gamma_kj = 1,
 small sigma_k); EO-type leakage (eta_j). `roles` labels each feature's part for reports; it does not enter sampling.
 """
@@ -225,7 +226,7 @@ def sample_scm(params: SCMParams, n: int, seed: int, *, name: str = "scm", min_g
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Scenario families (d >= 3; the notes' quick scale uses d = 6)
+# Scenario families (d >= 3; the quick scale uses d = 6)
 
 
 def _base(d: int, rng: np.random.Generator) -> dict:
@@ -339,7 +340,7 @@ SCENARIO_DESCRIPTIONS = {
     "nonpredictive_proxy": "the last d//3 features are pure proxies (alpha != 0, beta = 0, w = 0, no gamma) and "
     "independent of Y: B_SP > 0 but relevance-aware measures ~0 (P2); the model ignores them.",
     "redundant_proxy": "X1 is a predictive proxy and X_d = X1 + N(0, 0.05^2) a near copy (w = 0): Shapley should "
-    "split X1's attribution between the two (redundancy, notes C3).",
+    "split X1's attribution between the two (redundancy, claim C3).",
     "eo_leakage": "c = 0.8-1.5 sd(Y*|A) and X_d = eta Y + eps (a child of Y, w = 0): X_d is independent of A "
     "given Y, so EO measures give it ~0 (Q1) while SP measures do not (the SP/EO conflict).",
 }

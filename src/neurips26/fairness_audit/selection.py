@@ -1,5 +1,5 @@
-"""The feature-selection experiment (notes 2.2 "Feature-selection experiment", claim C6): remove the top-k players
-of a ranking (most attributed first), retrain the tuned predictor, and record the change in SP gap, EO gap and
+"""The feature-selection experiment (the abstract's "simple feature selection experiment", claim C6): remove the top-k
+players of a ranking (most attributed first), retrain the tuned predictor, and record the change in SP gap, EO gap and
 accuracy against the full feature set.
 
 All rankings of one call share one stratified split and one fit per distinct feature set (the full set is fitted

@@ -1,4 +1,5 @@
-r"""Shapley attribution of a coalition measure to its players (notes 06, 2.2 "Shapley attribution").
+r"""Shapley attribution of a coalition measure to its players (the abstract: Shapley values "deduce feature-level
+contributions to global unfairness bias").
 
 Coalitions are bitmasks: player ``i`` (0-based) is bit ``i``, so ``values[mask]`` is ``mu`` of the players whose
 bits are set and ``values[0] = mu(empty)``.
@@ -8,10 +9,10 @@ bits are set and ``values[0] = mu(empty)``.
   is in ``m`` and ``-w(|m|)`` otherwise (no loop over coalitions or players). Each column of ``W`` sums to 0
   and the columns add up to ``+1`` at the full coalition and ``-1`` at the empty one, so efficiency ``sum_i phi_i
   = mu(full) - mu(empty)`` holds up to float round-off. At most :data:`MAX_EXACT_PLAYERS` = 12 players.
-* :func:`monte_carlo_shapley`: the mean marginal contribution over ``n_permutations`` uniformly random player
-  orders (the notes use 1,000), with its standard error ``std / sqrt(n_permutations)``; coalition values come from
-  an array, a mapping, or a callable, each distinct coalition evaluated once (the cache is returned).
-* :func:`leave_one_out`: ``mu(full) - mu(full without i)``, the notes' baseline (2.8); :func:`singletons`:
+* :func:`monte_carlo_shapley`: the mean marginal contribution over ``n_permutations`` uniformly random player orders
+  (1,000 in config/fairness_audit.yaml), with its standard error ``std / sqrt(n_permutations)``; coalition values come
+  from an array, a mapping, or a callable, each distinct coalition evaluated once (the cache is returned).
+* :func:`leave_one_out`: ``mu(full) - mu(full without i)``, a baseline; :func:`singletons`:
   ``mu({i}) - mu(empty)``, the marginal ranking.
 """
 

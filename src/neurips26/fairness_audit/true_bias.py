@@ -1,10 +1,10 @@
-"""The "true bias" of a tuned predictor trained on a feature subset (notes 2.2 "True bias of a tuned NN"), the
-quantity the data-side measures are validated against.
+"""The "true bias" of a tuned predictor trained on a feature subset (the abstract: "the true bias of an extensively
+tuned neural network trained on the same data"), the quantity the data-side measures are validated against.
 
 - `fit_tuned_classifier`: scikit-learn MLPClassifier behind a StandardScaler, one fit per grid point, the point
-  with the lowest validation log-loss kept (ties: the first in grid order). The notes' "extensively tuned" search
+  with the lowest validation log-loss kept (ties: the first in grid order). The abstract's "extensively tuned" search
   (optuna, 50 trials) is a paper-scale setting; here it is a small grid. An empty feature set gives the constant
-  predictor at the training base rate. The protected attribute is never an input (notes: excluded by default).
+  predictor at the training base rate. The protected attribute is never an input (our choice).
 - `bias_gaps`: on hard predictions Yhat in {0, 1}: accuracy, SP gap |P(Yhat=1|A=1) - P(Yhat=1|A=0)|, EO gap
   max_y |P(Yhat=1|A=1,Y=y) - P(Yhat=1|A=0,Y=y)|, and the plug-in (empirical-distribution) I(Yhat;A) and
   I(Yhat;A|Y) in nats.
@@ -52,7 +52,7 @@ __all__ = [
     "true_bias_table",
 ]
 
-DEFAULT_GRID = (  # notes 2.6 quick: hidden 32, two configurations, max_iter 200
+DEFAULT_GRID = (  # quick scale: hidden 32, two configurations, max_iter 200
     {"hidden_layer_sizes": (32,), "alpha": 1e-4},
     {"hidden_layer_sizes": (32,), "alpha": 1e-2},
 )
@@ -246,7 +246,7 @@ def parse_coalition(key: str) -> tuple[str, ...]:
 
 
 def standard_coalitions(players: Sequence[str], empty: bool = False) -> list[tuple[str, ...]]:
-    """The notes' quick S-grid: the full set, every leave-one-out set and every singleton (and () if `empty`),
+    """The quick S-grid: the full set, every leave-one-out set and every singleton (and () if `empty`),
     without duplicates (d = 1 or 2 make some of them coincide)."""
     players = tuple(players)
     sets = [players] + [tuple(p for p in players if p != q) for q in players] + [(p,) for p in players]
