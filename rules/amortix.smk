@@ -7,27 +7,6 @@
 include: "functions/amortix.smk"
 
 
-# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
-rule amortix_download:
-    output:
-        "resources/amortix/{file}",
-    log:
-        "resources/logs/amortix/{file}.log",
-    wildcard_constraints:
-        file="|".join(AX_DOWNLOADS),
-    cache: True
-    conda:
-        "../envs/data.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=60,
-    params:
-        url=ax_download_url,
-        known_hash=ax_download_hash,
-    script:
-        "../scripts/common/download.py"
-
-
 rule amortix_corpus:
     input:
         source=ax_corpus_source,

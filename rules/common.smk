@@ -1,6 +1,7 @@
 # Helpers shared by every paper's rules: config validation, scale lookup, paths.
 from pathlib import Path
 
+from neurips26.common import sources as source_registry
 from neurips26.common.config import check_scale, scale_block, validate_workflow_config
 
 IMPLEMENTED = sorted(
@@ -12,6 +13,8 @@ IMPLEMENTED = sorted(
 PAPERS = validate_workflow_config(
     config, ROOT / "config", ROOT / "workflow" / "schemas", IMPLEMENTED
 )
+# the registry of pinned sources, validated against its schema (config/sources.yaml)
+source_registry.load_registry(ROOT / "config" / "sources.yaml", ROOT / "workflow" / "schemas" / "sources.schema.yaml")
 
 
 # the only global constraints: wildcards that mean the same in every paper (others sit on their rules)
@@ -19,6 +22,49 @@ wildcard_constraints:
     scale="[a-z]+",
     L=r"\d+",
     seed=r"\d+",
+
+
+def download_source(wildcards):
+    """The registry's entry of the file a download job fetches (resources/{source})."""
+    return source_registry.lookup(wildcards.source, ROOT / "config" / "sources.yaml")
+
+
+def download_url(wildcards):
+    """The file's url, or its name under the folder's mirror (config/config.yaml `mirrors:`)."""
+    folder, _, name = wildcards.source.rpartition("/")
+    mirror = config.get("mirrors", {}).get(folder)
+    return mirror + name if mirror else download_source(wildcards).url
+
+
+def download_hash(wildcards):
+    """The pinned hash, or a stop before any job that gives the registry's reason why none is pinned."""
+    return download_source(wildcards).checked_hash()
+
+
+def download_runtime(wildcards):
+    return download_source(wildcards).runtime
+
+
+# The one download rule: every file of config/sources.yaml, fetched with its pinned hash. Cached between
+# workflows, hence no benchmark: (Snakemake forbids both on one rule).
+rule download:
+    output:
+        "resources/{source}",
+    log:
+        "resources/logs/{source}.log",
+    wildcard_constraints:
+        source=source_registry.path_pattern(ROOT / "config" / "sources.yaml"),
+    cache: True
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=download_runtime,
+    params:
+        url=download_url,
+        known_hash=download_hash,
+    script:
+        "../scripts/common/download.py"
 
 
 def paper_params(slug, *keys):

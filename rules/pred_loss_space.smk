@@ -6,27 +6,6 @@
 include: "functions/pred_loss_space.smk"
 
 
-# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
-rule pred_loss_space_download:
-    output:
-        "resources/pred_loss_space/{archive}",
-    log:
-        "resources/logs/pred_loss_space/{archive}.log",
-    wildcard_constraints:
-        archive="|".join(PLS_ARCHIVES),
-    cache: True
-    conda:
-        "../envs/data.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=60,
-    params:
-        url=pls_download_url,
-        known_hash=pls_download_hash,
-    script:
-        "../scripts/common/download.py"
-
-
 rule pred_loss_space_data:
     input:
         archives=pls_archive_inputs,

@@ -7,28 +7,6 @@
 include: "functions/symm_optim.smk"
 
 
-# cached between workflows, hence no benchmark: (Snakemake forbids both on one rule)
-rule symm_optim_download:
-    output:
-        "resources/symm_optim/{corpus}/{file}",
-    log:
-        "resources/logs/symm_optim/{corpus}/{file}.log",
-    wildcard_constraints:
-        corpus="|".join(so_sources.CORPORA),
-        file=r"dataset_(train|val)_\d{6}\.bin",
-    cache: True
-    conda:
-        "../envs/data.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=120,
-    params:
-        url=so_download_url,
-        known_hash=so_download_hash,
-    script:
-        "../scripts/common/download.py"
-
-
 rule symm_optim_theory:
     output:
         equivariance=f"{SO}/theory/equivariance.parquet",

@@ -74,9 +74,9 @@ def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy, change, piec
 
 def test_the_paper_scale_reads_its_corpus_through_the_pinned_download():
     jobs = planned_jobs(ROOT, "results/paper/amortix/corpus.parquet")
-    assert jobs.get("amortix_download") == 1 and jobs.get("amortix_corpus") == 1
+    assert jobs.get("download") == 1 and jobs.get("amortix_corpus") == 1
     quick = planned_jobs(ROOT, "--forceall", "results/quick/amortix/corpus.parquet")
-    assert "amortix_download" not in quick  # quick scale reads the molecules inside the rdkit wheel
+    assert "download" not in quick  # quick scale reads the molecules inside the rdkit wheel
 
 
 def test_zinc250k_smiles_are_read_without_their_trailing_newlines(tmp_path):

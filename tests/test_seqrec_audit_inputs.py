@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, expect_config_error, planned_jobs
+from neurips26.common.sources import lookup
 from neurips26.seqrec_audit import experiment, prepare, sources, trained
 
 CONFIG = yaml.safe_load((ROOT / "config/seqrec_audit.yaml").read_text())
@@ -86,11 +87,13 @@ def test_the_paper_scale_reads_its_real_datasets_through_the_pinned_downloads():
     jobs = planned_jobs(
         ROOT, *(f"results/paper/seqrec_audit/data/{d}/sequences.parquet" for d in ("ml1m", "amazon_beauty"))
     )
-    assert jobs.get("seqrec_audit_download") == 3 and jobs.get("seqrec_audit_prepare") == 2
+    assert jobs.get("download") == 3 and jobs.get("seqrec_audit_prepare") == 2
     quick = planned_jobs(ROOT, "--forceall", "results/quick/seqrec_audit/data/ml100k/sequences.parquet")
-    assert "seqrec_audit_download" not in quick  # ML-100k is read from the recbole wheel
-    for url, known_hash in sources.DOWNLOADS.values():
-        assert url.startswith("https://") and known_hash.startswith("sha256:") and len(known_hash) == 7 + 64
+    assert "download" not in quick  # ML-100k is read from the recbole wheel
+    for name in ("ml1m", "amazon_beauty", "amazon_sports", "amazon_cds"):
+        for file in experiment.source_files(name).values():
+            source = lookup(f"seqrec_audit/{file}")
+            assert source.url.startswith("https://") and source.known_hash.startswith("sha256:")
 
 
 RATINGS = "1::10::5::978300760\n1::20::3::978302109\n1::30::4::978301968\n2::10::4::978300000\n"

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, expect_config_error
+from neurips26.common.sources import lookup
 from neurips26.symm_optim import experiment, sources
 from neurips26.symm_optim.step_time import step_times
 
@@ -83,8 +84,10 @@ def test_paper_scale_data_without_pinned_hashes_says_how_to_unblock():
         "val": ["dataset_val_000000.bin"],
         "train": ["dataset_train_000001.bin", "dataset_train_000002.bin"],
     }
-    with pytest.raises(ValueError, match="no pinned revision and sha256.*cached_finewebedu10B-qwen3.py"):
-        sources.sha256("fineweb_edu_qwen3", files["train"][0])
+    shard = lookup(f"symm_optim/fineweb_edu_qwen3/{files['train'][0]}")
+    assert shard.url.startswith("https://huggingface.co/datasets/timlautk/finewebedu10B-qwen3/")
+    with pytest.raises(ValueError, match="no pinned hash.*no pinned revision.*cached_finewebedu10B-qwen3.py"):
+        shard.checked_hash()
 
 
 def test_step_times_put_every_method_beside_the_baseline():

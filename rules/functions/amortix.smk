@@ -13,14 +13,7 @@ AX_FIGURES = [
     "pmo_curves",
     "molecules",
 ]
-# paper-scale corpus: ZINC250k at a pinned commit of chemical_vae (sha256 from the file, 22,606,589 bytes)
-AX_DOWNLOADS = {
-    "zinc250k.csv": (
-        "https://raw.githubusercontent.com/aspuru-guzik-group/chemical_vae/"
-        "37b9f96470d4471c0593cffefa448e0a8a184ef6/models/zinc_properties/250k_rndm_zinc_drugs_clean_3.csv",
-        "sha256:35e3f1a52b1badc0697e373d73a18ad773f415936ff992f4c6baa2e067b3e6ae",
-    ),
-}
+# paper-scale corpus: ZINC250k, downloaded by rule `download` (config/sources.yaml)
 AX_SOURCES = {"nci_first_5k": [], "zinc250k": ["resources/amortix/zinc250k.csv"]}
 
 for _scale in ("smoke", "quick", "paper"):
@@ -39,14 +32,6 @@ def ax_config(wildcards):
 def ax_corpus_source(wildcards):
     """The downloaded corpus file (paper scale); none for NCI's molecules inside the rdkit wheel."""
     return AX_SOURCES[ax_config(wildcards)["corpus"]["source"]]
-
-
-def ax_download_url(wildcards):
-    return AX_DOWNLOADS[wildcards.file][0]
-
-
-def ax_download_hash(wildcards):
-    return AX_DOWNLOADS[wildcards.file][1]
 
 
 @reads("amortix", *(("rl", key) for key in ax_experiment.RL_RUN_KEYS))

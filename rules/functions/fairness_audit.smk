@@ -136,11 +136,3 @@ def fa_redundancy_data(wildcards):
         ),
         "meta": expand(f"{FA}/data/{{name}}.json", scale=wildcards.scale, name=names),
     }
-
-
-def fa_canonical_url(wildcards):
-    return fa_sources.canonical_url_and_hash(wildcards.file)[0]
-
-
-def fa_canonical_hash(wildcards):
-    return fa_sources.canonical_url_and_hash(wildcards.file)[1]

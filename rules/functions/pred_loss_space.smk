@@ -7,16 +7,7 @@ PLS = "results/{scale}/pred_loss_space"
 PLS_LOG = "results/{scale}/pred_loss_space/logs"
 PLS_BENCH = "results/{scale}/pred_loss_space/benchmarks"
 PLS_RUN = "{dataset}/{arch}/{pred}x{loss}/s{seed}"
-PLS_ARCHIVES = {
-    url.rsplit("/", 1)[-1]: (url, known_hash)
-    for url, known_hash in [
-        *pls_experiment.DOWNLOADS.values(),
-        pls_experiment.INCEPTION,
-    ]
-}
-PLS_INCEPTION = (
-    f"resources/pred_loss_space/{pls_experiment.INCEPTION[0].rsplit('/', 1)[-1]}"
-)
+PLS_INCEPTION = f"resources/{pls_experiment.INCEPTION}"
 PLS_FIGURES = [
     "mse_heatmaps",
     "fd_heatmaps",
@@ -102,16 +93,8 @@ def pls_data_files(wildcards):
 
 def pls_archive_inputs(wildcards):
     """The downloaded archive a dataset is read from (paper scale), none for data that ships offline."""
-    name = pls_experiment.archive(pls_dataset(wildcards))
-    return [] if name is None else [f"resources/pred_loss_space/{name}"]
-
-
-def pls_download_url(wildcards):
-    return PLS_ARCHIVES[wildcards.archive][0]
-
-
-def pls_download_hash(wildcards):
-    return PLS_ARCHIVES[wildcards.archive][1]
+    path = pls_experiment.archive(pls_dataset(wildcards))
+    return [] if path is None else [f"resources/{path}"]
 
 
 @reads("pred_loss_space", ("train",), ("regimes",))

@@ -3,7 +3,6 @@
 from neurips26.common.config import ConfigError
 from neurips26.seqrec_audit import experiment as sa_experiment
 from neurips26.seqrec_audit.catalog import movielens100k_files
-from neurips26.seqrec_audit.sources import DOWNLOADS as SA_DOWNLOADS
 
 SA = "results/{scale}/seqrec_audit"
 SA_LOG = "results/{scale}/seqrec_audit/logs"
@@ -113,14 +112,6 @@ def sa_source(wildcards):
         role: f"resources/seqrec_audit/{file}"
         for role, file in sa_experiment.source_files(wildcards.dataset).items()
     }
-
-
-def sa_download_url(wildcards):
-    return SA_DOWNLOADS[wildcards.file][0]
-
-
-def sa_download_hash(wildcards):
-    return SA_DOWNLOADS[wildcards.file][1]
 
 
 def sa_datasets(wildcards):

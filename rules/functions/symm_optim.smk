@@ -84,15 +84,3 @@ def so_run_steps(wildcards):
 
 def so_run_spectra(wildcards):
     return so_runs(wildcards, "spectra")
-
-
-def so_download_url(wildcards):
-    return so_sources.url(wildcards.corpus, wildcards.file)
-
-
-def so_download_hash(wildcards):
-    """The pinned hash, or a stop before any job that says how to obtain the file."""
-    try:
-        return so_sources.sha256(wildcards.corpus, wildcards.file)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None

@@ -14,9 +14,9 @@ LINEAR = "linear"  # the optimal linear (Wiener) denoiser, a baseline in the cal
 IMAGE_SIZE = {"digits16": 16, "mnist": 32, "cifar10": 32}
 CHANNELS = {"toeplitz": 1, "digits16": 1, "mnist": 1, "cifar10": 3}
 POOL_SIZE = {"digits16": 1500, "mnist": 60000, "cifar10": 50000}  # training images available per kind
-DOWNLOADS = {  # kind -> files under resources/ (fetched by paper 18's MNIST rule and paper 01's CIFAR-10 rule)
+DOWNLOADS = {  # kind -> files under resources/ (fetched by rule `download`, pinned in config/sources.yaml)
     "mnist": ["resources/mnist/train-images-idx3-ubyte.gz", "resources/mnist/t10k-images-idx3-ubyte.gz"],
-    "cifar10": ["resources/pred_loss_space/cifar-10-python.tar.gz"],
+    "cifar10": ["resources/cifar10/cifar-10-python.tar.gz"],
 }
 RESTRICTIONS = {"local": "k x k window around each pixel", "soft": "k x k window seen through Gaussian noise s"}
 

@@ -10,19 +10,10 @@ IMAGE_CHANNELS = {"digits16": 1, "cifar10": 3, "imagenette": 3}
 FIXED_SIZE = {"digits16": 16, "cifar10": 32}  # imagenette is resized to the config's image_size
 N_IMAGES = {"digits16": 1797}
 TEST_SPLIT = {"cifar10": 10000, "imagenette": 3925}  # the archives' own test/val splits
-# paper-scale archives: URL and pinned hash (torchvision's constants)
-DOWNLOADS = {
-    "cifar10": ("https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz", "md5:c58f30108f718f92721af3b95e74349a"),
-    "imagenette": (
-        "https://s3.amazonaws.com/fast-ai-imageclas/imagenette2-160.tgz",
-        "md5:e793b78cc4c9e9a4ccc0c1155377a412",
-    ),
-}
-# Inception-v3 weights of pytorch-fid (TF's 2015-12-05 graph ported to torch); torch-fidelity publishes the same file
-INCEPTION = (
-    "https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/pt_inception-2015-12-05-6726825d.pth",
-    "sha256:6726825d0af5f729cebd5821db510b11b1cfad8faad88a03f1befd49fb9129b2",
-)
+# paper-scale downloads, as paths under resources/ (urls and pinned hashes: config/sources.yaml): the image archives
+# by dataset kind, and the Inception-v3 weights of pytorch-fid (TF's 2015-12-05 graph ported to torch) for true FID
+DOWNLOADS = {"cifar10": "cifar10/cifar-10-python.tar.gz", "imagenette": "pred_loss_space/imagenette2-160.tgz"}
+INCEPTION = "pred_loss_space/pt_inception-2015-12-05-6726825d.pth"
 INCEPTION_DIM = 2048
 TOY_LATENT_DIM = 2  # the toy's FD is computed on the 2-D latent coordinates
 
@@ -73,10 +64,8 @@ def data_shape(data: dict) -> dict:
 
 
 def archive(data: dict) -> str | None:
-    """The file name of a dataset's download under resources/, or None for data that ships offline."""
-    if data["kind"] not in DOWNLOADS:
-        return None
-    return DOWNLOADS[data["kind"]][0].rsplit("/", 1)[-1]
+    """The path of a dataset's download under resources/, or None for data that ships offline."""
+    return DOWNLOADS.get(data["kind"])
 
 
 def uses_inception(cfg: dict, dataset: str) -> bool:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from neurips26.common.sources import is_pinned
 from neurips26.seqrec_audit.catalog import REGIMES, SyntheticSpec, regime_spec
 from neurips26.seqrec_audit.methods import BASELINE_NAMES, TRAINED
-from neurips26.seqrec_audit.sources import DOWNLOADS
 
 if TYPE_CHECKING:  # the workflow parses with this module: scipy (heuristic) is imported where it is used
     from neurips26.seqrec_audit.heuristic import TGHConfig
@@ -103,11 +103,11 @@ def check_config(cfg: dict) -> None:
             kind = dataset_kind(name)
         except ValueError as error:
             raise ValueError(f"datasets: {error}") from None
-        unpinned = [f for f in source_files(name).values() if f not in DOWNLOADS]
+        unpinned = [f for f in source_files(name).values() if not is_pinned(f"seqrec_audit/{f}")]
         if unpinned:
             raise ValueError(
-                f"datasets: {name} needs {unpinned}, which have no pinned hash (seqrec_audit.sources."
-                f"DOWNLOADS); pin the sha256 of a verified first fetch there, or drop the dataset"
+                f"datasets: {name} needs {unpinned}, which have no pinned hash (config/sources.yaml, folder "
+                f"seqrec_audit); pin the sha256 of a verified first fetch there, or drop the dataset"
             )
         if kind == "synthetic":
             try:

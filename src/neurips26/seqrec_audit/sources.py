@@ -25,44 +25,8 @@ import numpy as np
 
 from neurips26.seqrec_audit.catalog import check_features
 
-# pandas is imported inside the readers: the workflow's parse reads DOWNLOADS from here
-
-SNAP = "https://snap.stanford.edu/data/amazon/productGraph/categoryFiles"
-# Paper-scale files: name -> (url, sha256). Sources of the hashes (not all verified by a download of ours):
-# ml-1m.zip: tensorflow/datasets url_checksums/movielens.txt (5,917,549 bytes; md5 c4d9eecf... in sisinflab/DataRec);
-# Beauty: Git LFS pointers in namejun12000/SentimentLLM, matched by other pins; Sports and CDs: one LFS pointer each
-# (Serendipity0429/Amazon-Dataset). Toys and Games has no hash we could find offline, so it cannot be downloaded
-# until one is pinned from a first verified fetch.
-DOWNLOADS = {
-    "ml-1m.zip": (
-        "https://files.grouplens.org/datasets/movielens/ml-1m.zip",
-        "sha256:a6898adb50b9ca05aa231689da44c217cb524e7ebd39d264c56e2832f2c54e20",
-    ),
-    "reviews_Beauty_5.json.gz": (
-        f"{SNAP}/reviews_Beauty_5.json.gz",
-        "sha256:e5925ec99023f1dc9c7d3dff7ef34cfeacd40d1b981b5525e1e4ba9c8abc18fe",
-    ),
-    "meta_Beauty.json.gz": (
-        f"{SNAP}/meta_Beauty.json.gz",
-        "sha256:c7977dc0e0ead14ac7df8c1c6de74da00e4bebfad87a0f0c5763d4c5bc9b53a0",
-    ),
-    "reviews_Sports_and_Outdoors_5.json.gz": (
-        f"{SNAP}/reviews_Sports_and_Outdoors_5.json.gz",
-        "sha256:8130a2206c3062db1b4b9d4353efc303b0ebd13f48372559fee26c47a1d7fe51",
-    ),
-    "meta_Sports_and_Outdoors.json.gz": (
-        f"{SNAP}/meta_Sports_and_Outdoors.json.gz",
-        "sha256:677108a0fe0f47cce08885a348879a5a89dd69e75fbc5d66410ae436750df086",
-    ),
-    "reviews_CDs_and_Vinyl_5.json.gz": (
-        f"{SNAP}/reviews_CDs_and_Vinyl_5.json.gz",
-        "sha256:3ed8d8008686160e1190c3666c67b779120d52d540764eae08aed8a4840dd760",
-    ),
-    "meta_CDs_and_Vinyl.json.gz": (
-        f"{SNAP}/meta_CDs_and_Vinyl.json.gz",
-        "sha256:81f7c941bd1fcce57125a277b4974573436fff68be705c47968edb7a6f3be4a2",
-    ),
-}
+# pandas is imported inside the readers. The files' urls and pinned hashes (and why Toys and Games has none) are in
+# the registry of pinned sources, config/sources.yaml (folder seqrec_audit), downloaded by rule `download`.
 
 
 def _missing_timestamps(timestamp: pd.Series, what: str) -> np.ndarray:
