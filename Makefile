@@ -25,10 +25,13 @@ run: $(STAMP)
 report: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE) --report results/$(SCALE)/report.html
 
+# PAPERS=bird,amortix: the smoke run and the paper tests of those papers only (make test runs every paper)
 test: $(STAMP)
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest $(if $(PAPERS),--papers $(PAPERS))
 
 lint: $(STAMP)
+	$(VENV)/bin/ruff check src scripts tests tools
+	$(VENV)/bin/ruff format --check src scripts tests tools
 	$(SNAKEMAKE) --lint
 	$(VENV)/bin/snakefmt --check workflow rules
 

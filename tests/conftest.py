@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import shutil
@@ -71,6 +72,63 @@ def planned_jobs(cwd: Path, *targets: str, config: tuple[str, ...] = ()) -> dict
 
 PAPERS = sorted(p.stem for p in (ROOT / "rules").glob("*.smk") if p.stem not in {"common", "corpus", "scoreboard"})
 SMOKE_TARGETS = (*(f"results/smoke/{slug}/report.md" for slug in PAPERS), "results/smoke/REPORT.md")
+SMOKE_PAPERS: list[str] = list(PAPERS)  # narrowed by --papers in pytest_configure, before collection
+
+# a test runs Snakemake (a dry run or a real one) when it uses one of these fixtures or calls one of these helpers
+_WORKFLOW_FIXTURES = {"smoke_run", "pristine_smoke", "workflow_copy", "slurm_cluster"}
+_WORKFLOW_CALLS = re.compile(r"\b(snakemake|planned_jobs|expect_config_error|copy_workflow|planned_resources)\(")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--papers",
+        default="",
+        help="comma-separated paper slugs: the smoke fixture runs only these papers, tests of other papers are skipped",
+    )
+
+
+def pytest_configure(config):
+    for slug in PAPERS:
+        config.addinivalue_line("markers", f"{slug}: a test of paper {slug} (from its file name or @pytest.mark.paper)")
+    chosen = [s for s in config.getoption("--papers").split(",") if s]
+    unknown = sorted(set(chosen) - set(PAPERS))
+    if unknown:
+        raise pytest.UsageError(f"--papers: unknown paper(s) {unknown}; the papers are {PAPERS}")
+    if chosen:
+        SMOKE_PAPERS[:] = sorted(chosen)
+
+
+def smoke_targets() -> list[str]:
+    """The smoke reports of the chosen papers, and the scoreboard when every paper is chosen."""
+    reports = [f"results/smoke/{slug}/report.md" for slug in SMOKE_PAPERS]
+    return reports + (["results/smoke/REPORT.md"] if SMOKE_PAPERS == PAPERS else [])
+
+
+def _paper_of(item) -> str | None:
+    """A test's paper: @pytest.mark.paper("slug"), a `slug` parameter, or its file name test_<slug>_*.py."""
+    marker = item.get_closest_marker("paper")
+    if marker:
+        return marker.args[0]
+    callspec = getattr(item, "callspec", None)
+    if callspec and callspec.params.get("slug") in PAPERS:
+        return callspec.params["slug"]
+    name = Path(str(item.fspath)).stem.removeprefix("test_")
+    return next((slug for slug in PAPERS if name.startswith(slug + "_")), None)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Markers from what a test does: `workflow` on every test that runs Snakemake, the paper's own marker
+    (`pytest -m bird`); with --papers, tests of the other papers are skipped."""
+    for item in items:
+        function = getattr(item, "function", None)
+        source = inspect.getsource(function) if function else ""
+        if _WORKFLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or _WORKFLOW_CALLS.search(source):
+            item.add_marker(pytest.mark.workflow)
+        paper = _paper_of(item)
+        if paper:
+            item.add_marker(getattr(pytest.mark, paper))
+            if paper not in SMOKE_PAPERS:
+                item.add_marker(pytest.mark.skip(reason=f"paper {paper} is not among --papers {SMOKE_PAPERS}"))
 
 
 @pytest.fixture(scope="session")
@@ -79,8 +137,8 @@ def smoke_run(tmp_path_factory) -> Path:
     it) and the cluster test (which compares against `pristine_smoke`, a copy taken right after)."""
     repo = copy_workflow(tmp_path_factory.mktemp("smoke") / "repo")
     started = time.monotonic()
-    snakemake(repo, "-c2", *SMOKE_TARGETS)
-    TIMINGS.append(f"local smoke run of {PAPERS}: {time.monotonic() - started:.0f} s")
+    snakemake(repo, "-c2", *smoke_targets())
+    TIMINGS.append(f"local smoke run of {SMOKE_PAPERS}: {time.monotonic() - started:.0f} s")
     shutil.copytree(repo / "results", repo.parent / "pristine_results")
     return repo
 

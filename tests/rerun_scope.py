@@ -5,8 +5,9 @@ through Snakemake's API, then for each leaf key of config/<slug>.yaml's block at
 changed in the parsed config (and the changed file validated against its schema), and the params of every
 job of the paper's DAG are computed again and compared with the unchanged config's. A job whose params differ
 is one Snakemake's params trigger reruns; jobs downstream of it rerun through their inputs; jobs that a
-changed config adds (a new seed) are not reruns. The rule of each job whose params differ must carry the key: one of its params functions declares
-(config_keys, set by paper_params or @reads in rules/common.smk) a key path that contains it.
+changed config adds (a new seed) are not reruns. The rule of each job whose params differ must carry the key:
+one of its params functions declares (config_keys, set by paper_params or @reads in rules/common.smk) a key
+path that contains it.
 
 Prints one JSON object: per paper the keys tested, refused (the schema or the DAG rejects the change) and
 the violations, plus the declared key paths that no tested key reached (declared for jobs that do not exist

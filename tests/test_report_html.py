@@ -1,0 +1,48 @@
+"""The HTML report's texts are valid reStructuredText: every caption renders without a docutils message
+(a `|x|` in prose is a substitution reference, an error), and the report built from the smoke run too."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SMOKE_PAPERS, smoke_targets, snakemake
+
+CAPTIONS = sorted((ROOT / "workflow/report").rglob("*.rst"))
+
+
+def docutils_messages(text: str) -> list[str]:
+    """The warnings and errors docutils reports while rendering `text` as HTML."""
+    import io
+
+    import docutils.core
+
+    stream = io.StringIO()
+    docutils.core.publish_string(
+        text,
+        writer_name="html",
+        settings_overrides={"report_level": 2, "halt_level": 5, "warning_stream": stream},
+    )
+    return [line for line in stream.getvalue().splitlines() if line.strip()]
+
+
+def test_docutils_reports_a_substitution_written_in_prose():
+    assert docutils_messages("The update |dx| is small.")  # the checker can fail
+
+
+@pytest.mark.parametrize("caption", CAPTIONS, ids=lambda p: str(p.relative_to(ROOT / "workflow/report")))
+def test_every_caption_renders_without_a_docutils_message(caption: Path):
+    assert docutils_messages(caption.read_text()) == []
+
+
+def test_the_html_report_of_the_smoke_run_builds_without_docutils_errors(smoke_run, tmp_path):
+    html = tmp_path / "report.html"
+    out = snakemake(smoke_run, "--config", "scale=smoke", "--report", str(html), *smoke_targets())
+    text = out.stdout + out.stderr
+    assert not re.search(r"\(\s*(WARNING|ERROR|SEVERE)/\d\)", text), text[-4000:]
+    page = html.read_text(errors="replace")
+    assert "System Message" not in page and "system-message" not in page
+    for slug in SMOKE_PAPERS:
+        assert f"results/smoke/{slug}/" in page or slug in page, slug
