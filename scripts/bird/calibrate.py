@@ -1,4 +1,5 @@
-"""Compare BIRD with a trained network along the network's own reverse trajectories (addendum 2.5): at every
+"""Compare BIRD with a trained network along the network's own reverse trajectories (authors'
+`k_cal_vs_k_mem_sweep.py`): at every
 DDIM step of every kept checkpoint, the cosine similarity of the network's eps with BIRD's eps for each window,
 the ideal (full-image) denoiser and the optimal linear denoiser, and BIRD's posterior entropy on central pixels."""
 

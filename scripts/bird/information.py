@@ -1,5 +1,6 @@
 """Posterior entropy and mutual information between restricted noisy observations and the training index
-(notes 4.2, addendum 2.3): I = log N - E[H(w)], by Monte Carlo over training images and noise, for every
+(the authors' entropy deficit, paper Fig. 2): I = log N - E[H(w)], by Monte Carlo over training images and noise,
+for every
 window and SNR, at one training-set size N."""
 
 import numpy as np

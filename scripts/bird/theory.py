@@ -1,4 +1,4 @@
-"""The Gaussian-channel theory of one dataset (addendum 2.3): I_G(k, SNR) = 1/2 sum_i log(1 + SNR lambda_i) over
+"""The Gaussian-channel theory of one dataset (paper Fig. 3(b)): I_G(k, SNR) = 1/2 sum_i log(1 + SNR lambda_i) over
 the eigenvalues of the k x k patch covariance, and the critical SNR where it reaches log N, for every window."""
 
 import numpy as np

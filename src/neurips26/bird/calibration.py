@@ -1,4 +1,5 @@
-"""BIRD against a trained network along the network's own reverse trajectories (addendum 2.5).
+"""BIRD against a trained network along the network's own reverse trajectories (the authors'
+`scripts/k_cal_vs_k_mem_sweep.py`, henhen724/convolutional_diffusion).
 
 At each DDIM state x_t of a network-driven trajectory, the network's eps is compared by cosine similarity with
 the eps of BIRD for every window, of the ideal (full-image) denoiser and of the optimal linear denoiser; BIRD's

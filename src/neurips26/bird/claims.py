@@ -1,4 +1,5 @@
-"""Paper 04's claims, measured from the experiments' tables (notes 4.7 as adjusted by the addendum, section 5).
+"""Paper 04's claims, measured from the experiments' tables (the abstract's claims as we read
+them, adjusted to the authors' figure notebooks in henhen724/convolutional_diffusion).
 
 The library only measures; `config/claims/bird.yaml` says what each value is compared with. Missing evidence
 stays NaN (an inconclusive verdict), never a number that lets a comparison pass:
@@ -459,7 +460,7 @@ def measure_claims(
                 else "no fraction reached k_mem at half of the steps"
             )
             + "; the authors' notebook found 0.8 on MNIST "
-            "(addendum 2.4)",
+            "(MatchingCalbratedScaleAndCollapseScale.ipynb)",
         )
     )
     return measured

@@ -229,7 +229,8 @@ def _resize32(images: np.ndarray) -> np.ndarray:
 
 
 def _mnist(paths: list[str]) -> ImageSet:
-    """MNIST resized to 32 x 32 in [-1, 1] (addendum 2.5): train 60000, held out the 10000 test images."""
+    """MNIST resized to 32 x 32 in [-1, 1] (the authors' k_cal vs k_mem protocol): train 60000, held out the 10000
+    test images."""
     from neurips26.common.image_archives import read_idx_images
 
     by_name = {str(p).rsplit("/", 1)[-1]: p for p in paths}
@@ -248,7 +249,7 @@ def _mnist(paths: list[str]) -> ImageSet:
 
 
 def _cifar10(paths: list[str]) -> ImageSet:
-    """CIFAR-10 in [-1, 1] (addendum 3 row (e)): train 50000, held out the 10000 test images."""
+    """CIFAR-10 in [-1, 1] (paper Fig. 2(e)): train 50000, held out the 10000 test images."""
     from neurips26.common.image_archives import cifar10_from_archive
 
     x_train, _, x_test, _ = cifar10_from_archive(str(paths[0]))

@@ -1,16 +1,17 @@
 """Information theory of BIRD: the empirical entropy deficit and the Gaussian patch theory.
 
-Notes 4.2 ("Mutual information", "Theory"); addendum 2.3, 2.4, 2.5, 3 row (b) and 4.
+After the authors' `src/utils/channel_theory.py` and `notebooks/make_figure_3.ipynb`
+(henhen724/convolutional_diffusion).
 
 - Experiment: with a uniform prior over the N training images, the mutual information between a
   pixel's restricted observation and the training index is I = log N - E[H(w_p)], with H the
   posterior entropy in nats (the authors' "entropy deficit" ln|D| - S).
 - Theory: for Gaussian data whose k x k x C patch covariance has eigenvalues lambda_i, the
   information a noisy patch carries about the clean one is I_G = 1/2 sum_i log(1 + SNR lambda_i)
-  (addendum 2.3). BIRD memorizes where I_G >= log N; the critical SNR solves I_G(SNR) = log N by
+  (paper Fig. 3(b)). BIRD memorizes where I_G >= log N; the critical SNR solves I_G(SNR) = log N by
   brentq over log10 SNR in [-6, 6], as in the authors' Fig. 3(c).
 - k_mem: the window where the mean posterior entropy falls to a threshold (0.1 nats, or a fraction
-  of log N), interpolated linearly in k (addendum 2.4, 2.5).
+  of log N), interpolated linearly in k (`channel_theory.find_k_at_entropy_threshold`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def mutual_information_estimate(entropy, n_train: int, exclude_border: int = 0):
 
     entropy: (B, H, W) posterior entropies in nats (BirdPosterior.entropy). n_train: N.
     exclude_border: pixels dropped on each side before averaging; k // 2 drops the zero-padded
-    windows of a k window (the authors' k_mem convention, addendum 2.5), 0 keeps every pixel.
+    windows of a k window (the authors' k_mem convention, `k_cal_vs_k_mem_sweep.py`), 0 keeps every pixel.
     Each image's MI is log N minus its mean entropy over the kept pixels. Returns the tuple
     (mean over images, std over images / sqrt(B)); the standard error is nan for B = 1.
     """
@@ -70,7 +71,7 @@ def mutual_information_estimate(entropy, n_train: int, exclude_border: int = 0):
 
 
 def k_at_entropy_threshold(ks, entropies, threshold: float) -> float:
-    """The window k where the mean posterior entropy first falls to `threshold` (addendum 2.5).
+    """The window k where the mean posterior entropy first falls to `threshold` (as `find_k_at_entropy_threshold`).
 
     After the authors' `channel_theory.find_k_at_entropy_threshold`. ks: strictly increasing
     windows; entropies: the mean entropy at each. Takes the first k whose entropy is <= threshold
@@ -113,7 +114,7 @@ def _eigenvalues(eigenvalues) -> np.ndarray:
 
 
 def gaussian_patch_mi(eigenvalues, snr):
-    """I_G = 1/2 sum_i log(1 + snr lambda_i) in nats (addendum 2.3), vectorised over snr.
+    """I_G = 1/2 sum_i log(1 + snr lambda_i) in nats (paper Fig. 3(b)), vectorised over snr.
 
     Returns a float for a scalar snr, else an array shaped like snr.
     """
@@ -126,7 +127,7 @@ def gaussian_patch_mi(eigenvalues, snr):
 
 
 def critical_snr(eigenvalues, n_train: int) -> float:
-    """The SNR where the Gaussian patch information reaches log N (addendum 2.3, 4(c)).
+    """The SNR where the Gaussian patch information reaches log N (paper Fig. 3(c)).
 
     Solves I_G(SNR) = log N by brentq over log10 SNR in [-6, 6]. Returns nan, without a warning,
     when I_G - log N does not change sign in that range: the patch memorizes already at SNR 1e-6,
@@ -150,7 +151,7 @@ def critical_snr(eigenvalues, n_train: int) -> float:
 
 
 def k_star(ks, eigenvalues_by_k, snr: float, n_train: int) -> float:
-    """The theory's critical window k*(t, N) = min{k : I_G(k, t) >= log N} (notes 4.2 "Theory").
+    """The theory's critical window k*(t, N) = min{k : I_G(k, t) >= log N} (the Gaussian-channel prediction).
 
     eigenvalues_by_k: the patch eigenvalues of each k, in the order of ks (strictly increasing).
     Returns nan if no k in ks reaches log N.
@@ -228,7 +229,8 @@ def patch_eigenvalues(covariance) -> np.ndarray:
 def toeplitz_covariance(size: int, alpha: float = 1.7, sigma2: float = 1.0) -> np.ndarray:
     """Covariance (size^2, size^2) of the Toeplitz field as sampled, pixels row-major.
 
-    Addendum 3 row (b). The authors specify C(r) = sigma2 / r^(2 - alpha), with r the pixel distance
+    Paper Fig. 2(b) (`notebooks/make_figure_2.ipynb`). The authors specify C(r) = sigma2 / r^(2 - alpha), with r
+    the pixel distance
     clamped to >= 1, sigma2 on the diagonal, symmetrised + 1e-4 I (`data.toeplitz_covariance`).
     That matrix is not positive semi-definite: at alpha = 1.7 about half of its eigenvalues are
     negative (the smallest ~ -0.18), because the clamp r >= 1 gives neighbours correlation 1. Their
@@ -252,7 +254,7 @@ def toeplitz_patch_covariance(
 
     field_size: the side of the sampled field (default k: the patch is the whole field). The clamped
     field covariance is not exactly stationary, so the patch's place matters (a few % in I_G).
-    position: "top_left" is the authors' choice (addendum 2.3: the top-left L x L patch of the
+    position: "top_left" is the authors' choice (`make_figure_3.ipynb`: the top-left L x L patch of the
     32 x 32 field), "centre" the central patch, "average" the mean over all patch positions (the
     limit of `patch_covariance` on samples of the field, up to centring).
     """

@@ -1,4 +1,4 @@
-"""The optimal linear (Wiener / Gaussian) denoiser from the data's mean and covariance (notes 4.8).
+"""The optimal linear (Wiener / Gaussian) denoiser from the data's mean and covariance (a baseline of ours).
 
 For x_t = a x_0 + b eta with x_0 ~ N(mu, Sigma) on flattened images, the posterior mean is
 

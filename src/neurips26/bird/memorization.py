@@ -1,10 +1,8 @@
 """Memorization of generated samples: the nearest-neighbour distance ratio d1 / d2.
 
-Notes 4.2 and 4.7 (C1); addendum 5.
-
 A sample counts as memorized when its Euclidean distance to the nearest training image is below a
 third of the distance to the second nearest (d1 / d2 < 1/3). This criterion is our own (the authors'
-code has none, addendum 5); it is the common one in the memorization literature.
+code has none); it is the common one in the memorization literature.
 """
 
 from __future__ import annotations

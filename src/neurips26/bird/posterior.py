@@ -1,13 +1,14 @@
 """The local BIRD denoiser: a per-pixel Bayesian posterior over training images.
 
-Notes 4.2 and addendum 2.1. Pixel p observes the k x k x C window of x_t around p, with zero padding
+The authors' `LocalScoreModule` (henhen724/convolutional_diffusion, `src/utils/idealscore.py`). Pixel p observes
+the k x k x C window of x_t around p, with zero padding
 at the border: a border window simply has fewer terms, as with the authors' `F.unfold(...,
 padding=k//2)` on the per-pixel squared distances. Its posterior over the training index n is
 
     w_{p,n} = softmax_n(l_{p,n}),
     l_{p,n} = -sum_{q in window(p), c} (x_t(c, q) - a x_n(c, q))^2 / (2 (b^2 + s^2)),
 
-with s the optional soft-channel noise (notes 4.2, "Restriction"). The denoiser is
+with s the optional soft-channel noise (an extension of the local window). The denoiser is
 x0_hat(p) = sum_n w_{p,n} x_n(p) and eps_hat = (x_t - a x0_hat) / b. The window covering the whole
 image (window=None) gives the ideal empirical denoiser. This is Kamb & Ganguli's LS machine
 (`LocalScoreModule`).
@@ -203,7 +204,7 @@ def bird_posteriors(x_t, train, a, b, windows, chunk=None, soft=0.0) -> list[Bir
 
 
 def bird_posterior(x_t, train, a, b, window, chunk=None, soft=0.0) -> BirdPosterior:
-    """The local BIRD posterior denoiser at one noise level (notes 4.2).
+    """The local BIRD posterior denoiser at one noise level.
 
     x_t: (B, C, H, W) noisy images. train: (N, C, H, W) training images. a, b: the forward scales
     (x_t = a x_0 + b eta), b > 0. window: an odd k (the k x k x C window around each pixel, zero
@@ -215,5 +216,5 @@ def bird_posterior(x_t, train, a, b, window, chunk=None, soft=0.0) -> BirdPoster
 
 
 def ideal_denoiser(x_t, train, a, b, chunk=None) -> BirdPosterior:
-    """The ideal empirical denoiser (whole-image window, notes 4.8); it memorizes the data."""
+    """The ideal empirical denoiser (whole-image window); it memorizes the data."""
     return bird_posterior(x_t, train, a, b, window=None, chunk=chunk)

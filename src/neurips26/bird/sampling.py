@@ -1,4 +1,5 @@
-"""Deterministic DDIM reverse process driven by any noise predictor (notes 4.2; addendum 2.5).
+"""Deterministic DDIM reverse process driven by any noise predictor (the authors'
+`ScheduledScoreMachine` and `scripts/k_cal_vs_k_mem_sweep.py`).
 
 With alpha = 1 - beta (beta the cumulative noise variance of the legacy cosine schedule), one step
 from time t to the earlier time t' is

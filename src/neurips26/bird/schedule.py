@@ -1,8 +1,9 @@
-"""The legacy cosine noise schedule of the authors' code (notes 4.2; addendum 2.1).
+"""The legacy cosine noise schedule of the authors' code (`cosine_noise_schedule`,
+mode 'legacy').
 
 x_t = a(t) x_0 + b(t) eta with beta(t) = 1 - cos^2(t / 1.008 * pi / 2) the cumulative noise variance
 (`cosine_noise_schedule(t, mode='legacy')`, i.e. *without* the +0.008 offset), a = sqrt(1 - beta),
-b = sqrt(beta) and SNR = (1 - beta) / beta = a^2 / b^2 (addendum 2.1).
+b = sqrt(beta) and SNR = (1 - beta) / beta = a^2 / b^2 (the authors' convention).
 
 beta(0) = 0 and beta(1) = 1 - sin^2(0.004 pi) ~ 0.99984 < 1, so every t in (0, 1) has 0 < beta < 1.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# the schedule's stretch: t / 1.008 keeps beta(1) strictly below 1 (addendum 2.1)
+# the schedule's stretch: t / 1.008 keeps beta(1) strictly below 1 (the authors' legacy schedule)
 STRETCH = 1.008
 
 
@@ -46,7 +47,7 @@ def b(t):
 
 
 def snr(t):
-    """Signal-to-noise ratio (1 - beta) / beta = a^2 / b^2 (addendum 2.1); t passes check_times."""
+    """Signal-to-noise ratio (1 - beta) / beta = a^2 / b^2; t passes check_times."""
     bt = beta(check_times(t))
     return (1.0 - bt) / bt
 
@@ -56,7 +57,7 @@ def t_from_snr(snr_value):
 
     From beta = 1 / (1 + SNR): cos^2(theta) = SNR / (1 + SNR) with theta = t / 1.008 * pi / 2.
 
-    The authors find this t by bisection (addendum 4(b)); the closed form is exact. SNR must be
+    The authors find this t by bisection (`make_figure_3.ipynb`); the closed form is exact. SNR must be
     positive and large enough that t < 1, i.e. SNR > snr(1) ~ 1.58e-4.
     """
     s = np.asarray(snr_value, dtype=np.float64)
@@ -70,7 +71,7 @@ def t_from_snr(snr_value):
 
 
 def check_times(t):
-    """Validated diffusion times for a denoiser (notes 4.9), as a float64 array (0-d for a scalar).
+    """Validated diffusion times for a denoiser, as a float64 array (0-d for a scalar).
 
     Times must be finite, strictly inside (0, 1) and have beta(t) > 0.
     """

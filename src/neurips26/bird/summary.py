@@ -1,5 +1,6 @@
 """Paper 04's tables from the jobs' outputs: the phase diagram against theory, the critical SNRs, k_mem vs the
-theory's k*, and k_cal vs k_mem along network trajectories (notes 4.2, addendum 2.3-2.5)."""
+theory's k*, and k_cal vs k_mem along network trajectories (paper Figs. 2 and 3; the authors'
+`k_cal_vs_k_mem_sweep.py`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pandas as pd
 from neurips26.bird import information
 
 KEYS = ["dataset", "n_train", "window", "k"]
-FRACTIONS = np.linspace(0.05, 0.95, 19)  # the grid of best_entropy_fraction (addendum 2.4)
+FRACTIONS = np.linspace(0.05, 0.95, 19)  # the grid of best_entropy_fraction
 
 
 def _log_snr(values) -> np.ndarray:
@@ -19,7 +20,7 @@ def _log_snr(values) -> np.ndarray:
 def phase_table(theory: pd.DataFrame, info: pd.DataFrame, fraction_of_log_n: float) -> pd.DataFrame:
     """One row per (dataset, N, window, SNR): the measured I (central pixels) beside the theory's I_G.
 
-    memorize_emp: I >= (1 - fraction) log N (posterior entropy at most `fraction` log N, notes C2);
+    memorize_emp: I >= (1 - fraction) log N (posterior entropy at most `fraction` log N, claim C2);
     memorize_theory: I_G >= log N. The full window's I_G is the whole-image Gaussian channel.
     """
     curve = theory[theory["quantity"] == "i_gauss"].assign(key=lambda f: _log_snr(f["snr"]))
@@ -92,7 +93,7 @@ def kmem_table(phase: pd.DataFrame, fraction_of_log_n: float) -> pd.DataFrame:
 def kcal_table(calibration: pd.DataFrame, nats: float, calibration_fraction: float) -> pd.DataFrame:
     """Per (network, epoch, step): k_cal = the local window whose BIRD eps is most similar to the network's,
     the best, ideal and linear similarities, and k_mem at two thresholds: `nats` (absolute) and
-    `calibration_fraction` log N (addendum 2.4)."""
+    `calibration_fraction` log N (the authors' best-matching fraction)."""
     rows = []
     keys = ["dataset", "arch", "n_train", "seed", "epoch", "step"]
     for key, group in calibration.groupby(keys):
@@ -119,7 +120,8 @@ def best_entropy_fraction(
     calibration: pd.DataFrame, kcal: pd.DataFrame, fractions: np.ndarray = FRACTIONS
 ) -> tuple[float, float]:
     """The threshold fraction f of log N whose k_mem best matches k_cal (mean |k_mem - k_cal| over the steps
-    where k_mem exists), as the authors' grid search (addendum 2.4); returns (f, that mean gap)."""
+    where k_mem exists), as the authors' grid search (`MatchingCalbratedScaleAndCollapseScale.ipynb`); returns (f,
+    that mean gap)."""
     best = (float("nan"), float("inf"))
     keys = ["dataset", "arch", "n_train", "seed", "epoch", "step"]
     local = calibration[calibration["k"] > 0].sort_values("k")
