@@ -35,6 +35,8 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from neurips26.common.validation import number, validate
+
 from .catalog import SCENARIO_NAMES
 from .data import MIN_GROUP, AuditData, make_audit_data
 
@@ -380,19 +382,20 @@ class SCMPrior:
         ("copy", 0.5),
         ("leak", 0.5),
     )
-    alpha_sd: float = 1.0
-    beta_sd: float = 1.0
-    w_sd: float = 0.7
-    gamma_prob: float = 0.3
-    gamma_sd: float = 0.3
-    c_sd: float = 0.7
-    delta_sd: float = 0.3
-    eta_sd: float = 1.0
-    copy_noise: float = 0.05
+    alpha_sd: float = number(0.0, default=1.0)
+    beta_sd: float = number(0.0, default=1.0)
+    w_sd: float = number(0.0, default=0.7)
+    gamma_prob: float = number(0.0, 1.0, default=0.3)
+    gamma_sd: float = number(0.0, default=0.3)
+    c_sd: float = number(0.0, default=0.7)
+    delta_sd: float = number(0.0, default=0.3)
+    eta_sd: float = number(0.0, default=1.0)
+    copy_noise: float = number(0.0, low_open=True, default=0.05)
     p_a_range: tuple[float, float] = (0.2, 0.6)
     base_rate_range: tuple[float, float] = (0.2, 0.5)
 
     def __post_init__(self):
+        validate(self)
         concentration = dict(self.role_concentration)
         unknown = sorted(set(concentration) - set(ROLES))
         if unknown:
@@ -400,14 +403,6 @@ class SCMPrior:
         bad = {k: v for k, v in concentration.items() if not (math.isfinite(v) and v > 0)}
         if bad:
             raise ValueError(f"role_concentration values must be finite and > 0, got {bad}")
-        for name in ("alpha_sd", "beta_sd", "w_sd", "gamma_sd", "c_sd", "delta_sd", "eta_sd"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0):
-                raise ValueError(f"{name} must be finite and >= 0, got {value}")
-        if not 0 <= self.gamma_prob <= 1:
-            raise ValueError(f"gamma_prob must lie in [0, 1], got {self.gamma_prob}")
-        if not (math.isfinite(self.copy_noise) and self.copy_noise > 0):
-            raise ValueError(f"copy_noise must be > 0, got {self.copy_noise}")
         for name in ("p_a_range", "base_rate_range"):
             lo, hi = getattr(self, name)
             if not 0 < lo <= hi < 1:
