@@ -240,6 +240,7 @@ rule pred_loss_space_report:
         ),
         captions=expand("workflow/report/pred_loss_space/{name}.rst", name=PLS_FIGURES),
         deviations="workflow/report/pred_loss_space/deviations.md",
+        template="workflow/report/pred_loss_space/report.md.j2",
     output:
         f"{PLS}/report.md",
     log:

@@ -77,3 +77,44 @@ def quality_view(metrics: pd.DataFrame) -> pd.DataFrame:
     view = metrics[~proxy_replaced].copy()
     view.loc[view["metric"] == "fid", "metric"] = "fd"
     return view
+
+
+def regimes_list(regimes: list[dict], steps: int, seeds: list[int]) -> str:
+    """The report's Markdown list of regimes: dataset, architecture, bottleneck, steps and seeds (the paper's
+    `steps` and `seeds` unless the regime sets its own)."""
+    return "\n".join(
+        f"- `{r['dataset']}` with `{r['arch']}` ({'bottleneck' if r['bottleneck'] else 'no bottleneck'}), "
+        f"{r.get('steps', steps)} steps, seeds {r.get('seeds', seeds)}"
+        for r in regimes
+    )
+
+
+def matrices_markdown(metrics: pd.DataFrame) -> str:
+    """One section per regime: its 3x3 MSE and FD (proxy) tables, and its FID table where it was scored."""
+    from neurips26.common.report import markdown_table
+
+    def section(key: tuple, name: str) -> str:
+        text = (
+            f"### {name}\n\nDenoising MSE (x-space, mean over the t grid); rows: prediction space, columns: loss "
+            f"space\n\n{markdown_table(matrix(metrics, key, 'mse'))}\n\nFD (proxy)\n\n"
+            f"{markdown_table(matrix(metrics, key, 'fd'))}"
+        )
+        if key in fid_regimes(metrics):
+            text += (
+                "\n\nFID (Inception-v3 pool3 features, against the training set; the claims use it)\n\n"
+                f"{markdown_table(matrix(metrics, key, 'fid'))}"
+            )
+        return text
+
+    return "\n\n".join(section(key, name) for key, name in regimes(metrics))
+
+
+def report_tables(inputs, params) -> dict:
+    """The tables of report.md from the report rule's inputs (metrics) and params (regimes, steps, seeds)."""
+    metrics = pd.read_parquet(inputs.metrics)
+    return {
+        "regimes": regimes_list(params.regimes, params.steps, params.seeds),
+        "matrices": matrices_markdown(metrics),
+        "shares": shares(quality_view(metrics)),
+        "runs": run_table(metrics),
+    }
