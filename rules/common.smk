@@ -1,4 +1,5 @@
-# Helpers shared by every paper's rules: config validation, scale lookup, paths.
+# Helpers shared by every paper's rules: config validation, scale lookup, paths; the registry of pinned sources
+# and the one download rule.
 from pathlib import Path
 
 from neurips26.common import sources as source_registry
@@ -13,8 +14,11 @@ IMPLEMENTED = sorted(
 PAPERS = validate_workflow_config(
     config, ROOT / "config", ROOT / "workflow" / "schemas", IMPLEMENTED
 )
-# the registry of pinned sources, validated against its schema (config/sources.yaml)
-source_registry.load_registry(ROOT / "config" / "sources.yaml", ROOT / "workflow" / "schemas" / "sources.schema.yaml")
+# the registry of pinned sources, validated against its schema
+SOURCES = ROOT / "config" / "sources.yaml"
+source_registry.load_registry(
+    SOURCES, ROOT / "workflow" / "schemas" / "sources.schema.yaml"
+)
 
 
 # the only global constraints: wildcards that mean the same in every paper (others sit on their rules)
@@ -26,7 +30,7 @@ wildcard_constraints:
 
 def download_source(wildcards):
     """The registry's entry of the file a download job fetches (resources/{source})."""
-    return source_registry.lookup(wildcards.source, ROOT / "config" / "sources.yaml")
+    return source_registry.lookup(wildcards.source, SOURCES)
 
 
 def download_url(wildcards):
@@ -53,7 +57,7 @@ rule download:
     log:
         "resources/logs/{source}.log",
     wildcard_constraints:
-        source=source_registry.path_pattern(ROOT / "config" / "sources.yaml"),
+        source=source_registry.path_pattern(SOURCES),
     cache: True
     conda:
         "../envs/data.yaml"
