@@ -1,5 +1,5 @@
 # Helpers shared by every paper's rules: config validation, scale lookup, paths; the registry of pinned sources
-# and the one download rule.
+# and the helpers of the one download rule (rules/download.smk).
 from pathlib import Path
 
 from neurips26.common import sources as source_registry
@@ -8,7 +8,7 @@ from neurips26.common.config import check_scale, scale_block, validate_workflow_
 IMPLEMENTED = sorted(
     path.stem
     for path in (ROOT / "rules").glob("*.smk")
-    if path.stem not in ("common", "corpus", "scoreboard")
+    if path.stem not in ("common", "corpus", "download", "scoreboard")
 )
 # stops the run before any job when a key, type, range, paper or scale is wrong
 PAPERS = validate_workflow_config(
@@ -47,28 +47,6 @@ def download_hash(wildcards):
 
 def download_runtime(wildcards):
     return download_source(wildcards).runtime
-
-
-# The one download rule: every file of config/sources.yaml, fetched with its pinned hash. Cached between
-# workflows, hence no benchmark: (Snakemake forbids both on one rule).
-rule download:
-    output:
-        "resources/{source}",
-    log:
-        "resources/logs/{source}.log",
-    wildcard_constraints:
-        source=source_registry.path_pattern(SOURCES),
-    cache: True
-    conda:
-        "../envs/data.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=download_runtime,
-    params:
-        url=download_url,
-        known_hash=download_hash,
-    script:
-        "../scripts/common/download.py"
 
 
 def paper_params(slug, *keys):
