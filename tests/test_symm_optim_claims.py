@@ -14,7 +14,7 @@ import pytest
 from neurips26.common.claims import decide, load_definitions
 from neurips26.symm_optim import theory
 from neurips26.symm_optim.claims import measure_claims
-from neurips26.symm_optim.optimizers import muon_direction, right_polar_direction
+from neurips26.symm_optim.directions import muon_direction, right_polar_direction
 from neurips26.symm_optim.summary import best_learning_rates
 
 ROOT = Path(__file__).resolve().parents[1]

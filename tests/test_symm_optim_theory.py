@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from neurips26.symm_optim import theory
-from neurips26.symm_optim.optimizers import muon_direction, newton_schulz, polar, right_polar_direction
+from neurips26.symm_optim.directions import muon_direction, newton_schulz, polar, right_polar_direction
 
 GROUPS = ("left_perm", "right_perm", "left_orth", "right_orth", "shift")
 

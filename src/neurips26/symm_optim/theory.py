@@ -5,7 +5,7 @@ checks S1-S3 of ``config/claims/symm_optim.yaml``.
 An update rule ``U`` is equivariant under a group acting by ``M -> A M B`` when ``U(A M B) = A U(M) B``.
 Each check draws a random group element, applies it and returns the largest deviation relative to the
 largest entry of the reference: ``max|U(A M B) - A U(M) B| / max|A U(M) B|``. The directions are the pure
-functions of :mod:`neurips26.symm_optim.optimizers` (a single step from zero momentum is ``U(G)`` up to the
+functions of :mod:`neurips26.symm_optim.directions` (a single step from zero momentum is ``U(G)`` up to the
 factor ``1 - beta``, to which every direction here is scale-covariant), so the checks are exact up to
 float64 rounding.
 
@@ -32,7 +32,7 @@ from functools import partial
 
 import torch
 
-from .optimizers import (
+from .directions import (
     adam_direction,
     hybrid_direction,
     left_polar_direction,
