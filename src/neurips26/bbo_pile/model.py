@@ -15,6 +15,9 @@ n_query_groups=4, intermediate_size=384``) and litgpt's Qwen3 code path:
 * SwiGLU MLP (litgpt's ``LLaMAMLP``): ``proj(silu(fc_1 x) * fc_2 x)``;
 * a final RMSNorm and logits ``h E^T`` (tied input/output embeddings).
 
+The attention, MLP and block are :mod:`neurips26.common.transformer`'s, in its litgpt layout (``LITGPT``:
+the parameter names above, one fused ``qkv`` projection).
+
 Initialisation is bbo-pile's ``pretrain.initialize_weights`` (GPT-NeoX): every linear and the
 embedding N(0, sqrt(2 / (5 d))), the two output projections (``attn.proj``, ``mlp.proj``)
 N(0, 1 / (sqrt(d) L)), norms 1. The weights are drawn from a generator seeded by
@@ -31,16 +34,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["Decoder", "DecoderConfig", "n_parameters"]
+from neurips26.common.transformer import LITGPT, Block, apply_rope, rope_tables
+from neurips26.common.validation import integer, number, validate
 
-
-def _is_int(value, low: int) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= low
+__all__ = ["Decoder", "DecoderConfig", "apply_rope", "n_parameters", "rope_tables"]
 
 
 @dataclass(frozen=True)
@@ -48,128 +48,27 @@ class DecoderConfig:
     """Sizes of the decoder. The defaults are bbo-pile's ``qwen3_2M.yaml`` with our vocabulary size
     and a quick-scale context; ``context`` is the number of positions the rotary tables cover."""
 
-    vocab_size: int = 1185
-    d_model: int = 128
-    n_layers: int = 7
-    n_heads: int = 8
-    n_query_groups: int = 4
-    head_size: int = 64
-    mlp_hidden: int = 384
-    context: int = 4096
-    dropout: float = 0.0
-    rope_base: float = 1e6
-    norm_eps: float = 1e-6
-    seed: int = 0
+    vocab_size: int = integer(2, default=1185)
+    d_model: int = integer(1, default=128)
+    n_layers: int = integer(1, default=7)
+    n_heads: int = integer(1, default=8)
+    n_query_groups: int = integer(1, default=4)
+    head_size: int = integer(1, default=64)
+    mlp_hidden: int = integer(1, default=384)
+    context: int = integer(1, default=4096)
+    dropout: float = number(0.0, 1.0, high_open=True, default=0.0)
+    rope_base: float = number(0.0, low_open=True, default=1e6)
+    norm_eps: float = number(0.0, low_open=True, default=1e-6)
+    seed: int = integer(0, default=0)
 
     def __post_init__(self):
-        for name in (
-            "vocab_size",
-            "d_model",
-            "n_layers",
-            "n_heads",
-            "n_query_groups",
-            "head_size",
-            "mlp_hidden",
-            "context",
-        ):
-            if not _is_int(getattr(self, name), 1):
-                raise ValueError(f"DecoderConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
-        if not _is_int(self.seed, 0):
-            raise ValueError(f"DecoderConfig.seed must be an integer >= 0, got {self.seed!r}")
-        if self.vocab_size < 2:
-            raise ValueError(f"DecoderConfig.vocab_size must be >= 2, got {self.vocab_size}")
+        validate(self)
         if self.n_heads % self.n_query_groups:
             raise ValueError(
                 f"DecoderConfig.n_heads={self.n_heads} is not a multiple of n_query_groups={self.n_query_groups}"
             )
         if self.head_size % 2:
             raise ValueError(f"DecoderConfig.head_size must be even for rotary embeddings, got {self.head_size}")
-        if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
-            raise ValueError(f"DecoderConfig.dropout must lie in [0, 1), got {self.dropout!r}")
-        for name in ("rope_base", "norm_eps"):
-            value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-                raise ValueError(f"DecoderConfig.{name} must be a positive number, got {value!r}")
-
-
-def rope_tables(positions: torch.Tensor, head_size: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos, sin (*positions.shape, head_size) of litgpt's ``build_rope_cache``: frequency
-    ``base^(-2i/head_size)`` for pair i, repeated over both halves of the head."""
-    inv_freq = base ** (-torch.arange(0, head_size, 2, dtype=torch.float64, device=positions.device) / head_size)
-    angles = positions.to(torch.float64)[..., None] * inv_freq
-    angles = torch.cat([angles, angles], dim=-1)
-    return angles.cos().float(), angles.sin().float()
-
-
-def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate (B, H, T, hs) by the tables (T, hs) or (B, 1, T, hs) in the "rotate half" layout."""
-    half = x.shape[-1] // 2
-    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
-    return x * cos + rotated * sin
-
-
-class Attention(nn.Module):
-    def __init__(self, config: DecoderConfig):
-        super().__init__()
-        self.config = config
-        hs, heads, groups = config.head_size, config.n_heads, config.n_query_groups
-        self.qkv = nn.Linear(config.d_model, (heads + 2 * groups) * hs, bias=False)
-        self.proj = nn.Linear(heads * hs, config.d_model, bias=False)
-        self.norm_q = nn.RMSNorm(hs, eps=config.norm_eps)
-        self.norm_k = nn.RMSNorm(hs, eps=config.norm_eps)
-
-    def forward(self, x, cos, sin, cache=None, write_at=None, mask=None):
-        """Without ``cache``: causal attention over x (B, T, d); returns (y, (k, v)). With ``cache``
-        (K, V) of shape (B, G, capacity, hs): x is one token per row (B, 1, d) written at slot
-        ``write_at`` (B,) and attending to the slots ``mask`` (B, 1, 1, capacity) allows."""
-        c = self.config
-        batch, width, _ = x.shape
-        hs, heads, groups = c.head_size, c.n_heads, c.n_query_groups
-        q, k, v = self.qkv(x).split([heads * hs, groups * hs, groups * hs], dim=-1)
-        q = self.norm_q(q.view(batch, width, heads, hs)).transpose(1, 2)
-        k = self.norm_k(k.view(batch, width, groups, hs)).transpose(1, 2)
-        v = v.view(batch, width, groups, hs).transpose(1, 2)
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        dropout = c.dropout if self.training else 0.0
-        if cache is None:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout, enable_gqa=groups < heads)
-            kv = (k, v)
-        else:
-            keys, values = cache
-            rows = torch.arange(batch, device=x.device)
-            keys[rows, :, write_at] = k[:, :, 0]
-            values[rows, :, write_at] = v[:, :, 0]
-            y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, enable_gqa=groups < heads)
-            kv = cache
-        return self.proj(y.transpose(1, 2).reshape(batch, width, heads * hs)), kv
-
-
-class SwiGLU(nn.Module):
-    """litgpt's ``LLaMAMLP``."""
-
-    def __init__(self, config: DecoderConfig):
-        super().__init__()
-        self.fc_1 = nn.Linear(config.d_model, config.mlp_hidden, bias=False)
-        self.fc_2 = nn.Linear(config.d_model, config.mlp_hidden, bias=False)
-        self.proj = nn.Linear(config.mlp_hidden, config.d_model, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.proj(F.silu(self.fc_1(x)) * self.fc_2(x))
-
-
-class Block(nn.Module):
-    def __init__(self, config: DecoderConfig):
-        super().__init__()
-        self.norm_1 = nn.RMSNorm(config.d_model, eps=config.norm_eps)
-        self.attn = Attention(config)
-        self.norm_2 = nn.RMSNorm(config.d_model, eps=config.norm_eps)
-        self.mlp = SwiGLU(config)
-        self.drop = nn.Dropout(config.dropout)
-
-    def forward(self, x, cos, sin, cache=None, write_at=None, mask=None):
-        h, kv = self.attn(self.norm_1(x), cos, sin, cache, write_at, mask)
-        x = x + self.drop(h)
-        return x + self.drop(self.mlp(self.norm_2(x))), kv
 
 
 class Decoder(nn.Module):
@@ -182,7 +81,19 @@ class Decoder(nn.Module):
         self.config = config
         with torch.random.fork_rng(devices=[]):  # torch's default init draws from the global RNG
             self.wte = nn.Embedding(config.vocab_size, config.d_model)
-            self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+            self.blocks = nn.ModuleList(
+                Block(
+                    config.d_model,
+                    config.n_heads,
+                    config.n_query_groups,
+                    config.head_size,
+                    config.mlp_hidden,
+                    layout=LITGPT,
+                    norm_eps=config.norm_eps,
+                    dropout=config.dropout,
+                )
+                for _ in range(config.n_layers)
+            )
             self.norm_f = nn.RMSNorm(config.d_model, eps=config.norm_eps)
         self._init_weights()
 

@@ -16,6 +16,9 @@ r"""Small Qwen3-style language models, dense and sparse (MoE), for the optimizer
   the top ``top_k`` weights without renormalising (OLMoE's ``norm_topk_prob=False``), each expert a
   SwiGLU of width ``d_ff``; no auxiliary load-balancing loss (``router_aux_loss_coef=0`` in the repo).
 
+The attention, MLP and block are :mod:`neurips26.common.transformer`'s in its Hugging Face layout (``HF``:
+the parameter names above, separate q/k/v projections).
+
 Initialisation is the repo's ``reinit_for_lm``: every linear and the embedding N(0, 0.02^2), norms 1,
 drawn from a generator seeded by ``LMConfig.seed`` (the global RNG is left alone).
 
@@ -28,57 +31,21 @@ sandwich norms, GeGLU) is not built.
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
+
+from neurips26.common.transformer import HF, Block, rope_tables
+from neurips26.common.transformer import SwiGLU as _SwiGLU
 
 from .settings import LMConfig
 
 __all__ = ["LM", "LMConfig", "kind_of", "n_parameters"]
 
 
-def _rope(positions: int, head_dim: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
-    inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
-    angles = torch.arange(positions, dtype=torch.float64)[:, None] * inv_freq
-    angles = torch.cat([angles, angles], dim=-1)
-    return angles.cos().float(), angles.sin().float()
+class SwiGLU(_SwiGLU):
+    """The SwiGLU MLP in HF's names (``gate_proj``, ``up_proj``, ``down_proj``): an expert of :class:`SparseMoE`."""
 
-
-def _apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    half = x.shape[-1] // 2
-    return x * cos + torch.cat([-x[..., half:], x[..., :half]], dim=-1) * sin
-
-
-class Attention(nn.Module):
-    def __init__(self, c: LMConfig):
-        super().__init__()
-        self.c = c
-        self.q_proj = nn.Linear(c.d_model, c.n_heads * c.head_dim, bias=False)
-        self.k_proj = nn.Linear(c.d_model, c.n_kv_heads * c.head_dim, bias=False)
-        self.v_proj = nn.Linear(c.d_model, c.n_kv_heads * c.head_dim, bias=False)
-        self.o_proj = nn.Linear(c.n_heads * c.head_dim, c.d_model, bias=False)
-        self.q_norm = nn.RMSNorm(c.head_dim, eps=c.norm_eps)
-        self.k_norm = nn.RMSNorm(c.head_dim, eps=c.norm_eps)
-
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        c = self.c
-        batch, width, _ = x.shape
-        q = self.q_norm(self.q_proj(x).view(batch, width, c.n_heads, c.head_dim)).transpose(1, 2)
-        k = self.k_norm(self.k_proj(x).view(batch, width, c.n_kv_heads, c.head_dim)).transpose(1, 2)
-        v = self.v_proj(x).view(batch, width, c.n_kv_heads, c.head_dim).transpose(1, 2)
-        q, k = _apply_rope(q, cos, sin), _apply_rope(k, cos, sin)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=c.n_kv_heads < c.n_heads)
-        return self.o_proj(y.transpose(1, 2).reshape(batch, width, c.n_heads * c.head_dim))
-
-
-class SwiGLU(nn.Module):
     def __init__(self, d_model: int, d_ff: int):
-        super().__init__()
-        self.gate_proj = nn.Linear(d_model, d_ff, bias=False)
-        self.up_proj = nn.Linear(d_model, d_ff, bias=False)
-        self.down_proj = nn.Linear(d_ff, d_model, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        super().__init__(d_model, d_ff, HF)
 
 
 class SparseMoE(nn.Module):
@@ -102,17 +69,17 @@ class SparseMoE(nn.Module):
         return (outputs * gates[..., None, :]).sum(-1)
 
 
-class Block(nn.Module):
-    def __init__(self, c: LMConfig):
-        super().__init__()
-        self.input_norm = nn.RMSNorm(c.d_model, eps=c.norm_eps)
-        self.attn = Attention(c)
-        self.post_attention_norm = nn.RMSNorm(c.d_model, eps=c.norm_eps)
-        self.mlp = SparseMoE(c) if c.is_moe else SwiGLU(c.d_model, c.d_ff)
-
-    def forward(self, x, cos, sin):
-        x = x + self.attn(self.input_norm(x), cos, sin)
-        return x + self.mlp(self.post_attention_norm(x))
+def _block(c: LMConfig) -> Block:
+    return Block(
+        c.d_model,
+        c.n_heads,
+        c.n_kv_heads,
+        c.head_dim,
+        c.d_ff,
+        layout=HF,
+        norm_eps=c.norm_eps,
+        mlp=(lambda: SparseMoE(c)) if c.is_moe else None,
+    )
 
 
 class LM(nn.Module):
@@ -125,7 +92,7 @@ class LM(nn.Module):
         self.config = config
         with torch.random.fork_rng(devices=[]):
             self.embed = nn.Embedding(config.vocab_size, config.d_model)
-            self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
+            self.blocks = nn.ModuleList(_block(config) for _ in range(config.n_layers))
             self.norm = nn.RMSNorm(config.d_model, eps=config.norm_eps)
             self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
         generator = torch.Generator().manual_seed(config.seed)
@@ -133,7 +100,7 @@ class LM(nn.Module):
             for module in self.modules():
                 if isinstance(module, (nn.Linear, nn.Embedding)):
                     module.weight.normal_(0.0, config.init_std, generator=generator)
-        cos, sin = _rope(config.context, config.head_dim, config.rope_base)
+        cos, sin = rope_tables(torch.arange(config.context), config.head_dim, config.rope_base)
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin", sin, persistent=False)
 
@@ -146,7 +113,7 @@ class LM(nn.Module):
         cos, sin = self.rope_cos[:width], self.rope_sin[:width]
         x = self.embed(tokens)
         for block in self.blocks:
-            x = block(x, cos, sin)
+            x, _ = block(x, cos, sin)
         return self.lm_head(self.norm(x))
 
 
