@@ -72,9 +72,9 @@ def test_toeplitz_field_variance_scales_with_sigma2():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"alpha": 0.0}, "0 < alpha <= 2"),
-        ({"alpha": -1.0}, "0 < alpha <= 2"),
-        ({"alpha": 2.5}, "0 < alpha <= 2"),
+        ({"alpha": 0.0}, r"alpha must be a finite number in \(0, 2\]"),
+        ({"alpha": -1.0}, r"alpha must be a finite number in \(0, 2\]"),
+        ({"alpha": 2.5}, r"alpha must be a finite number in \(0, 2\]"),
         ({"sigma2": 0.0}, "sigma2"),
         ({"n": 0}, "at least one"),
     ],

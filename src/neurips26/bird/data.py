@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from neurips26.common.validation import check_int, check_number
+
 TOEPLITZ_JITTER = 1e-4  # added to the diagonal after symmetrising, as the authors do
 TOEPLITZ_EIG_FLOOR = 1e-6  # eigenvalues are clamped to at least this before taking square roots
 VARIANCE_RTOL = 0.1  # a Gaussian field's mean marginal variance may differ from sigma2 by this fraction
@@ -29,16 +31,11 @@ _CHUNK = 4096  # rows of standard normals drawn at a time (the stream is the sam
 
 
 def _check_field_args(size: int, alpha: float, sigma2: float) -> None:
-    if size < 1:
-        raise ValueError(f"the field size must be a positive number of pixels, got {size}")
-    if not 0 < alpha <= 2:
-        raise ValueError(
-            f"the Toeplitz field needs 0 < alpha <= 2, got alpha={alpha}: C(r) = sigma2 / r^(2 - alpha) "
-            "decays with distance only for alpha < 2 (alpha = 2 is the log-correlated limit), and "
-            "alpha <= 0 is outside the power-law family (spectrum |k|^-alpha) the paper uses"
-        )
-    if not sigma2 > 0:
-        raise ValueError(f"the field variance sigma2 must be positive, got {sigma2}")
+    """C(r) = sigma2 / r^(2 - alpha) decays with distance only for alpha < 2 (alpha = 2 is the log-correlated
+    limit), and alpha <= 0 is outside the power-law family (spectrum |k|^-alpha) the paper uses."""
+    check_int("size (pixels)", size, 1, who="toeplitz field")
+    check_number("alpha", alpha, 0.0, 2.0, low_open=True, who="toeplitz field")
+    check_number("sigma2 (variance)", sigma2, 0.0, low_open=True, who="toeplitz field")
 
 
 def pixel_distances(size: int) -> np.ndarray:
