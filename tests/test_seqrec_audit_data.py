@@ -1,11 +1,12 @@
-"""seqrec_audit data: ordering of tied interactions, k-core, the leave-2-out split, ML-100k, the synthetic regimes."""
+"""seqrec_audit data: ordering of tied interactions, k-core, the leave-2-out split (sequences), ML-100k (movielens),
+the synthetic regimes (synthetic, catalog)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from neurips26.seqrec_audit import data
+from neurips26.seqrec_audit import catalog, movielens, sequences, synthetic
 
 
 def transitions(sequences: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -25,21 +26,21 @@ def test_sequences_break_timestamp_ties_by_file_row():
             "row": [2, 0, 1, 4, 3],
         }
     )
-    seqs = data.interactions_to_sequences(frame)
+    seqs = sequences.interactions_to_sequences(frame)
     assert seqs["user"].tolist() == [1, 2]
     assert seqs["items"].tolist() == [[12, 11, 10], [21, 20]]
 
 
 def test_sequences_keep_frame_order_on_ties_without_row():
     frame = pd.DataFrame({"user": [3, 3, 3, 3, 1], "item": [7, 8, 9, 6, 5], "timestamp": [4, 4, 1, 4, 0]})
-    seqs = data.interactions_to_sequences(frame)
+    seqs = sequences.interactions_to_sequences(frame)
     assert seqs["items"].tolist() == [[5], [9, 7, 8, 6]]  # the stable sort keeps 7, 8, 6 as listed
 
 
 def test_sequences_refuse_missing_timestamps():
     frame = pd.DataFrame({"user": [1, 1], "item": [1, 2], "timestamp": [1.0, np.nan]})
     with pytest.raises(ValueError, match="1 interactions have no timestamp"):
-        data.interactions_to_sequences(frame)
+        sequences.interactions_to_sequences(frame)
 
 
 # --- k-core -----------------------------------------------------------------------------------------------------------
@@ -48,7 +49,7 @@ def test_sequences_refuse_missing_timestamps():
 def test_k_core_needs_a_second_round():
     # k=2: item c has one interaction, so (u3, c) goes in round 1; that leaves u3 with one, gone in round 2
     frame = pd.DataFrame({"user": ["u1", "u1", "u2", "u2", "u3", "u3"], "item": list("ababac")})
-    kept, counts = data.k_core(frame, 2)
+    kept, counts = sequences.k_core(frame, 2)
     assert list(zip(kept["user"], kept["item"])) == [("u1", "a"), ("u1", "b"), ("u2", "a"), ("u2", "b")]
     assert counts == {
         "users_before": 3,
@@ -63,18 +64,18 @@ def test_k_core_needs_a_second_round():
 
 def test_k_core_trivial_and_empty_cases():
     frame = pd.DataFrame({"user": [1, 1, 2], "item": [1, 2, 1]})
-    kept, counts = data.k_core(frame, 1)
+    kept, counts = sequences.k_core(frame, 1)
     assert len(kept) == 3 and counts["rounds"] == 0
-    kept, counts = data.k_core(frame, 3)
+    kept, counts = sequences.k_core(frame, 3)
     assert len(kept) == 0 and counts["users_after"] == 0 and counts["rounds"] == 1
     with pytest.raises(ValueError, match="k must be"):
-        data.k_core(frame, 0)
+        sequences.k_core(frame, 0)
 
 
 def test_k_core_is_the_fixed_point_of_alternating_filters():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"user": rng.zipf(1.6, 3000) % 200, "item": rng.zipf(1.4, 3000) % 300})
-    kept, counts = data.k_core(frame, 4)
+    kept, counts = sequences.k_core(frame, 4)
     # the k-core is unique, so filtering users and items alternately must reach the same rows
     slow = frame
     while True:
@@ -97,7 +98,7 @@ def test_leave_two_out_by_hand():
             "items": [[1, 2, 3, 4], [5, 6], [2, 7, 8], [3, 1, 2], [1, 8, 7], [2, 1, 4]],
         }
     )
-    split = data.leave_one_out(seqs)
+    split = sequences.leave_one_out(seqs)
     assert split.users.tolist() == [1, 3, 4, 5, 6] and split.n_dropped_short == 1
     assert [t.tolist() for t in split.train] == [[1, 2], [2], [3], [1], [2]]
     assert split.valid_target.tolist() == [3, 7, 1, 8, 1]
@@ -116,39 +117,39 @@ def test_leave_two_out_by_hand():
 
 def test_leave_two_out_min_length():
     seqs = pd.DataFrame({"user": [1, 2], "items": [[1, 2, 3], [1, 2, 3, 4]]})
-    split = data.leave_one_out(seqs, min_length=4)
+    split = sequences.leave_one_out(seqs, min_length=4)
     assert split.users.tolist() == [2] and split.n_dropped_short == 1
     with pytest.raises(ValueError, match="min_length"):
-        data.leave_one_out(seqs, min_length=2)
+        sequences.leave_one_out(seqs, min_length=2)
 
 
 # --- MovieLens-100k ---------------------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def movielens():
-    paths = data.movielens100k_files()
-    return data.read_movielens100k(paths["inter"], paths["item"])
+def ml100k():
+    paths = catalog.movielens100k_files()
+    return movielens.read_movielens100k(paths["inter"], paths["item"])
 
 
-def test_movielens100k_counts(movielens):
-    interactions, items = movielens
+def test_movielens100k_counts(ml100k):
+    interactions, items = ml100k
     assert len(interactions) == 100_000
     assert interactions["user"].nunique() == 943 and interactions["item"].nunique() == 1682 and len(items) == 1682
     assert set(interactions["item"]) == set(items["item"])
     assert interactions["row"].tolist() == list(range(100_000))
-    seqs = data.interactions_to_sequences(interactions)
+    seqs = sequences.interactions_to_sequences(interactions)
     lengths = seqs["items"].map(len)
     assert len(seqs) == 943 and lengths.mean() == pytest.approx(106.04, abs=0.01) and lengths.min() == 20
-    split = data.leave_one_out(seqs)
+    split = sequences.leave_one_out(seqs)
     assert split.n_users == 943 and split.n_dropped_short == 0
 
 
-def test_movielens100k_item_fields(movielens):
-    _, items = movielens
+def test_movielens100k_item_fields(ml100k):
+    _, items = ml100k
     assert items.loc[0, "genres"] == ["Animation", "Children's", "Comedy"] and items.loc[0, "year"] == 1995
     assert sorted(items.loc[items["year"].isna(), "item"]) == [267, 1412]  # "unkonwn" and "V" in the wheel
-    features = data.item_feature_matrix_movielens(items)
+    features = movielens.item_feature_matrix_movielens(items)
     assert features.shape[0] == 1682
     np.testing.assert_allclose(np.linalg.norm(features, axis=1), 1.0)
     # equal genres and decade fill two of the three equally weighted blocks, so the cosine is at least 2/3
@@ -163,11 +164,10 @@ def test_read_movielens_refuses_missing_timestamps(tmp_path):
     item = tmp_path / "x.item"
     item.write_text("item_id:token\tmovie_title:token_seq\trelease_year:token\tclass:token_seq\n1\tA\t1990\tDrama\n")
     with pytest.raises(ValueError, match="2 of 3 interactions"):
-        data.read_movielens100k(inter, item)
+        movielens.read_movielens100k(inter, item)
 
 
 def test_movielens_files_missing_package(monkeypatch):
-    from neurips26.seqrec_audit import catalog  # where movielens100k_files lives (data re-exports it)
 
     monkeypatch.setattr(catalog.importlib.util, "find_spec", lambda name: None)
 
@@ -176,19 +176,19 @@ def test_movielens_files_missing_package(monkeypatch):
 
     monkeypatch.setattr(catalog.importlib.metadata, "distribution", no_distribution)
     with pytest.raises(FileNotFoundError, match="recbole"):
-        data.movielens100k_files()
+        catalog.movielens100k_files()
 
 
 def test_check_features_errors():
-    data.check_features(np.ones((3, 2)), 3)
+    catalog.check_features(np.ones((3, 2)), 3)
     with pytest.raises(ValueError, match="3 rows but there are 4 items"):
-        data.check_features(np.ones((3, 2)), 4)
+        catalog.check_features(np.ones((3, 2)), 4)
     bad = np.ones((3, 2))
     bad[1, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        data.check_features(bad, 3)
+        catalog.check_features(bad, 3)
     with pytest.raises(ValueError, match="2-D"):
-        data.check_features(np.ones(3), 3)
+        catalog.check_features(np.ones(3), 3)
 
 
 # --- synthetic --------------------------------------------------------------------------------------------------------
@@ -196,15 +196,15 @@ def test_check_features_errors():
 
 @pytest.fixture(scope="module")
 def regimes():
-    return {name: data.generate(data.regime_spec(name)) for name in data.REGIMES}
+    return {name: synthetic.generate(catalog.regime_spec(name)) for name in catalog.REGIMES}
 
 
 def test_synthetic_is_deterministic():
-    spec = data.SyntheticSpec(n_users=200, n_items=300, seed=7)
+    spec = catalog.SyntheticSpec(n_users=200, n_items=300, seed=7)
     first, second, other = (
-        data.generate(spec),
-        data.generate(spec),
-        data.generate(data.regime_spec("shortcut_rich", n_users=200, n_items=300)),
+        synthetic.generate(spec),
+        synthetic.generate(spec),
+        synthetic.generate(catalog.regime_spec("shortcut_rich", n_users=200, n_items=300)),
     )
     assert first[0].equals(second[0])
     np.testing.assert_array_equal(first[1], second[1])
@@ -212,10 +212,10 @@ def test_synthetic_is_deterministic():
     assert not first[0].equals(other[0])
 
 
-@pytest.mark.parametrize("name", sorted(data.REGIMES))
+@pytest.mark.parametrize("name", sorted(catalog.REGIMES))
 def test_synthetic_kernel_and_shapes(regimes, name):
     sequences, features, kernel = regimes[name]
-    b = data.REGIMES[name]["branching"]
+    b = catalog.REGIMES[name]["branching"]
     assert isinstance(kernel, sp.csr_matrix) and kernel.shape == (1000, 1000)
     assert (np.diff(kernel.indptr) == b).all()  # every item has exactly b successors
     assert kernel.diagonal().sum() == 0 and (kernel.data > 0).all()
@@ -231,7 +231,7 @@ def test_synthetic_history_knob_sets_the_share_of_kernel_steps(regimes):
         sequences, _, kernel = regimes[name]
         last, nxt = transitions(sequences)
         on_kernel = (np.asarray(kernel[last, nxt]).ravel() > 0).mean()
-        expected = (1 - 0.02) * (1 - data.REGIMES[name]["history"])
+        expected = (1 - 0.02) * (1 - catalog.REGIMES[name]["history"])
         assert on_kernel == pytest.approx(expected, abs=0.03), name
 
 
@@ -286,13 +286,13 @@ def test_synthetic_smoothness_follows_the_knob(regimes):
 )
 def test_bad_spec_names_the_field(field, value):
     with pytest.raises(ValueError, match=f"SyntheticSpec.{field}"):
-        data.SyntheticSpec(**{field: value})
+        catalog.SyntheticSpec(**{field: value})
 
 
 def test_regime_spec_lookup():
-    spec = data.regime_spec("only_smooth", seed=3)
+    spec = catalog.regime_spec("only_smooth", seed=3)
     assert (spec.branching, spec.smoothness, spec.history, spec.seed) == (60, 0.9, 0.1, 3)
     with pytest.raises(KeyError, match="unknown regime"):
-        data.regime_spec("nope")
+        catalog.regime_spec("nope")
     with pytest.raises(ValueError, match="unknown SyntheticSpec field"):
-        data.regime_spec("shortcut_rich", bogus=1)
+        catalog.regime_spec("shortcut_rich", bogus=1)

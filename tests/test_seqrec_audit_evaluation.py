@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neurips26.seqrec_audit import data, evaluation, heuristic, metrics, prepare
+from neurips26.seqrec_audit import catalog, evaluation, heuristic, metrics, prepare
 
 
 @pytest.fixture(scope="module")
 def rich():
-    return prepare.prepare_synthetic(data.regime_spec("shortcut_rich", n_users=400, n_items=200), min_length=3)
+    return prepare.prepare_synthetic(catalog.regime_spec("shortcut_rich", n_users=400, n_items=200), min_length=3)
 
 
 def test_every_training_free_method_gives_bounded_metrics(rich):

@@ -12,7 +12,7 @@ import torch
 
 from fake_gpu import fake_gpu
 from neurips26.common import faults, loop
-from neurips26.seqrec_audit import data, prepare, trained
+from neurips26.seqrec_audit import catalog, prepare, trained
 from neurips26.seqrec_audit.bert4rec import BERT4RecConfig, train_bert4rec
 from neurips26.seqrec_audit.epochs import run_epochs
 from neurips26.seqrec_audit.sasrec import SASRecConfig, train_sasrec
@@ -44,7 +44,7 @@ def boolean_masks_on_meta():
 @pytest.fixture(scope="module")
 def ready():
     return prepare.prepare_synthetic(
-        data.regime_spec("shortcut_rich", n_users=60, n_items=30, neighbours=10), min_length=3
+        catalog.regime_spec("shortcut_rich", n_users=60, n_items=30, neighbours=10), min_length=3
     )
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neurips26.seqrec_audit import data, prepare
+from neurips26.seqrec_audit import catalog, movielens, prepare
 from neurips26.seqrec_audit.artifacts import load_prepared
 
 
@@ -20,15 +20,15 @@ def test_reindexing_keeps_order_and_maps_to_contiguous_ids():
 
 
 def test_movielens_is_prepared_with_features_aligned_to_the_kept_items():
-    files = data.movielens100k_files()
-    interactions, items = data.read_movielens100k(files["inter"], files["item"])
+    files = catalog.movielens100k_files()
+    interactions, items = movielens.read_movielens100k(files["inter"], files["item"])
     ready = prepare.prepare_interactions(interactions, items, k=5, min_length=3)
     assert ready.n_items == 1349 and ready.features.shape[0] == 1349  # 5-core keeps 1,349 of 1,682 items
     assert ready.split.n_users == 943 and ready.counts["interactions_after"] == 99287
     every_item = np.concatenate([*ready.split.train, ready.split.valid_target, ready.split.test_target])
     assert every_item.min() >= 0 and every_item.max() < ready.n_items
     # the features of contiguous item j are those of its source item
-    full = data.item_feature_matrix_movielens(items.set_index("item").loc[ready.item_ids].reset_index())
+    full = movielens.item_feature_matrix_movielens(items.set_index("item").loc[ready.item_ids].reset_index())
     assert np.allclose(ready.features, full)
 
 
@@ -40,14 +40,14 @@ def test_items_without_a_record_are_refused():
 
 
 def test_a_synthetic_regime_is_prepared_with_its_counts():
-    ready = prepare.prepare_synthetic(data.regime_spec("shortcut_rich", n_users=200, n_items=100), min_length=3)
+    ready = prepare.prepare_synthetic(catalog.regime_spec("shortcut_rich", n_users=200, n_items=100), min_length=3)
     assert ready.n_items == 100 and ready.features.shape == (100, 16)
     assert ready.split.n_users + ready.counts["users_too_short"] == 200
     assert set(ready.counts) >= {"test_targets_cold", "valid_targets_cold"}
 
 
 def test_a_prepared_dataset_survives_its_files(tmp_path):
-    ready = prepare.prepare_synthetic(data.regime_spec("shortcut_poor", n_users=60, n_items=80, seed=3), 3)
+    ready = prepare.prepare_synthetic(catalog.regime_spec("shortcut_poor", n_users=60, n_items=80, seed=3), 3)
     sequences, items, counts = prepare.to_frames(ready)
     paths = {
         "sequences": tmp_path / "s.parquet",
@@ -68,7 +68,7 @@ def test_a_prepared_dataset_survives_its_files(tmp_path):
 
 
 def test_features_that_do_not_match_the_items_are_refused_on_reading():
-    ready = prepare.prepare_synthetic(data.regime_spec("shortcut_rich", n_users=30, n_items=70), 3)
+    ready = prepare.prepare_synthetic(catalog.regime_spec("shortcut_rich", n_users=30, n_items=70), 3)
     sequences, items, counts = prepare.to_frames(ready)
     with pytest.raises(ValueError, match="rows but there are 70 items"):
         prepare.from_frames(sequences, items, ready.features[:-1], counts)
@@ -76,3 +76,19 @@ def test_features_that_do_not_match_the_items_are_refused_on_reading():
     nan[5, 0] = np.nan
     with pytest.raises(ValueError, match="finite|NaN"):
         prepare.from_frames(sequences, items, nan, counts)
+
+
+def test_prepare_dataset_dispatches_a_synthetic_name_to_the_generator():
+    settings = SimpleNamespace(
+        seed=0, synthetic={"n_users": 60, "n_items": 80}, min_length=3, k_core=5, text_dim=8, embeddings=None
+    )
+    ready = prepare.prepare_dataset("shortcut_rich", SimpleNamespace(), settings)
+    spec = catalog.regime_spec("shortcut_rich", seed=0, n_users=60, n_items=80)
+    expected = prepare.prepare_synthetic(spec, 3)
+    np.testing.assert_array_equal(ready.features, expected.features)
+    assert ready.counts == expected.counts
+
+
+def test_read_real_refuses_an_unknown_kind():
+    with pytest.raises(ValueError, match="unknown kind of dataset 'gowalla'"):
+        prepare.read_real("gowalla", SimpleNamespace(), 8, 0)

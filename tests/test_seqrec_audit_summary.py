@@ -48,3 +48,14 @@ def test_model_descriptions_name_depth_width_epochs_and_learning_rate():
         "TIGER-style generative retrieval of RQ-VAE semantic IDs (2 encoder and decoder layers, d = 32, 3 epochs at "
         "lr 0.0005)"
     )
+
+
+def test_trained_tables_carry_the_time_per_1000_users_and_one_row_per_epoch():
+    from neurips26.seqrec_audit.artifacts import trained_tables
+    from neurips26.seqrec_audit.trained import Fitted
+
+    fitted = Fitted(None, [{"epoch": 1}, {"epoch": 2}], {"NDCG@10": 0.5, "Recall@10": 0.7}, 3.0, 0.5)
+    metrics, training = trained_tables(fitted, "sasrec", "a", 0, 250)
+    assert list(metrics["metric"]) == ["NDCG@10", "Recall@10"]
+    assert (metrics["seconds_per_1000_users"] == 2.0).all() and (metrics["dataset"] == "a").all()
+    assert list(training["epoch"]) == [1, 2] and (training["train_seconds"] == 3.0).all()

@@ -180,10 +180,10 @@ def test_same_seed_same_run_and_the_best_validation_epoch_is_kept():
     first, rows = train_tiger(train, IDS, histories, targets, config)
     assert torch.equal(torch.get_rng_state(), before)
     second, rows_again = train_tiger(train, IDS, histories, targets, config)
-    strip = lambda rs: [
-        {k: v for k, v in r.items() if k not in ("seconds", "tokens_per_s")}  # noqa: E731
-        for r in rs
-    ]
+
+    def strip(rs):
+        return [{k: v for k, v in r.items() if k not in ("seconds", "tokens_per_s")} for r in rs]
+
     assert strip(rows) == strip(rows_again)
     for name, value in first.state_dict().items():
         assert torch.equal(value, second.state_dict()[name]), name

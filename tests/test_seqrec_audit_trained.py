@@ -10,14 +10,14 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from neurips26.seqrec_audit import artifacts, data, prepare, trained
+from neurips26.seqrec_audit import artifacts, catalog, prepare, trained
 
 CONFIG = yaml.safe_load((ROOT / "config/seqrec_audit.yaml").read_text())
 
 
 @pytest.fixture(scope="module")
 def rich():
-    return prepare.prepare_synthetic(data.regime_spec("shortcut_rich", n_users=300, n_items=120), min_length=3)
+    return prepare.prepare_synthetic(catalog.regime_spec("shortcut_rich", n_users=300, n_items=120), min_length=3)
 
 
 @pytest.mark.parametrize("name", ["sasrec", "bert4rec"])

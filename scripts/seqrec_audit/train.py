@@ -2,15 +2,12 @@
 dataset with one seed, keep the epoch with the best validation NDCG@10, then rank every test user's next item
 under the same protocol as the training-free methods."""
 
-import pandas as pd
-import torch
-
 from neurips26.common import loop
 from neurips26.common.checkpoint import fingerprint
-from neurips26.common.io import atomic_path, write_parquet
+from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.seqrec_audit import trained
-from neurips26.seqrec_audit.artifacts import load_prepared, load_semantic_ids
+from neurips26.seqrec_audit.artifacts import load_prepared, load_semantic_ids, save_model, trained_tables
 
 params, wc, inp, out = snakemake.params, snakemake.wildcards, snakemake.input, snakemake.output
 config = trained.model_config({"seed": params.seed, wc.model: params.model}, wc.model, int(wc.seed))
@@ -37,37 +34,8 @@ log.info(
     users,
 )
 prov = job_provenance(snakemake, config.seed)
-per_1000 = fitted.inference_seconds / max(users, 1) * 1000
-write_parquet(
-    pd.DataFrame(
-        [
-            {"method": wc.model, "metric": k, "value": float(v), "seconds_per_1000_users": per_1000}
-            for k, v in fitted.metrics.items()
-        ]
-    ).assign(dataset=wc.dataset, seed=int(wc.seed)),
-    out.metrics,
-    prov,
-)
-write_parquet(
-    pd.DataFrame(fitted.epochs).assign(
-        model=wc.model,
-        dataset=wc.dataset,
-        seed=int(wc.seed),
-        train_seconds=fitted.train_seconds,
-        inference_seconds=fitted.inference_seconds,
-        users=users,
-    ),
-    out.training,
-    prov,
-)
-with atomic_path(out.model) as tmp:
-    torch.save(
-        {
-            "model": wc.model,
-            "config": config.__dict__,
-            "n_items": ready.n_items,
-            "state": {k: v.cpu() for k, v in fitted.model.state_dict().items()},
-        },
-        tmp,
-    )
+metrics, training = trained_tables(fitted, wc.model, wc.dataset, int(wc.seed), users)
+write_parquet(metrics, out.metrics, prov)
+write_parquet(training, out.training, prov)
+save_model(out.model, wc.model, config, ready.n_items, fitted.model)
 loop.finish(settings)

@@ -1,5 +1,6 @@
-"""Reading a prepared dataset back from the files the prepare step writes (sequences, items, counts tables and
-the features .npy)."""
+"""Paper 10's stored data and models: a prepared dataset read back from the files the prepare step writes
+(sequences, items, counts tables and the features .npy), the items' semantic IDs, and a trained model's result
+tables and weights (a state dict with its plain settings, loadable with ``weights_only=True``)."""
 
 from __future__ import annotations
 
@@ -34,3 +35,42 @@ def load_semantic_ids(path, n_items: int) -> np.ndarray:
     if len(np.unique(ids, axis=0)) != n_items:
         raise ValueError(f"{path}: semantic IDs are not unique")
     return ids
+
+
+def trained_tables(fitted, model: str, dataset: str, seed: int, users: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A trained model's (metrics, training) tables: one row per test metric with the inference time per 1,000
+    users, and one row per epoch with the training and inference times."""
+    per_1000 = fitted.inference_seconds / max(users, 1) * 1000
+    metrics = pd.DataFrame(
+        [
+            {"method": model, "metric": k, "value": float(v), "seconds_per_1000_users": per_1000}
+            for k, v in fitted.metrics.items()
+        ]
+    ).assign(dataset=dataset, seed=seed)
+    training = pd.DataFrame(fitted.epochs).assign(
+        model=model,
+        dataset=dataset,
+        seed=seed,
+        train_seconds=fitted.train_seconds,
+        inference_seconds=fitted.inference_seconds,
+        users=users,
+    )
+    return metrics, training
+
+
+def save_model(path, model: str, config, n_items: int, module) -> None:
+    """The trained model's weights (on the CPU) with its name, settings and item count, written atomically."""
+    import torch
+
+    from neurips26.common.io import atomic_path
+
+    with atomic_path(path) as tmp:
+        torch.save(
+            {
+                "model": model,
+                "config": config.__dict__,
+                "n_items": n_items,
+                "state": {k: v.cpu() for k, v in module.state_dict().items()},
+            },
+            tmp,
+        )

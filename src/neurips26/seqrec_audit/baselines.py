@@ -1,4 +1,4 @@
-r"""Training-free baselines (notes 10, 4.8): popularity, first-order Markov, item-kNN (last item and
+r"""Training-free baselines (the paper compares TGH with them): popularity, first-order Markov, item-kNN (last item and
 profile). Each returns a full ``(n_users, n_items)`` float32 score matrix; ``exclude_history=True``
 sets the user's history items to ``-inf`` (the same convention as TGH's flag). Top-k lists come from
 :func:`metrics.topk_from_scores` (ties to the lower item id).

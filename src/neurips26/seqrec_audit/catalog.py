@@ -1,6 +1,6 @@
 """What paper 10's datasets are, without pandas or scipy (the workflow reads it when it is parsed): where
 MovieLens-100k's atomic files lie in the recbole wheel, the check of an item feature matrix, and the synthetic
-generator's settings (SyntheticSpec) and named regimes. The generator itself is :func:`.data.generate`."""
+generator's settings (SyntheticSpec) and named regimes. The generator itself is :func:`.synthetic.generate`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
+
+from neurips26.common.validation import integer, number, validate
 
 ML100K_DIR = ("dataset_example", "ml-100k")  # inside the recbole package
 ML100K_FILES = {"inter": "ml-100k.inter", "item": "ml-100k.item"}
@@ -43,7 +45,7 @@ def movielens100k_files() -> dict[str, Path]:
 
 @dataclass(frozen=True)
 class SyntheticSpec:
-    """Knobs of the synthetic benchmark; defaults are the quick scale (2,000 users, 1,000 items, notes 4.6) in the
+    """Knobs of the synthetic benchmark; defaults are the quick scale (2,000 users, 1,000 items) in the
     `shortcut_rich` regime.
 
     Items: `dim`-d unit features around `n_clusters` Gaussian cluster centres (within-cluster offset
@@ -54,63 +56,41 @@ class SyntheticSpec:
     one is uniform with probability `noise`, else from p(i | z_u) ∝ exp(kappa f_i . z_u) with probability `history`,
     else from the Markov kernel at the last item.
 
-    The notes fix b, s, h, C=20, dim=16, top-50 neighbours, Dirichlet(0.5), 2-cluster users, noise 0.02 and
-    5 + Poisson(12); `kappa`=10 and `cluster_spread`=0.2 are ours [assumed]: they give about 60-150 effective items
+    Our design fixes b, s, h, C=20, dim=16, top-50 neighbours, Dirichlet(0.5), 2-cluster users, noise 0.02 and
+    5 + Poisson(12); `kappa`=10 and `cluster_spread`=0.2 were tuned so that they give about 60-150 effective items
     under p(i | z_u) out of 1,000, and a mean cosine of 0.65 to an item's 50 nearest neighbours.
     """
 
-    n_users: int = 2000
-    n_items: int = 1000
-    n_clusters: int = 20
-    dim: int = 16
-    branching: int = 3
-    smoothness: float = 0.9
-    history: float = 0.1
-    kappa: float = 10.0
-    noise: float = 0.02
-    mean_extra_length: float = 12.0
-    seed: int = 0
-    neighbours: int = 50
-    min_length: int = 5
-    dirichlet: float = 0.5
-    cluster_spread: float = 0.2
+    n_users: int = integer(1, default=2000)
+    n_items: int = integer(2, default=1000)
+    n_clusters: int = integer(1, default=20)
+    dim: int = integer(1, default=16)
+    branching: int = integer(1, default=3)
+    smoothness: float = number(0.0, 1.0, default=0.9)
+    history: float = number(0.0, 1.0, default=0.1)
+    kappa: float = number(0.0, default=10.0)
+    noise: float = number(0.0, 1.0, default=0.02)
+    mean_extra_length: float = number(0.0, default=12.0)
+    seed: int = integer(0, default=0)
+    neighbours: int = integer(1, default=50)
+    min_length: int = integer(1, default=5)
+    dirichlet: float = number(0.0, low_open=True, default=0.5)
+    cluster_spread: float = number(0.0, default=0.2)
 
     def __post_init__(self):
-        def integer(name, low, high=None):
-            value = getattr(self, name)
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, np.integer))
-                or value < low
-                or (high is not None and value > high)
-            ):
-                span = f"[{low}, {high}]" if high is not None else f">= {low}"
-                raise ValueError(f"SyntheticSpec.{name} must be an integer in {span}, got {value!r}")
-
-        def real(name, low, high=np.inf, open_low=False):
-            value = getattr(self, name)
-            ok = isinstance(value, (int, float, np.number)) and not isinstance(value, bool) and np.isfinite(value)
-            if not (ok and (value > low if open_low else value >= low) and value <= high):
-                span = f"{'(' if open_low else '['}{low}, {high}{')' if high == np.inf else ']'}"
-                raise ValueError(f"SyntheticSpec.{name} must be a finite number in {span}, got {value!r}")
-
-        integer("n_users", 1)
-        integer("n_items", 2)
-        integer("n_clusters", 1, self.n_items)
-        integer("dim", 1)
-        integer("branching", 1, self.n_items - 1)
-        integer("neighbours", 1, self.n_items - 1)
-        integer("min_length", 1)
-        integer("seed", 0)
-        for name in ("smoothness", "history", "noise"):
-            real(name, 0.0, 1.0)
-        real("kappa", 0.0)
-        real("mean_extra_length", 0.0)
-        real("dirichlet", 0.0, open_low=True)
-        real("cluster_spread", 0.0)
+        validate(self)
+        for name, high in (
+            ("n_clusters", self.n_items),
+            ("branching", self.n_items - 1),
+            ("neighbours", self.n_items - 1),
+        ):
+            if getattr(self, name) > high:
+                raise ValueError(
+                    f"SyntheticSpec.{name} must be <= {high} (n_items {self.n_items}), got {getattr(self, name)!r}"
+                )
 
 
-REGIMES = {  # notes 4.4a: branching b, smoothness s, history dependence h
+REGIMES = {  # branching b, smoothness s, history dependence h: each shortcut on or off
     "shortcut_rich": {"branching": 3, "smoothness": 0.9, "history": 0.1},
     "shortcut_poor": {"branching": 60, "smoothness": 0.1, "history": 0.7},
     "only_lowbranch": {"branching": 3, "smoothness": 0.1, "history": 0.7},
@@ -128,8 +108,14 @@ def regime_spec(name: str, **overrides) -> SyntheticSpec:
     return SyntheticSpec(**{**REGIMES[name], **overrides})
 
 
+def unit_rows(block: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (zero rows left at zero)."""
+    norms = np.linalg.norm(block, axis=1, keepdims=True)
+    return block / np.where(norms > 0, norms, 1.0)
+
+
 def check_features(features: np.ndarray, n_items: int) -> None:
-    """Raise ValueError unless `features` is a finite (n_items, d) matrix (notes 4.9: row count, NaN)."""
+    """Raise ValueError unless `features` is a finite (n_items, d) matrix (row count, NaN)."""
     features = np.asarray(features)
     if features.ndim != 2:
         raise ValueError(f"item features must be 2-D (n_items, dim), got shape {features.shape}")

@@ -1,5 +1,5 @@
-"""Paper 10's claims (notes 4.7, C1-C5), measured from the NDCG@10 of every run and the shortcut diagnostics; the
-definitions (statement, threshold, minimum runs) are in config/claims/seqrec_audit.yaml.
+"""Paper 10's claims (C1-C5), measured from the NDCG@10 of every run and the shortcut diagnostics; the definitions
+(statement, threshold, minimum runs) are in config/claims/seqrec_audit.yaml.
 
 A run is one data seed of a dataset (the regime itself, or a replicate `<regime>_seed<k>`) with one trained seed:
 the training-free methods are deterministic on a data seed, so each trained seed is paired with them. Comparisons

@@ -1,5 +1,6 @@
-r"""Shortcut diagnostics of a benchmark (notes 10, 4.2). The paper's exact formulas were not
-recovered; these are the notes' definitions, on the training transition graph and the test split.
+r"""Shortcut diagnostics of a benchmark: the three shortcut structures the paper's abstract names
+(low-branching local transitions, feature-smooth transitions, limited dependence on long histories). The paper's
+exact formulas were not recovered; these definitions are ours, on the training transition graph and the test split.
 
 Branching (low = shortcut):
 

@@ -1,4 +1,4 @@
-r"""The item-transition graph and its exact-hop rings (notes 10, 4.2; GraphRec ``src/tgh.py``).
+r"""The item-transition graph and its exact-hop rings (the paper's rings; GraphRec ``src/tgh.py``).
 
 * :func:`transition_counts`: ``C[a, b]`` = number of consecutive pairs ``a -> b`` over the training
   sequences (GraphRec ``src/prepare_data.py``, ``build_transition_graph``).

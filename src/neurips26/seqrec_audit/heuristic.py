@@ -1,4 +1,4 @@
-r"""TGH, the transition-graph heuristic (notes 10, 4.2), after GraphRec ``src/tgh.py`` at 2db502a.
+r"""TGH, the transition-graph heuristic of the paper (arXiv 2605.07125), after GraphRec ``src/tgh.py`` at 2db502a.
 
 Sources. Source ``j`` of a user is ``history[-(j + 1)]``: TGH-1 has one source (the last item),
 TGH-2 two (the last and the second-to-last). :data:`TGH_VARIANTS` holds the paper's settings.
@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .data import check_features
+from .catalog import check_features
 from .graph import as_sequences, ring_masks
 from .metrics import topk_from_scores
 

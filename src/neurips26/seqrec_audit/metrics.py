@@ -1,4 +1,5 @@
-r"""Full-ranking Recall@k and NDCG@k with one held-out target per user (notes 10, 4.2).
+r"""Full-ranking Recall@k and NDCG@k with one held-out target per user (the paper's
+protocol: full ranking over all items, Recall and NDCG at 1, 5 and 10).
 
 With a single relevant item at rank ``r`` (1-based), ``Recall@k = [r <= k]`` and ``NDCG@k = [r <= k]
 / log2(r + 1)`` (the ideal DCG is 1); both are averaged over users. This is GraphRec's

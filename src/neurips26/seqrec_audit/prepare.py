@@ -1,24 +1,19 @@
 """A dataset ready for every method: the leave-two-out split over contiguous item ids 0..n_items-1, the item
-features in that id order, and the counts of what preprocessing removed (k-core, short users, cold targets)."""
+features in that id order, and the counts of what preprocessing removed (k-core, short users, cold targets); made
+from a dataset's name and files by :func:`prepare_dataset` (the reader of each kind of dataset)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from neurips26.seqrec_audit.data import (
-    LeaveTwoOutSplit,
-    SyntheticSpec,
-    check_features,
-    generate,
-    interactions_to_sequences,
-    item_feature_matrix_movielens,
-    k_core,
-    leave_one_out,
-)
+from neurips26.seqrec_audit.catalog import SyntheticSpec, check_features
+from neurips26.seqrec_audit.movielens import item_feature_matrix_movielens
+from neurips26.seqrec_audit.sequences import LeaveTwoOutSplit, interactions_to_sequences, k_core, leave_one_out
+from neurips26.seqrec_audit.synthetic import generate
 
 
 @dataclass(frozen=True)
@@ -115,3 +110,58 @@ def from_frames(
         cold={k: counts_dict[k] for k in cold_keys},
     )
     return PreparedDataset(split, np.asarray(features), items["source_id"].to_numpy(), counts_dict)
+
+
+def read_real(kind: str, files, text_dim: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame, Callable]:
+    """A real dataset's interactions, items and item featurizer, by kind: ``movielens100k`` (``files.inter``,
+    ``files.item``: the atomic files in the recbole wheel), ``movielens1m`` (``files.archive``) with ML-100k's
+    genre/decade/title features, or ``amazon2014`` (``files.reviews``, ``files.meta``) with hashed text features
+    of ``text_dim`` dimensions seeded by ``seed``."""
+    from neurips26.seqrec_audit import sources
+    from neurips26.seqrec_audit.movielens import read_movielens100k
+
+    if kind == "movielens100k":
+        interactions, items = read_movielens100k(files.inter, files.item)
+        return interactions, items, item_feature_matrix_movielens
+    if kind == "movielens1m":
+        interactions, items = sources.read_movielens1m(files.archive)
+        return interactions, items, item_feature_matrix_movielens
+    if kind == "amazon2014":
+        interactions, items = sources.read_amazon2014(files.reviews, files.meta)
+
+        def featurize(kept):
+            return sources.item_feature_matrix_text(kept["text"].tolist(), text_dim, seed)
+
+        return interactions, items, featurize
+    raise ValueError(f"unknown kind of dataset {kind!r}")
+
+
+def prepare_dataset(name: str, files, settings, log=None) -> PreparedDataset:
+    """Dataset ``name`` prepared for every method: a synthetic regime generated (``settings.seed``,
+    ``settings.synthetic``), or a real dataset read from ``files`` (:func:`read_real`) and k-cored
+    (``settings.k_core``), both split with ``settings.min_length``; the features replaced by the dataset's entry of
+    ``settings.embeddings`` when it has one. ``log`` (a logger) hears what was read."""
+    from neurips26.seqrec_audit import experiment, sources
+
+    kind = experiment.dataset_kind(name)
+    if kind == "synthetic":
+        spec = experiment.synthetic_spec({"seed": settings.seed, "synthetic": settings.synthetic}, name)
+        ready = prepare_synthetic(spec, settings.min_length)
+    else:
+        interactions, items, featurize = read_real(kind, files, settings.text_dim, settings.seed)
+        if log is not None:
+            if kind == "amazon2014":
+                log.info("%d of %d items have no metadata text", int((items["text"] == "").sum()), len(items))
+            log.info(
+                "%s: %d interactions, %d users, %d items read",
+                name,
+                len(interactions),
+                interactions["user"].nunique(),
+                interactions["item"].nunique(),
+            )
+        ready = prepare_interactions(interactions, items, settings.k_core, settings.min_length, featurize)
+    if settings.embeddings:  # this dataset's entry of the optional `embeddings` block
+        ready = replace(ready, features=sources.load_embeddings(settings.embeddings, ready.item_ids))
+        if log is not None:
+            log.info("features replaced by %s (%d dimensions)", settings.embeddings, ready.features.shape[1])
+    return ready

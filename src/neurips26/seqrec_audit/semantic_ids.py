@@ -39,15 +39,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from neurips26.common.optim import Adam
 from neurips26.common.loop import LoopSettings
+from neurips26.common.optim import Adam
+from neurips26.common.validation import integer, is_int, number, validate
 from neurips26.seqrec_audit.epochs import batch_loss, device_of, row_line, run_epochs
 
 __all__ = ["RQVAE", "RQVAEConfig", "train_rqvae", "unique_semantic_ids"]
-
-
-def _is_int(value, low: int) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= low
 
 
 @dataclass(frozen=True)
@@ -57,30 +54,21 @@ class RQVAEConfig:
     ``epochs=0`` leaves the k-means-initialised codebooks over a random encoder (residual k-means on
     a random projection)."""
 
-    levels: int = 3
-    codebook_size: int = 256
-    latent_dim: int = 32
+    levels: int = integer(1, default=3)
+    codebook_size: int = integer(1, default=256)
+    latent_dim: int = integer(1, default=32)
     hidden: tuple[int, ...] = (128, 64)
-    beta: float = 0.25
-    epochs: int = 100
-    lr: float = 1e-3
-    batch: int = 1024
-    seed: int = 0
+    beta: float = number(0.0, default=0.25)
+    epochs: int = integer(0, default=100)
+    lr: float = number(0.0, low_open=True, default=1e-3)
+    batch: int = integer(1, default=1024)
+    seed: int = integer(0, default=0)
 
     def __post_init__(self):
-        for name in ("levels", "codebook_size", "latent_dim", "batch"):
-            if not _is_int(getattr(self, name), 1):
-                raise ValueError(f"RQVAEConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
-        for name in ("epochs", "seed"):
-            if not _is_int(getattr(self, name), 0):
-                raise ValueError(f"RQVAEConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}")
-        if not (isinstance(self.hidden, (tuple, list)) and all(_is_int(h, 1) for h in self.hidden)):
+        validate(self)
+        if not (isinstance(self.hidden, (tuple, list)) and all(is_int(h, 1) for h in self.hidden)):
             raise ValueError(f"RQVAEConfig.hidden must be a sequence of positive integers, got {self.hidden!r}")
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))  # a YAML list too
-        if not (isinstance(self.beta, (int, float)) and self.beta >= 0):
-            raise ValueError(f"RQVAEConfig.beta must be >= 0, got {self.beta!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
-            raise ValueError(f"RQVAEConfig.lr must be positive, got {self.lr!r}")
 
 
 def _mlp(sizes: list[int]) -> nn.Sequential:

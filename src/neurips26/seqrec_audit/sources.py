@@ -1,4 +1,5 @@
-"""Paper-scale datasets (notes 10, 4.4b), read into the schema of `data.read_movielens100k`:
+"""Paper-scale datasets (among the paper's 14: Amazon Review Sports and CDs, named in its abstract, and ML-1M), read
+into the schema of `movielens.read_movielens100k`:
 interactions[user, item, timestamp, row] and items[item, ...] with the item text the features are built from.
 
 * MovieLens-1M (`ml-1m.zip`, GroupLens): `ratings.dat` (UserID::MovieID::Rating::Timestamp) and `movies.dat`
@@ -20,10 +21,14 @@ import io
 import json
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from neurips26.seqrec_audit.catalog import check_features
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # pandas is imported inside the readers. The files' urls and pinned hashes (and why Toys and Games has none) are in
 # the registry of pinned sources, config/sources.yaml (folder seqrec_audit), downloaded by rule `download`.
@@ -147,7 +152,7 @@ def item_feature_matrix_text(texts: list[str], dim: int, seed: int = 0) -> np.nd
 
 def load_embeddings(path: str | Path, item_ids: np.ndarray) -> np.ndarray:
     """Precomputed item embeddings (an .npz with `item`, the source ids, and `embedding`, one row each), ordered
-    as `item_ids`. Raises when an item has no row, when ids repeat, or on NaN/inf rows (notes 4.9)."""
+    as `item_ids`. Raises when an item has no row, when ids repeat, or on NaN/inf rows."""
     import pandas as pd
 
     with np.load(io.BytesIO(Path(path).read_bytes()), allow_pickle=False) as data:

@@ -101,6 +101,50 @@ def cost_table(training_free: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
+def training_runs(training: pd.DataFrame) -> pd.DataFrame:
+    """One row per trained (dataset, model, seed): its training and inference seconds and test users."""
+    return training.groupby(["dataset", "model", "seed"], as_index=False, sort=False)[
+        ["train_seconds", "inference_seconds", "users"]
+    ].first()
+
+
+def data_table(counts: pd.DataFrame, datasets: list[str]) -> pd.DataFrame:
+    """The preprocessing counts, one row per dataset (in `datasets` order), one column per count."""
+    table = counts.pivot_table(index="dataset", columns="count", values="value", aggfunc="first")
+    return table.reindex(datasets).reset_index().rename_axis(columns=None)
+
+
+def result_tables(
+    training_free: pd.DataFrame,
+    trained: list[pd.DataFrame],
+    training: pd.DataFrame,
+    diagnostics: pd.DataFrame,
+    counts: pd.DataFrame,
+    replicate_metrics: list[pd.DataFrame],
+    replicate_diagnostics: list[pd.DataFrame],
+    datasets: list[str],
+    seed: int,
+) -> dict[str, pd.DataFrame]:
+    """Every table of the pipeline's ``tables`` step: all metrics in long form (``metrics``), the NDCG@10 table
+    (``ndcg``), the seed spread (``seeds``), the gains beside the diagnostics (``gains``), the cost (``cost``), NDCG@10
+    and diagnostics per run including the replicates (``runs``, ``run_diagnostics``) and the counts (``data``)."""
+    metrics = pd.concat([training_free, *trained], ignore_index=True)
+    wide = ndcg_wide(metrics, datasets)
+    cost = cost_table(training_free, training_runs(training)).set_index("dataset").reindex(datasets).reset_index()
+    all_metrics = pd.concat([metrics, *replicate_metrics], ignore_index=True)
+    all_diagnostics = pd.concat([diagnostics, *replicate_diagnostics], ignore_index=True)
+    return {
+        "metrics": metrics,
+        "ndcg": wide,
+        "seeds": seed_spread(metrics),
+        "gains": gains_with_diagnostics(wide, diagnostics),
+        "cost": cost,
+        "runs": ndcg_runs(all_metrics, seed),
+        "run_diagnostics": diagnostics_runs(all_diagnostics, seed),
+        "data": data_table(counts, datasets),
+    }
+
+
 MODEL_NAMES = {
     "sasrec": "SASRec, cross-entropy over all items",
     "bert4rec": "BERT4Rec, Cloze task",

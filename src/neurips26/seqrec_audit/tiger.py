@@ -40,8 +40,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.common.optim import Adam
 from neurips26.common.loop import LoopSettings
+from neurips26.common.optim import Adam
+from neurips26.common.validation import integer, is_int, number, validate
 from neurips26.seqrec_audit.epochs import BestEpoch, batch_loss, device_of, run_epochs
 
 from .graph import as_sequences
@@ -63,49 +64,27 @@ __all__ = [
 PAD, BOS = 0, 1
 
 
-def _is_int(value, low: int) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= low
-
-
 @dataclass(frozen=True)
 class TIGERConfig:
     """TIGER settings: d_model 128 and 20 history items as in TIGER, a smaller network otherwise."""
 
-    d_model: int = 128
-    n_layers: int = 2
-    n_heads: int = 4
-    ff: int = 512
-    dropout: float = 0.1
-    max_items: int = 20
-    lr: float = 1e-3
-    batch: int = 128
-    epochs: int = 20
-    beam: int = 20
-    valid_every: int = 1
-    seed: int = 0
+    d_model: int = integer(1, default=128)
+    n_layers: int = integer(1, default=2)
+    n_heads: int = integer(1, default=4)
+    ff: int = integer(1, default=512)
+    dropout: float = number(0.0, 1.0, high_open=True, default=0.1)
+    max_items: int = integer(1, default=20)
+    lr: float = number(0.0, low_open=True, default=1e-3)
+    batch: int = integer(1, default=128)
+    epochs: int = integer(0, default=20)
+    beam: int = integer(1, default=20)
+    valid_every: int = integer(1, default=1)
+    seed: int = integer(0, default=0)
 
     def __post_init__(self):
-        for name in (
-            "d_model",
-            "n_layers",
-            "n_heads",
-            "ff",
-            "max_items",
-            "batch",
-            "beam",
-            "valid_every",
-            "epochs",
-            "seed",
-        ):
-            low = 0 if name in ("epochs", "seed") else 1
-            if not _is_int(getattr(self, name), low):
-                raise ValueError(f"TIGERConfig.{name} must be an integer >= {low}, got {getattr(self, name)!r}")
+        validate(self)
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"TIGERConfig.dropout must lie in [0, 1), got {self.dropout!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
-            raise ValueError(f"TIGERConfig.lr must be positive, got {self.lr!r}")
 
 
 def _checked_ids(semantic_ids: np.ndarray) -> np.ndarray:
@@ -156,7 +135,7 @@ class TIGER(nn.Module):
 
     def __init__(self, level_sizes: Sequence[int], config: TIGERConfig = TIGERConfig()):
         super().__init__()
-        if not level_sizes or not all(_is_int(v, 1) for v in level_sizes):
+        if not level_sizes or not all(is_int(v, 1) for v in level_sizes):
             raise ValueError(f"level_sizes must be positive integers, got {level_sizes!r}")
         self.level_sizes, self.config = tuple(int(v) for v in level_sizes), config
         self.levels, self.width = len(self.level_sizes), max(self.level_sizes)
@@ -321,7 +300,7 @@ def recommend_tiger(
     of width ``beam`` (default ``model.config.beam``, at least ``k``): distinct real items by
     decreasing log-probability, -1 where fewer than ``k`` beams finish. No dropout."""
     beam = model.config.beam if beam is None else beam
-    if not (_is_int(k, 1) and _is_int(beam, k)):
+    if not (is_int(k, 1) and is_int(beam, k)):
         raise ValueError(f"need k >= 1 and beam >= k, got k={k!r}, beam={beam!r}")
     out = _by_user_batches(
         model,
@@ -348,7 +327,7 @@ def log_prob_tiger(
         decoder_in = torch.cat([torch.full_like(chosen[..., None], BOS), table[chosen + 1][..., :-1]], dim=-1)
         logits = model.level_logits(model.decode(memory, pad, decoder_in))  # (B, C, L, width)
         path = trie.path[chosen]
-        allowed = torch.stack([trie.allowed[l][path[..., l]] for l in range(model.levels)], -2)
+        allowed = torch.stack([trie.allowed[level][path[..., level]] for level in range(model.levels)], -2)
         logp = F.log_softmax(logits.masked_fill(~allowed, -math.inf), dim=-1)
         return logp.gather(-1, trie.ids[chosen][..., None])[..., 0].sum(-1).double()
 
