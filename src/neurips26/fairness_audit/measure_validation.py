@@ -59,6 +59,7 @@ __all__ = [
     "rankings_from_shapley",
     "rankings_from_singletons",
     "redundancy_check",
+    "redundancy_table",
     "selection_from_true_bias",
     "shapley_by_dataset",
     "spearman_bootstrap",
@@ -482,6 +483,32 @@ def redundancy_check(
     )
     table["estimator"] = estimator
     return table
+
+
+def redundancy_table(
+    datasets: Sequence, player: str, measures: Sequence[str], estimator: str, seed: int, log=None
+) -> pd.DataFrame:
+    """:func:`redundancy_check` of ``player`` on every data set (:class:`~.data.AuditData`), with ``dataset``,
+    ``player`` and ``estimator`` columns; ``log`` (a logger) hears each measure's split of the attribution."""
+    tables = []
+    for data in datasets:
+        players = list(data.players)
+        table = redundancy_check(
+            [data.block(p) for p in players], data.a, data.y, players.index(player), measures, estimator, seed
+        )
+        if log is not None:
+            for r in table.itertuples():
+                log.info(
+                    "%s %-10s phi %.4f -> %.4f + %.4f (rel. err %.3f)",
+                    data.name,
+                    r.measure,
+                    r.phi_orig,
+                    r.phi_i,
+                    r.phi_copy,
+                    r.rel_err,
+                )
+        tables.append(table.assign(dataset=data.name, player=player, estimator=estimator))
+    return pd.concat(tables, ignore_index=True)
 
 
 def shapley_by_dataset(
