@@ -149,3 +149,28 @@ def test_report_tables_reads_the_report_rules_inputs(tmp_path):
         "network_cost",
     }
     assert "git_commit" not in tables["agreement"] and tables["network_cost"]["method"].tolist() == ["a"]
+
+
+def test_measurements_of_one_n_the_theory_and_the_samples():
+    from neurips26.bird import measurements
+
+    train = data.toeplitz_field(16, size=8, seed=0)
+    snr = {"min": 0.1, "max": 10.0, "count": 3}
+    info = measurements.information_table(train, 4, ["1", "3", "full"], snr, 0.0, seed=0, dataset="f")
+    assert len(info) == 9 and set(info["window"]) == {"1", "3", "full"}
+    assert (info["mi_central"] <= info["log_n"] + 1e-9).all()
+    again = measurements.information_table(train, 4, ["1", "3", "full"], snr, 0.0, seed=0, dataset="f")
+    pd.testing.assert_frame_equal(info, again)  # seeded by (seed, N)
+    cfg = {"kind": "toeplitz", "alpha": 1.7, "n_values": [16]}
+    theory = measurements.theory_table(train, cfg, ["3", "full"], snr, dataset="f")
+    assert set(theory["quantity"]) == {"i_gauss", "snr_crit"} and (theory["quantity"] == "snr_crit").sum() == 2
+    table, arrays = measurements.sample_windows(
+        train.astype(np.float64), {"n": 3, "steps": 2, "windows": ["3", "full"]}, 0.0, seed=0, dataset="f"
+    )
+    assert table["window"].tolist() == ["3", "full"] and sorted(arrays) == [
+        "nearest_3",
+        "nearest_full",
+        "samples_3",
+        "samples_full",
+    ]
+    assert arrays["samples_full"].shape == (3, 1, 8, 8)
