@@ -35,7 +35,7 @@ def test_default_catalog_sizes_and_disjoint_split():
     frame = catalog()
     assert list(frame.columns) == list(CATALOG_COLUMNS)
     bbob, go = frame[frame.family == "bbob"], frame[frame.family == "go"]
-    assert len(bbob) == 24 * 3 * 3  # notes 5.4a: 216 BBOB problems
+    assert len(bbob) == 24 * 3 * 3  # 216 BBOB problems: 24 functions x dims 2, 3, 5 x instances 1-3
     assert len(go) == 3 * (len(FIXED_DIM) + 3 * len(ANY_DIM))
     evaluation = frame[frame.split == "eval"]
     assert len(evaluation) == 6 * 3 * 3
@@ -224,7 +224,7 @@ def test_instance_transform_is_orthogonal_with_bounded_shift():
 # BBOB
 
 
-def test_bbob_values_finite_deterministic_and_as_in_the_notes_suite():
+def test_bbob_values_finite_deterministic_and_as_in_the_default_suite():
     import cocoex
 
     rng = np.random.default_rng(3)

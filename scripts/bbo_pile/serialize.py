@@ -8,7 +8,6 @@ import pandas as pd
 
 from neurips26.bbo_pile import experiment
 from neurips26.bbo_pile.corpus import build_corpus
-from neurips26.bbo_pile.summary import read_tables
 from neurips26.common.io import atomic_path, write_parquet, write_text
 from neurips26.common.runtime import job_provenance, start_job
 
@@ -17,7 +16,7 @@ log = start_job(snakemake, seed=params.seed)
 vocab = experiment.vocabulary(params.optimizers, params.tokenizer["q"])
 corpus = build_corpus(
     pd.read_parquet(inp.blackboxes),
-    read_tables(inp.trajectories),
+    pd.concat([pd.read_parquet(p) for p in inp.trajectories], ignore_index=True),
     vocab,
     params.tokenizer["y_norm"],
     params.context,

@@ -59,8 +59,8 @@ def model_seed_losses(runs: pd.DataFrame, run: str, seed: int, seed_training: It
 
 
 def regret_horizons(budget: int) -> list[int]:
-    """The horizons T of the regret table: 1, a quarter, half and all of the budget."""
-    return sorted({1, budget // 4, budget // 2, budget})
+    """The horizons T of the regret table: 1, a quarter, half and all of the budget (none below 1)."""
+    return sorted({1, budget // 4, budget // 2, budget} - {0})
 
 
 def model_trials(optimized: pd.DataFrame, seed_optimized: Sequence[tuple[str, int, pd.DataFrame]]) -> pd.DataFrame:
