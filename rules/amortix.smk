@@ -55,7 +55,7 @@ rule amortix_oracle:
     input:
         corpus=f"{AX}/corpus.parquet",
     output:
-        model=f"{AX}/oracle.pkl",
+        model=f"{AX}/oracle.npz",
         definition=f"{AX}/oracle.json",
         selftest=f"{AX}/oracle_selftest.parquet",
         corpus_scores=f"{AX}/corpus_scores.parquet",
@@ -129,7 +129,7 @@ rule amortix_rl:
     input:
         policy=f"{AX}/policies/pretrained.pt",
         split=f"{AX}/scaffolds.parquet",
-        oracle=f"{AX}/oracle.pkl",
+        oracle=f"{AX}/oracle.npz",
     output:
         policy=f"{AX}/policies/{{variant}}_s{{seed}}.pt",
         log_table=f"{AX}/rl/{{variant}}_s{{seed}}.parquet",
@@ -159,7 +159,7 @@ rule amortix_sample:
     input:
         policy=ax_policy_file,
         split=f"{AX}/scaffolds.parquet",
-        oracle=f"{AX}/oracle.pkl",
+        oracle=f"{AX}/oracle.npz",
     output:
         f"{AX}/samples/{{policy}}.parquet",
     log:
@@ -187,7 +187,7 @@ rule amortix_graph_ga:
     input:
         samples=f"{AX}/samples/pretrained.parquet",
         split=f"{AX}/scaffolds.parquet",
-        oracle=f"{AX}/oracle.pkl",
+        oracle=f"{AX}/oracle.npz",
     output:
         f"{AX}/baselines/graph_ga.parquet",
     log:
@@ -213,7 +213,7 @@ rule amortix_per_instance:
     input:
         policy=f"{AX}/policies/pretrained.pt",
         split=f"{AX}/scaffolds.parquet",
-        oracle=f"{AX}/oracle.pkl",
+        oracle=f"{AX}/oracle.npz",
     output:
         f"{AX}/baselines/per_instance.parquet",
     log:
@@ -271,7 +271,7 @@ rule amortix_tables:
         pmo=ax_pmo_files,
         demonstrations=f"{AX}/demonstrations.parquet",
         split=f"{AX}/scaffolds.parquet",
-        oracle=f"{AX}/oracle.pkl",
+        oracle=f"{AX}/oracle.npz",
     output:
         decoration=f"{AX}/table_scaffold.parquet",
         best_of_k=f"{AX}/best_of_k.parquet",
@@ -367,6 +367,7 @@ rule amortix_report:
         ),
         captions=expand("workflow/report/amortix/{name}.rst", name=AX_FIGURES),
         deviations="workflow/report/amortix/deviations.md",
+        template="workflow/report/amortix/report.md.j2",
     output:
         f"{AX}/report.md",
     log:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from neurips26.amortix import evaluation, objectives, oracles
+from neurips26.amortix import budget, evaluation, objectives, oracles
 from neurips26.amortix.advantages import advantages
 from neurips26.amortix.environment import Outcome
 
@@ -83,6 +83,6 @@ def test_the_scorer_counts_calls_caches_and_enforces_its_budget():
     assert scorer.calls == 2 and [s for s, _ in scorer.log] == ["CCO", "c1ccccc1"]
     scorer(["CCO"])  # cached: free
     assert scorer.calls == 2
-    with pytest.raises(oracles.BudgetExceeded):
+    with pytest.raises(budget.BudgetExceeded):
         scorer(["CCN", "CCC"])
     assert scorer.calls == 2  # nothing was scored by the refused call

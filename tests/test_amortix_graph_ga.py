@@ -1,4 +1,4 @@
-"""Scaffold-constrained Graph GA (paper 19, notes 7.8): edits touch decorations only, budgets hold."""
+"""Scaffold-constrained Graph GA (paper 19): edits touch decorations only, budgets hold."""
 
 from __future__ import annotations
 

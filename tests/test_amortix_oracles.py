@@ -1,15 +1,15 @@
-"""AMORTIX oracles: descriptor values, GuacaMol definitions, score checks, the call budget and PMO's top-k AUC."""
+"""AMORTIX oracles: descriptor values, GuacaMol definitions, the kinase surrogate and its stored state, score checks,
+the self-test, the call budget and PMO's top-k AUC."""
 
 from __future__ import annotations
-
-import pickle
 
 import numpy as np
 import pandas as pd
 import pytest
 from rdkit import Chem, rdBase
 
-from neurips26.amortix import corpus, oracles
+from neurips26.amortix import artifacts, corpus, oracles, selftest, surrogate
+from neurips26.amortix import budget as budgets
 
 ASPIRIN = Chem.MolFromSmiles("CC(=O)Oc1ccccc1C(=O)O")
 N_FIT_DECOYS = 1500  # of NCI first_5K: the fixture fits in ~3 s
@@ -29,14 +29,14 @@ def nci():
 @pytest.fixture(scope="module")
 def ligands():
     """EGFR and CDK2 ligands split into (fit, held out): every 10th ligand is kept out of the fit."""
-    egfr, cdk2 = oracles.kinase_ligand_smiles()
+    egfr, cdk2 = surrogate.kinase_ligand_smiles()
     split = lambda smiles: ([s for i, s in enumerate(smiles) if i % 10], smiles[::10])  # noqa: E731
     return {"egfr": split(egfr), "cdk2": split(cdk2)}
 
 
 @pytest.fixture(scope="module")
 def kinase(nci, ligands):
-    return oracles.fit_kinase_surrogate(ligands["egfr"][0], ligands["cdk2"][0], nci[:N_FIT_DECOYS], seed=0)
+    return surrogate.fit_kinase_surrogate(ligands["egfr"][0], ligands["cdk2"][0], nci[:N_FIT_DECOYS], seed=0)
 
 
 def mol_opt_top_auc(scores, top_n, finish, freq_log, max_oracle_calls):
@@ -57,7 +57,7 @@ def test_qed_and_sa_known_values():
     assert oracles.qed(ASPIRIN) == pytest.approx(0.5501, abs=1e-3)  # RDKit's documented QED of aspirin
     assert 1.5 < oracles.sa_score(ASPIRIN) < 1.7
     assert oracles.sa_score(Chem.MolFromSmiles("c1ccccc1")) == pytest.approx(1.0)  # SA is clipped at 1 (easiest)
-    assert oracles.sa_score(Chem.MolFromSmiles(oracles.PANEL["imatinib"])) > oracles.sa_score(ASPIRIN)
+    assert oracles.sa_score(Chem.MolFromSmiles(selftest.PANEL["imatinib"])) > oracles.sa_score(ASPIRIN)
 
 
 def test_max_tanimoto_matches_rdkit_and_is_one_for_a_reference_member():
@@ -83,14 +83,14 @@ def test_sdf_smiles_skips_and_counts_unreadable_records(tmp_path):
     pentavalent = Chem.MolToMolBlock(Chem.MolFromSmiles("C(C)(C)(C)(C)C", sanitize=False))
     path = tmp_path / "mixed.sdf"
     path.write_text(f"{good}$$$$\n{pentavalent}$$$$\n{good}$$$$\n")
-    smiles, skipped = oracles.sdf_smiles(path)
+    smiles, skipped = surrogate.sdf_smiles(path)
     assert smiles == [Chem.MolToSmiles(ASPIRIN)] and skipped == 1
-    egfr, cdk2 = oracles.kinase_ligand_smiles()
+    egfr, cdk2 = surrogate.kinase_ligand_smiles()
     assert len(egfr) == 365 and len(cdk2) == 47
 
 
 def test_kinase_surrogate_score_is_the_mean_of_its_components(kinase):
-    mols = [ASPIRIN, Chem.MolFromSmiles(oracles.PANEL["erlotinib"]), None]
+    mols = [ASPIRIN, Chem.MolFromSmiles(selftest.PANEL["erlotinib"]), None]
     parts = kinase.components(mols)
     scores = kinase(mols)
     assert parts.columns.tolist() == ["qed", "sa", "p_egfr", "p_cdk2"]
@@ -102,7 +102,7 @@ def test_kinase_surrogate_score_is_the_mean_of_its_components(kinase):
 
 
 def test_kinase_surrogate_scores_lie_in_the_unit_interval(kinase, nci):
-    mols = [Chem.MolFromSmiles(s) for s in [*oracles.PANEL.values(), *nci[N_FIT_DECOYS : N_FIT_DECOYS + 300]]]
+    mols = [Chem.MolFromSmiles(s) for s in [*selftest.PANEL.values(), *nci[N_FIT_DECOYS : N_FIT_DECOYS + 300]]]
     parts = kinase.components(mols)
     scores = kinase(mols)
     assert ((scores >= 0) & (scores <= 1)).all()
@@ -122,14 +122,14 @@ def test_kinase_success_uses_the_papers_thresholds(kinase):
     expected = [True, False, False, False, False, True, False]
     assert kinase.activity_threshold == 0.5
     assert kinase.success(parts).tolist() == expected
-    assert oracles.kinase_success(parts).tolist() == expected
-    assert oracles.kinase_success(parts, activity_threshold=0.45).tolist()[3:5] == [True, True]
-    assert oracles.kinase_success(parts, qed_threshold=0.5, sa_threshold=4.5).tolist()[1:3] == [True, True]
+    assert surrogate.kinase_success(parts).tolist() == expected
+    assert surrogate.kinase_success(parts, activity_threshold=0.45).tolist()[3:5] == [True, True]
+    assert surrogate.kinase_success(parts, qed_threshold=0.5, sa_threshold=4.5).tolist()[1:3] == [True, True]
 
 
 def test_kinase_classifiers_are_cross_validated(kinase, ligands):
     assert set(kinase.cv_auc) == {"egfr", "cdk2"}
-    assert min(kinase.cv_auc.values()) >= oracles.MIN_CV_AUC
+    assert min(kinase.cv_auc.values()) >= selftest.MIN_CV_AUC
     assert kinase.n_positives == {t: len(ligands[t][0]) for t in ("egfr", "cdk2")}
     assert kinase.n_decoys == N_FIT_DECOYS  # no NCI molecule is one of the ligands
 
@@ -143,10 +143,15 @@ def test_held_out_ligands_score_higher_than_held_out_decoys(kinase, ligands, nci
     assert decoys[["p_egfr", "p_cdk2"]].mean().max() < 0.1
 
 
-def test_kinase_surrogate_survives_pickling(kinase, nci):
-    mols = [Chem.MolFromSmiles(s) for s in [*oracles.PANEL.values(), *nci[:100]]] + [None]
-    loaded = pickle.loads(pickle.dumps(kinase))
-    assert isinstance(loaded, oracles.KinaseSurrogate) and loaded.cv_auc == kinase.cv_auc
+def test_stored_kinase_surrogate_is_rebuilt_with_identical_predictions(kinase, nci, tmp_path):
+    mols = [Chem.MolFromSmiles(s) for s in [*selftest.PANEL.values(), *nci[:100]]] + [None]
+    path = tmp_path / "oracle.npz"
+    artifacts.save_oracle(path, kinase)
+    with np.load(path, allow_pickle=False) as stored:  # arrays and a JSON string only: no pickled object
+        assert "settings" in stored.files and all(stored[k].dtype != object for k in stored.files)
+    loaded = artifacts.load_oracle(path)
+    assert isinstance(loaded, surrogate.KinaseSurrogate) and loaded.cv_auc == kinase.cv_auc
+    assert (loaded.n_positives, loaded.n_decoys, loaded.seed) == (kinase.n_positives, kinase.n_decoys, kinase.seed)
     np.testing.assert_array_equal(loaded(mols), kinase(mols))
     pd.testing.assert_frame_equal(loaded.components(mols), kinase.components(mols))
 
@@ -157,7 +162,7 @@ def test_kinase_fit_is_deterministic_for_a_seed_and_drops_ligands_from_the_decoy
     disguised = [Chem.MolToSmiles(Chem.MolFromSmiles(s), doRandom=True) for s in (egfr[0], cdk2[0])]
     decoys = nci[:300] + disguised
     first, second, other = (
-        oracles.fit_kinase_surrogate(egfr, cdk2, decoys, n_estimators=10, seed=seed, folds=3) for seed in (0, 0, 1)
+        surrogate.fit_kinase_surrogate(egfr, cdk2, decoys, n_estimators=10, seed=seed, folds=3) for seed in (0, 0, 1)
     )
     assert first.n_decoys == 300 and first.n_positives == {"egfr": 60, "cdk2": 20}
     mols = [Chem.MolFromSmiles(s) for s in nci[300:500]]
@@ -169,13 +174,13 @@ def test_kinase_fit_is_deterministic_for_a_seed_and_drops_ligands_from_the_decoy
 def test_kinase_fit_rejects_bad_inputs(ligands, nci):
     egfr, cdk2 = ligands["egfr"][0][:20], ligands["cdk2"][0][:20]
     with pytest.raises(ValueError, match="C1CC"):
-        oracles.fit_kinase_surrogate(egfr, cdk2, [*nci[:50], "C1CC"], n_estimators=5)
+        surrogate.fit_kinase_surrogate(egfr, cdk2, [*nci[:50], "C1CC"], n_estimators=5)
     with pytest.raises(ValueError, match="cdk2: 3 ligands"):
-        oracles.fit_kinase_surrogate(egfr, cdk2[:3], nci[:50], n_estimators=5, folds=5)
+        surrogate.fit_kinase_surrogate(egfr, cdk2[:3], nci[:50], n_estimators=5, folds=5)
     with pytest.raises(ValueError, match="fitted"):
         from sklearn.ensemble import RandomForestClassifier
 
-        oracles.KinaseSurrogate(RandomForestClassifier(), RandomForestClassifier())
+        surrogate.KinaseSurrogate.from_classifiers(RandomForestClassifier(), RandomForestClassifier())
 
 
 def test_osimertinib_mpo_follows_guacamol_on_osimertinib():
@@ -199,7 +204,7 @@ def test_guacamol_similarities_use_unfolded_count_fingerprints():
     if not hasattr(AllChem, "GetMorganFingerprint"):
         pytest.skip("legacy Morgan API removed from this RDKit")
     target = Chem.MolFromSmiles(oracles.OSIMERTINIB)
-    mols = [Chem.MolFromSmiles(s) for s in oracles.PANEL.values()]
+    mols = [Chem.MolFromSmiles(s) for s in selftest.PANEL.values()]
     with rdBase.BlockLogs():
         reference = AllChem.GetMorganFingerprint(target, 2, useFeatures=True)
         legacy = [
@@ -218,12 +223,12 @@ def test_celecoxib_rediscovery_is_one_on_celecoxib():
 
 @pytest.mark.parametrize("name", sorted(oracles.PMO_ORACLES))
 def test_pmo_oracles_pass_their_selftest(name):
-    table = oracles.selftest(oracles.PMO_ORACLES[name]())
+    table = selftest.selftest(oracles.PMO_ORACLES[name]())
     assert table["passed"].all() and {"check", "value", "expected", "passed"} <= set(table.columns)
 
 
 def test_kinase_surrogate_passes_its_selftest(kinase):
-    table = oracles.selftest(kinase).set_index("check")
+    table = selftest.selftest(kinase).set_index("check")
     assert table["passed"].all()
     assert table.loc["egfr classifier CV ROC AUC", "value"] == pytest.approx(kinase.cv_auc["egfr"])
     assert table.loc["cdk2 classifier CV ROC AUC", "value"] == pytest.approx(kinase.cv_auc["cdk2"])
@@ -231,10 +236,9 @@ def test_kinase_surrogate_passes_its_selftest(kinase):
 
 
 def test_kinase_selftest_fails_on_a_weak_classifier(kinase):
-    weak = pickle.loads(pickle.dumps(kinase))
-    weak.cv_auc = {"egfr": 0.7, "cdk2": kinase.cv_auc["cdk2"]}
+    weak = surrogate.KinaseSurrogate(kinase.forests, cv_auc={"egfr": 0.7, "cdk2": kinase.cv_auc["cdk2"]})
     with pytest.raises(oracles.OracleError, match="egfr classifier CV ROC AUC: 0.7 "):
-        oracles.selftest(weak)
+        selftest.selftest(weak)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, 1.5, -0.1])
@@ -260,32 +264,32 @@ def test_selftest_raises_on_a_failing_expectation():
             return 0.9 * super()._score(mols)
 
     with pytest.raises(oracles.OracleError, match="qed\\(aspirin\\)"):
-        oracles.selftest(WrongQED())
+        selftest.selftest(WrongQED())
 
 
 def test_budget_stops_before_it_is_exceeded():
-    budget = oracles.OracleBudget(10)
+    budget = budgets.OracleBudget(10)
     budget.spend(8)
-    with pytest.raises(oracles.BudgetExceeded, match="limit 10, 8 calls so far, 3 more requested"):
+    with pytest.raises(budgets.BudgetExceeded, match="limit 10, 8 calls so far, 3 more requested"):
         budget.spend(3)
     assert budget.calls == 8 and budget.remaining == 2
     budget.spend(2)
     assert budget.remaining == 0
-    with pytest.raises(oracles.BudgetExceeded):
+    with pytest.raises(budgets.BudgetExceeded):
         budget.spend(1)
 
 
 def test_top_k_auc_hand_computed_case():
     # readings at 2 calls (top-1 = 0.6) and 4 calls (top-1 = 1.0): trapezoids (0 + 0.6)/2*2 + (0.6 + 1.0)/2*2 = 2.2
     scores = [0.2, 0.6, 0.4, 1.0]
-    assert oracles.top_k_auc(scores, budget=4, k=1, freq=2) == pytest.approx(2.2 / 4)
+    assert budgets.top_k_auc(scores, budget=4, k=1, freq=2) == pytest.approx(2.2 / 4)
     # budget 6 with 4 calls made: the last top-1 is held for the 2 missing calls
-    assert oracles.top_k_auc(scores, budget=6, k=1, freq=2) == pytest.approx((2.2 + 2 * 1.0) / 6)
-    assert oracles.top_k_auc(scores, budget=6, k=1, freq=2, finish=False) == pytest.approx(2.2 / 6)
+    assert budgets.top_k_auc(scores, budget=6, k=1, freq=2) == pytest.approx((2.2 + 2 * 1.0) / 6)
+    assert budgets.top_k_auc(scores, budget=6, k=1, freq=2, finish=False) == pytest.approx(2.2 / 6)
 
 
 def test_top_k_auc_of_constant_scores_loses_half_the_first_interval():
-    assert oracles.top_k_auc(np.full(1000, 0.8), budget=1000) == pytest.approx(0.8 * (1 - 100 / 2000))
+    assert budgets.top_k_auc(np.full(1000, 0.8), budget=1000) == pytest.approx(0.8 * (1 - 100 / 2000))
 
 
 def test_top_k_auc_matches_mol_opt_loop_and_rewards_finding_good_molecules_early():
@@ -293,9 +297,9 @@ def test_top_k_auc_matches_mol_opt_loop_and_rewards_finding_good_molecules_early
     for n, budget, k, freq in [(1000, 1000, 10, 100), (537, 1000, 10, 100), (250, 300, 100, 50), (7, 50, 10, 5)]:
         scores = rng.uniform(size=n)
         expected = mol_opt_top_auc(list(scores), k, True, freq, budget)
-        assert oracles.top_k_auc(scores, budget, k, freq) == pytest.approx(expected)
+        assert budgets.top_k_auc(scores, budget, k, freq) == pytest.approx(expected)
     scores = rng.uniform(size=500)
-    assert oracles.top_k_auc(np.sort(scores)[::-1], 500) > oracles.top_k_auc(np.sort(scores), 500)
+    assert budgets.top_k_auc(np.sort(scores)[::-1], 500) > budgets.top_k_auc(np.sort(scores), 500)
 
 
 def test_the_numpy_forest_predicts_exactly_what_scikit_learn_predicts():

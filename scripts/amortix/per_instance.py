@@ -1,15 +1,12 @@
 """Instance-optimisation baseline: per-instance RL (Dr. GRPO on one scaffold at a time, from the pretrained policy)
 with a per-scaffold oracle budget; repeated molecules are not scored twice."""
 
-import pickle
-from pathlib import Path
-
 import pandas as pd
-import torch
 
 from neurips26.amortix import experiment
-from neurips26.amortix.artifacts import baseline_scaffolds
+from neurips26.amortix.artifacts import baseline_scaffolds, load_oracle
 from neurips26.amortix.instances import per_instance_rl
+from neurips26.amortix.policy import load_policy_state
 from neurips26.common import loop
 from neurips26.common.checkpoint import fingerprint
 from neurips26.common.io import write_parquet
@@ -19,8 +16,8 @@ params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
 config = experiment.env_config(params.env, params.max_heavy)
 names = baseline_scaffolds(pd.read_parquet(snakemake.input.split), params.scaffolds)
-saved = torch.load(snakemake.input.policy, weights_only=False)
-oracle = pickle.loads(Path(snakemake.input.oracle).read_bytes())
+saved = load_policy_state(snakemake.input.policy)
+oracle = load_oracle(snakemake.input.oracle)
 loop_settings = loop.LoopSettings(
     checkpoint=loop.checkpoint_path(snakemake.output[0]),
     fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),

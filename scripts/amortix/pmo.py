@@ -2,10 +2,9 @@
 pretrained policy (random), (b) amortized RL fine-tuning with Dr. GRPO, (c) the constrained graph GA; every
 method's oracle calls in order (unique molecules only, as in mol_opt), for the top-k AUC."""
 
-import torch
-
 from neurips26.amortix import experiment
 from neurips26.amortix.instances import pmo_lite
+from neurips26.amortix.policy import load_policy_state
 from neurips26.common import loop
 from neurips26.common.checkpoint import fingerprint
 from neurips26.common.io import write_parquet
@@ -14,7 +13,7 @@ from neurips26.common.runtime import job_provenance, start_job
 params, wc = snakemake.params, snakemake.wildcards
 log = start_job(snakemake, seed=params.seed)
 config = experiment.env_config(params.env, params.max_heavy)
-saved = torch.load(snakemake.input.policy, weights_only=False)
+saved = load_policy_state(snakemake.input.policy)
 loop_settings = loop.LoopSettings(
     checkpoint=loop.checkpoint_path(snakemake.output[0]),
     fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),

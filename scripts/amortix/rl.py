@@ -1,16 +1,13 @@
 """RL fine-tuning of the pretrained policy on training scaffolds with one advantage variant (drgrpo, grpo,
 global, none); validation by greedy decoding of validation scaffolds picks the checkpoint."""
 
-import pickle
-from pathlib import Path
-
 import pandas as pd
 import torch
 
 from neurips26.amortix import environment as env
 from neurips26.amortix import experiment, objectives
-from neurips26.amortix.artifacts import split_scaffolds
-from neurips26.amortix.policy import policy_from_state, policy_state
+from neurips26.amortix.artifacts import load_oracle, split_scaffolds
+from neurips26.amortix.policy import load_policy_state, policy_from_state, policy_state
 from neurips26.amortix.training import RLSettings, reinforce
 from neurips26.common import loop
 from neurips26.common.checkpoint import fingerprint
@@ -23,10 +20,10 @@ log = start_job(snakemake, seed=seed)
 config = experiment.env_config(params.env, params.max_heavy)
 spec = params.rl
 split = pd.read_parquet(snakemake.input.split)
-scorer = objectives.Scorer(pickle.loads(Path(snakemake.input.oracle).read_bytes()))
+scorer = objectives.Scorer(load_oracle(snakemake.input.oracle))
 train = [env.make_scaffold(s, config) for s in split_scaffolds(split, "train")]
 val = [env.make_scaffold(s, config) for s in split_scaffolds(split, "val", spec["val_scaffolds"])]
-policy = policy_from_state(torch.load(snakemake.input.policy, weights_only=False), loop.job_device())
+policy = policy_from_state(load_policy_state(snakemake.input.policy), loop.job_device())
 settings = RLSettings(
     steps=spec["steps"],
     batch_scaffolds=spec["batch_scaffolds"],

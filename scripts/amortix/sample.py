@@ -1,15 +1,11 @@
 """Single-shot inference on the test scaffolds (one greedy rollout each: zero oracle calls) and K sampled
 completions each (for best-of-K); both scored afterwards for evaluation only. Molecules per second are timed."""
 
-import pickle
-from pathlib import Path
-
 import pandas as pd
-import torch
 
 from neurips26.amortix import experiment
-from neurips26.amortix.artifacts import split_scaffolds
-from neurips26.amortix.policy import policy_from_state
+from neurips26.amortix.artifacts import load_oracle, split_scaffolds
+from neurips26.amortix.policy import load_policy_state, policy_from_state
 from neurips26.amortix.sampling import sample_policy
 from neurips26.common import loop
 from neurips26.common.io import write_parquet
@@ -20,7 +16,7 @@ log = start_job(snakemake, seed=params.seed)
 config = experiment.env_config(params.env, params.max_heavy)
 spec = params.evaluate
 names = split_scaffolds(pd.read_parquet(snakemake.input.split), "test", spec["test_scaffolds"])
-policy = policy_from_state(torch.load(snakemake.input.policy, weights_only=False), loop.job_device())
-oracle = pickle.loads(Path(snakemake.input.oracle).read_bytes())
+policy = policy_from_state(load_policy_state(snakemake.input.policy), loop.job_device())
+oracle = load_oracle(snakemake.input.oracle)
 table = sample_policy(wc.policy, policy, names, config, oracle, max(spec["k_values"]), spec["temperature"], params.seed)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake, params.seed))

@@ -1,13 +1,12 @@
 """The report's tables: scaffold decoration (score, success, validity, retention, uniqueness, novelty, oracle calls
 at inference and in training), best-of-K with the break-even K, RL training, PMO-lite, throughput."""
 
-import pickle
 from pathlib import Path
 
 import pandas as pd
 
 from neurips26.amortix import summary
-from neurips26.amortix.artifacts import score_candidates
+from neurips26.amortix.artifacts import load_oracle, score_candidates
 from neurips26.amortix.evaluation import best_per_scaffold
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
@@ -18,7 +17,7 @@ samples = {Path(p).stem: pd.read_parquet(p) for p in inp.samples}
 logs = pd.concat([pd.read_parquet(p) for p in inp.rl], ignore_index=True)
 training = summary.training_table(logs)
 rl_calls = {f"{r.variant}_s{r.seed}": r.oracle_calls for r in training.itertuples()}
-oracle = pickle.loads(Path(snakemake.input.oracle).read_bytes())
+oracle = load_oracle(snakemake.input.oracle)
 instance, instance_success = {}, {}
 for method, path in (("graph GA", inp.graph_ga), ("per-instance RL", inp.per_instance)):
     calls = pd.read_parquet(path)

@@ -1,4 +1,4 @@
-"""Advantages of G completions of each of B scaffolds (notes 7.2; GRXForm's rl_updates.py).
+"""Advantages of G completions of each of B scaffolds (arXiv:2602.12162; GRXForm's rl_updates.py).
 
 drgrpo  A = r - mean over the scaffold's group            (Dr. GRPO, the authors' default)
 grpo    A = (r - group mean) / (group std + 1e-8)          (GRPO)

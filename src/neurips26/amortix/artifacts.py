@@ -1,4 +1,6 @@
-"""Objects the steps rebuild from each other's outputs: scaffold lists of a split and scored candidate tables."""
+"""Reading and writing the steps' outputs: the stored kinase surrogate (arrays and a JSON of settings in one .npz,
+loaded without pickle), scaffold lists of a split and scored candidate tables. Policies are saved and loaded by
+policy.py (policy_state, load_policy_state)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,18 @@ import pandas as pd
 from rdkit import Chem
 
 from neurips26.amortix import oracles
+from neurips26.amortix.surrogate import KinaseSurrogate, surrogate_from_state, surrogate_state
+from neurips26.common.io import load_npz, save_npz
+
+
+def save_oracle(path, oracle: KinaseSurrogate) -> None:
+    """Write the kinase surrogate as arrays (surrogate.surrogate_state)."""
+    save_npz(path, **surrogate_state(oracle))
+
+
+def load_oracle(path) -> KinaseSurrogate:
+    """The kinase surrogate written by save_oracle, rebuilt with identical scores."""
+    return surrogate_from_state(load_npz(path))
 
 
 def split_scaffolds(split_frame: pd.DataFrame, split: str, limit: int | None = None, seed: int = 0) -> list[str]:
@@ -32,7 +46,7 @@ def score_candidates(candidates: pd.DataFrame, oracle: oracles.Oracle) -> pd.Dat
     usable = candidates["valid"] & candidates["retained"]
     mols = [Chem.MolFromSmiles(s) if ok else None for s, ok in zip(candidates["smiles"], usable)]
     out = candidates.copy()
-    if isinstance(oracle, oracles.KinaseSurrogate):
+    if isinstance(oracle, KinaseSurrogate):
         components = oracle.components(mols)
         out["score"] = oracles.check_scores(oracle.score_components(components), mols, oracle.name)
         out["success"] = oracle.success(components) & usable.to_numpy()

@@ -1,4 +1,4 @@
-"""Paper 19's claims and checks (notes 7.7, C1-C5): the measured values; the definitions (statements, kinds,
+"""Paper 19's claims and checks (C1-C5): the measured values; the definitions (statements, kinds,
 thresholds, minimum seeds) are in config/claims/amortix.yaml.
 
 Claims comparing fine-tuned policies are decided from the spread over RL seeds: paired differences per seed

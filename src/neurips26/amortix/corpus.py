@@ -1,4 +1,4 @@
-"""Scaffold-decoration corpus (notes 7.4a): NCI molecules, their Bemis-Murcko scaffolds and a cluster split.
+"""Scaffold-decoration corpus: NCI molecules, their Bemis-Murcko scaffolds and a cluster split.
 
 Every molecule becomes one behaviour-cloning example: start from its scaffold, add the decoration atoms.
 So a molecule is kept only if the environment could build it: decoration atoms neutral and in the
@@ -212,7 +212,8 @@ def split_scaffolds(
     fractions: tuple[float, float, float] = (0.7, 0.1, 0.2),
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Cluster split of unique scaffolds (notes 7.2): Butina on ECFP4, whole clusters to train/val/test.
+    """Cluster split of unique scaffolds (the paper's, made on ZINC): Butina on ECFP4, whole clusters to
+    train/val/test.
 
     Test scaffolds then come from clusters never seen in training (out-of-distribution constraints).
     Returns one row per unique scaffold (sorted): scaffold, cluster, split.
@@ -237,7 +238,7 @@ def split_scaffolds(
 
 
 def check_no_leak(split_frame: pd.DataFrame) -> None:
-    """Raise ValueError if a scaffold or a cluster sits in two splits, or a split is empty (notes 7.9)."""
+    """Raise ValueError if a scaffold or a cluster sits in two splits, or a split is empty."""
     splits_per_scaffold = split_frame.groupby("scaffold")["split"].nunique()
     leaked = splits_per_scaffold.index[splits_per_scaffold > 1].tolist()
     if leaked:

@@ -1,4 +1,4 @@
-"""Scaffold decoration as a sequence of masked graph edits (GraphXForm's action hierarchy, notes 7.2).
+"""Scaffold decoration as a sequence of masked graph edits (GraphXForm's action hierarchy, arXiv:2411.01667).
 
 A state is a scaffold (never modified) plus the atoms and bonds added so far. One action is
   level 1: STOP, or an existing atom with a free hydrogen to build on;

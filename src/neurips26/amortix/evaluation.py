@@ -1,4 +1,4 @@
-"""The scaffold-decoration table (notes 7.5): per method, the molecule it returns for each test scaffold and the
+"""The scaffold-decoration table: per method, the molecule it returns for each test scaffold and the
 table's columns (score, success rate, validity, retention, uniqueness, novelty, oracle calls at inference and in
 training); best-of-K curves and the break-even K of an amortized policy."""
 

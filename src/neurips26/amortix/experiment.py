@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from neurips26.amortix.advantages import GROUPED  # numpy only
 from neurips26.amortix.seeds import policy_names, variant_seeds  # noqa: F401 (used by the rules)
+from neurips26.common.validation import integer, validate
 
 # valence budget of a new (neutral) decoration atom; S may be hypervalent (sulfones, sulfonamides)
 MAX_VALENCE = {"C": 4, "N": 3, "O": 2, "F": 1, "S": 6, "Cl": 1, "Br": 1, "I": 1, "P": 5}
@@ -22,20 +23,19 @@ class EnvConfig:
 
     decoration_vocab: tuple[str, ...] = ("C", "N", "O", "F", "S", "Cl")
     scaffold_vocab: tuple[str, ...] = ("C", "N", "O", "F", "S", "Cl", "Br", "P", "I")
-    max_new_atoms: int = 12
-    max_atoms: int = 50
-    max_actions: int = 16
+    max_new_atoms: int = integer(1, default=12)
+    max_atoms: int = integer(1, default=50)
+    max_actions: int = integer(1, default=16)
     ring_sizes: tuple[int, ...] = (5, 6)
 
     def __post_init__(self) -> None:
+        validate(self)
         unknown = [e for e in self.decoration_vocab if e not in MAX_VALENCE]
         if unknown:
             raise ValueError(f"decoration vocabulary has elements without a valence rule: {unknown}")
         missing = [e for e in self.decoration_vocab if e not in self.scaffold_vocab]
         if missing:
             raise ValueError(f"decoration elements {missing} must also be in the scaffold vocabulary")
-        if self.max_new_atoms < 1 or self.max_actions < 1:
-            raise ValueError("max_new_atoms and max_actions must be at least 1")
 
 
 # the entries of `rl` and `pmo` that each step reads (rules/functions/amortix.smk hands exactly these to its jobs)

@@ -1,7 +1,7 @@
 """Tokens and attention biases of a decoration state, and padded batches of them (numpy, no torch).
 
 Position 0 of every graph is a virtual token (the STOP choice and the graph summary); positions 1..n are atoms.
-Node features (notes 7.2): element, formal charge, aromaticity, hydrogens left, degree, is-scaffold,
+Node features (GraphXForm, arXiv:2411.01667): element, formal charge, aromaticity, hydrogens left, degree, is-scaffold,
 is-attachable. Pair features: bond type (none/single/double/triple/aromatic) and shortest-path distance,
 turned into per-head attention biases by the policy (Graphormer-style).
 """

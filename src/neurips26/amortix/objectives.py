@@ -7,10 +7,11 @@ import numpy as np
 from rdkit import Chem
 
 from neurips26.amortix import oracles
+from neurips26.amortix.budget import OracleBudget
 
 
 def make_oracle(name: str) -> oracles.Oracle:
-    """A PMO-lite oracle by name (the kinase surrogate is fitted by its own step and pickled)."""
+    """A PMO-lite oracle by name (the kinase surrogate is fitted by its own step and stored as arrays)."""
     if name not in oracles.PMO_ORACLES:
         raise ValueError(f"unknown PMO oracle {name!r}; choose one of {sorted(oracles.PMO_ORACLES)}")
     return oracles.PMO_ORACLES[name]()
@@ -23,7 +24,7 @@ class Scorer:
 
     def __init__(self, oracle: oracles.Oracle, budget: int | None = None, cache: bool = False) -> None:
         self.oracle = oracle
-        self.budget = oracles.OracleBudget(budget) if budget is not None else None
+        self.budget = OracleBudget(budget) if budget is not None else None
         self.cache: dict[str, float] | None = {} if cache else None
         self.calls = 0
         self.log: list[tuple[str, float]] = []

@@ -1,4 +1,4 @@
-"""The graph transformer policy (GraphXForm/AMORTIX, notes 7.2): ReZero blocks whose attention carries a
+"""The graph transformer policy (GraphXForm, arXiv:2411.01667): ReZero blocks whose attention carries a
 per-head bias from the bond type and the shortest-path distance of every atom pair, and three heads for the
 hierarchical action (anchor atom or STOP; new element or ring-closure partner; bond order)."""
 
@@ -128,6 +128,11 @@ def masked_log_softmax(logits: torch.Tensor, mask: torch.Tensor, temperature: fl
 def policy_state(policy: GraphTransformerPolicy) -> dict:
     """What a checkpoint holds: the architecture and the weights (on the CPU, loadable anywhere)."""
     return {"config": dict(policy.config.__dict__), "state_dict": {k: v.cpu() for k, v in policy.state_dict().items()}}
+
+
+def load_policy_state(path) -> dict:
+    """A saved policy_state, read without pickle (the config's plain values and the weights)."""
+    return torch.load(path, weights_only=True)
 
 
 def policy_from_state(state: dict, device: torch.device | str = "cpu") -> GraphTransformerPolicy:

@@ -1,4 +1,4 @@
-"""The check of one scaffold SMILES (notes 7.9), apart from the corpus code so that the parse-time check of
+"""The check of one scaffold SMILES apart from the corpus code so that the parse-time check of
 `pmo.start` (experiment.check_config) loads only rdkit.Chem, not the corpus, clustering and pandas stack."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ def check_scaffold_smiles(
     vocab: tuple[str, ...] = SCAFFOLD_VOCAB,
     max_atoms: int | None = None,
 ) -> Chem.Mol:
-    """The sanitised scaffold, or a ValueError naming the SMILES and what makes it unusable (notes 7.9)."""
+    """The sanitised scaffold, or a ValueError naming the SMILES and what makes it unusable."""
     with rdBase.BlockLogs():
         mol = Chem.MolFromSmiles(smiles) if isinstance(smiles, str) and smiles.strip() else None
     if mol is None or mol.GetNumAtoms() == 0:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from neurips26.amortix import oracles
+from neurips26.amortix.budget import top_k_auc
 from neurips26.amortix.evaluation import best_of_k_curve, break_even_k, method_row
 
 
@@ -112,7 +112,7 @@ def pmo_table(calls: pd.DataFrame, budget: int, top_k: int, freq: int) -> pd.Dat
                 "oracle": oracle,
                 "method": method,
                 "calls": len(scores),
-                f"auc_top{top_k}": oracles.top_k_auc(scores, budget, k=top_k, freq=freq),
+                f"auc_top{top_k}": top_k_auc(scores, budget, k=top_k, freq=freq),
                 "top1": float(scores.max()) if len(scores) else np.nan,
                 f"top{top_k}_mean": float(np.sort(scores)[-top_k:].mean()) if len(scores) else np.nan,
                 "seconds": float(run["seconds"].iloc[0]),
@@ -143,3 +143,59 @@ def throughput_table(samples: dict[str, pd.DataFrame], instance: dict[str, pd.Da
             }
         )
     return pd.DataFrame(rows)
+
+
+DECORATION_COLUMNS = [
+    "method",
+    "score",
+    "success_rate",
+    "validity",
+    "retention",
+    "uniqueness",
+    "novelty",
+    "oracle_calls_inference",
+    "oracle_calls_training",
+]
+PROVENANCE_COLUMNS = ["git_commit", "config_hash", "seed"]
+
+
+def split_sizes(demos: pd.DataFrame, split: pd.DataFrame) -> pd.DataFrame:
+    """Molecules, scaffolds, decisions and Butina clusters per split (molecules with a demonstration)."""
+    demos = demos.merge(split, on="scaffold")
+    sizes = (
+        demos.groupby("split")
+        .agg(molecules=("smiles", "size"), scaffolds=("scaffold", "nunique"), decisions=("n_actions", "sum"))
+        .reset_index()
+    )
+    clusters = split.groupby("split")["cluster"].nunique().rename("clusters").reset_index()
+    return sizes.merge(clusters, on="split")
+
+
+def report_tables(inp, params) -> dict:
+    """Every table and value of the report (report.md.j2), from the steps' outputs (provenance columns dropped)."""
+    import json
+
+    from neurips26.amortix.seeds import variant_seeds
+
+    def read(path) -> pd.DataFrame:
+        return pd.read_parquet(path).drop(columns=PROVENANCE_COLUMNS, errors="ignore")
+
+    decoration, best_of_k, split = read(inp.decoration), read(inp.best_of_k), read(inp.split)
+    rl = params.rl
+    run_seeds = {v: variant_seeds({"rl": rl}, v) for v in rl["variants"]}
+    return {
+        "rl": rl,
+        "run_seeds": "; ".join(f"{v} {seeds}" for v, seeds in run_seeds.items()),
+        "oracle": json.loads(open(inp.oracle).read()),
+        "decoration_test": decoration[decoration["scaffold_set"] == "test"][DECORATION_COLUMNS],
+        "decoration_baseline": decoration[decoration["scaffold_set"] == "baseline subset"][DECORATION_COLUMNS],
+        "training": read(inp.training),
+        "curve": best_of_k.pivot_table(index="k", columns="policy", values="score").reset_index(),
+        "singles": best_of_k.groupby("policy", as_index=False)[["single_shot", "break_even_k"]].first(),
+        "pmo": read(inp.pmo),
+        "throughput": read(inp.throughput),
+        "counts": read(inp.counts),
+        "split_sizes": split_sizes(read(inp.demonstrations), split),
+        "selftest": read(inp.selftest),
+        "pretrain": read(inp.pretrain),
+    }
