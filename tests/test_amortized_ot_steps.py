@@ -117,3 +117,21 @@ def test_report_tables_read_the_base_fit_seed_except_in_the_per_seed_table(tmp_p
     assert tables["res"]["digits"] == 8
     assert tables["accuracy"]["rmse_f"].tolist() == [1.0]
     assert tables["seeds"]["RA-OT"].tolist() == [1.0, 3.0]
+
+
+def test_flow_and_metaot_training_with_common_optim_equal_torch_optim_adam(monkeypatch):
+    """common.optim.Adam replaced torch.optim.Adam: the same losses, bit for bit (no step below differs in the
+    last bit of sqrt(1 - beta2^t), see common.optim)."""
+    samplers = data.TOY_SAMPLERS["8gaussians"], data.TOY_SAMPLERS["moons"]
+    a = np.random.default_rng(0).dirichlet(np.ones(4), size=6)
+    cost = torch.as_tensor(np.random.default_rng(1).random((1, 4, 4)))
+
+    def train():
+        _, flow_losses = cfm.train_flow(*samplers, cfm.independent_plan, 12, 8, 1e-2, 8, 0)
+        _, metaot_losses = baselines.train_metaot(a, a, cost, 0.1, (8,), 12, 4, 1e-2, 0)
+        return flow_losses + metaot_losses
+
+    ours = train()
+    monkeypatch.setattr(cfm, "Adam", torch.optim.Adam)
+    monkeypatch.setattr(baselines, "Adam", torch.optim.Adam)
+    assert train() == ours

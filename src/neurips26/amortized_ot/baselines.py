@@ -11,6 +11,7 @@ from torch import nn
 from neurips26.amortized_ot.measures import MeasureError
 from neurips26.amortized_ot.sinkhorn import semi_dual
 from neurips26.common import loop
+from neurips26.common.optim import Adam
 
 
 class MetaOTPotential(nn.Module):
@@ -69,7 +70,7 @@ def train_metaot(
     device = loop.job_device()
     torch.manual_seed(seed)
     model = MetaOTPotential(a.shape[1], b.shape[1], hidden).double().to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+    optimiser = Adam(model.parameters(), lr=lr)  # common.optim: torch.optim.Adam's arithmetic
     a_t, b_t = torch.as_tensor(a).to(device), torch.as_tensor(b).to(device)
     cost = torch.as_tensor(cost).to(device)
     shared = cost.shape[0] == 1

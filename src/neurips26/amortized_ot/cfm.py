@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from neurips26.common import loop
+from neurips26.common.optim import Adam
 
 PlanFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -97,7 +98,7 @@ def train_flow(
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = VectorField(width=width).to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+    optimiser = Adam(model.parameters(), lr=lr)  # common.optim: torch.optim.Adam's arithmetic
     losses: list[float] = []
     state = {"model": model, "optimiser": optimiser, "rng": rng, "losses": losses}
     groups = loop.parameter_groups({"model": model})
