@@ -49,7 +49,7 @@ def result_numbers(results: Path) -> dict[str, object]:
         elif path.suffix == ".pt":
             import torch
 
-            _numbers(torch.load(path, map_location="cpu", weights_only=False), name, out)
+            _numbers(torch.load(path, map_location="cpu", weights_only=True), name, out)
     return out
 
 

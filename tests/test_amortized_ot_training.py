@@ -75,7 +75,7 @@ def test_metaot_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tm
         with pytest.raises(Killed):
             train_metaot(a, b, cost, settings)
         monkeypatch.setattr(baselines, "semi_dual", semi_dual)
-        assert torch.load(settings.checkpoint, weights_only=False)["step"] == 6
+        assert loop.load_checkpoint(settings.checkpoint)["step"] == 6
         assert resumed_at(caplog) == []  # the first run started afresh
         other_global_states()
         resumed, resumed_losses = train_metaot(a, b, cost, settings)
@@ -146,7 +146,7 @@ def test_flow_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp_
     with caplog.at_level(logging.INFO, logger="neurips26.loop"):
         with pytest.raises(Killed):
             train_flow(plan_dies_in_step_8, settings=settings)
-        assert torch.load(settings.checkpoint, weights_only=False)["step"] == 6
+        assert loop.load_checkpoint(settings.checkpoint)["step"] == 6
         assert resumed_at(caplog) == []  # the first run started afresh
         other_global_states()  # the times t come from the global torch generator: restored from the checkpoint
         resumed, resumed_losses = train_flow(settings=settings)

@@ -175,7 +175,7 @@ def test_feature_net_killed_after_a_checkpoint_resumes_bit_identically(tmp_path,
         with pytest.raises(KeyboardInterrupt):
             training.train_feature_net(x, y, steps=20, batch=64, lr=3e-3, seed=0, settings=settings)
         monkeypatch.setattr(training.F, "cross_entropy", real)
-        assert torch.load(settings.checkpoint, weights_only=False)["step"] == 10
+        assert loop.load_checkpoint(settings.checkpoint)["step"] == 10
         assert resumed_at(caplog) == []  # the first run started afresh
         resumed, accuracy_resumed = training.train_feature_net(
             x, y, steps=20, batch=64, lr=3e-3, seed=0, settings=settings
@@ -241,7 +241,7 @@ def test_interrupted_and_resumed_run_is_bit_identical(tmp_path):
     settings = loop.LoopSettings(checkpoint=tmp_path / "crash.pt", fingerprint="job-1", every_steps=20)
     with pytest.raises(RuntimeError):
         train(Crashing(toy_model(), limit=27), x, steps=40, settings=settings)
-    assert torch.load(settings.checkpoint, weights_only=False)["step"] == 20
+    assert loop.load_checkpoint(settings.checkpoint)["step"] == 20
     resumed = Crashing(toy_model(seed=5))  # other initial weights: they come from the checkpoint
     ema_resumed, log_resumed = train(resumed, x, steps=40, settings=settings)
     assert resumed.calls == 20

@@ -159,7 +159,7 @@ def same_output(path: Path, reference: Path) -> None:
         keep = [c for c in a.columns if not TIMING.search(c)]
         pd.testing.assert_frame_equal(a[keep], b[keep], check_exact=True, obj=str(path))
     elif path.suffix in (".pt", ".pth"):
-        _same(torch.load(path, weights_only=False), torch.load(reference, weights_only=False), path.name)
+        _same(torch.load(path, weights_only=True), torch.load(reference, weights_only=True), path.name)
     elif path.suffix == ".npz":
         with np.load(path) as a, np.load(reference) as b:
             _same(dict(a), dict(b), path.name)

@@ -159,6 +159,17 @@ def _set_global_rng(states: dict) -> None:
         torch.cuda.set_rng_state_all(states["cuda"])
 
 
+# what a checkpoint may hold beyond tensors and Python builtins: numpy arrays and scalars (the global numpy
+# random state, arrays in a checkpointed list or dict); loading allows these and no other class
+_NUMPY_GLOBALS = [
+    np._core.multiarray._reconstruct,
+    np._core.multiarray.scalar,
+    np.ndarray,
+    np.dtype,
+    *(getattr(np.dtypes, name) for name in np.dtypes.__all__),
+]
+
+
 def save(path: Path, fingerprint: str, step: int, state: Mapping[str, Any]) -> None:
     """Write the named states, the global random states and the next step, atomically."""
     payload = {
@@ -171,11 +182,17 @@ def save(path: Path, fingerprint: str, step: int, state: Mapping[str, Any]) -> N
         torch.save(payload, tmp)
 
 
+def load_checkpoint(path: str | Path) -> dict:
+    """A checkpoint's payload (fingerprint, step, rng, state), loaded with weights_only=True."""
+    with torch.serialization.safe_globals(_NUMPY_GLOBALS):  # numpy arrays and scalars, no other class
+        return torch.load(path, weights_only=True, map_location="cpu")
+
+
 def restore(path: Path | None, fingerprint: str, state: Mapping[str, Any]) -> int:
     """Restore a checkpoint of this job into `state`; returns the step to continue from (0 when none)."""
     if path is None or not Path(path).exists():
         return 0
-    payload = torch.load(path, weights_only=False, map_location="cpu")
+    payload = load_checkpoint(path)
     if payload.get("fingerprint") != fingerprint:
         log.warning("ignoring checkpoint %s: it was written by a run with other parameters or inputs", path)
         return 0
