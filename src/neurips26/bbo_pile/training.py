@@ -44,8 +44,9 @@ import torch
 import torch.nn.functional as F
 
 from neurips26.common import loop
-from neurips26.common.optim import AdamW
 from neurips26.common.loop import LoopSettings
+from neurips26.common.optim import AdamW
+from neurips26.common.validation import check_int, check_number, integer, is_number, number, validate
 
 from .model import Decoder, DecoderConfig, n_parameters
 
@@ -61,48 +62,31 @@ __all__ = [
 ]
 
 
-def _is_int(value, low: int) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= low
-
-
-def _is_number(value) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-
-
 @dataclass(frozen=True)
 class TrainSettings:
     """Optimisation settings; the defaults are bbo-pile's ``qwen3_2M.yaml`` (global batch 512,
     lr 1e-4, warmup 200, min_lr 1e-5, eval interval 50, seed 42); quick scale overrides them."""
 
-    tokens_budget: int
-    batch: int = 512
-    lr: float = 1e-4
-    weight_decay: float = 0.1
+    tokens_budget: int = integer(1)
+    batch: int = integer(1, default=512)
+    lr: float = number(0.0, low_open=True, default=1e-4)
+    weight_decay: float = number(0.0, default=0.1)
     betas: tuple[float, float] = (0.9, 0.95)
-    warmup: int = 200
-    min_lr: float = 1e-5
+    warmup: int = integer(0, default=200)
+    min_lr: float = number(0.0, default=1e-5)
     grad_clip: float | None = 1.0
-    eval_every: int = 50
-    eval_batch: int = 64
-    seed: int = 42
+    eval_every: int = integer(1, default=50)
+    eval_batch: int = integer(1, default=64)
+    seed: int = integer(0, default=42)
 
     def __post_init__(self):
-        for name in ("tokens_budget", "batch", "eval_every", "eval_batch"):
-            if not _is_int(getattr(self, name), 1):
-                raise ValueError(f"TrainSettings.{name} must be a positive integer, got {getattr(self, name)!r}")
-        for name in ("warmup", "seed"):
-            if not _is_int(getattr(self, name), 0):
-                raise ValueError(f"TrainSettings.{name} must be an integer >= 0, got {getattr(self, name)!r}")
-        if not (_is_number(self.lr) and self.lr > 0):
-            raise ValueError(f"TrainSettings.lr must be positive, got {self.lr!r}")
-        if not (_is_number(self.min_lr) and 0 <= self.min_lr <= self.lr):
+        validate(self)
+        if self.min_lr > self.lr:
             raise ValueError(f"TrainSettings.min_lr must lie in [0, lr={self.lr}], got {self.min_lr!r}")
-        if not (_is_number(self.weight_decay) and self.weight_decay >= 0):
-            raise ValueError(f"TrainSettings.weight_decay must be >= 0, got {self.weight_decay!r}")
-        if not (len(self.betas) == 2 and all(_is_number(b) and 0 <= b < 1 for b in self.betas)):
+        if not (len(self.betas) == 2 and all(is_number(b, 0.0, 1.0, high_open=True) for b in self.betas)):
             raise ValueError(f"TrainSettings.betas must be two numbers in [0, 1), got {self.betas!r}")
-        if self.grad_clip is not None and not (_is_number(self.grad_clip) and self.grad_clip > 0):
-            raise ValueError(f"TrainSettings.grad_clip must be positive or None, got {self.grad_clip!r}")
+        if self.grad_clip is not None:
+            check_number("grad_clip", self.grad_clip, 0.0, low_open=True, who="TrainSettings")
 
 
 def planned_steps(settings: TrainSettings, tokens_per_row: float) -> int:
@@ -124,8 +108,7 @@ def learning_rate(step: int, settings: TrainSettings, total_steps: int) -> float
 def pack_sequences(sequences: Sequence[np.ndarray], context: int, pad: int) -> np.ndarray:
     """Rows (n, context) int64 of whole trajectories concatenated in the given order: a trajectory
     goes into the current row if it fits, else it starts a new row; the rest of a row is ``pad``."""
-    if not _is_int(context, 2):
-        raise ValueError(f"context must be an integer >= 2, got {context!r}")
+    check_int("context", context, 2)
     seqs = [np.asarray(s, dtype=np.int64).ravel() for s in sequences]
     if not seqs:
         raise ValueError("pack_sequences got no trajectories")

@@ -45,13 +45,13 @@ class Layout:
 
     qkv: str | tuple[str, str, str]
     out: str
-    q_norm: str
-    k_norm: str
-    gate: str
-    up: str
-    down: str
-    attn_norm: str
-    mlp_norm: str
+    q_norm: str = ""  # names a layout does not use may stay empty (an attention-only layout)
+    k_norm: str = ""
+    gate: str = ""
+    up: str = ""
+    down: str = ""
+    attn_norm: str = ""
+    mlp_norm: str = ""
     rotate_first: bool = True  # apply_rope's op order in the code the layout comes from
 
     @property

@@ -52,12 +52,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.common.optim import Adam
 from neurips26.common.loop import LoopSettings
+from neurips26.common.optim import Adam
+from neurips26.common.validation import check_int, integer, number, validate
 from neurips26.seqrec_audit.epochs import BestEpoch, batch_loss, device_of, run_epochs
 
 from .graph import as_sequences
-from .sasrec import IGNORE, _is_int, _trim, _validation_row, _validation_targets, left_padded
+from .sasrec import IGNORE, _trim, _validation_row, _validation_targets, left_padded
 from .sasrec import CausalSelfAttention as SelfAttention  # its mask is whatever `allowed` says
 
 __all__ = ["BERT4Rec", "BERT4RecConfig", "cloze_masked", "item_windows", "score_bert4rec", "train_bert4rec"]
@@ -73,34 +74,21 @@ class BERT4RecConfig:
     for 30 to 100 Adam steps before attention finds the neighbours of ``[MASK]``, and lr 1e-2 was
     unstable there where 3e-3 was not (post-LN blocks, no warm-up)."""
 
-    d_model: int = 64
-    n_blocks: int = 2
-    n_heads: int = 2
-    maxlen: int = 50
-    dropout: float = 0.1
-    mask_prob: float = 0.2
-    lr: float = 1e-3
-    batch: int = 128
-    epochs: int = 8
-    seed: int = 0
+    d_model: int = integer(1, default=64)
+    n_blocks: int = integer(1, default=2)
+    n_heads: int = integer(1, default=2)
+    maxlen: int = integer(2, default=50)  # room for one item and the [MASK] after it
+    dropout: float = number(0.0, 1.0, high_open=True, default=0.1)
+    mask_prob: float = number(0.0, 1.0, low_open=True, high_open=True, default=0.2)
+    lr: float = number(0.0, low_open=True, default=1e-3)
+    batch: int = integer(1, default=128)
+    epochs: int = integer(0, default=8)
+    seed: int = integer(0, default=0)
 
     def __post_init__(self):
-        for name in ("d_model", "n_blocks", "n_heads", "batch"):
-            if not _is_int(getattr(self, name), 1):
-                raise ValueError(f"BERT4RecConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
-        if not _is_int(self.maxlen, 2):  # room for one item and the [MASK] after it
-            raise ValueError(f"BERT4RecConfig.maxlen must be an integer >= 2, got {self.maxlen!r}")
-        for name in ("epochs", "seed"):
-            if not _is_int(getattr(self, name), 0):
-                raise ValueError(f"BERT4RecConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}")
+        validate(self)
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
-        if not (isinstance(self.dropout, (int, float)) and 0.0 <= self.dropout < 1.0):
-            raise ValueError(f"BERT4RecConfig.dropout must lie in [0, 1), got {self.dropout!r}")
-        if not (isinstance(self.mask_prob, (int, float)) and 0.0 < self.mask_prob < 1.0):
-            raise ValueError(f"BERT4RecConfig.mask_prob must lie in (0, 1), got {self.mask_prob!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
-            raise ValueError(f"BERT4RecConfig.lr must be positive, got {self.lr!r}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -132,8 +120,7 @@ class BERT4Rec(nn.Module):
 
     def __init__(self, n_items: int, config: BERT4RecConfig = BERT4RecConfig()):
         super().__init__()
-        if not _is_int(n_items, 1):
-            raise ValueError(f"n_items must be a positive integer, got {n_items!r}")
+        check_int("n_items", n_items, 1)
         self.n_items, self.config = int(n_items), config
         self.mask_token = self.n_items + 1
         d = config.d_model

@@ -1,5 +1,5 @@
 r"""SASRec (Kang and McAuley, ICDM 2018) trained with cross-entropy over all items: the paper's
-SASRec baseline (notes 10, 4.6 quick: 2 blocks, d = 64, maxlen 50, 8 epochs).
+SASRec baseline (quick scale: 2 blocks, d = 64, maxlen 50, 8 epochs).
 
 The network follows ``pmixer/SASRec.pytorch`` (``model.py`` with ``norm_first=True``):
 
@@ -9,6 +9,11 @@ The network follows ``pmixer/SASRec.pytorch`` (``model.py`` with ``norm_first=Tr
   pmixer's point-wise feed-forward ``Dropout(W2 ReLU(Dropout(W1 x)))`` (its two kernel-1
   convolutions, width d) and attention dropout; a last LayerNorm;
 * logits ``h @ E[1:]^T`` over every item, ``E`` the input item embedding (tied).
+
+The attention is :class:`neurips26.common.transformer.Attention` (biased fused ``qkv``, no q/k norm, no
+rotary embedding, an explicit mask), the same computation as before it was shared; the block is not the
+shared Qwen3 block: pmixer's is LayerNorm (eps 1e-8) with a ReLU point-wise feed-forward and dropout
+inside the branches (BERT4Rec's is post-LN), so it stays here.
 
 Deliberate differences from pmixer:
 
@@ -46,8 +51,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.common.optim import Adam
 from neurips26.common.loop import LoopSettings
+from neurips26.common.optim import Adam
+from neurips26.common.transformer import Attention, Layout
+from neurips26.common.validation import check_int, integer, number, validate
 from neurips26.seqrec_audit.epochs import BestEpoch, batch_loss, device_of, run_epochs
 
 from .graph import as_sequences
@@ -66,63 +73,58 @@ __all__ = [
 IGNORE = -100  # the target at a padded position (F.cross_entropy's default ignore_index)
 
 
-def _is_int(value, low: int) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value >= low
-
-
 @dataclass(frozen=True)
 class SASRecConfig:
-    """SASRec settings: the quick scale (notes 4.6) and pmixer's defaults otherwise (one head,
+    """SASRec settings: the quick scale and pmixer's defaults otherwise (one head,
     dropout 0.2, lr 1e-3, batch 128).
 
     At 8 epochs and lr 1e-3 training is not converged on the synthetic regimes (2,000 users, about
     28k targets, 128 Adam steps): validation NDCG@10 still rises at the last epoch.
     """
 
-    d_model: int = 64
-    n_blocks: int = 2
-    n_heads: int = 1
-    maxlen: int = 50
-    dropout: float = 0.2
-    lr: float = 1e-3
-    batch: int = 128
-    epochs: int = 8
-    seed: int = 0
+    d_model: int = integer(1, default=64)
+    n_blocks: int = integer(1, default=2)
+    n_heads: int = integer(1, default=1)
+    maxlen: int = integer(1, default=50)
+    dropout: float = number(0.0, 1.0, high_open=True, default=0.2)
+    lr: float = number(0.0, low_open=True, default=1e-3)
+    batch: int = integer(1, default=128)
+    epochs: int = integer(0, default=8)
+    seed: int = integer(0, default=0)
 
     def __post_init__(self):
-        for name in ("d_model", "n_blocks", "n_heads", "maxlen", "batch"):
-            if not _is_int(getattr(self, name), 1):
-                raise ValueError(f"SASRecConfig.{name} must be a positive integer, got {getattr(self, name)!r}")
-        for name in ("epochs", "seed"):
-            if not _is_int(getattr(self, name), 0):
-                raise ValueError(f"SASRecConfig.{name} must be an integer >= 0, got {getattr(self, name)!r}")
+        validate(self)
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"SASRecConfig.dropout must lie in [0, 1), got {self.dropout!r}")
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
-            raise ValueError(f"SASRecConfig.lr must be positive, got {self.lr!r}")
 
 
 # --------------------------------------------------------------------------------------------------
 # Model
 
 
-class CausalSelfAttention(nn.Module):
+SASREC_LAYOUT = Layout("qkv", "out")  # attention only: one fused qkv projection, output ``out``
+
+
+class CausalSelfAttention(Attention):
+    """pmixer's multi-head self-attention: :class:`neurips26.common.transformer.Attention` with biased
+    projections, no q/k norm, no rotary embedding (positions are learned embeddings) and an explicit mask
+    ``allowed`` (B, 1, T, T) bool, query t may attend to key s (causal and padding here, whatever the
+    caller's mask says in BERT4Rec)."""
+
     def __init__(self, d_model: int, n_heads: int, dropout: float):
-        super().__init__()
-        self.n_heads, self.dropout = n_heads, dropout
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.out = nn.Linear(d_model, d_model)
+        super().__init__(
+            d_model,
+            n_heads,
+            n_heads,
+            d_model // n_heads,
+            layout=SASREC_LAYOUT,
+            qk_norm_eps=None,
+            bias=True,
+            dropout=dropout,
+        )
 
     def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-        """``allowed`` (B, 1, T, T) bool: query t may attend to key s."""
-        batch, width, d = x.shape
-        heads = self.qkv(x).view(batch, width, 3, self.n_heads, d // self.n_heads)
-        q, k, v = heads.permute(2, 0, 3, 1, 4)
-        dropout = self.dropout if self.training else 0.0
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=dropout)
-        return self.out(y.transpose(1, 2).reshape(batch, width, d))
+        return super().forward(x, mask=allowed)[0]
 
 
 class PointWiseFeedForward(nn.Module):
@@ -160,8 +162,7 @@ class SASRec(nn.Module):
 
     def __init__(self, n_items: int, config: SASRecConfig = SASRecConfig()):
         super().__init__()
-        if not _is_int(n_items, 1):
-            raise ValueError(f"n_items must be a positive integer, got {n_items!r}")
+        check_int("n_items", n_items, 1)
         self.n_items, self.config = int(n_items), config
         d = config.d_model
         self.item_embedding = nn.Embedding(self.n_items + 1, d, padding_idx=0)
