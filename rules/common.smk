@@ -3,7 +3,14 @@
 from pathlib import Path
 
 from neurips26.common import sources as source_registry
-from neurips26.common.config import check_scale, scale_block, validate_workflow_config
+from neurips26.common.config import (
+    ConfigError,
+    check_scale,
+    load_yaml,
+    scale_block,
+    validate,
+    validate_workflow_config,
+)
 
 IMPLEMENTED = sorted(
     path.stem
@@ -14,11 +21,17 @@ IMPLEMENTED = sorted(
 PAPERS = validate_workflow_config(
     config, ROOT / "config", ROOT / "workflow" / "schemas", IMPLEMENTED
 )
-# the registry of pinned sources, validated against its schema
+# the registry of pinned sources, validated against its schema and for what the schema cannot express
 SOURCES = ROOT / "config" / "sources.yaml"
-source_registry.load_registry(
-    SOURCES, ROOT / "workflow" / "schemas" / "sources.schema.yaml"
+validate(
+    load_yaml(SOURCES),
+    load_yaml(ROOT / "workflow" / "schemas" / "sources.schema.yaml"),
+    "config/sources.yaml",
 )
+try:
+    source_registry.read_registry(SOURCES)
+except ValueError as error:
+    raise ConfigError(str(error)) from None
 
 
 # the only global constraints: wildcards that mean the same in every paper (others sit on their rules)
@@ -42,7 +55,10 @@ def download_url(wildcards):
 
 def download_hash(wildcards):
     """The pinned hash, or a stop before any job that gives the registry's reason why none is pinned."""
-    return download_source(wildcards).checked_hash()
+    try:
+        return download_source(wildcards).checked_hash()
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def download_runtime(wildcards):

@@ -13,19 +13,21 @@ import yaml
 
 from conftest import ROOT, snakemake
 from neurips26.common import sources
-from neurips26.common.config import ConfigError, load_yaml
+from neurips26.common.config import load_yaml, validate
 
 REGISTRY = load_yaml(sources.REGISTRY)
 
 
-def _write(tmp_path, data):
+def _check(data, tmp_path):
+    """What the workflow does with the registry when it is parsed (rules/common.smk)."""
+    validate(data, load_yaml(sources.SCHEMA), "config/sources.yaml")
     path = tmp_path / "sources.yaml"
     path.write_text(yaml.safe_dump(data))
-    return path
+    return sources.read_registry(path)
 
 
-def test_the_registry_follows_its_schema():
-    assert sources.load_registry() == REGISTRY
+def test_the_registry_follows_its_schema(tmp_path):
+    assert _check(REGISTRY, tmp_path) == sources.read_registry() == REGISTRY
 
 
 def test_every_file_has_a_pinned_hash_or_the_reason_why_not():
@@ -60,8 +62,8 @@ def test_every_folder_names_the_papers_that_read_it():
 def test_a_file_without_hash_or_reason_or_with_a_bad_url_is_refused(tmp_path, edit, message):
     data = load_yaml(sources.REGISTRY)
     edit(data)
-    with pytest.raises(ConfigError, match=re.escape(message)):
-        sources.load_registry(_write(tmp_path, data))
+    with pytest.raises(ValueError, match=re.escape(message)):  # ConfigError, a ValueError, from the schema
+        _check(data, tmp_path)
 
 
 def test_lookup_joins_the_folder_url_and_the_file_name_or_takes_the_files_own():
@@ -78,7 +80,7 @@ def test_lookup_joins_the_folder_url_and_the_file_name_or_takes_the_files_own():
 def test_a_file_without_a_pinned_hash_is_refused_with_the_registrys_reason():
     shard = sources.lookup("symm_optim/fineweb_edu_qwen3/dataset_train_000007.bin")
     assert shard.url.endswith("/resolve/main/dataset_train_000007.bin") and shard.known_hash is None
-    with pytest.raises(ConfigError, match="dataset_train_000007.bin has no pinned hash.*cached_finewebedu10B"):
+    with pytest.raises(ValueError, match="dataset_train_000007.bin has no pinned hash.*cached_finewebedu10B"):
         shard.checked_hash()
     assert not sources.is_pinned("seqrec_audit/meta_Toys_and_Games.json.gz")
     assert sources.is_pinned("seqrec_audit/meta_Beauty.json.gz") and not sources.is_pinned("nowhere/file")

@@ -4,6 +4,10 @@ A file is named by its path under resources/ (``mnist/train-images-idx3-ubyte.gz
 entry, its name one of the entry's `files` or a match of its `pattern`. The one download rule
 (rules/common.smk) asks :func:`lookup` for a file's url and hash; a file without a pinned hash carries the
 registry's reason, and the rule refuses it with that reason before any job.
+
+The workflow validates the registry against workflow/schemas/sources.schema.yaml when it is parsed; this module
+only reads it (with PyYAML, which every environment has: paper libraries that ask :func:`is_pinned` run in
+environments without jsonschema).
 """
 
 from __future__ import annotations
@@ -13,14 +17,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from neurips26.common.config import ConfigError, load_yaml, validate
+import yaml
 
 ROOT = Path(__file__).resolve().parents[3]
 REGISTRY = ROOT / "config" / "sources.yaml"
 SCHEMA = ROOT / "workflow" / "schemas" / "sources.schema.yaml"
 DEFAULT_RUNTIME = 60  # minutes one download may take unless the registry says otherwise
 
-__all__ = ["REGISTRY", "SCHEMA", "Source", "files", "is_pinned", "load_registry", "lookup", "path_pattern"]
+__all__ = ["REGISTRY", "SCHEMA", "Source", "files", "is_pinned", "lookup", "path_pattern", "read_registry"]
 
 
 @dataclass(frozen=True)
@@ -35,26 +39,27 @@ class Source:
     runtime: int
 
     def checked_hash(self) -> str:
-        """The pinned hash; ConfigError with the registry's reason when none is pinned."""
+        """The pinned hash; ValueError with the registry's reason when none is pinned."""
         if self.known_hash is None:
-            raise ConfigError(f"resources/{self.path} has no pinned hash in config/sources.yaml: {self.unpinned}")
+            raise ValueError(f"resources/{self.path} has no pinned hash in config/sources.yaml: {self.unpinned}")
         return self.known_hash
 
 
-def load_registry(path: str | Path = REGISTRY, schema: str | Path = SCHEMA) -> dict[str, dict]:
-    """The registry's folders, validated against its schema (ConfigError naming every violation)."""
-    data = load_yaml(path)
-    validate(data, load_yaml(schema), str(path))
+def read_registry(path: str | Path = REGISTRY) -> dict[str, dict]:
+    """The registry's folders, with the check its schema cannot express: a file that names no url of its own
+    needs its folder's (ValueError naming them)."""
+    with open(path) as handle:
+        data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     for folder, entry in data.items():
         bare = [name for name, spec in entry.get("files", {}).items() if "url" not in spec]
         if bare and "url" not in entry:
-            raise ConfigError(f"invalid config in {path}:\n  {folder}: {bare} name no url and the folder has none")
+            raise ValueError(f"invalid config in {path}:\n  {folder}: {bare} name no url and the folder has none")
     return data
 
 
 @lru_cache(maxsize=4)
 def _registry(path: str) -> dict[str, dict]:
-    return load_registry(path)
+    return read_registry(path)
 
 
 def _source(folder: str, entry: dict, name: str, spec: dict) -> Source:
