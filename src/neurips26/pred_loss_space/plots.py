@@ -300,6 +300,19 @@ def parse_run(run: str) -> dict:
     return {**match.groupdict(), "seed": int(match["seed"])}
 
 
+def lowest_seed_runs(runs: list[str], paths: list[str]) -> dict[str, str]:
+    """The sample grid shows one seed per cell (the lowest): run id -> its samples file, for those runs only."""
+    if len(runs) != len(paths):
+        raise ValueError(f"{len(runs)} run ids but {len(paths)} sample files")
+    chosen: dict[tuple, tuple[int, str, str]] = {}
+    for run, path in zip(runs, paths):
+        part = parse_run(run)
+        key = (part["dataset"], part["arch"], part["pred"], part["loss"])
+        if key not in chosen or part["seed"] < chosen[key][0]:
+            chosen[key] = (part["seed"], run, path)
+    return {run: path for _, run, path in chosen.values()}
+
+
 def finite_samples(samples: np.ndarray) -> np.ndarray:
     samples = np.asarray(samples)
     if len(samples) == 0:
