@@ -89,3 +89,15 @@ def _parquet(frame: pd.DataFrame, folder) -> str:
     path = folder / "metrics.parquet"
     frame.to_parquet(path)
     return str(path)
+
+
+def test_the_sample_grid_loads_the_lowest_seed_of_each_cell():
+    from neurips26.pred_loss_space import plots
+
+    runs = ["toy_a/mlp_toy/xxv/s1", "toy_a/mlp_toy/xxv/s0", "d/unet_tiny/epsxx/s2"]
+    assert plots.lowest_seed_runs(runs, ["p1", "p0", "p2"]) == {
+        "toy_a/mlp_toy/xxv/s0": "p0",
+        "d/unet_tiny/epsxx/s2": "p2",
+    }
+    with pytest.raises(ValueError, match="3 run ids but 2 sample files"):
+        plots.lowest_seed_runs(runs, ["p1", "p0"])
