@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.amortized_ot import baselines, costs, data, method, sinkhorn, sliced
+from neurips26.amortized_ot import artifacts, baselines, costs, data, method, sinkhorn, sliced
 from neurips26.amortized_ot.measures import MeasureError, PairBatch, check_on_sphere, check_pairs
 
 
@@ -157,12 +157,12 @@ def test_metaot_load_refuses_another_support(tmp_path):
     x, y = fixed_support()
     net = baselines.MetaOTPotential(4, 5, (8,)).double()
     path = tmp_path / "metaot.pt"
-    torch.save(baselines.metaot_state(net, [8], x[0], y[0], 0.0), path)
-    loaded = baselines.load_metaot(path, x, y)
+    torch.save(artifacts.metaot_state(net, [8], x[0], y[0], 0.0), path)
+    loaded = artifacts.load_metaot(path, x, y)
     a, b = np.full((3, 4), 0.25), np.full((3, 5), 0.2)
     assert loaded.predict(a, b).shape == (3, 4)
     with pytest.raises(MeasureError, match="variable-size measures"):
-        baselines.load_metaot(path, fixed_support(n=7)[0], y)
+        artifacts.load_metaot(path, fixed_support(n=7)[0], y)
 
 
 def test_points_off_the_unit_sphere_are_rejected():

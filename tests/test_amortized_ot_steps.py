@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import torch
 
-from neurips26.amortized_ot import baselines, cfm, data, evaluation, experiment, method, prediction, summary
+from neurips26.amortized_ot import artifacts, baselines, cfm, data, evaluation, experiment, method, prediction, summary
 from neurips26.amortized_ot.experiment import pack, unpack
 
 
@@ -75,8 +75,8 @@ def test_a_saved_flow_loads_with_weights_only_and_predicts_identically(tmp_path)
     torch.manual_seed(0)
     flow = cfm.VectorField(width=16)
     path = tmp_path / "flow.pt"
-    torch.save(cfm.flow_state(flow, 16, [1.0, 0.5], 2.5), path)
-    loaded, saved = cfm.load_flow(path)
+    torch.save(artifacts.flow_state(flow, 16, [1.0, 0.5], 2.5), path)
+    loaded, saved = artifacts.load_flow(path)
     x, t = torch.randn(7, 2), torch.rand(7)
     torch.testing.assert_close(loaded(x, t), flow(x, t), rtol=0, atol=0)
     assert saved["train_seconds"] == 2.5 and saved["losses"] == [1.0, 0.5]
@@ -92,11 +92,11 @@ def test_a_saved_metaot_model_predicts_what_the_trained_net_predicts(tmp_path):
     torch.manual_seed(0)
     net = baselines.MetaOTPotential(4, 4, (8,)).double()
     path = tmp_path / "metaot.pt"
-    torch.save(baselines.metaot_state(net, [8], x[0], x[0], 1.0), path)
+    torch.save(artifacts.metaot_state(net, [8], x[0], x[0], 1.0), path)
     a = np.full((3, 4), 0.25)
     with torch.no_grad():
         expected = net(torch.as_tensor(a), torch.as_tensor(a)).numpy()
-    np.testing.assert_array_equal(baselines.load_metaot(path, x, x).predict(a, a), expected)
+    np.testing.assert_array_equal(artifacts.load_metaot(path, x, x).predict(a, a), expected)
 
 
 def test_report_tables_read_the_base_fit_seed_except_in_the_per_seed_table(tmp_path):

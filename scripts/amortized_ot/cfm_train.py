@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from neurips26.amortized_ot import cfm
+from neurips26.amortized_ot.artifacts import flow_state
 from neurips26.amortized_ot.data import TOY_SAMPLERS, pair_seed
 from neurips26.amortized_ot.method import FittedModel
 from neurips26.common import loop
@@ -46,5 +47,5 @@ log.info(
     np.mean(losses[-50:]),
 )
 with atomic_path(snakemake.output[0]) as tmp:
-    torch.save(cfm.flow_state(flow, cfg["width"], losses, seconds), tmp)
+    torch.save(flow_state(flow, cfg["width"], losses, seconds), tmp)
 loop.finish(settings)

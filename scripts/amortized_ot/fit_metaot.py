@@ -4,7 +4,8 @@ import time
 
 import torch
 
-from neurips26.amortized_ot.baselines import check_fixed_support, metaot_state, train_metaot
+from neurips26.amortized_ot.artifacts import metaot_state
+from neurips26.amortized_ot.baselines import check_fixed_support, train_metaot
 from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST
 from neurips26.amortized_ot.experiment import unpack

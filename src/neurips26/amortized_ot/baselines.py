@@ -129,25 +129,3 @@ class LoadedMetaOT:
     def predict(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         with torch.no_grad():
             return self.net(torch.as_tensor(a), torch.as_tensor(b)).numpy()
-
-
-def metaot_state(model: MetaOTPotential, hidden, x: np.ndarray, y: np.ndarray, fit_seconds: float) -> dict:
-    """What a saved Meta-OT model holds: the weights, the settings (hidden widths) and the support it was trained
-    on, as tensors and plain values only (torch.load(..., weights_only=True) reads it back)."""
-    return {
-        "state_dict": {k: v.cpu() for k, v in model.state_dict().items()},
-        "hidden": [int(h) for h in hidden],
-        "x": torch.as_tensor(x),
-        "y": torch.as_tensor(y),
-        "fit_seconds": float(fit_seconds),
-    }
-
-
-def load_metaot(path, x: np.ndarray, y: np.ndarray) -> LoadedMetaOT:
-    """Load a saved Meta-OT model (metaot_state) and refuse measures off its training support."""
-    saved = torch.load(path, weights_only=True)
-    support_x, support_y = np.asarray(saved["x"]), np.asarray(saved["y"])
-    check_fixed_support(support_x[None], support_y[None], x, y)
-    net = MetaOTPotential(x.shape[1], y.shape[1], tuple(saved["hidden"])).double()
-    net.load_state_dict(saved["state_dict"])
-    return LoadedMetaOT(net)

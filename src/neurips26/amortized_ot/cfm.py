@@ -142,25 +142,6 @@ def integrate(model: VectorField, x0: np.ndarray, n_steps: int) -> tuple[np.ndar
     return x.numpy().astype(np.float64), float((length / chord).mean())
 
 
-def flow_state(flow: VectorField, width: int, losses: list[float], train_seconds: float) -> dict:
-    """What a saved flow holds: the weights, its width, the training losses and time, as tensors and plain values
-    only (torch.load(..., weights_only=True) reads it back)."""
-    return {
-        "state_dict": {k: v.cpu() for k, v in flow.state_dict().items()},
-        "width": int(width),
-        "losses": [float(v) for v in losses],
-        "train_seconds": float(train_seconds),
-    }
-
-
-def load_flow(path) -> tuple[VectorField, dict]:
-    """A saved flow (flow_state), in evaluation mode, and what was saved with it."""
-    saved = torch.load(path, weights_only=True)
-    flow = VectorField(width=saved["width"])
-    flow.load_state_dict(saved["state_dict"])
-    return flow.eval(), saved
-
-
 def wasserstein2(x: np.ndarray, y: np.ndarray) -> float:
     """Exact W2 between two equal-weight samples (ot.emd2 on squared Euclidean cost)."""
     return float(np.sqrt(ot.emd2(ot.unif(len(x)), ot.unif(len(y)), ot.dist(x, y))))

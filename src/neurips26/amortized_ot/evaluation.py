@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 
 from neurips26.amortized_ot import cfm
+from neurips26.amortized_ot.artifacts import load_flow
 from neurips26.amortized_ot.baselines import exact_plans, expected_sliced_plans, min_swgg_plans
 from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST, TOY_SAMPLERS, pair_seed
@@ -232,7 +233,7 @@ def evaluate_flows(
     samples, frames = {}, []
     for path in flow_files:
         plan_name, run_seed = Path(path).parent.name, flow_seed(path, seed)
-        flow, saved = cfm.load_flow(path)
+        flow, saved = load_flow(path)
         generated, path_ratio = cfm.integrate(flow, source, ode_steps)
         w2 = cfm.wasserstein2(generated, target)
         if log is not None:

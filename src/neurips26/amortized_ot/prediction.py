@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from neurips26.amortized_ot import method
-from neurips26.amortized_ot.baselines import load_metaot
+from neurips26.amortized_ot.artifacts import load_metaot
 from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST
 from neurips26.amortized_ot.experiment import parse_name, unpack
