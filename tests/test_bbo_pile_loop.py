@@ -14,8 +14,9 @@ import torch
 
 from fake_gpu import fake_gpu
 from neurips26.bbo_pile.artifacts import load_decoder
+from neurips26.bbo_pile.imitation import imitation_nll
 from neurips26.bbo_pile.model import Decoder, DecoderConfig
-from neurips26.bbo_pile.sampling import imitation_nll, optimize_batch
+from neurips26.bbo_pile.sampling import optimize_batch
 from neurips26.bbo_pile.tokenizer import encode_trajectory
 from neurips26.bbo_pile.training import TrainSettings, batch_schedule, pack_sequences, train_decoder
 from neurips26.bbo_pile.vocabulary import make_vocabulary
