@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--papers", nargs="*", help="paper folders to compare (default: all in BEFORE)")
     parser.add_argument("--rtol", type=float, default=1e-6)
     args = parser.parse_args(argv)
-    papers = args.papers or sorted(p.name for p in args.before.iterdir() if p.is_dir() and p.name != "logs")
+    chosen = [p for item in args.papers or [] for p in item.split(",") if p]
+    papers = chosen or sorted(p.name for p in args.before.iterdir() if p.is_dir() and p.name != "logs")
     failed = 0
     for paper in papers:
         tables = sorted(
