@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.bird import data, networks, training
+from neurips26.bird import data, loaders, networks, training
 
 SHAPE = (4, 1, 16, 16)
 
@@ -94,12 +94,12 @@ def test_alpha_two_is_the_log_correlated_field():
 
 
 def test_load_dataset_records_the_normalisation():
-    fields = data.load_dataset("toeplitz", n_train=512, n_heldout=64, size=8, seed=0)
+    fields = loaders.load_dataset("toeplitz", n_train=512, n_heldout=64, size=8, seed=0)
     assert fields.train.shape == (512, 1, 8, 8) and fields.heldout.shape == (64, 1, 8, 8)
     np.testing.assert_array_equal(fields.train, data.toeplitz_field(576, size=8, seed=0)[:512])
     norm = fields.meta["normalisation"]
     assert norm["kind"] == "field" and norm["marginal_variance"] == pytest.approx(1.05, abs=0.1)
-    digits = data.load_dataset("digits16", n_train=1000)
+    digits = loaders.load_dataset("digits16", n_train=1000)
     assert digits.train.shape == (1000, 1, 16, 16) and digits.heldout.shape == (797, 1, 16, 16)
     assert digits.meta["normalisation"]["range"] == [-1.0, 1.0]
     assert -1 <= digits.train.min() and digits.train.max() <= 1
@@ -107,9 +107,9 @@ def test_load_dataset_records_the_normalisation():
 
 def test_load_dataset_rejects_unknown_kinds_and_keys():
     with pytest.raises(ValueError, match="unknown dataset 'celeba'"):
-        data.load_dataset("celeba")
+        loaders.load_dataset("celeba")
     with pytest.raises(ValueError, match=r"unknown parameters \['alpah'\]"):
-        data.load_dataset("toeplitz", alpah=1.7)
+        loaders.load_dataset("toeplitz", alpah=1.7)
 
 
 def test_check_standardised_rejects_bad_scales():
@@ -338,11 +338,21 @@ def test_mnist_is_read_in_place_resized_to_32_pixels_in_minus_one_to_one(tmp_pat
     rng = np.random.default_rng(0)
     idx(tmp_path / "train-images-idx3-ubyte.gz", rng.integers(0, 256, (3, 28, 28)))
     idx(tmp_path / "t10k-images-idx3-ubyte.gz", np.full((2, 28, 28), 255))
-    images = data.load_dataset(
+    images = loaders.load_dataset(
         "mnist", paths=[str(tmp_path / "train-images-idx3-ubyte.gz"), str(tmp_path / "t10k-images-idx3-ubyte.gz")]
     )
     assert images.train.shape == (3, 1, 32, 32) and images.heldout.shape == (2, 1, 32, 32)
     assert images.train.min() >= -1 and images.train.max() <= 1
     np.testing.assert_allclose(images.heldout, 1.0, atol=1e-6)  # a white image stays white
     with pytest.raises(ValueError, match="t10k-images-idx3-ubyte.gz"):
-        data.load_dataset("mnist", paths=[str(tmp_path / "train-images-idx3-ubyte.gz")])
+        loaders.load_dataset("mnist", paths=[str(tmp_path / "train-images-idx3-ubyte.gz")])
+
+
+def test_a_configured_dataset_passes_only_the_loaders_settings_and_the_seed():
+    entry = {"kind": "toeplitz", "n_train": 16, "n_heldout": 4, "size": 8, "n_values": [4, 16]}
+    configured = loaders.load_configured(entry, seed=3, archives=[])
+    direct = loaders.load_dataset("toeplitz", n_train=16, n_heldout=4, size=8, seed=3)
+    np.testing.assert_array_equal(configured.train, direct.train)
+    assert configured.meta["params"]["seed"] == 3
+    with pytest.raises(ValueError, match="unknown parameters"):
+        loaders.load_configured({**entry, "alpah": 1.7}, seed=3, archives=[])

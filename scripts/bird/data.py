@@ -5,20 +5,14 @@ import json
 
 import numpy as np
 
-from neurips26.bird import data
+from neurips26.bird import loaders
 from neurips26.common.io import save_npz
 from neurips26.common.runtime import start_job
 
 params = snakemake.params
 log = start_job(snakemake, seed=params.seed)
-settings = {k: v for k, v in dict(params.dataset).items() if k not in ("kind", "n_values")}
+images = loaders.load_configured(dict(params.dataset), params.seed, snakemake.input.get("archives", []))
 kind = params.dataset["kind"]
-if kind == "toeplitz":
-    images = data.load_dataset(kind, seed=params.seed, **settings)
-elif kind == "digits16":
-    images = data.load_dataset(kind, seed=params.seed)
-else:
-    images = data.load_dataset(kind, paths=list(snakemake.input.archives))
 log.info(
     "%s: train %s, held out %s, normalisation %s",
     kind,
