@@ -70,7 +70,9 @@ def planned_jobs(cwd: Path, *targets: str, config: tuple[str, ...] = ()) -> dict
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\S+)\s+(\d+)\s*$", table, re.M)}
 
 
-PAPERS = sorted(p.stem for p in (ROOT / "rules").glob("*.smk") if p.stem not in {"common", "corpus", "download", "scoreboard"})
+PAPERS = sorted(
+    p.stem for p in (ROOT / "rules").glob("*.smk") if p.stem not in {"common", "corpus", "download", "scoreboard"}
+)
 SMOKE_TARGETS = (*(f"results/smoke/{slug}/report.md" for slug in PAPERS), "results/smoke/REPORT.md")
 SMOKE_PAPERS: list[str] = list(PAPERS)  # narrowed by --papers in pytest_configure, before collection
 

@@ -37,7 +37,7 @@ def eval_model(config: SASRecConfig = TINY, n_items: int = 20, seed: int = 0) ->
     model = SASRec(n_items, config)
     # spread the LayerNorm and bias parameters too, so no output is trivially constant
     with torch.no_grad():
-        for name, param in model.named_parameters():
+        for param in model.parameters():
             if param.dim() == 1:
                 param.normal_(0.0, 0.5)
     return model.eval()
