@@ -77,8 +77,10 @@ SMOKE_TARGETS = (*(f"results/smoke/{slug}/report.md" for slug in PAPERS), "resul
 SMOKE_PAPERS: list[str] = list(PAPERS)  # narrowed by --papers in pytest_configure, before collection
 
 # a test runs Snakemake (a dry run or a real one) when it uses one of these fixtures or calls one of these helpers
-_WORKFLOW_FIXTURES = {"smoke_run", "pristine_smoke", "workflow_copy", "slurm_cluster"}
-_WORKFLOW_CALLS = re.compile(r"\b(snakemake|planned_jobs|expect_config_error|copy_workflow|planned_resources)\(")
+_WORKFLOW_FIXTURES = {"smoke_run", "pristine_smoke", "workflow_copy", "slurm_cluster", "smoke_dag"}
+_WORKFLOW_CALLS = re.compile(
+    r"\b(snakemake|planned_jobs|expect_config_error|copy_workflow|planned_resources)\(|\[SNAKEMAKE\b"
+)
 
 
 def pytest_addoption(parser):

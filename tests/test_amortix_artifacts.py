@@ -16,7 +16,7 @@ def test_a_saved_policy_is_read_without_pickle_and_rebuilt_with_the_same_weights
     state = load_policy_state(path)  # torch.load(..., weights_only=True)
     rebuilt = policy_from_state(state)
     assert rebuilt.config == policy.config
-    for (name, mine), (other, theirs) in zip(policy.state_dict().items(), rebuilt.state_dict().items()):
+    for (name, mine), (other, theirs) in zip(policy.state_dict().items(), rebuilt.state_dict().items(), strict=True):
         assert name == other and torch.equal(mine, theirs)
 
 

@@ -130,6 +130,7 @@ print(" ".join(sorted(m for m in set(sys.modules) - before if "." not in m)))
 """
 
 
+@pytest.mark.workflow  # parses the workflow through Snakemake's API
 def test_parsing_and_planning_the_workflow_imports_no_heavy_library():
     """What parsing the rules and planning the quick DAG imports beyond Snakemake itself (the config checks
     and params functions run at parse time included) stays light: no torch, scikit-learn, POT, optuna, pandas."""

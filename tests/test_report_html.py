@@ -44,5 +44,5 @@ def test_the_html_report_of_the_smoke_run_builds_without_docutils_errors(smoke_r
     assert not re.search(r"\(\s*(WARNING|ERROR|SEVERE)/\d\)", text), text[-4000:]
     page = html.read_text(errors="replace")
     assert "System Message" not in page and "system-message" not in page
-    for slug in SMOKE_PAPERS:
-        assert f"results/smoke/{slug}/" in page or slug in page, slug
+    for slug in SMOKE_PAPERS:  # every chosen paper's results are in the report
+        assert f"results/smoke/{slug}/" in page, slug
