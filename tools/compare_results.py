@@ -2,9 +2,10 @@
 
     python tools/compare_results.py BEFORE/results/quick AFTER/results/quick [--papers bird amortix]
 
-Every Parquet and CSV table under each paper's folder is read in both trees; provenance columns
-(commit, config hash) are dropped; wall-clock columns (their names say seconds, time, ms, rss,
-throughput) are listed but not compared, since they differ between any two runs. Each table is
+Every Parquet and CSV table and every .npz archive under each paper's folder is read in both trees;
+provenance columns (commit, config hash) are dropped; wall-clock columns (their names say seconds, time,
+ms, rss, throughput) are listed but not compared, and neither are the wall-clock rows of a long table
+(its `metric` names a timing), since they differ between any two runs. Column types must agree. Each table is
 `identical`, `close` (numbers within --rtol, with the largest relative difference) or `differs`
 (with the first differing columns). The exit status is 1 when any table differs or is missing.
 """
@@ -24,8 +25,19 @@ TIMING = re.compile(r"second|(^|_)s$|_ms$|(^|_)ms_|time|rss|throughput|per_s(ec)
 
 
 def read(path: Path) -> pd.DataFrame:
+    """A table without provenance columns; a long table's wall-clock rows (a `metric` column naming a timing,
+    such as t_pred_ms or train_seconds) are dropped too, so they cannot hide a change of the other rows."""
+    if path.suffix == ".npz":
+        with np.load(path, allow_pickle=False) as archive:
+            return pd.DataFrame(
+                {"array": name, "values": str(archive[name].dtype) + repr(archive[name].tolist())}
+                for name in sorted(archive.files)
+            )
     frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    return frame.drop(columns=[c for c in frame.columns if c in PROVENANCE])
+    frame = frame.drop(columns=[c for c in frame.columns if c in PROVENANCE])
+    if "metric" in frame.columns and frame["metric"].dtype == object:
+        frame = frame[~frame["metric"].astype(str).str.contains(TIMING)].reset_index(drop=True)
+    return frame
 
 
 def compare(before: pd.DataFrame, after: pd.DataFrame, rtol: float) -> tuple[str, str]:
@@ -33,6 +45,9 @@ def compare(before: pd.DataFrame, after: pd.DataFrame, rtol: float) -> tuple[str
         return "differs", f"columns {list(before.columns)} -> {list(after.columns)}"
     if len(before) != len(after):
         return "differs", f"{len(before)} -> {len(after)} rows"
+    kinds = [c for c in before.columns if before[c].dtype.kind != after[c].dtype.kind]
+    if kinds:
+        return "differs", f"column types {[(c, str(before[c].dtype), str(after[c].dtype)) for c in kinds]}"
     timing = [c for c in before.columns if TIMING.search(str(c))]
     worst, bad = 0.0, []
     for column in before.columns:
@@ -75,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         tables = sorted(
             p.relative_to(args.before)
             for p in (args.before / paper).rglob("*")
-            if p.suffix in (".parquet", ".csv") and "benchmarks" not in p.parts
+            if p.suffix in (".parquet", ".csv", ".npz") and "benchmarks" not in p.parts
         )
         for table in tables:
             if not (args.after / table).exists():
