@@ -22,7 +22,13 @@ with foreach kernels (on CPU they run the same per-tensor kernels as ``foreach=F
 deliberate difference: ``sqrt(1 - beta2^t)`` is ``math.sqrt`` where torch writes ``** 0.5``; the two
 differ in the last bit for about 0.1 % of (beta2, t) pairs, so parameters agree with torch.optim to
 float rounding (~1e-7 relative), bitwise where no such step occurs. ``math.sqrt`` is kept so that every
-model trained with this Adam before (and its checkpoints) stays bit-identical.
+model trained with this Adam before (and its checkpoints) stays bit-identical; amortized_ot, which trained
+with torch.optim.Adam before, moved onto this class and its Meta-OT fits (2000 steps at quick scale, first
+such step t = 1270 for beta2 = 0.999) can differ from the torch.optim runs in the last bits. A second
+difference: one step count serves all parameters, where torch counts the steps of each parameter; they
+agree while every parameter gets a gradient at every step, and differ for a parameter that skips steps
+(its bias correction uses the shared count). Kept because the papers that trained with this class before
+(amortix, whose policy heads can go without gradient on a step) must keep their numbers.
 
 :class:`ExponentialDecay` multiplies the learning rate by ``gamma`` per call of ``step()``, as
 ``torch.optim.lr_scheduler.ExponentialLR`` does (its chainable form ``lr <- lr * gamma``).
