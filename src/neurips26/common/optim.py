@@ -28,7 +28,7 @@ such step t = 1270 for beta2 = 0.999) can differ from the torch.optim runs in th
 difference: one step count serves all parameters, where torch counts the steps of each parameter; they
 agree while every parameter gets a gradient at every step, and differ for a parameter that skips steps
 (its bias correction uses the shared count). Kept because the papers that trained with this class before
-(amortix, whose policy heads can go without gradient on a step) must keep their numbers.
+(amortix, whose policy has several heads) must keep their numbers.
 
 :class:`ExponentialDecay` multiplies the learning rate by ``gamma`` per call of ``step()``, as
 ``torch.optim.lr_scheduler.ExponentialLR`` does (its chainable form ``lr <- lr * gamma``).
