@@ -277,7 +277,7 @@ def test_divergence_raises_floating_point_error():
     [
         (dict(pred="y"), "prediction space 'y'"),
         (dict(loss="z"), "loss space 'z'"),
-        (dict(p_std=0.0), "P_std"),
+        (dict(p_std=0.0), "p_std must be a finite number > 0"),
         (dict(t_eps=0.5), "t_eps"),
         (dict(lr=0.0), "learning rate"),
     ],

@@ -110,7 +110,7 @@ def test_paper_scale_stops_before_any_job_until_the_shards_are_pinned(workflow_c
     expect_config_error(
         workflow_copy,
         "results/paper/symm_optim/report.md",
-        must_contain=("dataset_train_000001.bin", "no pinned revision and sha256"),
+        must_contain=("dataset_train_000001.bin", "has no pinned hash"),
     )
 
 

@@ -39,7 +39,7 @@ def per_instance_rl(
     """Dr. GRPO on each scaffold alone from the pretrained policy, `spec` = baselines.per_instance (budget,
     group_size, lr); repeated molecules are not scored twice. One row per oracle call."""
     device, elements = loop.job_device(), element_index(config)
-    results: list[pd.DataFrame] = []
+    results: list[dict] = []  # one table per scaffold as {column: values}: a checkpoint holds builtins only
 
     def step_fn(index: int) -> None:
         scaffold = scaffolds[index]
@@ -58,13 +58,13 @@ def per_instance_rl(
         )
         seconds = time.perf_counter() - start
         calls = pd.DataFrame(rows, columns=CALL_COLUMNS)
-        results.append(calls.assign(scaffold=scaffold, calls_per_second=len(calls) / seconds))
+        results.append(calls.assign(scaffold=scaffold, calls_per_second=len(calls) / seconds).to_dict("list"))
         log.info("%s: %d calls in %.1f s, best %.3f", scaffold, len(calls), seconds, calls["score"].max())
 
     loop.run_loop(
         step_fn, len(scaffolds), {"results": results}, loop_settings or loop.LoopSettings(name="per-instance RL")
     )
-    return pd.concat(results, ignore_index=True)
+    return pd.concat([pd.DataFrame(table) for table in results], ignore_index=True)
 
 
 def pmo_lite(
@@ -81,7 +81,7 @@ def pmo_lite(
     device, elements = loop.job_device(), element_index(config)
     oracle = objectives.make_oracle(oracle_name)
     start_scaffold = env.make_scaffold(spec["start"], config)
-    results: list[pd.DataFrame] = []
+    results: list[dict] = []  # one table per method as {column: values}: a checkpoint holds builtins only
     carry = {"initial": []}  # the GA's starting population: the random method's first samples
 
     def step_fn(index: int) -> None:
@@ -117,7 +117,8 @@ def pmo_lite(
             if method == "random":
                 carry["initial"] = calls["smiles"].head(spec["group_size"]).tolist()
         seconds = time.perf_counter() - start
-        results.append(calls[["call", "smiles", "score"]].assign(method=method, oracle=oracle_name, seconds=seconds))
+        table = calls[["call", "smiles", "score"]].assign(method=method, oracle=oracle_name, seconds=seconds)
+        results.append(table.to_dict("list"))
         log.info(
             "%s on %s: %d calls in %.1f s, best %.3f", method, oracle_name, len(calls), seconds, calls["score"].max()
         )
@@ -128,4 +129,4 @@ def pmo_lite(
         {"results": results, "carry": carry},
         loop_settings or loop.LoopSettings(name=f"PMO-lite {oracle_name}"),
     )
-    return pd.concat(results, ignore_index=True)
+    return pd.concat([pd.DataFrame(table) for table in results], ignore_index=True)
