@@ -1,5 +1,6 @@
 # Helpers shared by every paper's rules: config validation, scale lookup, paths; the registry of pinned sources
 # and the helpers of the one download rule (rules/download.smk).
+import dataclasses
 from pathlib import Path
 
 from neurips26.common import sources as source_registry
@@ -23,15 +24,18 @@ PAPERS = validate_workflow_config(
 )
 # the registry of pinned sources, validated against its schema and for what the schema cannot express
 SOURCES = ROOT / "config" / "sources.yaml"
+SOURCES_LOCK = "config/sources.lock.yaml"  # written by first fetches (neurips26.common.locking)
 validate(
     load_yaml(SOURCES),
     load_yaml(ROOT / "workflow" / "schemas" / "sources.schema.yaml"),
     "config/sources.yaml",
 )
 try:
-    source_registry.read_registry(SOURCES)
+    _unknown_mirrors = set(config.get("mirrors", {})) - set(source_registry.read_registry(SOURCES))
 except ValueError as error:
     raise ConfigError(str(error)) from None
+if _unknown_mirrors:
+    raise ConfigError(f"mirrors: {sorted(_unknown_mirrors)} name no folder of config/sources.yaml")
 
 
 # the only global constraints: wildcards that mean the same in every paper (others sit on their rules)
@@ -46,19 +50,20 @@ def download_source(wildcards):
     return source_registry.lookup(wildcards.source, SOURCES)
 
 
-def download_url(wildcards):
-    """The file's url, or its name under the folder's mirror (config/config.yaml `mirrors:`)."""
-    folder, _, name = wildcards.source.rpartition("/")
-    mirror = config.get("mirrors", {}).get(folder)
-    return mirror + name if mirror else download_source(wildcards).url
+def download_mirror(wildcards):
+    """The folder's mirror (config/config.yaml `mirrors:`), which replaces its host, or None."""
+    return config.get("mirrors", {}).get(wildcards.source.rpartition("/")[0])
 
 
-def download_hash(wildcards):
-    """The pinned hash, or a stop before any job that gives the registry's reason why none is pinned."""
+def download_params(wildcards):
+    """The registry's entry of the file as the download script reads it; a stop before any job, with the
+    registry's reason, for a file neither pinned nor locked on first fetch."""
+    source = download_source(wildcards)
     try:
-        return download_source(wildcards).checked_hash()
+        source.check_fetchable()
     except ValueError as error:
         raise ConfigError(str(error)) from None
+    return dataclasses.asdict(source)
 
 
 def download_runtime(wildcards):

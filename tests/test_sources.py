@@ -30,16 +30,19 @@ def test_the_registry_follows_its_schema(tmp_path):
     assert _check(REGISTRY, tmp_path) == sources.read_registry() == REGISTRY
 
 
-def test_every_file_has_a_pinned_hash_or_the_reason_why_not():
+def test_every_file_is_pinned_or_locked_on_first_fetch_or_says_why_neither():
     for folder, entry in REGISTRY.items():
-        if "pattern" in entry:  # a numbered series: one reason for all its files
-            assert "files" not in entry and len(entry["unpinned"]) > 20, folder
+        if "pattern" in entry:  # a numbered series: one lock or one reason for all its files
+            assert "files" not in entry and (entry.get("lock") == "on-first-fetch") != ("unpinned" in entry), folder
             continue
         for name, spec in entry["files"].items():
-            assert ("hash" in spec) != ("unpinned" in spec), f"{folder}/{name}"
+            ways = [way for way in ("hash", "lock", "unpinned") if way in spec or (way != "hash" and way in entry)]
+            assert len(ways) == 1, f"{folder}/{name}: {ways}"
             source = sources.lookup(f"{folder}/{name}")
             assert source.url.startswith("https://"), source
-            assert "url" in spec or source.url == entry["url"] + name, source
+            assert (source.known_hash is not None) + source.lock + (source.unpinned is not None) == 1, source
+            if "huggingface" not in entry:
+                assert "url" in spec or source.url == entry["url"] + name, source
 
 
 def test_every_folder_names_the_papers_that_read_it():
@@ -51,12 +54,19 @@ def test_every_folder_names_the_papers_that_read_it():
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d["mnist"]["files"]["t10k-labels-idx1-ubyte.gz"].pop("hash"), "mnist.files.t10k-labels"),
+        (
+            lambda d: d["mnist"]["files"]["t10k-labels-idx1-ubyte.gz"].pop("hash"),
+            "['t10k-labels-idx1-ubyte.gz'] have no",
+        ),
+        (lambda d: d["mnist"]["files"]["t10k-labels-idx1-ubyte.gz"].update(lock="on-first-fetch"), "mnist.files.t10k"),
+        (lambda d: d["mnist"]["files"]["t10k-labels-idx1-ubyte.gz"].update(lock="later"), "mnist.files.t10k"),
         (lambda d: d["mnist"]["files"]["t10k-labels-idx1-ubyte.gz"].update(hash="md5:123"), "t10k-labels"),
         (lambda d: d["mnist"].update(url="http://example.org/mnist/"), "mnist.url"),
         (lambda d: d["mnist"].pop("used_by"), "used_by"),
         (lambda d: d["cifar10"].pop("url"), "cifar10: ['cifar-10-python.tar.gz'] name no url"),
-        (lambda d: d["symm_optim/fineweb_edu_qwen3"].pop("unpinned"), "symm_optim/fineweb_edu_qwen3"),
+        (lambda d: d["symm_optim/fineweb_edu_qwen3"].pop("lock"), "symm_optim/fineweb_edu_qwen3"),
+        (lambda d: d["symm_optim/fineweb_edu_qwen3"].update(url="https://x.org/"), "symm_optim/fineweb_edu_qwen3"),
+        (lambda d: d["symm_optim/fineweb_edu_qwen3"]["huggingface"].update(repo="no-owner"), "fineweb_edu_qwen3"),
     ],
 )
 def test_a_file_without_hash_or_reason_or_with_a_bad_url_is_refused(tmp_path, edit, message):
@@ -77,13 +87,27 @@ def test_lookup_joins_the_folder_url_and_the_file_name_or_takes_the_files_own():
         sources.lookup("mnist/train-images.gz")
 
 
-def test_a_file_without_a_pinned_hash_is_refused_with_the_registrys_reason():
-    shard = sources.lookup("symm_optim/fineweb_edu_qwen3/dataset_train_000007.bin")
-    assert shard.url.endswith("/resolve/main/dataset_train_000007.bin") and shard.known_hash is None
-    with pytest.raises(ValueError, match="dataset_train_000007.bin has no pinned hash.*cached_finewebedu10B"):
-        shard.checked_hash()
+def test_a_file_neither_pinned_nor_locked_is_refused_with_the_registrys_reason(tmp_path):
+    data = load_yaml(sources.REGISTRY)
+    data["seqrec_audit"]["files"]["meta_Toys_and_Games.json.gz"] = {"unpinned": "SNAP publishes no checksum of it"}
+    registry = tmp_path / "sources.yaml"
+    registry.write_text(yaml.safe_dump(data))
+    toys = sources.lookup("seqrec_audit/meta_Toys_and_Games.json.gz", registry)
+    with pytest.raises(ValueError, match="meta_Toys_and_Games.json.gz has no pinned hash.*SNAP publishes no"):
+        toys.checked_hash()
+    assert not sources.is_fetchable("seqrec_audit/meta_Toys_and_Games.json.gz", registry)
+    assert sources.is_fetchable("seqrec_audit/meta_Toys_and_Games.json.gz")  # locked on first fetch
     assert not sources.is_pinned("seqrec_audit/meta_Toys_and_Games.json.gz")
-    assert sources.is_pinned("seqrec_audit/meta_Beauty.json.gz") and not sources.is_pinned("nowhere/file")
+    assert sources.is_pinned("seqrec_audit/meta_Beauty.json.gz") and not sources.is_fetchable("nowhere/file")
+
+
+def test_a_hugging_face_file_names_the_repository_and_the_configured_revision():
+    shard = sources.lookup("symm_optim/fineweb_edu_qwen3/dataset_train_000007.bin")
+    assert shard.url == (
+        "https://huggingface.co/datasets/timlautk/finewebedu10B-qwen3/resolve/main/dataset_train_000007.bin"
+    )
+    assert shard.lock and shard.known_hash is None and shard.checked_hash() is None
+    assert shard.huggingface["repo"] == "timlautk/finewebedu10B-qwen3" and shard.name == "dataset_train_000007.bin"
 
 
 def test_the_rules_wildcard_matches_exactly_the_registered_paths():

@@ -1,11 +1,11 @@
-"""Download one file by URL with a pinned hash into resources/ (the shared pooch helper)."""
+"""Download one registered file into resources/, checked against its pinned hash or its lock (first fetch: locked)."""
 
-from pathlib import Path
-
-from neurips26.common.download import fetch
+from neurips26.common.locking import fetch_source
 from neurips26.common.runtime import start_job
+from neurips26.common.sources import Source
 
 log = start_job(snakemake)
-target = Path(snakemake.output[0])
-path = fetch(snakemake.params.url, snakemake.params.known_hash, target.parent, fname=target.name)
+path = fetch_source(
+    Source(**snakemake.params.source), snakemake.output[0], snakemake.params.lock, mirror=snakemake.params.mirror
+)
 log.info("downloaded %s", path)

@@ -96,7 +96,7 @@ def _retryable(exc: requests.RequestException) -> bool:
 
 def fetch(
     url: str,
-    known_hash: str,
+    known_hash: str | None,
     dest_dir: str | Path,
     fname: str | None = None,
     retries: int = 3,
@@ -106,8 +106,10 @@ def fetch(
 
     Retries connection errors, timeouts and HTTP 5xx/408/429 up to `retries` attempts in all;
     raises DownloadError when they run out or the hash does not match (nothing is left behind).
+    `known_hash=None` only for the first fetch of a source locked on first fetch (neurips26.common.locking),
+    which records the sha256 of what arrived.
     """
-    alg, expected = _parse_hash(known_hash)
+    alg, expected = _parse_hash(known_hash) if known_hash is not None else ("sha256", None)
     if retries < 1:
         raise ValueError(f"retries must be >= 1, got {retries!r}")
     fname = fname or posixpath.basename(unquote(urlparse(url).path))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from neurips26.common.sources import is_pinned
+from neurips26.common.sources import is_fetchable
 from neurips26.seqrec_audit.catalog import REGIMES, SyntheticSpec, regime_spec
 from neurips26.seqrec_audit.methods import BASELINE_NAMES, TRAINED
 
@@ -103,11 +103,11 @@ def check_config(cfg: dict) -> None:
             kind = dataset_kind(name)
         except ValueError as error:
             raise ValueError(f"datasets: {error}") from None
-        unpinned = [f for f in source_files(name).values() if not is_pinned(f"seqrec_audit/{f}")]
-        if unpinned:
+        unchecked = [f for f in source_files(name).values() if not is_fetchable(f"seqrec_audit/{f}")]
+        if unchecked:
             raise ValueError(
-                f"datasets: {name} needs {unpinned}, which have no pinned hash (config/sources.yaml, folder "
-                f"seqrec_audit); pin the sha256 of a verified first fetch there, or drop the dataset"
+                f"datasets: {name} needs {unchecked}, which are neither pinned nor locked on first fetch "
+                f"(config/sources.yaml, folder seqrec_audit); pin or lock them there, or drop the dataset"
             )
         if kind == "synthetic":
             try:
