@@ -1,6 +1,6 @@
 # Paper 05: BBO-Pile, optimization trajectories and decoder-only models that imitate optimizers.
 # blackboxes (BBOB + shifted/rotated GO functions, split by black box) -> generate {family}_{optimizer}
-#   -> serialize (tokenizer, packed rows) -> train {run} -> imitation, optimize {condition}_{decoding}
+#   -> serialize (tokenizer, packed rows; at paper scale with BBO-Pile's train.txt/valid.txt from resources/) -> train {run} -> imitation, optimize {condition}_{decoding}
 #   (+ reference: f* by random sampling) -> tables (regret, scaling fit) -> claims/figures -> report;
 #   claim B3's model seeds: train_seed {run} seed{k} (further seeds) -> optimize_seed (every seed) -> tables
 
@@ -78,6 +78,8 @@ rule bbo_pile_serialize:
     input:
         blackboxes=f"{BP}/blackboxes.parquet",
         trajectories=bp_trajectories,
+        pile_train=bp_pile_file("train"),
+        pile_valid=bp_pile_file("valid"),
     output:
         **{name: f"{BP}/{path}" for name, path in BP_CORPUS.items()},
     log:
@@ -87,13 +89,14 @@ rule bbo_pile_serialize:
     conda:
         "../envs/bbo.yaml"
     resources:
-        mem_mb=4000,
-        runtime=120,
+        mem_mb=bp_serialize_mem,
+        runtime=bp_serialize_runtime,
     params:
         seed=paper_params("bbo_pile", "seed"),
         optimizers=paper_params("bbo_pile", "optimizers"),
         tokenizer=paper_params("bbo_pile", "tokenizer"),
         context=paper_params("bbo_pile", "context"),
+        pile=bp_pile,
     script:
         "../scripts/bbo_pile/serialize.py"
 

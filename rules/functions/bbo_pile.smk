@@ -44,6 +44,33 @@ def bp_trajectories(wildcards):
     )
 
 
+@reads("bbo_pile", ("pile",))
+def bp_pile(wildcards):
+    """The scale's BBO-Pile block (files, algorithms, max_malformed), or None where the scale reads none."""
+    return bp_config(wildcards).get("pile")
+
+
+def bp_pile_file(split):
+    """An input function: BBO-Pile's `split` file (train or valid) under resources/bbo_pile/pile/, fetched by
+    the download rule (config/sources.yaml); none where the scale reads no BBO-Pile."""
+
+    def files(wildcards):
+        pile = bp_config(wildcards).get("pile")
+        return [f"resources/bbo_pile/pile/{pile[split]}"] if pile else []
+
+    return files
+
+
+def bp_serialize_mem(wildcards):
+    """Memory of the corpus job: the generated corpus fits in 4 GB; BBO-Pile's lines are held as token ids
+    (8 bytes each, packed once more) and its size could not be read offline, hence a large request."""
+    return 64000 if bp_config(wildcards).get("pile") else 4000
+
+
+def bp_serialize_runtime(wildcards):
+    return 720 if bp_config(wildcards).get("pile") else 120
+
+
 def bp_throughput(wildcards):
     return [
         p.replace(".parquet", "_throughput.parquet") for p in bp_trajectories(wildcards)

@@ -4,7 +4,11 @@ of the model's context, and counts per split, family and optimizer: trajectories
 value (dropped) and trajectories rejected by :func:`.tokenizer.too_many_invalid`.
 
 bbo-pile's ``compile_data.py`` writes one trajectory per text line and shuffles the lines
-(``shuf --random-source=<(yes 42)``); here the sequences are shuffled with a seeded generator and packed."""
+(``shuf --random-source=<(yes 42)``); here the sequences are shuffled with a seeded generator and packed.
+
+Where the scale trains on the published BBO-Pile (config ``pile``), its lines read by :mod:`.pile` join the
+generated ones: ``train.txt`` the train split, ``valid.txt`` the validation split, shuffled together with the
+generated sequences of their split; their counts are rows of family ``bbo_pile``."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .pile import PileReading
 from .tokenizer import encode_trajectory
 from .training import pack_sequences
 from .vocabulary import Vocabulary
@@ -76,10 +81,20 @@ def build_corpus(
     context: int,
     seed: int,
     warn: Callable[[str], None] | None = None,
+    pile: dict[str, PileReading] | None = None,
 ) -> Corpus:
     """Encode every run (:func:`encode_runs`), shuffle each split's sequences with a generator seeded by `seed`
-    (train first, then eval) and pack them into rows of `context` tokens padded with ``<pad>``."""
+    (train first, then eval) and pack them into rows of `context` tokens padded with ``<pad>``. ``pile``: per
+    split, BBO-Pile lines read by :func:`.pile.read_pile`, appended to the split's generated sequences before
+    the shuffle."""
     sequences, runs = encode_runs(boxes, trials, vocab, y_norm, warn)
+    if pile:
+        unknown = set(pile) - set(SPLITS)
+        if unknown:
+            raise ValueError(f"pile splits {sorted(unknown)} are not among {SPLITS}")
+        for split, reading in pile.items():
+            sequences[split] = sequences[split] + reading.sequences
+        runs = pd.concat([runs, *(reading.stats(split) for split, reading in pile.items())], ignore_index=True)
     rng = np.random.default_rng(seed)
     packed = {}
     for split, seqs in sequences.items():

@@ -1,7 +1,8 @@
 """Paper 05's config: the black-box catalog, vocabulary and model settings built from a scale's block, and the
 checks the schema cannot express (run at parse time, before any job): unknown functions, runs naming missing
 models, attention heads that do not group, conditioning on an optimizer absent from the data, model seeds that
-repeat the scale's seed or name a missing run, and trajectories longer than the model's context."""
+repeat the scale's seed or name a missing run, trajectories longer than the model's context, and a BBO-Pile
+corpus (`pile`) without the INT and CAT parameter types its lines use."""
 
 from __future__ import annotations
 
@@ -39,8 +40,18 @@ def families(cfg: dict) -> list[str]:
 
 
 def vocabulary(optimizers: list[str], q: int):
-    """The vocabulary of the scale's `optimizers` with `tokenizer.q` bins."""
+    """The vocabulary of the scale's `optimizers` with `tokenizer.q` bins (UNI parameters only)."""
     return make_vocabulary(optimizers, q)
+
+
+def corpus_vocabulary(optimizers: list[str], tokenizer: dict, pile: dict | None = None):
+    """The vocabulary the corpus is written with: the scale's `optimizers`, then BBO-Pile's `pile.algorithms`
+    not among them (where the scale reads BBO-Pile), `tokenizer.q` bins and `tokenizer.parameter_types`
+    (UNI only when absent: the layout of the generated data, unchanged)."""
+    algorithms = list(optimizers)
+    if pile:
+        algorithms += [a for a in pile["algorithms"] if a not in algorithms]
+    return make_vocabulary(algorithms, tokenizer["q"], tokenizer.get("parameter_types", ["UNI"]))
 
 
 def trajectory_length(vocab, row, budget: int) -> int:
@@ -104,7 +115,17 @@ def check_config(cfg: dict) -> None:
     n_eval = sum(row["split"] == "eval" for row in boxes)
     if ev["boxes"] > n_eval:
         raise ValueError(f"evaluate.boxes: {ev['boxes']} held-out boxes asked for, the eval split has {n_eval}")
-    vocab = vocabulary(cfg["optimizers"], cfg["tokenizer"]["q"])
+    pile = cfg.get("pile")
+    if pile:
+        lacking = [t for t in ("INT", "CAT") if t not in cfg["tokenizer"].get("parameter_types", ["UNI"])]
+        if lacking:
+            raise ValueError(
+                f"tokenizer.parameter_types: BBO-Pile (pile) has {lacking} parameters; list them "
+                f"(parameter_types: [UNI, INT, CAT])"
+            )
+        if pile["train"] == pile["valid"]:
+            raise ValueError(f"pile: train and valid name the same file {pile['train']!r}")
+    vocab = corpus_vocabulary(cfg["optimizers"], cfg["tokenizer"], pile)
     lengths = np.array([trajectory_length(vocab, row, cfg["budget"]) for row in boxes])
     if lengths.max() > cfg["context"]:
         worst = boxes[int(lengths.argmax())]

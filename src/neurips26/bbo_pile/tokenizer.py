@@ -28,8 +28,12 @@ Deliberate differences from bbo-pile (adaptations of this reproduction, most for
   line and streams the token ids with no separator); ``<pad>`` pads batches.
 * Header floats are always written as Python's shortest round-trip ``repr`` of a float (``-5.0``,
   ``1e-05``) so that they decode exactly; the source prints the bound as syne-tune stores it.
-* Only ``type:UNI`` parameters (no ``INT`` or ``CAT``); a log-scale parameter needs ``lo > 0`` and
-  is quantised with ``log(x)`` (the source uses ``log(x + 1e-10)``).
+* The generated data have only ``type:UNI`` parameters; a log-scale parameter needs ``lo > 0`` and
+  is quantised with ``log(x)`` (the source uses ``log(x + 1e-10)``). ``INT`` and ``CAT`` parameters
+  (``{type:INT,min_value:..,max_value:..,log_scale|linear_scale}`` with the same bins as UNI,
+  ``{type:CAT,categories:[0,1,...,n-1]}`` with trial values ``<k>``) come only from BBO-Pile's own text
+  (:mod:`.pile`) and need a vocabulary built with those ``parameter_types``; their headers are written by
+  :func:`typed_header_ids`, with the bounds' characters as the source printed them.
 * Bad inputs raise instead of writing a malformed line: ``x`` outside ``[lo, hi]`` (the source would
   write a bin outside ``0..Q-1``), fewer than two trials, an unknown algorithm. A trial whose
   objective is NaN or infinite is dropped and counted (the source would write ``nan``), and a
@@ -53,8 +57,8 @@ import numpy as np
 
 from neurips26.common.validation import check_int
 
-from .grammar import TrialGrammar, trial_length
-from .vocabulary import Vocabulary, token_ids
+from .grammar import TrialGrammar, check_kinds, trial_length, value_indices
+from .vocabulary import FLOAT_CHARS, Vocabulary, token_ids
 
 __all__ = [
     "FORMAT",
@@ -68,6 +72,7 @@ __all__ = [
     "drop_nonfinite",
     "encode_trajectory",
     "header_ids",
+    "typed_header_ids",
     "history_ids",
     "quantise",
     "quantise_y",
@@ -91,10 +96,15 @@ FORMAT = (
 
 
 class Header(NamedTuple):
+    """A decoded header; ``kinds`` (``UNI``/``INT``/``CAT`` per parameter) and ``n_categories`` (per
+    parameter, 0 but for CAT) are set by :func:`decode_header`. A CAT parameter's ``lo``/``hi`` are NaN."""
+
     algorithm: str
     lo: np.ndarray
     hi: np.ndarray
     log_scale: np.ndarray
+    kinds: tuple[str, ...] | None = None
+    n_categories: np.ndarray | None = None
 
 
 # quantisation
@@ -216,16 +226,59 @@ def header_ids(vocab: Vocabulary, algorithm: str, lo, hi, log_scale=None) -> np.
     return np.array(ids, dtype=np.int64)
 
 
-def history_ids(vocab: Vocabulary, x_bins, y_bins) -> np.ndarray:
-    """The trials ``x^1,...,x^d*y|`` of ``(T, d)`` value bins and ``(T,)`` objective bins."""
-    x_bins = _check_bins(x_bins, vocab.q, "x_bins")
+def typed_header_ids(vocab: Vocabulary, algorithm: str, kinds, lo_text, hi_text, log_scale, n_categories) -> np.ndarray:
+    """The header of a search space with UNI, INT and CAT parameters, the bounds written with the characters
+    given (``lo_text``/``hi_text``, strings of ``0-9 - + . e``, as bbo-pile printed them; ignored for CAT):
+    ``{type:UNI|INT,min_value:{lo},max_value:{hi},linear_scale|log_scale}`` or
+    ``{type:CAT,categories:[0,1,...,n-1]}`` per parameter. The vocabulary must have the types used."""
+    kinds, counts = check_kinds(vocab, len(kinds), kinds, n_categories)
+    s = vocab.symbol
+    ids = [vocab.bos, s("algorithm"), s(":"), vocab.algorithm(algorithm), s(","), s("search-space")]
+    ids.append(s(":"))
+    for j, kind in enumerate(kinds):
+        ids += [s("{"), s("type"), s(":"), s(kind), s(",")]
+        if kind == "CAT":
+            ids += [s("categories"), s(":"), s("[")]
+            for k in range(int(counts[j])):
+                ids += ([s(",")] if k else []) + [s(c) for c in str(k)]
+            ids += [s("]"), s("}")]
+            continue
+        for field, text in (("min_value", lo_text[j]), ("max_value", hi_text[j])):
+            text = str(text)
+            if not text or any(c not in FLOAT_CHARS for c in text):
+                raise ValueError(f"parameter {j}: bound {text!r} is not made of the characters {''.join(FLOAT_CHARS)}")
+            ids += [s(field), s(":"), *(s(c) for c in text), s(",")]
+        ids += [s("log_scale" if log_scale[j] else "linear_scale"), s("}")]
+    ids += [s(","), s("history"), s(":")]
+    return np.array(ids, dtype=np.int64)
+
+
+def history_ids(vocab: Vocabulary, x_bins, y_bins, kinds=None, n_categories=None) -> np.ndarray:
+    """The trials ``x^1,...,x^d*y|`` of ``(T, d)`` values and ``(T,)`` objective bins. A value is a bin, or
+    for a CAT parameter (``kinds``, ``n_categories``: :func:`.grammar.check_kinds`) a category index."""
+    x_bins = np.asarray(x_bins)
     y_bins = _check_bins(y_bins, vocab.q, "y_bins")
     if x_bins.ndim != 2 or y_bins.shape != x_bins.shape[:1]:
         raise ValueError(f"x_bins must be (T, d) and y_bins (T,): got {x_bins.shape}, {y_bins.shape}")
     n, d = x_bins.shape
     trial_length(d)
+    if kinds is None and n_categories is None:
+        values = vocab.bin_offset + _check_bins(x_bins, vocab.q, "x_bins")
+    else:
+        kinds, counts = check_kinds(vocab, d, kinds, n_categories)
+        is_cat = np.array([k == "CAT" for k in kinds])
+        if x_bins.size and not np.issubdtype(x_bins.dtype, np.integer):
+            raise ValueError(f"x_bins must be integers, got dtype {x_bins.dtype}")
+        x_bins = x_bins.astype(np.int64)
+        limit = np.where(is_cat, counts, vocab.q)
+        bad = (x_bins < 0) | (x_bins >= limit)
+        if bad.any():
+            t, j = (int(i) for i in np.argwhere(bad)[0])
+            what = f"category index outside 0..{counts[j] - 1}" if is_cat[j] else f"bin outside 0..{vocab.q - 1}"
+            raise ValueError(f"x_bins[{t}, {j}] = {x_bins[t, j]}: {what}")
+        values = x_bins + np.where(is_cat, vocab.category_offset if is_cat.any() else 0, vocab.bin_offset)
     trials = np.empty((n, 2 * d + 2), dtype=np.int64)
-    trials[:, 0 : 2 * d : 2] = vocab.bin_offset + x_bins
+    trials[:, 0 : 2 * d : 2] = values
     trials[:, 1 : 2 * d - 1 : 2] = vocab.sep_x
     trials[:, 2 * d - 1] = vocab.sep_y
     trials[:, 2 * d] = vocab.bin_offset + y_bins
@@ -318,11 +371,45 @@ def decode_header(vocab: Vocabulary, ids) -> tuple[Header, int]:
     pos += 1
     for word in (",", "search-space", ":"):
         expect(s(word), word)
-    lo, hi, log = [], [], []
+    lo, hi, log, kinds, counts = [], [], [], [], []
+    kind_ids = {s(k): k for k in vocab.parameter_types}
     while pos < ids.size and ids[pos] == vocab.lbrace:
         pos += 1
-        for word in ("type", ":", "UNI", ",", "min_value", ":"):
+        for word in ("type", ":"):
             expect(s(word), word)
+        if pos >= ids.size or int(ids[pos]) not in kind_ids:
+            got = repr(vocab.tokens[ids[pos]]) if pos < ids.size else "the end"
+            raise ValueError(
+                f"malformed header at token {pos}: expected one of {list(vocab.parameter_types)}, got {got}"
+            )
+        kind = kind_ids[int(ids[pos])]
+        pos += 1
+        expect(s(","), ",")
+        kinds.append(kind)
+        if kind == "CAT":
+            for word in ("categories", ":", "["):
+                expect(s(word), word)
+            n = 0
+            while True:
+                start = pos
+                index = number()
+                if index != n or vocab.decode_text(ids[start:pos]) != str(n):
+                    raise ValueError(f"malformed header at token {start}: category list must be 0,1,...,n-1")
+                n += 1
+                if pos < ids.size and ids[pos] == s(","):
+                    pos += 1
+                    continue
+                expect(s("]"), "]")
+                break
+            expect(vocab.rbrace, "}")
+            lo.append(np.nan)
+            hi.append(np.nan)
+            log.append(False)
+            counts.append(n)
+            continue
+        for word in ("min_value", ":"):
+            expect(s(word), word)
+        counts.append(0)
         lo.append(number())
         for word in (",", "max_value", ":"):
             expect(s(word), word)
@@ -338,14 +425,20 @@ def decode_header(vocab: Vocabulary, ids) -> tuple[Header, int]:
         raise ValueError(f"malformed header at token {pos}: expected '{{' (no parameter)")
     for word in (",", "history", ":"):
         expect(s(word), word)
-    lo_, hi_, log_ = _check_space(lo, hi, log)
-    return Header(algorithm, lo_, hi_, log_), pos
+    numeric = np.array([k != "CAT" for k in kinds], dtype=bool)
+    lo_, hi_, log_ = (np.asarray(v, dtype=np.float64) for v in (lo, hi, log))
+    log_ = log_.astype(bool)
+    if numeric.any():
+        lo_[numeric], hi_[numeric], log_[numeric] = _check_space(lo_[numeric], hi_[numeric], log_[numeric])
+    kinds, counts = check_kinds(vocab, len(kinds), kinds, counts)
+    return Header(algorithm, lo_, hi_, log_, kinds, counts), pos
 
 
 def decode_trajectory(vocab: Vocabulary, ids):
     """``(algorithm, lo, hi, x_bins (T, d), y_bins (T,))`` from an encoded trajectory or prompt
-    (``<bos>`` and a final ``<eos>``, then padding, are optional). The scales are in
-    :func:`decode_header`. Anything but whole, well-formed trials after the header raises."""
+    (``<bos>`` and a final ``<eos>``, then padding, are optional). The scales and parameter kinds are in
+    :func:`decode_header`; a CAT parameter's column of ``x_bins`` holds category indices. Anything but
+    whole, well-formed trials after the header raises."""
     ids = token_ids(ids, vocab)
     header, pos = decode_header(vocab, ids)
     rest = ids[pos:]
@@ -358,14 +451,14 @@ def decode_trajectory(vocab: Vocabulary, ids):
     if rest.size % length:
         raise ValueError(f"history of {rest.size} tokens is not a whole number of {length}-token trials (d={d})")
     trials = rest.reshape(-1, length)
-    ok = TrialGrammar(vocab, d).masks[np.arange(length), trials]
+    ok = TrialGrammar(vocab, d, header.kinds, header.n_categories).masks[np.arange(length), trials]
     if not ok.all():
         t, k = (int(i) for i in np.argwhere(~ok)[0])
         raise ValueError(
             f"malformed trial {t}: token {vocab.tokens[trials[t, k]]!r} at position {k} of "
             f"{length} (token {pos + t * length + k} of the sequence)"
         )
-    x_bins = trials[:, 0 : 2 * d : 2] - vocab.bin_offset
+    x_bins = value_indices(vocab, trials[:, 0 : 2 * d : 2], header.kinds)
     y_bins = trials[:, 2 * d] - vocab.bin_offset
     return header.algorithm, header.lo, header.hi, x_bins, y_bins
 
