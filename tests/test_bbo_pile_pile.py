@@ -406,3 +406,82 @@ def test_pile_lines_join_their_split_of_the_corpus_and_its_counts():
     assert any(TEST_HISTORY in t for t in texts) and any(README_FIXED in t for t in texts)
     again = build_corpus(boxes, trials, vocab, "global", 512, 0, pile=None)
     assert all(np.array_equal(plain.packed[s], again.packed[s]) for s in plain.packed)
+
+
+# the serialize step at a paper-like setting (BBO-Pile files beside the generated trajectories)
+
+
+class _Params(dict):
+    __getattr__ = dict.__getitem__
+
+
+def test_the_serialize_step_writes_a_typed_vocabulary_and_packs_the_pile_lines_with_the_generated(tmp_path):
+    import runpy
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    boxes = pd.DataFrame(
+        {
+            "bb_id": ["a", "b"],
+            "split": ["train", "eval"],
+            "family": ["go", "bbob"],
+            "function": ["sphere", "f20"],
+            "lo": [[-5.0, -5.0], [-5.0, -5.0]],
+            "hi": [[5.0, 5.0], [5.0, 5.0]],
+        }
+    )
+    rng = np.random.default_rng(0)
+    trials = pd.DataFrame(
+        [
+            {
+                "bb_id": b,
+                "optimizer": "CMA",
+                "seed": 0,
+                "trial": t,
+                "x": list(rng.uniform(-5, 5, 2)),
+                "y": float(rng.normal()),
+                "valid": True,
+            }
+            for b in ("a", "b")
+            for t in range(5)
+        ]
+    )
+    boxes.to_parquet(tmp_path / "blackboxes.parquet")
+    trials.to_parquet(tmp_path / "CMA.parquet")
+    # as compile_data.py writes them: lines joined by "\n", no newline at the end
+    (tmp_path / "train.txt").write_text("\n".join([TEST_HISTORY, README_V04, README_FIXED]), encoding="utf-8")
+    (tmp_path / "valid.txt").write_text(TEST_HISTORY.replace("algorithm:RS", "algorithm:HEBO"), encoding="utf-8")
+    out = {name: tmp_path / f"{name}.out" for name in ("vocab", "train", "valid", "stats")}
+    smk = SimpleNamespace(
+        input=SimpleNamespace(
+            blackboxes=str(tmp_path / "blackboxes.parquet"),
+            trajectories=[str(tmp_path / "CMA.parquet")],
+            pile_train=[str(tmp_path / "train.txt")],
+            pile_valid=[str(tmp_path / "valid.txt")],
+        ),
+        output=SimpleNamespace(**{k: str(v) for k, v in out.items()}),
+        params=_Params(
+            seed=0,
+            optimizers=["CMA"],
+            tokenizer={"q": 1000, "y_norm": "global", "parameter_types": ["UNI", "INT", "CAT"]},
+            context=512,
+            pile={"train": "train.txt", "valid": "valid.txt", "algorithms": PILE_ALGORITHMS, "max_malformed": 1},
+        ),
+        log=[str(tmp_path / "serialize.log")],
+        rule="bbo_pile_serialize",
+        wildcards={},
+        threads=1,
+    )
+    root = Path(__file__).resolve().parents[1]
+    runpy.run_path(str(root / "scripts/bbo_pile/serialize.py"), init_globals={"snakemake": smk})
+
+    vocab = Vocabulary.from_json(out["vocab"].read_text())
+    assert vocab.parameter_types == ("UNI", "INT", "CAT") and vocab.algorithms == ("CMA", *PILE_ALGORITHMS)
+    train = "".join(vocab.decode_text(row) for row in np.load(out["train"]))
+    valid = "".join(vocab.decode_text(row) for row in np.load(out["valid"]))
+    assert TEST_HISTORY in train and README_FIXED in train and train.count("algorithm:CMA") == 1
+    assert "algorithm:HEBO" in valid and valid.count("algorithm:CMA") == 1
+    stats = pd.read_parquet(out["stats"]).set_index(["split", "family", "optimizer"])
+    assert stats.loc[("train", "bbo_pile", "(refused)"), "rejected"] == 1
+    assert stats.loc[("eval", "bbo_pile", "HEBO"), "trajectories"] == 1
+    assert "line 2 malformed: trial 1, parameter 0: bin 1000" in (tmp_path / "serialize.log").read_text()
