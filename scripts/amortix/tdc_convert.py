@@ -1,0 +1,62 @@
+"""Convert one of TDC's oracle pickles (a scikit-learn 0.23 RandomForestClassifier) into plain arrays.
+
+Runs in envs/tdc_sklearn.yaml (scikit-learn 1.0.2, which still unpickles these files; our scikit-learn cannot).
+Checks before writing: the arrays scored in numpy (neurips26.amortix.tdc.TreeForest) equal the unpickled forest's
+predict_proba on the self-test molecules and on random bit vectors, and the self-test molecules get TDC's
+published scores (tdc.TOLERANCE); it fails naming the molecules otherwise. Logs whether the file's size and
+sha256 agree with the third-party measurement (config/sources.yaml amortix/tdc). Plain logging: this environment
+has neither pandas nor the workflow's runtime helpers.
+"""
+
+import logging
+import pickle
+import warnings
+from pathlib import Path
+
+import numpy as np
+import sklearn
+
+from neurips26.amortix import tdc
+
+logging.basicConfig(
+    filename=snakemake.log[0], level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
+)
+log = logging.getLogger("amortix.tdc_convert")
+target = snakemake.wildcards.target
+path = Path(snakemake.input.pickle)
+size, sha256 = tdc.file_digest(path)
+log.info(tdc.third_party_agreement(path.name, size, sha256))
+with open(path, "rb") as handle:
+    head = handle.read(64)
+if not head.startswith(b"\x80"):  # every protocol >= 2 pickle starts with PROTO; Dataverse has served HTML here
+    raise tdc.ConversionError(f"{path} ({size} bytes) is not a pickle; it starts with {head[:40]!r}")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with open(path, "rb") as handle:
+        forest = pickle.load(handle)  # a file locked in config/sources.lock.yaml, from TDC's Dataverse address
+for warning in caught:
+    log.info("while unpickling: %s", warning.message)
+log.info(
+    "%s: %s with %d trees, scikit-learn %s",
+    path.name,
+    type(forest).__name__,
+    len(forest.estimators_),
+    sklearn.__version__,
+)
+arrays = tdc.forest_arrays(forest)
+forest_np = tdc.TreeForest(arrays)
+rng = np.random.default_rng(0)
+random_bits = (rng.random((256, forest_np.n_features)) < 0.02).astype(np.float64)
+selftest = tdc.tdc_fingerprints(tdc.SELFTEST_SMILES)
+for name, x in (("self-test molecules", selftest), ("random bit vectors", random_bits)):
+    reference = forest.predict_proba(x)
+    ours = forest_np.predict_proba(x)
+    gap = float(np.abs(reference - ours).max())
+    log.info("%s: max |sklearn - numpy| = %.3g", name, gap)
+    if not np.allclose(ours, reference, rtol=0.0, atol=1e-12):
+        raise tdc.ConversionError(f"{target}: numpy scores differ from scikit-learn's on {name} by {gap:.3g}")
+scores = forest_np.predict_active(selftest)
+for smiles, value, expected, _ in tdc.check_published(target, scores):
+    log.info("%s(%s) = %.4f, TDC published %s (tolerance %s): ok", target, smiles, value, expected, tdc.TOLERANCE)
+tdc.save_forest(snakemake.output[0], arrays)
+log.info("wrote %s: %d trees, %d nodes", snakemake.output[0], forest_np.n_trees, len(forest_np.left))
