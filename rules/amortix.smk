@@ -1,5 +1,6 @@
 # Paper 19: AMORTIX, amortized scaffold decoration (graph transformer, group-relative advantages).
 # corpus -> scaffold split, demonstrations, oracle (surrogate classifiers) -> pretrain (behaviour cloning)
+#   (paper scale: ChEMBL 35 chemreps -> corpus; TDC's GSK3B/JNK3 pickles -> arrays -> oracle, task tdc_kinase)
 #   -> rl {variant}_s{seed} -> sample {policy} (single shot, best-of-K) -> baselines (graph GA, per-instance RL)
 #   -> pmo {oracle} -> tables -> claims/figures -> report
 
@@ -20,14 +21,53 @@ rule amortix_corpus:
     conda:
         "../envs/chem.yaml"
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=ax_corpus_mem_mb,
+        runtime=ax_corpus_runtime,
     params:
         corpus=paper_params("amortix", "corpus"),
         decoration_vocab=paper_params("amortix", "env", "decoration_vocab"),
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/corpus.py"
+
+
+rule amortix_chembl:
+    input:
+        chemreps="resources/amortix/chembl35/chembl_35_chemreps.txt.gz",
+        checksums="resources/amortix/chembl35/checksums.txt",
+    output:
+        f"{AX}/chembl35_smiles.csv",
+    log:
+        f"{AX_LOG}/chembl.log",
+    benchmark:
+        f"{AX_BENCH}/chembl.tsv"
+    conda:
+        "../envs/chem.yaml"
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    script:
+        "../scripts/amortix/chembl.py"
+
+
+rule amortix_tdc_convert:
+    input:
+        pickle="resources/amortix/tdc/{target}_current.pkl",
+    output:
+        f"{AX}/tdc/{{target}}.npz",
+    log:
+        f"{AX_LOG}/tdc_convert/{{target}}.log",
+    benchmark:
+        f"{AX_BENCH}/tdc_convert/{{target}}.tsv"
+    wildcard_constraints:
+        target="gsk3b|jnk3",
+    conda:
+        "../envs/tdc_sklearn.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    script:
+        "../scripts/amortix/tdc_convert.py"
 
 
 rule amortix_split:
@@ -74,6 +114,32 @@ rule amortix_oracle:
         seed=paper_params("amortix", "seed"),
     script:
         "../scripts/amortix/oracle.py"
+
+
+rule amortix_oracle_tdc:
+    input:
+        corpus=f"{AX}/corpus.parquet",
+        gsk3b=f"{AX}/tdc/gsk3b.npz",
+        jnk3=f"{AX}/tdc/jnk3.npz",
+    output:
+        model=f"{AX}/tdc/oracle.npz",
+        definition=f"{AX}/tdc/oracle.json",
+        selftest=f"{AX}/tdc/oracle_selftest.parquet",
+        corpus_scores=f"{AX}/tdc/corpus_scores.parquet",
+    log:
+        f"{AX_LOG}/oracle_tdc.log",
+    benchmark:
+        f"{AX_BENCH}/oracle_tdc.tsv"
+    conda:
+        "../envs/chem.yaml"
+    resources:
+        mem_mb=8000,
+        runtime=480,
+    params:
+        task=paper_params("amortix", "task"),
+        seed=paper_params("amortix", "seed"),
+    script:
+        "../scripts/amortix/oracle_tdc.py"
 
 
 rule amortix_demonstrations:
@@ -129,7 +195,7 @@ rule amortix_rl:
     input:
         policy=f"{AX}/policies/pretrained.pt",
         split=f"{AX}/scaffolds.parquet",
-        oracle=f"{AX}/oracle.npz",
+        oracle=ax_oracle("model"),
     output:
         policy=f"{AX}/policies/{{variant}}_s{{seed}}.pt",
         log_table=f"{AX}/rl/{{variant}}_s{{seed}}.parquet",
@@ -159,7 +225,7 @@ rule amortix_sample:
     input:
         policy=ax_policy_file,
         split=f"{AX}/scaffolds.parquet",
-        oracle=f"{AX}/oracle.npz",
+        oracle=ax_oracle("model"),
     output:
         f"{AX}/samples/{{policy}}.parquet",
     log:
@@ -187,7 +253,7 @@ rule amortix_graph_ga:
     input:
         samples=f"{AX}/samples/pretrained.parquet",
         split=f"{AX}/scaffolds.parquet",
-        oracle=f"{AX}/oracle.npz",
+        oracle=ax_oracle("model"),
     output:
         f"{AX}/baselines/graph_ga.parquet",
     log:
@@ -213,7 +279,7 @@ rule amortix_per_instance:
     input:
         policy=f"{AX}/policies/pretrained.pt",
         split=f"{AX}/scaffolds.parquet",
-        oracle=f"{AX}/oracle.npz",
+        oracle=ax_oracle("model"),
     output:
         f"{AX}/baselines/per_instance.parquet",
     log:
@@ -271,7 +337,7 @@ rule amortix_tables:
         pmo=ax_pmo_files,
         demonstrations=f"{AX}/demonstrations.parquet",
         split=f"{AX}/scaffolds.parquet",
-        oracle=f"{AX}/oracle.npz",
+        oracle=ax_oracle("model"),
     output:
         decoration=f"{AX}/table_scaffold.parquet",
         best_of_k=f"{AX}/best_of_k.parquet",
@@ -353,8 +419,8 @@ rule amortix_report:
         counts=f"{AX}/corpus_counts.parquet",
         split=f"{AX}/scaffolds.parquet",
         demonstrations=f"{AX}/demonstrations.parquet",
-        oracle=f"{AX}/oracle.json",
-        selftest=f"{AX}/oracle_selftest.parquet",
+        oracle=ax_oracle("definition"),
+        selftest=ax_oracle("selftest"),
         pretrain=f"{AX}/pretrain_log.parquet",
         decoration=f"{AX}/table_scaffold.parquet",
         best_of_k=f"{AX}/best_of_k.parquet",

@@ -13,8 +13,30 @@ AX_FIGURES = [
     "pmo_curves",
     "molecules",
 ]
-# paper-scale corpus: ZINC250k, downloaded by rule `download` (config/sources.yaml)
-AX_SOURCES = {"nci_first_5k": [], "zinc250k": ["resources/amortix/zinc250k.csv"]}
+# paper-scale corpora: ZINC250k, downloaded by rule `download` (config/sources.yaml), or ChEMBL 35's SMILES read from
+# its chemreps file by rule amortix_chembl
+AX_SOURCES = {
+    "nci_first_5k": [],
+    "zinc250k": ["resources/amortix/zinc250k.csv"],
+    "chembl35": [f"{AX}/chembl35_smiles.csv"],
+}
+# the oracle's files by task: the kinase surrogate fitted by rule amortix_oracle, or TDC's GSK3B/JNK3 forests
+# converted from their pickles (rules amortix_tdc_convert, amortix_oracle_tdc)
+AX_ORACLE = {
+    "kinase_surrogate": {
+        "model": f"{AX}/oracle.npz",
+        "definition": f"{AX}/oracle.json",
+        "selftest": f"{AX}/oracle_selftest.parquet",
+    },
+    "tdc_kinase": {
+        "model": f"{AX}/tdc/oracle.npz",
+        "definition": f"{AX}/tdc/oracle.json",
+        "selftest": f"{AX}/tdc/oracle_selftest.parquet",
+    },
+}
+# the corpus job's requests by source: ChEMBL 35 gives about 2.5M SMILES to filter (about 1 ms each)
+AX_CORPUS_MEM_MB = {"chembl35": 16000}
+AX_CORPUS_RUNTIME = {"chembl35": 360}
 
 for _scale in ("smoke", "quick", "paper"):
     try:
@@ -31,7 +53,29 @@ def ax_config(wildcards):
 
 def ax_corpus_source(wildcards):
     """The downloaded corpus file (paper scale); none for NCI's molecules inside the rdkit wheel."""
-    return AX_SOURCES[ax_config(wildcards)["corpus"]["source"]]
+    return [
+        path.format(scale=wildcards.scale)
+        for path in AX_SOURCES[ax_config(wildcards)["corpus"]["source"]]
+    ]
+
+
+def ax_corpus_mem_mb(wildcards):
+    return AX_CORPUS_MEM_MB.get(ax_config(wildcards)["corpus"]["source"], 2000)
+
+
+def ax_corpus_runtime(wildcards):
+    return AX_CORPUS_RUNTIME.get(ax_config(wildcards)["corpus"]["source"], 30)
+
+
+def ax_oracle(kind):
+    """Input function: the oracle's `kind` file (model, definition, selftest) for the configured task."""
+
+    def oracle_file(wildcards):
+        return AX_ORACLE[ax_config(wildcards)["task"]][kind].format(
+            scale=wildcards.scale
+        )
+
+    return oracle_file
 
 
 @reads("amortix", *(("rl", key) for key in ax_experiment.RL_RUN_KEYS))

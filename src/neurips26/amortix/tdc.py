@@ -110,6 +110,7 @@ class TreeForest:
         missing = {"tree_offsets", "n_features", "classes", *FIELDS} - set(arrays)
         if missing:
             raise ConversionError(f"converted forest lacks {sorted(missing)}")
+        self.arrays = dict(arrays)  # as converted (tdc_kinase stores these)
         offsets = np.asarray(arrays["tree_offsets"], dtype=np.int64)
         n_nodes = int(offsets[-1])
         self.classes = np.asarray(arrays["classes"])
