@@ -169,3 +169,18 @@ def test_selftest_enforces_tdcs_published_scores(objective, monkeypatch):
     monkeypatch.setattr(tdc, "PUBLISHED", shifted)
     with pytest.raises(tdc.ConversionError, match="published score"):
         tdc_kinase.selftest_table(objective)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=KeyError,
+    reason="pending: artifacts.load_oracle does not yet dispatch on the stored kind (editing artifacts.py reruns"
+    " every quick job that reaches it); remove this mark with that change",
+)
+def test_the_jobs_oracle_loader_reads_the_tdc_objective(objective, tmp_path):
+    path = tmp_path / "oracle.npz"
+    save_npz(path, **tdc_kinase.tdc_state(objective))
+    loaded = artifacts.load_oracle(path)
+    mols = [Chem.MolFromSmiles(s) for s in MOLECULES]
+    assert isinstance(loaded, tdc_kinase.TDCKinase)
+    np.testing.assert_array_equal(loaded(mols), objective(mols))

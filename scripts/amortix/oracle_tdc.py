@@ -4,9 +4,12 @@ forests (rule amortix_tdc_convert) loaded, the self-test with TDC's published sc
 
 import json
 
+import numpy as np
 import pandas as pd
+from rdkit import Chem
 
 from neurips26.amortix import surrogate, tdc, tdc_kinase
+from neurips26.amortix.artifacts import load_oracle
 from neurips26.common.io import atomic_path, save_npz, write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
@@ -32,6 +35,17 @@ log.info(
     int(checks["passed"].sum()),
 )
 save_npz(snakemake.output.model, **tdc_kinase.tdc_state(oracle))
+# the jobs that score candidates (rl, sample, graph_ga, per_instance, tables) read the oracle with load_oracle
+panel = [Chem.MolFromSmiles(s) for s in tdc.SELFTEST_SMILES]
+try:
+    reloaded = load_oracle(snakemake.output.model)
+except (KeyError, ValueError) as error:
+    raise RuntimeError(
+        f"neurips26.amortix.artifacts.load_oracle cannot read the {tdc_kinase.KIND} objective back ({error!r}): it"
+        " must return tdc_kinase.tdc_from_state(state) when tdc_kinase.is_tdc_state(state)"
+    ) from None
+if not isinstance(reloaded, tdc_kinase.TDCKinase) or not np.array_equal(reloaded(panel), oracle(panel)):
+    raise RuntimeError("artifacts.load_oracle does not rebuild the tdc_kinase objective with identical scores")
 with atomic_path(snakemake.output.definition) as tmp:
     tmp.write_text(json.dumps(definition, indent=2))
 prov = job_provenance(snakemake, params.seed)
