@@ -5,6 +5,12 @@ scale), so the forests here are fitted in the test with the installed scikit-lea
 
 from __future__ import annotations
 
+import logging
+import pickle
+import runpy
+from pathlib import Path
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from rdkit import Chem
@@ -114,3 +120,62 @@ def test_third_party_agreement_says_whether_size_and_hash_match(tmp_path):
     assert "as the third-party measurement states" not in tdc.third_party_agreement(path.name, size, sha256)
     stated = tdc.THIRD_PARTY["jnk3_current.pkl"]
     assert "as the third-party measurement states" in tdc.third_party_agreement("jnk3_current.pkl", *stated)
+
+
+# ---------------------------------------------------------------- the conversion job (scripts/amortix/tdc_convert.py)
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "amortix" / "tdc_convert.py"
+
+
+def run_conversion(tmp_path, pickle_path) -> Path:
+    out = tmp_path / "gsk3b.npz"
+    job = SimpleNamespace(
+        log=[str(tmp_path / "convert.log")],
+        wildcards=SimpleNamespace(target="gsk3b"),
+        input=SimpleNamespace(pickle=str(pickle_path)),
+        output=[str(out)],
+    )
+    try:
+        runpy.run_path(str(SCRIPT), init_globals={"snakemake": job})
+    finally:
+        for handler in list(logging.getLogger("neurips26.amortix_tdc_convert").handlers):
+            handler.close()
+    return out
+
+
+@pytest.fixture
+def pickled_forest(tmp_path):
+    """A forest on TDC's fingerprints of NCI molecules, pickled as TDC's files are (plain pickle)."""
+    from neurips26.amortix import corpus
+
+    smiles = corpus.read_smiles_file(corpus.rdkit_data_path(*corpus.NCI_FIRST_5K))[:300]
+    x = tdc.tdc_fingerprints([s for s in smiles if Chem.MolFromSmiles(s) is not None])
+    y = (x[:, :1024].sum(axis=1) > np.median(x[:, :1024].sum(axis=1))).astype(int)
+    forest = RandomForestClassifier(n_estimators=20, random_state=0).fit(x, y)
+    path = tmp_path / "gsk3b_current.pkl"
+    path.write_bytes(pickle.dumps(forest))
+    return forest, x, path
+
+
+def test_conversion_job_writes_arrays_that_score_as_the_pickled_forest(tmp_path, pickled_forest, monkeypatch):
+    forest, x, path = pickled_forest
+    own = forest.predict_proba(tdc.tdc_fingerprints(tdc.SELFTEST_SMILES))[:, 1]
+    monkeypatch.setitem(tdc.PUBLISHED, "gsk3b", tuple(float(v) for v in own))  # its own scores stand in for TDC's
+    out = run_conversion(tmp_path, path)
+    np.testing.assert_allclose(tdc.load_forest(out).predict_proba(x), forest.predict_proba(x), rtol=0, atol=1e-12)
+    log = (tmp_path / "convert.log").read_text()
+    assert "max |sklearn - numpy| = 0" in log and "TDC published" in log and "third-party measurement" in log
+
+
+def test_conversion_job_refuses_a_forest_off_tdcs_published_scores(tmp_path, pickled_forest):
+    _, _, path = pickled_forest
+    with pytest.raises(tdc.ConversionError, match="does not reproduce TDC's published scores"):
+        run_conversion(tmp_path, path)
+    assert not (tmp_path / "gsk3b.npz").exists()
+
+
+def test_conversion_job_refuses_an_html_page(tmp_path):
+    path = tmp_path / "gsk3b_current.pkl"
+    path.write_text("<!DOCTYPE html><html><body>Dataverse</body></html>")
+    with pytest.raises(tdc.ConversionError, match="is not a pickle"):
+        run_conversion(tmp_path, path)

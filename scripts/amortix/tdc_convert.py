@@ -1,6 +1,6 @@
 """Convert one of TDC's oracle pickles (a scikit-learn 0.23 RandomForestClassifier) into plain arrays.
 
-Runs in envs/tdc_sklearn.yaml (scikit-learn 1.0.2, which still unpickles these files; our scikit-learn cannot).
+Runs in envs/tdc_sklearn.yaml (scikit-learn 1.2.2, the last release that unpickles these files; ours cannot).
 Checks before writing: the arrays scored in numpy (neurips26.amortix.tdc.TreeForest) equal the unpickled forest's
 predict_proba on the self-test molecules and on random bit vectors, and the self-test molecules get TDC's
 published scores (tdc.TOLERANCE); it fails naming the molecules otherwise. Logs whether the file's size and
@@ -18,10 +18,14 @@ import sklearn
 
 from neurips26.amortix import tdc
 
-logging.basicConfig(
-    filename=snakemake.log[0], level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
-)
-log = logging.getLogger("amortix.tdc_convert")
+log = logging.getLogger("neurips26.amortix_tdc_convert")
+log.setLevel(logging.INFO)
+for _old in list(log.handlers):  # a previous run in this process (tests)
+    _old.close()
+    log.removeHandler(_old)
+_handler = logging.FileHandler(snakemake.log[0])
+_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+log.addHandler(_handler)
 target = snakemake.wildcards.target
 path = Path(snakemake.input.pickle)
 size, sha256 = tdc.file_digest(path)

@@ -4,8 +4,8 @@ The paper's objective (Hash-hh/GRXForm objective_predictor/tdc/kinase_mpo.py) ca
 `Oracle('JNK3')`: RationaleRL's random forests, which TDC re-pickled for scikit-learn 0.23-1.0 (the `*_current.pkl`
 files of Harvard Dataverse, config/sources.yaml `amortix/tdc`). Those pickles cannot be unpickled by scikit-learn
 >= 1.3 (their tree nodes lack `missing_go_to_left`), so one job in its own environment (envs/tdc_sklearn.yaml,
-scikit-learn 1.0.2) unpickles each file once and writes its trees as arrays (:func:`forest_arrays`,
-:func:`save_forest`); every later job scores them here (:class:`TreeForest`) with numpy only.
+scikit-learn 1.2.2, as the paper's code pins it) unpickles each file once and writes its trees as arrays
+(:func:`forest_arrays`, :func:`save_forest`); every later job scores them here (:class:`TreeForest`) with numpy only.
 
 Layout of a converted forest (.npz): all trees' nodes in one table, tree t's nodes at rows
 ``tree_offsets[t]:tree_offsets[t + 1]`` with tree-local child indices as scikit-learn stores them:
