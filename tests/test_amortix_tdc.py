@@ -179,3 +179,10 @@ def test_conversion_job_refuses_an_html_page(tmp_path):
     path.write_text("<!DOCTYPE html><html><body>Dataverse</body></html>")
     with pytest.raises(tdc.ConversionError, match="is not a pickle"):
         run_conversion(tmp_path, path)
+
+
+def test_conversion_job_refuses_an_unfitted_forest(tmp_path):
+    path = tmp_path / "gsk3b_current.pkl"
+    path.write_bytes(pickle.dumps(RandomForestClassifier()))
+    with pytest.raises(tdc.ConversionError, match="without fitted trees"):
+        run_conversion(tmp_path, path)

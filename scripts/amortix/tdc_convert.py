@@ -29,17 +29,28 @@ log.addHandler(_handler)
 target = snakemake.wildcards.target
 path = Path(snakemake.input.pickle)
 size, sha256 = tdc.file_digest(path)
-log.info(tdc.third_party_agreement(path.name, size, sha256))
+agreement = tdc.third_party_agreement(path.name, size, sha256)
+(log.info if "as the third-party measurement states" in agreement else log.warning)(agreement)
 with open(path, "rb") as handle:
     head = handle.read(64)
 if not head.startswith(b"\x80"):  # every protocol >= 2 pickle starts with PROTO; Dataverse has served HTML here
-    raise tdc.ConversionError(f"{path} ({size} bytes) is not a pickle; it starts with {head[:40]!r}")
+    raise tdc.ConversionError(
+        f"{path} ({size} bytes) is not a pickle; it starts with {head[:40]!r}. Delete the file and its entry in"
+        " config/sources.lock.yaml to fetch it again"
+    )
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     with open(path, "rb") as handle:
         forest = pickle.load(handle)  # a file locked in config/sources.lock.yaml, from TDC's Dataverse address
 for warning in caught:
     log.info("while unpickling: %s", warning.message)
+if type(forest).__name__ != "RandomForestClassifier" or not hasattr(forest, "estimators_"):
+    raise tdc.ConversionError(
+        f"{path} ({size} bytes) holds {type(forest).__name__}"
+        f"{'' if hasattr(forest, 'estimators_') else ' without fitted trees'}, not TDC's fitted random forest (TDC"
+        " issue 372 reports a 675-byte file at this address). Delete the file and its entry in"
+        " config/sources.lock.yaml to fetch it again"
+    )
 log.info(
     "%s: %s with %d trees, scikit-learn %s",
     path.name,
