@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 PROVENANCE = {"git_commit", "config_hash"}
-TIMING = re.compile(r"second|(^|_)s$|_ms$|(^|_)ms_|time|rss|throughput|per_s(ec)?$|speed|wall|elapsed", re.I)
+TIMING = re.compile(r"second|(?:^|_)s$|_ms$|(?:^|_)ms_|time|rss|throughput|per_s(?:ec)?$|speed|wall|elapsed", re.I)
 
 
 def read(path: Path) -> pd.DataFrame:
@@ -32,11 +32,15 @@ def read(path: Path) -> pd.DataFrame:
             return pd.DataFrame(
                 {"array": name, "values": str(archive[name].dtype) + repr(archive[name].tolist())}
                 for name in sorted(archive.files)
+                if not TIMING.search(name)  # a stored wall-clock value (seconds)
             )
     frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
     frame = frame.drop(columns=[c for c in frame.columns if c in PROVENANCE])
-    if "metric" in frame.columns and frame["metric"].dtype == object:
-        frame = frame[~frame["metric"].astype(str).str.contains(TIMING)].reset_index(drop=True)
+    if "metric" in frame.columns and not pd.api.types.is_numeric_dtype(frame["metric"]):
+        frame = frame[~frame["metric"].astype(str).str.contains(TIMING)]
+        # a long table's rows are matched by their keys, not by the order the jobs were collected in
+        keys = [np.array([str(v) for v in frame[c]]) for c in frame.columns if c != "value"]
+        frame = frame.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)
     return frame
 
 
