@@ -171,12 +171,6 @@ def test_selftest_enforces_tdcs_published_scores(objective, monkeypatch):
         tdc_kinase.selftest_table(objective)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=KeyError,
-    reason="pending: artifacts.load_oracle does not yet dispatch on the stored kind (editing artifacts.py reruns"
-    " every quick job that reaches it); remove this mark with that change",
-)
 def test_the_jobs_oracle_loader_reads_the_tdc_objective(objective, tmp_path):
     path = tmp_path / "oracle.npz"
     save_npz(path, **tdc_kinase.tdc_state(objective))

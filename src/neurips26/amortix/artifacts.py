@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from rdkit import Chem
 
-from neurips26.amortix import oracles
+from neurips26.amortix import oracles, tdc_kinase
 from neurips26.amortix.surrogate import KinaseSurrogate, surrogate_from_state, surrogate_state
 from neurips26.common.io import load_npz, save_npz
 
@@ -19,8 +19,12 @@ def save_oracle(path, oracle: KinaseSurrogate) -> None:
 
 
 def load_oracle(path) -> KinaseSurrogate:
-    """The kinase surrogate written by save_oracle, rebuilt with identical scores."""
-    return surrogate_from_state(load_npz(path))
+    """The kinase objective stored by the oracle job, rebuilt with identical scores: the surrogate written by
+    save_oracle, or the objective with TDC's forests (task tdc_kinase, tdc_kinase.tdc_state)."""
+    state = load_npz(path)
+    if tdc_kinase.is_tdc_state(state):
+        return tdc_kinase.tdc_from_state(state)
+    return surrogate_from_state(state)
 
 
 def split_scaffolds(split_frame: pd.DataFrame, split: str, limit: int | None = None, seed: int = 0) -> list[str]:
