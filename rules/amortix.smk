@@ -433,6 +433,7 @@ rule amortix_report:
         ),
         captions=expand("workflow/report/amortix/{name}.rst", name=AX_FIGURES),
         deviations="workflow/report/amortix/deviations.md",
+        paper_scale="workflow/report/amortix/paper_scale.yaml",
         template="workflow/report/amortix/report.md.j2",
     output:
         f"{AX}/report.md",
@@ -446,6 +447,7 @@ rule amortix_report:
         mem_mb=1000,
         runtime=10,
     params:
+        paper_scale=paper_scale_values("amortix"),
         benchmarks=AX_BENCH,
         rl=ax_rl_report,
         test_scaffolds=paper_params("amortix", "evaluate", "test_scaffolds"),

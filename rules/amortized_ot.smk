@@ -498,6 +498,7 @@ rule amortized_ot_report:
         ),
         captions=expand("workflow/report/amortized_ot/{name}.rst", name=AOT_FIGURES),
         deviations="workflow/report/amortized_ot/deviations.md",
+        paper_scale="workflow/report/amortized_ot/paper_scale.yaml",
         template="workflow/report/amortized_ot/report.md.j2",
     output:
         f"{AOT}/report.md",
@@ -511,6 +512,7 @@ rule amortized_ot_report:
         mem_mb=1000,
         runtime=10,
     params:
+        paper_scale=paper_scale_values("amortized_ot"),
         benchmarks=AOT_BENCH,
         seed=paper_params("amortized_ot", "seed"),
         main_projections=paper_params("amortized_ot", "main_projections"),

@@ -354,6 +354,7 @@ rule bbo_pile_report:
         ),
         captions=expand("workflow/report/bbo_pile/{name}.rst", name=BP_FIGURES),
         deviations="workflow/report/bbo_pile/deviations.md",
+        paper_scale="workflow/report/bbo_pile/paper_scale.yaml",
         template="workflow/report/bbo_pile/report.md.j2",
     output:
         f"{BP}/report.md",
@@ -367,6 +368,7 @@ rule bbo_pile_report:
         mem_mb=1000,
         runtime=10,
     params:
+        paper_scale=paper_scale_values("bbo_pile"),
         benchmarks=BP_BENCH,
         seed=paper_params("bbo_pile", "seed"),
         blackboxes=paper_params("bbo_pile", "blackboxes"),

@@ -280,6 +280,7 @@ rule bird_report:
         ),
         captions=expand("workflow/report/bird/{name}.rst", name=BIRD_FIGURES),
         deviations="workflow/report/bird/deviations.md",
+        paper_scale="workflow/report/bird/paper_scale.yaml",
         template="workflow/report/bird/report.md.j2",
     output:
         f"{BIRD}/report.md",
@@ -293,6 +294,7 @@ rule bird_report:
         mem_mb=1000,
         runtime=10,
     params:
+        paper_scale=paper_scale_values("bird"),
         benchmarks=BIRD_BENCH,
         datasets=bird_report_datasets,
         restriction=paper_params("bird", "restriction", "type"),

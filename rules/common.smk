@@ -4,6 +4,8 @@ import dataclasses
 from pathlib import Path
 
 from neurips26.common import sources as source_registry
+from neurips26.common.costs import decoder_work
+from neurips26.common.paper_scale import config_value, paper_scale_paths
 from neurips26.common.config import (
     ConfigError,
     check_scale,
@@ -16,7 +18,7 @@ from neurips26.common.config import (
 IMPLEMENTED = sorted(
     path.stem
     for path in (ROOT / "rules").glob("*.smk")
-    if path.stem not in ("common", "corpus", "download", "scoreboard")
+    if path.stem not in ("common", "corpus", "download", "plan", "scoreboard")
 )
 # stops the run before any job when a key, type, range, paper or scale is wrong
 PAPERS = validate_workflow_config(
@@ -24,18 +26,27 @@ PAPERS = validate_workflow_config(
 )
 # the registry of pinned sources, validated against its schema and for what the schema cannot express
 SOURCES = ROOT / "config" / "sources.yaml"
-SOURCES_LOCK = "config/sources.lock.yaml"  # written by first fetches (neurips26.common.locking)
+SOURCES_LOCK = (
+    "config/sources.lock.yaml"  # written by first fetches (neurips26.common.locking)
+)
+# rule name -> function (wildcards, scale) -> the work of one job, in a unit of the rule's choosing (the plan of a
+# scale divides it by the rate measured at quick scale: rules/plan.smk)
+PLAN_WORK = {}
 validate(
     load_yaml(SOURCES),
     load_yaml(ROOT / "workflow" / "schemas" / "sources.schema.yaml"),
     "config/sources.yaml",
 )
 try:
-    _unknown_mirrors = set(config.get("mirrors", {})) - set(source_registry.read_registry(SOURCES))
+    _unknown_mirrors = set(config.get("mirrors", {})) - set(
+        source_registry.read_registry(SOURCES)
+    )
 except ValueError as error:
     raise ConfigError(str(error)) from None
 if _unknown_mirrors:
-    raise ConfigError(f"mirrors: {sorted(_unknown_mirrors)} name no folder of config/sources.yaml")
+    raise ConfigError(
+        f"mirrors: {sorted(_unknown_mirrors)} name no folder of config/sources.yaml"
+    )
 
 
 # the only global constraints: wildcards that mean the same in every paper (others sit on their rules)
@@ -68,6 +79,22 @@ def download_params(wildcards):
 
 def download_runtime(wildcards):
     return download_source(wildcards).runtime
+
+
+def paper_scale_values(slug):
+    """A params function of a report rule: the paper-scale config's values at the key paths that the paper's
+    workflow/report/<slug>/paper_scale.yaml lists beside the paper's settings (its table of the deviations).
+    """
+    spec = load_yaml(ROOT / "workflow" / "report" / slug / "paper_scale.yaml")
+    try:
+        paths = paper_scale_paths(spec, PAPERS[slug]["paper"])
+    except ValueError as error:
+        raise ConfigError(f"workflow/report/{slug}/paper_scale.yaml: {error}") from None
+
+    def values(wildcards):
+        return {path: config_value(PAPERS[slug]["paper"], path) for path in paths}
+
+    return values
 
 
 def paper_params(slug, *keys):

@@ -260,6 +260,7 @@ rule fairness_audit_report:
         ),
         captions=expand("workflow/report/fairness_audit/{name}.rst", name=FA_FIGURES),
         deviations="workflow/report/fairness_audit/deviations.md",
+        paper_scale="workflow/report/fairness_audit/paper_scale.yaml",
         template="workflow/report/fairness_audit/report.md.j2",
     output:
         f"{FA}/report.md",
@@ -273,6 +274,7 @@ rule fairness_audit_report:
         mem_mb=1000,
         runtime=10,
     params:
+        paper_scale=paper_scale_values("fairness_audit"),
         benchmarks=FA_BENCH,
         scm=paper_params("fairness_audit", "scm"),
         real_datasets=paper_params("fairness_audit", "real", "datasets"),

@@ -240,6 +240,7 @@ rule pred_loss_space_report:
         ),
         captions=expand("workflow/report/pred_loss_space/{name}.rst", name=PLS_FIGURES),
         deviations="workflow/report/pred_loss_space/deviations.md",
+        paper_scale="workflow/report/pred_loss_space/paper_scale.yaml",
         template="workflow/report/pred_loss_space/report.md.j2",
     output:
         f"{PLS}/report.md",
@@ -253,6 +254,7 @@ rule pred_loss_space_report:
         mem_mb=1000,
         runtime=10,
     params:
+        paper_scale=paper_scale_values("pred_loss_space"),
         benchmarks=PLS_BENCH,
         regimes=paper_params("pred_loss_space", "regimes"),
         seeds=paper_params("pred_loss_space", "seeds"),

@@ -227,6 +227,7 @@ rule seqrec_audit_report:
         ),
         captions=expand("workflow/report/seqrec_audit/{name}.rst", name=SA_FIGURES),
         deviations="workflow/report/seqrec_audit/deviations.md",
+        paper_scale="workflow/report/seqrec_audit/paper_scale.yaml",
         template="workflow/report/seqrec_audit/report.md.j2",
     output:
         f"{SA}/report.md",
@@ -240,6 +241,7 @@ rule seqrec_audit_report:
         mem_mb=1000,
         runtime=10,
     params:
+        paper_scale=paper_scale_values("seqrec_audit"),
         benchmarks=SA_BENCH,
         seed=paper_params("seqrec_audit", "seed"),
         datasets=paper_params("seqrec_audit", "datasets"),

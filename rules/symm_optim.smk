@@ -167,6 +167,7 @@ rule symm_optim_report:
         ),
         captions=expand("workflow/report/symm_optim/{name}.rst", name=SO_FIGURES),
         deviations="workflow/report/symm_optim/deviations.md",
+        paper_scale="workflow/report/symm_optim/paper_scale.yaml",
         corpus_meta=so_corpus_meta,
         template="workflow/report/symm_optim/report.md.j2",
     output:
@@ -181,6 +182,7 @@ rule symm_optim_report:
         mem_mb=1000,
         runtime=10,
     params:
+        paper_scale=paper_scale_values("symm_optim"),
         benchmarks=SO_BENCH,
         corpus=paper_params("symm_optim", "corpus"),
         model=paper_params("symm_optim", "model"),

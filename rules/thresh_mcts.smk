@@ -201,6 +201,7 @@ rule thresh_mcts_report:
         ),
         captions=expand("workflow/report/thresh_mcts/{name}.rst", name=TM_FIGURES),
         deviations="workflow/report/thresh_mcts/deviations.md",
+        paper_scale="workflow/report/thresh_mcts/paper_scale.yaml",
         template="workflow/report/thresh_mcts/report.md.j2",
     output:
         f"{TM}/report.md",
@@ -214,6 +215,7 @@ rule thresh_mcts_report:
         mem_mb=1000,
         runtime=10,
     params:
+        paper_scale=paper_scale_values("thresh_mcts"),
         benchmarks=TM_BENCH,
         conservative_beta=paper_params("thresh_mcts", "conservative_beta"),
         runs=paper_params("thresh_mcts", "runs"),

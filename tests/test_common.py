@@ -270,7 +270,9 @@ def test_the_real_workflow_config_matches_its_schema():
     schema = config.load_yaml(ROOT / "workflow" / "schemas" / "config.schema.yaml")
     config.validate(data, schema, "config/config.yaml")
     implemented = sorted(
-        p.stem for p in (ROOT / "rules").glob("*.smk") if p.stem not in {"common", "corpus", "download", "scoreboard"}
+        p.stem
+        for p in (ROOT / "rules").glob("*.smk")
+        if p.stem not in {"common", "corpus", "download", "plan", "scoreboard"}
     )
     papers = config.validate_workflow_config(data, ROOT / "config", ROOT / "workflow" / "schemas", implemented)
     assert set(papers) == set(implemented) >= {"amortized_ot", "pred_loss_space"}

@@ -195,3 +195,23 @@ def test_a_lock_entry_without_hash_or_with_an_unknown_origin_is_refused(tmp_path
     lock.write_text(yaml.safe_dump({"files": {"a/b": {"sha256": "00", "size": 1, "origin": "a friend"}}}))
     with pytest.raises(ValueError, match="a/b needs sha256, size and an origin"):
         read_lock(lock)
+
+
+def test_the_verify_tool_checks_placed_files_and_records_unlocked_ones(tmp_path, capsys):
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("verify_sources", ROOT / "tools" / "verify_sources.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    resources, lock = tmp_path / "resources", tmp_path / "lock.yaml"
+    (resources / "seqrec_audit").mkdir(parents=True)
+    (resources / "seqrec_audit" / "meta_Toys_and_Games.json.gz").write_bytes(b"placed\n")  # locked on first fetch
+    args = ["--resources", str(resources), "--lock", str(lock)]
+    assert tool.main(args) == 0 and "unchecked  resources/seqrec_audit/meta_Toys" in capsys.readouterr().out
+    assert tool.main([*args, "--record"]) == 0 and read_lock(lock)["files"]["seqrec_audit/meta_Toys_and_Games.json.gz"]
+    (resources / "seqrec_audit" / "ml-1m.zip").write_bytes(b"not movielens\n")  # pinned: a mismatch
+    assert tool.main(args) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH   resources/seqrec_audit/ml-1m.zip: expected sha256:a6898adb" in out and "locked     " in out

@@ -63,7 +63,8 @@ def bp_pile_file(split):
 
 def bp_serialize_mem(wildcards):
     """Memory of the corpus job: the generated corpus fits in 4 GB; BBO-Pile's lines are held as token ids
-    (8 bytes each, packed once more) and its size could not be read offline, hence a large request."""
+    (8 bytes each, packed once more) and its size could not be read offline, hence a large request.
+    """
     return 64000 if bp_config(wildcards).get("pile") else 4000
 
 
@@ -149,3 +150,26 @@ def bp_seed_training_logs(wildcards):
         run=cfg["model_seeds"]["run"],
         model_seed=cfg["model_seeds"]["seeds"],
     )
+
+
+def bp_plan_work(wildcards, scale):
+    """The work of one training run for the plan of a scale: tokens x the weights a token passes through (the
+    vocabulary taken as the tokenizer's q value bins; its hundred-odd symbols are left out).
+    """
+    cfg = scale_block(PAPERS, "bbo_pile", scale)
+    run = cfg["runs"][wildcards.run]
+    model = cfg["models"][run["model"]]
+    return decoder_work(
+        run["tokens"],
+        d_model=model["d_model"],
+        n_layers=model["n_layers"],
+        n_heads=model["n_heads"],
+        n_kv_heads=model["n_query_groups"],
+        head_dim=model["head_size"],
+        d_ff=model["mlp_hidden"],
+        vocab=cfg["tokenizer"]["q"],
+    )
+
+
+PLAN_WORK["bbo_pile_train"] = bp_plan_work
+PLAN_WORK["bbo_pile_train_seed"] = bp_plan_work

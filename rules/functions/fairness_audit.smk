@@ -136,3 +136,18 @@ def fa_redundancy_data(wildcards):
         ),
         "meta": expand(f"{FA}/data/{{name}}.json", scale=wildcards.scale, name=names),
     }
+
+
+def fa_plan_work(wildcards, scale):
+    """The work of one true-bias job for the plan of a scale (None for a real data set, whose size the plan does
+    not know): its 2d + 1 coalitions x grid configurations x max_iter epochs x n rows x d inputs, an upper bound
+    (the MLPs may stop early)."""
+    if _fa_is_real(wildcards):
+        return None
+    cfg = paper_config("fairness_audit", scale)
+    d, n = cfg["scm"]["d"], cfg["scm"]["n"]
+    tb = cfg["true_bias"]
+    return float((2 * d + 1) * len(tb["grid"]) * tb["max_iter"] * n * d)
+
+
+PLAN_WORK["fairness_audit_true_bias"] = fa_plan_work

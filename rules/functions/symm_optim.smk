@@ -84,3 +84,23 @@ def so_run_steps(wildcards):
 
 def so_run_spectra(wildcards):
     return so_runs(wildcards, "spectra")
+
+
+def so_plan_work(wildcards, scale):
+    """The work of one training run for the plan of a scale: tokens x the weights a token passes through."""
+    cfg = scale_block(PAPERS, "symm_optim", scale)
+    model, train = cfg["model"][wildcards.arch], cfg["train"]
+    return decoder_work(
+        train["steps"] * train["batch_size"] * train["seq_len"],
+        d_model=model["d_model"],
+        n_layers=model["n_layers"],
+        n_heads=model["n_heads"],
+        n_kv_heads=model["n_kv_heads"],
+        head_dim=model["head_dim"],
+        d_ff=model["d_ff"],
+        vocab=cfg["corpus"]["vocab_size"],
+        active_experts=model.get("top_k", 1),
+    )
+
+
+PLAN_WORK["symm_optim_train"] = so_plan_work

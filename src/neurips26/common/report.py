@@ -111,6 +111,21 @@ def figures_markdown(figures: list[str], report_path: str | Path, captions: list
     )
 
 
+def paper_scale_markdown(spec_path: str | Path, values: dict) -> str:
+    """The paper's settings beside our paper-scale config (workflow/report/<slug>/paper_scale.yaml, our values as
+    the report rule's params read them from the config)."""
+    import yaml
+
+    from neurips26.common.paper_scale import paper_scale_rows
+
+    spec = yaml.safe_load(Path(spec_path).read_text())
+    table = pd.DataFrame(paper_scale_rows(spec, values))
+    return (
+        "### Paper scale: the paper's settings beside ours\n\n"
+        f"What the paper and its code were read from: {spec['cite']}\n\n{markdown_table(table)}"
+    )
+
+
 def closing_sections(
     figures: list[str],
     report_path: str | Path,
@@ -118,8 +133,11 @@ def closing_sections(
     benchmarks: str | Path,
     deviations: str | Path,
     provenance: str,
+    paper_scale: str = "",
 ) -> str:
-    """The sections every paper's report ends with: figures, runtimes, deviations, provenance."""
+    """The sections every paper's report ends with: figures, runtimes, deviations (with the table of the paper's
+    settings beside ours, `paper_scale`, when given), provenance."""
+    paper_scale_section = f"\n{paper_scale}\n" if paper_scale else ""
     return f"""## Figures
 
 {figures_markdown(figures, report_path, captions)}
@@ -131,7 +149,7 @@ def closing_sections(
 ## Deviations from the paper
 
 {Path(deviations).read_text()}
-
+{paper_scale_section}
 {provenance}
 """
 
@@ -173,6 +191,7 @@ def write_report(job, provenance_from: str | Path | None = None, **tables) -> st
         job.params.benchmarks,
         inp.deviations,
         provenance_line(read_provenance(provenance_from or inp.claims)),
+        paper_scale_markdown(inp.paper_scale, job.params.paper_scale) if "paper_scale" in inp.keys() else "",
     )
     text = render(
         inp.template,
