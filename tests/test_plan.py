@@ -4,6 +4,7 @@ hand-made DAG, and the paper-scale plan of the workflow itself."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -90,3 +91,23 @@ def test_decoder_work_counts_attention_mlp_and_head_weights():
     assert decoder_params(4, 1, 2, 1, 2, 8, 10) == 32 + 16 + 96 + 40
     assert decoder_params(4, 1, 2, 1, 2, 8, 10, active_experts=2) == 32 + 16 + 192 + 40
     assert decoder_work(100, d_model=4, n_layers=1, n_heads=2, n_kv_heads=1, head_dim=2, d_ff=8, vocab=10) == 18400
+
+
+def test_every_paper_plans_at_paper_scale_without_refusal():
+    from conftest import PAPERS, ROOT, planned_jobs
+
+    jobs = planned_jobs(ROOT, "results/paper/REPORT.md")
+    assert all(jobs.get(f"{slug}_report") == 1 for slug in PAPERS), jobs
+    assert jobs.get("download", 0) >= 20  # the locked sources included (FineWeb-Edu shards, Toys, ChEMBL, TDC)
+
+
+def test_the_plan_rule_writes_the_plan_of_a_scale(workflow_copy):
+    from conftest import snakemake
+
+    snakemake(workflow_copy, "-c1", "results/paper/PLAN.md", "--config", "papers=[thresh_mcts, fairness_audit]")
+    text = (workflow_copy / "results/paper/PLAN.md").read_text()
+    assert "# Plan of the paper scale: all papers" in text and "## The longest chain" in text
+    jobs = int(re.search(r"\*\*(\d+) jobs\*\*", text).group(1))
+    assert jobs > 100 and "fairness_audit_true_bias" in text and "thresh_mcts_report" in text
+    own = (workflow_copy / "results/paper/thresh_mcts/PLAN.md").read_text()
+    assert "fairness_audit" not in own and int(re.search(r"\*\*(\d+) jobs\*\*", own).group(1)) < jobs

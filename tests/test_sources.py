@@ -144,3 +144,32 @@ def test_the_download_rule_fetches_a_registered_file_from_a_mirror_and_checks_it
     assert "rule download:" in out.stdout + out.stderr
     assert (workflow_copy / target).read_bytes() == payload
     assert "downloaded" in (workflow_copy / "resources/logs/mnist/t10k-labels-idx1-ubyte.gz.log").read_text()
+
+
+def test_the_download_rule_locks_a_source_on_its_first_fetch(workflow_copy, tmp_path):
+    """Snakemake's rule `download` for a file locked on first fetch (Amazon Toys and Games' metadata), from a mirror
+    on 127.0.0.1: the job writes the file and its lock entry in the workflow's config/sources.lock.yaml."""
+    payload = b"{'asin': 'B000001'}\n"
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / "meta_Toys_and_Games.json.gz").write_bytes(payload)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        config = workflow_copy / "config/config.yaml"
+        config.write_text(config.read_text() + f"mirrors:\n  seqrec_audit: http://127.0.0.1:{server.server_port}/\n")
+        target = "resources/seqrec_audit/meta_Toys_and_Games.json.gz"
+        snakemake(workflow_copy, "-c1", target)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (workflow_copy / target).read_bytes() == payload
+    entry = yaml.safe_load((workflow_copy / "config/sources.lock.yaml").read_text())["files"][
+        "seqrec_audit/meta_Toys_and_Games.json.gz"
+    ]
+    assert entry["sha256"] == hashlib.sha256(payload).hexdigest() and entry["origin"] == "server"
+    log = (workflow_copy / "resources/logs/seqrec_audit/meta_Toys_and_Games.json.gz.log").read_text()
+    assert "come from the server, not from the project" in log
+    assert yaml.safe_load((ROOT / "config/sources.lock.yaml").read_text())["files"] == {}  # the checkout's untouched
