@@ -4,8 +4,8 @@ Runs in envs/tdc_sklearn.yaml (scikit-learn 1.2.2, the last release that unpickl
 Checks before writing: the arrays scored in numpy (neurips26.amortix.tdc.TreeForest) equal the unpickled forest's
 predict_proba on the self-test molecules and on random bit vectors, and the self-test molecules get TDC's
 published scores (tdc.TOLERANCE); it fails naming the molecules otherwise. Logs whether the file's size and
-sha256 agree with the third-party measurement (the registry of sources, folder amortix/tdc). Plain logging: this environment
-has neither pandas nor the workflow's runtime helpers.
+sha256 agree with the third-party measurement (the registry of sources, folder amortix/tdc). Plain logging: this
+environment has neither pandas nor the workflow's runtime helpers.
 """
 
 import logging
