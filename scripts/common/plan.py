@@ -49,7 +49,8 @@ def records(workflow, scale: str, papers: list[str], work_fns: dict) -> list[Job
         if source is not None:
             size = lookup(source, snakemake.input.registry).size or locked.get(source, {}).get("size")
         users = [d.rule.name for d in dag.depending[job]] if source is not None else [rule]
-        paper = next((slug for name in users for slug in papers if name.startswith(slug + "_")), "")
+        readers = sorted({slug for name in users for slug in papers if name.startswith(slug + "_")})
+        paper = readers[0] if readers else ""
         work = work_fns[rule](job.wildcards, scale) if rule in work_fns else None
         out.append(
             JobRecord(
@@ -65,6 +66,7 @@ def records(workflow, scale: str, papers: list[str], work_fns: dict) -> list[Job
                 download=source,
                 size=size,
                 seconds=measured_seconds(job.benchmark) if job.benchmark else None,
+                extra={"papers": readers},  # a download counts for every paper that reads it
             )
         )
     return out
@@ -91,5 +93,5 @@ note = (
 )
 write_text(snakemake.output.plan, render_plan(f"Plan of the {p.scale} scale: all papers", jobs, rate, note))
 for slug, path in zip(p.papers, snakemake.output.papers, strict=True):
-    own = [j for j in jobs if j.paper == slug]
+    own = [j for j in jobs if j.paper == slug or slug in j.extra["papers"]]
     write_text(path, render_plan(f"Plan of the {p.scale} scale: {slug}", own, rate, note))
