@@ -477,6 +477,7 @@ def test_the_serialize_step_writes_a_typed_vocabulary_and_packs_the_pile_lines_w
 
     vocab = Vocabulary.from_json(out["vocab"].read_text())
     assert vocab.parameter_types == ("UNI", "INT", "CAT") and vocab.algorithms == ("CMA", *PILE_ALGORITHMS)
+    assert np.load(out["train"]).dtype == np.load(out["valid"]).dtype == np.int32  # 4 bytes a token at paper scale
     train = "".join(vocab.decode_text(row) for row in np.load(out["train"]))
     valid = "".join(vocab.decode_text(row) for row in np.load(out["valid"]))
     assert TEST_HISTORY in train and README_FIXED in train and train.count("algorithm:CMA") == 1
@@ -485,3 +486,28 @@ def test_the_serialize_step_writes_a_typed_vocabulary_and_packs_the_pile_lines_w
     assert stats.loc[("train", "bbo_pile", "(refused)"), "rejected"] == 1
     assert stats.loc[("eval", "bbo_pile", "HEBO"), "trajectories"] == 1
     assert "line 2 malformed: trial 1, parameter 0: bin 1000" in (tmp_path / "serialize.log").read_text()
+
+
+def test_training_on_int32_rows_gives_the_model_and_losses_of_int64_rows():
+    """Paper scale saves BBO-Pile's packed rows as int32 (half the memory); the training job widens each batch."""
+    import torch
+
+    from neurips26.bbo_pile.model import DecoderConfig
+    from neurips26.bbo_pile.training import TrainSettings, pack_sequences, train_decoder
+
+    rng = np.random.default_rng(0)
+    seqs = [np.concatenate([[1], 2 + (rng.integers(0, 9) + np.arange(rng.integers(4, 9))) % 9]) for _ in range(40)]
+    train, valid = pack_sequences(seqs[:32], 16, pad=0), pack_sequences(seqs[32:], 16, pad=0)
+    config = DecoderConfig(
+        vocab_size=11, d_model=16, n_layers=1, n_heads=2, n_query_groups=1, head_size=8, mlp_hidden=32, context=32
+    )
+    settings = TrainSettings(tokens_budget=600, batch=4, lr=3e-3, min_lr=3e-4, warmup=2, eval_every=3, seed=1)
+    wide, wide_rows = train_decoder(train, valid, config, settings, pad=0, device="cpu")
+    narrow, narrow_rows = train_decoder(
+        train.astype(np.int32), valid.astype(np.int32), config, settings, pad=0, device="cpu"
+    )
+    assert all(torch.equal(a, b) for a, b in zip(wide.state_dict().values(), narrow.state_dict().values(), strict=True))
+    drop = ("seconds", "tokens_per_s")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in wide_rows] == [
+        {k: v for k, v in r.items() if k not in drop} for r in narrow_rows
+    ]

@@ -42,6 +42,9 @@ for split, (n, tokens) in corpus.sequences.items():
     log.info("%s: %d trajectories, %d tokens, packed into %d rows of %d", split, n, tokens, rows, params.context)
 write_text(out.vocab, vocab.to_json())
 for split, path in (("train", out.train), ("eval", out.valid)):
+    rows = corpus.packed[split]
+    if pile is not None:  # BBO-Pile's size: 4 bytes a token on disk and in the training job, not 8
+        rows = rows.astype(np.int32)
     with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        np.save(handle, corpus.packed[split])
+        np.save(handle, rows)
 write_parquet(corpus.stats, out.stats, job_provenance(snakemake, params.seed))

@@ -142,7 +142,10 @@ def _as_rows(tokens, name: str, vocab_size: int) -> torch.Tensor:
         raise ValueError(f"{name} must hold integer token ids, got dtype {array.dtype}")
     if array.min() < 0 or array.max() >= vocab_size:
         raise ValueError(f"{name} holds ids outside 0..{vocab_size - 1} (min {array.min()}, max {array.max()})")
-    return torch.from_numpy(array.astype(np.int64))
+    if array.dtype == np.int64:
+        return torch.from_numpy(array.astype(np.int64))
+    # narrower ids (a paper-scale corpus saved as int32) stay 4 bytes a token; batches are widened as drawn
+    return torch.from_numpy(np.ascontiguousarray(array, dtype=np.int32))
 
 
 def token_loss(model: Decoder, rows: torch.Tensor, pad: int) -> tuple[torch.Tensor, int]:
@@ -160,7 +163,7 @@ def token_loss(model: Decoder, rows: torch.Tensor, pad: int) -> tuple[torch.Tens
 def _mean_loss(model: Decoder, rows: torch.Tensor, pad: int, batch: int) -> float:
     total, count = 0.0, 0
     for chunk in rows.split(batch):
-        loss, n = token_loss(model, chunk.to(model.device), pad)
+        loss, n = token_loss(model, chunk.to(model.device).long(), pad)
         total, count = total + float(loss), count + n
     return total / max(count, 1)
 
@@ -243,7 +246,7 @@ def train_decoder(
             start = time.perf_counter()
             step = k + 1  # updates count from 1 (the learning rate's warmup)
             lr = learning_rate(step, settings, total_steps)
-            loss, count = token_loss(model, train[torch.from_numpy(schedule[k])].to(device), pad)
+            loss, count = token_loss(model, train[torch.from_numpy(schedule[k])].to(device).long(), pad)
             optimiser.zero_grad(set_to_none=True)
             (loss / max(count, 1)).backward()
             loop.check_finite(loss, k, groups)  # names the group before the update spoils every one
