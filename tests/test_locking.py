@@ -215,3 +215,91 @@ def test_the_verify_tool_checks_placed_files_and_records_unlocked_ones(tmp_path,
     assert tool.main(args) == 1
     out = capsys.readouterr().out
     assert "MISMATCH   resources/seqrec_audit/ml-1m.zip: expected sha256:a6898adb" in out and "locked     " in out
+
+
+def test_a_pinned_hash_decides_even_over_a_stale_lock_entry(hub, tmp_path, caplog):
+    state, base = hub
+    data = state.plain["/files/reviews.json.gz"]
+    lock = tmp_path / "sources.lock.yaml"
+    lock.write_text(
+        yaml.safe_dump({"files": {"toys/reviews.json.gz": {"sha256": "0" * 64, "size": 1, "origin": "by hand"}}})
+    )
+    pinned = plain_source(known_hash="sha256:" + hashlib.sha256(data).hexdigest(), lock=False)
+    with caplog.at_level(logging.WARNING, logger="neurips26.download"):
+        out = fetch_source(pinned, tmp_path / "a/reviews.json.gz", lock, mirror=base + "files/")
+    assert out.read_bytes() == data and "is stale: the pinned hash decides" in caplog.text
+
+
+def test_a_mirror_is_recorded_beside_the_canonical_address(hub, tmp_path):
+    _, base = hub
+    lock = tmp_path / "sources.lock.yaml"
+    fetch_source(plain_source(), tmp_path / "r/reviews.json.gz", lock, mirror=base + "files/")
+    entry = read_lock(lock)["files"]["toys/reviews.json.gz"]
+    assert (
+        entry["url"] == "https://example.org/files/reviews.json.gz" and entry["via"] == base + "files/reviews.json.gz"
+    )
+
+
+def test_a_changed_revision_or_a_file_locked_at_another_commit_is_refused(hub, tmp_path):
+    _, base = hub
+    lock, dest = tmp_path / "sources.lock.yaml", tmp_path / "resources/data/shard_000000.bin"
+    fetch_source(hub_source(), dest, lock, mirror=base)
+    dest.unlink()
+    moved = hub_source()
+    moved = Source(**{**moved.__dict__, "huggingface": {**moved.huggingface, "revision": "v2"}})
+    with pytest.raises(DownloadError, match="names revision 'v2'.*of revision 'main'"):
+        fetch_source(moved, dest, lock, mirror=base)
+    data = yaml.safe_load(lock.read_text())
+    data["files"]["data/shard_000000.bin"]["commit"] = "f" * 40
+    lock.write_text(yaml.safe_dump(data))
+    with pytest.raises(DownloadError, match=f"locked at commit {'f' * 40}.*recorded commit is {COMMIT}"):
+        fetch_source(hub_source(), dest, lock, mirror=base)
+    assert leftovers(dest.parent) == []
+
+
+def test_a_file_missing_from_the_repository_names_what_it_holds(hub, tmp_path):
+    _, base = hub
+    with pytest.raises(DownloadError, match=r"has no file train.txt \(set its path.*holds: README.md, shard_000000"):
+        fetch_source(hub_source("train.txt"), tmp_path / "resources/data/train.txt", tmp_path / "l.yaml", mirror=base)
+
+
+def test_a_size_other_than_the_hub_states_leaves_neither_file_nor_entry(hub, tmp_path):
+    state, base = hub
+    state.lfs.clear()  # no LFS hash to catch it on the way: the size check must
+    state.served["shard_000000.bin"] = b"short"
+    lock, dest = tmp_path / "sources.lock.yaml", tmp_path / "resources/data/shard_000000.bin"
+    with pytest.raises(DownloadError, match="the server stated 200 bytes, 5 arrived"):
+        fetch_source(hub_source(), dest, lock, mirror=base)
+    assert leftovers(dest.parent) == [] and read_lock(lock)["files"] == {}
+
+
+def test_a_hand_pin_with_an_algorithm_prefix_is_refused_with_the_format(tmp_path):
+    lock = tmp_path / "sources.lock.yaml"
+    entry = {"sha256": "sha256:" + "a" * 64, "size": 1, "origin": "by hand"}
+    lock.write_text(yaml.safe_dump({"files": {"a/b": entry}}))
+    with pytest.raises(ValueError, match="sha256 of a/b must be 64 lowercase hex digits"):
+        read_lock(lock)
+
+
+def _first_fetch_in_a_process(args):
+    base, lock, dest, name = args
+    source = plain_source(path=f"toys/{name}", url=f"https://example.org/files/{name}")
+    fetch_source(source, dest, lock, mirror=base + "files/")
+    return name
+
+
+def test_parallel_first_fetches_into_one_lock_keep_every_entry(hub, tmp_path):
+    import multiprocessing
+
+    state, base = hub
+    names = [f"part{i}.gz" for i in range(6)]
+    for i, name in enumerate(names):
+        state.plain[f"/files/{name}"] = f"part {i}\n".encode()
+    lock = tmp_path / "sources.lock.yaml"
+    jobs = [(base, lock, tmp_path / "resources" / name, name) for name in names]
+    with multiprocessing.get_context("fork").Pool(6) as pool:
+        assert sorted(pool.map(_first_fetch_in_a_process, jobs)) == names
+    files = read_lock(lock)["files"]
+    assert sorted(files) == [f"toys/{name}" for name in names]
+    for i, name in enumerate(names):
+        assert files[f"toys/{name}"]["sha256"] == hashlib.sha256(f"part {i}\n".encode()).hexdigest()

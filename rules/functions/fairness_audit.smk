@@ -140,14 +140,19 @@ def fa_redundancy_data(wildcards):
 
 def fa_plan_work(wildcards, scale):
     """The work of one true-bias job for the plan of a scale (None for a real data set, whose size the plan does
-    not know): its 2d + 1 coalitions x grid configurations x max_iter epochs x n rows x d inputs, an upper bound
-    (the MLPs may stop early)."""
+    not know): its 2d + 1 coalitions x max_iter epochs x n rows x the weights of each grid configuration's MLP
+    (d x h1 + h1 x h2 + ... + h_last, summed over the grid), an upper bound (the MLPs may stop early).
+    """
     if _fa_is_real(wildcards):
         return None
     cfg = paper_config("fairness_audit", scale)
     d, n = cfg["scm"]["d"], cfg["scm"]["n"]
     tb = cfg["true_bias"]
-    return float((2 * d + 1) * len(tb["grid"]) * tb["max_iter"] * n * d)
+    weights = 0
+    for entry in tb["grid"]:
+        widths = [d, *entry["hidden_layer_sizes"], 1]
+        weights += sum(a * b for a, b in zip(widths[:-1], widths[1:]))
+    return float((2 * d + 1) * tb["max_iter"] * n * weights)
 
 
 PLAN_WORK["fairness_audit_true_bias"] = fa_plan_work

@@ -108,8 +108,8 @@ def rules_table(
 
 
 def longest_chain(jobs: list[JobRecord]) -> tuple[float, list[JobRecord]]:
-    """The chain of dependent jobs with the largest total requested runtime (minutes): the least wall time the
-    run takes with unlimited parallel slots."""
+    """The chain of dependent jobs with the largest total requested runtime (minutes): the wall time with
+    unlimited parallel slots if every job used its whole request once (retries can add attempts)."""
     by_id = {job.jobid: job for job in jobs}
     best: dict[int, tuple[float, int | None]] = {}
 
@@ -184,6 +184,7 @@ def render_plan(
         ]
     )
     rules = rules_table(jobs, rate, gpu_rate)
+    n_estimated = int(rules["estimated min/job (max)"].notna().sum()) if not rules.empty else 0
     flagged = rules[rules["jobs past their request"].map(lambda v: isinstance(v, int | float) and v > 0)]
     chain_rows = pd.DataFrame(
         [{"step": i + 1, "rule": j.rule, "requested min": j.runtime_min, "GPUs": j.gpus} for i, j in enumerate(chain)]
@@ -196,7 +197,9 @@ def render_plan(
         "",
         f"**{t['jobs']} jobs** requesting **{t['cpu_hours']:.1f} CPU-hours** (threads x runtime) and "
         f"**{t['gpu_hours']:.1f} GPU-hours**; the longest chain of dependent jobs requests "
-        f"**{chain_min / 60:.1f} hours**, the least wall time with unlimited slots. Downloads: {t['downloads']} "
+        f"**{chain_min / 60:.1f} hours** (the wall time with unlimited slots if each job used its whole request "
+        f"once; retries add attempts). Estimates from a measured rate: {n_estimated} of {len(rules)} rules. "
+        f"Downloads: {t['downloads']} "
         f"files, {t['download_gb_stated']:.2f} GB where the source states a size "
         f"({t['downloads_without_size']} files without a stated size).",
         "",
@@ -209,8 +212,9 @@ def render_plan(
         "Requests are the rules' resources with the SLURM profile's `set-resources` applied "
         "(profiles/slurm/config.yaml), as a cluster submission asks for them. The estimate divides a job's "
         "declared work (`PLAN_WORK` in the rules) by its rule's rate: for a CPU job the rate measured at quick "
-        "scale (quick work / the quick jobs' benchmark seconds, 1 thread), for a GPU job only a rate recorded on "
-        f"a GPU ({len(gpu_rate or {})} recorded). Empty where the rule declares no work or no rate applies.",
+        "scale (quick work / the quick jobs' CPU seconds, from their benchmark files), for a GPU job only a rate "
+        f"recorded on a GPU ({len(gpu_rate or {})} recorded). Empty where the rule declares no work or no rate "
+        "applies.",
         "",
         markdown_table(rules, digits=3) if not rules.empty else "No jobs.",
         "",

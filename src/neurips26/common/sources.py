@@ -62,11 +62,12 @@ class Source:
     lock: bool = False
     huggingface: dict | None = None
     size: int | None = None
+    remote: str | None = None
 
     @property
     def name(self) -> str:
-        """The file's path inside its folder (and inside a Hugging Face repository)."""
-        return self.path.rpartition("/")[2]
+        """The file's path inside its Hugging Face repository (`remote:` in the registry, default: its name)."""
+        return self.remote or self.path.rpartition("/")[2]
 
     def check_fetchable(self) -> None:
         """ValueError with the registry's reason when the file is neither pinned nor locked on first fetch."""
@@ -115,7 +116,7 @@ def huggingface_url(endpoint: str, hub: dict, revision: str, name: str) -> str:
 def _source(folder: str, entry: dict, name: str, spec: dict) -> Source:
     hub = entry.get("huggingface")
     if hub is not None:
-        url = huggingface_url(HUGGINGFACE, hub, hub.get("revision", "main"), name)
+        url = huggingface_url(HUGGINGFACE, hub, hub.get("revision", "main"), spec.get("remote", name))
     else:
         url = spec.get("url", entry.get("url", "") + name)
     return Source(
@@ -127,6 +128,7 @@ def _source(folder: str, entry: dict, name: str, spec: dict) -> Source:
         lock=spec.get("lock", entry.get("lock")) == "on-first-fetch" and "hash" not in spec,
         huggingface=hub,
         size=spec.get("size", entry.get("size")),
+        remote=spec.get("remote"),
     )
 
 
