@@ -35,12 +35,16 @@ So the whole network cannot be compared with RecBole's under shared weights. Wha
 sub-layer (same weights, same mask: RecBole's ``MultiHeadAttention`` equals ``LN(x + ours(x))``) and the loss
 and full-sort scores (RecBole's ``calculate_loss`` and ``full_sort_predict`` on our hidden states and
 embedding), with RecBole's own code; and the whole forward pass and loss against a plain re-implementation of
-pmixer's layout written here, with our model's weights. The model is not changed by these tests.
+pmixer's layout written here, with our model's weights. That re-implementation was written from our module's
+conventions (its LayerNorm eps, padding and position rules; pmixer's own default is ``norm_first=False``), so it
+checks our code against our reading of pmixer, not the reading itself. The model is not changed by these tests.
 
 **Batch semantics.** ``sasrec.batch`` (and ``bert4rec.batch``) counts training *windows* of up to ``maxlen``
 items with a loss at every position (every transition of a training sequence is a target exactly once per
 epoch), not RecBole's prefixes with one target each. The paper-scale check compares optimizer updates with
-RecBole's defaults (``train_batch_size`` 2048, ``epochs`` 300); see ``test_paper_scale_updates_...``.
+RecBole's defaults (``train_batch_size`` 2048, ``epochs`` 300); see ``test_paper_scale_updates_...``. Its bound,
+a factor of 5 either way, says "the same order of magnitude", no more: ML-1M gets 0.21-0.28 times RecBole's updates
+(about 5,000 targets per update instead of 2,048), Beauty 1.8-2.0 times; the report's paper-scale table says so.
 """
 
 from __future__ import annotations
@@ -269,7 +273,8 @@ def test_loss_and_full_sort_scores_match_recbole_up_to_the_padding_class(recbole
         loss_ours = F.cross_entropy(logits, targets)  # train_sasrec's loss at these positions
     torch.testing.assert_close(scores[:, 1:], logits, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(F.cross_entropy(scores[:, 1:], targets), loss_ours, rtol=1e-6, atol=1e-6)
-    assert loss_theirs > loss_ours  # the finding: RecBole's softmax includes the padding class
+    # not a check (an extra softmax class always raises the cross-entropy): the size of the padding-class effect
+    print(f"RecBole's CE with the padding class {loss_theirs.item():.6f}, ours {loss_ours.item():.6f}")
 
 
 def pmixer_reference(model: SASRec, tokens: torch.Tensor) -> torch.Tensor:

@@ -61,12 +61,15 @@ def checksum_of(checksums_text: str, name: str) -> tuple[str, str] | None:
 
 def verify_against_checksums(path, checksums_path) -> str:
     """Check `path` against its line in EBI's checksums.txt: a sentence saying what was checked, or ValueError
-    naming file, algorithm, expected and actual digest on a mismatch. A file the list does not name is
-    reported, not refused (the lock of config/sources.lock.yaml still pins it)."""
+    naming file, algorithm, expected and actual digest on a mismatch, or when the list does not name the file
+    (EBI's list is the only check against the publisher: a file it does not name is not passed on the lock alone)."""
     path = Path(path)
     listed = checksum_of(Path(checksums_path).read_text(), path.name)
     if listed is None:
-        return f"{path.name}: not listed in {Path(checksums_path).name}; checked by its lock only"
+        raise ValueError(
+            f"{path.name} is not listed in {Path(checksums_path).name}: it cannot be checked against EBI's release"
+            " (a renamed file or another release's list?)"
+        )
     algorithm, expected = listed
     digest = hashlib.new(algorithm)
     with open(path, "rb") as handle:

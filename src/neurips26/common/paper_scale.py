@@ -3,8 +3,8 @@ workflow is parsed and rendered in each report's deviations.
 
 A file lists rows (aspect, setting, the paper's value with where it is stated, `ours`: dotted key paths into the
 config's `paper:` block, or `fixed:` text for a value fixed in code, and the reason for any difference). The report
-reads our values from the config, so the table cannot drift from it. Plain Python: called while the workflow is
-parsed.
+reads our values from the config, so the `ours` column cannot drift from it (a reason such as "same" is text and
+can). Plain Python: called while the workflow is parsed.
 """
 
 from __future__ import annotations
