@@ -152,10 +152,15 @@ def test_server_down(tmp_path):
     assert url in msg and "2 attempt" in msg and "refused" in msg.lower()
 
 
+def test_no_known_hash_fetches_unchecked_for_the_caller_to_record(server, tmp_path):
+    base, _, hits = server
+    path = fetch(f"{base}/data.txt", None, tmp_path / "dl")  # a first fetch of a source locked on first fetch
+    assert path.read_bytes() == PAYLOAD and file_hash(path) == SHA256.split(":")[1] and hits["/data.txt"] == 1
+
+
 @pytest.mark.parametrize(
     "bad",
     [
-        None,
         "",
         "d41d8cd98f00b204e9800998ecf8427e",
         "md5:xyz",
@@ -164,7 +169,7 @@ def test_server_down(tmp_path):
         "sha256:" + "0" * 32,
     ],
 )
-def test_malformed_known_hash(tmp_path, bad):
+def test_malformed_known_hash(tmp_path, bad):  # None is no hash at all: a first fetch of a locked source
     with pytest.raises(ValueError, match="known_hash"):
         fetch("http://127.0.0.1:9/data.txt", bad, tmp_path)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []

@@ -163,7 +163,7 @@ def same_output(path: Path, reference: Path) -> None:
     elif path.suffix == ".npz":
         with np.load(path) as a, np.load(reference) as b:
             _same(dict(a), dict(b), path.name)
-    elif path.suffix == ".json":
+    elif path.suffix in (".json", ".settings"):  # a model's settings sidecar (model.pt.settings) is JSON too
         import json
 
         _same(json.loads(path.read_text()), json.loads(reference.read_text()), path.name)
