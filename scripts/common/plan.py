@@ -94,8 +94,8 @@ rate = rates(quick)
 log.info("%d jobs at %s scale; measured rates for %d rules", len(jobs), p.scale, len(rate))
 note = (
     f"Planned from the workflow's DAG at {p.scale} scale (every job, as with `--forceall`); nothing was run. "
-    "Regenerate after changing rules, configs or the profile: `snakemake -R plan results/"
-    f"{p.scale}/PLAN.md`."
+    "Regenerate after changing rules, configs or the profile: `snakemake results/"
+    f"{p.scale}/PLAN.md --forcerun plan`."
 )
 write_text(snakemake.output.plan, render_plan(f"Plan of the {p.scale} scale: all papers", jobs, rate, note))
 for slug, path in zip(p.papers, snakemake.output.papers, strict=True):
