@@ -94,7 +94,7 @@ rule fairness_audit_true_bias:
         "../envs/data.yaml"
     resources:
         mem_mb=2000,
-        runtime=240,
+        runtime=fa_true_bias_runtime,
     params:
         seed=paper_params("fairness_audit", "seed"),
         measures=paper_params("fairness_audit", "measures"),

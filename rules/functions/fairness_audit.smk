@@ -138,6 +138,14 @@ def fa_redundancy_data(wildcards):
     }
 
 
+def fa_true_bias_runtime(wildcards):
+    """Minutes a true-bias job may take: 240 up to quick scale; 900 at paper scale, where the plan
+    (results/paper/PLAN.md) estimates up to about 12 h per job from the quick jobs' CPU rate (2d + 1 coalitions x
+    5 grid configurations of up to 128 x 128 units, up to 500 epochs on 30,000 rows). Raised after reading the
+    plan, from 240."""
+    return 900 if wildcards.scale == "paper" else 240
+
+
 def fa_plan_work(wildcards, scale):
     """The work of one true-bias job for the plan of a scale (None for a real data set, whose size the plan does
     not know): its 2d + 1 coalitions x max_iter epochs x n rows x the weights of each grid configuration's MLP
