@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import inspect
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -24,6 +28,27 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("workflow and cluster timings")
         for line in TIMINGS:
             terminalreporter.write_line(line)
+
+
+@contextlib.contextmanager
+def mirror(repo: Path, folder: str, files: dict[str, bytes], served: Path):
+    """Serve `files` from `served` on 127.0.0.1 as the mirror of registry folder `folder` of the workflow copy
+    `repo` (config.yaml `mirrors:`), for the duration of the block."""
+    served.mkdir(parents=True, exist_ok=True)
+    for name, payload in files.items():
+        (served / name).write_bytes(payload)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        config = repo / "config/config.yaml"
+        config.write_text(config.read_text() + f"mirrors:\n  {folder}: http://127.0.0.1:{server.server_port}/\n")
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
 
 
 def copy_workflow(dest: Path) -> Path:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import re
-import threading
 
 import pytest
 import yaml
 
-from conftest import ROOT, snakemake
+from conftest import ROOT, mirror, snakemake
 from neurips26.common import sources
 from neurips26.common.config import load_yaml, validate
 
@@ -126,21 +123,9 @@ def test_the_download_rule_fetches_a_registered_file_from_a_mirror_and_checks_it
     data = load_yaml(registry)
     data["mnist"]["files"]["t10k-labels-idx1-ubyte.gz"]["hash"] = "md5:" + hashlib.md5(payload).hexdigest()
     registry.write_text(yaml.safe_dump(data))
-    served = tmp_path / "served"
-    served.mkdir()
-    (served / "t10k-labels-idx1-ubyte.gz").write_bytes(payload)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        config = workflow_copy / "config/config.yaml"
-        config.write_text(config.read_text() + f"mirrors:\n  mnist: http://127.0.0.1:{server.server_port}/\n")
-        target = "resources/mnist/t10k-labels-idx1-ubyte.gz"
+    target = "resources/mnist/t10k-labels-idx1-ubyte.gz"
+    with mirror(workflow_copy, "mnist", {"t10k-labels-idx1-ubyte.gz": payload}, tmp_path / "served"):
         out = snakemake(workflow_copy, "-c1", target)
-    finally:
-        server.shutdown()
-        server.server_close()
     assert "rule download:" in out.stdout + out.stderr
     assert (workflow_copy / target).read_bytes() == payload
     assert "downloaded" in (workflow_copy / "resources/logs/mnist/t10k-labels-idx1-ubyte.gz.log").read_text()
@@ -150,21 +135,9 @@ def test_the_download_rule_locks_a_source_on_its_first_fetch(workflow_copy, tmp_
     """Snakemake's rule `download` for a file locked on first fetch (Amazon Toys and Games' metadata), from a mirror
     on 127.0.0.1: the job writes the file and its lock entry in the workflow's config/sources.lock.yaml."""
     payload = b"{'asin': 'B000001'}\n"
-    served = tmp_path / "served"
-    served.mkdir()
-    (served / "meta_Toys_and_Games.json.gz").write_bytes(payload)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        config = workflow_copy / "config/config.yaml"
-        config.write_text(config.read_text() + f"mirrors:\n  seqrec_audit: http://127.0.0.1:{server.server_port}/\n")
-        target = "resources/seqrec_audit/meta_Toys_and_Games.json.gz"
+    target = "resources/seqrec_audit/meta_Toys_and_Games.json.gz"
+    with mirror(workflow_copy, "seqrec_audit", {"meta_Toys_and_Games.json.gz": payload}, tmp_path / "served"):
         snakemake(workflow_copy, "-c1", target)
-    finally:
-        server.shutdown()
-        server.server_close()
     assert (workflow_copy / target).read_bytes() == payload
     entry = yaml.safe_load((workflow_copy / "config/sources.lock.yaml").read_text())["files"][
         "seqrec_audit/meta_Toys_and_Games.json.gz"

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import PAPERS, SMOKE_PAPERS, SNAKEMAKE, planned_jobs, smoke_targets, snakemake
+from conftest import PAPERS, SMOKE_PAPERS, SNAKEMAKE, mirror, planned_jobs, smoke_targets, snakemake
 
 pytestmark = pytest.mark.workflow
 REPORT = "results/smoke/amortized_ot/report.md"
@@ -362,25 +362,10 @@ def test_a_run_killed_mid_job_then_rerun_gives_the_same_numbers(smoke_run):
 
 def test_the_mnist_download_rule_refuses_a_file_with_the_wrong_hash(workflow_copy, tmp_path):
     """The paper-scale download rule, run by Snakemake against a mirror on 127.0.0.1 serving a bad file."""
-    import functools
-    import http.server
-    import threading
-
-    served = tmp_path / "served"
-    served.mkdir()
-    (served / "t10k-labels-idx1-ubyte.gz").write_bytes(b"not the MNIST labels")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        config = workflow_copy / "config/config.yaml"
-        config.write_text(config.read_text() + f"mirrors:\n  mnist: http://127.0.0.1:{server.server_port}/\n")
-        target = "resources/mnist/t10k-labels-idx1-ubyte.gz"
+    target = "resources/mnist/t10k-labels-idx1-ubyte.gz"
+    files = {"t10k-labels-idx1-ubyte.gz": b"not the MNIST labels"}
+    with mirror(workflow_copy, "mnist", files, tmp_path / "served"):
         out = snakemake(workflow_copy, "-c1", target, check=False)
-    finally:
-        server.shutdown()
-        server.server_close()
     text = out.stdout + out.stderr
     assert out.returncode != 0
     assert "hash mismatch for t10k-labels-idx1-ubyte.gz" in text
