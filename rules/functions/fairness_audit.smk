@@ -139,28 +139,33 @@ def fa_redundancy_data(wildcards):
 
 
 def fa_true_bias_runtime(wildcards):
-    """Minutes a true-bias job may take: 240 up to quick scale; 900 at paper scale, where the plan
-    (results/paper/PLAN.md) estimates up to about 12 h per job from the quick jobs' CPU rate (2d + 1 coalitions x
-    5 grid configurations of up to 128 x 128 units, up to 500 epochs on 30,000 rows). Raised after reading the
-    plan, from 240."""
-    return 900 if wildcards.scale == "paper" else 240
+    """Minutes a true-bias job may take: 240 up to quick scale; 2880 (48 h) at paper scale, where the plan
+    (results/paper/PLAN.md) estimates up to about 45 h per job from the quick jobs' CPU rate (up to 65 feature
+    sets x 5 grid configurations of up to 128 x 128 units, up to 500 epochs on 30,000 rows; an upper bound).
+    Raised after reading the plan, from 240."""
+    return 2880 if wildcards.scale == "paper" else 240
 
 
 def fa_plan_work(wildcards, scale):
     """The work of one true-bias job for the plan of a scale (None for a real data set, whose size the plan does
-    not know): its 2d + 1 coalitions x max_iter epochs x n rows x the weights of each grid configuration's MLP
-    (d x h1 + h1 x h2 + ... + h_last, summed over the grid), an upper bound (the MLPs may stop early).
-    """
+    not know): its feature sets x max_iter epochs x n rows x the weights of each grid configuration's MLP
+    (d x h1 + h1 x h2 + ... + h_last, summed over the grid). Feature sets (experiment.true_bias_coalitions): the
+    2d + 1 of the grid, plus each ranking's removal sets of sizes 2..k_max (size 1 is a leave-one-out set of the
+    grid), at most 2^d - 1; the rankings are two per selection measure (Shapley and marginal) and the random ones.
+    An upper bound on the work at paper scale (rankings may share removal sets; MLPs may stop early), exact in
+    feature sets at quick scale (k_max 1)."""
     if _fa_is_real(wildcards):
         return None
     cfg = paper_config("fairness_audit", scale)
     d, n = cfg["scm"]["d"], cfg["scm"]["n"]
-    tb = cfg["true_bias"]
+    tb, sel = cfg["true_bias"], cfg["selection"]
+    rankings = 2 * len(sel["measures"]) + sel["random_rankings"]
+    feature_sets = min(2**d - 1, 2 * d + 1 + rankings * max(sel["k_max"] - 1, 0))
     weights = 0
     for entry in tb["grid"]:
         widths = [d, *entry["hidden_layer_sizes"], 1]
         weights += sum(a * b for a, b in zip(widths[:-1], widths[1:]))
-    return float((2 * d + 1) * tb["max_iter"] * n * weights)
+    return float(feature_sets * tb["max_iter"] * n * weights)
 
 
 PLAN_WORK["fairness_audit_true_bias"] = fa_plan_work
