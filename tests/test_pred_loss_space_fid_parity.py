@@ -41,23 +41,14 @@ from scipy import linalg
 
 from neurips26.common.io import load_npz, save_npz
 from neurips26.pred_loss_space import fd, inception
+from test_pred_loss_space_inception import randomize
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def random_inception(seed: int = 0) -> inception.FIDInceptionV3:
     """The FID architecture with seeded random weights that keep the signal alive through its 94 convolutions."""
-    model = inception.FIDInceptionV3()
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, t in model.state_dict().items():
-            if name.endswith("conv.weight"):
-                t.copy_(torch.randn(t.shape, generator=g) * (2 / t[0].numel()) ** 0.5)
-            elif name.endswith(("bn.weight", "running_var")):
-                t.copy_(0.5 + torch.rand(t.shape, generator=g))
-            elif name.endswith(("bn.bias", "running_mean")) or name.startswith("fc."):
-                t.copy_(0.1 * torch.randn(t.shape, generator=g))
-    return model.eval()
+    return randomize(inception.FIDInceptionV3(), seed)
 
 
 def test_reference_stats_file_is_in_pytorch_fids_format(tmp_path, monkeypatch):
