@@ -143,38 +143,15 @@ def test_the_trial_grammar_masks_each_value_by_its_parameters_kind():
     assert [TYPED.tokens[i] for i in grammar.allowed(4)] == ["<0>", "<1>", "<2>"]
     assert set(grammar.allowed(6).tolist()) == bins  # the objective is a bin
     good = [TYPED.bin(7), TYPED.sep_x, TYPED.bin(0), TYPED.sep_x, TYPED.category(2), TYPED.sep_y, TYPED.bin(3)]
-    x, y = parse_trial(TYPED, [*good, TYPED.sep_trial], 3, kinds=grammar.kinds, n_categories=grammar.n_categories)
+
+    def parse(tokens):
+        return parse_trial(TYPED, [*tokens, TYPED.sep_trial], 3, kinds=grammar.kinds, n_categories=grammar.n_categories)
+
+    x, y = parse(good)
     assert x.tolist() == [7, 0, 2] and y == 3
-    assert (
-        parse_trial(
-            TYPED,
-            [*good[:4], TYPED.bin(2), *good[5:], TYPED.sep_trial],
-            3,
-            kinds=grammar.kinds,
-            n_categories=grammar.n_categories,
-        )
-        is None
-    )  # a bin where a category belongs
-    assert (
-        parse_trial(
-            TYPED,
-            [TYPED.category(0), *good[1:], TYPED.sep_trial],
-            3,
-            kinds=grammar.kinds,
-            n_categories=grammar.n_categories,
-        )
-        is None
-    )  # a category where a bin belongs
-    assert (
-        parse_trial(
-            TYPED,
-            [*good[:4], TYPED.category(3), *good[5:], TYPED.sep_trial],
-            3,
-            kinds=grammar.kinds,
-            n_categories=grammar.n_categories,
-        )
-        is None
-    )  # <3> of a 3-category parameter
+    assert parse([*good[:4], TYPED.bin(2), *good[5:]]) is None  # a bin where a category belongs
+    assert parse([TYPED.category(0), *good[1:]]) is None  # a category where a bin belongs
+    assert parse([*good[:4], TYPED.category(3), *good[5:]]) is None  # <3> of a 3-category parameter
     with pytest.raises(ValueError, match=r"expected a category <0>..<2>"):
         grammar.advance(4, TYPED.bin(1))
     with pytest.raises(ValueError, match="parameter_types"):
