@@ -30,7 +30,7 @@ def test_every_paper_has_a_table_whose_rows_resolve_in_its_paper_config(slug):
     assert {row["aspect"] for row in rows} >= set(REQUIRED)
     for row, source in zip(rows, spec["rows"], strict=True):
         for path in source.get("ours", []):
-            assert f"`{path}` = " in row["ours (config/<paper>.yaml, paper block)"]
+            assert f"`{path}` = " in row["ours (the config's paper block)"]
 
 
 @pytest.mark.parametrize(
@@ -63,4 +63,4 @@ def test_ours_is_read_from_the_config_so_the_table_follows_it():
         parent = parent[key]
     parent[last] = "CHANGED"
     rendered = paper_scale_rows({"rows": [row]}, {p: config_value(changed, p) for p in row["ours"]})
-    assert f"`{path}` = CHANGED" in rendered[0]["ours (config/<paper>.yaml, paper block)"]
+    assert f"`{path}` = CHANGED" in rendered[0]["ours (the config's paper block)"]

@@ -80,7 +80,7 @@ def paper_scale_rows(spec: dict, values: dict) -> list[dict]:
                 "aspect": row["aspect"],
                 "setting": row["setting"],
                 "paper": row["paper"],
-                "ours (config/<paper>.yaml, paper block)": ours,
+                "ours (the config's paper block)": ours,
                 "reason": row["reason"],
             }
         )
