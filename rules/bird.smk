@@ -1,7 +1,8 @@
 # Paper 04: BIRD, Bayesian information restricted diffusion, and the memorization-generalization boundary.
 # data -> theory (Gaussian patch MI) and information {dataset}/N{n} (posterior entropy, MI) -> phase
 #      -> samples {dataset}/N{n} (BIRD reverse process, memorized fraction)
-#      -> networks {dataset}/{arch}/N{n}/s{seed}: train -> calibrate (k_cal vs k_mem)
+#      -> networks {dataset}/{arch}/N{n}/s{seeds}: train -> calibrate (k_cal vs k_mem); one job per seed group
+#         (networks.seeds_per_job: s0-1-2 trains seeds 0, 1, 2 as one batched ensemble, s0 one seed)
 #      -> cost; claims/figures -> report
 
 
@@ -115,13 +116,13 @@ rule bird_train:
     wildcard_constraints:
         n=r"\d+",
         arch="unet_tiny|dit_tiny",
-        seed=r"\d+",
+        seeds=r"\d+(-\d+)*",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
     resources:
         mem_mb=4000,
-        runtime=240,
+        runtime=lambda wildcards: 240 * bird_group_size(wildcards),
     params:
         spec=bird_arch_spec,
         train=paper_params("bird", "networks", "train"),
@@ -143,13 +144,13 @@ rule bird_calibrate:
     wildcard_constraints:
         n=r"\d+",
         arch="unet_tiny|dit_tiny",
-        seed=r"\d+",
+        seeds=r"\d+(-\d+)*",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
     resources:
         mem_mb=4000,
-        runtime=120,
+        runtime=lambda wildcards: 120 * bird_group_size(wildcards),
     params:
         windows=paper_params("bird", "windows"),
         calibrate=paper_params("bird", "networks", "calibrate"),

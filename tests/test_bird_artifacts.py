@@ -16,13 +16,23 @@ from neurips26.bird import artifacts, calibration, cost, data, networks, summary
 def test_kept_weights_round_trip_with_their_settings(tmp_path):
     model = networks.build_network("dit_tiny", {"depth": 1}, 1, 8, seed=2)
     kept = {0: model.state_dict(), 3: {k: v + 1 for k, v in model.state_dict().items()}}
-    run = {"arch": "dit_tiny", "spec": {"depth": 1, "fsizes": [32, 64]}, "n_train": 4, "subset_indices": [3, 0, 2, 1]}
+    by_seed = {2: kept, 5: {0: kept[3]}}
+    run = {
+        "arch": "dit_tiny",
+        "spec": {"depth": 1, "fsizes": [32, 64]},
+        "n_train": 4,
+        "subset_indices": [3, 0, 2, 1],
+        "seeds": [2, 5],
+    }
     path = tmp_path / "checkpoints.pt"
-    artifacts.save_checkpoints(path, kept, run)
+    artifacts.save_checkpoints(path, by_seed, run)
     loaded, settings = artifacts.load_checkpoints(path)
-    assert settings == run and list(loaded) == [0, 3]
-    assert all(torch.equal(loaded[3][k], kept[3][k]) for k in kept[3])
+    assert settings == run and list(loaded) == [2, 5] and list(loaded[2]) == [0, 3] and list(loaded[5]) == [0]
+    assert all(torch.equal(loaded[2][3][k], kept[3][k]) for k in kept[3])
     calibration.check_checkpoint_subset(settings, 4, np.array([3, 0, 2, 1]), str(path))
+    artifacts.check_seeds(loaded, [5, 2], path)
+    with pytest.raises(ValueError, match=r"seeds \[2, 5\], not of seeds \[2\]"):
+        artifacts.check_seeds(loaded, [2], path)
     torch.save({"other": torch.zeros(1)}, tmp_path / "bad.pt")
     with pytest.raises(ValueError, match="not a file of kept weights"):
         artifacts.load_checkpoints(tmp_path / "bad.pt")

@@ -15,15 +15,21 @@ SPECS = {"unet_tiny": {"fsizes": [16, 32], "emb_dim": 32}, "dit_tiny": {"hidden"
 
 
 @pytest.mark.gpu_rule("bird_train")
+@pytest.mark.parametrize("seeds", [[0], [0, 1]], ids=["one seed", "a batched seed group"])
 @pytest.mark.parametrize("arch", sorted(SPECS))
-def test_bird_train_runs_on_the_job_device(arch):
+def test_bird_train_runs_on_the_job_device(arch, seeds):
     x = torch.as_tensor(data.toeplitz_field(24, seed=0))
     with fake_gpu() as device:
-        model = networks.build_network(arch, SPECS[arch], 1, 16, seed=0).to(loop.job_device())
-        log, kept = training.train_epsilon(model, x, epochs=2, batch=16, lr=1e-3, seed=0, checkpoint_epochs=[0, 2])
-        assert next(model.parameters()).device == device
-    assert log["step"].tolist() == list(range(4)) and sorted(kept) == [0, 2]
-    assert all(v.device.type == "cpu" for state in kept.values() for v in state.values())
+        models = [networks.build_network(arch, SPECS[arch], 1, 16, seed=s).to(loop.job_device()) for s in seeds]
+        log, kept = training.train_epsilon(
+            models, x, epochs=2, batch=16, lr=1e-3, seeds=seeds, checkpoint_epochs=[0, 2]
+        )
+        assert all(next(model.parameters()).device == device for model in models)
+    assert log["step"].tolist() == [step for _ in seeds for step in range(4)] and sorted(kept) == seeds
+    assert all(sorted(by_epoch) == [0, 2] for by_epoch in kept.values())
+    assert all(
+        v.device.type == "cpu" for by_epoch in kept.values() for state in by_epoch.values() for v in state.values()
+    )
 
 
 def test_a_batch_left_on_the_cpu_fails_under_the_fake_device():

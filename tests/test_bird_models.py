@@ -238,10 +238,14 @@ def test_training_lowers_the_loss_and_checkpoints_reload(name):
     x = fields()
     model = networks.build_network(name, {}, 1, 16, seed=0)
     before = training.epsilon_loss(model, x, seed=1)
-    log, saved = training.train_epsilon(model, x, epochs=2, batch=16, lr=2e-3, seed=0, checkpoint_epochs=[0, 1, 2])
+    log, by_seed = training.train_epsilon(
+        [model], x, epochs=2, batch=16, lr=2e-3, seeds=[0], checkpoint_epochs=[0, 1, 2]
+    )
     after = training.epsilon_loss(model, x, seed=1)
     assert after < before - 0.02, (before, after)
-    assert list(log.columns) == ["epoch", "step", "loss"] and len(log) == 16
+    assert sorted(by_seed) == [0]
+    saved = by_seed[0]
+    assert list(log.columns) == ["seed", "epoch", "step", "loss"] and len(log) == 16 and set(log.seed) == {0}
     assert log.epoch.tolist() == [1] * 8 + [2] * 8 and log.step.tolist() == list(range(16))
     assert sorted(saved) == [0, 1, 2]
     assert all(v.device.type == "cpu" for v in saved[1].values())
@@ -257,7 +261,7 @@ def test_training_is_reproducible_and_the_seed_matters():
 
     def run(seed):
         model = networks.build_network("dit_tiny", {"depth": 1}, 1, 16, seed=0)
-        log, _ = training.train_epsilon(model, x, epochs=2, batch=32, lr=1e-3, seed=seed)
+        log, _ = training.train_epsilon([model], x, epochs=2, batch=32, lr=1e-3, seeds=[seed])
         return model.state_dict(), log
 
     (a, log_a), (b, log_b), (c, _) = run(0), run(0), run(1)
@@ -287,9 +291,10 @@ def test_training_killed_after_a_checkpoint_resumes_bit_identically(tmp_path, mo
         return networks.build_network("dit_tiny", {"depth": 1}, 1, 16, seed=0)
 
     def run(net, settings=None):
-        return training.train_epsilon(
-            net, x, epochs=4, batch=32, lr=1e-3, seed=0, checkpoint_epochs=[0, 1, 3, 4], settings=settings
+        log, kept = training.train_epsilon(
+            [net], x, epochs=4, batch=32, lr=1e-3, seeds=[0], checkpoint_epochs=[0, 1, 3, 4], settings=settings
         )
+        return log, kept[0]
 
     whole = model()
     log_whole, kept_whole = run(whole)
@@ -320,11 +325,15 @@ def test_training_rejects_bad_settings_and_divergence():
     x = fields(32)
     model = networks.build_network("dit_tiny", {"depth": 1}, 1, 16)
     with pytest.raises(ValueError, match=r"checkpoint epochs \[3\]"):
-        training.train_epsilon(model, x, epochs=2, batch=16, lr=1e-3, seed=0, checkpoint_epochs=[3])
+        training.train_epsilon([model], x, epochs=2, batch=16, lr=1e-3, seeds=[0], checkpoint_epochs=[3])
     with pytest.raises(ValueError, match="learning rate"):
-        training.train_epsilon(model, x, epochs=1, batch=16, lr=0.0, seed=0)
-    with pytest.raises(FloatingPointError, match="epsilon-MSE is nan at epoch 1"):
-        training.train_epsilon(model, x * float("nan"), epochs=1, batch=16, lr=1e-3, seed=0)
+        training.train_epsilon([model], x, epochs=1, batch=16, lr=0.0, seeds=[0])
+    with pytest.raises(FloatingPointError, match="epsilon-MSE is nan at epoch 1, step 0 of seed 0"):
+        training.train_epsilon([model], x * float("nan"), epochs=1, batch=16, lr=1e-3, seeds=[0])
+    with pytest.raises(ValueError, match="one model per seed"):
+        training.train_epsilon([model], x, epochs=1, batch=16, lr=1e-3, seeds=[0, 1])
+    with pytest.raises(ValueError, match="seeds repeat"):
+        training.train_epsilon([model, model], x, epochs=1, batch=16, lr=1e-3, seeds=[0, 0])
 
 
 def test_mnist_is_read_in_place_resized_to_32_pixels_in_minus_one_to_one(tmp_path):

@@ -6,7 +6,7 @@ from neurips26.bird import experiment as bird_experiment
 BIRD = "results/{scale}/bird"
 BIRD_LOG = "results/{scale}/bird/logs"
 BIRD_BENCH = "results/{scale}/bird/benchmarks"
-BIRD_NET = "{dataset}/{arch}/N{n}/s{seed}"
+BIRD_NET = "{dataset}/{arch}/N{n}/s{seeds}"  # seeds: a seed group, "0" or "0-1-2"
 BIRD_FIGURES = [
     "phase_diagram",
     "information_curves",
@@ -109,6 +109,11 @@ def bird_cost_files(wildcards):
         f"{BIRD}/cost/{name}.parquet".format(scale=wildcards.scale)
         for name in bird_config(wildcards)["datasets"]
     ]
+
+
+def bird_group_size(wildcards):
+    """The number of seeds a network job trains or calibrates (its time request scales with it)."""
+    return len(bird_experiment.parse_seeds(wildcards.seeds))
 
 
 @reads("bird", ("networks", "archs"))

@@ -116,3 +116,32 @@ def calibrate_checkpoints(
             high = frame[(frame["t"] >= 0.5) & frame["window"].isin(experiment.local_windows(windows))]
             log.info("epoch %d: best local cos at high noise %.3f", epoch, high.groupby("step")["cos"].max().mean())
     return pd.concat(frames, ignore_index=True)
+
+
+def start_noise(seed: int, n_train: int, trajectories: int, shape: tuple[int, ...]) -> np.ndarray:
+    """x_T of a network seed's calibration trajectories: its own standard normal draws (seeded by seed and N)."""
+    return np.random.default_rng([seed, n_train, 2]).standard_normal((trajectories, *shape))
+
+
+def calibrate_seeds(
+    model: nn.Module,
+    kept: dict[int, dict[int, dict[str, torch.Tensor]]],
+    n_train: int,
+    trajectories: int,
+    steps: int,
+    train: np.ndarray,
+    windows: list[str],
+    soft: float = 0.0,
+    log=None,
+) -> pd.DataFrame:
+    """`calibrate_checkpoints` for each seed of a job's group (kept: seed -> epoch -> state dict, loaded into
+    `model`), each from its own x_T (`start_noise`); one frame with a `seed` column, a seed's rows those of its
+    single-seed job."""
+    frames = []
+    for seed, by_epoch in kept.items():
+        if log:
+            log.info("seed %d", seed)
+        x_T = start_noise(seed, n_train, trajectories, train.shape[1:])
+        table = calibrate_checkpoints(model, by_epoch, x_T, steps, train, windows, soft, log)
+        frames.append(table.assign(seed=int(seed)))
+    return pd.concat(frames, ignore_index=True)

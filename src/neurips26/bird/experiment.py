@@ -66,10 +66,35 @@ def information_runs(cfg: dict) -> list[str]:
     return [f"{name}/N{n}" for name, data in cfg["datasets"].items() for n in data["n_values"]]
 
 
+def seed_groups(nets: dict) -> list[list[int]]:
+    """The network seeds in groups of `seeds_per_job` (the `networks` block): one job trains a group as a
+    batched ensemble (training.train_epsilon), in the config's order."""
+    seeds, size = [int(s) for s in nets["seeds"]], int(nets["seeds_per_job"])
+    return [seeds[i : i + size] for i in range(0, len(seeds), size)]
+
+
+def seeds_label(seeds: list[int]) -> str:
+    """A seed group's path label: '0' for seed 0, '0-1-2' for seeds 0, 1 and 2."""
+    return "-".join(str(int(s)) for s in seeds)
+
+
+def parse_seeds(label: str) -> list[int]:
+    """The seeds of a group's label ('0-1-2' -> [0, 1, 2]); a repeated seed is an error."""
+    seeds = [int(s) for s in str(label).split("-")]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seed group {label!r} repeats a seed")
+    return seeds
+
+
 def network_runs(cfg: dict) -> list[str]:
-    """'{dataset}/{arch}/N{n}/s{seed}' for every network trained to compare BIRD with."""
+    """'{dataset}/{arch}/N{n}/s{seeds}' for every job of networks trained to compare BIRD with (one job per
+    arch and seed group, `seeds` its label: s0, or s0-1-2 for seeds 0, 1, 2 trained as one batched ensemble)."""
     nets = cfg["networks"]
-    return [f"{nets['dataset']}/{arch}/N{nets['n_train']}/s{seed}" for arch in nets["archs"] for seed in nets["seeds"]]
+    return [
+        f"{nets['dataset']}/{arch}/N{nets['n_train']}/s{seeds_label(group)}"
+        for arch in nets["archs"]
+        for group in seed_groups(nets)
+    ]
 
 
 def check_config(cfg: dict) -> None:

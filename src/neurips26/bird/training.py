@@ -8,29 +8,35 @@ decayed by ExponentialLR(gamma) after every step, shuffled epochs with a last pa
 One deviation: the authors draw t = randint(0, 1000) / 1000, which includes t = 0 (beta = 0: no noise, so eps
 cannot be predicted from x_t); we draw t = k / 1000, k in {1, ..., 1000}, clipped inside (0, 1).
 
-All randomness (shuffles, t, noise) comes from one seeded torch.Generator, drawn on the CPU, so a run is the
-same on any device. Training runs in the shared loop (common.loop), one loop step per epoch: the model and
-the batches sit on the model's device (the job's, loop.job_device()), and a run killed after a checkpoint
-resumes at an epoch boundary bit-identically.
+Seeds as a batch dimension: one job trains the networks of several seeds (one architecture) as a batched
+ensemble (common.ensemble: stacked weights, vmap), each seed with its own initialisation (built from its seed),
+its own torch.Generator seeded with it (shuffles, t, noise, drawn on the CPU in the order a single-seed run
+draws them, so a run is the same on any device) and its own loss; the batched loss is the sum of the seeds'
+losses and Adam acts elementwise, so each seed's update is its own. A group of one seed runs its network
+unbatched (no vmap), the arithmetic of a single-seed run; a seed trained in a group equals its single-seed run
+to float rounding (tests/test_bird_ensemble.py). Training runs in the shared loop (common.loop), one loop step
+per epoch: the weights and the batches sit on the models' device (the job's, loop.job_device()), and a run
+killed after a checkpoint resumes at an epoch boundary bit-identically.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 import torch
 from torch import nn
+from torch.func import functional_call
 
-from neurips26.common import loop
+from neurips26.common import ensemble, loop
 from neurips26.common.optim import Adam, ExponentialDecay
 from neurips26.common.validation import check_int, check_number
 
 T_LEVELS = 1000  # t = k / T_LEVELS
 T_CLIP = 1e-6  # t is clipped to [T_CLIP, 1 - T_CLIP]
 GAMMA = 0.999965  # the authors' per-step learning-rate decay
-LOG_COLUMNS = ["epoch", "step", "loss"]
+LOG_COLUMNS = ["seed", "epoch", "step", "loss"]
 
 
 def cosine_beta(t: torch.Tensor) -> torch.Tensor:
@@ -39,8 +45,9 @@ def cosine_beta(t: torch.Tensor) -> torch.Tensor:
 
 
 def noise(x: torch.Tensor, eps: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-    """x_t = sqrt(1 - beta(t)) x + sqrt(beta(t)) eps, with t (B,) broadcast over the image axes."""
-    beta = cosine_beta(t).reshape(-1, *([1] * (x.ndim - 1)))
+    """x_t = sqrt(1 - beta(t)) x + sqrt(beta(t)) eps, with t (B,) (or (S, B), a batch per seed) broadcast over
+    the image axes."""
+    beta = cosine_beta(t).reshape(*t.shape, *([1] * (x.ndim - t.ndim)))
     return torch.sqrt(1 - beta) * x + torch.sqrt(beta) * eps
 
 
@@ -62,82 +69,134 @@ def _check_settings(n: int, epochs: int, batch: int, lr: float, gamma: float, ch
         raise ValueError(f"checkpoint epochs {outside} lie outside 0..{epochs} (0 = the initial weights)")
 
 
-def _cpu_state(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+class _Weights:
+    """The ensemble's stacked weights as one checkpointable state (common.loop): copied in without gradients."""
+
+    def __init__(self, tensors: dict[str, torch.Tensor]):
+        self.tensors = tensors
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {k: v.detach().clone() for k, v in self.tensors.items()}
+
+    @torch.no_grad()
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        for key, value in state.items():
+            self.tensors[key].copy_(value)
+
+
+def _member_forward(ens: ensemble.Ensemble, model: nn.Module, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    """eps of every member on its own batch (x (S, B, C, H, W), t (S, B)); several members run under vmap, one
+    runs unbatched as `model` (its architecture) on views of the stacked weights: a single-seed run's arithmetic."""
+    if ens.size > 1:
+        return ens(x, t)
+    weights = {name: value[0] for name, value in {**ens.params, **ens.buffers}.items()}
+    return functional_call(model, weights, (x[0], t[0]))[None]
 
 
 def train_epsilon(
-    model: nn.Module,
+    models: Sequence[nn.Module],
     x_train: torch.Tensor,
     epochs: int,
     batch: int,
     lr: float,
-    seed: int,
+    seeds: Sequence[int],
     checkpoint_epochs: Iterable[int] = (),
     gamma: float = GAMMA,
     settings: loop.LoopSettings | None = None,
-) -> tuple[pd.DataFrame, dict[int, dict[str, torch.Tensor]]]:
-    """Train `model` (in place, on its own device) to predict eps for `epochs` epochs in the shared training
-    loop (common.loop: one loop step is one epoch); returns (log, kept weights).
+) -> tuple[pd.DataFrame, dict[int, dict[int, dict[str, torch.Tensor]]]]:
+    """Train `models` (one per seed of `seeds`, one architecture, each built from its seed, on one device) as a
+    batched ensemble to predict eps for `epochs` epochs in the shared training loop (common.loop: one loop step
+    is one epoch); the models end with their trained weights. Returns (log, kept weights).
 
-    The log has one row per optimiser step: the 1-based epoch, the global step and that batch's mean loss.
-    The kept weights map each epoch of `checkpoint_epochs` (0 = before training) to a CPU copy of the
-    model's state dict after that epoch. `settings` (a LoopSettings) gives the checkpoint of the job: the
-    model, the optimiser (with its decayed learning rate), the decay, the generator, the log and the kept
-    weights are saved in it, so a killed run resumes at an epoch boundary bit-identically. Raises
-    common.loop.Diverged (a FloatingPointError) when a batch's loss is not finite, before that batch's update.
+    The log has one row per seed and optimiser step: the seed, the 1-based epoch, the global step and that
+    batch's mean loss. The kept weights map each seed to {epoch of `checkpoint_epochs` (0 = before training):
+    a CPU copy of its state dict after that epoch}. `settings` (a LoopSettings) gives the checkpoint of the
+    job: the weights, the optimiser (with its decayed learning rate), the decay, each seed's generator, the log
+    and the kept weights are saved in it, so a killed run resumes at an epoch boundary bit-identically. Raises
+    common.loop.Diverged (a FloatingPointError) naming the seed when a batch's loss is not finite, before that
+    batch's update.
     """
+    models, seeds = list(models), [int(s) for s in seeds]
+    if len(models) != len(seeds) or not models:
+        raise ValueError(f"train_epsilon needs one model per seed, got {len(models)} models for seeds {seeds}")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds repeat: {seeds}")
     x_train = torch.as_tensor(x_train, dtype=torch.float32)
     checkpoint_epochs = sorted({int(e) for e in checkpoint_epochs})
     _check_settings(len(x_train), epochs, batch, lr, gamma, checkpoint_epochs)
-    device = next(model.parameters()).device
-    generator = torch.Generator().manual_seed(seed)
+    device = next(models[0].parameters()).device
+    keys = list(models[0].state_dict())  # a member's state dict: the persistent entries only
+    ens = ensemble.Ensemble(models)
+    weights = {**ens.params, **ens.buffers}
+    generators = ensemble.seed_generators(seeds)
     # AdamW with weight decay 0 is Adam; ours skips torch.optim's 1.7 s import of torch._dynamo
-    optimiser = Adam(model.parameters(), lr=lr)
-    rows: list[tuple[int, int, float]] = []
-    kept: dict[int, dict[str, torch.Tensor]] = {0: _cpu_state(model)} if 0 in checkpoint_epochs else {}
+    optimiser = Adam(ens.parameters(), lr=lr)
     scheduler = ExponentialDecay(optimiser, gamma)  # the authors' ExponentialLR, stepped after every optimiser step
+    rows: list[tuple[int, int, int, float]] = []
+
+    def member_state(i: int) -> dict[str, torch.Tensor]:
+        return {k: weights[k][i].detach().to("cpu", copy=True) for k in keys}
+
+    kept: dict[int, dict[int, dict[str, torch.Tensor]]] = {seed: {} for seed in seeds}
+    if 0 in checkpoint_epochs:
+        for i, seed in enumerate(seeds):
+            kept[seed][0] = member_state(i)
     wanted = set(checkpoint_epochs)
+    groups = {f"model.{name.split('.')[0]}": [] for name in ens.params}
+    for name, value in ens.params.items():
+        groups[f"model.{name.split('.')[0]}"].append(value)
 
     def run_epoch(index: int) -> float:
         epoch = index + 1
-        order = torch.randperm(len(x_train), generator=generator)
+        orders = [torch.randperm(len(x_train), generator=g) for g in generators]
         first = len(rows)
-        for idx in order.split(batch):
-            x = x_train[idx]
-            eps = torch.randn(x.shape, generator=generator)
-            t = sample_t(len(idx), generator)
+        for batches in zip(*(order.split(batch) for order in orders)):
+            x = torch.stack([x_train[idx] for idx in batches])
+            eps = torch.stack([torch.randn(x.shape[1:], generator=g) for g in generators])
+            t = torch.stack([sample_t(len(idx), g) for idx, g in zip(batches, generators)])
             x, eps, t = x.to(device), eps.to(device), t.to(device)
-            loss = torch.mean((model(noise(x, eps, t), t) - eps) ** 2)
-            value, step = loss.item(), len(rows)
-            if not math.isfinite(value):
-                where = loop.first_non_finite(loop.parameter_groups({"model": model}))
+            out = _member_forward(ens, models[0], noise(x, eps, t), t)
+            if ens.size == 1:  # the single-seed run's reduction
+                losses = torch.mean((out[0] - eps[0]) ** 2)[None]
+            else:
+                losses = torch.mean((out - eps) ** 2, dim=tuple(range(1, out.ndim)))
+            values, step = losses.detach().cpu().tolist(), len(rows) // len(seeds)
+            bad = [(seed, v) for seed, v in zip(seeds, values) if not math.isfinite(v)]
+            if bad:
+                seed, value = bad[0]
                 raise loop.Diverged(
                     step,
-                    where,
+                    loop.first_non_finite(groups),
                     value,
-                    detail=(f"epsilon-MSE is {value} at epoch {epoch}, step {step}; lr={lr}, check the data's scale"),
+                    detail=(
+                        f"epsilon-MSE is {value} at epoch {epoch}, step {step} of seed {seed}; lr={lr}, "
+                        "check the data's scale"
+                    ),
                 )
             optimiser.zero_grad(set_to_none=True)
-            loss.backward()
+            losses.sum().backward()  # each seed's gradient is its own loss's
             optimiser.step()
             scheduler.step()
-            rows.append((epoch, step, value))
+            rows.extend((seed, epoch, step, v) for seed, v in zip(seeds, values))
         if epoch in wanted:
-            kept[epoch] = _cpu_state(model)
-        return sum(row[2] for row in rows[first:]) / max(1, len(rows) - first)
+            for i, seed in enumerate(seeds):
+                kept[seed][epoch] = member_state(i)
+        return sum(row[3] for row in rows[first:]) / max(1, len(rows) - first)
 
-    model.train()
+    ens.train()
     state = {
-        "model": model,
+        "weights": _Weights(weights),
         "optimiser": optimiser,
-        "generator": generator,
         "rows": rows,
         "kept": kept,
         "scheduler": scheduler,
+        **{f"generator_s{seed}": g for seed, g in zip(seeds, generators)},
     }
-    loop.run_loop(run_epoch, epochs, state, settings or loop.LoopSettings(name="train_epsilon"))
-    return pd.DataFrame(rows, columns=LOG_COLUMNS), {e: kept[e] for e in checkpoint_epochs}
+    loop.run_loop(run_epoch, epochs, state, settings or loop.LoopSettings(name="train_epsilon"), groups=groups)
+    for i, model in enumerate(models):
+        model.load_state_dict(member_state(i))
+    log = pd.DataFrame(rows, columns=LOG_COLUMNS).sort_values(["seed", "step"], kind="stable", ignore_index=True)
+    return log, {seed: {e: kept[seed][e] for e in checkpoint_epochs} for seed in seeds}
 
 
 @torch.no_grad()
