@@ -6,7 +6,7 @@ SCALE     ?= quick
 CORES     ?= 2
 STAMP     := $(VENV)/.installed
 
-.PHONY: run test lint report venv clean
+.PHONY: run test lint report venv clean profile-imports
 
 venv: $(STAMP)
 
@@ -25,9 +25,16 @@ run: $(STAMP)
 report: $(STAMP)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=$(SCALE) --report results/$(SCALE)/report.html
 
-# PAPERS=bird,amortix: the smoke run and the paper tests of those papers only (make test runs every paper)
+# PAPERS=bird,amortix: the smoke run and the paper tests of those papers only (make test runs every paper).
+# The unit tests run on $(CORES) workers (pytest-xdist); then the tests that run Snakemake, one at a time, since
+# they share one smoke run and one local SLURM cluster.
 test: $(STAMP)
-	$(PYTHON) -m pytest $(if $(PAPERS),--papers $(PAPERS))
+	$(PYTHON) -m pytest -n $(CORES) -m "not workflow and not cluster" $(if $(PAPERS),--papers $(PAPERS))
+	$(PYTHON) -m pytest -m "workflow or cluster" $(if $(PAPERS),--papers $(PAPERS))
+
+# the import time of every script's module graph, weighted by its jobs at $(SCALE) (python -X importtime)
+profile-imports: $(STAMP)
+	$(PYTHON) tools/profile_imports.py --scale $(SCALE) --out results/$(SCALE)/import_times.md
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src scripts tests tools

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+if "PYTEST_XDIST_WORKER" in os.environ:  # one of make test's unit-test workers: one thread each, not one per core
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 COPIED = ("workflow", "rules", "scripts", "config", "src", "profiles", "envs")
