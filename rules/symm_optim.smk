@@ -1,7 +1,8 @@
 # Paper 07: symmetry-compatible optimizers (Lau and Su 2026) against AdamW in small LM pretraining.
 # corpus (rules/corpus.smk: documents -> BPE -> token files; paper: FineWeb-Edu shards) -> train
-#   {arch}/{method}_lr{i}_s{seed} (dense: embedding + head optimizer; moe: router optimizer) + theory (float64
-#   symmetry checks) + step_time (side by side) -> tables (best LR on validation) -> claims/figures -> report
+#   {arch}/{method}_lr{i}_s{seeds} (dense: embedding + head optimizer; moe: router optimizer; the seeds of a group
+#   as one batched ensemble: s0-1-2 at quick scale, one seed per job at paper scale, config seeds_per_job) + theory
+#   (float64 symmetry checks) + step_time (side by side) -> tables (best LR on validation) -> claims/figures -> report
 
 
 include: "functions/symm_optim.smk"
@@ -30,18 +31,18 @@ rule symm_optim_train:
     input:
         unpack(so_tokens),
     output:
-        steps=f"{SO}/runs/{SO_RUN}_steps.parquet",
-        spectra=f"{SO}/runs/{SO_RUN}_spectra.parquet",
-        summary=f"{SO}/runs/{SO_RUN}_summary.parquet",
+        steps=f"{SO}/runs/{SO_JOB}_steps.parquet",
+        spectra=f"{SO}/runs/{SO_JOB}_spectra.parquet",
+        summary=f"{SO}/runs/{SO_JOB}_summary.parquet",
     log:
-        f"{SO_LOG}/train/{SO_RUN}.log",
+        f"{SO_LOG}/train/{SO_JOB}.log",
     benchmark:
-        f"{SO_BENCH}/train/{SO_RUN}.tsv"
+        f"{SO_BENCH}/train/{SO_JOB}.tsv"
     wildcard_constraints:
         arch="dense|moe",
         method="[a-z_]+",
         lr_index=r"\d+",
-        seed=r"\d+",
+        seeds=r"\d+(-\d+)*",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
@@ -49,7 +50,7 @@ rule symm_optim_train:
         mem_mb=4000,
         runtime=1440,
     params:
-        run=so_run_params,
+        job=so_job_params,
     script:
         "../scripts/symm_optim/train.py"
 

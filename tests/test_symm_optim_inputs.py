@@ -30,6 +30,38 @@ def test_runs_cover_methods_x_learning_rates_x_seeds():
     assert len({r["name"] for r in runs}) == len(runs)
 
 
+def test_jobs_train_a_cells_seeds_together_at_quick_scale_and_one_seed_per_job_at_paper_scale():
+    for scale, per_job in (("quick", 3), ("paper", 1)):
+        cfg = CONFIG[scale]
+        assert cfg["seeds_per_job"] == per_job
+        jobs = experiment.jobs(cfg)
+        runs = experiment.runs(cfg)
+        members = [
+            (j["arch"], j["method"], j["lr_index"], seed) for j in jobs for seed in j["seeds"]
+        ]  # every run in exactly one job, in the order of the runs
+        assert members == [(r["arch"], r["method"], r["lr_index"], r["seed"]) for r in runs]
+        assert all(1 <= len(j["seeds"]) <= per_job for j in jobs)
+    quick = experiment.job_names(CONFIG["quick"])
+    cells = {(r["arch"], r["method"], r["lr_index"]) for r in experiment.runs(CONFIG["quick"])}
+    assert "dense/hybrid_lr1_s0-1-2" in quick and len(quick) == len(cells)  # one job per cell: its seeds together
+    paper = CONFIG["paper"]
+    assert experiment.job_names(paper) == [r["name"] for r in experiment.runs(paper)]  # a job per run, as before
+
+
+def test_a_jobs_params_name_its_runs_and_refuse_a_group_the_config_does_not_have():
+    quick = CONFIG["quick"]
+    params = experiment.job_params(quick, "dense", "row_norm", 2, "0-1-2")
+    assert [r["seed"] for r in params["runs"]] == [0, 1, 2]
+    assert [r["name"] for r in params["runs"]] == [f"dense/row_norm_lr2_s{s}" for s in (0, 1, 2)]
+    assert "seed" not in params["model"] and params["assignment"] == experiment.assignment(
+        quick, "dense", "row_norm", 2
+    )
+    with pytest.raises(ValueError, match="no job dense/row_norm_lr2_s0-1 in the config"):
+        experiment.job_params(quick, "dense", "row_norm", 2, "0-1")
+    grouped = experiment.seed_groups({**quick, "seeds": [5, 6, 7, 8], "seeds_per_job": 3}, "dense")
+    assert grouped == [[5, 6, 7], [8]]
+
+
 def test_the_multiplier_scales_only_the_swept_roles():
     quick = CONFIG["quick"]
     low = experiment.assignment(quick, "dense", "row_norm", 0)
@@ -71,6 +103,7 @@ def _bad(edit) -> dict:
         (lambda c: c.update(baseline="sgd"), "baseline 'sgd' is not one of methods"),
         (lambda c: c["model"]["moe"].update(n_experts=0, top_k=0), "model.moe: n_experts must be > 0"),
         (lambda c: c["model"]["dense"].update(context=16), "train.seq_len 32 exceeds model.dense.context 16"),
+        (lambda c: c.update(seeds_per_job=0), "seeds_per_job must be an integer >= 1, got 0"),
     ],
 )
 def test_bad_configs_are_refused_naming_the_problem(edit, message):

@@ -65,7 +65,7 @@ def test_a_runs_tables_carry_its_keys_and_one_summary_row():
     assert row["lr_embedding"] == 5.0 and row["lr_lm_head"] == 0.05 and "lr_router" not in row
     assert row["spikes"] == 1 and row["steps_done"] == 2 and row["diverged_step"] == -1
     assert row["parameters"] == 1000 and row["parameters_vocab"] == 500
-    assert "1 spikes" in artifacts.outcome_line("x", _result(), tables["summary"])
+    assert "1 spikes" in artifacts.outcome_line("x", _result())
 
 
 def test_a_diverged_run_keeps_its_step_and_role_and_an_empty_spectrum_keeps_its_columns():

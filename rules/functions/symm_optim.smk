@@ -8,7 +8,8 @@ SO = "results/{scale}/symm_optim"
 SO_LOG = "results/{scale}/symm_optim/logs"
 SO_BENCH = "results/{scale}/symm_optim/benchmarks"
 SO_FIGURES = ["val_loss_curves", "best_lr", "lr_sensitivity", "spectra"]
-SO_RUN = "{arch}/{method}_lr{lr_index}_s{seed}"
+# one job trains the seeds of a cell (a seed group, e.g. s0-1-2) as one batched ensemble (experiment.jobs)
+SO_JOB = "{arch}/{method}_lr{lr_index}_s{seeds}"
 
 for _scale in ("smoke", "quick", "paper"):
     try:
@@ -23,16 +24,17 @@ def so_config(wildcards):
     return paper_config("symm_optim", wildcards.scale)
 
 
-@reads("symm_optim", *so_experiment.RUN_KEYS)
-def so_run_params(wildcards):
-    """One run's params: its optimizers, model sizes and training settings (experiment.run_params), so that a
-    change to another method's entry leaves this run up to date."""
-    return so_experiment.run_params(
+@reads("symm_optim", *so_experiment.JOB_KEYS)
+def so_job_params(wildcards):
+    """One job's params: its runs (the seeds of the group), optimizers, model sizes and training settings
+    (experiment.job_params), so that a change to another method's entry leaves this job up to date.
+    """
+    return so_experiment.job_params(
         so_config(wildcards),
         wildcards.arch,
         wildcards.method,
         int(wildcards.lr_index),
-        int(wildcards.seed),
+        wildcards.seeds,
     )
 
 
@@ -68,9 +70,10 @@ def so_corpus_meta(wildcards):
 
 
 def so_runs(wildcards, suffix):
+    """The tables of every training job (each holds the runs of its seed group)."""
     return [
-        f"{SO}/runs/{run}_{suffix}.parquet".format(scale=wildcards.scale)
-        for run in so_experiment.run_names(so_config(wildcards))
+        f"{SO}/runs/{job}_{suffix}.parquet".format(scale=wildcards.scale)
+        for job in so_experiment.job_names(so_config(wildcards))
     ]
 
 
@@ -87,11 +90,13 @@ def so_run_spectra(wildcards):
 
 
 def so_plan_work(wildcards, scale):
-    """The work of one training run for the plan of a scale: tokens x the weights a token passes through."""
+    """The work of one training job for the plan of a scale: tokens x the weights a token passes through, times
+    the seeds the job trains as one ensemble."""
     cfg = scale_block(PAPERS, "symm_optim", scale)
     model, train = cfg["model"][wildcards.arch], cfg["train"]
+    members = len(wildcards.seeds.split("-"))
     return decoder_work(
-        train["steps"] * train["batch_size"] * train["seq_len"],
+        members * train["steps"] * train["batch_size"] * train["seq_len"],
         d_model=model["d_model"],
         n_layers=model["n_layers"],
         n_heads=model["n_heads"],

@@ -1,6 +1,7 @@
-"""What one training run of paper 07 reads and writes: the token streams it trains and validates on, and its three
-tables (per-step losses, spectra of the vocabulary-indexed matrices and router, and the one-row summary that
-``runs.parquet`` gathers), each keyed by the run (arch, method, lr_index, seed)."""
+"""What one training job of paper 07 reads and writes: the token streams it trains and validates on, and its three
+tables (per-step losses, spectra of the vocabulary-indexed matrices and router, and the summary rows that
+``runs.parquet`` gathers), each keyed by the run (arch, method, lr_index, seed): a job that trains the seeds of a
+cell as one ensemble writes its runs' rows one after the other, in the order of its seeds."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pandas as pd
 
 from neurips26.common.token_files import read_tokens
 
-__all__ = ["RUN_KEYS", "outcome_line", "read_stream", "run_row", "run_tables"]
+__all__ = ["RUN_KEYS", "job_tables", "outcome_line", "read_stream", "run_row", "run_tables"]
 
 RUN_KEYS = ("arch", "method", "lr_index", "seed")
 SPECTRUM_COLUMNS = ["step", "kind", "matrix", "index", "sigma"]
@@ -59,10 +60,16 @@ def run_tables(run: dict, result, assignment: dict, counts: dict[str, int]) -> d
     }
 
 
-def outcome_line(name: str, result, summary: pd.DataFrame) -> str:
+def job_tables(runs: list[dict], results: list, assignment: dict, counts: dict[str, int]) -> dict[str, pd.DataFrame]:
+    """The job's ``steps``, ``spectra`` and ``summary`` tables: :func:`run_tables` of each run, concatenated."""
+    tables = [run_tables(run, result, assignment, counts) for run, result in zip(runs, results, strict=True)]
+    return {name: pd.concat([t[name] for t in tables], ignore_index=True) for name in tables[0]}
+
+
+def outcome_line(name: str, result) -> str:
     """The log line of a finished run: final validation loss, divergence, spikes and optimizer time."""
     return (
         f"{name}: final validation loss {result.final_val_loss:.4f}, diverged {result.diverged} "
-        f"(step {result.diverged_step}, {result.diverged_kind}), {int(summary['spikes'].iloc[0])} spikes, "
+        f"(step {result.diverged_step}, {result.diverged_kind}), {int(sum(r['spike'] for r in result.steps))} spikes, "
         f"{result.optimizer_seconds:.1f} s of {result.train_seconds:.1f} s in optimizer steps"
     )

@@ -2,7 +2,8 @@ r"""Update directions of the symmetry-compatible matrix optimizers (Lau and Su 2
 Principle for Optimizer Design", arXiv 2605.18106) and of the baselines they are compared with: pure functions
 of the momentum (or gradient), so that :mod:`neurips26.symm_optim.theory` can check their symmetries exactly in
 float64; :mod:`neurips26.symm_optim.optimizers` steps parameters along them (``W <- W - lr U(M)``, M
-the momentum). Directions, after
+the momentum). Each takes a matrix or a stack of matrices (..., m, n), every matrix of the stack on its own
+(an ensemble's seeds: batched SVD, eigh and Newton-Schulz, norms and traces per matrix). Directions, after
 ``timlautk/equivariant_optimizers`` (``optim/rownorm.py``, ``rightpolargrad.py``,
 ``leftpolargrad.py``, ``hybrid.py``, ``row_ops.py``):
 
@@ -73,8 +74,18 @@ NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)  # Keller Jordan's quintic Newton-Sc
 
 
 def _matrix(x: torch.Tensor, who: str) -> None:
-    if x.ndim != 2:
-        raise ValueError(f"{who} needs a 2-D matrix, got shape {tuple(x.shape)}")
+    if x.ndim < 2:
+        raise ValueError(f"{who} needs a 2-D matrix (or a stack of them), got shape {tuple(x.shape)}")
+
+
+def _inner(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``<a, b>`` of each matrix of the stack (shape (..., 1, 1))."""
+    return torch.sum(a * b, dim=(-2, -1), keepdim=True)
+
+
+def _trace(a: torch.Tensor) -> torch.Tensor:
+    """``tr(a)`` of each square matrix of the stack (shape (..., 1, 1))."""
+    return a.diagonal(dim1=-2, dim2=-1).sum(-1)[..., None, None]
 
 
 def polar(m: torch.Tensor) -> torch.Tensor:
@@ -90,9 +101,9 @@ def newton_schulz(m: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.T
     values land in roughly [0.7, 1.2], not at 1: the coefficients trade accuracy for speed."""
     _matrix(m, "newton_schulz")
     a, b, c = NS_COEFFICIENTS
-    tall = m.shape[0] > m.shape[1]
+    tall = m.shape[-2] > m.shape[-1]
     x = m.mT if tall else m
-    x = x / (torch.linalg.matrix_norm(x) + eps)
+    x = x / (torch.linalg.matrix_norm(x, keepdim=True) + eps)
     for _ in range(steps):
         gram = x @ x.mT
         x = a * x + (b * gram + c * gram @ gram) @ x
@@ -102,7 +113,7 @@ def newton_schulz(m: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.T
 def muon_direction(m: torch.Tensor, exact: bool = False, ns_steps: int = 5) -> torch.Tensor:
     """Muon's direction: ``polar(m)`` (SVD if ``exact`` else Newton-Schulz) times ``sqrt(max(1, rows/cols))``."""
     u = polar(m) if exact else newton_schulz(m, ns_steps)
-    return u * math.sqrt(max(1.0, m.shape[0] / m.shape[1]))
+    return u * math.sqrt(max(1.0, m.shape[-2] / m.shape[-1]))
 
 
 def _nu_scale(nu: torch.Tensor, alpha: float, eps: float):
@@ -115,14 +126,14 @@ def spectral_direction(
     """Stochastic spectral descent / PolarGrad: ``nu^alpha polar(m)`` with ``nu = <m, polar(m)>`` (the
     nuclear norm when the polar factor is exact)."""
     u = polar(m) if exact else newton_schulz(m, ns_steps)
-    return _nu_scale(torch.sum(m * u), alpha, eps) * u
+    return _nu_scale(_inner(m, u), alpha, eps) * u
 
 
 def inverse_sqrt_psd(c: torch.Tensor, eps: float) -> torch.Tensor:
     """``(c + eps I)^{-1/2}`` of a symmetric PSD matrix by eigendecomposition (eigenvalues clamped at 0)."""
     c = 0.5 * (c + c.mT)
     lam, vec = torch.linalg.eigh(c)
-    return (vec * (lam.clamp_min(0) + eps).rsqrt()) @ vec.mT
+    return (vec * (lam.clamp_min(0) + eps).rsqrt().unsqueeze(-2)) @ vec.mT
 
 
 def _orient(m: torch.Tensor, orientation: str) -> torch.Tensor:
@@ -172,7 +183,7 @@ def right_polar_direction(
     if alpha == 0:
         return u
     prod = gram @ inv
-    nu = torch.trace(prod) if nu_mode == "trace" else torch.sum(prod)
+    nu = _trace(prod) if nu_mode == "trace" else torch.sum(prod, dim=(-2, -1), keepdim=True)
     return _nu_scale(nu, alpha, eps) * u
 
 
@@ -184,7 +195,7 @@ def left_polar_direction(m: torch.Tensor, alpha: float = 1.0, eps: float = 1e-8,
     u, gram, inv = _one_sided_polar(work, left=True, eps=eps)
     if alpha == 0:
         return u
-    return _nu_scale(torch.trace(gram @ inv), alpha, eps) * u
+    return _nu_scale(_trace(gram @ inv), alpha, eps) * u
 
 
 def hybrid_direction(
@@ -208,10 +219,10 @@ def hybrid_direction(
     if order == "row_then_polar":
         work = row_norm_direction(work, eps)
         u, _, _ = _one_sided_polar(work, left, eps)
-        out = _nu_scale(torch.sum(work * u), alpha, eps) * u
+        out = _nu_scale(_inner(work, u), alpha, eps) * u
     else:
         u, _, _ = _one_sided_polar(work, left, eps)
-        out = row_norm_direction(_nu_scale(torch.sum(work * u), alpha, eps) * u, eps)
+        out = row_norm_direction(_nu_scale(_inner(work, u), alpha, eps) * u, eps)
     return _orient(out, orientation)
 
 

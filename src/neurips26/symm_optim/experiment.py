@@ -11,30 +11,41 @@ Two sweeps:
 
 Every other role (attention matrices, SwiGLU gate/up and down, vectors) uses ``base`` in every run, as in the
 README runs (Muon on attention, the hybrid on the MLP, AdamW on vectors). A run is named
-``{arch}/{method}_lr{index}_s{seed}``. :func:`check_config` refuses, before any job runs, what the schema
-cannot: unknown optimizers, roles and arguments (by building each optimizer on a parameter of the role's
-shape), learning rates or momenta out of range, empty grids, a vocabulary that does not match the tokenizer's
-(both come from the config), a sequence longer than the context, and baselines missing from the sweeps.
+``{arch}/{method}_lr{index}_s{seed}``.
+
+Jobs: one job trains the seeds of one (arch, method, learning rate) cell as a batched ensemble, in groups of
+``seeds_per_job`` consecutive seeds of the sweep's list (``training.train_ensemble``); a job is named
+``{arch}/{method}_lr{index}_s{seeds}``, the seeds joined by ``-`` (``dense/hybrid_lr1_s0-1-2``; one seed per job
+gives the run's name). The learning-rate multipliers stay in separate jobs: nine members of the quick dense model
+cost more per member than three (their logits leave the cache), and every optimizer would need a learning rate
+per member.
+
+:func:`check_config` refuses, before any job runs, what the schema cannot: unknown optimizers, roles and
+arguments (by building each optimizer on a parameter of the role's shape), learning rates or momenta out of
+range, empty grids, a vocabulary that does not match the tokenizer's (both come from the config), a sequence
+longer than the context, and baselines missing from the sweeps.
 """
 
 from __future__ import annotations
 
 import copy
 
-from neurips26.common.validation import is_number
+from neurips26.common.validation import is_int, is_number
 
 from .settings import KINDS, OPTIMIZER_ARGUMENTS, LMConfig, TrainSettings, check_optimizer_spec
 
 __all__ = [
     "ARCHS",
-    "RUN_KEYS",
+    "JOB_KEYS",
     "STEP_TIME_KEYS",
     "assignment",
     "check_config",
+    "job_names",
+    "job_params",
+    "jobs",
     "model_config",
-    "run_names",
-    "run_params",
     "runs",
+    "seed_groups",
     "step_time_config",
     "train_settings",
 ]
@@ -87,8 +98,31 @@ def runs(cfg: dict, arch: str | None = None) -> list[dict]:
     return out
 
 
-def run_names(cfg: dict) -> list[str]:
-    return [r["name"] for r in runs(cfg)]
+def seed_groups(cfg: dict, arch: str) -> list[list[int]]:
+    """The seeds of ``arch``'s sweep in groups of ``seeds_per_job``, in the list's order (the last may be short)."""
+    seeds, size = _seeds(cfg, arch), cfg["seeds_per_job"]
+    return [list(seeds[i : i + size]) for i in range(0, len(seeds), size)]
+
+
+def seeds_label(seeds: list[int]) -> str:
+    return "-".join(str(seed) for seed in seeds)
+
+
+def jobs(cfg: dict, arch: str | None = None) -> list[dict]:
+    """Every training job of the config: ``{arch, method, lr_index, seeds, name}``, the runs of a cell's seeds
+    grouped as :func:`seed_groups` says; the jobs' runs are :func:`runs`, in the same order."""
+    out = []
+    for a in ARCHS if arch is None else (arch,):
+        for method in _sweep(cfg, a):
+            for i in range(len(cfg["lr_multipliers"])):
+                for group in seed_groups(cfg, a):
+                    name = f"{a}/{method}_lr{i}_s{seeds_label(group)}"
+                    out.append({"arch": a, "method": method, "lr_index": i, "seeds": group, "name": name})
+    return out
+
+
+def job_names(cfg: dict) -> list[str]:
+    return [j["name"] for j in jobs(cfg)]
 
 
 def _scaled(spec: dict, multiplier: float) -> dict:
@@ -117,13 +151,14 @@ def assignment(cfg: dict, arch: str, method: str, lr_index: int) -> dict[str, di
     return out
 
 
-# the config entries one run's params are derived from (``run_params``)
-RUN_KEYS = (
+# the config entries one job's params are derived from (``job_params``)
+JOB_KEYS = (
     ("methods",),
     ("routers",),
     ("lr_multipliers",),
     ("seeds",),
     ("moe_seeds",),
+    ("seeds_per_job",),
     ("base",),
     ("model",),
     ("corpus", "vocab_size"),
@@ -132,18 +167,22 @@ RUN_KEYS = (
 )
 
 
-def run_params(cfg: dict, arch: str, method: str, lr_index: int, seed: int) -> dict:
-    """Everything one run depends on, and nothing else (a rule's ``params``: changing another method's learning
-    rate does not rerun this run): the run, its optimizers, its model's sizes and the training settings."""
-    matches = [r for r in runs(cfg, arch) if r["method"] == method and r["lr_index"] == lr_index and r["seed"] == seed]
-    if not matches:
-        raise ValueError(f"no run {arch}/{method}_lr{lr_index}_s{seed} in the config")
-    config = model_config(cfg, arch, seed)
+def job_params(cfg: dict, arch: str, method: str, lr_index: int, seeds: str) -> dict:
+    """Everything one job depends on, and nothing else (a rule's ``params``: changing another method's learning
+    rate does not rerun this job): its runs (one per seed of the group ``seeds``, e.g. ``"0-1-2"``), their
+    optimizers, the model's sizes (each member's initialisation seed is its run's seed) and the training
+    settings (each member's data seed is its run's seed)."""
+    name = f"{arch}/{method}_lr{lr_index}_s{seeds}"
+    if name not in job_names(cfg):
+        raise ValueError(f"no job {name} in the config (its jobs: {job_names(cfg)})")
+    group = [int(seed) for seed in seeds.split("-")]
+    members = [r for r in runs(cfg, arch) if r["method"] == method and r["lr_index"] == lr_index]
+    config = model_config(cfg, arch, 0)
     return {
-        "run": matches[0],
+        "runs": [next(r for r in members if r["seed"] == seed) for seed in group],
         "assignment": assignment(cfg, arch, method, lr_index),
-        "model": {k: getattr(config, k) for k in config.__dataclass_fields__},
-        "train": {**cfg["train"], "seed": seed},
+        "model": {k: getattr(config, k) for k in config.__dataclass_fields__ if k != "seed"},
+        "train": dict(cfg["train"]),
         "spectrum_steps": list(cfg["spectrum_steps"]),
     }
 
@@ -217,6 +256,8 @@ def check_config(cfg: dict) -> None:
     for key in ("seeds", "moe_seeds"):
         if not cfg[key] or len(set(cfg[key])) != len(cfg[key]):
             raise ValueError(f"{key} must be a non-empty list of distinct seeds, got {cfg[key]}")
+    if not is_int(cfg["seeds_per_job"], 1):
+        raise ValueError(f"seeds_per_job must be an integer >= 1, got {cfg['seeds_per_job']!r}")
     for arch in ARCHS:
         mc = model_config(cfg, arch, 0)
         if (mc.n_experts > 0) != (arch == "moe"):

@@ -9,6 +9,12 @@ reference code, ``timlautk/equivariant_optimizers``, silently skips others and a
 tensors); a gradient that is not finite raises :class:`FloatingPointError` before any parameter of the
 optimizer changes, naming the param group's ``name`` and the step.
 
+Ensembles (seeds as a batch dimension): a param group with ``members: S`` holds stacked parameters whose leading
+dimension indexes the members (``build_optimizer(..., members=S)``). The matrix optimizers then take stacks of S
+matrices and compute every direction per matrix of the stack (batched SVD, eigh and Newton-Schulz, norms and
+inner products per member), AdamW acts elementwise, and the step count and hyper-parameters are shared; so each
+member's update is the one it would get alone, whatever the other members hold.
+
 :class:`AdamW` steps with :func:`neurips26.common.optim.adam_update`, torch.optim.AdamW's arithmetic, with
 the same finiteness check. None of these classes derives from ``torch.optim.Optimizer``: constructing one
 imports ``torch._dynamo``, which costs more than a smoke-scale training job (the measurements are in
@@ -114,11 +120,20 @@ class _Base:
     def _validate(self, group: dict) -> None:
         who = type(self).__name__
         check_group(who, group)
+        members = group.get("members")
+        if members is not None:
+            for p in group["params"]:
+                if p.ndim < 1 or p.shape[0] != members:
+                    raise ValueError(
+                        f"{who}: param group {group.get('name')!r} has {members} members, got a parameter of "
+                        f"shape {tuple(p.shape)}"
+                    )
         if self.matrix_only:
             for p in group["params"]:
-                if p.ndim != 2:
+                if p.ndim != 2 + (members is not None):
+                    shape = "2-D matrices" if members is None else f"stacks of {members} 2-D matrices"
                     raise ValueError(
-                        f"{who} updates 2-D matrices only, got a parameter of shape "
+                        f"{who} updates {shape} only, got a parameter of shape "
                         f"{tuple(p.shape)} in param group {group.get('name')!r}"
                     )
 
@@ -404,7 +419,7 @@ class Muon(_Base):
         buf.lerp_(p.grad, 1.0 - mu)
         m = p.grad.lerp(buf, mu) if group["nesterov"] else buf
         u = polar(m) if group["exact"] else newton_schulz(m, group["ns_steps"], group["eps"])
-        return u * math.sqrt(max(1.0, p.shape[0] / p.shape[1]))
+        return u * math.sqrt(max(1.0, p.shape[-2] / p.shape[-1]))
 
 
 class AdamW(_Base):
@@ -510,6 +525,7 @@ def build_optimizer(
     named_parameters: Iterable[tuple[str, torch.nn.Parameter]],
     assignment: dict[str, dict],
     kind_of: Callable[[str, torch.nn.Parameter], str],
+    members: int | None = None,
 ) -> MixedOptimizer:
     """One optimizer per kind of parameter (``KINDS``: hidden, mlp_gate_up, mlp_down, embedding, lm_head, router,
     vector).
@@ -518,7 +534,10 @@ def build_optimizer(
     ``kind_of(name, param)`` says each trainable parameter's kind. A parameter listed twice (tied weights,
     ``named_parameters(remove_duplicate=False)``) must get the same kind both times. Refused with
     ValueError: an unknown kind or optimizer name, a kind with parameters but no assignment, a non-2-D
-    parameter assigned a matrix optimizer, an assignment that is not a dict with ``name``."""
+    parameter assigned a matrix optimizer, an assignment that is not a dict with ``name``.
+
+    ``members``: the parameters are an ensemble's, stacked along a leading dimension of that size (module
+    docstring); ``kind_of`` and the shape checks see one member's slice."""
     for kind, spec in assignment.items():
         if kind not in KINDS:
             raise ValueError(f"assignment: unknown kind {kind!r}, expected one of {KINDS}")
@@ -534,7 +553,8 @@ def build_optimizer(
     for name, p in named_parameters:
         if not p.requires_grad:
             continue
-        kind = kind_of(name, p)
+        member = p if members is None else p[0]
+        kind = kind_of(name, member)
         if kind not in KINDS:
             raise ValueError(f"kind_of({name!r}) returned unknown kind {kind!r}, expected one of {KINDS}")
         if id(p) in seen:
@@ -552,9 +572,9 @@ def build_optimizer(
                 f"(it covers {sorted(assignment)})"
             )
         opt_name = assignment[kind]["name"]
-        if opt_name in MATRIX_OPTIMIZERS and p.ndim != 2:
+        if opt_name in MATRIX_OPTIMIZERS and member.ndim != 2:
             raise ValueError(
-                f"parameter {name!r} of shape {tuple(p.shape)} (kind {kind!r}) cannot be "
+                f"parameter {name!r} of shape {tuple(member.shape)} (kind {kind!r}) cannot be "
                 f"updated by the matrix optimizer {opt_name!r}, which needs 2-D parameters"
             )
         params.setdefault(kind, []).append(p)
@@ -565,7 +585,8 @@ def build_optimizer(
             continue
         spec = dict(assignment[kind])
         cls = OPTIMIZERS[spec.pop("name")]
-        optimizers[kind] = cls([{"params": params[kind], "name": kind}], **spec)
+        group = {"params": params[kind], "name": kind} | ({} if members is None else {"members": members})
+        optimizers[kind] = cls([group], **spec)
     if not optimizers:
         raise ValueError("build_optimizer got no trainable parameters")
     return MixedOptimizer(optimizers, names)

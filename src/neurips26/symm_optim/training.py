@@ -14,8 +14,19 @@ parameter role (in ``optimizers.KINDS`` order) whose weights or gradients went n
 weights are finite and the loss is not, e.g. overflowing logits; the largest weight of each role is then
 reported); a learning-rate sweep records this as its outcome rather than failing the run.
 
-Every step runs in the common loop (``neurips26.common.loop``) on the job's device: the model, the optimizers'
-states, the window generator, the logged rows and spectra and the outcome are checkpointed, so that a run
+Seeds as a batch dimension (:func:`train_ensemble`): the runs of several seeds train as one batched ensemble
+(:class:`neurips26.common.ensemble.Ensemble`: stacked weights, ``vmap`` over the leading seed dimension). Each
+member keeps its own initialisation (its ``LMConfig.seed``), its own window generator (its data seed) and its
+own optimizer state; the batched step's loss is the sum of the members' losses, so each member's gradient is
+its own, and every optimizer acts per member (``optimizers``: batched directions over the stack). A member that
+diverges is recorded at that step as a run alone would be, then frozen at zero weights and state (it keeps
+stepping in vain, finitely, beside the others); the ensemble stops when every member has diverged. A
+single-seed run is the ensemble of one (:func:`train_lm`), so the two paths are one code path; a test holds
+each member of a batched run to its run alone within float tolerance. Per-step seconds are each member's share
+of the ensemble's step (the step's time over the members).
+
+Every step runs in the common loop (``neurips26.common.loop``) on the job's device: the weights, the optimizers'
+states, the window generators, the logged rows and spectra and the outcomes are checkpointed, so that a run
 killed after a checkpoint resumes to the same result; the loop's own stop on a non-finite loss is off
 (``check_finite=False``) because divergence is recorded here and ends the run through ``StopTraining``.
 """
@@ -24,7 +35,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -32,6 +44,7 @@ import torch
 import torch.nn.functional as F
 
 from neurips26.common import loop
+from neurips26.common.ensemble import Ensemble
 from neurips26.common.loop import LoopSettings
 
 from .model import LM, kind_of
@@ -43,12 +56,16 @@ __all__ = [
     "TrainSettings",
     "matrix_lr_scale",
     "spike_flags",
+    "train_ensemble",
     "train_lm",
-    "validation_loss",
+    "validation_losses",
     "vector_lr_scale",
 ]
 
 SPECTRUM_KINDS = ("embedding", "lm_head", "router")
+# vmap runs scaled_dot_product_attention member by member (no batching rule on the CPU): correct, and at the
+# sizes of a CPU run cheaper than the rest of the step, so the warning is not repeated in every job's log
+_VMAP_FALLBACK = "There is a performance drop because we have not yet implemented the batching rule"
 
 
 @dataclass
@@ -94,32 +111,46 @@ def spike_flags(losses, factor: float, ema_beta: float, skip: int) -> list[bool]
 def _windows(
     tokens: np.ndarray, starts: np.ndarray, seq_len: int, device: torch.device | str = "cpu"
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    idx = starts[:, None] + np.arange(seq_len + 1)
+    """Inputs and targets of the windows starting at ``starts`` (any shape: the windows keep its leading dims)."""
+    idx = starts[..., None] + np.arange(seq_len + 1)
     rows = torch.from_numpy(np.asarray(tokens[idx], dtype=np.int64)).to(device)
-    return rows[:, :-1], rows[:, 1:]
+    return rows[..., :-1], rows[..., 1:]
 
 
-def _device(model: LM) -> torch.device:
-    return next(model.parameters()).device
+def _values(tensor: torch.Tensor) -> list:
+    """A small tensor's values as Python numbers (read off the device once)."""
+    return tensor.detach().cpu().tolist()
+
+
+def _member_losses(ens: Ensemble, x: torch.Tensor, y: torch.Tensor, reduction: str) -> torch.Tensor:
+    """(S,) next-token cross-entropy of each member on its own windows ``x``, ``y`` (S, B, T): the mean or sum
+    over the member's targets."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_VMAP_FALLBACK)
+        logits = ens(x)
+    vocab = logits.shape[-1]
+    losses = F.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1), reduction="none").view(ens.size, -1)
+    return losses.mean(dim=1) if reduction == "mean" else losses.sum(dim=1)
 
 
 @torch.no_grad()
-def validation_loss(model: LM, tokens: np.ndarray, seq_len: int, max_tokens: int, batch_size: int) -> float:
-    """Mean next-token cross-entropy (nats) over consecutive non-overlapping windows of the validation stream
-    covering at most ``max_tokens`` targets (on the model's device)."""
+def validation_losses(ens: Ensemble, tokens: np.ndarray, seq_len: int, max_tokens: int, batch_size: int) -> list[float]:
+    """Each member's mean next-token cross-entropy (nats) over the same consecutive non-overlapping windows of
+    the validation stream, covering at most ``max_tokens`` targets (on the ensemble's device)."""
     n_windows = min(max_tokens // seq_len, (len(tokens) - 1) // seq_len)
     if n_windows < 1:
         raise ValueError(f"the validation stream ({len(tokens)} tokens) is shorter than one window of {seq_len + 1}")
-    model.eval()
-    total, count = 0.0, 0
+    ens.eval()
+    device = next(iter(ens.params.values())).device
+    totals, count = [0.0] * ens.size, 0
     starts = np.arange(n_windows) * seq_len
     for i in range(0, n_windows, batch_size):
-        x, y = _windows(tokens, starts[i : i + batch_size], seq_len, _device(model))
-        logits = model(x)
-        total += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="sum"))
-        count += y.numel()
-    model.train()
-    return total / count
+        chunk = starts[i : i + batch_size]
+        x, y = _windows(tokens, np.broadcast_to(chunk, (ens.size, len(chunk))), seq_len, device)
+        totals = [t + v for t, v in zip(totals, _values(_member_losses(ens, x, y, "sum")))]
+        count += y[0].numel()
+    ens.train()
+    return [t / count for t in totals]
 
 
 def _any_non_finite(tensor: torch.Tensor) -> bool:
@@ -128,29 +159,68 @@ def _any_non_finite(tensor: torch.Tensor) -> bool:
     return bool(torch.isfinite(tensor).logical_not().any())
 
 
-def _first_non_finite(model: LM, grads: bool) -> str | None:
-    tensors = [p.grad if grads else p for p in model.parameters()]
+def _first_non_finite(params: dict[str, torch.Tensor], kinds: dict[str, str], grads: bool, size: int) -> list:
+    """Per member: the first role (in ``KINDS`` order) whose weights (or gradients) hold a non-finite value in
+    that member's slice, or None."""
+    tensors = [p.grad if grads else p for p in params.values()]
     tensors = [t for t in tensors if t is not None]
     if not tensors or not _any_non_finite(torch.stack(torch._foreach_norm(tensors))):
-        return None  # one fused check per step; the per-role search below only runs once something broke
-    bad = set()
-    for name, p in model.named_parameters():
+        return [None] * size  # one fused check per step; the per-member search below only runs once something broke
+    bad: list[set] = [set() for _ in range(size)]
+    for name, p in params.items():
         t = p.grad if grads else p
-        if t is not None and _any_non_finite(t):
-            bad.add(kind_of(name, p))
-    return next((k for k in KINDS if k in bad), None)
+        if t is None:
+            continue
+        flags = _values(torch.isfinite(t).reshape(size, -1).logical_not().any(dim=1))
+        for member, flag in enumerate(flags):
+            if flag:
+                bad[member].add(kinds[name])
+    return [next((k for k in KINDS if k in b), None) for b in bad]
 
 
-def _largest_weights(model: LM) -> str:
+def _largest_weights(params: dict[str, torch.Tensor], kinds: dict[str, str], member: int) -> str:
     largest: dict[str, float] = {}
-    for name, p in model.named_parameters():
-        kind = kind_of(name, p)
-        largest[kind] = max(largest.get(kind, 0.0), float(p.detach().abs().max()))
+    for name, p in params.items():
+        largest[kinds[name]] = max(largest.get(kinds[name], 0.0), float(p[member].detach().abs().max()))
     return ", ".join(f"{k} {v:.3g}" for k, v in sorted(largest.items(), key=lambda kv: -kv[1]))
 
 
 def _singular_values(matrix: torch.Tensor) -> np.ndarray:
     return torch.linalg.svdvals(matrix.detach().double()).cpu().numpy()
+
+
+def _check_inputs(models: Sequence[LM], train_tokens: np.ndarray, val_tokens: np.ndarray, s: TrainSettings) -> None:
+    configs = {replace(m.config, seed=0) for m in models}
+    if len(configs) != 1:
+        raise ValueError("the members of an ensemble must share their sizes (LMConfig apart from the seed)")
+    config = models[0].config
+    for name, stream in (("training", train_tokens), ("validation", val_tokens)):
+        if len(stream) and int(np.max(stream)) >= config.vocab_size:
+            raise ValueError(
+                f"the {name} tokens reach id {int(np.max(stream))}, beyond the model's vocabulary "
+                f"of {config.vocab_size}: the tokenizer and the model disagree"
+            )
+    if s.seq_len > config.context:
+        raise ValueError(f"seq_len {s.seq_len} exceeds the model's context {config.context}")
+    if len(train_tokens) <= s.seq_len + 1:
+        raise ValueError(f"the training stream ({len(train_tokens)} tokens) is shorter than one window")
+
+
+class _Weights:
+    """The ensemble's stacked weights as one checkpointed object (restored in place: the optimizers keep them)."""
+
+    def __init__(self, params: dict[str, torch.Tensor]):
+        self.params = params
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {name: p.detach().clone() for name, p in self.params.items()}
+
+    @torch.no_grad()
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        if set(state) != set(self.params):
+            raise ValueError(f"checkpointed weights {sorted(state)} are not the ensemble's {sorted(self.params)}")
+        for name, p in self.params.items():
+            p.copy_(state[name])
 
 
 def train_lm(
@@ -164,44 +234,92 @@ def train_lm(
     loop_settings: LoopSettings | None = None,
     device: torch.device | str | None = None,
 ) -> TrainResult:
-    """Train ``model`` with one optimizer per role (``assignment``, see ``optimizers.build_optimizer``); the
-    ``lr`` of each role is its peak learning rate. Returns per-step rows, spectra and the outcome.
+    """Train one ``model`` (data order from ``settings.seed``): :func:`train_ensemble` with one member, the
+    trained weights written back into ``model``."""
+    (result,) = train_ensemble(
+        [model],
+        [settings.seed],
+        assignment,
+        train_tokens,
+        val_tokens,
+        settings,
+        spectrum_steps=spectrum_steps,
+        log=log,
+        loop_settings=loop_settings,
+        device=device,
+    )
+    return result
 
-    The model is moved to ``device`` (default: the job's, ``loop.job_device()``) and every step runs in the
+
+def train_ensemble(
+    models: Sequence[LM],
+    seeds: Sequence[int],
+    assignment: dict[str, dict],
+    train_tokens: np.ndarray,
+    val_tokens: np.ndarray,
+    settings: TrainSettings,
+    spectrum_steps: tuple[int, ...] = (),
+    log: Callable[[str], None] = print,
+    loop_settings: LoopSettings | None = None,
+    device: torch.device | str | None = None,
+) -> list[TrainResult]:
+    """Train ``models`` (one per seed, each initialised from its own ``LMConfig.seed``) as one batched ensemble
+    with one optimizer per role (``assignment``, see ``optimizers.build_optimizer``; the ``lr`` of each role is
+    its peak learning rate); member i draws its training windows from ``seeds[i]`` (``settings.seed`` is not
+    read). Returns one result per member, each what the member trained alone would give (module docstring);
+    the trained weights are written back into ``models``.
+
+    The ensemble is moved to ``device`` (default: the job's, ``loop.job_device()``) and every step runs in the
     common loop (:func:`neurips26.common.loop.run_loop`), which checkpoints and resumes as ``loop_settings``
-    says; divergence is an outcome here, recorded in the result (the loop's own finiteness stop is off)."""
-    s = settings
-    vocab = model.config.vocab_size
-    for name, stream in (("training", train_tokens), ("validation", val_tokens)):
-        if len(stream) and int(np.max(stream)) >= vocab:
-            raise ValueError(
-                f"the {name} tokens reach id {int(np.max(stream))}, beyond the model's vocabulary "
-                f"of {vocab}: the tokenizer and the model disagree"
-            )
-    if s.seq_len > model.config.context:
-        raise ValueError(f"seq_len {s.seq_len} exceeds the model's context {model.config.context}")
-    if len(train_tokens) <= s.seq_len + 1:
-        raise ValueError(f"the training stream ({len(train_tokens)} tokens) is shorter than one window")
+    says; divergence is an outcome here, recorded in the member's result (the loop's own finiteness stop is off)."""
+    s, size = settings, len(models)
+    if size < 1 or len(seeds) != size:
+        raise ValueError(f"an ensemble needs one data seed per model, got {len(seeds)} seeds for {size} models")
+    _check_inputs(models, train_tokens, val_tokens, s)
     device = loop.job_device() if device is None else torch.device(device)
-    model.to(device)
-    optimizer = build_optimizer(model.named_parameters(), assignment, kind_of)
+    for model in models:
+        model.to(device)
+    ens = Ensemble(models)
+    params = ens.params
+    kinds = {name: kind_of(name, p[0]) for name, p in params.items()}
+    optimizer = build_optimizer(params.items(), assignment, kind_of, members=size)
     peak = {kind: [g["lr"] for g in opt.param_groups] for kind, opt in optimizer.optimizers.items()}
-    rng = np.random.default_rng(s.seed)
-    result = TrainResult(epochs=s.steps * s.batch_size * s.seq_len / len(train_tokens))
-    outcome = {
-        "diverged": False,
-        "diverged_step": None,
-        "diverged_kind": None,
-        "diverged_detail": "",
-        "optimizer_seconds": 0.0,
-        "train_seconds": 0.0,
-    }
-    params = dict(model.named_parameters())
-    watched = {kind_of(n, p): n for n, p in params.items() if kind_of(n, p) in SPECTRUM_KINDS}
+    rngs = [np.random.default_rng(seed) for seed in seeds]
+    epochs = s.steps * s.batch_size * s.seq_len / len(train_tokens)
+    steps: list[list[dict]] = [[] for _ in range(size)]
+    spectra: list[list[dict]] = [[] for _ in range(size)]
+    outcomes = [
+        {
+            "diverged": False,
+            "diverged_step": None,
+            "diverged_kind": None,
+            "diverged_detail": "",
+            "optimizer_seconds": 0.0,
+            "train_seconds": 0.0,
+        }
+        for _ in range(size)
+    ]
+    watched = {kind: n for n, kind in kinds.items() if kind in SPECTRUM_KINDS}
+    label = [f"seed {seed}: " if size > 1 else "" for seed in seeds]
+
+    def freeze(members: list[int]) -> None:
+        """Zero the weights and optimizer states of diverged members: they keep stepping, finitely and in vain,
+        beside the others (their results are final), and an SVD or eigh of the stack never sees a NaN."""
+        if not members:
+            return
+        with torch.no_grad():
+            for p in params.values():
+                p[members] = 0.0
+            for opt in optimizer.optimizers.values():
+                for state in opt.state.values():
+                    for value in state.values():
+                        if torch.is_tensor(value) and value.ndim and value.shape[0] == size:
+                            value[members] = 0.0
 
     def step_fn(k: int):
         started = time.perf_counter()
         step = k + 1
+        active = [i for i in range(size) if not outcomes[i]["diverged"]]
         for kind, opt in optimizer.optimizers.items():
             scale = (
                 vector_lr_scale(step - 1, s.steps, s.vector_warmup)
@@ -210,71 +328,117 @@ def train_lm(
             )
             for group, lr in zip(opt.param_groups, peak[kind]):
                 group["lr"] = lr * scale
-        starts = rng.integers(0, len(train_tokens) - s.seq_len - 1, size=s.batch_size)
+        starts = np.stack([rng.integers(0, len(train_tokens) - s.seq_len - 1, size=s.batch_size) for rng in rngs])
         x, y = _windows(train_tokens, starts, s.seq_len, device)
-        logits = model(x)
-        loss = F.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
-        value = float(loss.detach())
+        losses = _member_losses(ens, x, y, "mean")
+        values = _values(losses)
         optimizer.zero_grad()
-        loss.backward()
-        bad = None if math.isfinite(value) else (_first_non_finite(model, grads=False) or "loss")
-        bad = bad or _first_non_finite(model, grads=True)
-        record = {
-            "step": step,
-            "train_loss": value,
-            **{
-                f"grad_norm_{k}": float(params[n].grad.norm()) if params[n].grad is not None else math.nan
-                for k, n in watched.items()
-            },
+        losses.sum().backward()  # the sum: each member's gradient is the gradient of its own loss
+        weights_bad = (
+            _first_non_finite(params, kinds, grads=False, size=size)
+            if not all(math.isfinite(values[i]) for i in active)
+            else [None] * size
+        )
+        grads_bad = _first_non_finite(params, kinds, grads=True, size=size)
+        norms = {
+            kind: _values(torch.linalg.vector_norm(params[n].grad.reshape(size, -1), dim=1))
+            if params[n].grad is not None
+            else [math.nan] * size
+            for kind, n in watched.items()
         }
-        if bad is None:
+        bad: dict[int, str] = {}
+        for i in active:
+            reason = None if math.isfinite(values[i]) else (weights_bad[i] or "loss")
+            reason = reason or grads_bad[i]
+            if reason is not None:
+                bad[i] = reason
+        records = {
+            i: {"step": step, "train_loss": values[i], **{f"grad_norm_{k}": v[i] for k, v in norms.items()}}
+            for i in active
+        }
+        # a member that broke before the step is reported with its weights as they are (the step below moves them:
+        # its gradient is zeroed, but its momentum is not)
+        details = {i: _largest_weights(params, kinds, i) for i in bad}
+        stepping = [i for i in active if i not in bad]
+        frozen = [i for i in range(size) if i not in stepping]
+        if stepping:
+            with torch.no_grad():
+                for p in params.values():
+                    if p.grad is not None and frozen:
+                        p.grad[frozen] = 0.0
             record_spectrum = step in spectrum_steps
             before = {k: params[n].detach().clone() for k, n in watched.items()} if record_spectrum else {}
             tick = time.perf_counter()
             optimizer.step()
-            record["optimizer_seconds"] = time.perf_counter() - tick
-            outcome["optimizer_seconds"] += record["optimizer_seconds"]
-            bad = _first_non_finite(model, grads=False)
-            if record_spectrum and bad is None:
+            seconds = time.perf_counter() - tick
+            after = _first_non_finite(params, kinds, grads=False, size=size)
+            for i in stepping:
+                records[i]["optimizer_seconds"] = seconds / size  # the member's share of the ensemble's step
+                outcomes[i]["optimizer_seconds"] += seconds / size
+                if after[i] is not None:
+                    bad[i], details[i] = after[i], _largest_weights(params, kinds, i)
+            for i in stepping if record_spectrum else ():
+                if i in bad:
+                    continue
                 for kind, name in watched.items():
                     lr = optimizer.optimizers[kind].param_groups[0]["lr"]
-                    update = (before[kind] - params[name].detach()) / max(lr, 1e-30)
-                    for what, matrix in (("gradient", params[name].grad), ("update", update)):
+                    update = (before[kind][i] - params[name][i].detach()) / max(lr, 1e-30)
+                    for what, matrix in (("gradient", params[name].grad[i]), ("update", update)):
                         sv = _singular_values(matrix)
-                        result.spectra.extend(
-                            {"step": step, "kind": kind, "matrix": what, "index": i, "sigma": v}
-                            for i, v in enumerate(sv)
+                        spectra[i].extend(
+                            {"step": step, "kind": kind, "matrix": what, "index": j, "sigma": v}
+                            for j, v in enumerate(sv)
                         )
-        record["val_loss"] = math.nan
-        if bad is not None:
-            detail = f"largest |weight| per role: {_largest_weights(model)}"
-            outcome.update(diverged=True, diverged_step=step, diverged_kind=bad, diverged_detail=detail)
-            result.steps.append(record)
-            outcome["train_seconds"] += time.perf_counter() - started
-            log(f"step {step}: diverged, first non-finite: {bad} (train loss {value}); {detail}")
+        for i, reason in sorted(bad.items()):
+            detail = f"largest |weight| per role: {details[i]}"
+            outcomes[i].update(diverged=True, diverged_step=step, diverged_kind=reason, diverged_detail=detail)
+            log(f"{label[i]}step {step}: diverged, first non-finite: {reason} (train loss {values[i]}); {detail}")
+        freeze([i for i in range(size) if outcomes[i]["diverged"]])
+        finite = [i for i in active if i not in bad]
+        evaluate = step % s.eval_every == 0 or step == s.steps
+        val = validation_losses(ens, val_tokens, s.seq_len, s.eval_tokens, s.batch_size) if evaluate and finite else []
+        seconds = (time.perf_counter() - started) / size
+        for i in active:
+            records[i]["val_loss"] = val[i] if i in finite and evaluate else math.nan
+            if i in finite and evaluate:
+                log(f"{label[i]}step {step}/{s.steps}: train {values[i]:.4f} val {val[i]:.4f}")
+            steps[i].append(records[i])
+            outcomes[i]["train_seconds"] += seconds
+        if not finite:
             raise loop.StopTraining
-        if step % s.eval_every == 0 or step == s.steps:
-            record["val_loss"] = validation_loss(model, val_tokens, s.seq_len, s.eval_tokens, s.batch_size)
-            log(f"step {step}/{s.steps}: train {value:.4f} val {record['val_loss']:.4f}")
-        result.steps.append(record)
-        outcome["train_seconds"] += time.perf_counter() - started
-        return loss
+        return sum(values[i] for i in finite) / len(finite)
 
     state = {
-        "model": model,
+        "params": _Weights(params),
         "optimizer": optimizer,
-        "rng": rng,
-        "steps": result.steps,
-        "spectra": result.spectra,
-        "outcome": outcome,
+        **{f"rng{i}": rng for i, rng in enumerate(rngs)},
+        "steps": steps,
+        "spectra": spectra,
+        "outcomes": outcomes,
     }
     loop.run_loop(step_fn, s.steps, state, replace(loop_settings or LoopSettings(name="train_lm"), check_finite=False))
-    result.diverged, result.diverged_step = outcome["diverged"], outcome["diverged_step"]
-    result.diverged_kind, result.diverged_detail = outcome["diverged_kind"], outcome["diverged_detail"]
-    result.optimizer_seconds, result.train_seconds = outcome["optimizer_seconds"], outcome["train_seconds"]
-    flags = spike_flags([r["train_loss"] for r in result.steps], s.spike_factor, s.spike_ema, s.spike_skip)
-    for record, flag in zip(result.steps, flags):
-        record["spike"] = flag
-    if not result.diverged:
-        result.final_val_loss = result.steps[-1]["val_loss"]
-    return result
+    with torch.no_grad():
+        for i, model in enumerate(models):
+            for name, p in model.named_parameters():
+                p.copy_(params[name][i])
+    results = []
+    for i in range(size):
+        o = outcomes[i]
+        result = TrainResult(
+            steps=steps[i],
+            spectra=spectra[i],
+            diverged=o["diverged"],
+            diverged_step=o["diverged_step"],
+            diverged_kind=o["diverged_kind"],
+            diverged_detail=o["diverged_detail"],
+            optimizer_seconds=o["optimizer_seconds"],
+            train_seconds=o["train_seconds"],
+            epochs=epochs,
+        )
+        flags = spike_flags([r["train_loss"] for r in result.steps], s.spike_factor, s.spike_ema, s.spike_skip)
+        for record, flag in zip(result.steps, flags):
+            record["spike"] = flag
+        if not result.diverged:
+            result.final_val_loss = result.steps[-1]["val_loss"]
+        results.append(result)
+    return results
