@@ -1,7 +1,7 @@
 # Paper 19: AMORTIX, amortized scaffold decoration (graph transformer, group-relative advantages).
 # corpus -> scaffold split, demonstrations, oracle (surrogate classifiers) -> pretrain (behaviour cloning)
 #   (paper scale: ChEMBL 35 chemreps -> corpus; TDC's GSK3B/JNK3 pickles -> arrays -> oracle, task tdc_kinase)
-#   -> rl {variant}_s{seed} -> sample {policy} (single shot, best-of-K) -> baselines (graph GA, per-instance RL)
+#   -> rl {variant}_s{seeds} (a group of seeds per job: 0-1-2 at quick, one seed at paper scale) -> sample {policy} (single shot, best-of-K) -> baselines (graph GA, per-instance RL)
 #   -> pmo {oracle} -> tables -> claims/figures -> report
 
 
@@ -197,15 +197,15 @@ rule amortix_rl:
         split=f"{AX}/scaffolds.parquet",
         oracle=ax_oracle("model"),
     output:
-        policy=f"{AX}/policies/{{variant}}_s{{seed}}.pt",
-        log_table=f"{AX}/rl/{{variant}}_s{{seed}}.parquet",
+        policy=f"{AX}/policies/{{variant}}_s{{seeds}}.pt",
+        log_table=f"{AX}/rl/{{variant}}_s{{seeds}}.parquet",
     log:
-        f"{AX_LOG}/rl/{{variant}}_s{{seed}}.log",
+        f"{AX_LOG}/rl/{{variant}}_s{{seeds}}.log",
     benchmark:
-        f"{AX_BENCH}/rl/{{variant}}_s{{seed}}.tsv"
+        f"{AX_BENCH}/rl/{{variant}}_s{{seeds}}.tsv"
     wildcard_constraints:
         variant="drgrpo|grpo|global|none",
-        seed=r"\d+",
+        seeds=r"\d+(-\d+)*",
     conda:
         "../envs/chem.yaml"
     threads: torch_threads

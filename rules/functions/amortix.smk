@@ -108,9 +108,11 @@ def ax_policy_names(wildcards):
 
 
 def ax_policy_file(wildcards):
+    """pretrained.pt, or the file of the RL job that trains the policy (it holds every seed of its group)."""
     if wildcards.policy == "pretrained":
         return f"{AX}/policies/pretrained.pt".format(scale=wildcards.scale)
-    return f"{AX}/policies/{wildcards.policy}.pt".format(scale=wildcards.scale)
+    job = ax_experiment.rl_job_of(ax_config(wildcards), wildcards.policy)
+    return f"{AX}/policies/{job}.pt".format(scale=wildcards.scale)
 
 
 def ax_sample_files(wildcards):
@@ -121,9 +123,10 @@ def ax_sample_files(wildcards):
 
 
 def ax_rl_logs(wildcards):
+    """The RL jobs' log tables: one per seed group of each variant (`rl.seeds_per_job`), a `seed` column inside."""
     return [
-        f"{AX}/rl/{name}.parquet".format(scale=wildcards.scale)
-        for name in ax_policy_names(wildcards)[1:]
+        f"{AX}/rl/{job}.parquet".format(scale=wildcards.scale)
+        for job in ax_experiment.rl_jobs(ax_config(wildcards))
     ]
 
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neurips26.amortix.advantages import GROUPED  # numpy only
-from neurips26.amortix.seeds import policy_names, variant_seeds  # noqa: F401 (used by the rules)
+from neurips26.amortix.seeds import (  # noqa: F401 (used by the rules)
+    group_seeds,
+    policy_names,
+    rl_job_of,
+    rl_jobs,
+    variant_seeds,
+)
 from neurips26.common.validation import integer, validate
 
 # valence budget of a new (neutral) decoration atom; S may be hypervalent (sulfones, sulfonamides)

@@ -135,6 +135,22 @@ def load_policy_state(path) -> dict:
     return torch.load(path, weights_only=True)
 
 
+def seed_policies_state(policies: list[GraphTransformerPolicy], seeds: list[int]) -> dict:
+    """What an RL job's policy file holds: one policy_state per seed of its seed group, in the order of `seeds`."""
+    if len(policies) != len(seeds):
+        raise ValueError(f"{len(policies)} policies for seeds {list(seeds)}")
+    return {"seeds": [int(s) for s in seeds], "policies": [policy_state(p) for p in policies]}
+
+
+def load_seed_policy_state(path, seed: int) -> dict:
+    """Seed `seed`'s policy_state from an RL job's policy file (seed_policies_state); ValueError when the file
+    holds other seeds."""
+    saved = torch.load(path, weights_only=True)
+    if seed not in saved["seeds"]:
+        raise ValueError(f"{path} holds the policies of seeds {saved['seeds']}, not seed {seed}")
+    return saved["policies"][saved["seeds"].index(seed)]
+
+
 def policy_from_state(state: dict, device: torch.device | str = "cpu") -> GraphTransformerPolicy:
     policy = GraphTransformerPolicy(PolicyConfig(**state["config"]))
     policy.load_state_dict(state["state_dict"])

@@ -6,10 +6,11 @@ not per token (Dr. GRPO); Adam, gradient norm clipped at 1; the checkpoint with 
 score is kept.
 
 Pretraining and RL fine-tuning run in the common training loop (neurips26.common.loop: job device, divergence,
-progress, checkpoints, resume, SIGTERM), one loop step per update. Instance optimisation (`optimise_instance`: the
-per-instance RL baseline and PMO's amortized run) is not a loop of its own: its rounds end when the oracle budget
-is spent or nothing new comes up, not after a number of steps, and one run is short; the jobs that call it
-(neurips26.amortix.instances) make one whole run one loop step, so they resume at run boundaries.
+progress, checkpoints, resume, SIGTERM), one loop step per update (RL: one update of every seed of a job's seed
+group, `reinforce_seeds`). Instance optimisation (`optimise_instance`: the per-instance RL baseline and PMO's
+amortized run) is not a loop of its own: its rounds end when the oracle budget is spent or nothing new comes up,
+not after a number of steps, and one run is short; the jobs that call it (neurips26.amortix.instances) make one
+whole run one loop step, so they resume at run boundaries.
 """
 
 from __future__ import annotations
@@ -171,23 +172,90 @@ def reinforce(
     seed: int,
     loop_settings: loop.LoopSettings | None = None,
 ) -> list[dict]:
-    """RL fine-tuning; leaves the best-validation parameters in `policy` and returns one log row per step.
-    One loop step is one update; the first also scores the starting policy on validation (the one to beat)."""
-    rng = np.random.default_rng(seed)
-    generator = torch.Generator().manual_seed(seed)
-    optimiser = Adam(policy.parameters(), lr=settings.lr)
-    n_vocab = len(config.decoration_vocab)
-    rows: list[dict] = []
-    best = {"score": -np.inf, "weights": None, "step": 0}
-    counts = {"calls": 0, "val_calls": 0}
-    start = time.perf_counter()
+    """RL fine-tuning of one policy: `reinforce_seeds` with one seed. Leaves the best-validation parameters in
+    `policy` and returns one log row per step."""
+    return reinforce_seeds(
+        [policy], train, val, score, variant, settings, config, element_index, [seed], loop_settings
+    )[0]
 
-    def step_fn(index: int) -> torch.Tensor:
+
+@dataclass
+class _SeedRun:
+    """One seed's RL run: its policy, optimiser, scaffold order (`rng`), sampling stream (`generator`), log rows,
+    best validation checkpoint and counts (oracle calls, and `seconds`: the time of its own steps)."""
+
+    seed: int
+    policy: GraphTransformerPolicy
+    optimiser: Adam
+    rng: np.random.Generator
+    generator: torch.Generator
+    rows: list[dict]
+    best: dict
+    counts: dict
+
+    def states(self) -> dict:
+        """What a checkpoint holds of this run, under names that carry its seed."""
+        names = ("policy", "optimiser", "rng", "generator", "rows", "best", "counts")
+        return {f"{name}_s{self.seed}": getattr(self, name) for name in names}
+
+
+def reinforce_seeds(
+    policies: list[GraphTransformerPolicy],
+    train: list[env.Scaffold],
+    val: list[env.Scaffold],
+    score: ScoreFn,
+    variant: str,
+    settings: RLSettings,
+    config: env.EnvConfig,
+    element_index: dict[str, int],
+    seeds: list[int],
+    loop_settings: loop.LoopSettings | None = None,
+) -> list[list[dict]]:
+    """RL fine-tuning of one policy per seed in one loop (one job trains a group of seeds); returns each seed's log
+    rows and leaves its best-validation parameters in its policy.
+
+    Seeds share nothing but the scaffolds and the score function: each has its own policy (each starts from the
+    policy it is given), Adam state, scaffold order (numpy generator seeded with its seed), sampling stream (torch
+    generator seeded with its seed) and best checkpoint, and one loop step runs one update of every seed, seed
+    after seed, with the same operations as a run of that seed alone: every seed's result is bit-identical to its
+    single-seed run (tests/test_amortix_seed_groups.py). Why not one forward pass over the seeds (a stacked
+    ensemble): at quick scale the policy's passes are compute-bound on the CPU (a batch of 3 x 64 states costs
+    3 times one of 64), and about half a step is per-molecule Python and RDKit (masks, features, sanitisation,
+    the oracle) that a seed dimension does not batch; stacking would buy nothing and break bit-identity (other
+    kernels, other padding). The score function may be shared, with a cache (objectives.Scorer(cache=True)):
+    a molecule's score does not depend on the batch it is scored in, and each seed counts its own oracle calls
+    (`episode_rewards`), so a cache changes no seed's result.
+
+    The first loop step also scores each starting policy on validation (the one to beat). A non-finite loss of any
+    seed stops the whole run (Diverged names the first group with a non-finite gradient, e.g. `policy_s1.blocks`).
+    """
+    if len(policies) != len(seeds) or not seeds:
+        raise ValueError(f"need one policy per seed, got {len(policies)} policies for seeds {list(seeds)}")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds repeat: {list(seeds)}")
+    runs = [
+        _SeedRun(
+            seed,
+            policy,
+            Adam(policy.parameters(), lr=settings.lr),
+            np.random.default_rng(seed),
+            torch.Generator().manual_seed(seed),
+            [],
+            {"score": -np.inf, "weights": None, "step": 0},
+            {"calls": 0, "val_calls": 0, "seconds": 0.0},
+        )
+        for seed, policy in zip(seeds, policies)
+    ]
+    n_vocab = len(config.decoration_vocab)
+
+    def seed_step(run: _SeedRun, index: int) -> torch.Tensor:
         step = index + 1
+        start = time.perf_counter()
+        policy, best, counts = run.policy, run.best, run.counts
         if index == 0:
             best["score"], counts["val_calls"] = greedy_score(policy, val, score, config, element_index)
             best["weights"] = copy.deepcopy(policy.state_dict())
-        chosen = rng.choice(len(train), size=min(settings.batch_scaffolds, len(train)), replace=False)
+        chosen = run.rng.choice(len(train), size=min(settings.batch_scaffolds, len(train)), replace=False)
         episodes = rollout(
             policy,
             [train[i] for i in chosen],
@@ -195,13 +263,13 @@ def reinforce(
             config,
             element_index,
             temperature=settings.temperature,
-            generator=generator,
+            generator=run.generator,
         )
         rewards, spent = episode_rewards(episodes, score)
         counts["calls"] += spent
         grid = rewards.reshape(len(chosen), settings.group_size)
         adv = advantages(grid, variant).ravel()
-        loss, grad_norm = policy_gradient_step(policy, optimiser, episodes, adv, n_vocab, settings.grad_clip)
+        loss, grad_norm = policy_gradient_step(policy, run.optimiser, episodes, adv, n_vocab, settings.grad_clip)
         if not _finite(loss):
             return loss  # the loop stops with Diverged, naming the first group with a non-finite gradient
         row = {
@@ -215,16 +283,19 @@ def reinforce(
             "valid": float(np.mean([e.outcome.valid for e in episodes])),
             "oracle_calls": counts["calls"],
             "val_score": np.nan,
-            "seconds": time.perf_counter() - start,
         }
         if step % settings.val_every == 0 or step == settings.steps:
             row["val_score"], spent = greedy_score(policy, val, score, config, element_index)
             counts["val_calls"] += spent
             if row["val_score"] > best["score"]:
                 best.update(score=row["val_score"], weights=copy.deepcopy(policy.state_dict()), step=step)
+        counts["seconds"] += time.perf_counter() - start
+        row["seconds"] = counts["seconds"]
+        if not math.isnan(row["val_score"]):
             log.info(
-                "%s step %d: reward %.3f, valid %.2f, val %.3f, %d calls (%.0f s)",
+                "%s seed %d step %d: reward %.3f, valid %.2f, val %.3f, %d calls (%.0f s)",
                 variant,
+                run.seed,
                 step,
                 row["reward_mean"],
                 row["valid"],
@@ -234,22 +305,24 @@ def reinforce(
             )
         row["val_oracle_calls"] = counts["val_calls"]
         row["best_step"] = best["step"]
-        rows.append(row)
+        run.rows.append(row)
         return loss
 
-    state = {
-        "policy": policy,
-        "optimiser": optimiser,
-        "rng": rng,
-        "generator": generator,
-        "rows": rows,
-        "best": best,
-        "counts": counts,
-    }
+    def step_fn(index: int) -> torch.Tensor:
+        losses = []
+        for run in runs:
+            loss = seed_step(run, index)
+            if not _finite(loss):
+                return loss
+            losses.append(loss.detach())
+        return torch.stack(losses).sum()
+
+    state = {name: obj for run in runs for name, obj in run.states().items()}
     loop.run_loop(step_fn, settings.steps, state, loop_settings or loop.LoopSettings(name=f"rl {variant}"))
-    if best["weights"] is not None:
-        policy.load_state_dict(best["weights"])
-    return rows
+    for run in runs:
+        if run.best["weights"] is not None:
+            run.policy.load_state_dict(run.best["weights"])
+    return [run.rows for run in runs]
 
 
 def optimise_instance(
