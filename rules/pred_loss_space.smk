@@ -1,6 +1,8 @@
 # Paper 01: prediction space vs loss space in denoising generative models (the 3x3 x/eps/v matrix).
-# data -> (features) -> train {dataset}/{arch}/{pred}x{loss}/s{seed} -> sample -> evaluate
+# data -> (features) -> train {dataset}/{arch}/{pred}x{loss}/s{seeds} -> sample -> evaluate
 #      -> metrics -> claims/figures -> report
+# {seeds} is a job's seed group (config `seeds_per_job`): at smoke and quick scale one job trains, samples and
+# scores all seeds of a cell (trained together as a batched ensemble, issue 23), at paper scale one job per seed.
 
 
 include: "functions/pred_loss_space.smk"
@@ -83,7 +85,7 @@ rule pred_loss_space_train:
     wildcard_constraints:
         pred="x|eps|v",
         loss="x|eps|v",
-        seed=r"\d+",
+        seeds=r"\d+(-\d+)*",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
@@ -111,7 +113,7 @@ rule pred_loss_space_sample:
     wildcard_constraints:
         pred="x|eps|v",
         loss="x|eps|v",
-        seed=r"\d+",
+        seeds=r"\d+(-\d+)*",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
@@ -144,7 +146,7 @@ rule pred_loss_space_evaluate:
     wildcard_constraints:
         pred="x|eps|v",
         loss="x|eps|v",
-        seed=r"\d+",
+        seeds=r"\d+(-\d+)*",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads

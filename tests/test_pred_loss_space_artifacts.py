@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
+from neurips26.common import ensemble
 from neurips26.pred_loss_space import artifacts, data, evaluation, models, summary, training
 
 
@@ -33,21 +34,33 @@ def test_make_dataset_builds_the_toy_and_digits_by_kind():
 
 
 def test_train_cell_passes_the_cell_settings_and_times_the_run():
-    torch.manual_seed(0)
-    model = models.build_model("mlp_toy", {"dim": 4, "width": 16, "depth": 2})
+    spec = {"dim": 4, "width": 16, "depth": 2}
     x = torch.randn(32, 4) * 0.3
     train = {"steps": 6, "batch": 8, "lr": 1e-3, "ema": 0.9}
     noise = {"p_mean": -0.8, "p_std": 0.8, "t_eps": 0.05, "t_min": 0.05}
-    ema, log, seconds = training.train_cell(model, x, "x", "v", train, noise, seed=1)
-    assert seconds > 0 and log["step"].tolist() == list(range(6))  # 6 // 50 -> every step
-    torch.manual_seed(0)
-    again = models.build_model("mlp_toy", {"dim": 4, "width": 16, "depth": 2})
+    members = ensemble.build(lambda: models.build_model("mlp_toy", spec), [1, 4])
+    emas, log, seconds = training.train_cell(members, x, "x", "v", train, noise, seeds=[1, 4])
+    assert seconds > 0 and log["step"].tolist() == [*range(6), *range(6)]  # 6 // 50 -> every step, per seed
+    assert log["seed"].tolist() == [1] * 6 + [4] * 6
+    torch.manual_seed(4)
+    again = models.build_model("mlp_toy", spec)
     ema_direct, _ = training.train_denoiser(
-        again, x, "x", "v", 6, 8, 1e-3, -0.8, 0.8, 1, ema_decay=0.9, t_eps=0.05, t_min=0.05, log_every=1
+        again, x, "x", "v", 6, 8, 1e-3, -0.8, 0.8, 4, ema_decay=0.9, t_eps=0.05, t_min=0.05, log_every=1
     )
-    assert all(torch.equal(ema[k], ema_direct[k]) for k in ema)
-    frame = training.log_frame(log, dataset="toy", arch="mlp_toy", seed=1)
+    assert all(torch.equal(emas[1][k], ema_direct[k]) for k in ema_direct)
+    frame = training.log_frame(log, dataset="toy", arch="mlp_toy")
     assert list(frame.columns[:3]) == ["dataset", "arch", "seed"]
+
+
+def test_a_jobs_models_round_trip_one_state_dict_per_seed(tmp_path):
+    states = {s: models.build_model("mlp_toy", {"dim": 4, "width": 8, "depth": 2}).state_dict() for s in (0, 2)}
+    artifacts.save_seed_models(tmp_path / "model.pt", states, {"seeds": [0, 2], "train_seconds": 1.5})
+    loaded, settings = artifacts.load_seed_models(tmp_path / "model.pt")
+    assert settings == {"seeds": [0, 2], "train_seconds": 1.5} and sorted(loaded) == [0, 2]
+    assert all(torch.equal(loaded[s][k], v) for s in states for k, v in states[s].items())
+    artifacts.save_model(tmp_path / "one.pt", states[0], {})
+    with pytest.raises(ValueError, match="not a model written by save_seed_models"):
+        artifacts.load_seed_models(tmp_path / "one.pt")
 
 
 def test_training_settings_are_refused_with_their_names():
@@ -94,10 +107,11 @@ def _parquet(frame: pd.DataFrame, folder) -> str:
 def test_the_sample_grid_loads_the_lowest_seed_of_each_cell():
     from neurips26.pred_loss_space import plots
 
-    runs = ["toy_a/mlp_toy/xxv/s1", "toy_a/mlp_toy/xxv/s0", "d/unet_tiny/epsxx/s2"]
-    assert plots.lowest_seed_runs(runs, ["p1", "p0", "p2"]) == {
-        "toy_a/mlp_toy/xxv/s0": "p0",
-        "d/unet_tiny/epsxx/s2": "p2",
+    jobs = ["toy_a/mlp_toy/xxv/s1-3", "toy_a/mlp_toy/xxv/s0", "d/unet_tiny/epsxx/s2", "d/unet_tiny/epsxx/s4-5"]
+    assert plots.lowest_seed_runs(jobs, ["p13", "p0", "p2", "p45"]) == {
+        "toy_a/mlp_toy/xxv/s0": ("p0", 0),
+        "d/unet_tiny/epsxx/s2": ("p2", 2),
     }
-    with pytest.raises(ValueError, match="3 run ids but 2 sample files"):
-        plots.lowest_seed_runs(runs, ["p1", "p0"])
+    assert plots.lowest_seed_runs(["d/unet_tiny/epsxx/s4-1-5"], ["p"]) == {"d/unet_tiny/epsxx/s1": ("p", 1)}
+    with pytest.raises(ValueError, match="4 run ids but 2 sample files"):
+        plots.lowest_seed_runs(jobs, ["p1", "p0"])

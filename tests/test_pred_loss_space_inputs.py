@@ -15,19 +15,33 @@ CONFIG = yaml.safe_load((ROOT / "config/pred_loss_space.yaml").read_text())
 @pytest.mark.parametrize("scale", ["smoke", "quick", "paper"])
 def test_the_shipped_config_passes_every_check(scale):
     experiment.check_config(CONFIG[scale])
-    runs = experiment.run_ids(CONFIG[scale])
     cfg = CONFIG[scale]
-    seeds = sum(len(experiment.regime_seeds(cfg, r)) for r in cfg["regimes"])
-    assert len(runs) == len(cfg["preds"]) * len(cfg["losses"]) * seeds
-    assert len(set(runs)) == len(runs)
+    jobs = experiment.job_ids(cfg)
+    groups = [experiment.seed_groups(cfg, r) for r in cfg["regimes"]]
+    assert len(jobs) == len(cfg["preds"]) * len(cfg["losses"]) * sum(len(g) for g in groups)
+    assert len(set(jobs)) == len(jobs)
+    for regime, split in zip(cfg["regimes"], groups):  # every seed in exactly one job
+        assert [s for group in split for s in group] == experiment.regime_seeds(cfg, regime)
+        assert all(1 <= len(group) <= cfg["seeds_per_job"] for group in split)
 
 
 def test_a_regime_may_set_its_own_seeds():
     cfg = copy.deepcopy(CONFIG["smoke"])
     cfg["regimes"] = [{**cfg["regimes"][0], "seeds": [3, 4]}]
-    runs = experiment.run_ids(cfg)
+    runs = experiment.job_ids({**cfg, "seeds_per_job": 1})
     assert {r.rsplit("/", 1)[1] for r in runs} == {"s3", "s4"}
     assert len(runs) == len(cfg["preds"]) * len(cfg["losses"]) * 2
+
+
+def test_a_regimes_seeds_are_split_into_jobs_of_seeds_per_job():
+    cfg = {**copy.deepcopy(CONFIG["smoke"]), "seeds": [0, 1, 2, 5, 7], "seeds_per_job": 2}
+    assert experiment.seed_groups(cfg, cfg["regimes"][0]) == [[0, 1], [2, 5], [7]]
+    assert {r.rsplit("/", 1)[1] for r in experiment.job_ids(cfg)} == {"s0-1", "s2-5", "s7"}
+    assert experiment.parse_group("2-5") == [2, 5] and experiment.group_name([7]) == "7"
+    with pytest.raises(ValueError, match="repeats a seed"):
+        experiment.parse_group("1-1")
+    with pytest.raises(ValueError, match="seeds joined by"):
+        experiment.parse_group("1-x")
 
 
 def changed(change) -> dict:

@@ -1,5 +1,6 @@
 """Paper 01 denoisers: architectures, the bottleneck label, training (determinism, resume, divergence), sampling."""
 
+import contextlib
 import logging
 import math
 import re
@@ -10,7 +11,7 @@ import torch
 from torch import nn
 
 from neurips26.common import loop
-from neurips26.pred_loss_space import models, sampling, spaces, training
+from neurips26.pred_loss_space import batched, models, sampling, spaces, training
 
 IMAGE = (1, 16, 16)
 
@@ -220,31 +221,34 @@ def test_ema_differs_from_the_raw_weights_and_from_the_start():
     assert not same_state(ema, start)
 
 
-class Crashing(nn.Module):
-    """A denoiser that raises on its `limit`-th forward call, like a job killed mid-run."""
-
-    def __init__(self, inner: nn.Module, limit: float = math.inf):
-        super().__init__()
-        self.inner, self.limit, self.calls = inner, limit, 0
+@contextlib.contextmanager
+def crashing(limit: float = math.inf):
+    """Count the training's forward calls (of its batch of seeds) and raise on the `limit`-th, like a job killed
+    mid-run; yields the list of calls."""
+    calls, real = [], batched.SeedBatch.forward
 
     def forward(self, z, t):
-        self.calls += 1
-        if self.calls >= self.limit:
+        calls.append(1)
+        if len(calls) >= limit:
             raise RuntimeError("killed")
-        return self.inner(z, t)
+        return real(self, z, t)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(batched.SeedBatch, "forward", forward)
+        yield calls
 
 
 def test_interrupted_and_resumed_run_is_bit_identical(tmp_path):
     x = toy_data()
-    ema_full, log_full = train(Crashing(toy_model()), x, steps=40)
+    ema_full, log_full = train(toy_model(), x, steps=40)
 
     settings = loop.LoopSettings(checkpoint=tmp_path / "crash.pt", fingerprint="job-1", every_steps=20)
-    with pytest.raises(RuntimeError):
-        train(Crashing(toy_model(), limit=27), x, steps=40, settings=settings)
+    with crashing(limit=27), pytest.raises(RuntimeError):
+        train(toy_model(), x, steps=40, settings=settings)
     assert loop.load_checkpoint(settings.checkpoint)["step"] == 20
-    resumed = Crashing(toy_model(seed=5))  # other initial weights: they come from the checkpoint
-    ema_resumed, log_resumed = train(resumed, x, steps=40, settings=settings)
-    assert resumed.calls == 20
+    with crashing() as calls:  # other initial weights: they come from the checkpoint
+        ema_resumed, log_resumed = train(toy_model(seed=5), x, steps=40, settings=settings)
+    assert len(calls) == 20
     assert same_state(ema_full, ema_resumed)
     pd.testing.assert_frame_equal(log_full, log_resumed)
 
@@ -252,13 +256,13 @@ def test_interrupted_and_resumed_run_is_bit_identical(tmp_path):
 def test_a_checkpoint_of_another_cell_is_never_resumed(tmp_path):
     """Same job fingerprint, other (pred, loss) cell: the checkpoint is ignored and the cell trains afresh."""
     settings = loop.LoopSettings(checkpoint=tmp_path / "ckpt.pt", fingerprint="same", every_steps=10)
-    with pytest.raises(RuntimeError):
-        train(Crashing(toy_model(), limit=15), toy_data(), steps=20, settings=settings)
+    with crashing(limit=15), pytest.raises(RuntimeError):
+        train(toy_model(), toy_data(), steps=20, settings=settings)
     assert settings.checkpoint.exists()
-    fresh_ema, fresh_log = train(Crashing(toy_model()), toy_data(), pred="eps", steps=20)
-    other = Crashing(toy_model())
-    ema, log = train(other, toy_data(), pred="eps", steps=20, settings=settings)
-    assert other.calls == 20  # every step was run: nothing was resumed
+    fresh_ema, fresh_log = train(toy_model(), toy_data(), pred="eps", steps=20)
+    with crashing() as calls:
+        ema, log = train(toy_model(), toy_data(), pred="eps", steps=20, settings=settings)
+    assert len(calls) == 20  # every step was run: nothing was resumed
     assert same_state(ema, fresh_ema)
     pd.testing.assert_frame_equal(log, fresh_log)
 

@@ -207,8 +207,9 @@ def test_parse_run():
         "arch": "mlp_toy",
         "pred": "x",
         "loss": "eps",
-        "seed": 2,
+        "seeds": [2],
     }
+    assert plots.parse_run("digits16/jit_tiny_bn/vxx/s0-1-2")["seeds"] == [0, 1, 2]
     assert plots.parse_run("digits16/jit_tiny_bn/vxx/s0")["pred"] == "v"
     with pytest.raises(ValueError):
         plots.parse_run("digits16/jit_tiny/yxx/s0")
@@ -238,11 +239,11 @@ def test_figures_script(metrics, rng, tmp_path):
         projection=projections["toy_D512"],
         x_train=np.zeros((4, TOY_DIM), dtype=np.float32),
     )
-    runs, paths = [], []
-    for run, array in samples.items():
-        path = results / "runs" / run / "samples.npz"
-        save_npz(path, samples=array)
-        runs.append(run)
+    runs, paths = [], []  # one job per cell holds both seeds (seeds_per_job 2), as the sample rule writes it
+    for cell in sorted({run.rsplit("/", 1)[0] for run in samples}):
+        path = results / "runs" / cell / "s0-1" / "samples.npz"
+        save_npz(path, seeds=np.array([0, 1]), samples=np.stack([samples[f"{cell}/s0"], samples[f"{cell}/s1"]]))
+        runs.append(f"{cell}/s0-1")
         paths.append(str(path))
     names = ("mse_heatmaps", "fd_heatmaps", "amplification", "loss_weights", "samples")
     outputs = {name: str(results / "figures" / f"{name}.png") for name in names}
@@ -258,4 +259,4 @@ def test_figures_script(metrics, rng, tmp_path):
     runpy.run_path(str(ROOT / "scripts" / "pred_loss_space" / "figures.py"), init_globals={"snakemake": smk})
     for path in outputs.values():
         assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "wrote 5 figures (samples of 18 of 36 runs)" in (tmp_path / "figures.log").read_text()
+    assert "wrote 5 figures (samples of 18 cells, from 18 jobs)" in (tmp_path / "figures.log").read_text()

@@ -6,7 +6,9 @@ from neurips26.pred_loss_space import experiment as pls_experiment
 PLS = "results/{scale}/pred_loss_space"
 PLS_LOG = "results/{scale}/pred_loss_space/logs"
 PLS_BENCH = "results/{scale}/pred_loss_space/benchmarks"
-PLS_RUN = "{dataset}/{arch}/{pred}x{loss}/s{seed}"
+PLS_RUN = (
+    "{dataset}/{arch}/{pred}x{loss}/s{seeds}"  # seeds: the job's seed group, 0 or 0-1-2
+)
 PLS_INCEPTION = f"resources/{pls_experiment.INCEPTION}"
 PLS_FIGURES = [
     "mse_heatmaps",
@@ -53,8 +55,8 @@ def pls_fid_inputs(wildcards):
 
 def pls_run_dirs(wildcards):
     return [
-        f"{PLS}/runs/{run}".format(scale=wildcards.scale)
-        for run in pls_experiment.run_ids(pls_config(wildcards))
+        f"{PLS}/runs/{job}".format(scale=wildcards.scale)
+        for job in pls_experiment.job_ids(pls_config(wildcards))
     ]
 
 
@@ -66,9 +68,17 @@ def pls_run_samples(wildcards):
     return [f"{d}/samples.npz" for d in pls_run_dirs(wildcards)]
 
 
-@reads("pred_loss_space", ("regimes",), ("preds",), ("losses",), ("seeds",))
+@reads(
+    "pred_loss_space",
+    ("regimes",),
+    ("preds",),
+    ("losses",),
+    ("seeds",),
+    ("seeds_per_job",),
+)
 def pls_run_ids(wildcards):
-    return pls_experiment.run_ids(pls_config(wildcards))
+    """One id per job: '{dataset}/{arch}/{pred}x{loss}/s{seed group}'."""
+    return pls_experiment.job_ids(pls_config(wildcards))
 
 
 @reads("pred_loss_space", ("archs",), ("datasets",))

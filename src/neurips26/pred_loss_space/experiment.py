@@ -23,14 +23,37 @@ def regime_seeds(cfg: dict, regime: dict) -> list[int]:
     return list(regime.get("seeds", cfg["seeds"]))
 
 
-def run_ids(cfg: dict) -> list[str]:
-    """'{dataset}/{arch}/{pred}x{loss}/s{seed}' for every cell of every regime and each of its seeds."""
+def seed_groups(cfg: dict, regime: dict) -> list[list[int]]:
+    """The regime's seeds in groups of the scale's `seeds_per_job`, in order: one training, sampling and scoring
+    job per group (the seeds of a group train together as a batched ensemble, issue 23)."""
+    seeds, size = regime_seeds(cfg, regime), cfg["seeds_per_job"]
+    return [seeds[i : i + size] for i in range(0, len(seeds), size)]
+
+
+def group_name(seeds: list[int]) -> str:
+    """A seed group as it appears in a job's paths: the seeds joined by '-' ('0-1-2'; one seed: '0')."""
+    return "-".join(str(int(seed)) for seed in seeds)
+
+
+def parse_group(name: str) -> list[int]:
+    """The seeds of a group name ('0-1-2' -> [0, 1, 2])."""
+    try:
+        seeds = [int(part) for part in str(name).split("-")]
+    except ValueError:
+        raise ValueError(f"seed group {name!r} is not seeds joined by '-' (e.g. '0-1-2')") from None
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seed group {name!r} repeats a seed")
+    return seeds
+
+
+def job_ids(cfg: dict) -> list[str]:
+    """'{dataset}/{arch}/{pred}x{loss}/s{group}' for every cell of every regime and each of its seed groups."""
     return [
-        f"{r['dataset']}/{r['arch']}/{pred}x{loss}/s{seed}"
+        f"{r['dataset']}/{r['arch']}/{pred}x{loss}/s{group_name(group)}"
         for r in cfg["regimes"]
         for pred in cfg["preds"]
         for loss in cfg["losses"]
-        for seed in regime_seeds(cfg, r)
+        for group in seed_groups(cfg, r)
     ]
 
 

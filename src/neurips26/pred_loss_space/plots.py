@@ -32,7 +32,7 @@ T_MIN = 1e-3
 TOY_LIMIT = 1.2
 MOSAIC = 4  # a cell of an image regime shows MOSAIC x MOSAIC samples
 REGIME_COLUMNS = ("dataset", "arch", "bottleneck")
-RUN_ID = re.compile(r"(?P<dataset>[^/]+)/(?P<arch>[^/]+)/(?P<pred>x|eps|v)x(?P<loss>x|eps|v)/s(?P<seed>\d+)")
+RUN_ID = re.compile(r"(?P<dataset>[^/]+)/(?P<arch>[^/]+)/(?P<pred>x|eps|v)x(?P<loss>x|eps|v)/s(?P<seeds>\d+(?:-\d+)*)")
 
 
 # --------------------------------------------------------------------- formulas (numpy copies of spaces)
@@ -293,24 +293,26 @@ def loss_weights(t_eps: float, p_mean: float, p_std: float) -> Figure:
 
 
 def parse_run(run: str) -> dict:
-    """'dataset/arch/{pred}x{loss}/s{seed}' -> its parts."""
+    """'dataset/arch/{pred}x{loss}/s{seeds}' (a job's seeds joined by '-', or one seed) -> its parts."""
     match = RUN_ID.fullmatch(run)
     if match is None:
-        raise ValueError(f"run id {run!r} is not 'dataset/arch/{{pred}}x{{loss}}/s{{seed}}'")
-    return {**match.groupdict(), "seed": int(match["seed"])}
+        raise ValueError(f"run id {run!r} is not 'dataset/arch/{{pred}}x{{loss}}/s{{seeds}}' (seeds as 0 or 0-1-2)")
+    return {**match.groupdict(), "seeds": [int(seed) for seed in match["seeds"].split("-")]}
 
 
-def lowest_seed_runs(runs: list[str], paths: list[str]) -> dict[str, str]:
-    """The sample grid shows one seed per cell (the lowest): run id -> its samples file, for those runs only."""
-    if len(runs) != len(paths):
-        raise ValueError(f"{len(runs)} run ids but {len(paths)} sample files")
-    chosen: dict[tuple, tuple[int, str, str]] = {}
-    for run, path in zip(runs, paths):
-        part = parse_run(run)
+def lowest_seed_runs(jobs: list[str], paths: list[str]) -> dict[str, tuple[str, int]]:
+    """The sample grid shows one seed per cell (the lowest): '{cell}/s{seed}' -> (the samples file of the job
+    that holds it, the seed), for those seeds only."""
+    if len(jobs) != len(paths):
+        raise ValueError(f"{len(jobs)} run ids but {len(paths)} sample files")
+    chosen: dict[tuple, tuple[int, str]] = {}
+    for job, path in zip(jobs, paths):
+        part = parse_run(job)
         key = (part["dataset"], part["arch"], part["pred"], part["loss"])
-        if key not in chosen or part["seed"] < chosen[key][0]:
-            chosen[key] = (part["seed"], run, path)
-    return {run: path for _, run, path in chosen.values()}
+        seed = min(part["seeds"])
+        if key not in chosen or seed < chosen[key][0]:
+            chosen[key] = (seed, path)
+    return {f"{d}/{a}/{p}x{loss}/s{seed}": (path, seed) for (d, a, p, loss), (seed, path) in chosen.items()}
 
 
 def finite_samples(samples: np.ndarray) -> np.ndarray:
@@ -347,8 +349,9 @@ def sample_grid(samples: dict[str, np.ndarray], projections: dict[str, np.ndarra
         part = parse_run(run)
         block = cells.setdefault(f"{part['dataset']}/{part['arch']}", {})
         key = (part["pred"], part["loss"])
-        if key not in block or part["seed"] < block[key][0]:
-            block[key] = (part["seed"], array)
+        seed = min(part["seeds"])
+        if key not in block or seed < block[key][0]:
+            block[key] = (seed, array)
     if not cells:
         fig, ax = plt.subplots(figsize=(4.0, 3.0))
         _no_data(ax, "no samples")
