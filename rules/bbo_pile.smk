@@ -2,7 +2,8 @@
 # blackboxes (BBOB + shifted/rotated GO functions, split by black box) -> generate {family}_{optimizer}
 #   -> serialize (tokenizer, packed rows; at paper scale with BBO-Pile's train.txt/valid.txt from resources/) -> train {run} -> imitation, optimize {condition}_{decoding}
 #   (+ reference: f* by random sampling) -> tables (regret, scaling fit) -> claims/figures -> report;
-#   claim B3's model seeds: train_seed {run} seed{k} (further seeds) -> optimize_seed (every seed) -> tables
+#   claim B3's model seeds: train_seed {run} seed{group} (smoke, quick: one job trains every seed of the run as a
+#   batched ensemble, group 0-1-2; paper: one job per further seed, group 1, 2) -> optimize_seed (every seed) -> tables
 
 
 include: "functions/bbo_pile.smk"
@@ -118,7 +119,7 @@ rule bbo_pile_train:
         mem_mb=4000,
         runtime=720,
     params:
-        seed=paper_params("bbo_pile", "seed"),
+        seeds=bp_scale_seed,
         run=bp_run,
         model=bp_run_model,
         context=paper_params("bbo_pile", "context"),
@@ -189,14 +190,14 @@ rule bbo_pile_train_seed:
     input:
         unpack(bp_corpus),
     output:
-        model=f"{BP}/seeds/{{run}}/seed{{model_seed}}/model.pt",
-        log_table=f"{BP}/seeds/{{run}}/seed{{model_seed}}/training.parquet",
+        model=f"{BP}/seeds/{{run}}/seed{{seed_group}}/model.pt",
+        log_table=f"{BP}/seeds/{{run}}/seed{{seed_group}}/training.parquet",
     log:
-        f"{BP_LOG}/train_seed/{{run}}_seed{{model_seed}}.log",
+        f"{BP_LOG}/train_seed/{{run}}_seed{{seed_group}}.log",
     benchmark:
-        f"{BP_BENCH}/train_seed/{{run}}_seed{{model_seed}}.tsv"
+        f"{BP_BENCH}/train_seed/{{run}}_seed{{seed_group}}.tsv"
     wildcard_constraints:
-        model_seed=r"\d+",
+        seed_group=r"\d+(-\d+)*",
     conda:
         "../envs/bbo.yaml"
     threads: torch_threads
@@ -204,7 +205,7 @@ rule bbo_pile_train_seed:
         mem_mb=4000,
         runtime=720,
     params:
-        seed=bp_model_seed,
+        seeds=bp_seed_group,
         run=bp_run,
         model=bp_run_model,
         context=paper_params("bbo_pile", "context"),
@@ -273,6 +274,7 @@ rule bbo_pile_tables:
         mem_mb=2000,
         runtime=10,
     params:
+        seed=paper_params("bbo_pile", "seed"),
         budget=paper_params("bbo_pile", "budget"),
     script:
         "../scripts/bbo_pile/tables.py"
@@ -332,6 +334,8 @@ rule bbo_pile_figures:
     resources:
         mem_mb=2000,
         runtime=10,
+    params:
+        seed=paper_params("bbo_pile", "seed"),
     script:
         "../scripts/bbo_pile/figures.py"
 

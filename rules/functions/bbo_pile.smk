@@ -78,17 +78,24 @@ def bp_throughput(wildcards):
     ]
 
 
-def bp_training_logs(wildcards):
-    return expand(
-        f"{BP}/training/{{run}}.parquet",
-        scale=wildcards.scale,
-        run=list(bp_config(wildcards)["runs"]),
+def bp_file(wildcards, run, seed, what):
+    """Seed `seed` of run `run`: its model (`what` "model") or training log ("training"), in its seed group's
+    files where a group trains it (experiment.run_file)."""
+    cfg = bp_config(wildcards)
+    return f"{BP}/{bp_experiment.run_file(cfg, run, seed, what)}".format(
+        scale=wildcards.scale
     )
 
 
+def bp_training_logs(wildcards):
+    """Every run's training log of the scale's seed (a seed group's log holds its other seeds too)."""
+    cfg = bp_config(wildcards)
+    return [bp_file(wildcards, run, cfg["seed"], "training") for run in cfg["runs"]]
+
+
 def bp_evaluation_model(wildcards):
-    run = bp_config(wildcards)["evaluate"]["run"]
-    return f"{BP}/models/{run}.pt".format(scale=wildcards.scale)
+    cfg = bp_config(wildcards)
+    return bp_file(wildcards, cfg["evaluate"]["run"], cfg["seed"], "model")
 
 
 def bp_optimized(wildcards):
@@ -120,13 +127,25 @@ def bp_model_seed(wildcards):
     return bp_experiment.model_seed(bp_config(wildcards), wildcards.model_seed)
 
 
-def bp_seed_model(wildcards):
-    """The checkpoint of one model seed: the scaling run's own for the scale's seed, a further copy otherwise."""
-    if int(wildcards.model_seed) == bp_config(wildcards)["seed"]:
-        return f"{BP}/models/{wildcards.run}.pt".format(scale=wildcards.scale)
-    return f"{BP}/seeds/{wildcards.run}/seed{wildcards.model_seed}/model.pt".format(
-        scale=wildcards.scale
+@reads("bbo_pile", ("seed",), ("model_seeds", "seeds"), ("model_seeds", "batch"))
+def bp_seed_group(wildcards):
+    """The seeds one train_seed job trains (its group `seed{a-b-c}`: every model seed where model_seeds.batch
+    holds, one further seed otherwise)."""
+    return bp_experiment.seed_group(
+        bp_config(wildcards), wildcards.run, wildcards.seed_group
     )
+
+
+@reads("bbo_pile", ("seed",))
+def bp_scale_seed(wildcards):
+    """The seeds a scaling run's job trains: the scale's seed alone."""
+    return [bp_config(wildcards)["seed"]]
+
+
+def bp_seed_model(wildcards):
+    """The checkpoint of one model seed: its seed group's file, or the scaling run's own for the scale's seed
+    where no group trains it."""
+    return bp_file(wildcards, wildcards.run, int(wildcards.model_seed), "model")
 
 
 def bp_seed_optimized(wildcards):
@@ -142,14 +161,14 @@ def bp_seed_optimized(wildcards):
 
 
 def bp_seed_training_logs(wildcards):
-    """Training logs of the further model seeds (the first copy's is among the scaling runs')."""
+    """Training logs of the further model seeds: their seed groups' (one file per group; a batched group's holds
+    the scale's seed too, the first copy's log otherwise among the scaling runs')."""
     cfg = bp_config(wildcards)
-    return expand(
-        f"{BP}/seeds/{{run}}/seed{{model_seed}}/training.parquet",
-        scale=wildcards.scale,
-        run=cfg["model_seeds"]["run"],
-        model_seed=cfg["model_seeds"]["seeds"],
-    )
+    run = cfg["model_seeds"]["run"]
+    files = [
+        bp_file(wildcards, run, k, "training") for k in cfg["model_seeds"]["seeds"]
+    ]
+    return list(dict.fromkeys(files))
 
 
 def bp_plan_work(wildcards, scale):
@@ -171,5 +190,10 @@ def bp_plan_work(wildcards, scale):
     )
 
 
+def bp_plan_work_seeds(wildcards, scale):
+    """The work of a seed group's job: one run's work per seed it trains."""
+    return len(wildcards.seed_group.split("-")) * bp_plan_work(wildcards, scale)
+
+
 PLAN_WORK["bbo_pile_train"] = bp_plan_work
-PLAN_WORK["bbo_pile_train_seed"] = bp_plan_work
+PLAN_WORK["bbo_pile_train_seed"] = bp_plan_work_seeds

@@ -13,7 +13,7 @@ from neurips26.common.runtime import job_provenance, start_job
 params, inp = snakemake.params, snakemake.input
 log = start_job(snakemake, seed=params.seed)
 vocab = Vocabulary.from_json(open(inp.vocab).read())
-model = load_decoder(inp.model, job_device())  # a GPU at paper scale (profiles/slurm)
+model = load_decoder(inp.model, job_device(), seed=params.seed)  # a GPU at paper scale (profiles/slurm)
 boxes, trials = (
     pd.read_parquet(inp.blackboxes),
     pd.concat([pd.read_parquet(p) for p in inp.trajectories], ignore_index=True),

@@ -17,7 +17,7 @@ from neurips26.common.runtime import job_provenance, start_job
 params, inp, wc = snakemake.params, snakemake.input, snakemake.wildcards
 log = start_job(snakemake, seed=params.seed)
 vocab = Vocabulary.from_json(open(inp.vocab).read())
-model = load_decoder(inp.model, job_device())  # a GPU at paper scale (profiles/slurm)
+model = load_decoder(inp.model, job_device(), seed=params.seed)  # a GPU at paper scale (profiles/slurm)
 boxes = experiment.eval_boxes(pd.read_parquet(inp.blackboxes), params.boxes)
 start = time.perf_counter()
 table = optimize_boxes(

@@ -6,7 +6,7 @@ frontier (with the largest-compute run held out), validity of decoded trials, da
 import pandas as pd
 
 from neurips26.bbo_pile.regret import excluded_boxes
-from neurips26.bbo_pile.summary import model_seed_of, read_tables, result_tables
+from neurips26.bbo_pile.summary import model_seed_of, read_tables, result_tables, seed_rows
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
@@ -18,7 +18,7 @@ tables = result_tables(
     read_tables(inp.trajectories),
     read_tables(inp.optimized),
     [(*model_seed_of(path), pd.read_parquet(path)) for path in inp.seed_optimized],
-    read_tables(inp.training),
+    seed_rows(read_tables(inp.training), params.seed),  # a seed group's log holds its other seeds too
     pd.read_parquet(inp.stats),
     read_tables(inp.throughput),
     params.budget,

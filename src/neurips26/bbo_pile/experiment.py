@@ -149,6 +149,47 @@ def model_seed(cfg: dict, seed) -> int:
     return int(seed)
 
 
+def seed_groups(cfg: dict) -> list[list[int]]:
+    """The training jobs of `model_seeds.run`'s model seeds, each a list of seeds trained together: where
+    `model_seeds.batch` holds, one job of every seed (the scale's `seed` first) trained as a batched ensemble;
+    otherwise one job per further seed (the scale's `seed` is trained by the run's own job with the scaling runs).
+    """
+    if cfg["model_seeds"]["batch"]:
+        return [model_seeds(cfg)]
+    return [[k] for k in cfg["model_seeds"]["seeds"]]
+
+
+def group_name(seeds) -> str:
+    """A seed group's name in paths (`seeds/{run}/seed{name}/`): its seeds joined by '-' (`0-1-2`, or `1`)."""
+    return "-".join(str(int(k)) for k in seeds)
+
+
+def seed_group(cfg: dict, run: str, name: str) -> list[int]:
+    """The seeds of the group `name` of run `run` (one of :func:`seed_groups`), refused otherwise."""
+    groups = {group_name(g): g for g in seed_groups(cfg)}
+    if run != cfg["model_seeds"]["run"] or name not in groups:
+        known = [f"{cfg['model_seeds']['run']}/seed{n}" for n in groups]
+        raise ValueError(f"seed group {run}/seed{name} is not one of the model seeds' jobs {known}")
+    return groups[name]
+
+
+def run_file(cfg: dict, run: str, seed: int, what: str) -> str:
+    """Where seed `seed` of run `run` is stored, relative to `results/{scale}/bbo_pile/`: its model (`what` =
+    "model") or its training log ("training"). A seed of a seed group is in the group's files (which hold every
+    seed of the group); the scale's `seed` of any other run in the run's own (`models/{run}.pt`,
+    `training/{run}.parquet`)."""
+    if what not in ("model", "training"):
+        raise ValueError(f"what must be 'model' or 'training', got {what!r}")
+    name = "model.pt" if what == "model" else "training.parquet"
+    if run == cfg["model_seeds"]["run"]:
+        for group in seed_groups(cfg):
+            if int(seed) in group:
+                return f"seeds/{run}/seed{group_name(group)}/{name}"
+    if int(seed) != cfg["seed"]:
+        raise ValueError(f"run {run} is trained with seed {cfg['seed']} only, not {seed}")
+    return f"models/{run}.pt" if what == "model" else f"training/{run}.parquet"
+
+
 def decoder_config(model: dict, context: int, seed: int, vocab_size: int):
     """The DecoderConfig of a run: its model's sizes (an entry of `models`), the scale's context, seeded by `seed`."""
     from neurips26.bbo_pile.model import DecoderConfig

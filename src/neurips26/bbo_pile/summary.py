@@ -46,12 +46,26 @@ def final_val_loss(training: pd.DataFrame) -> float:
     return float(training.sort_values("flops")["val_loss"].iloc[-1])
 
 
+def seed_rows(training: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """The rows of model seed `seed` of training logs (a seed group's log holds every seed it trained, by
+    `model_seed`): the scaling runs' rows, the scale's seed."""
+    return training[training["model_seed"] == int(seed)].reset_index(drop=True)
+
+
 def model_seed_losses(runs: pd.DataFrame, run: str, seed: int, seed_training: Iterable) -> dict[int, float]:
     """The final validation loss of claim B3's run per model seed: the first copy's (trained with the scale's
-    `seed`) from the runs table, the further copies' from their training logs (paths, in the order given)."""
+    `seed`) from the runs table, the further copies' from their training logs (paths, in the order given; a
+    seed group's log gives each of its seeds, by `model_seed`, its path names the one seed of a log without it).
+    """
     losses = {int(seed): float(runs.loc[runs["run"] == run, "val_loss"].iloc[0])}
     for path in seed_training:
-        losses[model_seed_of(path)[1]] = final_val_loss(pd.read_parquet(path))
+        table = pd.read_parquet(path)
+        if "model_seed" not in table:
+            losses[model_seed_of(path)[1]] = final_val_loss(table)
+            continue
+        for k, rows in table.groupby("model_seed", sort=False):
+            if int(k) != int(seed):  # the first copy's loss is the runs table's (the same log's rows)
+                losses[int(k)] = final_val_loss(rows)
     return losses
 
 

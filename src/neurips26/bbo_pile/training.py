@@ -25,7 +25,10 @@ Deliberate differences:
 * fp32 on one device, no gradient accumulation (one micro-batch per step);
 * every step's rows are drawn before training (:func:`batch_schedule`, the same permutations in the
   same order as drawing them step by step), so that the common loop knows the number of steps and a
-  run resumed from a checkpoint trains on the same batches.
+  run resumed from a checkpoint trains on the same batches;
+* several seeds of one run train in one process as a batched ensemble (:func:`train_decoders`: a leading
+  seed dimension, ``vmap`` over the stacked weights), each seed with its own initialisation and data order,
+  its result its single-seed run's within float rounding; a single-seed run is the ensemble of one.
 
 Compute is Kaplan et al.'s ``C = 6 N D``: N the non-embedding parameters (:func:`n_parameters`),
 D the non-padding tokens seen; attention's ``T^2`` term and the output layer are not counted.
@@ -36,8 +39,9 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
@@ -59,6 +63,7 @@ __all__ = [
     "sequence_nll",
     "token_loss",
     "train_decoder",
+    "train_decoders",
 ]
 
 
@@ -196,21 +201,120 @@ def train_decoder(
     device: str | torch.device | None = None,
     loop_settings: LoopSettings | None = None,
 ) -> tuple[Decoder, list[dict]]:
-    """Train a :class:`Decoder` on packed rows (see the module docstring) until ``tokens_budget``
-    non-pad targets have been seen, one step of :func:`neurips26.common.loop.run_loop` per update
-    (checkpoints and resume as ``loop_settings`` says; ``device`` defaults to the job's).
+    """Train one :class:`Decoder` (initialised from ``config.seed``, batches drawn with ``settings.seed``): the
+    ensemble of one member of :func:`train_decoders`, so a single-seed run and a seed of a batched run are one
+    code path. Returns the model in eval mode and its rows (see :func:`train_decoders`)."""
+    models, rows = train_decoders(
+        train_tokens, valid_tokens, [config], [settings], pad=pad, log=log, device=device, loop_settings=loop_settings
+    )
+    return models[0], rows[0]
 
-    Every ``eval_every`` steps and after the last step a row is recorded: ``step``, ``tokens``
+
+class _MemberSlice:
+    """Member ``index`` of a stacked parameter, as :func:`neurips26.common.loop.first_non_finite` reads a
+    parameter (``detach()`` and ``grad``): the divergence report names the group of the seed that diverged."""
+
+    def __init__(self, stacked: torch.Tensor, index: int):
+        self.stacked, self.index = stacked, index
+
+    def detach(self) -> torch.Tensor:
+        return self.stacked.detach()[self.index]
+
+    @property
+    def grad(self) -> torch.Tensor | None:
+        return None if self.stacked.grad is None else self.stacked.grad[self.index]
+
+
+class _Stacked:
+    """The ensemble's stacked weights as the loop checkpoints them (``state_dict`` / ``load_state_dict``, written
+    into the leaves without recording a gradient)."""
+
+    def __init__(self, params: dict[str, torch.Tensor]):
+        self.params = params
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {name: tensor.detach().clone() for name, tensor in self.params.items()}
+
+    @torch.no_grad()
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        if set(state) != set(self.params):
+            raise ValueError("the checkpoint holds the weights of another model")
+        for name, tensor in self.params.items():
+            tensor.copy_(state[name])
+
+
+def _groups(params: dict[str, torch.Tensor], index: int | None = None) -> dict[str, list]:
+    """The parameter groups of the divergence report, by top-level child (``model.wte``, ``model.blocks``, ...):
+    every member's stacked tensors, or member ``index``'s slices."""
+    groups: dict[str, list] = {}
+    for name, tensor in params.items():
+        groups.setdefault(f"model.{name.split('.')[0]}", []).append(
+            tensor if index is None else _MemberSlice(tensor, index)
+        )
+    return groups
+
+
+def _check_members(configs: Sequence[DecoderConfig], settings: Sequence[TrainSettings]) -> None:
+    if not configs or len(configs) != len(settings):
+        raise ValueError(
+            f"train_decoders needs one TrainSettings per DecoderConfig, got {len(configs)} and {len(settings)}"
+        )
+    if not all(isinstance(c, DecoderConfig) for c in configs) or not all(
+        isinstance(s, TrainSettings) for s in settings
+    ):
+        raise TypeError("train_decoders needs DecoderConfigs and TrainSettings")
+    if len({replace(c, seed=0) for c in configs}) > 1 or len({replace(s, seed=0) for s in settings}) > 1:
+        raise ValueError("the members of a batched run must differ in their seeds only (one architecture, one recipe)")
+    pairs = [(c.seed, s.seed) for c, s in zip(configs, settings)]
+    if len(set(pairs)) != len(pairs):
+        raise ValueError(f"members repeat (initialisation seed, data seed) pairs: {pairs}")
+    if configs[0].dropout > 0 and len(configs) > 1:
+        raise ValueError(
+            f"dropout {configs[0].dropout} trains one seed per run: the shared decoder blocks draw their masks from "
+            f"the global generator, so the members of a batched run could not keep dropout streams of their own"
+        )
+
+
+def train_decoders(
+    train_tokens: np.ndarray,
+    valid_tokens: np.ndarray,
+    configs: Sequence[DecoderConfig],
+    settings: Sequence[TrainSettings],
+    *,
+    pad: int,
+    log: Callable[[str], None] | None = None,
+    device: str | torch.device | None = None,
+    loop_settings: LoopSettings | None = None,
+) -> tuple[list[Decoder], list[list[dict]]]:
+    """Train S :class:`Decoder` s that differ only in their seeds as one batched ensemble (a leading seed
+    dimension: :class:`neurips26.common.ensemble.Ensemble`, ``vmap`` over the stacked weights), member ``i``
+    initialised from ``configs[i].seed`` and drawing its batches with ``settings[i].seed``
+    (:func:`batch_schedule`), each until its own ``tokens_budget`` non-pad targets have been seen, one step of
+    :func:`neurips26.common.loop.run_loop` per update (checkpoints and resume as ``loop_settings`` says;
+    ``device`` defaults to the job's).
+
+    Each member's result is its single-seed run's (:func:`train_decoder`) within float rounding: the loss of a
+    step is the sum of the members' mean losses, so each member's gradient is its own; AdamW acts elementwise;
+    gradients are clipped per member (:func:`neurips26.common.ensemble.clip_grad_norm_per_member`); the
+    learning rate is a function of the step, the same for every member. A member whose schedule is shorter
+    (its rows reached the budget in fewer steps) stops there: at later steps its loss is left out and its
+    weights and optimiser moments are put back after the update. The validation loss is computed member by
+    member on an ordinary :class:`Decoder` holding its weights. Dropout (0 in every config) is refused for S > 1:
+    the shared blocks draw their masks from the global generator; one member draws them from a forked generator
+    seeded with its ``settings.seed``, as before.
+
+    Every ``eval_every`` steps and after its last step a member records a row: ``step``, ``tokens``
     (non-pad targets seen), ``flops`` (``6 N tokens``, N non-embedding parameters), ``lr`` (of that
     step), ``train_loss`` (mean per token since the previous row), ``val_loss`` (mean per non-pad
-    target over all validation rows), ``seconds`` (optimisation wall time so far, evaluation
-    excluded), ``tokens_per_s``. Batches follow :func:`batch_schedule` (numpy, ``settings.seed``);
-    dropout uses a forked torch RNG seeded likewise, so the caller's RNG is untouched and a run is
-    reproducible on a fixed thread count. Returns the model in eval mode and the rows. Raises
-    ``loop.Diverged`` (a FloatingPointError) naming the step if the loss becomes non-finite.
+    target over all validation rows), ``seconds`` (optimisation wall time of the job so far, shared by its
+    members, evaluation excluded), ``tokens_per_s`` (the member's tokens over those seconds). Returns the
+    models in eval mode and each member's rows. Raises ``loop.Diverged`` (a FloatingPointError) naming the
+    step and the seed if a member's loss becomes non-finite.
     """
-    if not isinstance(config, DecoderConfig) or not isinstance(settings, TrainSettings):
-        raise TypeError("train_decoder needs a DecoderConfig and a TrainSettings")
+    from neurips26.common.ensemble import Ensemble, clip_grad_norm_per_member
+
+    _check_members(configs, settings)
+    config, recipe, size = configs[0], settings[0], len(configs)
     train = _as_rows(train_tokens, "train_tokens", config.vocab_size)
     valid = _as_rows(valid_tokens, "valid_tokens", config.vocab_size)
     if train.shape[1] != valid.shape[1]:
@@ -220,71 +324,118 @@ def train_decoder(
             f"rows of {train.shape[1]} tokens give {train.shape[1] - 1} inputs, more than "
             f"the model's context {config.context}"
         )
-    targets_per_row = float((train[:, 1:] != pad).sum()) / len(train)
-    if targets_per_row == 0:
+    row_targets = (train[:, 1:] != pad).sum(dim=1).numpy()
+    if row_targets.sum() == 0:
         raise ValueError("the training rows hold no non-pad target")
-    total_steps = planned_steps(settings, targets_per_row)
-    schedule = batch_schedule(train.numpy(), settings, pad)
+    total_steps = planned_steps(recipe, float(row_targets.sum()) / len(train))
+    schedules = [batch_schedule(train.numpy(), s, pad) for s in settings]
+    steps = max(len(schedule) for schedule in schedules)
     device = loop.job_device() if device is None else torch.device(device)
     say = log or (lambda line: None)
+    seeds = [(c.seed, s.seed) for c, s in zip(configs, settings)]
     say(
-        f"training {total_steps} planned steps ({len(schedule)} to the budget) on {device}; {asdict(config)}; "
-        f"{asdict(settings)}"
+        f"training {size} member(s) (initialisation, data seeds {seeds}) for {total_steps} planned steps "
+        f"({[len(s) for s in schedules]} to the budget) on {device}; {asdict(replace(config, seed=0))} "
+        f"(seed per member); {asdict(replace(recipe, seed=0))} (seed per member)"
     )
 
-    rows: list[dict] = []
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(settings.seed)
-        model = Decoder(config).to(device).train()
-        n_params = n_parameters(model)
-        params = [p for p in model.parameters() if p.requires_grad]
-        optimiser = AdamW(params, lr=settings.lr, betas=settings.betas, weight_decay=settings.weight_decay)
-        counters = {"seen": 0, "run_loss": 0.0, "run_count": 0, "seconds": 0.0}
-        groups = loop.parameter_groups({"model": model})
+    with torch.random.fork_rng(devices=[]), warnings.catch_warnings():
+        # vmap runs CPU flash attention member by member (no batching rule): the same numbers, said once per op
+        warnings.filterwarnings("ignore", message="There is a performance drop because we have not yet implemented")
+        torch.manual_seed(recipe.seed)  # a lone member's dropout masks (refused for several members)
+        members = [Decoder(c).to(device) for c in configs]
+        n_params = n_parameters(members[0])
+        ens = Ensemble(members).train()
+        del members  # the ensemble holds stacked copies
+        params = ens.parameters()
+        for tensor in params:
+            tensor.requires_grad_(True)
+        optimiser = AdamW(params, lr=recipe.lr, betas=recipe.betas, weight_decay=recipe.weight_decay)
+        rows: list[list[dict]] = [[] for _ in range(size)]
+        counters = {"seen": [0] * size, "run_loss": [0.0] * size, "run_count": [0] * size, "seconds": 0.0}
+        randomness = "same" if config.dropout > 0 else "error"
 
         def step_fn(k: int) -> torch.Tensor:
             start = time.perf_counter()
             step = k + 1  # updates count from 1 (the learning rate's warmup)
-            lr = learning_rate(step, settings, total_steps)
-            loss, count = token_loss(model, train[torch.from_numpy(schedule[k])].to(device).long(), pad)
+            lr = learning_rate(step, recipe, total_steps)
+            active = [k < len(schedule) for schedule in schedules]
+            index = np.stack([schedule[min(k, len(schedule) - 1)] for schedule in schedules])
+            batch = train[torch.from_numpy(index)].to(device).long()  # (S, batch, W)
+            counts = [int(row_targets[idx].sum()) for idx in index]
+            logits = ens(batch[:, :, :-1], randomness=randomness)
+            losses = [
+                F.cross_entropy(
+                    logits[i].reshape(-1, logits.shape[-1]),
+                    batch[i, :, 1:].reshape(-1),
+                    ignore_index=pad,
+                    reduction="sum",
+                )
+                for i in range(size)
+            ]
             optimiser.zero_grad(set_to_none=True)
-            (loss / max(count, 1)).backward()
-            loop.check_finite(loss, k, groups)  # names the group before the update spoils every one
-            if settings.grad_clip is not None:
-                torch.nn.utils.clip_grad_norm_(params, settings.grad_clip)
+            sum(loss / max(count, 1) for loss, count, on in zip(losses, counts, active) if on).backward()
+            values = [loss.item() for loss in losses]
+            for i in range(size):  # names the seed and group before the update spoils every one
+                if active[i] and not math.isfinite(values[i]):
+                    raise loop.Diverged(k, loop.first_non_finite(_groups(ens.params, i)), values[i], f"seed {seeds[i]}")
+            if recipe.grad_clip is not None:
+                clip_grad_norm_per_member(params, recipe.grad_clip)
+            frozen = torch.tensor([i for i in range(size) if not active[i]], dtype=torch.long, device=device)
+            kept = (
+                [(t, t[frozen].clone()) for t in params + optimiser.exp_avg + optimiser.exp_avg_sq]
+                if len(frozen)
+                else []
+            )
             optimiser.lr = lr  # AdamW decays p <- p (1 - lr wd) at this step's lr, then updates
             optimiser.step()
-            counters["seen"] += count
-            counters["run_loss"] += loss.item()
-            counters["run_count"] += count
+            with torch.no_grad():
+                for tensor, saved in kept:  # a member past its budget keeps its weights and moments
+                    tensor[frozen] = saved
             counters["seconds"] += time.perf_counter() - start
-            if step % settings.eval_every == 0 or step == len(schedule):
-                model.eval()
-                val_loss = _mean_loss(model, valid, pad, settings.eval_batch)
-                model.train()
-                seen, seconds = counters["seen"], counters["seconds"]
-                row = {
-                    "step": step,
-                    "tokens": seen,
-                    "flops": 6.0 * n_params * seen,
-                    "lr": lr,
-                    "train_loss": counters["run_loss"] / max(counters["run_count"], 1),
-                    "val_loss": val_loss,
-                    "seconds": seconds,
-                    "tokens_per_s": seen / max(seconds, 1e-12),
-                }
-                rows.append(row)
-                say(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()))
-                counters["run_loss"], counters["run_count"] = 0.0, 0
-            return loss.detach() / max(count, 1)  # the step's mean per token, for the loop's progress and check
+            for i in range(size):
+                if not active[i]:
+                    continue
+                counters["seen"][i] += counts[i]
+                counters["run_loss"][i] += values[i]
+                counters["run_count"][i] += counts[i]
+                if step % recipe.eval_every == 0 or step == len(schedules[i]):
+                    member = ens.module(i).eval()
+                    val_loss = _mean_loss(member, valid, pad, recipe.eval_batch)
+                    seen, seconds = counters["seen"][i], counters["seconds"]
+                    row = {
+                        "step": step,
+                        "tokens": seen,
+                        "flops": 6.0 * n_params * seen,
+                        "lr": lr,
+                        "train_loss": counters["run_loss"][i] / max(counters["run_count"][i], 1),
+                        "val_loss": val_loss,
+                        "seconds": seconds,
+                        "tokens_per_s": seen / max(seconds, 1e-12),
+                    }
+                    rows[i].append(row)
+                    prefix = f"seed {seeds[i][0]}: " if size > 1 else ""
+                    say(
+                        prefix
+                        + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+                    )
+                    counters["run_loss"][i], counters["run_count"][i] = 0.0, 0
+            # each active member's mean per token, summed, for the loop's progress and check
+            return torch.tensor(sum(v / max(c, 1) for v, c, on in zip(values, counts, active) if on))
 
         loop.run_loop(
             step_fn,
-            len(schedule),
-            {"model": model, "optimiser": optimiser, "rows": rows, "counters": counters},
-            loop_settings or LoopSettings(name="train_decoder"),
+            steps,
+            {"params": _Stacked(ens.params), "optimiser": optimiser, "rows": rows, "counters": counters},
+            loop_settings or LoopSettings(name="train_decoders"),
+            groups=_groups(ens.params),
         )
-    return model.eval(), rows
+    models = []
+    for i, member_config in enumerate(configs):
+        model = Decoder(member_config).to(device)
+        model.load_state_dict(ens.state_dict(i))
+        models.append(model.eval())
+    return models, rows
 
 
 @torch.no_grad()
