@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import numpy as np
-import ot
 import torch
 from torch import nn
 
@@ -97,6 +96,8 @@ def train_metaot(
 
 def min_swgg_plans(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """min-SWGG (Mahey et al. 2023) via POT: the lifted 1-D plan of the best of the directions."""
+    import ot  # POT loads torch, scikit-learn and scipy (seconds): only where it is called
+
     return np.stack(
         [
             np.asarray(ot.min_sliced_transport_plan(x[p], y[p], a[p], b[p], projections=theta.T, dense=True)[0])
@@ -107,6 +108,8 @@ def min_swgg_plans(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, t
 
 def expected_sliced_plans(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """Expected sliced plan (Liu et al. 2025) via POT: the average of the lifted 1-D plans."""
+    import ot  # POT loads torch, scikit-learn and scipy (seconds): only where it is called
+
     return np.stack(
         [
             np.asarray(ot.expected_sliced_plan(x[p], y[p], a[p], b[p], projections=theta.T, dense=True)[0])
@@ -117,6 +120,8 @@ def expected_sliced_plans(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.nda
 
 def exact_plans(a: np.ndarray, b: np.ndarray, cost: np.ndarray) -> np.ndarray:
     """Unregularised OT plans by the network simplex (ot.emd), one pair at a time."""
+    import ot  # POT loads torch, scikit-learn and scipy (seconds): only where it is called
+
     return np.stack([ot.emd(a[p], b[p], np.ascontiguousarray(cost[p])) for p in range(len(a))])
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import ot
 import torch
 from torch import nn
 
@@ -35,6 +34,8 @@ def independent_plan(x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
 
 
 def exact_plan(x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
+    import ot  # POT loads torch, scikit-learn and scipy (seconds): only where it is called
+
     cost = ot.dist(x0, x1)
     return ot.emd(ot.unif(len(x0)), ot.unif(len(x1)), cost)
 
@@ -144,4 +145,6 @@ def integrate(model: VectorField, x0: np.ndarray, n_steps: int) -> tuple[np.ndar
 
 def wasserstein2(x: np.ndarray, y: np.ndarray) -> float:
     """Exact W2 between two equal-weight samples (ot.emd2 on squared Euclidean cost)."""
+    import ot  # POT loads torch, scikit-learn and scipy (seconds): only where it is called
+
     return float(np.sqrt(ot.emd2(ot.unif(len(x)), ot.unif(len(y)), ot.dist(x, y))))

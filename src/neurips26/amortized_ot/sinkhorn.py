@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import ot
 import torch
 
 from neurips26.amortized_ot.measures import check_positive
@@ -80,6 +79,8 @@ def solve_ground_truth(
     a: np.ndarray, b: np.ndarray, cost: torch.Tensor, eps: float, tol: float, max_iter: int
 ) -> SinkhornSolution:
     """Batched log-domain Sinkhorn (POT's ot.solve_batch) converted to centered potentials."""
+    import ot  # POT loads torch, scikit-learn and scipy (seconds): only where it is called
+
     check_positive(eps, "eps")
     a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
     fs, gs, n_iter = [], [], 0
