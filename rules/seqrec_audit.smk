@@ -1,6 +1,9 @@
 # Paper 10: a benchmark audit of sequential recommendation with a transition-graph heuristic (TGH).
 # prepare {dataset} (synthetic regime, ML-100k, paper-scale downloads) -> rank (training-free methods)
 #   + diagnostics + train {model} (SASRec, BERT4Rec, TIGER on semantic_ids) -> tables -> claims/figures -> report
+# A train job trains one group of seeds, {model}_s{seeds} (seeds joined by '-': 0-1-2): SASRec and BERT4Rec as one
+# batched ensemble, `trained.seeds_per_job` seeds per job (quick: all in one; paper: one per job); its tables hold
+# one block of rows per seed (a `seed` column) and its .pt every seed's weights.
 
 
 include: "functions/seqrec_audit.smk"
@@ -105,16 +108,16 @@ rule seqrec_audit_train:
     input:
         unpack(sa_train_inputs),
     output:
-        metrics=f"{SA}/metrics/{{dataset}}/{{model}}_s{{seed}}.parquet",
-        training=f"{SA}/training/{{dataset}}/{{model}}_s{{seed}}.parquet",
-        model=f"{SA}/models/{{dataset}}/{{model}}_s{{seed}}.pt",
+        metrics=f"{SA}/metrics/{{dataset}}/{{model}}_s{{seeds}}.parquet",
+        training=f"{SA}/training/{{dataset}}/{{model}}_s{{seeds}}.parquet",
+        model=f"{SA}/models/{{dataset}}/{{model}}_s{{seeds}}.pt",
     log:
-        f"{SA_LOG}/train/{{dataset}}/{{model}}_s{{seed}}.log",
+        f"{SA_LOG}/train/{{dataset}}/{{model}}_s{{seeds}}.log",
     benchmark:
-        f"{SA_BENCH}/train/{{dataset}}/{{model}}_s{{seed}}.tsv"
+        f"{SA_BENCH}/train/{{dataset}}/{{model}}_s{{seeds}}.tsv"
     wildcard_constraints:
         model="sasrec|bert4rec|tiger",
-        seed=r"\d+",
+        seeds=r"\d+(-\d+)*",
     conda:
         "../envs/recsys.yaml"
     threads: torch_threads

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.seqrec_audit import bert4rec as bert4rec_module
+from neurips26.seqrec_audit import seeds as seeds_module
 from neurips26.seqrec_audit.bert4rec import (
     BERT4Rec,
     BERT4RecConfig,
@@ -185,14 +185,14 @@ def test_a_huge_learning_rate_raises_naming_the_epoch():
 
 def test_a_non_finite_loss_in_a_later_epoch_names_that_epoch(monkeypatch):
     calls = []
-    real_cross_entropy = bert4rec_module.F.cross_entropy
+    real_cross_entropy = seeds_module.F.cross_entropy
 
     def nan_from_third_call(*args, **kwargs):
         calls.append(1)
         loss = real_cross_entropy(*args, **kwargs)
         return loss * float("nan") if len(calls) >= 3 else loss
 
-    monkeypatch.setattr(bert4rec_module.F, "cross_entropy", nan_from_third_call)
+    monkeypatch.setattr(seeds_module.F, "cross_entropy", nan_from_third_call)
     # 16 windows and batch 16: one batch per epoch, so the third loss is epoch 3's
     with pytest.raises(FloatingPointError, match=r"cross-entropy is nan at epoch 3, batch 1"):
         train_bert4rec(cycle_sequences(16, 5), CYCLE, None, None, replace(TINY, epochs=5))

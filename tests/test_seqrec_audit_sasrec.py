@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.seqrec_audit import sasrec as sasrec_module
+from neurips26.seqrec_audit import seeds as seeds_module
 from neurips26.seqrec_audit.metrics import metrics_from_scores
 from neurips26.seqrec_audit.sasrec import (
     IGNORE,
@@ -148,14 +148,14 @@ def test_a_huge_learning_rate_raises_naming_the_epoch():
 
 def test_a_non_finite_loss_in_a_later_epoch_names_that_epoch(monkeypatch):
     calls = []
-    real_cross_entropy = sasrec_module.F.cross_entropy
+    real_cross_entropy = seeds_module.F.cross_entropy
 
     def nan_from_third_call(*args, **kwargs):
         calls.append(1)
         loss = real_cross_entropy(*args, **kwargs)
         return loss * float("nan") if len(calls) >= 3 else loss
 
-    monkeypatch.setattr(sasrec_module.F, "cross_entropy", nan_from_third_call)
+    monkeypatch.setattr(seeds_module.F, "cross_entropy", nan_from_third_call)
     # 16 windows and batch 16: one batch per epoch, so the third loss is epoch 3's
     with pytest.raises(FloatingPointError, match=r"cross-entropy is nan at epoch 3, batch 1"):
         train_sasrec(cycle_sequences(16, 5), CYCLE, None, None, replace(TINY, epochs=5))

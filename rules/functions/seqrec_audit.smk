@@ -142,25 +142,24 @@ def sa_replicates(wildcards):
 
 
 def _sa_trained(wildcards, pattern, datasets=None):
-    trained = sa_config(wildcards)["trained"]
-    return expand(
-        pattern,
-        scale=wildcards.scale,
-        dataset=sa_datasets(wildcards) if datasets is None else datasets,
-        model=trained["models"],
-        seed=trained["seeds"],
-    )
+    """`pattern` of every train job of the datasets: one per (dataset, model, seed group)."""
+    cfg = sa_config(wildcards)
+    return [
+        pattern.format(scale=wildcards.scale, dataset=dataset, model=model, seeds=seeds)
+        for dataset in (sa_datasets(wildcards) if datasets is None else datasets)
+        for model, seeds in sa_experiment.trained_jobs(cfg)
+    ]
 
 
 def sa_trained_metrics(wildcards):
     return _sa_trained(
-        wildcards, f"{SA}/metrics/{{dataset}}/{{model}}_s{{seed}}.parquet"
+        wildcards, f"{SA}/metrics/{{dataset}}/{{model}}_s{{seeds}}.parquet"
     )
 
 
 def sa_trained_training(wildcards):
     return _sa_trained(
-        wildcards, f"{SA}/training/{{dataset}}/{{model}}_s{{seed}}.parquet"
+        wildcards, f"{SA}/training/{{dataset}}/{{model}}_s{{seeds}}.parquet"
     )
 
 
@@ -191,7 +190,7 @@ def sa_replicate_training_free(wildcards):
 def sa_replicate_trained(wildcards):
     return _sa_trained(
         wildcards,
-        f"{SA}/metrics/{{dataset}}/{{model}}_s{{seed}}.parquet",
+        f"{SA}/metrics/{{dataset}}/{{model}}_s{{seeds}}.parquet",
         sa_replicates(wildcards),
     )
 

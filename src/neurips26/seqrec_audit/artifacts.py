@@ -1,6 +1,6 @@
 """Paper 10's stored data and models: a prepared dataset read back from the files the prepare step writes
 (sequences, items, counts tables and the features .npy), the items' semantic IDs, and a trained model's result
-tables and weights (a state dict with its plain settings, loadable with ``weights_only=True``)."""
+tables and weights (each seed's state dict with its plain settings, loadable with ``weights_only=True``)."""
 
 from __future__ import annotations
 
@@ -58,8 +58,10 @@ def trained_tables(fitted, model: str, dataset: str, seed: int, users: int) -> t
     return metrics, training
 
 
-def save_model(path, model: str, config, n_items: int, module) -> None:
-    """The trained model's weights (on the CPU) with its name, settings and item count, written atomically."""
+def save_models(path, model: str, seeds, configs, n_items: int, modules) -> None:
+    """The trained models of one job, each seed's weights (on the CPU) with its settings (``seed`` there is the
+    scale's seed plus the trained seed), beside the model's name and item count, written atomically: ``seeds``,
+    ``configs`` and ``states`` are lists in the job's seed order."""
     import torch
 
     from neurips26.common.io import atomic_path
@@ -68,9 +70,10 @@ def save_model(path, model: str, config, n_items: int, module) -> None:
         torch.save(
             {
                 "model": model,
-                "config": config.__dict__,
                 "n_items": n_items,
-                "state": {k: v.cpu() for k, v in module.state_dict().items()},
+                "seeds": [int(seed) for seed in seeds],
+                "configs": [dict(config.__dict__) for config in configs],
+                "states": [{k: v.cpu() for k, v in module.state_dict().items()} for module in modules],
             },
             tmp,
         )

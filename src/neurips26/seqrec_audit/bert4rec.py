@@ -49,19 +49,26 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common.loop import LoopSettings
-from neurips26.common.optim import Adam
 from neurips26.common.validation import check_int, integer, number, validate
-from neurips26.seqrec_audit.epochs import BestEpoch, batch_loss, device_of, run_epochs
+from neurips26.seqrec_audit.epochs import device_of
+from neurips26.seqrec_audit.seeds import check_seed_configs, train_seeds
 
 from .graph import as_sequences
-from .sasrec import IGNORE, _trim, _validation_row, _validation_targets, left_padded
+from .sasrec import IGNORE, _trim, _validation_row, _validation_targets, dropped, left_padded
 from .sasrec import CausalSelfAttention as SelfAttention  # its mask is whatever `allowed` says
 
-__all__ = ["BERT4Rec", "BERT4RecConfig", "cloze_masked", "item_windows", "score_bert4rec", "train_bert4rec"]
+__all__ = [
+    "BERT4Rec",
+    "BERT4RecConfig",
+    "cloze_masked",
+    "item_windows",
+    "score_bert4rec",
+    "train_bert4rec",
+    "train_bert4rec_seeds",
+]
 
 
 @dataclass(frozen=True)
@@ -110,9 +117,16 @@ class Block(nn.Module):
         self.ln_forward = nn.LayerNorm(d_model, eps=EPS)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-        x = self.ln_attention(x + self.dropout(self.attention(x, allowed)))
-        return self.ln_forward(x + self.dropout(self.forward_net(x)))
+    def forward(
+        self, x: torch.Tensor, allowed: torch.Tensor, masks: Sequence[torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """``masks``: None (the modules' dropout) or three (attention probabilities, attention output,
+        feed-forward output), as :meth:`BERT4Rec.dropout_layout` lists them."""
+        if masks is None:
+            x = self.ln_attention(x + self.dropout(self.attention(x, allowed)))
+            return self.ln_forward(x + self.dropout(self.forward_net(x)))
+        x = self.ln_attention(x + dropped(self.attention(x, allowed, masks[0]), masks[1]))
+        return self.ln_forward(x + dropped(self.forward_net(x), masks[2]))
 
 
 class BERT4Rec(nn.Module):
@@ -139,21 +153,28 @@ class BERT4Rec(nn.Module):
         with torch.no_grad():
             self.item_embedding.weight[0].zero_()
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, masks: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
         """Hidden states (B, T, d) of left-padded tokens (B, T), ``T <= maxlen``: 0 is padding,
-        item ``i`` is ``i + 1`` and ``n_items + 1`` is ``[MASK]``."""
+        item ``i`` is ``i + 1`` and ``n_items + 1`` is ``[MASK]``. ``masks``: None for the modules' own
+        dropout, or the batched trainer's masks (:meth:`dropout_layout`), as in :meth:`.sasrec.SASRec.forward`."""
         batch, width = tokens.shape
         maxlen = self.config.maxlen
         if width > maxlen:
             raise ValueError(f"{width} positions exceed maxlen={maxlen}")
         positions = torch.arange(maxlen - width, maxlen, device=tokens.device)
-        x = self.item_embedding(tokens) + self.position_embedding(positions)
-        x = self.embedding_dropout(self.ln_embedding(x))
+        x = self.ln_embedding(self.item_embedding(tokens) + self.position_embedding(positions))
+        x = self.embedding_dropout(x) if masks is None else dropped(x, masks[0])
         itself = torch.eye(width, dtype=torch.bool, device=tokens.device)
         allowed = ((tokens > 0)[:, None, :] | itself)[:, None]  # (B, 1, T, T): every real key
-        for block in self.blocks:
-            x = block(x, allowed)
+        for index, block in enumerate(self.blocks):
+            x = block(x, allowed, None if masks is None else masks[1 + 3 * index : 4 + 3 * index])
         return x
+
+    def dropout_layout(self) -> list[str]:
+        """The dropout masks of one forward pass, in the order the layers draw them: ``tokens`` (B, T, d) after
+        the embeddings, then per block ``attention`` (B, H, T, T) and two ``tokens`` (the attention's and the
+        feed-forward's outputs)."""
+        return ["tokens", *["attention", "tokens", "tokens"] * self.config.n_blocks]
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Scores (..., n_items) of every item from hidden states (..., d): the original's output
@@ -246,68 +267,48 @@ def train_bert4rec(
     at its first batch and checkpointed with it. Raises FloatingPointError (``loop.Diverged``) naming
     the epoch and batch where the loss becomes non-finite.
     """
+    return train_bert4rec_seeds(
+        train_sequences, n_items, valid_histories, valid_targets, [config], log, device, settings
+    )[0]
+
+
+def train_bert4rec_seeds(
+    train_sequences: Sequence[np.ndarray],
+    n_items: int,
+    valid_histories: Sequence[np.ndarray] | None,
+    valid_targets: np.ndarray | None,
+    configs: Sequence[BERT4RecConfig],
+    log: Callable[[str], None] | None = None,
+    device: str | torch.device | None = None,
+    settings: LoopSettings | None = None,
+) -> list[tuple[BERT4Rec, list[dict]]]:
+    """:func:`train_bert4rec` for several seeds at once (``configs`` equal but for their seeds), trained as one
+    batched ensemble (:func:`.seeds.train_seeds`): each seed draws its own Cloze masks, order and dropout, and its
+    (model, rows) equals its run alone up to float rounding. The rows' ``seconds`` are each seed's share."""
+    configs = check_seed_configs(configs)
+    config = configs[0]
     valid_targets = _validation_targets(valid_histories, valid_targets, n_items)
     windows = item_windows(train_sequences, n_items, config.maxlen)
     n_tokens = int((windows > 0).sum())
-    rng = np.random.default_rng(config.seed)
-    device = device_of(device)
-    hint = f"lower the learning rate (lr={config.lr}) or check the data"
 
-    rows: list[dict] = []
-    best = BestEpoch(config.epochs, log)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(config.seed)
-        model = BERT4Rec(n_items, config).to(device)
-        optimiser = Adam(model.parameters(), lr=config.lr, betas=(0.9, 0.999))
+    def epoch_data(rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        inputs, targets = cloze_masked(windows, n_items, config.mask_prob, rng)
+        order = rng.permutation(len(windows))
+        return torch.from_numpy(inputs), torch.from_numpy(targets), torch.from_numpy(order)
 
-        def begin_epoch(epoch: int) -> dict:
-            inputs_np, targets_np = cloze_masked(windows, n_items, config.mask_prob, rng)
-            order = torch.from_numpy(rng.permutation(len(windows)))
-            return {
-                "inputs": torch.from_numpy(inputs_np),
-                "targets": torch.from_numpy(targets_np),
-                "batches": list(order.split(config.batch)),
-                "total": 0.0,
-                "n_masked": 0,
-            }
+    def validate(model: BERT4Rec) -> dict[str, float]:
+        return _validation_row(lambda h: score_bert4rec(model, h), valid_histories, valid_targets)
 
-        def train_batch(current: dict, epoch: int, batch: int, step: int) -> float:
-            model.train()
-            idx = current["batches"][batch - 1]
-            inputs, targets = _trim(current["inputs"][idx].to(device), current["targets"][idx].to(device))
-            keep = targets != IGNORE
-            hidden = model(inputs)[keep]  # logits only at the masked positions
-            loss = F.cross_entropy(model.logits(hidden), targets[keep], reduction="sum")
-            value = batch_loss(loss, "BERT4Rec cross-entropy", epoch, batch, step, model, hint)
-            optimiser.zero_grad(set_to_none=True)
-            (loss / keep.sum()).backward()
-            optimiser.step()
-            masked = int((current["targets"][idx] != IGNORE).sum())  # = keep.sum(), counted on the CPU
-            current["total"], current["n_masked"] = current["total"] + value, current["n_masked"] + masked
-            return value / max(masked, 1)
-
-        def end_epoch(epoch: int, current: dict) -> None:
-            seconds = current["seconds"]
-            row = {
-                "epoch": epoch,
-                "train_loss": current["total"] / current["n_masked"],
-                "tokens": n_tokens,
-                "seconds": seconds,
-                "tokens_per_s": n_tokens / seconds,
-            }
-            if valid_targets is not None:
-                row |= _validation_row(lambda h: score_bert4rec(model, h), valid_histories, valid_targets)
-            rows.append(row)
-            best.offer(model, row)
-
-        run_epochs(
-            "BERT4Rec",
-            config.epochs,
-            -(-len(windows) // config.batch),
-            begin_epoch,
-            train_batch,
-            end_epoch,
-            {"model": model, "optimiser": optimiser, "rng": rng, "rows": rows, "best": best},
-            settings,
-        )
-    return best.restore(model, rows, config)
+    return train_seeds(
+        "BERT4Rec",
+        configs,
+        lambda config: BERT4Rec(n_items, config),
+        len(windows),
+        epoch_data,
+        n_tokens,
+        (0.9, 0.999),
+        None if valid_targets is None else validate,
+        log,
+        device_of(device),
+        settings,
+    )

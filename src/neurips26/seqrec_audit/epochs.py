@@ -64,12 +64,14 @@ class BestEpoch:
         self.epoch, self.ndcg, self.state = last_epoch, -np.inf, None
         self.say = log or (lambda line: None)
 
-    def offer(self, model: nn.Module, row: dict) -> None:
-        """Log `row` (epoch, and valid_ndcg10 when validated) and copy the weights if it is the best so far."""
+    def offer(self, model: nn.Module | Callable[[], Mapping[str, torch.Tensor]], row: dict) -> None:
+        """Log `row` (epoch, and valid_ndcg10 when validated) and copy the weights if it is the best so far:
+        `model`'s, or the state dict a callable returns (one seed of a batched ensemble)."""
         ndcg = row.get("valid_ndcg10", np.nan)
         if np.isfinite(ndcg) and ndcg > self.ndcg:
             self.epoch, self.ndcg = row["epoch"], ndcg
-            self.state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            state = model.state_dict() if isinstance(model, nn.Module) else model()
+            self.state = {k: v.detach().clone() for k, v in state.items()}
         self.say(row_line(row))
 
     def restore(self, model: nn.Module, rows: list[dict], config) -> tuple[nn.Module, list[dict]]:
@@ -97,6 +99,7 @@ def run_epochs(
     end_epoch: Callable[[int, dict], None],
     state: Mapping[str, Any],
     settings: loop.LoopSettings | None,
+    groups: Mapping[str, Any] | None = None,
 ) -> loop.LoopResult:
     """Run ``epochs`` epochs of ``n_batches`` mini-batches as ``epochs * n_batches`` steps of ``loop.run_loop``.
 
@@ -104,7 +107,8 @@ def run_epochs(
     sums), kept in the loop state as ``epoch``; ``train_batch(current, epoch, batch, step)`` trains one batch
     (1-based epoch and batch) and returns its loss; after the last batch ``end_epoch(epoch, current)`` validates
     and records the epoch's row (``current["seconds"]`` holds the epoch's optimisation time). ``state`` names
-    everything else a resumed run needs (models, optimiser, generators, rows, best epoch)."""
+    everything else a resumed run needs (models, optimiser, generators, rows, best epoch); ``groups`` the parameter
+    groups a divergence is reported in (default: the modules' in ``state``)."""
     if n_batches < 1 and epochs:
         raise ValueError(f"{name}: an epoch needs at least one batch")
     current: dict = {}
@@ -122,4 +126,4 @@ def run_epochs(
         return loss
 
     settings = replace(settings or loop.LoopSettings(), name=name)
-    return loop.run_loop(step, epochs * n_batches, {**state, "epoch": current}, settings)
+    return loop.run_loop(step, epochs * n_batches, {**state, "epoch": current}, settings, groups)

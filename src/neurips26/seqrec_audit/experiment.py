@@ -44,6 +44,39 @@ def replicate_datasets(cfg: dict) -> list[str]:
     return [replicate_name(regime, seed) for regime in block.get("datasets", []) for seed in block.get("seeds", [])]
 
 
+BATCHED = ("sasrec", "bert4rec")  # the models whose seeds train together (seeds.py); TIGER trains one seed per job
+SEED_GROUP = re.compile(r"^\d+(-\d+)*$")
+
+
+def seed_groups(cfg: dict, model: str) -> list[list[int]]:
+    """The trained seeds of `model` cut into the groups one job trains together: `trained.seeds` in order, in
+    groups of `trained.seeds_per_job` (default 1) for SASRec and BERT4Rec, one seed per group for TIGER."""
+    trained = cfg["trained"]
+    size = trained.get("seeds_per_job", 1) if model in BATCHED else 1
+    seeds = list(trained["seeds"])
+    return [seeds[start : start + size] for start in range(0, len(seeds), size)]
+
+
+def seed_group_name(seeds: list[int]) -> str:
+    """A group's name in the train rule's paths, `{model}_s{name}`: its seeds joined by '-' ('0-1-2'; '0')."""
+    return "-".join(str(int(seed)) for seed in seeds)
+
+
+def parse_seed_group(name: str) -> list[int]:
+    """The seeds of a group name ('0-1-2' -> [0, 1, 2]); distinct seeds only."""
+    if not SEED_GROUP.match(name):
+        raise ValueError(f"seed group {name!r} is not seeds joined by '-' (e.g. '0-1-2')")
+    seeds = [int(part) for part in name.split("-")]
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seed group {name!r} repeats a seed")
+    return seeds
+
+
+def trained_jobs(cfg: dict) -> list[tuple[str, str]]:
+    """(model, seed group name) of every train job of one dataset, models in `trained.models` order."""
+    return [(m, seed_group_name(group)) for m in cfg["trained"]["models"] for group in seed_groups(cfg, m)]
+
+
 def dataset_kind(name: str) -> str:
     """'synthetic' for a regime of the generator (or a replicate of one), else the reader of a real dataset."""
     if replicate_of(name)[1] is not None or name in REGIMES:

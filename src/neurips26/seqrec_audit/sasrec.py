@@ -52,10 +52,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common.loop import LoopSettings
-from neurips26.common.optim import Adam
 from neurips26.common.transformer import Attention, Layout
 from neurips26.common.validation import check_int, integer, number, validate
-from neurips26.seqrec_audit.epochs import BestEpoch, batch_loss, device_of, run_epochs
+from neurips26.seqrec_audit.epochs import device_of
+from neurips26.seqrec_audit.seeds import check_seed_configs, train_seeds
 
 from .graph import as_sequences
 from .metrics import metrics_from_ranks, rank_of_target
@@ -67,6 +67,7 @@ __all__ = [
     "left_padded",
     "score_sasrec",
     "train_sasrec",
+    "train_sasrec_seeds",
     "training_windows",
 ]
 
@@ -123,8 +124,30 @@ class CausalSelfAttention(Attention):
             dropout=dropout,
         )
 
-    def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-        return super().forward(x, mask=allowed)[0]
+    def forward(self, x: torch.Tensor, allowed: torch.Tensor, drop: torch.Tensor | None = None) -> torch.Tensor:
+        """Attention under ``allowed``; with ``drop`` (the batched trainer's masks, :mod:`.seeds`) the attention
+        probabilities are multiplied by it instead of drawing SDPA's dropout (an empty tensor: no dropout)."""
+        if drop is None:
+            return super().forward(x, mask=allowed)[0]
+        return explicit_attention(self, x, allowed, drop)
+
+
+def explicit_attention(attention: Attention, x: torch.Tensor, allowed: torch.Tensor, drop: torch.Tensor):
+    """``attention(x)`` under the bool mask ``allowed`` (B, 1, T, T) with the dropout mask ``drop`` (B, H, T, T) of
+    the probabilities given (values 0 or 1 / (1 - p); an empty tensor for no dropout): the arithmetic of
+    ``F.scaled_dot_product_attention``'s math path on the CPU (q and k scaled by the root of 1 / sqrt(hs), the mask
+    added as 0 / -inf, softmax, dropout as a product with its noise), with no random draw inside, as ``vmap``
+    needs."""
+    batch, width, _ = x.shape
+    q, k, v = attention._heads(x)
+    root = math.sqrt(1.0 / math.sqrt(attention.head_size))
+    scores = (q * root) @ (k.transpose(-2, -1) * root)
+    scores = scores + torch.zeros((), dtype=scores.dtype, device=x.device).masked_fill(~allowed, -math.inf)
+    weights = torch.softmax(scores, dim=-1)
+    if drop.numel():
+        weights = weights * drop
+    y = (weights @ v).transpose(1, 2).reshape(batch, width, attention.n_heads * attention.head_size)
+    return getattr(attention, attention.layout.out)(y)
 
 
 class PointWiseFeedForward(nn.Module):
@@ -140,8 +163,17 @@ class PointWiseFeedForward(nn.Module):
             nn.Dropout(dropout),
         )
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
+    def forward(self, x: torch.Tensor, masks: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
+        """With ``masks`` (two: after the first and the second linear map) dropout multiplies by them."""
+        if masks is None:
+            return self.net(x)
+        first, _, relu, second, _ = self.net
+        return dropped(second(relu(dropped(first(x), masks[0]))), masks[1])
+
+
+def dropped(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Dropout with a given mask (0 or 1 / (1 - p), as ``at::dropout``'s CPU noise); an empty mask: none."""
+    return x * mask if mask.numel() else x
 
 
 class Block(nn.Module):
@@ -152,9 +184,12 @@ class Block(nn.Module):
         self.ln_forward = nn.LayerNorm(d_model, eps=1e-8)
         self.forward_net = PointWiseFeedForward(d_model, dropout)
 
-    def forward(self, x: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-        x = x + self.attention(self.ln_attention(x), allowed)
-        return x + self.forward_net(self.ln_forward(x))
+    def forward(
+        self, x: torch.Tensor, allowed: torch.Tensor, masks: Sequence[torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """``masks``: None (the modules' dropout) or three (attention probabilities, then the feed-forward's two)."""
+        x = x + self.attention(self.ln_attention(x), allowed, None if masks is None else masks[0])
+        return x + self.forward_net(self.ln_forward(x), None if masks is None else masks[1:])
 
 
 class SASRec(nn.Module):
@@ -176,22 +211,29 @@ class SASRec(nn.Module):
         with torch.no_grad():
             self.item_embedding.weight[0].zero_()
 
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, masks: Sequence[torch.Tensor] | None = None) -> torch.Tensor:
         """Hidden states (B, T, d) of left-padded tokens (B, T), ``T <= maxlen``, where a token is
-        the item id + 1 and 0 is padding."""
+        the item id + 1 and 0 is padding. ``masks``: None for the modules' own dropout (active in training
+        mode), or the dropout masks of :meth:`dropout_masks` (the batched trainer's: no random draw inside)."""
         batch, width = tokens.shape
         maxlen = self.config.maxlen
         if width > maxlen:
             raise ValueError(f"{width} positions exceed maxlen={maxlen}")
         positions = torch.arange(maxlen - width, maxlen, device=tokens.device)
         x = self.item_embedding(tokens) * math.sqrt(self.config.d_model)
-        x = self.embedding_dropout(x + self.position_embedding(positions))
+        x = x + self.position_embedding(positions)
+        x = self.embedding_dropout(x) if masks is None else dropped(x, masks[0])
         causal = torch.ones(width, width, dtype=torch.bool, device=tokens.device).tril()
         itself = torch.eye(width, dtype=torch.bool, device=tokens.device)
         allowed = ((causal & (tokens > 0)[:, None, :]) | itself)[:, None]  # (B, 1, T, T)
-        for block in self.blocks:
-            x = block(x, allowed)
+        for index, block in enumerate(self.blocks):
+            x = block(x, allowed, None if masks is None else masks[1 + 3 * index : 4 + 3 * index])
         return self.ln_final(x)
+
+    def dropout_layout(self) -> list[str]:
+        """The dropout masks of one forward pass, in the order the layers draw them: ``tokens`` (B, T, d) after
+        the embeddings, then per block ``attention`` (B, H, T, T) and two ``tokens`` in the feed-forward."""
+        return ["tokens", *["attention", "tokens", "tokens"] * self.config.n_blocks]
 
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Scores (..., n_items) of every item from hidden states (..., d): the tied embedding."""
@@ -339,61 +381,46 @@ def train_sasrec(
     (``LoopSettings``) sets its checkpoint, from which a killed run resumes bit-identically. Raises
     FloatingPointError (``loop.Diverged``) naming the epoch and batch where the loss becomes non-finite.
     """
+    return train_sasrec_seeds(
+        train_sequences, n_items, valid_histories, valid_targets, [config], log, device, settings
+    )[0]
+
+
+def train_sasrec_seeds(
+    train_sequences: Sequence[np.ndarray],
+    n_items: int,
+    valid_histories: Sequence[np.ndarray] | None,
+    valid_targets: np.ndarray | None,
+    configs: Sequence[SASRecConfig],
+    log: Callable[[str], None] | None = None,
+    device: str | torch.device | None = None,
+    settings: LoopSettings | None = None,
+) -> list[tuple[SASRec, list[dict]]]:
+    """:func:`train_sasrec` for several seeds at once (``configs`` equal but for their seeds), trained as one
+    batched ensemble (:func:`.seeds.train_seeds`); each seed's (model, rows) equals its run alone up to float
+    rounding. The rows' ``seconds`` are each seed's share of the batch's time."""
+    configs = check_seed_configs(configs)
     valid_targets = _validation_targets(valid_histories, valid_targets, n_items)
-    tokens_np, targets_np = training_windows(train_sequences, n_items, config.maxlen)
+    tokens_np, targets_np = training_windows(train_sequences, n_items, configs[0].maxlen)
     tokens_all, targets_all = torch.from_numpy(tokens_np), torch.from_numpy(targets_np)
     n_tokens = int((targets_np != IGNORE).sum())
-    shuffle = np.random.default_rng(config.seed)
-    device = device_of(device)
-    hint = f"lower the learning rate (lr={config.lr}) or check the data"
 
-    rows: list[dict] = []
-    best = BestEpoch(config.epochs, log)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(config.seed)
-        model = SASRec(n_items, config).to(device)
-        optimiser = Adam(model.parameters(), lr=config.lr, betas=(0.9, 0.98))
+    def epoch_data(shuffle: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return tokens_all, targets_all, torch.from_numpy(shuffle.permutation(len(tokens_np)))
 
-        def begin_epoch(epoch: int) -> dict:
-            order = torch.from_numpy(shuffle.permutation(len(tokens_np)))
-            return {"batches": list(order.split(config.batch)), "total": 0.0}
+    def validate(model: SASRec) -> dict[str, float]:
+        return _validation_row(lambda h: score_sasrec(model, h), valid_histories, valid_targets)
 
-        def train_batch(current: dict, epoch: int, batch: int, step: int) -> float:
-            model.train()
-            idx = current["batches"][batch - 1]
-            tokens, targets = _trim(tokens_all[idx].to(device), targets_all[idx].to(device))
-            keep = targets != IGNORE
-            hidden = model(tokens)[keep]  # logits only where there is a target
-            loss = F.cross_entropy(model.logits(hidden), targets[keep], reduction="sum")
-            value = batch_loss(loss, "SASRec cross-entropy", epoch, batch, step, model, hint)
-            optimiser.zero_grad(set_to_none=True)
-            (loss / keep.sum()).backward()
-            optimiser.step()
-            current["total"] += value
-            return value / max(int((targets_all[idx] != IGNORE).sum()), 1)  # the batch's mean CE, logged
-
-        def end_epoch(epoch: int, current: dict) -> None:
-            seconds = current["seconds"]
-            row = {
-                "epoch": epoch,
-                "train_loss": current["total"] / n_tokens,
-                "tokens": n_tokens,
-                "seconds": seconds,
-                "tokens_per_s": n_tokens / seconds,
-            }
-            if valid_targets is not None:
-                row |= _validation_row(lambda h: score_sasrec(model, h), valid_histories, valid_targets)
-            rows.append(row)
-            best.offer(model, row)
-
-        run_epochs(
-            "SASRec",
-            config.epochs,
-            -(-len(tokens_np) // config.batch),
-            begin_epoch,
-            train_batch,
-            end_epoch,
-            {"model": model, "optimiser": optimiser, "shuffle": shuffle, "rows": rows, "best": best},
-            settings,
-        )
-    return best.restore(model, rows, config)
+    return train_seeds(
+        "SASRec",
+        configs,
+        lambda config: SASRec(n_items, config),
+        len(tokens_np),
+        epoch_data,
+        n_tokens,
+        (0.9, 0.98),
+        None if valid_targets is None else validate,
+        log,
+        device_of(device),
+        settings,
+    )

@@ -81,13 +81,33 @@ def fit_and_evaluate(
     the items' `semantic_ids` and returns top-k lists: with exclude_history its beam's history items are dropped
     before the top 10 are taken, and ties do not arise. ``device`` defaults to the job's
     (``loop.job_device()``, CUDA when the job has a GPU); ``settings`` (``loop.LoopSettings``) hold the
-    training's checkpoint, from which a killed job resumes."""
+    training's checkpoint, from which a killed job resumes. One seed of :func:`fit_and_evaluate_seeds`."""
+    return fit_and_evaluate_seeds(name, ready, [config], protocol, log, device, semantic_ids, settings)[0]
+
+
+def fit_and_evaluate_seeds(
+    name: str,
+    ready: PreparedDataset,
+    configs: list,
+    protocol: dict,
+    log: Callable[[str], None] | None = None,
+    device=None,
+    semantic_ids: np.ndarray | None = None,
+    settings=None,
+) -> list[Fitted]:
+    """:func:`fit_and_evaluate` for several seeds of one model (``configs`` equal but for their seeds): SASRec and
+    BERT4Rec train them together as one batched ensemble (:mod:`.seeds`), each seed's run its own; TIGER takes one
+    seed. Each seed's ``train_seconds`` is its share of the batch's training time (the time divided by the
+    number of seeds); its ``inference_seconds`` its own ranking of the test users."""
     split, n = ready.split, ready.n_items
     histories, targets = split.test_history, split.test_target
     start = time.perf_counter()
     if name == "tiger":
         from neurips26.seqrec_audit.tiger import recommend_tiger, train_tiger
 
+        if len(configs) != 1:
+            raise ValueError(f"TIGER trains one seed per job, got {len(configs)} seeds")
+        (config,) = configs
         if semantic_ids is None:
             raise ValueError("TIGER needs the items' semantic IDs")
         model, epochs = train_tiger(
@@ -105,19 +125,22 @@ def fit_and_evaluate(
         lists = recommend_tiger(model, semantic_ids, histories, k=beam, beam=beam)
         lists = drop_history(lists, histories, n, K) if protocol["exclude_history"] else lists[:, :K]
         values = metrics_from_topk(lists, targets)
+        return [Fitted(model, epochs, values, train_seconds, time.perf_counter() - start)]
+    if name == "sasrec":
+        from neurips26.seqrec_audit.sasrec import score_sasrec as score
+        from neurips26.seqrec_audit.sasrec import train_sasrec_seeds as train
     else:
-        if name == "sasrec":
-            from neurips26.seqrec_audit.sasrec import score_sasrec as score
-            from neurips26.seqrec_audit.sasrec import train_sasrec as train
-        else:
-            from neurips26.seqrec_audit.bert4rec import score_bert4rec as score
-            from neurips26.seqrec_audit.bert4rec import train_bert4rec as train
-        model, epochs = train(
-            split.train, n, split.valid_history, split.valid_target, config, log=log, device=device, settings=settings
-        )
-        train_seconds, start = time.perf_counter() - start, time.perf_counter()
+        from neurips26.seqrec_audit.bert4rec import score_bert4rec as score
+        from neurips26.seqrec_audit.bert4rec import train_bert4rec_seeds as train
+    runs = train(
+        split.train, n, split.valid_history, split.valid_target, configs, log=log, device=device, settings=settings
+    )
+    train_seconds = (time.perf_counter() - start) / len(configs)
+    fitted = []
+    for model, epochs in runs:
+        start = time.perf_counter()
 
-        def scores(chunk):  # with exclude_history, history items get -inf as in the baselines: a repeat is a miss
+        def scores(chunk, model=model):  # with exclude_history, history items get -inf as in the baselines
             rows = score(model, chunk)
             if protocol["exclude_history"]:
                 rows[history_mask(chunk, n)] = -np.inf
@@ -125,4 +148,5 @@ def fit_and_evaluate(
 
         ranks = ranks_in_chunks(scores, histories, targets, n, protocol["exclude_history"], protocol["tie_break"])
         values = metrics_from_ranks(ranks)
-    return Fitted(model, epochs, values, train_seconds, time.perf_counter() - start)
+        fitted.append(Fitted(model, epochs, values, train_seconds, time.perf_counter() - start))
+    return fitted
