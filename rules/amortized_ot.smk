@@ -194,9 +194,36 @@ rule amortized_ot_predict:
     params:
         eps=aot_eps(aot_experiment.POTENTIAL_TASKS),
         runs=aot_predictions_params,
+        evaluation=paper_params("amortized_ot", "evaluation"),
         seed=paper_params("amortized_ot", "seed"),
     script:
         "../scripts/amortized_ot/predict.py"
+
+
+rule amortized_ot_speed_profile:
+    input:
+        pairs=f"{AOT}/pairs/colour.npz",
+        model=aot_profile_model,
+    output:
+        summary=f"{AOT}/speed/summary.parquet",
+        stages=f"{AOT}/speed/stages.parquet",
+        top=f"{AOT}/speed/top.parquet",
+    log:
+        f"{AOT_LOG}/speed_profile.log",
+    benchmark:
+        f"{AOT_BENCH}/speed_profile.tsv"
+    conda:
+        "../envs/ot.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    params:
+        eps=paper_params("amortized_ot", "colour", "eps"),
+        evaluation=paper_params("amortized_ot", "evaluation"),
+        seed=paper_params("amortized_ot", "seed"),
+    script:
+        "../scripts/amortized_ot/speed_profile.py"
 
 
 rule amortized_ot_evaluate:
@@ -493,6 +520,9 @@ rule amortized_ot_report:
     input:
         metrics=f"{AOT}/metrics.parquet",
         claims=f"{AOT}/claims.parquet",
+        speed_summary=f"{AOT}/speed/summary.parquet",
+        speed_stages=f"{AOT}/speed/stages.parquet",
+        speed_top=f"{AOT}/speed/top.parquet",
         figures=expand(
             f"{AOT}/figures/{{name}}.png", name=AOT_FIGURES, allow_missing=True
         ),

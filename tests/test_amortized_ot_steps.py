@@ -6,7 +6,18 @@ import pandas as pd
 import pytest
 import torch
 
-from neurips26.amortized_ot import artifacts, baselines, cfm, data, evaluation, experiment, method, prediction, summary
+from neurips26.amortized_ot import (
+    artifacts,
+    baselines,
+    cfm,
+    data,
+    evaluation,
+    experiment,
+    method,
+    prediction,
+    speed,
+    summary,
+)
 from neurips26.amortized_ot.experiment import pack, unpack
 
 
@@ -41,12 +52,13 @@ def sphere_batch(n_pairs=3, points=40):
     return data.sphere_pairs(n_pairs, points, (2.0, 8.0), seed=0).as_dict()
 
 
-def test_sliced_mean_predictions_are_timed_per_instance_for_every_run():
+def test_sliced_mean_predictions_are_timed_per_instance_beside_cold_sinkhorn_for_every_run():
     pairs = pack({"test": sphere_batch()})
-    out = prediction.predict_runs(pairs, [("sliced_mean_L4", "test")], {}, "sphere", 0.1, 0)
+    out = prediction.predict_runs(pairs, [("sliced_mean_L4", "test")], {}, "sphere", 0.1, 0, 1e-3, 200)
     assert set(out) == {"sliced_mean_L4.test"}
     run = out["sliced_mean_L4.test"]
     assert run["f_hat"].shape == (3, 40) and float(run["seconds_per_instance"]) > 0
+    assert float(run["cold_seconds_per_instance"]) > 0
 
 
 def test_a_fitted_model_predicts_what_predict_f_gives(tmp_path):
@@ -99,6 +111,14 @@ def test_a_saved_metaot_model_predicts_what_the_trained_net_predicts(tmp_path):
     np.testing.assert_array_equal(artifacts.load_metaot(path, x, x).predict(a, a), expected)
 
 
+def speed_profile_tables() -> dict[str, pd.DataFrame]:
+    """The speed profile of an RA-OT model on four small sphere pairs (one timed run per step)."""
+    p = sphere_batch(n_pairs=4)
+    x, a, y, b = (p[k] for k in "xayb")
+    model, _ = method.fit_model("ra", x, a, y, b, np.zeros_like(a), None, 4, 2, 1e-3, seed=0)
+    return speed.profile_prediction(model, x, a, y, b, "sqgeodesic", 0.2, 1e-3, 200, repeats=1)
+
+
 def test_report_tables_read_the_base_fit_seed_except_in_the_per_seed_table(tmp_path):
     rows = [
         dict(task="digits", method="ra", projections=8, res=8, n_atoms=64, seed=s, pair=0, metric="rmse_f", value=v)
@@ -110,11 +130,17 @@ def test_report_tables_read_the_base_fit_seed_except_in_the_per_seed_table(tmp_p
     class Params:
         seed, main_projections, res_by_task = 0, 8, {"digits": 8, "colour": 4, "sphere": 4}
 
+    speed = speed_profile_tables()
+    for name, table in speed.items():
+        table.to_parquet(tmp_path / f"{name}.parquet")
+
     class Inputs:
         metrics = path
+        speed_summary, speed_stages, speed_top = (tmp_path / f"{name}.parquet" for name in ("summary", "stages", "top"))
 
     tables = summary.report_tables(Inputs, Params)
     assert tables["res"]["digits"] == 8
+    assert tables["speed"]["pairs"] == 4 and tables["speed_summary"]["route"].tolist() == ["before", "after"]
     assert tables["accuracy"]["rmse_f"].tolist() == [1.0]
     assert tables["seeds"]["RA-OT"].tolist() == [1.0, 3.0]
 

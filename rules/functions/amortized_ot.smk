@@ -122,6 +122,13 @@ def aot_task_models(wildcards):
     ]
 
 
+def aot_profile_model(wildcards):
+    """RA-OT at the main number of projections and the base seed on colour: the model the speed profile times
+    (claim C5's predictor)."""
+    L = aot_config(wildcards)["main_projections"]
+    return f"{AOT}/models/colour/ra_L{L}.npz".format(scale=wildcards.scale)
+
+
 def aot_fit_seed(wildcards):
     """The seed of a refit (the fit_seed wildcard of models/{task}/..._s{fit_seed})."""
     return int(wildcards.fit_seed)

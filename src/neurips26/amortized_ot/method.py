@@ -21,12 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from sklearn.cluster import KMeans
 
 from neurips26.amortized_ot.measures import MeasureError, check_positive
 from neurips26.amortized_ot.sinkhorn import c_transform, chunks, plan, semi_dual
 from neurips26.amortized_ot.sliced import directions as sliced_directions
 from neurips26.amortized_ot.sliced import sliced_potentials
+
+# prediction builds the design matrix of at most this many entries at a time (a cache-sized block)
+DESIGN_ENTRIES = 2**17
 
 
 def rbf_centres(points: np.ndarray, n_basis: int, seed: int) -> tuple[np.ndarray, float]:
@@ -38,6 +40,8 @@ def rbf_centres(points: np.ndarray, n_basis: int, seed: int) -> tuple[np.ndarray
         return unique.mean(axis=0, keepdims=True), 1.0
     if len(unique) < n_basis:
         raise MeasureError(f"K = {n_basis} basis functions need at least {n_basis} distinct atoms, got {len(unique)}")
+    from sklearn.cluster import KMeans
+
     rng = np.random.default_rng(seed)
     sample = unique[rng.choice(len(unique), size=min(len(unique), 5000), replace=False)]
     centres = KMeans(n_clusters=n_basis, n_init=4, random_state=seed).fit(sample).cluster_centers_
@@ -130,6 +134,15 @@ def predict_potential(design: np.ndarray, coef: np.ndarray) -> np.ndarray:
     return design @ coef
 
 
+def functional_potential(basis: np.ndarray, phi: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """design_matrix(basis, phi) @ coef, built and multiplied a few pairs at a time: the same numbers
+    (each entry is the same row-times-coefficients product), without the (P, n, K (L + 1)) design of all
+    pairs at once, which is far larger than the cache (54 MB for 50 colour pairs at L = 32)."""
+    P, n, K = basis.shape
+    parts = chunks(P, n, K * (phi.shape[-1] + 1), DESIGN_ENTRIES)
+    return np.concatenate([predict_potential(design_matrix(basis[p], phi[p]), coef) for p in parts])
+
+
 def sliced_mean_potential(phi: np.ndarray, dim: int) -> np.ndarray:
     """Ablation without regression: f = d * mean_l phi_l, since E_theta |theta^T z|^2 = |z|^2 / d."""
     return dim * phi.mean(axis=-1)
@@ -159,12 +172,15 @@ def functional_design(x, a, y, b, theta, centres, bandwidth) -> np.ndarray:
 
 
 def predict_f(model: FittedModel, x, a, y, b) -> np.ndarray:
-    """Predicted source potential f at the source atoms of every pair, (P, n)."""
+    """Predicted source potential f at the source atoms of every pair, (P, n), all pairs in one call: the
+    sliced potentials of all pairs and directions at once, then the functional model a block of pairs at a
+    time (functional_potential). Each pair's f does not depend on the other pairs of the batch."""
     if model.theta.shape[1] != x.shape[2]:
         raise MeasureError(
             f"dimension mismatch: the model was fitted in R^{model.theta.shape[1]}, atoms are in R^{x.shape[2]}"
         )
-    return predict_potential(functional_design(x, a, y, b, model.theta, model.centres, model.bandwidth), model.coef)
+    phi, _ = sliced_potentials(x, a, y, b, model.theta)
+    return functional_potential(rbf_basis(x, model.centres, model.bandwidth), phi, model.coef)
 
 
 def predict_plan(model: FittedModel, x, a, y, b, cost: torch.Tensor, eps: float) -> np.ndarray:

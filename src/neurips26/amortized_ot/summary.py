@@ -59,6 +59,56 @@ def seeds_table(frame: pd.DataFrame, projections: int, res_by_task: dict[str, in
     return table.rename(columns=METHOD_LABELS)
 
 
+SPEED_COLUMNS = {
+    "route": "route",
+    "t_pred_ms": "prediction ms/instance",
+    "t_cold_ms": "cold Sinkhorn ms/instance",
+    "ratio": "ratio",
+    "median_marginal_error_prediction": "median marginal error, prediction",
+    "median_marginal_error_cold": "median marginal error, cold Sinkhorn",
+    "mean_cold_iterations": "cold iterations (mean)",
+    "cold_timing": "cold Sinkhorn timed as",
+}
+
+
+def speed_tables(summary: pd.DataFrame, stages: pd.DataFrame, top: pd.DataFrame) -> dict:
+    """The speed profile's tables (speed.profile_prediction) for the report, and the numbers its text quotes:
+    the share of pairs cold Sinkhorn matches with no iteration, and from the step times, the ratio a prediction
+    whose f cost nothing would still have (its cost matrix and c-transform against cold Sinkhorn's setup and
+    mean iterations) and the mean cold iterations at which a 10x speed-up would become possible at all."""
+    after = summary[summary["route"] == "after"].iloc[0]
+    cold = stages[stages["route"] == "cold Sinkhorn"].set_index("step")["ms_per_instance"]
+    setup = cold["cost matrix"] + cold["c-transform of f = 0"]
+    iteration = cold["one iteration (f-update and g-update)"]
+    numbers = {
+        "pairs": int(after["pairs"]),
+        "share_zero": float(after["share_zero_iterations"]),
+        "mean_iterations": float(after["mean_cold_iterations"]),
+        "error_prediction": float(after["median_marginal_error_prediction"]),
+        "error_cold": float(after["median_marginal_error_cold"]),
+        "ratio": float(after["ratio"]),
+        "setup_ms": float(setup),
+        "iteration_ms": float(iteration),
+        "free_f_ratio": float(setup / (setup + after["mean_cold_iterations"] * iteration)),
+        "iterations_for_10x": float(9 * setup / iteration),
+    }
+    drop = ["git_commit", "config_hash"]  # provenance, shown once at the end of the report
+    steps = stages.drop(columns=drop, errors="ignore").rename(columns={"ms_per_instance": "ms/instance"})
+    top = top.drop(columns=drop, errors="ignore").rename(
+        columns={
+            "calls_per_run": "calls per prediction",
+            "own_ms_per_instance": "own ms/instance",
+            "cumulative_ms_per_instance": "cumulative ms/instance",
+        }
+    )
+    return {
+        "speed_summary": summary[list(SPEED_COLUMNS)].rename(columns=SPEED_COLUMNS),
+        "speed_stages": steps,
+        "speed_top": top,
+        "speed": numbers,
+    }
+
+
 def report_tables(inp, params) -> dict:
     """Every table of the report (report.md.j2) from the metrics table (input `metrics`): the per-seed table
     over every fit seed, the others at the base fit seed (`params.seed`); `res` is each task's training
@@ -73,4 +123,5 @@ def report_tables(inp, params) -> dict:
         "projections": projections_table(metrics, res["digits"]),
         "resolution": resolution_table(metrics, L),
         "cfm": cfm_table(all_seeds),
+        **speed_tables(*(pd.read_parquet(path) for path in (inp.speed_summary, inp.speed_stages, inp.speed_top))),
     }
