@@ -6,6 +6,7 @@ from pathlib import Path
 from neurips26.common import sources as source_registry
 from neurips26.common.costs import decoder_work
 from neurips26.common.paper_scale import config_value, paper_scale_paths
+from neurips26.common.scheduling import unthrottle_local_scheduler
 from neurips26.common.config import (
     ConfigError,
     check_scale,
