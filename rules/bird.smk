@@ -308,6 +308,7 @@ rule bird_report:
         net_dataset=paper_params("bird", "networks", "dataset"),
         net_n_train=paper_params("bird", "networks", "n_train"),
         net_seeds=paper_params("bird", "networks", "seeds"),
+        net_seeds_per_job=paper_params("bird", "networks", "seeds_per_job"),
         epochs=paper_params("bird", "networks", "train", "epochs"),
         checkpoint_epochs=paper_params("bird", "networks", "train", "checkpoint_epochs"),
         calibrate=paper_params("bird", "networks", "calibrate"),

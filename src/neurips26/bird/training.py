@@ -8,15 +8,21 @@ decayed by ExponentialLR(gamma) after every step, shuffled epochs with a last pa
 One deviation: the authors draw t = randint(0, 1000) / 1000, which includes t = 0 (beta = 0: no noise, so eps
 cannot be predicted from x_t); we draw t = k / 1000, k in {1, ..., 1000}, clipped inside (0, 1).
 
-Seeds as a batch dimension: one job trains the networks of several seeds (one architecture) as a batched
-ensemble (common.ensemble: stacked weights, vmap), each seed with its own initialisation (built from its seed),
-its own torch.Generator seeded with it (shuffles, t, noise, drawn on the CPU in the order a single-seed run
-draws them, so a run is the same on any device) and its own loss; the batched loss is the sum of the seeds'
-losses and Adam acts elementwise, so each seed's update is its own. A group of one seed runs its network
-unbatched (no vmap), the arithmetic of a single-seed run; a seed trained in a group equals its single-seed run
-to float rounding (tests/test_bird_ensemble.py). Training runs in the shared loop (common.loop), one loop step
-per epoch: the weights and the batches sit on the models' device (the job's, loop.job_device()), and a run
-killed after a checkpoint resumes at an epoch boundary bit-identically.
+Seeds as a batch dimension: one job trains the networks of several seeds (one architecture) as one ensemble
+(common.ensemble: weights stacked along a leading seed dimension, one optimiser and one loss), each seed with its
+own initialisation (built from its seed), its own torch.Generator seeded with it (shuffles, t, noise, drawn on
+the CPU in the order a single-seed run draws them, so a run is the same on any device) and its own loss; the
+loss of a step is the sum of the seeds' losses and Adam acts elementwise, so each seed's update is its own.
+On a GPU the members run under vmap (one batched kernel per layer, where small networks leave the device idle).
+On the CPU they run one after another on views of the stacked weights: measured on the 2-core quick machine
+(one thread, quick settings: N = 256 images of 16 x 16, batch 32), these networks are compute-bound, one
+network at batch 96 costs 2.8x batch 32, vmap costs 3.8x (U-Net) and 3.1x (DiT) one seed's step and members
+one after another 3.1x and 3.0x, so vmap saves nothing there, and one after another each seed is bit-identical
+to its single-seed run. Under vmap a seed equals its single-seed run to float rounding, which a long training
+run amplifies (quick scale, 480 steps: the U-Net's final weights differ by up to 0.37 from the single-seed
+run's, the DiT's by 5e-3; tests/test_bird_ensemble.py checks a short run). Training runs in the shared loop
+(common.loop), one loop step per epoch: the weights and the batches sit on the models' device (the job's,
+loop.job_device()), and a run killed after a checkpoint resumes at an epoch boundary bit-identically.
 """
 
 from __future__ import annotations
@@ -84,13 +90,18 @@ class _Weights:
             self.tensors[key].copy_(value)
 
 
-def _member_forward(ens: ensemble.Ensemble, model: nn.Module, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
-    """eps of every member on its own batch (x (S, B, C, H, W), t (S, B)); several members run under vmap, one
-    runs unbatched as `model` (its architecture) on views of the stacked weights: a single-seed run's arithmetic."""
-    if ens.size > 1:
+def _member_forward(
+    ens: ensemble.Ensemble, model: nn.Module, x: torch.Tensor, t: torch.Tensor, vectorize: bool
+) -> torch.Tensor:
+    """eps of every member on its own batch (x (S, B, C, H, W), t (S, B)): under vmap (`vectorize`, several
+    members), or member after member as `model` (their architecture) on views of the stacked weights, each with
+    a single-seed run's arithmetic."""
+    if vectorize and ens.size > 1:
         return ens(x, t)
-    weights = {name: value[0] for name, value in {**ens.params, **ens.buffers}.items()}
-    return functional_call(model, weights, (x[0], t[0]))[None]
+    weights = {**ens.params, **ens.buffers}
+    return torch.stack(
+        [functional_call(model, {k: v[i] for k, v in weights.items()}, (x[i], t[i])) for i in range(ens.size)]
+    )
 
 
 def train_epsilon(
@@ -103,6 +114,7 @@ def train_epsilon(
     checkpoint_epochs: Iterable[int] = (),
     gamma: float = GAMMA,
     settings: loop.LoopSettings | None = None,
+    vectorize: bool | None = None,
 ) -> tuple[pd.DataFrame, dict[int, dict[int, dict[str, torch.Tensor]]]]:
     """Train `models` (one per seed of `seeds`, one architecture, each built from its seed, on one device) as a
     batched ensemble to predict eps for `epochs` epochs in the shared training loop (common.loop: one loop step
@@ -115,6 +127,12 @@ def train_epsilon(
     and the kept weights are saved in it, so a killed run resumes at an epoch boundary bit-identically. Raises
     common.loop.Diverged (a FloatingPointError) naming the seed when a batch's loss is not finite, before that
     batch's update.
+
+    `vectorize` (default: on any device but the CPU) runs the members' forward and backward under vmap, one
+    batched kernel per layer, which is what makes seeds cheap on a GPU; each seed then equals its single-seed
+    run to float rounding, amplified over a long run (module docstring). Off, the members run one after
+    another on views of the stacked weights: each seed's numbers are bit-identical to its single-seed run, and
+    on the CPU, where these networks are compute-bound, no slower than vmap (module docstring).
     """
     models, seeds = list(models), [int(s) for s in seeds]
     if len(models) != len(seeds) or not models:
@@ -125,6 +143,7 @@ def train_epsilon(
     checkpoint_epochs = sorted({int(e) for e in checkpoint_epochs})
     _check_settings(len(x_train), epochs, batch, lr, gamma, checkpoint_epochs)
     device = next(models[0].parameters()).device
+    vectorize = device.type != "cpu" if vectorize is None else vectorize
     keys = list(models[0].state_dict())  # a member's state dict: the persistent entries only
     ens = ensemble.Ensemble(models)
     weights = {**ens.params, **ens.buffers}
@@ -155,11 +174,8 @@ def train_epsilon(
             eps = torch.stack([torch.randn(x.shape[1:], generator=g) for g in generators])
             t = torch.stack([sample_t(len(idx), g) for idx, g in zip(batches, generators)])
             x, eps, t = x.to(device), eps.to(device), t.to(device)
-            out = _member_forward(ens, models[0], noise(x, eps, t), t)
-            if ens.size == 1:  # the single-seed run's reduction
-                losses = torch.mean((out[0] - eps[0]) ** 2)[None]
-            else:
-                losses = torch.mean((out - eps) ** 2, dim=tuple(range(1, out.ndim)))
+            out = _member_forward(ens, models[0], noise(x, eps, t), t, vectorize)
+            losses = torch.stack([torch.mean((out[i] - eps[i]) ** 2) for i in range(len(seeds))])
             values, step = losses.detach().cpu().tolist(), len(rows) // len(seeds)
             bad = [(seed, v) for seed, v in zip(seeds, values) if not math.isfinite(v)]
             if bad:
