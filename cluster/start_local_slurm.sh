@@ -18,7 +18,6 @@ DB_USER=slurm
 DB_PASS=neurips26-local-slurm
 CALL_TIMEOUT=10
 GPUS=2               # one per core, so two GPU steps can run side by side
-OVERSUBSCRIBE=2      # CPU slots per core (node_hardware)
 GPU_FILES=/dev/null,/dev/zero  # stand-in device files: Slurm counts a GPU per file
 LOG_DIR=/var/log/slurm
 PACKAGES="slurmctld slurmd slurm-client munge slurmdbd mariadb-server"
@@ -133,21 +132,9 @@ StorageLoc=$DB_NAME"
     fi
 }
 
-# the node's hardware as slurmd sees it, with OVERSUBSCRIBE times its CPUs (and cores per socket): the fault tests
-# keep jobs that only sleep on the node (a time-limit run, a preempted training run), and on a 2-core machine they
-# would hold every CPU slot while the other tests' jobs wait; Slurm accepts the larger count with config_overrides
-node_hardware() {
-    local line cpus cores
-    line=$(slurmd -C | head -1 | sed -E 's/^NodeName=[^ ]+ //')
-    [[ $line =~ CPUs=([0-9]+) ]] && cpus=${BASH_REMATCH[1]}
-    [[ $line =~ CoresPerSocket=([0-9]+) ]] && cores=${BASH_REMATCH[1]}
-    [[ -n ${cpus:-} && -n ${cores:-} ]] || die "cannot read CPUs and CoresPerSocket from slurmd -C: $line"
-    echo "$line" | sed -E "s/CPUs=[0-9]+/CPUs=$((cpus * OVERSUBSCRIBE))/; s/CoresPerSocket=[0-9]+/CoresPerSocket=$((cores * OVERSUBSCRIBE))/"
-}
-
 slurm_conf() {
     local hardware
-    hardware=$(node_hardware)
+    hardware=$(slurmd -C | head -1 | sed -E 's/^NodeName=[^ ]+ //')
     cat <<CONF
 # Written by cluster/start_local_slurm.sh: one node, two partitions, accounting through slurmdbd.
 ClusterName=$CLUSTER
@@ -168,7 +155,6 @@ GresTypes=gpu
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 SchedulerParameters=sched_interval=2
-SlurmdParameters=config_overrides
 MinJobAge=3600
 KillWait=5
 ReturnToService=2
