@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # what Snakemake's preamble (snakemake.script.PythonScript) imports before a script's first line runs
 PREAMBLE = "import pickle\nfrom snakemake import script\nfrom snakemake.logging import logger\nimport snakemake.io\n"
 MARK = "--script-imports--"
-LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| *(\S+)$")
+LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)$")
 OWN = {"neurips26", "snakemake", "__main__"}
 SHOWN = 0.05  # packages loading faster than this are left out of a row
 
@@ -63,18 +63,26 @@ def module_level_imports(path: Path) -> str:
 
 
 def parse_importtime(stderr: str) -> tuple[float, dict[str, float]]:
-    """(own import times summed, in seconds; {third-party top-level package: its cumulative seconds}) from the
-    output of `python -X importtime`. A package is timed by the line of its root module, which covers the package
-    and everything it imported that was not loaded before."""
-    total, packages = 0, {}
+    """(own import times summed, in seconds; {third-party package: cumulative seconds}) from the output of
+    `python -X importtime`. A package counts when the script itself or a module of neurips26 imports it (or one of
+    its modules), with the cumulative times of those imports, which cover everything they loaded that was not
+    loaded before (a package that only another package pulls in is part of that package's time)."""
+    entries = []
     for line in stderr.splitlines():
         match = LINE.match(line)
-        if not match:
-            continue
-        own, cumulative, name = int(match[1]), int(match[2]), match[3]
+        if match:
+            entries.append((int(match[1]), int(match[2]), len(match[3]), match[4]))
+    total, packages, stack = 0, {}, []  # children are printed before their parent: walk backwards
+    for own, cumulative, indent, name in reversed(entries):
         total += own
-        if "." not in name and name not in OWN and name not in sys.stdlib_module_names and not name.startswith("_"):
-            packages[name] = packages.get(name, 0) + cumulative / 1e6
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1] if stack else None
+        stack.append((indent, name))
+        root = name.split(".")[0]
+        third_party = root not in OWN and root not in sys.stdlib_module_names and not root.startswith("_")
+        if third_party and (parent is None or parent.split(".")[0] in OWN):
+            packages[root] = packages.get(root, 0) + cumulative / 1e6
     ranked = dict(sorted(packages.items(), key=lambda item: -item[1]))
     return total / 1e6, ranked
 
