@@ -13,14 +13,16 @@ Seeds as a batch dimension: one job trains the networks of several seeds (one ar
 own initialisation (built from its seed), its own torch.Generator seeded with it (shuffles, t, noise, drawn on
 the CPU in the order a single-seed run draws them, so a run is the same on any device) and its own loss; the
 loss of a step is the sum of the seeds' losses and Adam acts elementwise, so each seed's update is its own.
-On a GPU the members run under vmap (one batched kernel per layer, where small networks leave the device idle).
-On the CPU they run one after another on views of the stacked weights: measured on the 2-core quick machine
-(one thread, quick settings: N = 256 images of 16 x 16, batch 32), these networks are compute-bound, one
-network at batch 96 costs 2.8x batch 32, vmap costs 3.8x (U-Net) and 3.1x (DiT) one seed's step and members
-one after another 3.1x and 3.0x, so vmap saves nothing there, and one after another each seed is bit-identical
-to its single-seed run. Under vmap a seed equals its single-seed run to float rounding, which a long training
-run amplifies (quick scale, 480 steps: the U-Net's final weights differ by up to 0.37 from the single-seed
-run's, the DiT's by 5e-3; tests/test_bird_ensemble.py checks a short run). Training runs in the shared loop
+On any other device (a GPU) the members run under vmap, one batched kernel per layer (the speed-up there is
+expected, small networks leaving a GPU mostly idle, but not measured: no GPU was at hand).
+On the CPU they run one after another on views of the stacked weights, each seed bit-identical to its
+single-seed run. Measured on the 2-core quick machine under load (one thread, quick settings: N = 256 images of
+16 x 16, batch 32), these networks are compute-bound on the CPU: one network at batch 96 costs 2.6x (U-Net) and
+2.8x (DiT) its step at batch 32, and three seeds cost about 3x one seed either way (per step, vmap 3.8x and 3.1x,
+one after another 3.1x and 3.0x; whole runs one after another 3.0x and 3.2x), so vmap saves nothing there. Under
+vmap a seed equals its single-seed run to float rounding, which a long run amplifies (quick scale, 480 steps:
+the U-Net's final weights differ by up to 0.37 from its single-seed run's, the DiT's by 5e-3;
+tests/test_bird_ensemble.py checks a short run). Training runs in the shared loop
 (common.loop), one loop step per epoch: the weights and the batches sit on the models' device (the job's,
 loop.job_device()), and a run killed after a checkpoint resumes at an epoch boundary bit-identically.
 """
