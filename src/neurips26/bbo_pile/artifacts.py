@@ -38,12 +38,6 @@ def save_decoders(path, models: Sequence[Decoder], configs: Sequence[DecoderConf
         torch.save({"members": [_entry(m, c) for m, c in zip(models, configs)]}, tmp)
 
 
-def decoder_seeds(path) -> list[int]:
-    """The seeds (``DecoderConfig.seed``) of the decoders a file holds."""
-    saved = torch.load(path, map_location="cpu", weights_only=True)
-    return [entry["config"]["seed"] for entry in saved.get("members", [saved])]
-
-
 def load_decoder(path, device: str | torch.device = "cpu", seed: int | None = None) -> Decoder:
     """The decoder saved by :func:`save_decoder` (or seed `seed` of a file of :func:`save_decoders`), in eval
     mode on `device` (the job's: neurips26.common.loop.job_device()). With `seed`, a decoder of another seed is
