@@ -2,7 +2,7 @@
 and the profile of a prediction before and after the closed-form sliced duals.
 
 Both sides are timed the same way: batched over all pairs of a test group, wall clock divided by the number of
-pairs, one warm-up each, then TIMING_REPEATS runs taken in turn (prediction, cold, prediction, ...) so that a
+pairs, after a warm-up, TIMING_REPEATS runs taken in turn (prediction, cold, prediction, ...) so that a
 change of machine load hits both, and the median of each. Both sides build the cost matrix, and both return the
 potentials (f, g) of a plan whose nu-marginal is exact (g is the c-transform of f):
 
@@ -29,7 +29,7 @@ import torch
 from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.sinkhorn import c_transform, c_transform_rows, chunks, error_trajectory, first_below
 
-TIMING_REPEATS = 5
+TIMING_REPEATS = 3
 # the profile times at most this many test pairs (the route before builds the design matrix of all of them at
 # once: 7 GB for 200 colour pairs of 1024 colours at L = 128)
 PROFILE_PAIRS = 50
@@ -98,9 +98,12 @@ def matched_iterations(error: np.ndarray, a, b, C: torch.Tensor, eps: float, tol
     return k, trajectory[np.arange(len(k)), np.minimum(k, trajectory.shape[1] - 1)]
 
 
-def alternate(fns: dict[str, Callable[[], object]], repeats: int = TIMING_REPEATS) -> dict[str, float]:
-    """Median wall seconds of each function, after one warm-up each, timed in turn `repeats` times."""
-    for fn in fns.values():
+def alternate(
+    fns: dict[str, Callable[[], object]], repeats: int = TIMING_REPEATS, warm: bool = True
+) -> dict[str, float]:
+    """Median wall seconds of each function, timed in turn `repeats` times, after one warm-up call each
+    (`warm`; pass False where each has just run)."""
+    for fn in fns.values() if warm else ():
         fn()
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
@@ -139,12 +142,10 @@ def side_by_side(
     f_hat = predict()
     error = marginal_errors(f_hat, x, a, y, b, cost, eps)
     k, cold_error = matched_iterations(error, a, b, cost_matrix(x, y, cost), eps, tol, max_iter)
+    cold = cold_solver(x, a, y, b, cost, eps, k)
+    cold()  # the warm-up of both: the prediction, the cost matrix and c-transforms have run above
     seconds = alternate(
-        {
-            "prediction": lambda: recover_plan(predict(), x, a, y, cost, eps),
-            "cold": cold_solver(x, a, y, b, cost, eps, k),
-        },
-        repeats,
+        {"prediction": lambda: recover_plan(predict(), x, a, y, cost, eps), "cold": cold}, repeats, warm=False
     )
     P = len(x)
     return SideBySide(f_hat, seconds["prediction"] / P, seconds["cold"] / P, error, k, cold_error)
