@@ -260,6 +260,7 @@ rule pred_loss_space_report:
         benchmarks=PLS_BENCH,
         regimes=paper_params("pred_loss_space", "regimes"),
         seeds=paper_params("pred_loss_space", "seeds"),
+        seeds_per_job=paper_params("pred_loss_space", "seeds_per_job"),
         steps=paper_params("pred_loss_space", "train", "steps"),
         batch=paper_params("pred_loss_space", "train", "batch"),
         lr=paper_params("pred_loss_space", "train", "lr"),

@@ -39,7 +39,8 @@ Scoring appends ``[MASK]`` after a user's last ``maxlen - 1`` items and reads th
 (the original's test instances). Training (:func:`train_bert4rec`) mirrors
 :func:`.sasrec.train_sasrec`: shuffled mini-batches, per-epoch full-ranking validation, the epoch
 with the best validation NDCG@10 kept, all randomness from ``config.seed`` (numpy for shuffles and
-masks, a forked torch RNG for weights and dropout).
+masks, the torch stream seeded with it for weights and dropout), several seeds as one batched ensemble
+(:func:`train_bert4rec_seeds`, :mod:`.seeds`).
 """
 
 from __future__ import annotations

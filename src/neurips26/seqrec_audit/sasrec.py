@@ -33,11 +33,13 @@ Deliberate differences from pmixer:
 Training (:func:`train_sasrec`): Adam with pmixer's betas (0.9, 0.98), shuffled mini-batches of
 windows and, after each epoch, full-ranking NDCG@10/Recall@10 and the NLL of the validation
 targets; the epoch with the best validation NDCG@10 is kept. All randomness comes from
-``config.seed`` (numpy for the shuffles, a forked torch RNG for the initial weights and dropout), so
-a CPU run with a fixed thread count is bit-reproducible and the caller's torch RNG state is untouched.
-Training runs in the common loop, one mini-batch per step (:func:`.epochs.run_epochs`): with a
-checkpoint in its ``LoopSettings`` a killed run resumes bit-identically (the numpy shuffle generator,
-the torch RNG, the weights, Adam's moments and the epoch's batches are in the checkpoint).
+``config.seed`` (numpy for the shuffles; the torch stream seeded with it for the initial weights and,
+continued in the seed's own generator, the dropout masks), so a CPU run with a fixed thread count is
+bit-reproducible and the caller's torch RNG state is untouched. Several seeds train together as one
+batched ensemble (:func:`train_sasrec_seeds`, :mod:`.seeds`), each seed's run its own; one seed is the
+same code. Training runs in the common loop, one mini-batch per step (:func:`.epochs.run_epochs`): with
+a checkpoint in its ``LoopSettings`` a killed run resumes bit-identically (the numpy shuffle generators,
+the dropout generators, the weights, Adam's moments and the epoch's batches are in the checkpoint).
 """
 
 from __future__ import annotations

@@ -84,8 +84,9 @@ def _inner(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def _trace(a: torch.Tensor) -> torch.Tensor:
-    """``tr(a)`` of each square matrix of the stack (shape (..., 1, 1))."""
-    return a.diagonal(dim1=-2, dim2=-1).sum(-1)[..., None, None]
+    """``tr(a)`` of each square matrix of the stack (shape (..., 1, 1)), as ``torch.trace`` sums on the CPU (in
+    order, in float64), so that a stack's traces are bit for bit those of its matrices one by one."""
+    return a.diagonal(dim1=-2, dim2=-1).double().cumsum(-1)[..., -1, None, None].to(a.dtype)
 
 
 def polar(m: torch.Tensor) -> torch.Tensor:
