@@ -42,6 +42,7 @@ class Scenario:
     cost: tuple = (("ra", 0.01), ("min_swgg", 0.1))
     t_pred_colour: float = 1.0
     t_cold_match: float = 10.0
+    cold_zero: float = 0.0  # share of colour pairs where cold Sinkhorn needed no iteration
     t_ra: float = 0.05  # RA prediction time on digits and sphere (exact OT takes 1)
     w2: tuple = (("exact", 1.0), ("indep", 2.0), ("oa", 1.05), ("ra", 1.05))
     drop: tuple = field(default=())  # (column, value) pairs: rows matching all of one entry are removed
@@ -105,6 +106,7 @@ class Scenario:
                 per_pair(task, "ra", "cost_rel_error", dict(self.cost)["ra"] * jitter, seed, projections=L)
             batch("colour", "ra", "t_pred_ms", self.t_pred_colour * jitter, seed, projections=L)
             batch("colour", "ra", "t_cold_match_ms", self.t_cold_match, seed, projections=L)
+            batch("colour", "ra", "cold_zero_share", self.cold_zero, seed, projections=L)
             for task in ("digits", "sphere"):
                 batch(task, "ra", "t_pred_ms", self.t_ra * jitter, seed, projections=L)
         for task in ("digits", "colour", "sphere"):  # baselines: run once, at the base seed
@@ -283,3 +285,14 @@ def test_a_missing_task_never_drops_out_of_a_max_or_min():
     no_sphere = frame[~((frame["task"] == "sphere") & (frame["method"] == "ra"))]
     measured = {m.claim_id: m for m in measure_claims(no_sphere, L, RES, TEST_RES, SWEEP, BASE_SEED)}
     assert math.isnan(measured["C7"].value) and math.isnan(measured["C8"].value)
+
+
+def test_c5_states_on_how_many_pairs_cold_sinkhorn_needed_no_iteration():
+    """Where cold Sinkhorn's starting plan already has RA-OT's marginal error, the time ratio compares accuracy;
+    the note says on what share of the pairs that happened (the verdict itself still follows the times)."""
+    degenerate = claims_of(replace(GOOD, cold_zero=0.7, t_pred_colour=30.0)).loc["C5"]
+    assert degenerate["verdict"] == "fails"
+    assert "on 70% of the test pairs" in degenerate["note"] and "accuracy, not speed" in degenerate["note"]
+    assert "on 0% of the test pairs" in claims_of(GOOD).loc["C5", "note"]
+    missing = replace(GOOD, drop=((("metric", "cold_zero_share"),),))
+    assert "test pairs" not in claims_of(missing).loc["C5", "note"]

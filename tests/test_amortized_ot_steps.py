@@ -59,6 +59,10 @@ def test_sliced_mean_predictions_are_timed_per_instance_beside_cold_sinkhorn_for
     run = out["sliced_mean_L4.test"]
     assert run["f_hat"].shape == (3, 40) and float(run["seconds_per_instance"]) > 0
     assert float(run["cold_seconds_per_instance"]) > 0
+    # each pair's matched cold iterations: whole numbers within the iteration cap
+    iterations = run["cold_iterations"]
+    assert iterations.shape == (3,) and np.all((iterations >= 0) & (iterations <= 200))
+    assert np.array_equal(iterations, np.round(iterations))
 
 
 def test_a_fitted_model_predicts_what_predict_f_gives(tmp_path):

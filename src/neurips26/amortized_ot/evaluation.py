@@ -169,6 +169,9 @@ def evaluate_task(
         batch = {
             "t_pred_ms": 1e3 * float(pred["seconds_per_instance"]),
             "t_cold_match_ms": 1e3 * float(pred["cold_seconds_per_instance"]),
+            # share of the group's pairs where cold Sinkhorn's starting plan (f = 0) already has the prediction's
+            # marginal error: there the time ratio compares accuracy, not speed
+            "cold_zero_share": float(np.mean(np.asarray(pred["cold_iterations"]) == 0)),
         }
         frames.append(
             long_form(
