@@ -124,3 +124,29 @@ def test_clipping_per_member_equals_clipping_each_model():
         torch.testing.assert_close(norms[i], norm)
         for t, a in zip(tensors, alone):
             torch.testing.assert_close(t.grad[i], a.grad)
+
+
+class WithPosition(nn.Module):
+    """A model with a non-persistent buffer, as the DiT's positional table is."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+        self.register_buffer("pos", torch.randn(4), persistent=False)
+        self.register_buffer("count", torch.zeros(()))
+
+    def forward(self, x):
+        return self.linear(x) + self.pos
+
+
+def test_a_members_state_dict_has_the_single_models_keys_and_loads_strictly():
+    ensemble = Ensemble(build(WithPosition, SEEDS))
+    state = ensemble.state_dict(1)
+    assert set(state) == set(WithPosition().state_dict()) == {"linear.weight", "linear.bias", "count"}
+    torch.manual_seed(1)
+    alone = WithPosition()
+    fresh = WithPosition()
+    fresh.load_state_dict(state, strict=True)
+    assert torch.equal(fresh.linear.weight, alone.linear.weight)
+    member = ensemble.module(1)  # the non-persistent buffer comes back with the member's own values
+    assert torch.equal(member.pos, alone.pos) and torch.equal(member.linear.bias, alone.linear.bias)

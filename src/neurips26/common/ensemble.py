@@ -78,18 +78,21 @@ class Ensemble:
         return torch.vmap(member, in_dims=dims, randomness=randomness)(self.params, self.buffers, *args)
 
     def state_dict(self, index: int) -> dict[str, torch.Tensor]:
-        """Member `index`'s weights, with the keys of the single model's state dict."""
+        """Member `index`'s weights, with the keys of the single model's state dict (non-persistent buffers left
+        out, as ``nn.Module.state_dict`` leaves them out, so that a strict ``load_state_dict`` accepts it)."""
         if not 0 <= index < self.size:
             raise IndexError(f"member {index} of an ensemble of {self.size}")
-        return {name: value[index].detach().clone() for name, value in {**self.params, **self.buffers}.items()}
+        keys = self._template.state_dict().keys()
+        stacked = {**self.params, **self.buffers}
+        return {name: stacked[name][index].detach().clone() for name in keys if name in stacked}
 
     def module(self, index: int) -> nn.Module:
         """Member `index` as an ordinary model (on the CPU, with its weights)."""
         model = copy.deepcopy(self._template).to_empty(device=next(iter(self.params.values())).device)
-        state = self.state_dict(index)
+        stacked = {**self.params, **self.buffers}
         with torch.no_grad():
             for name, tensor in itertools.chain(model.named_parameters(), model.named_buffers()):
-                tensor.copy_(state[name])
+                tensor.copy_(stacked[name][index])
         return model
 
 
