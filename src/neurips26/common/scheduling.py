@@ -6,8 +6,8 @@ pass, and every finished job triggers one more pass that starts its own timer, s
 with the number of jobs finished (snakemake/snakemake pull request 3744). Each pass stats every input of every
 ready job and starts threads. In a local smoke run of two papers (39 jobs, 2 cores) Snakemake's own process
 used 28.6 s of CPU with the limiter and 11.9 s without it (one pair of runs on a loaded machine, not replicated;
-their wall times, 707 s and 424 s, say less). A local run starts at most `--cores` jobs at a time anyway, so it drops the limiter;
-cluster runs keep it (it spares the batch system).
+their wall times, 707 s and 424 s, say less). A local run starts at most `--cores` jobs at a time anyway, so it
+drops the limiter; cluster runs keep it (it spares the batch system).
 """
 
 from __future__ import annotations
