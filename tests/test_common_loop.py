@@ -135,6 +135,38 @@ def test_the_loops_own_check_stops_a_step_function_that_does_not_check():
         loop.run_loop(step, 10, toy.state)
 
 
+def test_with_record_divergence_a_non_finite_loss_ends_the_run_as_its_recorded_outcome(tmp_path):
+    def run(toy, settings):
+        def step(i):
+            loss = toy.step(i)
+            return loss * float("inf") if i == 5 else loss
+
+        return loop.run_loop(step, 10, toy.state, settings)
+
+    toy = Toy()
+    result = run(toy, loop.LoopSettings(record_divergence=True))
+    assert result.stopped_early and result.steps == 5 and len(toy.rows) == 6  # step 5 ran, then the run ended
+    assert isinstance(result.diverged, loop.Diverged) and result.diverged.step == 5
+    assert result.diverged.loss == float("inf")
+    # the default still raises; a finite run records nothing
+    with pytest.raises(loop.Diverged, match="step 5"):
+        run(Toy(), loop.LoopSettings())
+    clean = loop.run_loop(Toy().step, 10, Toy().state, loop.LoopSettings(record_divergence=True))
+    assert clean.diverged is None and not clean.stopped_early and clean.steps == 10
+    # a run resumed from a checkpoint taken before the divergence records the same step
+    settings = loop.LoopSettings(record_divergence=True, checkpoint=tmp_path / "ck.pt", fingerprint="j", every_steps=2)
+    first = Toy()
+    with pytest.raises(RuntimeError):
+        loop.run_loop(
+            lambda i: (_ for _ in ()).throw(RuntimeError("killed")) if i == 3 else first.step(i),
+            10,
+            first.state,
+            settings,
+        )
+    resumed = run(Toy(seed=7), settings)
+    assert resumed.resumed_from == 2 and resumed.diverged.step == 5 and resumed.steps == 5
+
+
 def test_divergence_as_an_outcome_ends_the_run_early_without_error():
     toy = Toy()
 

@@ -5,7 +5,9 @@ and steps its optimizer), and names the objects whose state a resumed run needs 
 schedulers, generators, EMA weights, the list of logged rows). ``run_loop`` then
 
 - calls ``step_fn`` for steps ``start .. steps - 1`` and stops with ``Diverged`` (naming the step and the
-  first parameter group with a non-finite weight or gradient) when the loss is not finite;
+  first parameter group with a non-finite weight or gradient) when the loss is not finite, or, where
+  divergence is the measured outcome (``record_divergence``), ends the run there and returns the ``Diverged``
+  in ``LoopResult.diverged``;
 - logs step, loss, steps/s and ETA at most every ``progress_seconds`` (and at the first and last step);
 - writes a checkpoint atomically every ``every_steps`` steps and every ``every_seconds`` seconds, holding
   the named states, the global random states (python, numpy, torch, CUDA) and the next step;
@@ -89,6 +91,7 @@ class LoopSettings:
     every_seconds: float = 1800.0
     progress_seconds: float = 30.0
     check_finite: bool = True  # False where divergence is the measured outcome (step_fn handles it)
+    record_divergence: bool = False  # True: a non-finite loss ends the run as an outcome (LoopResult.diverged)
     name: str = "training"
 
 
@@ -97,7 +100,8 @@ class LoopResult:
     steps: int  # steps completed in total (including those before a resume; not the one that raised StopTraining)
     resumed_from: int  # 0 when the run started afresh
     seconds: float  # wall time of this process's part of the run
-    stopped_early: bool = False  # step_fn raised StopTraining
+    stopped_early: bool = False  # step_fn raised StopTraining, or the run diverged with record_divergence
+    diverged: Diverged | None = None  # the divergence that ended the run (record_divergence only)
 
 
 class StopTraining(Exception):
@@ -280,6 +284,7 @@ def run_loop(
     began = last_report = last_save = time.perf_counter()
     step = start
     stopped = False
+    diverged = None
     try:
         for step in range(start, steps):
             try:
@@ -291,7 +296,12 @@ def run_loop(
                 value = _scalar(loss)
                 if not math.isfinite(value):
                     where = first_non_finite(groups if groups is not None else parameter_groups(state))
-                    raise Diverged(step, where, value, "after the update")
+                    diverged = Diverged(step, where, value, "after the update")
+                    if not s.record_divergence:
+                        raise diverged
+                    log.warning("%s: %s; recorded as the run's outcome", s.name, diverged)
+                    stopped = True
+                    break
             done = step + 1
             faults.step_done()
             now = time.perf_counter()
@@ -328,7 +338,9 @@ def run_loop(
         if previous is not _NOT_MAIN_THREAD:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
     total = step if stopped else steps
-    return LoopResult(steps=total, resumed_from=start, seconds=time.perf_counter() - began, stopped_early=stopped)
+    return LoopResult(
+        steps=total, resumed_from=start, seconds=time.perf_counter() - began, stopped_early=stopped, diverged=diverged
+    )
 
 
 def finish(settings: LoopSettings) -> None:
