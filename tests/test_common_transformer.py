@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from neurips26.bbo_pile.model import Decoder, DecoderConfig
-from neurips26.common.transformer import HF, LITGPT, Attention, apply_rope, rope_tables
+from neurips26.common.transformer import HF, LITGPT, Attention, Block, apply_rope, rope_tables
 from neurips26.symm_optim.model import LM
 from neurips26.symm_optim.settings import LMConfig
 
@@ -260,3 +260,19 @@ def test_rope_orders_give_the_same_values():
 def test_attention_refuses_heads_that_do_not_divide_into_groups():
     with pytest.raises(ValueError, match="n_heads=4 is not a multiple of n_kv_heads=3"):
         Attention(16, 4, 3, 4)
+
+
+def test_a_block_without_qk_norm_has_no_qk_norm_weights_and_keeps_the_rest():
+    torch.manual_seed(0)
+    normed = Block(16, 4, 2, 4, 32)
+    torch.manual_seed(0)
+    bare = Block(16, 4, 2, 4, 32, qk_norm=False)
+    assert set(normed.state_dict()) - set(bare.state_dict()) == {"attn.norm_q.weight", "attn.norm_k.weight"}
+    assert not bare.attn.qk_norm and normed.attn.qk_norm
+    # with the q/k norms at their initial unit weights the two differ only by normalising q and k
+    x = torch.randn(2, 5, 16, generator=torch.Generator().manual_seed(1))
+    cos, sin = rope_tables(torch.arange(5), 4, 1e4)
+    bare.load_state_dict({k: v for k, v in normed.state_dict().items() if "norm_q" not in k and "norm_k" not in k})
+    y_normed, _ = normed(x, cos, sin)
+    y_bare, _ = bare(x, cos, sin)
+    assert y_normed.shape == y_bare.shape == x.shape and not torch.allclose(y_normed, y_bare)

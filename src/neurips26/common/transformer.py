@@ -188,7 +188,8 @@ class SwiGLU(nn.Module):
 
 class Block(nn.Module):
     """Pre-norm block ``x + drop(Attn(RMSNorm(x)))``, then ``x + drop(MLP(RMSNorm(x)))``; ``mlp`` builds
-    the MLP (default :class:`SwiGLU` of width ``mlp_hidden``), for example a mixture of experts."""
+    the MLP (default :class:`SwiGLU` of width ``mlp_hidden``), for example a mixture of experts. ``qk_norm=False``
+    leaves out the attention's q/k RMSNorm (the ablation of studies of attention-logit growth)."""
 
     def __init__(
         self,
@@ -202,12 +203,19 @@ class Block(nn.Module):
         norm_eps: float = 1e-6,
         dropout: float = 0.0,
         mlp: Callable[[], nn.Module] | None = None,
+        qk_norm: bool = True,
     ):
         super().__init__()
         self.layout = layout
         setattr(self, layout.attn_norm, nn.RMSNorm(d_model, eps=norm_eps))
         self.attn = Attention(
-            d_model, n_heads, n_kv_heads, head_size, layout=layout, qk_norm_eps=norm_eps, dropout=dropout
+            d_model,
+            n_heads,
+            n_kv_heads,
+            head_size,
+            layout=layout,
+            qk_norm_eps=norm_eps if qk_norm else None,
+            dropout=dropout,
         )
         setattr(self, layout.mlp_norm, nn.RMSNorm(d_model, eps=norm_eps))
         self.mlp = mlp() if mlp is not None else SwiGLU(d_model, mlp_hidden, layout)
