@@ -14,6 +14,7 @@ from neurips26.common.claims import (
     Definition,
     Measured,
     bootstrap_interval,
+    clopper_pearson,
     decide,
     load_definitions,
     measured_from_spread,
@@ -224,3 +225,14 @@ def test_claims_markdown_shows_verdicts_and_the_summary_line():
     text = report.claims_markdown(table)
     assert "hard claims 1/1/0" in text and "passed: 0/1" in text
     assert "| C1 |" in text and "holds" in text and "**fails**" in text and "*inconclusive*" in text
+
+
+def test_clopper_pearson_matches_known_values_and_refuses_impossible_counts():
+    low, high = clopper_pearson(0, 100)
+    assert low == 0.0 and high == pytest.approx(0.0362, abs=1e-4)  # the "rule of three" region
+    low, high = clopper_pearson(5, 10)
+    assert low == pytest.approx(0.1871, abs=1e-4) and high == pytest.approx(0.8129, abs=1e-4)
+    assert clopper_pearson(10, 10) == (pytest.approx(0.6915, abs=1e-4), 1.0)
+    assert all(math.isnan(v) for v in clopper_pearson(0, 0))
+    with pytest.raises(ValueError, match="0 <= events <= n"):
+        clopper_pearson(11, 10)

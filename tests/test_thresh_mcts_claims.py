@@ -15,13 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config/thresh_mcts.yaml").read_text())
 
 
-def test_clopper_pearson_matches_known_values():
-    low, high = evaluation.clopper_pearson(0, 100)
-    assert low == 0.0 and high == pytest.approx(0.0362, abs=1e-4)  # the "rule of three" region
-    low, high = evaluation.clopper_pearson(5, 10)
-    assert low == pytest.approx(0.1871, abs=1e-4) and high == pytest.approx(0.8129, abs=1e-4)
-
-
 def test_loglog_slope_recovers_powers():
     k = np.array([9, 27, 81, 243, 729])
     assert evaluation.loglog_slope(k, 3 * k) == pytest.approx(1.0)

@@ -278,6 +278,21 @@ def bootstrap_interval(
     return Spread(point, float(low), float(high), n, f"{confidence:.0%} percentile bootstrap, {resamples} resamples")
 
 
+def clopper_pearson(events: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact two-sided interval of a binomial rate (`events` out of `n` runs: errors, divergences); (NaN, NaN)
+    without runs."""
+    from scipy.stats import beta
+
+    if n <= 0:
+        return float("nan"), float("nan")
+    if not 0 <= events <= n:
+        raise ValueError(f"a binomial rate needs 0 <= events <= n, got {events} of {n}")
+    alpha = 1 - level
+    low = 0.0 if events == 0 else float(beta.ppf(alpha / 2, events, n - events + 1))
+    high = 1.0 if events == n else float(beta.ppf(1 - alpha / 2, events + 1, n - events))
+    return low, high
+
+
 def measured_from_spread(claim_id: str, spread: Spread, note: str = "") -> Measured:
     """A claim measured as a mean over seeds, decided by its interval (a single run has no interval: its
     verdict then needs `min_runs` 1 and is decided on the point value)."""

@@ -6,19 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import beta as beta_dist
+
+from neurips26.common.claims import clopper_pearson
 
 from .theory import kl_bernoulli
-
-
-def clopper_pearson(errors: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact two-sided interval of a binomial rate (errors out of n)."""
-    if n <= 0:
-        return float("nan"), float("nan")
-    alpha = 1 - level
-    low = 0.0 if errors == 0 else float(beta_dist.ppf(alpha / 2, errors, n - errors + 1))
-    high = 1.0 if errors == n else float(beta_dist.ppf(1 - alpha / 2, errors + 1, n - errors))
-    return low, high
 
 
 def summarise(runs: pd.DataFrame, theory: pd.DataFrame) -> pd.DataFrame:
