@@ -52,3 +52,20 @@ def test_a_jobs_log_gets_its_own_and_every_library_modules_records_once(tmp_path
     for handler in log.handlers:  # leave no open file behind for later tests
         handler.close()
     logging.getLogger(runtime.LIBRARY_LOGGER).handlers = []
+
+
+def test_a_job_caps_the_blas_and_openmp_pools_to_its_threads(tmp_path):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    job = SimpleNamespace(rule="some_rule", log=[str(tmp_path / "job.log")], wildcards={}, threads=1)
+    hook = sys.excepthook
+    with threadpool_limits(limits=2):  # two threads before the job starts; undone when the test ends
+        assert all(pool["num_threads"] == 2 for pool in threadpool_info())
+        log = runtime.start_job(job)
+        sys.excepthook = hook
+        pools = threadpool_info()
+        assert any(pool["internal_api"] == "openblas" for pool in pools)  # numpy's BLAS is loaded and capped
+        assert all(pool["num_threads"] == 1 for pool in pools), pools
+    for handler in log.handlers:
+        handler.close()
+    logging.getLogger(runtime.LIBRARY_LOGGER).handlers = []
