@@ -1,7 +1,7 @@
 # Paper 07: symmetry-compatible optimizers (Lau and Su 2026) against AdamW in small LM pretraining.
 # corpus (rules/corpus.smk: documents -> BPE -> token files; paper: FineWeb-Edu shards) -> train
 #   {arch}/{method}_lr{i}_s{seeds} (dense: embedding + head optimizer; moe: router optimizer; the seeds of a group
-#   as one batched ensemble: s0-1-2 at quick scale, one seed per job at paper scale, config seeds_per_job) + theory
+#   as one batched ensemble: s0 at smoke, one seed per job at quick and paper scale, config seeds_per_job) + theory
 #   (float64 symmetry checks) + step_time (side by side) -> tables (best LR on validation) -> claims/figures -> report
 
 
