@@ -293,6 +293,35 @@ def clopper_pearson(events: int, n: int, level: float = 0.95) -> tuple[float, fl
     return low, high
 
 
+def wilson(events: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a binomial rate (Wilson 1927); (NaN, NaN) without runs."""
+    from scipy.stats import norm
+
+    if n <= 0:
+        return float("nan"), float("nan")
+    if not 0 <= events <= n:
+        raise ValueError(f"a binomial rate needs 0 <= events <= n, got {events} of {n}")
+    z = float(norm.ppf(1 - (1 - level) / 2))
+    p = events / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def rate_difference(events_a: int, n_a: int, events_b: int, n_b: int, level: float = 0.95) -> Spread:
+    """The difference of two binomial rates ``p_a - p_b`` with Newcombe's hybrid score interval (Newcombe 1998,
+    method 10: built from each rate's Wilson interval); NaN bounds when either arm has no runs. ``runs`` is the
+    smaller arm."""
+    if n_a <= 0 or n_b <= 0:
+        return Spread(float("nan"), float("nan"), float("nan"), min(n_a, n_b), "Newcombe interval: an arm has no runs")
+    p_a, p_b = events_a / n_a, events_b / n_b
+    (l_a, u_a), (l_b, u_b) = wilson(events_a, n_a, level), wilson(events_b, n_b, level)
+    d = p_a - p_b
+    low = d - math.sqrt((p_a - l_a) ** 2 + (u_b - p_b) ** 2)
+    high = d + math.sqrt((u_a - p_a) ** 2 + (p_b - l_b) ** 2)
+    return Spread(d, low, high, min(n_a, n_b), f"{level:.0%} Newcombe (Wilson) interval")
+
+
 def measured_from_spread(claim_id: str, spread: Spread, note: str = "") -> Measured:
     """A claim measured as a mean over seeds, decided by its interval (a single run has no interval: its
     verdict then needs `min_runs` 1 and is decided on the point value)."""

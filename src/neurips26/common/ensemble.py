@@ -110,3 +110,21 @@ def clip_grad_norm_per_member(tensors: Iterable[torch.Tensor], max_norm: float) 
     for g in grads:
         g.mul_(scale.reshape(size, *([1] * (g.dim() - 1))))
     return norms
+
+
+class StackedWeights:
+    """An ensemble's stacked weights as one checkpointed object of the common loop: ``state_dict`` copies them,
+    ``load_state_dict`` restores them in place, so that the optimizers holding them keep working."""
+
+    def __init__(self, params: dict[str, torch.Tensor]):
+        self.params = params
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {name: p.detach().clone() for name, p in self.params.items()}
+
+    @torch.no_grad()
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        if set(state) != set(self.params):
+            raise ValueError(f"checkpointed weights {sorted(state)} are not the ensemble's {sorted(self.params)}")
+        for name, p in self.params.items():
+            p.copy_(state[name])

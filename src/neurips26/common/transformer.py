@@ -29,6 +29,7 @@ norms or the causal mask, with biased projections (SASRec's attention, ``seqrec_
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,7 +37,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["HF", "LITGPT", "Attention", "Block", "Layout", "SwiGLU", "apply_rope", "rope_tables"]
+__all__ = [
+    "ATTENTION_STATS",
+    "HF",
+    "LITGPT",
+    "Attention",
+    "Block",
+    "Layout",
+    "SwiGLU",
+    "apply_rope",
+    "explicit_causal_attention",
+    "rope_tables",
+]
 
 
 @dataclass(frozen=True)
@@ -141,18 +153,24 @@ class Attention(nn.Module):
             q, k = getattr(self, layout.q_norm)(q), getattr(self, layout.k_norm)(k)
         return q.transpose(1, 2), k.transpose(1, 2), v.view(batch, width, groups, hs).transpose(1, 2)
 
-    def forward(self, x, cos=None, sin=None, cache=None, write_at=None, mask=None):
+    def forward(self, x, cos=None, sin=None, cache=None, write_at=None, mask=None, stats=None):
         """Without ``cache``: attention over x (B, T, d), causal unless ``mask`` (bool, True = may attend)
         is given; returns (y, (k, v)). With ``cache`` (K, V) of shape (B, G, capacity, hs): x is one token
         per row (B, 1, d) written at slot ``write_at`` (B,) and attending to the slots ``mask`` (B, 1, 1,
-        capacity) allows. ``cos``, ``sin``: rotary tables, or None for no rotary embedding."""
+        capacity) allows. ``cos``, ``sin``: rotary tables, or None for no rotary embedding. ``stats`` True or
+        False (causal, no cache or mask): explicit-math attention (:func:`explicit_causal_attention`) returning
+        (y, its statistics, or None when False) in place of (k, v)."""
         batch, width, _ = x.shape
         q, k, v = self._heads(x)
         if cos is not None:
             rotate_first = self.layout.rotate_first
             q, k = apply_rope(q, cos, sin, rotate_first), apply_rope(k, cos, sin, rotate_first)
         gqa = self.n_kv_heads < self.n_heads
-        if cache is None:
+        if stats is not None:
+            if cache is not None or mask is not None:
+                raise ValueError("explicit attention (stats) is causal attention without cache or mask")
+            y, kv = explicit_causal_attention(q, k, v, stats=bool(stats))
+        elif cache is None:
             dropout = self.dropout if self.training else 0.0
             if mask is None:
                 y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout, enable_gqa=gqa)
@@ -168,6 +186,37 @@ class Attention(nn.Module):
             kv = cache
         out = getattr(self, self.layout.out)
         return out(y.transpose(1, 2).reshape(batch, width, self.n_heads * self.head_size)), kv
+
+
+ATTENTION_STATS = ("max_logit", "entropy", "q_rms", "k_rms")
+
+
+def explicit_causal_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, stats: bool = True
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Causal attention by explicit math, ``softmax(q k^T / sqrt(hs)) v``, for q (B, H, T, hs) and k, v
+    (B, G, T, hs); returns (y (B, H, T, hs), stats (4,) or None): :data:`ATTENTION_STATS`, i.e. the largest |logit|
+    ``q.k / sqrt(hs)`` over heads and allowed positions (the quantity whose growth precedes divergence in
+    Wortsman et al. 2023, "Small-scale proxies for large-scale Transformer training instabilities"), the mean
+    entropy of the attention rows (nats), and the RMS of q and of k as attention sees them (after norms and
+    rotary embedding). The statistics are tensors, not side effects, so that the path runs under ``vmap``
+    (matmul and softmax have batching rules where SDPA falls back member by member on the CPU); they are computed
+    only when asked (they cost several passes over the T x T scores)."""
+    heads, groups, width, hs = q.shape[1], k.shape[1], q.shape[2], q.shape[3]
+    if groups != heads:
+        k, v = k.repeat_interleave(heads // groups, dim=1), v.repeat_interleave(heads // groups, dim=1)
+    logits = (q @ k.transpose(-1, -2)) / math.sqrt(hs)
+    future = torch.full((width, width), float("-inf"), device=q.device).triu(1)
+    probs = torch.softmax(logits + future, dim=-1)
+    y = probs @ v
+    if not stats:
+        return y, None
+    with torch.no_grad():
+        allowed = torch.isfinite(future)
+        max_logit = (logits.abs() * allowed).amax()
+        entropy = -(probs * torch.log(probs.clamp_min(1e-30))).sum(-1).mean()
+        q_rms, k_rms = q.square().mean().sqrt(), k.square().mean().sqrt()
+        return y, torch.stack([max_logit, entropy, q_rms, k_rms])
 
 
 class SwiGLU(nn.Module):
@@ -221,8 +270,9 @@ class Block(nn.Module):
         self.mlp = mlp() if mlp is not None else SwiGLU(d_model, mlp_hidden, layout)
         self.drop = nn.Dropout(dropout)
 
-    def forward(self, x, cos=None, sin=None, cache=None, write_at=None, mask=None):
-        """Returns (x, the attention's (k, v) or cache), as :meth:`Attention.forward`."""
-        h, kv = self.attn(getattr(self, self.layout.attn_norm)(x), cos, sin, cache, write_at, mask)
+    def forward(self, x, cos=None, sin=None, cache=None, write_at=None, mask=None, stats=None):
+        """Returns (x, the attention's (k, v) or cache, or its statistics with ``stats``), as
+        :meth:`Attention.forward`."""
+        h, kv = self.attn(getattr(self, self.layout.attn_norm)(x), cos, sin, cache, write_at, mask, stats)
         x = x + self.drop(h)
         return x + self.drop(self.mlp(getattr(self, self.layout.mlp_norm)(x))), kv

@@ -44,7 +44,7 @@ import torch
 import torch.nn.functional as F
 
 from neurips26.common import loop
-from neurips26.common.ensemble import Ensemble
+from neurips26.common.ensemble import Ensemble, StackedWeights
 from neurips26.common.loop import LoopSettings
 
 from .model import LM, kind_of
@@ -204,23 +204,6 @@ def _check_inputs(models: Sequence[LM], train_tokens: np.ndarray, val_tokens: np
         raise ValueError(f"seq_len {s.seq_len} exceeds the model's context {config.context}")
     if len(train_tokens) <= s.seq_len + 1:
         raise ValueError(f"the training stream ({len(train_tokens)} tokens) is shorter than one window")
-
-
-class _Weights:
-    """The ensemble's stacked weights as one checkpointed object (restored in place: the optimizers keep them)."""
-
-    def __init__(self, params: dict[str, torch.Tensor]):
-        self.params = params
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return {name: p.detach().clone() for name, p in self.params.items()}
-
-    @torch.no_grad()
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        if set(state) != set(self.params):
-            raise ValueError(f"checkpointed weights {sorted(state)} are not the ensemble's {sorted(self.params)}")
-        for name, p in self.params.items():
-            p.copy_(state[name])
 
 
 def train_lm(
@@ -409,7 +392,7 @@ def train_ensemble(
         return sum(values[i] for i in finite) / len(finite)
 
     state = {
-        "params": _Weights(params),
+        "params": StackedWeights(params),
         "optimizer": optimizer,
         **{f"rng{i}": rng for i, rng in enumerate(rngs)},
         "steps": steps,

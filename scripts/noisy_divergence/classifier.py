@@ -1,0 +1,27 @@
+"""Noise- vs learning-rate-induced failure from the activation diagnostics: features per run (at a divergence's onset,
+or at the end of the run), then a logistic regression evaluated leave one seed out, skipped with its reason when the
+runs are too few."""
+
+import pandas as pd
+
+from neurips26.common.io import write_parquet
+from neurips26.common.runtime import job_provenance, start_job
+from neurips26.noisy_divergence.classifier import loso
+from neurips26.noisy_divergence.summary import classifier_table
+
+inp, params = snakemake.input, snakemake.params
+log = start_job(snakemake)
+features = classifier_table(
+    pd.read_parquet(inp.runs), pd.read_parquet(inp.curves), pd.read_parquet(inp.diag), params.base_lr
+)
+rows = []
+for task in ("onset", "run"):
+    result = {
+        "task": task,
+        **loso(features[features["task"] == task], "label", params.classifier["min_per_class"], params.classifier["C"]),
+    }
+    log.info("%s classifier: %s %s accuracy %s", task, result["status"], result["reason"], result["accuracy"])
+    rows.append(result)
+prov = job_provenance(snakemake)
+write_parquet(features, snakemake.output.features, prov)
+write_parquet(pd.DataFrame(rows), snakemake.output.classifier, prov)

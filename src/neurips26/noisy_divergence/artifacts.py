@@ -1,0 +1,102 @@
+"""What one training job of paper 09 writes: per-step rows (``steps``), per-layer diagnostics (``diag``), one summary
+row per run (``summary``) and the job's throughput beside the machine's measured matmul rate (``throughput``); every
+row keyed by the run (``RUN_KEYS``). Also the job's matmul measurement itself."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from neurips26.common.costs import decoder_params
+from neurips26.common.timing import timed
+
+__all__ = ["RUN_KEYS", "job_tables", "matmul_rate", "model_flops_per_token"]
+
+RUN_KEYS = ("shape", "qk_norm", "lr_multiplier", "setting", "seed")
+
+
+def model_flops_per_token(model: dict, seq_len: int) -> float:
+    """Training FLOPs per token: 6 x the weights a token passes through (``common.costs.decoder_params``) plus
+    the attention scores and values, 6 x layers x seq_len x heads x head_dim (Kaplan et al. 2020's count, the full
+    T x T matrices our explicit attention computes)."""
+    weights = decoder_params(
+        d_model=model["d_model"],
+        n_layers=model["n_layers"],
+        n_heads=model["n_heads"],
+        n_kv_heads=model["n_heads"],
+        head_dim=model["head_dim"],
+        d_ff=model["d_ff"],
+        vocab=model["vocab_size"],
+    )
+    return 6.0 * weights + 6.0 * model["n_layers"] * seq_len * model["n_heads"] * model["head_dim"]
+
+
+def matmul_rate(m: int, k: int, n: int, repeats: int = 5, device: str = "cpu") -> float:
+    """Measured float32 GEMM rate (FLOP/s) of an (m x k) @ (k x n) product on ``device`` with the process's
+    threads: 2 m k n over the median of ``repeats`` timed products."""
+    import torch
+
+    if min(m, k, n) < 1 or repeats < 1:
+        raise ValueError(f"matmul sizes and repeats must be >= 1, got {m}x{k}x{n}, repeats {repeats}")
+    a, b = torch.randn(m, k, device=device), torch.randn(k, n, device=device)
+    calls = max(1, int(2e8 // (2 * m * k * n)))  # enough products per timing to beat the timer's resolution
+
+    def run():
+        for _ in range(calls):
+            torch.mm(a, b)
+        if device != "cpu":
+            torch.cuda.synchronize()
+
+    _, seconds = timed(run, repeats=repeats)
+    return 2.0 * m * k * n * calls / seconds
+
+
+def job_tables(params: dict, job: str, results, seconds: float, gemm: dict[str, float]) -> dict[str, pd.DataFrame]:
+    """The four tables of a job from its runs (``params["runs"]``) and their :class:`training.MemberResult`s."""
+    steps, diag, summary = [], [], []
+    for run, result in zip(params["runs"], results):
+        keys = {
+            "job": job,
+            "shape": params["shape"],
+            "qk_norm": params["qk_norm"],
+            "lr_multiplier": params["lr_multiplier"],
+            "setting": run["setting"],
+            "seed": run["seed"],
+        }
+        steps += [{**keys, **row} for row in result.steps]
+        diag += [{**keys, **row} for row in result.diag]
+        summary.append(
+            {
+                **keys,
+                "non_finite_step": -1 if result.non_finite_step is None else result.non_finite_step,
+                "non_finite_where": result.non_finite_where,
+                "final_val_loss": result.final_val_loss,
+                "steps_done": len(result.steps),
+            }
+        )
+    train = params["train"]
+    tokens = len(params["runs"]) * train["steps"] * train["batch_size"] * train["seq_len"]
+    per_token = model_flops_per_token(params["model"], train["seq_len"])
+    rate = tokens / seconds if seconds > 0 else math.nan
+    throughput = pd.DataFrame(
+        [
+            {
+                "job": job,
+                "shape": params["shape"],
+                "members": len(params["runs"]),
+                "tokens": tokens,
+                "seconds": seconds,
+                "tokens_per_s": rate,
+                "model_flops_per_token": per_token,
+                "model_flops_per_s": rate * per_token,
+                **{f"gemm_flops_per_s_{name}": value for name, value in gemm.items()},
+            }
+        ]
+    )
+    return {
+        "steps": pd.DataFrame(steps),
+        "diag": pd.DataFrame(diag),
+        "summary": pd.DataFrame(summary),
+        "throughput": throughput,
+    }

@@ -1,0 +1,212 @@
+"""Paper 09's measured values for the claims and checks of ``config/claims/noisy_divergence.yaml``.
+
+Divergence claims compare rates of two arms of runs (same shape, QK-norm choice and learning rate, differing in one
+factor) by the difference ``p_a - p_b`` with Newcombe's interval: 0 of n against 0 of n gives an interval around 0,
+so the verdict is inconclusive, with the runs in the note. Mechanism proxies compare the largest attention logit of
+two arms seed by seed (same initialisation and window seed): the mean over seeds of ``log(a / b)`` with its t
+interval. The classifier claims read the leave-one-seed-out accuracy with a Wilson interval over its predictions, NaN
+when the classifier was skipped. Checks read the injection statistics of every noise setting.
+
+Arms are found from the config's ``comparisons``: the deep and wide shapes, the reference noise setting (e.g.
+insert-k5-a0.5-d0.5) and the base learning-rate multiplier; the raised learning rate is the largest multiplier
+trained. Missing arms give NaN (inconclusive), never a value that passes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from neurips26.common.claims import Measured, measured_from_spread, rate_difference, t_interval, wilson
+
+from .noise import CLEAN, NoiseSetting, parse_setting
+
+__all__ = ["measure_claims"]
+
+
+def _arm(runs: pd.DataFrame, shape: str, qk: bool, lr: float, settings) -> pd.DataFrame:
+    settings = [settings] if isinstance(settings, str) else list(settings)
+    return runs[
+        (runs["shape"] == shape)
+        & (runs["qk_norm"] == qk)
+        & (runs["lr_multiplier"] == lr)
+        & runs["setting"].isin(settings)
+    ]
+
+
+def _rate_claim(claim_id: str, a: pd.DataFrame, b: pd.DataFrame, what_a: str, what_b: str) -> Measured:
+    ka, na, kb, nb = int(a["diverged"].sum()), len(a), int(b["diverged"].sum()), len(b)
+    spread = rate_difference(ka, na, kb, nb)
+    note = f"{what_a} {ka}/{na} vs {what_b} {kb}/{nb}"
+    if na == 0 or nb == 0:
+        return Measured(claim_id, math.nan, min(na, nb), note=note + ": an arm has no runs")
+    return Measured(
+        claim_id, spread.mean, spread.runs, note=f"{note}; {spread.method}", low=spread.low, high=spread.high
+    )
+
+
+def _paired_log_ratio(claim_id: str, a: pd.DataFrame, b: pd.DataFrame, what: str) -> Measured:
+    """Mean over seeds of log(max_attn_logit of a / of b), t interval; runs = seeds with both finite."""
+    x = a.set_index("seed")["max_attn_logit"].astype(float)
+    y = b.set_index("seed")["max_attn_logit"].astype(float)
+    ratio = np.log(x / y).replace([np.inf, -np.inf], np.nan).dropna()
+    spread = t_interval(ratio.tolist())
+    note = f"{what}: mean log ratio of the max attention logit over {spread.runs} seeds"
+    if spread.runs:
+        note += f" (geometric-mean ratio {math.exp(spread.mean):.3g})"
+    return measured_from_spread(claim_id, spread, note)
+
+
+def _setting(name: str) -> NoiseSetting:
+    return parse_setting(name)
+
+
+def _variant(settings: list[str], **changes) -> list[str]:
+    """The settings that differ from the reference only in the given fields (by name)."""
+    out = []
+    for name in settings:
+        if name == CLEAN:
+            continue
+        s = _setting(name)
+        if all(getattr(s, k) == v for k, v in changes.items()):
+            out.append(name)
+    return out
+
+
+def _accuracy_claim(claim_id: str, clf: pd.DataFrame, task: str) -> Measured:
+    row = clf[clf["task"] == task]
+    if row.empty or row["status"].iloc[0] != "ok":
+        reason = row["reason"].iloc[0] if len(row) else f"no {task} classifier row"
+        return Measured(
+            claim_id, math.nan, 0 if row.empty else int(row["n"].iloc[0]), note=f"classifier skipped: {reason}"
+        )
+    r = row.iloc[0]
+    correct = int(round(r["accuracy"] * r["n"]))
+    low, high = wilson(correct, int(r["n"]))
+    return Measured(
+        claim_id,
+        float(r["accuracy"]),
+        int(min(r["n_class0"], r["n_class1"])),
+        note=f"leave-one-seed-out accuracy {correct}/{int(r['n'])} over {int(r['folds'])} seeds "
+        f"({int(r['n_class0'])} noise-trained, {int(r['n_class1'])} raised-LR runs); 95% Wilson interval",
+        low=low,
+        high=high,
+    )
+
+
+def measure_claims(
+    runs: pd.DataFrame, stats: pd.DataFrame, clf: pd.DataFrame, throughput: pd.DataFrame, comparisons: dict
+) -> list[Measured]:
+    deep, wide = comparisons["deep_shape"], comparisons["wide_shape"]
+    base = float(comparisons["base_lr_multiplier"])
+    ref = _setting(comparisons["reference_setting"])
+    high = float(runs["lr_multiplier"].max()) if len(runs) else math.nan
+    trained = list(dict.fromkeys(runs["setting"]))
+    base_deep = runs[(runs["shape"] == deep) & (~runs["qk_norm"]) & (runs["lr_multiplier"] == base)]
+    noisy = [s for s in dict.fromkeys(base_deep["setting"]) if s != CLEAN]
+    same_kind = _variant(trained, kind=ref.kind, vocab=ref.vocab, doc_fraction=ref.doc_fraction)
+    alphas = sorted({_setting(s).alpha for s in same_kind if s in noisy})
+    lo_alpha = [s for s in same_kind if _setting(s).alpha == alphas[0]] if alphas else []
+    hi_alpha = [s for s in same_kind if _setting(s).alpha == alphas[-1]] if alphas else []
+    full = _variant(trained, kind=ref.kind, vocab="full", alpha=ref.alpha, doc_fraction=ref.doc_fraction)
+    overwrite = _variant(trained, kind="overwrite", vocab=ref.vocab, alpha=ref.alpha, doc_fraction=ref.doc_fraction)
+
+    def arm(settings, shape=deep, qk=False, lr=base):
+        return _arm(runs, shape, qk, lr, settings)
+
+    measured = [
+        _rate_claim("D1", arm(noisy), arm(CLEAN), "noisy runs (all settings)", "clean runs"),
+        _rate_claim(
+            "D2",
+            arm(hi_alpha),
+            arm(lo_alpha),
+            f"alpha {alphas[-1] if alphas else 'n/a'}",
+            f"alpha {alphas[0] if alphas else 'n/a'}",
+        )
+        if len(alphas) > 1
+        else Measured("D2", math.nan, 0, note="fewer than two noise ratios trained"),
+        _rate_claim("D3", arm(ref.name), arm(full), ref.name, "full vocabulary"),
+        _rate_claim("D4", arm(ref.name), arm(overwrite), ref.name, "overwrite"),
+        _rate_claim("D5", arm(ref.name), arm(ref.name, shape=wide), f"{deep}", f"{wide}"),
+        _rate_claim(
+            "D8",
+            arm(CLEAN, qk=True, lr=high),
+            arm(CLEAN, lr=high),
+            f"QK-norm at LR x{high:g}",
+            f"no QK-norm at LR x{high:g}",
+        )
+        if high > base
+        else Measured("D8", math.nan, 0, note="no raised learning rate trained"),
+        _paired_log_ratio("D7", arm(ref.name, qk=True), arm(ref.name), f"QK-norm vs none under {ref.name}"),
+        _paired_log_ratio("D9", arm(hi_alpha[:1]), arm(CLEAN), f"{hi_alpha[0] if hi_alpha else 'n/a'} vs clean"),
+        _paired_log_ratio("D10", arm(ref.name), arm(full[:1]), f"{ref.name} vs full vocabulary"),
+        _paired_log_ratio("D11", arm(ref.name), arm(overwrite[:1]), f"{ref.name} vs overwrite"),
+        _accuracy_claim("D12", clf, "onset"),
+        _accuracy_claim("D13", clf, "run"),
+    ]
+    lr_runs = arm(CLEAN, lr=high) if high > base else arm([])
+    k, n = int(lr_runs["diverged"].sum()), len(lr_runs)
+    low, hi = wilson(k, n)
+    measured.append(
+        Measured(
+            "D6", k / n, n, note=f"{k}/{n} clean runs at LR x{high:g} diverged; 95% Wilson interval", low=low, high=hi
+        )
+        if n
+        else Measured("D6", math.nan, 0, note="no clean runs at a raised learning rate")
+    )
+    if len(throughput) and "gemm_flops_per_s_model" in throughput:
+        share = throughput["model_flops_per_s"] / throughput["gemm_flops_per_s_model"]
+        measured.append(
+            Measured(
+                "T1",
+                float(share.median()),
+                len(share),
+                note="median over training jobs of model FLOP/s over the GEMM rate at the model's "
+                f"matrix sizes (jobs: {', '.join(f'{s:.3f}' for s in share)})",
+            )
+        )
+    else:
+        measured.append(Measured("T1", math.nan, 0, note="no throughput measured"))
+    measured += _checks(stats)
+    return measured
+
+
+def _checks(stats: pd.DataFrame) -> list[Measured]:
+    n = len(stats)
+    if not n:
+        return [Measured(c, math.nan, 0, note="no noise setting injected") for c in ("C1", "C2", "C3", "C4", "C5")]
+    docs_off = (stats["docs_noised"] - stats["docs_expected"]).abs()
+    testable = stats["uniform_p"].dropna()
+    return [
+        Measured(
+            "C1",
+            float(stats["count_error_max"].max(skipna=False)),
+            n,
+            note=f"largest |noise tokens - expected| per document (round(alpha n/(1-alpha)) inserted or round(alpha n) "
+            f"overwritten in a chosen document, 0 elsewhere) over {n} settings",
+        ),
+        Measured(
+            "C2", float(docs_off.max()), n, note="largest |documents noised - round(doc_fraction N)| over settings"
+        ),
+        Measured(
+            "C3",
+            float(stats["recovered_mismatches"].sum()),
+            n,
+            note="tokens where the clean stream is not recovered from the noised stream and its mask",
+        ),
+        Measured(
+            "C4",
+            float((stats["outside_vocab"] + stats["eot_moved"]).sum()),
+            n,
+            note="noise tokens outside the noise vocabulary or on an end-of-text, plus end-of-text ids moved",
+        ),
+        Measured(
+            "C5",
+            float(testable.min()) if len(testable) else math.nan,
+            len(testable),
+            note=f"smallest chi-square p value of the noise ids against the uniform law on the noise vocabulary, "
+            f"over the {len(testable)} of {n} settings with at least 5 noise tokens per id",
+        ),
+    ]

@@ -1,0 +1,119 @@
+"""Paper 09's config at one scale, read as the rules need it: the noise settings, the training jobs and their
+members, one job's params, and the checks the schema cannot express (run when the workflow is parsed).
+
+A job trains the runs of one (shape, QK-norm, learning-rate multiplier) as one batched ensemble: every setting it
+lists x every seed, setting-major, cut into groups of ``members_per_job`` (one group at smoke and quick scale,
+one run per job at paper scale). Its name is ``{shape}_{qk|noqk}_lr{multiplier}_g{group}``.
+"""
+
+from __future__ import annotations
+
+from .noise import CLEAN, NoiseSetting, noise_vocabulary, parse_setting
+
+__all__ = [
+    "JOB_KEYS",
+    "check_config",
+    "job_members",
+    "job_name",
+    "job_names",
+    "job_params",
+    "settings_of",
+    "special_ids",
+]
+
+# the config keys a training job reads (its params), for the rerun test
+JOB_KEYS = (("shapes",), ("train",), ("jobs",), ("seeds",), ("members_per_job",), ("corpus", "vocab_size"))
+
+
+def special_ids(corpus: dict) -> list[int]:
+    """The ids noise may not use: the end-of-text id and every id from ``special_from`` up (Qwen3's specials)."""
+    start = corpus.get("special_from", corpus["vocab_size"])
+    return sorted({corpus["eot_id"], *range(start, corpus["vocab_size"])})
+
+
+def settings_of(cfg: dict) -> list[NoiseSetting]:
+    """Every noise setting the jobs train on (the clean stream left out), in order of first use."""
+    names: list[str] = []
+    for job in cfg["jobs"]:
+        names += [n for n in job["settings"] if n != CLEAN and n not in names]
+    return [parse_setting(n) for n in names]
+
+
+def job_name(job: dict, group: int) -> str:
+    return f"{job['shape']}_{'qk' if job['qk_norm'] else 'noqk'}_lr{job['lr_multiplier']:g}_g{group}"
+
+
+def _groups(cfg: dict, job: dict) -> list[list[dict]]:
+    runs = [{"setting": s, "seed": seed} for s in job["settings"] for seed in cfg["seeds"]]
+    size = cfg["members_per_job"]
+    return [runs[i : i + size] for i in range(0, len(runs), size)]
+
+
+def job_names(cfg: dict) -> list[str]:
+    return [job_name(job, g) for job in cfg["jobs"] for g in range(len(_groups(cfg, job)))]
+
+
+def job_members(cfg: dict, name: str) -> tuple[dict, list[dict]]:
+    """(the job's entry, its runs ``{setting, seed}``) for a job name; KeyError naming the known jobs."""
+    for job in cfg["jobs"]:
+        for g, runs in enumerate(_groups(cfg, job)):
+            if job_name(job, g) == name:
+                return job, runs
+    raise KeyError(f"no training job {name!r}; the config's jobs are {job_names(cfg)}")
+
+
+def job_params(cfg: dict, name: str) -> dict:
+    """What one training job reads: its runs, the model's shape (with QK-norm and the vocabulary), the training
+    settings with the peak learning rate multiplied, and the shape's name and multiplier for its tables."""
+    job, runs = job_members(cfg, name)
+    shape = cfg["shapes"][job["shape"]]
+    train = dict(cfg["train"])
+    init_std = train.pop("init_std")
+    train["lr"] = train["lr"] * job["lr_multiplier"]
+    return {
+        "runs": runs,
+        "shape": job["shape"],
+        "qk_norm": job["qk_norm"],
+        "lr_multiplier": job["lr_multiplier"],
+        "model": {**shape, "vocab_size": cfg["corpus"]["vocab_size"], "qk_norm": job["qk_norm"], "init_std": init_std},
+        "train": train,
+    }
+
+
+def check_config(cfg: dict) -> None:
+    """What the schema cannot say; ValueError naming the key."""
+    vocab = cfg["corpus"]["vocab_size"]
+    if not 0 <= cfg["corpus"]["eot_id"] < vocab:
+        raise ValueError(f"corpus.eot_id {cfg['corpus']['eot_id']} lies outside the vocabulary of {vocab}")
+    for setting in settings_of(cfg):
+        try:
+            noise_vocabulary(vocab, setting.vocab, tuple(special_ids(cfg["corpus"])), cfg["noise"]["allow_special"])
+        except ValueError as error:
+            raise ValueError(f"noise setting {setting.name}: {error}") from None
+    seq = cfg["train"]["seq_len"]
+    for name, shape in cfg["shapes"].items():
+        if seq > shape["context"]:
+            raise ValueError(f"train.seq_len {seq} exceeds shapes.{name}.context {shape['context']}")
+        if shape["head_dim"] % 2:
+            raise ValueError(f"shapes.{name}.head_dim must be even (rotary embeddings), got {shape['head_dim']}")
+    if cfg["train"]["warmup"] >= cfg["train"]["steps"]:
+        raise ValueError(f"train.warmup {cfg['train']['warmup']} must be below train.steps {cfg['train']['steps']}")
+    seen = set()
+    for i, job in enumerate(cfg["jobs"]):
+        if job["shape"] not in cfg["shapes"]:
+            raise ValueError(f"jobs[{i}].shape {job['shape']!r} is not among shapes {sorted(cfg['shapes'])}")
+        for s in job["settings"]:
+            if s != CLEAN:
+                try:
+                    parse_setting(s)
+                except ValueError as error:
+                    raise ValueError(f"jobs[{i}].settings: {error}") from None
+        key = (job["shape"], job["qk_norm"], job["lr_multiplier"])
+        if key in seen:
+            raise ValueError(f"jobs[{i}] repeats shape {key[0]}, qk_norm {key[1]}, lr_multiplier {key[2]}")
+        seen.add(key)
+    comparisons = cfg["comparisons"]
+    for key in ("deep_shape", "wide_shape"):
+        if comparisons[key] not in cfg["shapes"]:
+            raise ValueError(f"comparisons.{key} {comparisons[key]!r} is not among shapes {sorted(cfg['shapes'])}")
+    parse_setting(comparisons["reference_setting"])

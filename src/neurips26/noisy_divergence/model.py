@@ -1,0 +1,109 @@
+r"""Small Llama-style decoder LMs that report the activation statistics of the divergence study (Zhang et al. 2026,
+arXiv 2602.02400, train Llama-3-style models; the diagnostics follow Wortsman et al. 2023, "Small-scale proxies for
+large-scale Transformer training instabilities": attention-logit growth and output-logit divergence).
+
+The blocks are :mod:`neurips26.common.transformer`'s in its Hugging Face layout (pre-RMSNorm, rotary attention,
+SwiGLU, no biases), with the q/k RMSNorm on or off (``qk_norm``; the paper's mitigation is "QK-layernorm": we
+normalise q and k per head by RMSNorm, not LayerNorm) and the explicit-math attention path that returns its
+statistics. Untied embedding and head, a final RMSNorm, N(0, init_std^2) initialisation of every linear and the
+embedding from a generator seeded by ``LMConfig.seed`` (the global random state is left alone).
+
+``forward(tokens, diagnostics) -> (logits, diag)``: ``diag`` is (n_layers, len(DIAG)) per sequence batch: per layer
+the attention statistics (``ATTENTION_STATS``: max |logit|, mean entropy, q and k RMS) and the RMS of the residual
+stream after the block; empty when ``diagnostics`` is False (the attention still runs by explicit math, whose
+statistics would cost several passes over its scores). Everything is a tensor output, so an ensemble's forward
+under ``vmap`` returns each member's statistics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from neurips26.common.transformer import ATTENTION_STATS, HF, Block, rope_tables
+
+__all__ = ["DIAG", "LM", "LMConfig", "n_parameters"]
+
+DIAG = (*ATTENTION_STATS, "resid_rms")
+
+
+@dataclass(frozen=True)
+class LMConfig:
+    vocab_size: int
+    d_model: int
+    n_layers: int
+    n_heads: int
+    head_dim: int
+    d_ff: int
+    context: int
+    qk_norm: bool = False
+    init_std: float = 0.02
+    norm_eps: float = 1e-6
+    rope_base: float = 10000.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "head_dim", "d_ff", "context"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"LMConfig.{name} must be >= 1, got {getattr(self, name)}")
+        if self.head_dim % 2:
+            raise ValueError(f"head_dim must be even for rotary embeddings, got {self.head_dim}")
+
+
+class LM(nn.Module):
+    """``forward(tokens (B, T), diagnostics=True) -> (logits (B, T, V), diag (n_layers, len(DIAG)) or empty)``."""
+
+    def __init__(self, config: LMConfig):
+        super().__init__()
+        self.config = c = config
+        with torch.random.fork_rng(devices=[]):
+            self.embed = nn.Embedding(c.vocab_size, c.d_model)
+            self.blocks = nn.ModuleList(
+                Block(
+                    c.d_model,
+                    c.n_heads,
+                    c.n_heads,
+                    c.head_dim,
+                    c.d_ff,
+                    layout=HF,
+                    norm_eps=c.norm_eps,
+                    qk_norm=c.qk_norm,
+                )
+                for _ in range(c.n_layers)
+            )
+            self.norm = nn.RMSNorm(c.d_model, eps=c.norm_eps)
+            self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
+        generator = torch.Generator().manual_seed(c.seed)
+        with torch.no_grad():
+            for module in self.modules():
+                if isinstance(module, (nn.Linear, nn.Embedding)):
+                    module.weight.normal_(0.0, c.init_std, generator=generator)
+        cos, sin = rope_tables(torch.arange(c.context), c.head_dim, c.rope_base)
+        self.register_buffer("rope_cos", cos, persistent=False)
+        self.register_buffer("rope_sin", sin, persistent=False)
+
+    def forward(self, tokens: torch.Tensor, diagnostics: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+        if tokens.dim() != 2:
+            raise ValueError(f"tokens must be (batch, positions), got shape {tuple(tokens.shape)}")
+        width = tokens.shape[1]
+        if width > self.config.context:
+            raise ValueError(f"sequence length {width} exceeds the model's context {self.config.context}")
+        cos, sin = self.rope_cos[:width], self.rope_sin[:width]
+        x = self.embed(tokens)
+        rows = []
+        for block in self.blocks:
+            x, stats = block(x, cos, sin, stats=diagnostics)
+            if diagnostics:
+                with torch.no_grad():
+                    rows.append(torch.cat([stats, x.square().mean().sqrt()[None]]))
+        logits = self.lm_head(self.norm(x))
+        return logits, torch.stack(rows) if diagnostics else logits.new_zeros(0)
+
+
+def n_parameters(model: LM) -> dict[str, int]:
+    """Parameter counts: ``embedding`` (embedding and head) and ``non_embedding`` (blocks and final norm)."""
+    vocab = sum(p.numel() for n, p in model.named_parameters() if n.startswith(("embed.", "lm_head.")))
+    total = sum(p.numel() for p in model.parameters())
+    return {"embedding": vocab, "non_embedding": total - vocab, "total": total}

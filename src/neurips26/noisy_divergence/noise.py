@@ -1,0 +1,256 @@
+r"""Controlled noise injection into a clean token stream (Zhang et al. 2026, "An Empirical Study on Noisy Data and
+LLM Pretraining Loss Divergence", arXiv 2602.02400: "injecting controlled, synthetic, uniform random noise into
+otherwise clean datasets"; the noise is drawn from a restricted vocabulary or from the full one, inserted between
+clean tokens or overwriting them).
+
+The paper's body could not be read here, so the procedure below is our reconstruction and its conventions are ours:
+
+* the **noise vocabulary** ``V_N`` is ``k<n>``, the first n token ids that are not special (our BPE puts
+  ``<|endoftext|>`` at id 0, so ``k5`` is ids 1..5), or ``full``, every id that is not special;
+  special ids enter only with ``allow_special``;
+* **insert** at ratio ``alpha``: alpha is the share of noise in the noised document, so a document of n clean
+  tokens receives ``m = round(alpha n / (1 - alpha))`` noise tokens, each placed in one of the n + 1 gaps drawn
+  uniformly and independently (several may share a gap); **overwrite**: ``round(alpha n)`` positions chosen without
+  replacement get a noise token; the noise ids are uniform over ``V_N``;
+* a share ``doc_fraction`` of the documents, ``round(doc_fraction N)`` of the N chosen without replacement, is
+  noised; the others are copied unchanged. Documents are the stream split at the end-of-text id, which stays
+  where it is and is never noised.
+
+``round`` is half away from zero (``floor(x + 0.5)``), everywhere. Same seed, same bytes. :func:`injection_stats`
+re-derives every count from the written stream and its mask against the clean stream, so that the checks of the
+claims file test the output, not the code's intent.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "KINDS",
+    "NoiseSetting",
+    "documents",
+    "inject_document",
+    "inject_stream",
+    "injection_stats",
+    "noise_count",
+    "noise_vocabulary",
+    "parse_setting",
+]
+
+KINDS = ("insert", "overwrite")
+CLEAN = "clean"
+_VOCAB = re.compile(r"^(k(\d+)|full)$")
+_SETTING = re.compile(r"^(insert|overwrite)-(k\d+|full)-a([0-9.]+)-d([0-9.]+)$")
+
+
+@dataclass(frozen=True)
+class NoiseSetting:
+    """One noise setting: ``kind`` (insert, overwrite), ``vocab`` (``k<n>`` or ``full``), ratio ``alpha`` in
+    [0, 1) and the share ``doc_fraction`` of documents noised; ``name`` is its path segment."""
+
+    kind: str
+    vocab: str
+    alpha: float
+    doc_fraction: float
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"noise type must be one of {KINDS}, got {self.kind!r}")
+        if not _VOCAB.match(self.vocab):
+            raise ValueError(f"noise vocabulary must be k<n> (the first n non-special ids) or full, got {self.vocab!r}")
+        if not 0.0 <= self.alpha < 1.0:
+            raise ValueError(f"noise ratio alpha must lie in [0, 1), got {self.alpha}")
+        if not 0.0 <= self.doc_fraction <= 1.0:
+            raise ValueError(f"doc_fraction must lie in [0, 1], got {self.doc_fraction}")
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}-{self.vocab}-a{self.alpha:g}-d{self.doc_fraction:g}"
+
+
+def parse_setting(name: str) -> NoiseSetting:
+    """The setting a path segment names (``insert-k5-a0.5-d0.5``); ValueError naming the problem."""
+    match = _SETTING.match(name)
+    if not match:
+        raise ValueError(
+            f"noise setting {name!r} is not <insert|overwrite>-<k<n>|full>-a<alpha>-d<doc_fraction>, "
+            "e.g. insert-k5-a0.5-d0.5"
+        )
+    kind, vocab, alpha, fraction = match.groups()
+    return NoiseSetting(kind, vocab, float(alpha), float(fraction))
+
+
+def _round(x: float) -> int:
+    return int(math.floor(x + 0.5))
+
+
+def noise_count(kind: str, alpha: float, n: int) -> int:
+    """Noise tokens a noised document of n clean tokens receives (module docstring)."""
+    if kind == "insert":
+        return _round(alpha * n / (1.0 - alpha))
+    if kind == "overwrite":
+        return _round(alpha * n)
+    raise ValueError(f"noise type must be one of {KINDS}, got {kind!r}")
+
+
+def noise_vocabulary(
+    vocab_size: int, spec: str, special_ids: tuple[int, ...] = (0,), allow_special: bool = False
+) -> np.ndarray:
+    """The ids of ``V_N``: ``k<n>`` the first n ids that are not special (with ``allow_special``, the first n ids),
+    ``full`` every id that is not special (with ``allow_special``, every id)."""
+    match = _VOCAB.match(spec)
+    if not match:
+        raise ValueError(f"noise vocabulary must be k<n> or full, got {spec!r}")
+    ids = np.arange(vocab_size, dtype=np.int64)
+    if not allow_special:
+        ids = ids[~np.isin(ids, np.asarray(special_ids, dtype=np.int64))]
+    if match.group(2) is None:
+        return ids
+    k = int(match.group(2))
+    if not 1 <= k <= len(ids):
+        raise ValueError(
+            f"restricted noise vocabulary k{k} needs 1 <= k <= {len(ids)} (the vocabulary's {vocab_size} ids"
+            + ("" if allow_special else f" less {len(special_ids)} special")
+            + ")"
+        )
+    return ids[:k]
+
+
+def documents(stream: np.ndarray, eot: int = 0) -> list[np.ndarray]:
+    """The documents of a stream whose every document starts with the end-of-text id (``encode_documents``), each
+    without its leading end-of-text; a stream that does not start with it is refused."""
+    if len(stream) and int(stream[0]) != eot:
+        raise ValueError(f"the token stream must start with the end-of-text id {eot}, got {int(stream[0])}")
+    starts = np.flatnonzero(np.asarray(stream) == eot)
+    ends = np.append(starts[1:], len(stream))
+    return [np.asarray(stream[s + 1 : e]) for s, e in zip(starts, ends)]
+
+
+def inject_document(
+    doc: np.ndarray, kind: str, alpha: float, vocab: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(tokens, mask) of one noised document; ``mask`` is True at noise tokens."""
+    n, m = len(doc), noise_count(kind, alpha, len(doc))
+    noise = vocab[rng.integers(0, len(vocab), size=m)].astype(doc.dtype)
+    if kind == "insert":
+        gaps = np.sort(rng.integers(0, n + 1, size=m))
+        tokens = np.insert(doc, gaps, noise)
+        mask = np.insert(np.zeros(n, dtype=bool), gaps, True)
+        return tokens, mask
+    positions = rng.choice(n, size=m, replace=False)
+    tokens, mask = doc.copy(), np.zeros(n, dtype=bool)
+    tokens[positions], mask[positions] = noise, True
+    return tokens, mask
+
+
+def inject_stream(
+    stream: np.ndarray, setting: NoiseSetting, vocab: np.ndarray, seed: int, eot: int = 0
+) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
+    """(tokens, mask, documents table) of the stream with ``setting``'s noise; the table has one row per
+    document: ``doc``, ``noised``, ``n_clean``, ``n_noise`` (as injected)."""
+    if np.isin(vocab, [eot]).any():
+        raise ValueError(f"the noise vocabulary holds the end-of-text id {eot}: documents would be split by noise")
+    if len(vocab) and int(vocab.max()) > int(np.iinfo(np.asarray(stream).dtype).max):
+        raise ValueError(f"noise id {int(vocab.max())} does not fit the stream's {np.asarray(stream).dtype}")
+    docs = documents(stream, eot)
+    rng = np.random.default_rng(seed)
+    chosen = np.zeros(len(docs), dtype=bool)
+    chosen[rng.choice(len(docs), size=_round(setting.doc_fraction * len(docs)), replace=False)] = True
+    head = np.asarray([eot], dtype=np.asarray(stream).dtype)
+    pieces, masks, rows = [], [], []
+    for i, doc in enumerate(docs):
+        if chosen[i]:
+            tokens, mask = inject_document(doc, setting.kind, setting.alpha, vocab, rng)
+        else:
+            tokens, mask = doc, np.zeros(len(doc), dtype=bool)
+        pieces += [head, tokens]
+        masks += [np.zeros(1, dtype=bool), mask]
+        rows.append({"doc": i, "noised": bool(chosen[i]), "n_clean": len(doc), "n_noise": int(mask.sum())})
+    if not pieces:
+        return np.asarray(stream).copy(), np.zeros(len(stream), dtype=bool), pd.DataFrame(rows)
+    return np.concatenate(pieces), np.concatenate(masks), pd.DataFrame(rows)
+
+
+def _uniformity_p(noise: np.ndarray, vocab: np.ndarray) -> float:
+    """Chi-square p value of the noise ids against the uniform law on ``vocab`` (NaN when it cannot be tested:
+    fewer than 5 expected draws per id)."""
+    from scipy.stats import chisquare
+
+    if len(noise) < 5 * len(vocab) or len(vocab) < 2:
+        return math.nan
+    counts = np.bincount(np.searchsorted(vocab, noise), minlength=len(vocab))
+    return float(chisquare(counts).pvalue)
+
+
+def injection_stats(
+    clean: np.ndarray,
+    tokens: np.ndarray,
+    mask: np.ndarray,
+    setting: NoiseSetting,
+    vocab: np.ndarray,
+    chosen: np.ndarray,
+    eot: int = 0,
+) -> dict:
+    """What the written stream and its mask show, counted against the clean stream (one row of ``stats.parquet``):
+
+    - ``count_error_max``: largest |noise tokens - expected| over the documents, expected ``noise_count(n)`` for a
+      document the injection chose (``chosen``, its documents table) and 0 for the others;
+    - ``docs_noised`` (chosen) against ``docs_expected`` = round(doc_fraction N); ``docs``, ``tokens_clean``,
+      ``tokens_noise``, ``noise_share`` (noise over all training tokens);
+    - ``recovered_mismatches``: tokens where the clean stream is not recovered (insert: the stream without its masked
+      tokens; overwrite: the unmasked positions), plus a length mismatch;
+    - ``outside_vocab``: noise tokens outside ``V_N`` or at an end-of-text; ``eot_moved``: end-of-text ids not where
+      the clean documents put them;
+    - ``uniform_p``: chi-square p value of the noise ids against the uniform law on ``V_N``.
+    """
+    tokens, mask, clean = np.asarray(tokens), np.asarray(mask, dtype=bool), np.asarray(clean)
+    if len(tokens) != len(mask):
+        raise ValueError(f"tokens ({len(tokens)}) and mask ({len(mask)}) differ in length")
+    noise = tokens[mask].astype(np.int64)
+    docs_clean, docs_noisy = documents(clean, eot), documents(tokens, eot)
+    doc_ids = np.cumsum(tokens == eot) - 1  # the document each position belongs to (its leading EOT included)
+    per_doc = np.bincount(doc_ids[mask], minlength=len(docs_noisy)) if len(docs_noisy) else np.zeros(0, dtype=int)
+    if setting.kind == "insert":
+        recovered = tokens[~mask]
+        mismatches = int(np.sum(recovered[: len(clean)] != clean[: len(recovered)])) + abs(len(recovered) - len(clean))
+    else:
+        same_length = len(tokens) == len(clean)
+        mismatches = (
+            int(np.sum(tokens[~mask] != clean[~mask])) if same_length else abs(len(tokens) - len(clean)) + len(clean)
+        )
+    chosen = np.asarray(chosen, dtype=bool)
+    if len(chosen) != len(docs_clean):
+        raise ValueError(f"{len(chosen)} document flags for {len(docs_clean)} documents")
+    errors = [
+        abs(int(per_doc[i]) - (noise_count(setting.kind, setting.alpha, len(doc)) if chosen[i] else 0))
+        for i, doc in enumerate(docs_clean)
+    ] + [int(per_doc[i]) for i in range(len(docs_clean), len(per_doc))]  # noise in documents the clean stream lacks
+    clean_eot = np.flatnonzero(clean == eot)
+    noisy_eot = np.flatnonzero((tokens == eot) & ~mask)
+    eot_moved = abs(len(clean_eot) - len(noisy_eot))
+    if setting.kind == "overwrite" and len(clean_eot) == len(noisy_eot):
+        eot_moved += int(np.sum(clean_eot != noisy_eot))
+    return {
+        "setting": setting.name,
+        "kind": setting.kind,
+        "vocab": setting.vocab,
+        "vocab_size_noise": len(vocab),
+        "alpha": setting.alpha,
+        "doc_fraction": setting.doc_fraction,
+        "docs": len(docs_clean),
+        "docs_noised": int(chosen.sum()),
+        "docs_expected": _round(setting.doc_fraction * len(docs_clean)),
+        "tokens_clean": int((~mask).sum()),
+        "tokens_noise": int(mask.sum()),
+        "noise_share": float(mask.mean()) if len(mask) else math.nan,
+        "count_error_max": float(max(errors)) if errors else math.nan,
+        "recovered_mismatches": mismatches + (len(docs_noisy) != len(docs_clean)),
+        "outside_vocab": int(np.sum(~np.isin(noise, vocab)) + np.sum(noise == eot)),
+        "eot_moved": eot_moved,
+        "uniform_p": _uniformity_p(noise, vocab),
+    }

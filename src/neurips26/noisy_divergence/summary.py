@@ -1,0 +1,178 @@
+"""Paper 09's tables: the runs with their divergence outcome and mechanism proxies (:func:`runs_table`), the
+divergence rates per cell (:func:`divergence_table`), the classifier's inputs (:func:`classifier_table`) and what
+the report renders (:func:`report_tables`)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+
+from . import classifier
+from .divergence import detect, rates
+from .noise import CLEAN, parse_setting
+
+__all__ = [
+    "CELL",
+    "classifier_table",
+    "divergence_table",
+    "failure_mode_cells",
+    "report_tables",
+    "runs_table",
+    "setting_columns",
+]
+
+CELL = ["shape", "qk_norm", "lr_multiplier", "setting"]
+KEYS = [*CELL, "seed"]
+
+
+def setting_columns(setting: str) -> dict:
+    """kind, vocab, alpha, doc_fraction of a setting name (clean: kind ``clean``, alpha 0)."""
+    if setting == CLEAN:
+        return {"kind": CLEAN, "vocab": "", "alpha": 0.0, "doc_fraction": 0.0}
+    s = parse_setting(setting)
+    return {"kind": s.kind, "vocab": s.vocab, "alpha": s.alpha, "doc_fraction": s.doc_fraction}
+
+
+def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, divergence: dict) -> pd.DataFrame:
+    """One row per run: its summary, the detector's verdict (``diverged``, ``div_kind``, ``onset``), and the
+    proxies at the last diagnostic step before any divergence (``max_attn_logit``: largest over layers;
+    ``logit_max``: largest |output logit|; ``resid_rms``: largest over layers), plus the proxies' peak over the run."""
+    rows = []
+    curves_by = dict(tuple(curves.groupby(KEYS, sort=False)))
+    diag_by = dict(tuple(diag.groupby(KEYS, sort=False)))
+    for run in summary.to_dict("records"):
+        key = tuple(run[k] for k in KEYS)
+        c = curves_by.get(key, pd.DataFrame(columns=["step", "train_loss"]))
+        d = diag_by.get(key, pd.DataFrame(columns=["step", "max_logit", "resid_rms"]))
+        nf = None if run["non_finite_step"] < 0 else int(run["non_finite_step"])
+        diverged, kind, onset = detect(c["train_loss"].to_numpy(), non_finite_step=nf, **divergence)
+        until = onset if diverged else math.inf
+        d_before = d[d["step"] <= until]
+        last = d_before["step"].max() if len(d_before) else None
+        at_last = d_before[d_before["step"] == last]
+        c_last = c[c["step"] == last]
+        rows.append(
+            {
+                **run,
+                **setting_columns(run["setting"]),
+                "diverged": diverged,
+                "div_kind": kind,
+                "onset": onset,
+                "final_train_loss": float(c["train_loss"].iloc[-1]) if len(c) else math.nan,
+                "proxy_step": -1 if last is None else int(last),
+                "max_attn_logit": float(at_last["max_logit"].max()) if len(at_last) else math.nan,
+                "logit_max": float(c_last["logit_max"].iloc[0]) if len(c_last) else math.nan,
+                "resid_rms": float(at_last["resid_rms"].max()) if len(at_last) else math.nan,
+                "peak_attn_logit": float(d["max_logit"].max()) if len(d) else math.nan,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def divergence_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Divergence rate per cell (shape, QK-norm, LR multiplier, setting) with its Wilson interval, beside the
+    median proxy over the cell's seeds."""
+    table = rates(runs, CELL)
+    proxy = runs.groupby(CELL, sort=False)["max_attn_logit"].median().rename("median_max_attn_logit").reset_index()
+    return table.merge(proxy, on=CELL, how="left")
+
+
+def classifier_table(runs: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, base_lr: float) -> pd.DataFrame:
+    """The classifier's rows, one per run it can use, with :data:`classifier.FEATURES`:
+
+    - ``task = onset``: diverged runs without QK-norm, ``label`` 1 for a clean run at a raised learning rate
+      (LR-induced), 0 for a noisy run at the base learning rate (noise-induced); features at the onset;
+    - ``task = run``: every run without QK-norm that is noisy at the base learning rate (0) or clean at a raised
+      one (1), diverged or not; features at the last diagnostic step before any divergence.
+    """
+    rows = []
+    curves_by = dict(tuple(curves.groupby(KEYS, sort=False)))
+    diag_by = dict(tuple(diag.groupby(KEYS, sort=False)))
+    for run in runs[~runs["qk_norm"]].to_dict("records"):
+        noisy_base = run["kind"] != CLEAN and run["lr_multiplier"] == base_lr
+        clean_high = run["kind"] == CLEAN and run["lr_multiplier"] > base_lr
+        if not (noisy_base or clean_high):
+            continue
+        key = tuple(run[k] for k in KEYS)
+        if key not in diag_by:
+            continue
+        step = run["onset"] if run["diverged"] else math.inf
+        features = classifier.features_at(diag_by[key], curves_by[key], step)
+        base = {k: run[k] for k in KEYS} | {"label": int(clean_high), **features}
+        rows.append({**base, "task": "run"})
+        if run["diverged"]:
+            rows.append({**base, "task": "onset"})
+    return pd.DataFrame(rows, columns=["task", *KEYS, "label", *classifier.FEATURES])
+
+
+def failure_mode_cells(runs: pd.DataFrame, comparisons: dict) -> list[dict]:
+    """The cells the traces and loss curves show, those that were trained: clean and the reference noise at the base
+    learning rate, clean at the largest multiplier (no QK-norm, the deep shape), and the reference noise with
+    QK-norm."""
+    deep, base, ref = comparisons["deep_shape"], comparisons["base_lr_multiplier"], comparisons["reference_setting"]
+    high = runs["lr_multiplier"].max()
+    wanted = [(deep, False, base, CLEAN), (deep, False, base, ref), (deep, False, high, CLEAN), (deep, True, base, ref)]
+    trained = set(map(tuple, runs[CELL].itertuples(index=False)))
+    return [dict(zip(CELL, cell)) for cell in dict.fromkeys(wanted) if cell in trained]
+
+
+def report_tables(inp, params) -> dict:
+    """Everything the report template renders besides the claims and the closing sections."""
+    runs = pd.read_parquet(inp.runs)
+    divergence = pd.read_parquet(inp.divergence)
+    clf = pd.read_parquet(inp.classifier)
+    throughput = pd.read_parquet(inp.throughput)
+    stats = pd.concat([pd.read_parquet(p) for p in inp.stats], ignore_index=True) if inp.stats else pd.DataFrame()
+    meta = json.loads(open(inp.corpus_meta).read())
+    cells = divergence.assign(rate=lambda f: [f"{k}/{n}" for k, n in zip(f["k"], f["n"])])[
+        [*CELL, "rate", "p", "low", "high", "median_max_attn_logit"]
+    ]
+    diverged = runs[runs["diverged"]][[*KEYS, "div_kind", "onset", "non_finite_where", "final_train_loss"]]
+    proxies = (
+        runs[~runs["diverged"]]
+        .groupby(CELL, sort=False)
+        .agg(
+            runs=("seed", "size"),
+            max_attn_logit=("max_attn_logit", "median"),
+            logit_max=("logit_max", "median"),
+            resid_rms=("resid_rms", "median"),
+            final_val_loss=("final_val_loss", "median"),
+        )
+        .reset_index()
+    )
+    gemm_cols = [c for c in throughput.columns if c.startswith("gemm_flops_per_s_")]
+    speed = throughput[["job", "members", "tokens", "seconds", "tokens_per_s", "model_flops_per_s", *gemm_cols]].copy()
+    for c in gemm_cols:
+        speed[f"share_of_{c.removeprefix('gemm_flops_per_s_')}"] = speed["model_flops_per_s"] / speed[c]
+    injection = (
+        stats[
+            [
+                "setting",
+                "docs_noised",
+                "docs",
+                "tokens_noise",
+                "noise_share",
+                "count_error_max",
+                "recovered_mismatches",
+                "outside_vocab",
+                "uniform_p",
+            ]
+        ]
+        if len(stats)
+        else stats
+    )
+    shapes = pd.DataFrame([{"shape": k, **v} for k, v in params.shapes.items()])
+    return {
+        "cells": cells,
+        "diverged": diverged,
+        "proxies": proxies,
+        "classifier": clf,
+        "speed": speed,
+        "injection": injection,
+        "shapes": shapes,
+        "corpus": f"{meta['corpus']} ({meta['documents']['train']} training documents, {meta['tokens']['train']:,} "
+        f"tokens, byte-level BPE of {meta['vocab_size']})",
+        "n_runs": len(runs),
+    }

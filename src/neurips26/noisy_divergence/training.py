@@ -1,0 +1,287 @@
+r"""Pre-training of the divergence study: the runs of one model shape, QK-norm choice and learning rate, every noise
+setting and seed of them, as one batched ensemble (:class:`neurips26.common.ensemble.Ensemble`), so that
+divergence rates rest on tens of runs.
+
+Member i trains on its own token stream (its noise setting's, or the clean one), from its own initialisation
+(``LMConfig.seed``) and its own window generator (its seed): random windows of ``seq_len + 1`` tokens, next-token
+cross-entropy averaged over the window. AdamW (``neurips26.common.optim``; decoupled weight decay on matrices and the
+embedding, none on norms; betas (0.9, 0.95) at every scale of our config), linear warmup then cosine decay to
+``min_lr_frac`` of the peak, each member's gradient clipped to ``grad_clip`` by its own norm. The batched step's loss
+is the sum of the live members' losses, so each member's gradient is its own; a test holds each member of a batched
+run to its run alone within float tolerance.
+
+Divergence is an outcome, never an error: a member whose loss, gradient or weights stop being finite is recorded
+as ``non_finite`` at that step (with the first parameter that broke) and frozen (its weights and AdamW state
+zeroed; it keeps stepping, finitely and in vain, beside the others). The step function returns the live members'
+mean loss, and NaN once every member has diverged: the common loop, with ``record_divergence``, then ends the run
+and returns that as ``LoopResult.diverged`` instead of raising. Losses that rise and do not come back
+(``divergence.detect``) are found from the logged curves afterwards, so that the detector's settings do not retrain.
+
+Logged per step and member: training loss, learning rate, gradient norm before clipping; every ``diag_every`` steps
+(and at the last): the largest |output logit|, the mean log-partition ``log Z`` of the output softmax, the norm of
+the update ``||theta_after - theta_before||``, and per layer the attention statistics and residual RMS
+(``model.DIAG``); validation loss on the clean validation stream every ``eval_every`` steps. Everything runs in the
+common loop on the job's device and is checkpointed, so a killed job resumes to the same result.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from neurips26.common import loop
+from neurips26.common.ensemble import Ensemble, StackedWeights, clip_grad_norm_per_member
+from neurips26.common.loop import LoopSettings
+from neurips26.common.optim import AdamW
+
+from .model import DIAG, LM
+
+__all__ = ["MemberResult", "TrainSettings", "lr_at", "train_ensemble", "validation_losses"]
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    seq_len: int
+    batch_size: int
+    steps: int
+    warmup: int
+    lr: float  # peak learning rate (the job's multiplier applied)
+    min_lr_frac: float = 0.1
+    betas: tuple[float, float] = (0.9, 0.95)
+    eps: float = 1e-8
+    weight_decay: float = 0.1
+    grad_clip: float = 1.0
+    diag_every: int = 10
+    eval_every: int = 50
+    eval_tokens: int = 4096
+
+    def __post_init__(self) -> None:
+        if self.steps < 1 or self.batch_size < 1 or self.seq_len < 1:
+            raise ValueError(
+                f"steps, batch_size and seq_len must be >= 1, got {self.steps}, {self.batch_size}, {self.seq_len}"
+            )
+        if not 0 <= self.warmup < self.steps:
+            raise ValueError(f"warmup must lie in [0, steps), got {self.warmup} of {self.steps}")
+        if not self.lr > 0:
+            raise ValueError(f"the learning rate must be > 0, got {self.lr}")
+        if self.diag_every < 1 or self.eval_every < 1:
+            raise ValueError("diag_every and eval_every must be >= 1")
+
+
+@dataclass
+class MemberResult:
+    steps: list[dict] = field(default_factory=list)  # one row per step
+    diag: list[dict] = field(default_factory=list)  # one row per (diagnostic step, layer)
+    non_finite_step: int | None = None  # the step whose loss, gradient or update was not finite
+    non_finite_where: str = ""
+    final_val_loss: float = math.nan
+
+
+def lr_at(step: int, s: TrainSettings) -> float:
+    """Learning rate of (0-based) ``step``: linear warmup over ``warmup`` steps, then cosine to ``min_lr_frac``."""
+    if step < s.warmup:
+        return s.lr * (step + 1) / s.warmup
+    progress = (step - s.warmup) / max(1, s.steps - s.warmup - 1)
+    return s.lr * (s.min_lr_frac + (1 - s.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0))))
+
+
+def _windows(streams: Sequence[np.ndarray], rngs, s: TrainSettings, device) -> tuple[torch.Tensor, torch.Tensor]:
+    rows = []
+    for stream, rng in zip(streams, rngs):
+        starts = rng.integers(0, len(stream) - s.seq_len - 1, size=s.batch_size)
+        rows.append(np.asarray(stream[starts[:, None] + np.arange(s.seq_len + 1)], dtype=np.int64))
+    data = torch.from_numpy(np.stack(rows)).to(device)
+    return data[..., :-1], data[..., 1:]
+
+
+def _values(tensor: torch.Tensor) -> list:
+    return tensor.detach().cpu().tolist()
+
+
+@torch.no_grad()
+def validation_losses(ens: Ensemble, tokens: np.ndarray, seq_len: int, max_tokens: int, batch_size: int) -> list:
+    """Each member's mean next-token cross-entropy over the same consecutive windows of the (clean) validation
+    stream, at most ``max_tokens`` targets."""
+    n_windows = min(max_tokens // seq_len, (len(tokens) - 1) // seq_len)
+    if n_windows < 1:
+        raise ValueError(f"the validation stream ({len(tokens)} tokens) is shorter than one window of {seq_len + 1}")
+    device = next(iter(ens.params.values())).device
+    starts = np.arange(n_windows) * seq_len
+    total = torch.zeros(ens.size, dtype=torch.float64, device=device)
+    for i in range(0, n_windows, batch_size):
+        chunk = starts[i : i + batch_size]
+        data = torch.from_numpy(np.asarray(tokens[chunk[:, None] + np.arange(seq_len + 1)], dtype=np.int64)).to(device)
+        logits, _ = ens(data[:, :-1], in_dims=None, diagnostics=False)
+        ce = F.cross_entropy(logits.flatten(0, 2), data[:, 1:].expand(ens.size, -1, -1).flatten(), reduction="none")
+        total += ce.view(ens.size, -1).double().sum(1)
+    return _values(total / (n_windows * seq_len))
+
+
+def _check_inputs(models: Sequence[LM], streams: Sequence[np.ndarray], val: np.ndarray, s: TrainSettings) -> None:
+    if len({replace(m.config, seed=0) for m in models}) != 1:
+        raise ValueError("the members of an ensemble must share one shape (LMConfig apart from the seed)")
+    config = models[0].config
+    if s.seq_len > config.context:
+        raise ValueError(f"sequence length {s.seq_len} exceeds the model's context {config.context}")
+    for i, stream in enumerate([*streams, val]):
+        name = "validation" if i == len(streams) else f"member {i}'s training"
+        if len(stream) <= s.seq_len + 1:
+            raise ValueError(f"the {name} stream ({len(stream)} tokens) is shorter than one window of {s.seq_len + 1}")
+        if int(np.max(stream)) >= config.vocab_size:
+            raise ValueError(
+                f"the {name} tokens reach id {int(np.max(stream))}, beyond the vocabulary of "
+                f"{config.vocab_size}: the tokenizer and the model disagree"
+            )
+
+
+def _bad_members(params: dict[str, torch.Tensor], grads: bool, size: int) -> dict[int, str]:
+    """Member -> first parameter (in model order) whose weights (or gradients) are not finite in its slice."""
+    tensors = [(n, p.grad if grads else p) for n, p in params.items()]
+    tensors = [(n, t) for n, t in tensors if t is not None]
+    if not tensors or bool(torch.stack(torch._foreach_norm([t for _, t in tensors])).isfinite().all()):
+        return {}
+    bad: dict[int, str] = {}
+    for name, t in tensors:
+        for member, flag in enumerate(_values(t.reshape(size, -1).isfinite().logical_not().any(1))):
+            if flag and member not in bad:
+                bad[member] = ("gradient of " if grads else "weights of ") + name
+    return bad
+
+
+def train_ensemble(
+    models: Sequence[LM],
+    seeds: Sequence[int],
+    streams: Sequence[np.ndarray],
+    val_tokens: np.ndarray,
+    settings: TrainSettings,
+    log: Callable[[str], None] = print,
+    loop_settings: LoopSettings | None = None,
+    device: torch.device | str | None = None,
+    labels: Sequence[str] | None = None,
+) -> tuple[list[MemberResult], loop.LoopResult]:
+    """Train ``models`` (member i from its own ``LMConfig.seed``) on ``streams[i]`` with windows drawn by
+    ``seeds[i]`` as one batched ensemble (module docstring). Returns each member's result and the loop's result
+    (``diverged`` is set when every member diverged); the trained weights are written back into ``models``."""
+    s, size = settings, len(models)
+    if size < 1 or len(seeds) != size or len(streams) != size:
+        raise ValueError(
+            f"an ensemble needs one seed and one stream per model: {size} models, {len(seeds)} seeds, "
+            f"{len(streams)} streams"
+        )
+    _check_inputs(models, streams, val_tokens, s)
+    labels = list(labels) if labels is not None else [f"member {i}" for i in range(size)]
+    device = loop.job_device() if device is None else torch.device(device)
+    for model in models:
+        model.to(device)
+    ens = Ensemble(models)
+    params = ens.params
+    decayed = [p for p in params.values() if p.dim() > 2]  # stacked matrices and embedding: (S, rows, cols)
+    kept = [p for p in params.values() if p.dim() <= 2]  # stacked norm weights
+    optimizers = {
+        "decay": AdamW(decayed, s.lr, s.betas, s.eps, s.weight_decay),
+        "no_decay": AdamW(kept, s.lr, s.betas, s.eps, 0.0),
+    }
+    rngs = [np.random.default_rng(seed) for seed in seeds]
+    # plain dicts (what a checkpoint may hold); MemberResult at the end
+    results = [{"steps": [], "diag": [], "non_finite_step": None, "non_finite_where": ""} for _ in range(size)]
+    n_layers = models[0].config.n_layers
+
+    def freeze(members: list[int]) -> None:
+        with torch.no_grad():
+            for p in params.values():
+                p[members] = 0.0
+            for opt in optimizers.values():
+                for t in (*opt.exp_avg, *opt.exp_avg_sq):
+                    t[members] = 0.0
+
+    def step_fn(k: int):
+        started = time.perf_counter()
+        step = k + 1
+        live = [i for i in range(size) if results[i]["non_finite_step"] is None]
+        lr = lr_at(k, s)
+        for opt in optimizers.values():
+            opt.lr = lr
+        x, y = _windows(streams, rngs, s, device)
+        record = step % s.diag_every == 0 or step == s.steps
+        logits, diag = ens(x, diagnostics=record)
+        ce = F.cross_entropy(logits.flatten(0, 2), y.flatten(), reduction="none").view(size, -1).mean(1)
+        alive = torch.zeros(size, dtype=torch.bool, device=device)
+        alive[live] = True
+        for opt in optimizers.values():
+            opt.zero_grad()
+        torch.where(alive, ce, torch.zeros_like(ce)).sum().backward()
+        losses = _values(ce)
+        bad = {i: "loss" for i in live if not math.isfinite(losses[i])}
+        bad = {**{i: w for i, w in _bad_members(params, True, size).items() if i in live}, **bad}
+        grad_norms = _values(clip_grad_norm_per_member(params.values(), s.grad_clip))
+        frozen = [i for i in range(size) if i not in live or i in bad]
+        if frozen:
+            with torch.no_grad():
+                for p in params.values():
+                    if p.grad is not None:
+                        p.grad[frozen] = 0.0
+        before = {n: p.detach().clone() for n, p in params.items()} if record else {}
+        for opt in optimizers.values():
+            opt.step()
+        for i, where in _bad_members(params, False, size).items():
+            if i in live and i not in bad:
+                bad[i] = where
+        if record:
+            with torch.no_grad():
+                update = torch.zeros(size, dtype=torch.float64, device=device)
+                for n, p in params.items():
+                    update += (p.detach() - before[n]).reshape(size, -1).double().square().sum(1)
+                out = logits.detach()
+                logit_max = _values(out.abs().flatten(1).amax(1))
+                log_z = _values(torch.logsumexp(out, dim=-1).flatten(1).mean(1))
+                update_norm = _values(update.sqrt())
+                diag_rows = _values(diag.detach())
+        for i, where in sorted(bad.items()):
+            results[i].update(non_finite_step=step, non_finite_where=where)
+            log(f"{labels[i]}: step {step}: diverged (non-finite), first: {where}; loss {losses[i]}")
+        if bad:
+            freeze(sorted(bad))
+        finite = [i for i in live if i not in bad]
+        evaluate = finite and (step % s.eval_every == 0 or step == s.steps)
+        val = validation_losses(ens, val_tokens, s.seq_len, s.eval_tokens, s.batch_size) if evaluate else []
+        seconds = (time.perf_counter() - started) / size
+        for i in live:
+            row = {"step": step, "train_loss": losses[i], "lr": lr, "grad_norm": grad_norms[i], "seconds": seconds}
+            row["val_loss"] = val[i] if evaluate and i in finite else math.nan
+            if record:
+                row.update(logit_max=logit_max[i], log_z=log_z[i], update_norm=update_norm[i])
+                results[i]["diag"].extend(
+                    {"step": step, "layer": layer, **dict(zip(DIAG, diag_rows[i][layer]))} for layer in range(n_layers)
+                )
+            results[i]["steps"].append(row)
+        if evaluate:
+            shown = ", ".join(f"{labels[i]} {val[i]:.3f}" for i in finite[:4])
+            log(f"step {step}/{s.steps}: validation loss {shown}{' ...' if len(finite) > 4 else ''}")
+        return sum(losses[i] for i in finite) / len(finite) if finite else math.nan
+
+    state = {
+        "params": StackedWeights(params),
+        **optimizers,
+        **{f"rng{i}": rng for i, rng in enumerate(rngs)},
+        "results": results,
+    }
+    base = loop_settings or LoopSettings(name="train noisy_divergence")
+    outcome = loop.run_loop(
+        step_fn, s.steps, state, replace(base, check_finite=True, record_divergence=True), groups={"weights": []}
+    )
+    with torch.no_grad():
+        for i, model in enumerate(models):
+            for name, p in model.named_parameters():
+                p.copy_(params[name][i])
+    members = []
+    for r in results:
+        vals = [row["val_loss"] for row in r["steps"] if math.isfinite(row["val_loss"])]
+        final = vals[-1] if vals and r["non_finite_step"] is None else math.nan
+        members.append(MemberResult(r["steps"], r["diag"], r["non_finite_step"], r["non_finite_where"], final))
+    return members, outcome

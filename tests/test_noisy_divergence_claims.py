@@ -1,0 +1,264 @@
+"""Paper 09's claims decided on built tables: every claim and check has a case where it holds, one where it fails and
+one where it is inconclusive (too few runs, an interval around the threshold, or missing evidence)."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from neurips26.common.claims import decide, load_definitions
+from neurips26.noisy_divergence.claims import measure_claims
+
+DEFINITIONS = load_definitions(ROOT / "config/claims/noisy_divergence.yaml")
+COMPARISONS = {
+    "deep_shape": "deep",
+    "wide_shape": "wide",
+    "reference_setting": "insert-k5-a0.5-d0.5",
+    "base_lr_multiplier": 1,
+}
+REF, LOW, HIGH = "insert-k5-a0.5-d0.5", "insert-k5-a0.25-d0.5", "insert-k5-a0.75-d0.5"
+FULL, OVERWRITE = "insert-full-a0.5-d0.5", "overwrite-k5-a0.5-d0.5"
+CELLS = [  # (shape, qk_norm, lr multiplier, setting)
+    ("deep", False, 1, "clean"),
+    ("deep", False, 1, LOW),
+    ("deep", False, 1, REF),
+    ("deep", False, 1, HIGH),
+    ("deep", False, 1, FULL),
+    ("deep", False, 1, OVERWRITE),
+    ("deep", False, 100, "clean"),
+    ("deep", True, 1, "clean"),
+    ("deep", True, 1, REF),
+    ("deep", True, 100, "clean"),
+    ("wide", False, 1, "clean"),
+    ("wide", False, 1, REF),
+]
+# base proxies (max attention logit) per cell: noise raises it, restricted more than full, QK-norm lowers it
+LOGIT = {
+    ("deep", False, 1, "clean"): 4.0,
+    ("deep", False, 1, LOW): 5.0,
+    ("deep", False, 1, REF): 6.0,
+    ("deep", False, 1, HIGH): 8.0,
+    ("deep", False, 1, FULL): 4.2,
+    ("deep", False, 1, OVERWRITE): 4.5,
+    ("deep", False, 100, "clean"): 1e4,
+    ("deep", True, 1, "clean"): 3.0,
+    ("deep", True, 1, REF): 3.1,
+    ("deep", True, 100, "clean"): 80.0,
+    ("wide", False, 1, "clean"): 7.0,
+    ("wide", False, 1, REF): 7.5,
+}
+
+
+def runs(seeds=8, diverged=None, logit=None, jitter=0.02):
+    """A runs table: ``diverged`` maps a cell to how many of its seeds diverged (default: 6 of 8 noisy deep runs at
+    the reference noise and above, none elsewhere ... then tuned per case); ``logit`` overrides the proxies."""
+    diverged = diverged if diverged is not None else {}
+    values = {**LOGIT, **(logit or {})}
+    rng = np.random.default_rng(0)
+    rows = []
+    for cell in CELLS:
+        shape, qk, lr, setting = cell
+        k = diverged.get(cell, 0)
+        for seed in range(seeds):
+            rows.append(
+                {
+                    "shape": shape,
+                    "qk_norm": qk,
+                    "lr_multiplier": lr,
+                    "setting": setting,
+                    "seed": seed,
+                    "diverged": seed < k,
+                    "max_attn_logit": values[cell] * math.exp(rng.normal(0, jitter)),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+DIVERGING = {
+    ("deep", False, 1, REF): 6,
+    ("deep", False, 1, HIGH): 8,
+    ("deep", False, 1, LOW): 2,
+    ("deep", False, 100, "clean"): 8,
+    ("deep", True, 100, "clean"): 0,
+    ("wide", False, 1, REF): 0,
+}
+
+
+def stats(**override):
+    row = {
+        "setting": REF,
+        "docs_noised": 10,
+        "docs_expected": 10,
+        "count_error_max": 0.0,
+        "recovered_mismatches": 0,
+        "outside_vocab": 0,
+        "eot_moved": 0,
+        "uniform_p": 0.4,
+    }
+    return pd.DataFrame([{**row, **override}, {**row, "setting": FULL}])
+
+
+def classifier(onset=(0.95, 40, 20, 20), run=(0.95, 40, 20, 20)):
+    rows = []
+    for task, values in (("onset", onset), ("run", run)):
+        if values is None:
+            rows.append(
+                {
+                    "task": task,
+                    "status": "skipped",
+                    "reason": "too few runs per class: 0 and 0",
+                    "n": 0,
+                    "n_class0": 0,
+                    "n_class1": 0,
+                    "folds": 0,
+                    "accuracy": math.nan,
+                }
+            )
+        else:
+            acc, n, n0, n1 = values
+            rows.append(
+                {
+                    "task": task,
+                    "status": "ok",
+                    "reason": "",
+                    "n": n,
+                    "n_class0": n0,
+                    "n_class1": n1,
+                    "folds": 8,
+                    "accuracy": acc,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def throughput(share=0.3):
+    return pd.DataFrame({"model_flops_per_s": [share * 1e10, share * 1e10], "gemm_flops_per_s_model": [1e10, 1e10]})
+
+
+def inputs(**kw):
+    return {"runs": runs(diverged=DIVERGING), "stats": stats(), "clf": classifier(), "throughput": throughput(), **kw}
+
+
+def decided(scenario) -> pd.DataFrame:
+    measured = measure_claims(scenario["runs"], scenario["stats"], scenario["clf"], scenario["throughput"], COMPARISONS)
+    return decide(DEFINITIONS, measured).set_index("claim_id")
+
+
+def real():
+    return inputs()
+
+
+def with_runs(**kw):
+    return inputs(runs=runs(**kw))
+
+
+def given(**kw):
+    return inputs(**kw)
+
+
+NONE = {}
+CLEAN_DIVERGES = {**DIVERGING, ("deep", False, 1, "clean"): 8, ("deep", False, 1, LOW): 8, ("deep", False, 1, HIGH): 0}
+QK_WORSE = {**DIVERGING, ("deep", True, 100, "clean"): 8, ("deep", False, 100, "clean"): 0}
+
+VERDICT_CASES = [
+    ("D1", "holds", real),
+    ("D1", "fails", partial(with_runs, diverged={("deep", False, 1, "clean"): 8})),
+    ("D1", "inconclusive", partial(with_runs, diverged=NONE)),  # 0 of 40 against 0 of 8
+    ("D1", "inconclusive", partial(with_runs, diverged=DIVERGING, seeds=2)),
+    ("D2", "holds", real),
+    ("D2", "fails", partial(with_runs, diverged=CLEAN_DIVERGES)),
+    ("D2", "inconclusive", partial(with_runs, diverged=NONE)),
+    ("D3", "holds", real),
+    ("D3", "fails", partial(with_runs, diverged={("deep", False, 1, FULL): 8})),
+    ("D3", "inconclusive", partial(with_runs, diverged=NONE)),
+    ("D4", "holds", real),
+    ("D4", "fails", partial(with_runs, diverged={("deep", False, 1, OVERWRITE): 8})),
+    ("D4", "inconclusive", partial(with_runs, diverged=NONE)),
+    ("D5", "holds", real),
+    ("D5", "fails", partial(with_runs, diverged={("wide", False, 1, REF): 8})),
+    ("D5", "inconclusive", partial(with_runs, diverged=NONE)),
+    ("D6", "holds", real),
+    ("D6", "fails", partial(with_runs, diverged=NONE)),
+    ("D6", "inconclusive", partial(with_runs, diverged={("deep", False, 100, "clean"): 2}, seeds=4)),
+    ("D7", "holds", real),
+    ("D7", "fails", partial(with_runs, diverged=DIVERGING, logit={("deep", True, 1, REF): 60.0})),
+    ("D7", "inconclusive", partial(with_runs, diverged=DIVERGING, logit={("deep", True, 1, REF): 6.0}, jitter=0.5)),
+    ("D8", "holds", real),
+    ("D8", "fails", partial(with_runs, diverged=QK_WORSE)),
+    ("D8", "inconclusive", partial(with_runs, diverged=NONE)),
+    ("D9", "holds", real),
+    ("D9", "fails", partial(with_runs, diverged=DIVERGING, logit={("deep", False, 1, HIGH): 2.0})),
+    ("D9", "inconclusive", partial(with_runs, diverged=DIVERGING, seeds=2)),
+    ("D10", "holds", real),
+    ("D10", "fails", partial(with_runs, diverged=DIVERGING, logit={("deep", False, 1, FULL): 12.0})),
+    ("D10", "inconclusive", partial(with_runs, diverged=DIVERGING, logit={("deep", False, 1, FULL): 6.0}, jitter=0.5)),
+    ("D11", "holds", real),
+    ("D11", "fails", partial(with_runs, diverged=DIVERGING, logit={("deep", False, 1, OVERWRITE): 12.0})),
+    ("D11", "inconclusive", partial(with_runs, diverged=DIVERGING, seeds=1)),
+    ("D12", "holds", real),
+    ("D12", "fails", partial(given, clf=classifier(onset=(0.5, 40, 20, 20)))),
+    ("D12", "inconclusive", partial(given, clf=classifier(onset=None))),  # skipped: too few divergences
+    ("D12", "inconclusive", partial(given, clf=classifier(onset=(0.8, 10, 5, 5)))),  # interval around 0.75
+    ("D13", "holds", real),
+    ("D13", "fails", partial(given, clf=classifier(run=(0.55, 40, 20, 20)))),
+    ("D13", "inconclusive", partial(given, clf=classifier(run=(1.0, 8, 6, 2)))),  # 2 runs in one class
+    ("T1", "holds", real),
+    ("T1", "fails", partial(given, throughput=throughput(0.02))),
+    ("T1", "inconclusive", partial(given, throughput=pd.DataFrame())),
+    ("C1", "holds", real),
+    ("C1", "fails", partial(given, stats=stats(count_error_max=1.0))),
+    ("C1", "inconclusive", partial(given, stats=pd.DataFrame())),
+    ("C2", "holds", real),
+    ("C2", "fails", partial(given, stats=stats(docs_noised=9))),
+    ("C2", "inconclusive", partial(given, stats=pd.DataFrame())),
+    ("C3", "holds", real),
+    ("C3", "fails", partial(given, stats=stats(recovered_mismatches=3))),
+    ("C3", "inconclusive", partial(given, stats=pd.DataFrame())),
+    ("C4", "holds", real),
+    ("C4", "fails", partial(given, stats=stats(eot_moved=1))),
+    ("C4", "inconclusive", partial(given, stats=pd.DataFrame())),
+    ("C5", "holds", real),
+    ("C5", "fails", partial(given, stats=stats(uniform_p=1e-6))),
+    ("C5", "inconclusive", partial(given, stats=stats(uniform_p=math.nan).assign(uniform_p=math.nan))),
+]
+
+
+@pytest.mark.parametrize(
+    "claim_id, expected, scenario", VERDICT_CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)]
+)
+def test_claim_verdict_in_scenario(claim_id, expected, scenario):
+    table = decided(scenario())
+    assert table.loc[claim_id, "verdict"] == expected, table.loc[claim_id, "note"]
+
+
+def test_every_claim_is_measured_and_the_kinds_are_as_stated():
+    table = decided(real())
+    assert set(table.index) == {d.claim_id for d in DEFINITIONS}
+    assert table.loc["D1", "kind"] == "hard" and set(table.loc[["C1", "C2", "C3", "C4", "C5"], "kind"]) == {"check"}
+
+
+def test_no_divergence_anywhere_leaves_every_rate_claim_inconclusive_with_its_runs():
+    table = decided(with_runs(diverged=NONE))
+    for claim in ("D1", "D2", "D3", "D4", "D5", "D8"):
+        assert table.loc[claim, "verdict"] == "inconclusive" and "0/8" in table.loc[claim, "note"]
+
+
+def test_proxies_are_paired_by_seed():
+    # a seed effect shared by both arms cancels: the ratio is exactly 1.5 in every seed
+    frame = runs(diverged=DIVERGING, jitter=0.0)
+    seed_effect = np.exp(np.linspace(-2, 2, 8))
+    for setting in (REF, FULL):
+        sel = (
+            (frame["setting"] == setting)
+            & (frame["shape"] == "deep")
+            & ~frame["qk_norm"]
+            & (frame["lr_multiplier"] == 1)
+        )
+        frame.loc[sel, "max_attn_logit"] *= seed_effect[frame.loc[sel, "seed"]]
+    row = decided(inputs(runs=frame)).loc["D10"]
+    assert row["value"] == pytest.approx(math.log(6.0 / 4.2)) and row["verdict"] == "holds"

@@ -1,0 +1,117 @@
+"""Paper 09's divergence detector, rates with Wilson intervals, the common rate-difference interval, and the
+noise- vs LR-failure classifier."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+
+from neurips26.common.claims import rate_difference, wilson
+from neurips26.noisy_divergence.classifier import FEATURES, features_at, loso
+from neurips26.noisy_divergence.divergence import detect, rates
+
+DETECT = dict(delta=0.5, ema_beta=0.5, window_frac=0.1)
+
+
+def test_a_loss_that_rises_and_stays_up_diverges_at_its_onset():
+    losses = [5.0] * 10 + [4.0] * 40 + [9.0] * 50
+    diverged, kind, onset = detect(losses, **DETECT)
+    assert diverged and kind == "no_recovery" and onset == 51
+
+
+def test_a_spike_that_recovers_is_not_a_divergence():
+    losses = [5.0] * 40 + [12.0] * 20 + [4.5] * 40
+    assert detect(losses, **DETECT) == (False, "", -1)
+
+
+def test_a_rise_shorter_than_the_window_at_the_end_is_not_a_divergence():
+    losses = [4.0] * 95 + [9.0] * 5
+    assert not detect(losses, delta=0.5, ema_beta=0.5, window_frac=0.1)[0]
+    assert detect(losses, delta=0.5, ema_beta=0.5, window_frac=0.03)[0]
+
+
+def test_non_finite_losses_or_a_recorded_step_are_divergences():
+    assert detect([5.0, 4.0, math.nan], **DETECT) == (True, "non_finite", 3)
+    assert detect([5.0, 4.0], non_finite_step=2, **DETECT) == (True, "non_finite", 2)
+    with pytest.raises(ValueError, match="delta > 0"):
+        detect([1.0], delta=0.0, ema_beta=0.5, window_frac=0.1)
+
+
+@pytest.mark.parametrize("k, n", [(0, 4), (2, 4), (4, 4), (7, 30), (0, 1)])
+def test_wilson_interval_matches_scipy(k, n):
+    expected = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert wilson(k, n) == pytest.approx((expected.low, expected.high), abs=1e-9)
+    assert all(math.isnan(x) for x in wilson(0, 0))
+
+
+def test_rate_difference_is_newcombes_interval():
+    # Newcombe (1998), Table II example: 56/70 vs 48/80, difference 0.2, method 10 interval [0.0524, 0.3339]
+    spread = rate_difference(56, 70, 48, 80)
+    assert spread.mean == pytest.approx(0.2) and (spread.low, spread.high) == pytest.approx((0.0524, 0.3339), abs=5e-4)
+    none = rate_difference(0, 4, 0, 4)
+    assert none.mean == 0 and none.low < 0 < none.high  # nothing against nothing decides nothing
+    assert math.isnan(rate_difference(0, 0, 1, 4).mean)
+
+
+def test_rates_per_group_carry_counts_and_intervals():
+    runs = pd.DataFrame({"cell": ["a"] * 4 + ["b"], "diverged": [True, False, False, True, True]})
+    table = rates(runs, ["cell"]).set_index("cell")
+    assert (table.loc["a", "k"], table.loc["a", "n"], table.loc["a", "p"]) == (2, 4, 0.5)
+    assert "fewer than 2 runs" in table.loc["b", "note"]
+
+
+def _frame(n_per_class, seeds, separable, rng):
+    rows = []
+    for seed in seeds:
+        for label in (0, 1):
+            for _ in range(n_per_class):
+                x = rng.normal(size=len(FEATURES)) + (8.0 * label if separable else 0.0)
+                rows.append({"seed": seed, "label": label, **dict(zip(FEATURES, x))})
+    return pd.DataFrame(rows)
+
+
+def test_the_classifier_separates_separable_failures_and_not_shuffled_ones():
+    rng = np.random.default_rng(0)
+    assert loso(_frame(5, range(4), True, rng), "label", 3)["accuracy"] == 1.0
+    noise = [loso(_frame(5, range(4), False, rng), "label", 3)["accuracy"] for _ in range(5)]
+    assert 0.2 < np.mean(noise) < 0.8
+
+
+def test_the_classifier_is_skipped_with_its_reason_when_runs_are_too_few():
+    rng = np.random.default_rng(1)
+    out = loso(_frame(1, range(2), True, rng), "label", 3)
+    assert (
+        out["status"] == "skipped"
+        and "too few runs per class: 2 and 2" in out["reason"]
+        and math.isnan(out["accuracy"])
+    )
+    one_seed = loso(_frame(5, [0], True, rng), "label", 3)
+    assert one_seed["status"] == "skipped" and "1 seed" in one_seed["reason"]
+
+
+def test_leave_one_seed_out_never_trains_on_the_held_out_seed():
+    # seed 3's labels are flipped: trained on the others, the classifier must get all of seed 3 wrong
+    rng = np.random.default_rng(2)
+    frame = _frame(5, range(4), True, rng)
+    frame.loc[frame["seed"] == 3, "label"] = 1 - frame.loc[frame["seed"] == 3, "label"]
+    out = loso(frame, "label", 3)
+    assert out["accuracy"] == pytest.approx(30 / 40)
+
+
+def test_features_read_the_growth_of_the_deepest_growing_layer():
+    diag = pd.DataFrame(
+        [
+            {"step": s, "layer": layer, "max_logit": 1.0 * (1 + (s // 10) * (layer == 2) * 9), "resid_rms": 1.0}
+            for s in (10, 20)
+            for layer in range(3)
+        ]
+    )
+    steps = pd.DataFrame({"step": [10, 20], "logit_max": [2.0, 4.0], "update_norm": [1.0, 1.0]})
+    f = features_at(diag, steps, 20)
+    assert f["depth_of_growth"] == 1.0 and f["attn_logit_growth"] == pytest.approx(math.log(19 / 10))
+    assert f["output_logit_growth"] == pytest.approx(math.log(2)) and f["update_growth"] == 0
+    assert all(math.isnan(v) for v in features_at(diag, steps, 15).values())  # one diagnostic step: no growth
