@@ -200,6 +200,30 @@ def test_smoke_run_writes_paper_07s_sweeps_symmetry_checks_claims_and_figures(sm
     assert "## Claims" in report and "Optimizer step time" in report and "Deviations" in report
 
 
+@pytest.mark.paper("noisy_divergence")
+def test_smoke_run_writes_paper_09s_noise_runs_divergence_table_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/noisy_divergence"
+    smoke = yaml.safe_load((smoke_run / "config/noisy_divergence.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["divergence_rates", "max_logit_by_setting", "diagnostic_traces", "loss_curves"])
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert set(claims.index) == {f"D{i}" for i in range(1, 14)} | {"T1", "C1", "C2", "C3", "C4", "C5"}
+    checks = ["C1", "C2", "C3", "C4", "C5"]
+    assert (claims.loc[checks, "kind"] == "check").all() and (claims.loc[checks, "verdict"] == "holds").all()
+    # two seeds per cell at smoke: no divergence-rate claim can be decided
+    rate_claims = ["D1", "D2", "D3", "D4", "D5", "D8"]
+    assert (claims.loc[rate_claims, "verdict"] == "inconclusive").all()
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert len(runs) == sum(len(j["settings"]) for j in smoke["jobs"]) * len(smoke["seeds"])
+    assert runs["max_attn_logit"].gt(0).all() and {"diverged", "div_kind", "onset"} <= set(runs.columns)
+    stats = pd.read_parquet(out / "data/insert-k5-a0.5-d0.5/stats.parquet")
+    assert stats["count_error_max"].iloc[0] == 0 and stats["recovered_mismatches"].iloc[0] == 0
+    throughput = pd.read_parquet(out / "throughput.parquet")
+    assert (throughput["tokens_per_s"] > 0).all() and (throughput["gemm_flops_per_s_512"] > 0).all()
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "## Divergence per cell" in report and "GEMM" in report and "Deviations" in report
+
+
 @pytest.mark.paper("seqrec_audit")
 def test_smoke_run_writes_paper_10s_ndcg_table_diagnostics_claims_and_figures(smoke_run):
     out = smoke_run / "results/smoke/seqrec_audit"

@@ -122,7 +122,7 @@ def report_tables(inp, params) -> dict:
     """Everything the report template renders besides the claims and the closing sections."""
     runs = pd.read_parquet(inp.runs)
     divergence = pd.read_parquet(inp.divergence)
-    clf = pd.read_parquet(inp.classifier)
+    clf = pd.read_parquet(inp.classifier).drop(columns=["git_commit", "config_hash"], errors="ignore")
     throughput = pd.read_parquet(inp.throughput)
     stats = pd.concat([pd.read_parquet(p) for p in inp.stats], ignore_index=True) if inp.stats else pd.DataFrame()
     meta = json.loads(open(inp.corpus_meta).read())
