@@ -101,6 +101,7 @@ rule noisy_divergence_classifier:
     params:
         classifier=paper_params("noisy_divergence", "classifier"),
         base_lr=paper_params("noisy_divergence", "comparisons", "base_lr_multiplier"),
+        deep_shape=paper_params("noisy_divergence", "comparisons", "deep_shape"),
     script:
         "../scripts/noisy_divergence/classifier.py"
 

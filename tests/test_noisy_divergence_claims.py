@@ -94,6 +94,8 @@ def stats(**override):
         "setting": REF,
         "docs_noised": 10,
         "docs_expected": 10,
+        "docs_with_noise": 9,
+        "docs_positive": 9,
         "count_error_max": 0.0,
         "recovered_mismatches": 0,
         "outside_vocab": 0,
@@ -103,9 +105,10 @@ def stats(**override):
     return pd.DataFrame([{**row, **override}, {**row, "setting": FULL}])
 
 
-def classifier(onset=(0.95, 40, 20, 20), run=(0.95, 40, 20, 20)):
+def classifier(onset=(0.95, 0.9, 1.0, 20, 20)):
+    """The classifier table with the onset task's (balanced accuracy, bootstrap low, high, class counts), or skipped."""
     rows = []
-    for task, values in (("onset", onset), ("run", run)):
+    for task, values in (("onset", onset), ("run", (1.0, 1.0, 1.0, 24, 4))):
         if values is None:
             rows.append(
                 {
@@ -116,20 +119,26 @@ def classifier(onset=(0.95, 40, 20, 20), run=(0.95, 40, 20, 20)):
                     "n_class0": 0,
                     "n_class1": 0,
                     "folds": 0,
+                    "balanced_accuracy": math.nan,
+                    "low": math.nan,
+                    "high": math.nan,
                     "accuracy": math.nan,
                 }
             )
         else:
-            acc, n, n0, n1 = values
+            acc, low, high, n0, n1 = values
             rows.append(
                 {
                     "task": task,
                     "status": "ok",
                     "reason": "",
-                    "n": n,
+                    "n": n0 + n1,
                     "n_class0": n0,
                     "n_class1": n1,
                     "folds": 8,
+                    "balanced_accuracy": acc,
+                    "low": low,
+                    "high": high,
                     "accuracy": acc,
                 }
             )
@@ -186,27 +195,26 @@ VERDICT_CASES = [
     ("D6", "fails", partial(with_runs, diverged=NONE)),
     ("D6", "inconclusive", partial(with_runs, diverged={("deep", False, 100, "clean"): 2}, seeds=4)),
     ("D7", "holds", real),
-    ("D7", "fails", partial(with_runs, diverged=DIVERGING, logit={("deep", True, 1, REF): 60.0})),
-    ("D7", "inconclusive", partial(with_runs, diverged=DIVERGING, logit={("deep", True, 1, REF): 6.0}, jitter=0.5)),
+    ("D7", "fails", partial(with_runs, diverged={("deep", True, 1, REF): 8})),
+    ("D7", "inconclusive", partial(with_runs, diverged=NONE)),
     ("D8", "holds", real),
     ("D8", "fails", partial(with_runs, diverged=QK_WORSE)),
     ("D8", "inconclusive", partial(with_runs, diverged=NONE)),
-    ("D9", "holds", real),
-    ("D9", "fails", partial(with_runs, diverged=DIVERGING, logit={("deep", False, 1, HIGH): 2.0})),
-    ("D9", "inconclusive", partial(with_runs, diverged=DIVERGING, seeds=2)),
-    ("D10", "holds", real),
-    ("D10", "fails", partial(with_runs, diverged=DIVERGING, logit={("deep", False, 1, FULL): 12.0})),
-    ("D10", "inconclusive", partial(with_runs, diverged=DIVERGING, logit={("deep", False, 1, FULL): 6.0}, jitter=0.5)),
-    ("D11", "holds", real),
-    ("D11", "fails", partial(with_runs, diverged=DIVERGING, logit={("deep", False, 1, OVERWRITE): 12.0})),
-    ("D11", "inconclusive", partial(with_runs, diverged=DIVERGING, seeds=1)),
+    ("D9", "holds", partial(with_runs, diverged=NONE)),
+    ("D9", "fails", partial(with_runs, diverged=NONE, logit={("deep", False, 1, HIGH): 2.0})),
+    ("D9", "inconclusive", partial(with_runs, diverged=NONE, seeds=2)),
+    ("D9", "inconclusive", real),  # every run at the largest ratio diverged: no seed left to pair
+    ("D10", "holds", partial(with_runs, diverged=NONE)),
+    ("D10", "fails", partial(with_runs, diverged=NONE, logit={("deep", False, 1, FULL): 12.0})),
+    ("D10", "inconclusive", partial(with_runs, diverged=NONE, logit={("deep", False, 1, FULL): 6.0}, jitter=0.5)),
+    ("D11", "holds", partial(with_runs, diverged=NONE)),
+    ("D11", "fails", partial(with_runs, diverged=NONE, logit={("deep", False, 1, OVERWRITE): 12.0})),
+    ("D11", "inconclusive", partial(with_runs, diverged=NONE, seeds=1)),
     ("D12", "holds", real),
-    ("D12", "fails", partial(given, clf=classifier(onset=(0.5, 40, 20, 20)))),
+    ("D12", "fails", partial(given, clf=classifier(onset=(0.5, 0.4, 0.6, 20, 20)))),
     ("D12", "inconclusive", partial(given, clf=classifier(onset=None))),  # skipped: too few divergences
-    ("D12", "inconclusive", partial(given, clf=classifier(onset=(0.8, 10, 5, 5)))),  # interval around 0.75
-    ("D13", "holds", real),
-    ("D13", "fails", partial(given, clf=classifier(run=(0.55, 40, 20, 20)))),
-    ("D13", "inconclusive", partial(given, clf=classifier(run=(1.0, 8, 6, 2)))),  # 2 runs in one class
+    ("D12", "inconclusive", partial(given, clf=classifier(onset=(0.8, 0.6, 0.95, 5, 5)))),  # interval around 0.75
+    ("D12", "inconclusive", partial(given, clf=classifier(onset=(1.0, 1.0, 1.0, 20, 2)))),  # 2 runs in one class
     ("T1", "holds", real),
     ("T1", "fails", partial(given, throughput=throughput(0.02))),
     ("T1", "inconclusive", partial(given, throughput=pd.DataFrame())),
@@ -215,6 +223,7 @@ VERDICT_CASES = [
     ("C1", "inconclusive", partial(given, stats=pd.DataFrame())),
     ("C2", "holds", real),
     ("C2", "fails", partial(given, stats=stats(docs_noised=9))),
+    ("C2", "fails", partial(given, stats=stats(docs_with_noise=10))),  # noise in a document not chosen
     ("C2", "inconclusive", partial(given, stats=pd.DataFrame())),
     ("C3", "holds", real),
     ("C3", "fails", partial(given, stats=stats(recovered_mismatches=3))),
@@ -250,7 +259,7 @@ def test_no_divergence_anywhere_leaves_every_rate_claim_inconclusive_with_its_ru
 
 def test_proxies_are_paired_by_seed():
     # a seed effect shared by both arms cancels: the ratio is exactly 1.5 in every seed
-    frame = runs(diverged=DIVERGING, jitter=0.0)
+    frame = runs(diverged=NONE, jitter=0.0)
     seed_effect = np.exp(np.linspace(-2, 2, 8))
     for setting in (REF, FULL):
         sel = (

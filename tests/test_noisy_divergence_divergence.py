@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import binomtest
 
 from neurips26.common.claims import rate_difference, wilson
-from neurips26.noisy_divergence.classifier import FEATURES, features_at, loso
+from neurips26.noisy_divergence.classifier import FEATURES, balanced_accuracy, features_at, loso, seed_bootstrap
 from neurips26.noisy_divergence.divergence import detect, rates
 
 DETECT = dict(delta=0.5, ema_beta=0.5, window_frac=0.1)
@@ -76,20 +76,31 @@ def _frame(n_per_class, seeds, separable, rng):
 
 def test_the_classifier_separates_separable_failures_and_not_shuffled_ones():
     rng = np.random.default_rng(0)
-    assert loso(_frame(5, range(4), True, rng), "label", 3)["accuracy"] == 1.0
-    noise = [loso(_frame(5, range(4), False, rng), "label", 3)["accuracy"] for _ in range(5)]
-    assert 0.2 < np.mean(noise) < 0.8
+    summary, predictions = loso(_frame(5, range(4), True, rng), "label", 3)
+    assert summary["balanced_accuracy"] == 1.0 and summary["low"] == 1.0 and len(predictions) == 40
+    noise = [loso(_frame(5, range(4), False, rng), "label", 3)[0]["balanced_accuracy"] for _ in range(5)]
+    assert 0.3 < np.mean(noise) < 0.7
+
+
+def test_guessing_the_larger_class_does_not_reach_the_threshold():
+    # 24 runs of one class against 4 of the other, features unrelated to the label: plain accuracy can exceed 0.75
+    # by predicting the larger class, balanced accuracy cannot
+    rng = np.random.default_rng(3)
+    rows = [
+        {"seed": i % 4, "label": int(i < 4), **dict(zip(FEATURES, rng.normal(size=len(FEATURES))))} for i in range(28)
+    ]
+    summary, _ = loso(pd.DataFrame(rows), "label", 3)
+    assert summary["balanced_accuracy"] < 0.75 and summary["low"] < 0.75
+    y = np.array([0] * 24 + [1] * 4)
+    assert balanced_accuracy(y, np.zeros(28, dtype=int)) == 0.5 and np.mean(y == 0) > 0.75
 
 
 def test_the_classifier_is_skipped_with_its_reason_when_runs_are_too_few():
     rng = np.random.default_rng(1)
-    out = loso(_frame(1, range(2), True, rng), "label", 3)
-    assert (
-        out["status"] == "skipped"
-        and "too few runs per class: 2 and 2" in out["reason"]
-        and math.isnan(out["accuracy"])
-    )
-    one_seed = loso(_frame(5, [0], True, rng), "label", 3)
+    out, predictions = loso(_frame(1, range(2), True, rng), "label", 3)
+    assert out["status"] == "skipped" and "too few runs per class: 2 and 2" in out["reason"]
+    assert math.isnan(out["balanced_accuracy"]) and predictions.empty
+    one_seed, _ = loso(_frame(5, [0], True, rng), "label", 3)
     assert one_seed["status"] == "skipped" and "1 seed" in one_seed["reason"]
 
 
@@ -97,9 +108,22 @@ def test_leave_one_seed_out_never_trains_on_the_held_out_seed():
     # seed 3's labels are flipped: trained on the others, the classifier must get all of seed 3 wrong
     rng = np.random.default_rng(2)
     frame = _frame(5, range(4), True, rng)
-    frame.loc[frame["seed"] == 3, "label"] = 1 - frame.loc[frame["seed"] == 3, "label"]
-    out = loso(frame, "label", 3)
-    assert out["accuracy"] == pytest.approx(30 / 40)
+    flipped = frame["seed"] == 3
+    frame.loc[flipped, "label"] = 1 - frame.loc[flipped, "label"]
+    summary, predictions = loso(frame, "label", 3)
+    assert summary["accuracy"] == pytest.approx(30 / 40)
+    assert (predictions[flipped] != frame.loc[flipped, "label"]).all()
+
+
+def test_the_bootstrap_resamples_seeds_not_runs():
+    y = np.array([0, 1] * 10)
+    groups = np.repeat(np.arange(5), 4)
+    perfect = seed_bootstrap(y, y.copy(), groups)
+    assert perfect == (1.0, 1.0)
+    wrong_seed = y.copy()
+    wrong_seed[groups == 0] = 1 - wrong_seed[groups == 0]  # one seed all wrong
+    low, high = seed_bootstrap(y, wrong_seed, groups)
+    assert low < 0.8 <= high <= 1.0
 
 
 def test_features_read_the_growth_of_the_deepest_growing_layer():

@@ -26,8 +26,12 @@ def test_jobs_cover_settings_x_seeds_once_in_groups_of_members_per_job():
             job, runs = experiment.job_members(cfg, name)
             assert 1 <= len(runs) <= cfg["members_per_job"]
             members += [(job["shape"], job["qk_norm"], job["lr_multiplier"], r["setting"], r["seed"]) for r in runs]
-        expected = [(j["shape"], j["qk_norm"], j["lr_multiplier"], s, seed)
-                    for j in cfg["jobs"] for s in j["settings"] for seed in cfg["seeds"]]
+        expected = [
+            (j["shape"], j["qk_norm"], j["lr_multiplier"], s, seed)
+            for j in cfg["jobs"]
+            for s in j["settings"]
+            for seed in cfg["seeds"]
+        ]
         assert members == expected
     assert experiment.job_names(CONFIG["quick"])[:2] == ["L4d48_noqk_lr1_g0", "L4d48_noqk_lr1_g1"]
     assert len(experiment.job_names(CONFIG["paper"])) == sum(len(j["settings"]) for j in CONFIG["paper"]["jobs"]) * 4

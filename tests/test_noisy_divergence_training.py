@@ -195,8 +195,8 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp
     with caplog.at_level(logging.INFO, logger="neurips26.loop"):
         _, resumed = run()
     assert any("resuming from checkpoint" in r.getMessage() and "at step 3" in r.getMessage() for r in caplog.records)
-    untimed = [[{k: v for k, v in row.items() if k != "seconds"} for row in r.steps] for r in resumed]
-    expected = [[{k: v for k, v in row.items() if k != "seconds"} for row in r.steps] for r in whole]
+    untimed = [[{k: v for k, v in row.items() if k != "step_seconds"} for row in r.steps] for r in resumed]
+    expected = [[{k: v for k, v in row.items() if k != "step_seconds"} for row in r.steps] for r in whole]
     assert str(untimed) == str(expected)  # str: NaN == NaN
     assert [r.diag for r in resumed] == [r.diag for r in whole]
 
@@ -228,3 +228,18 @@ def test_bad_inputs_are_refused_before_training(change, message):
         train_ensemble(
             [LM(LMConfig(**SHAPE))], [0], args["streams"], _stream(100, 1), args["settings"], log=quiet, device="cpu"
         )
+
+
+def test_diagnostics_are_read_on_the_clean_probe_batch_shared_by_every_member():
+    streams = [_stream(800, 0), np.full(800, 3, dtype=np.uint16)]  # member 1 trains on one repeated token
+    val = _stream(200, 9)
+    models = [LM(LMConfig(**SHAPE, seed=s)) for s in (0, 1)]
+    results, _ = train_ensemble(models, [0, 1], streams, val, SETTINGS, log=quiet, device="cpu")
+    probe = torch.from_numpy(val[: 3 * 12].astype(np.int64).reshape(3, 12))  # batch_size windows of seq_len
+    for model, result in zip(models, results):
+        with torch.no_grad():
+            logits, diag = model(probe)
+        last = [row for row in result.diag if row["step"] == SETTINGS.steps]
+        for layer, row in enumerate(last):
+            assert row["max_logit"] == pytest.approx(float(diag[layer, 0]), rel=1e-5)
+        assert result.steps[-1]["logit_max"] == pytest.approx(float(logits.abs().max()), rel=1e-5)

@@ -15,7 +15,14 @@ setting = parse_setting(snakemake.wildcards.setting)
 vocab = noise_vocabulary(p["vocab_size"], setting.vocab, tuple(p["special_ids"]), p["allow_special"])
 clean = np.concatenate([read_tokens(path) for path in snakemake.input.clean])
 tokens, mask, documents = inject_stream(clean, setting, vocab, p["seed"], eot=p["eot_id"])
-stats = injection_stats(clean, tokens, mask, setting, vocab, documents["noised"].to_numpy(), eot=p["eot_id"])
+out = snakemake.output
+write_tokens(out.train, tokens.astype(clean.dtype), delimiter_id=p["eot_id"])
+with atomic_path(out.mask) as tmp, open(tmp, "wb") as handle:
+    np.save(handle, mask)
+# the statistics are counted on the files as written, read back, against the clean stream
+stats = injection_stats(
+    clean, read_tokens(out.train), np.load(out.mask), setting, vocab, documents["noised"].to_numpy(), eot=p["eot_id"]
+)
 log.info(
     "%s: %d of %d documents noised, %d noise tokens (%.1f%% of the stream), noise vocabulary of %d ids; "
     "largest count error %s, clean-stream mismatches %d, uniformity p %.3g",
@@ -29,10 +36,6 @@ log.info(
     stats["recovered_mismatches"],
     stats["uniform_p"],
 )
-out = snakemake.output
-write_tokens(out.train, tokens.astype(clean.dtype), delimiter_id=p["eot_id"])
-with atomic_path(out.mask) as tmp, open(tmp, "wb") as handle:
-    np.save(handle, mask)
 prov = job_provenance(snakemake, p["seed"])
 write_parquet(documents, out.documents, prov)
 write_parquet(pd.DataFrame([stats]), out.stats, prov)

@@ -48,7 +48,7 @@ results, outcome = train_ensemble(
 )
 if outcome.diverged is not None:
     log.info("every run of the job diverged; the loop recorded: %s", outcome.diverged)
-seconds = sum(row["seconds"] for r in results for row in r.steps)
+seconds = artifacts.training_seconds(results)
 m, batch_tokens = p["model"], settings.batch_size * settings.seq_len
 where = "cpu" if device.type == "meta" else device.type
 gemm = {

@@ -11,15 +11,16 @@ import pandas as pd
 from neurips26.common.costs import decoder_params
 from neurips26.common.timing import timed
 
-__all__ = ["RUN_KEYS", "job_tables", "matmul_rate", "model_flops_per_token"]
+__all__ = ["RUN_KEYS", "job_tables", "matmul_rate", "model_flops_per_token", "training_seconds"]
 
 RUN_KEYS = ("shape", "qk_norm", "lr_multiplier", "setting", "seed")
 
 
 def model_flops_per_token(model: dict, seq_len: int) -> float:
     """Training FLOPs per token: 6 x the weights a token passes through (``common.costs.decoder_params``) plus
-    the attention scores and values, 6 x layers x seq_len x heads x head_dim (Kaplan et al. 2020's count, the full
-    T x T matrices our explicit attention computes)."""
+    the attention scores and values over the full T x T matrices our explicit attention computes: forward
+    2 x seq_len x heads x head_dim for q k^T and as much for the weighted values, per layer, and backward twice the
+    forward, so 12 x layers x seq_len x heads x head_dim."""
     weights = decoder_params(
         d_model=model["d_model"],
         n_layers=model["n_layers"],
@@ -29,7 +30,7 @@ def model_flops_per_token(model: dict, seq_len: int) -> float:
         d_ff=model["d_ff"],
         vocab=model["vocab_size"],
     )
-    return 6.0 * weights + 6.0 * model["n_layers"] * seq_len * model["n_heads"] * model["head_dim"]
+    return 6.0 * weights + 12.0 * model["n_layers"] * seq_len * model["n_heads"] * model["head_dim"]
 
 
 def matmul_rate(m: int, k: int, n: int, repeats: int = 5, device: str = "cpu") -> float:
@@ -52,8 +53,18 @@ def matmul_rate(m: int, k: int, n: int, repeats: int = 5, device: str = "cpu") -
     return 2.0 * m * k * n * calls / seconds
 
 
+def training_seconds(results) -> float:
+    """Wall time of the ensemble's steps: each step counted once (its ``step_seconds``, logged by every live member)."""
+    per_step: dict[int, float] = {}
+    for result in results:
+        for row in result.steps:
+            per_step[row["step"]] = row["step_seconds"]
+    return float(sum(per_step.values()))
+
+
 def job_tables(params: dict, job: str, results, seconds: float, gemm: dict[str, float]) -> dict[str, pd.DataFrame]:
-    """The four tables of a job from its runs (``params["runs"]``) and their :class:`training.MemberResult`s."""
+    """The four tables of a job from its runs (``params["runs"]``) and their :class:`training.MemberResult`s;
+    ``seconds``: the training wall time (:func:`training_seconds`)."""
     steps, diag, summary = [], [], []
     for run, result in zip(params["runs"], results):
         keys = {

@@ -2,10 +2,12 @@
 
 Divergence claims compare rates of two arms of runs (same shape, QK-norm choice and learning rate, differing in one
 factor) by the difference ``p_a - p_b`` with Newcombe's interval: 0 of n against 0 of n gives an interval around 0,
-so the verdict is inconclusive, with the runs in the note. Mechanism proxies compare the largest attention logit of
-two arms seed by seed (same initialisation and window seed): the mean over seeds of ``log(a / b)`` with its t
-interval. The classifier claims read the leave-one-seed-out accuracy with a Wilson interval over its predictions, NaN
-when the classifier was skipped. Checks read the injection statistics of every noise setting.
+so the verdict is inconclusive, with the runs in the note; the intervals take runs as independent, although the runs
+of one seed share their initialisation across settings (the notes say so). Mechanism proxies compare the largest
+attention logit (on the clean probe batch) of two arms seed by seed (same initialisation and window seed), over the
+seeds where neither run diverged: the mean over seeds of ``log(a / b)`` with its t interval. The classifier claim
+reads the leave-one-seed-out balanced accuracy with its bootstrap interval over seeds, NaN when the classifier was
+skipped. Checks read the injection statistics of every noise setting.
 
 Arms are found from the config's ``comparisons``: the deep and wide shapes, the reference noise setting (e.g.
 insert-k5-a0.5-d0.5) and the base learning-rate multiplier; the raised learning rate is the largest multiplier
@@ -43,17 +45,26 @@ def _rate_claim(claim_id: str, a: pd.DataFrame, b: pd.DataFrame, what_a: str, wh
     if na == 0 or nb == 0:
         return Measured(claim_id, math.nan, min(na, nb), note=note + ": an arm has no runs")
     return Measured(
-        claim_id, spread.mean, spread.runs, note=f"{note}; {spread.method}", low=spread.low, high=spread.high
+        claim_id,
+        spread.mean,
+        spread.runs,
+        note=f"{note}; {spread.method}, runs taken as independent",
+        low=spread.low,
+        high=spread.high,
     )
 
 
 def _paired_log_ratio(claim_id: str, a: pd.DataFrame, b: pd.DataFrame, what: str) -> Measured:
-    """Mean over seeds of log(max_attn_logit of a / of b), t interval; runs = seeds with both finite."""
-    x = a.set_index("seed")["max_attn_logit"].astype(float)
-    y = b.set_index("seed")["max_attn_logit"].astype(float)
+    """Mean over seeds of log(max_attn_logit of a / of b), t interval; runs = seeds where both runs exist, have a
+    finite proxy and neither diverged (a diverged run's proxy is read at its onset, the other's at the end)."""
+    x = a[~a["diverged"]].set_index("seed")["max_attn_logit"].astype(float)
+    y = b[~b["diverged"]].set_index("seed")["max_attn_logit"].astype(float)
     ratio = np.log(x / y).replace([np.inf, -np.inf], np.nan).dropna()
+    dropped = len(set(a["seed"]) & set(b["seed"])) - len(ratio)
     spread = t_interval(ratio.tolist())
     note = f"{what}: mean log ratio of the max attention logit over {spread.runs} seeds"
+    if dropped > 0:
+        note += f" ({dropped} seed(s) left out: a run diverged or has no proxy)"
     if spread.runs:
         note += f" (geometric-mean ratio {math.exp(spread.mean):.3g})"
     return measured_from_spread(claim_id, spread, note)
@@ -83,16 +94,14 @@ def _accuracy_claim(claim_id: str, clf: pd.DataFrame, task: str) -> Measured:
             claim_id, math.nan, 0 if row.empty else int(row["n"].iloc[0]), note=f"classifier skipped: {reason}"
         )
     r = row.iloc[0]
-    correct = int(round(r["accuracy"] * r["n"]))
-    low, high = wilson(correct, int(r["n"]))
     return Measured(
         claim_id,
-        float(r["accuracy"]),
+        float(r["balanced_accuracy"]),
         int(min(r["n_class0"], r["n_class1"])),
-        note=f"leave-one-seed-out accuracy {correct}/{int(r['n'])} over {int(r['folds'])} seeds "
-        f"({int(r['n_class0'])} noise-trained, {int(r['n_class1'])} raised-LR runs); 95% Wilson interval",
-        low=low,
-        high=high,
+        note=f"leave-one-seed-out balanced accuracy over {int(r['folds'])} seeds ({int(r['n_class0'])} noise-induced, "
+        f"{int(r['n_class1'])} LR-induced); plain accuracy {r['accuracy']:.3f}; 95% bootstrap over seeds",
+        low=float(r["low"]),
+        high=float(r["high"]),
     )
 
 
@@ -139,12 +148,11 @@ def measure_claims(
         )
         if high > base
         else Measured("D8", math.nan, 0, note="no raised learning rate trained"),
-        _paired_log_ratio("D7", arm(ref.name, qk=True), arm(ref.name), f"QK-norm vs none under {ref.name}"),
+        _rate_claim("D7", arm(ref.name, qk=True), arm(ref.name), f"QK-norm under {ref.name}", "no QK-norm"),
         _paired_log_ratio("D9", arm(hi_alpha[:1]), arm(CLEAN), f"{hi_alpha[0] if hi_alpha else 'n/a'} vs clean"),
         _paired_log_ratio("D10", arm(ref.name), arm(full[:1]), f"{ref.name} vs full vocabulary"),
         _paired_log_ratio("D11", arm(ref.name), arm(overwrite[:1]), f"{ref.name} vs overwrite"),
         _accuracy_claim("D12", clf, "onset"),
-        _accuracy_claim("D13", clf, "run"),
     ]
     lr_runs = arm(CLEAN, lr=high) if high > base else arm([])
     k, n = int(lr_runs["diverged"].sum()), len(lr_runs)
@@ -177,7 +185,9 @@ def _checks(stats: pd.DataFrame) -> list[Measured]:
     n = len(stats)
     if not n:
         return [Measured(c, math.nan, 0, note="no noise setting injected") for c in ("C1", "C2", "C3", "C4", "C5")]
-    docs_off = (stats["docs_noised"] - stats["docs_expected"]).abs()
+    docs_off = np.maximum(
+        (stats["docs_noised"] - stats["docs_expected"]).abs(), (stats["docs_with_noise"] - stats["docs_positive"]).abs()
+    )
     testable = stats["uniform_p"].dropna()
     return [
         Measured(
@@ -188,7 +198,11 @@ def _checks(stats: pd.DataFrame) -> list[Measured]:
             f"overwritten in a chosen document, 0 elsewhere) over {n} settings",
         ),
         Measured(
-            "C2", float(docs_off.max()), n, note="largest |documents noised - round(doc_fraction N)| over settings"
+            "C2",
+            float(docs_off.max()),
+            n,
+            note="largest of |documents chosen - round(doc_fraction N)| and |documents with noise in the mask - "
+            "chosen documents with a positive count| over settings",
         ),
         Measured(
             "C3",

@@ -13,8 +13,10 @@ log-ratio to the run's first diagnostic step:
 * ``update_growth``: of the update norm.
 
 :func:`loso` fits a standardised logistic regression (scikit-learn) on all seeds but one and predicts the held-out
-seed's runs, for every seed; accuracy is over all held-out predictions. It is skipped, with the reason as data, when
-either class has fewer than ``min_per_class`` runs or the runs span fewer than 2 seeds.
+seed's runs, for every seed; the score is the balanced accuracy over all held-out predictions (the mean of the two
+classes' recalls, so that guessing the larger class scores 0.5), with a percentile bootstrap over seeds. It is
+skipped, with the reason as data, when either class has fewer than ``min_per_class`` runs or the runs span fewer
+than 2 seeds.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["FEATURES", "features_at", "loso"]
+__all__ = ["FEATURES", "balanced_accuracy", "features_at", "loso", "seed_bootstrap"]
 
 FEATURES = (
     "depth_of_growth",
@@ -67,25 +69,61 @@ def features_at(diag: pd.DataFrame, steps: pd.DataFrame, step: int) -> dict:
     }
 
 
-def loso(frame: pd.DataFrame, label: str, min_per_class: int, C: float = 1.0) -> dict:
-    """Leave-one-seed-out accuracy of a logistic regression of ``label`` (0/1) on :data:`FEATURES` over the rows
-    of ``frame`` (one per run, with ``seed``); rows with a non-finite feature are dropped first. Returns
-    ``status`` (``ok`` or ``skipped``), ``reason``, ``n``, the class counts, ``accuracy``, ``folds`` and the
+def balanced_accuracy(y: np.ndarray, pred: np.ndarray) -> float:
+    """Mean of the two classes' recalls (NaN when a class is absent): guessing the larger class scores 0.5."""
+    recalls = [float(np.mean(pred[y == c] == c)) for c in (0, 1) if np.any(y == c)]
+    return float(np.mean(recalls)) if len(recalls) == 2 else math.nan
+
+
+def seed_bootstrap(y, pred, groups, resamples: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Percentile interval of the balanced accuracy when the seeds (the folds) are resampled with replacement: the
+    runs of one seed share an initialisation, so seeds, not runs, are the independent units."""
+    rng = np.random.default_rng(seed)
+    seeds = np.unique(groups)
+    rows = {g: np.flatnonzero(groups == g) for g in seeds}
+    draws = []
+    for _ in range(resamples):
+        take = np.concatenate([rows[g] for g in rng.choice(seeds, size=len(seeds))])
+        draws.append(balanced_accuracy(y[take], pred[take]))
+    draws = np.asarray([d for d in draws if math.isfinite(d)])
+    if not len(draws):
+        return math.nan, math.nan
+    tail = (1 - level) / 2
+    low, high = np.quantile(draws, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def loso(frame: pd.DataFrame, label: str, min_per_class: int, C: float = 1.0) -> tuple[dict, pd.Series]:
+    """Leave-one-seed-out logistic regression of ``label`` (0/1) on :data:`FEATURES` over the rows of ``frame`` (one
+    per run, with ``seed``); rows with a non-finite feature are dropped first. Returns (summary, predictions indexed
+    like the rows used): ``status`` (``ok`` or ``skipped``), ``reason``, ``n``, the class counts, ``folds``,
+    ``balanced_accuracy`` with its bootstrap interval over seeds (``low``, ``high``), plain ``accuracy`` and the
     coefficients of the fit on every row."""
     data = frame.replace([np.inf, -np.inf], np.nan).dropna(subset=list(FEATURES))
     counts = data[label].value_counts()
     n0, n1 = int(counts.get(0, 0)), int(counts.get(1, 0))
     seeds = sorted(data["seed"].unique())
-    out = {"n": len(data), "n_class0": n0, "n_class1": n1, "folds": len(seeds), "accuracy": math.nan, "reason": ""}
+    out = {
+        "n": len(data),
+        "n_class0": n0,
+        "n_class1": n1,
+        "folds": len(seeds),
+        "balanced_accuracy": math.nan,
+        "low": math.nan,
+        "high": math.nan,
+        "accuracy": math.nan,
+        "reason": "",
+    }
     out.update({f"coef_{f}": math.nan for f in FEATURES})
+    none = pd.Series(dtype=float)
     if min(n0, n1) < min_per_class:
         return {
             **out,
             "status": "skipped",
             "reason": f"too few runs per class: {n0} and {n1}, fewer than min_per_class {min_per_class}",
-        }
+        }, none
     if len(seeds) < 2:
-        return {**out, "status": "skipped", "reason": f"the runs span {len(seeds)} seed(s): nothing to leave out"}
+        return {**out, "status": "skipped", "reason": f"the runs span {len(seeds)} seed(s): nothing to leave out"}, none
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -94,18 +132,22 @@ def loso(frame: pd.DataFrame, label: str, min_per_class: int, C: float = 1.0) ->
         return make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=1000))
 
     X, y, groups = data[list(FEATURES)].to_numpy(float), data[label].to_numpy(int), data["seed"].to_numpy()
-    correct = 0
+    pred = np.empty_like(y)
     for seed in seeds:
         train, test = groups != seed, groups == seed
         if len(np.unique(y[train])) < 2:  # one class only in the training folds: predict it
-            correct += int(np.sum(y[test] == y[train][0]))
+            pred[test] = y[train][0]
             continue
-        correct += int(np.sum(model().fit(X[train], y[train]).predict(X[test]) == y[test]))
-    full = model().fit(X, y)
-    coefs = full[-1].coef_[0]
-    return {
+        pred[test] = model().fit(X[train], y[train]).predict(X[test])
+    low, high = seed_bootstrap(y, pred, groups)
+    coefs = model().fit(X, y)[-1].coef_[0]
+    summary = {
         **out,
         "status": "ok",
-        "accuracy": correct / len(y),
+        "balanced_accuracy": balanced_accuracy(y, pred),
+        "low": low,
+        "high": high,
+        "accuracy": float(np.mean(pred == y)),
         **{f"coef_{f}": float(c) for f, c in zip(FEATURES, coefs)},
     }
+    return summary, pd.Series(pred, index=data.index)

@@ -11,7 +11,8 @@ The paper's body could not be read here, so the procedure below is our reconstru
 * **insert** at ratio ``alpha``: alpha is the share of noise in the noised document, so a document of n clean
   tokens receives ``m = round(alpha n / (1 - alpha))`` noise tokens, each placed in one of the n + 1 gaps drawn
   uniformly and independently (several may share a gap); **overwrite**: ``round(alpha n)`` positions chosen without
-  replacement get a noise token; the noise ids are uniform over ``V_N``;
+  replacement get a noise token (which may happen to equal the token it replaces: the mask counts noise draws, not
+  changed tokens); the noise ids are uniform over ``V_N``;
 * a share ``doc_fraction`` of the documents, ``round(doc_fraction N)`` of the N chosen without replacement, is
   noised; the others are copied unchanged. Documents are the stream split at the end-of-text id, which stays
   where it is and is never noised.
@@ -200,8 +201,9 @@ def injection_stats(
 
     - ``count_error_max``: largest |noise tokens - expected| over the documents, expected ``noise_count(n)`` for a
       document the injection chose (``chosen``, its documents table) and 0 for the others;
-    - ``docs_noised`` (chosen) against ``docs_expected`` = round(doc_fraction N); ``docs``, ``tokens_clean``,
-      ``tokens_noise``, ``noise_share`` (noise over all training tokens);
+    - ``docs_noised`` (chosen) against ``docs_expected`` = round(doc_fraction N); ``docs_with_noise`` (documents with
+      a masked token) against ``docs_positive`` (chosen documents whose count is positive); ``docs``,
+      ``tokens_clean``, ``tokens_noise``, ``noise_share`` (noise over all training tokens);
     - ``recovered_mismatches``: tokens where the clean stream is not recovered (insert: the stream without its masked
       tokens; overwrite: the unmasked positions), plus a length mismatch;
     - ``outside_vocab``: noise tokens outside ``V_N`` or at an end-of-text; ``eot_moved``: end-of-text ids not where
@@ -244,6 +246,13 @@ def injection_stats(
         "doc_fraction": setting.doc_fraction,
         "docs": len(docs_clean),
         "docs_noised": int(chosen.sum()),
+        "docs_with_noise": int(np.sum(per_doc > 0)),
+        "docs_positive": int(
+            sum(
+                bool(chosen[i]) and noise_count(setting.kind, setting.alpha, len(d)) > 0
+                for i, d in enumerate(docs_clean)
+            )
+        ),
         "docs_expected": _round(setting.doc_fraction * len(docs_clean)),
         "tokens_clean": int((~mask).sum()),
         "tokens_noise": int(mask.sum()),

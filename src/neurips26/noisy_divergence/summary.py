@@ -24,6 +24,7 @@ __all__ = [
 ]
 
 CELL = ["shape", "qk_norm", "lr_multiplier", "setting"]
+PROXY_STEPS = 3  # a run's proxy: the median over its last three diagnostic steps (one probe batch each)
 KEYS = [*CELL, "seed"]
 
 
@@ -37,8 +38,9 @@ def setting_columns(setting: str) -> dict:
 
 def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, divergence: dict) -> pd.DataFrame:
     """One row per run: its summary, the detector's verdict (``diverged``, ``div_kind``, ``onset``), and the
-    proxies at the last diagnostic step before any divergence (``max_attn_logit``: largest over layers;
-    ``logit_max``: largest |output logit|; ``resid_rms``: largest over layers), plus the proxies' peak over the run."""
+    proxies on the clean probe batch, each the median over the last ``PROXY_STEPS`` diagnostic steps before any
+    divergence (``max_attn_logit``: largest over layers; ``logit_max``: largest |output logit|; ``resid_rms``:
+    largest over layers), plus the attention logit's peak over the run; ``proxy_step`` is the last of those steps."""
     rows = []
     curves_by = dict(tuple(curves.groupby(KEYS, sort=False)))
     diag_by = dict(tuple(diag.groupby(KEYS, sort=False)))
@@ -50,9 +52,10 @@ def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, 
         diverged, kind, onset = detect(c["train_loss"].to_numpy(), non_finite_step=nf, **divergence)
         until = onset if diverged else math.inf
         d_before = d[d["step"] <= until]
-        last = d_before["step"].max() if len(d_before) else None
-        at_last = d_before[d_before["step"] == last]
-        c_last = c[c["step"] == last]
+        recorded = sorted(d_before["step"].unique())[-PROXY_STEPS:]
+        last = recorded[-1] if recorded else None
+        per_step = d_before[d_before["step"].isin(recorded)].groupby("step")[["max_logit", "resid_rms"]].max()
+        c_last = c[c["step"].isin(recorded)]
         rows.append(
             {
                 **run,
@@ -62,9 +65,9 @@ def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, 
                 "onset": onset,
                 "final_train_loss": float(c["train_loss"].iloc[-1]) if len(c) else math.nan,
                 "proxy_step": -1 if last is None else int(last),
-                "max_attn_logit": float(at_last["max_logit"].max()) if len(at_last) else math.nan,
-                "logit_max": float(c_last["logit_max"].iloc[0]) if len(c_last) else math.nan,
-                "resid_rms": float(at_last["resid_rms"].max()) if len(at_last) else math.nan,
+                "max_attn_logit": float(per_step["max_logit"].median()) if len(per_step) else math.nan,
+                "logit_max": float(c_last["logit_max"].median()) if len(c_last) else math.nan,
+                "resid_rms": float(per_step["resid_rms"].median()) if len(per_step) else math.nan,
                 "peak_attn_logit": float(d["max_logit"].max()) if len(d) else math.nan,
             }
         )
@@ -79,18 +82,22 @@ def divergence_table(runs: pd.DataFrame) -> pd.DataFrame:
     return table.merge(proxy, on=CELL, how="left")
 
 
-def classifier_table(runs: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, base_lr: float) -> pd.DataFrame:
-    """The classifier's rows, one per run it can use, with :data:`classifier.FEATURES`:
+def classifier_table(
+    runs: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, base_lr: float, shape: str
+) -> pd.DataFrame:
+    """The classifier's rows, one per run of ``shape`` without QK-norm it can use, with :data:`classifier.FEATURES`
+    (one shape only: a one-layer model's depth feature is constant, so mixed shapes would let shape stand for the
+    label):
 
-    - ``task = onset``: diverged runs without QK-norm, ``label`` 1 for a clean run at a raised learning rate
-      (LR-induced), 0 for a noisy run at the base learning rate (noise-induced); features at the onset;
-    - ``task = run``: every run without QK-norm that is noisy at the base learning rate (0) or clean at a raised
-      one (1), diverged or not; features at the last diagnostic step before any divergence.
+    - ``task = onset``: diverged runs, ``label`` 1 for a clean run at a raised learning rate (LR-induced), 0 for a
+      noisy run at the base learning rate (noise-induced); features at the onset;
+    - ``task = run``: every run that is noisy at the base learning rate (0) or clean at a raised one (1), diverged or
+      not; features at the last diagnostic step before any divergence.
     """
     rows = []
     curves_by = dict(tuple(curves.groupby(KEYS, sort=False)))
     diag_by = dict(tuple(diag.groupby(KEYS, sort=False)))
-    for run in runs[~runs["qk_norm"]].to_dict("records"):
+    for run in runs[~runs["qk_norm"] & (runs["shape"] == shape)].to_dict("records"):
         noisy_base = run["kind"] != CLEAN and run["lr_multiplier"] == base_lr
         clean_high = run["kind"] == CLEAN and run["lr_multiplier"] > base_lr
         if not (noisy_base or clean_high):

@@ -17,10 +17,12 @@ mean loss, and NaN once every member has diverged: the common loop, with ``recor
 and returns that as ``LoopResult.diverged`` instead of raising. Losses that rise and do not come back
 (``divergence.detect``) are found from the logged curves afterwards, so that the detector's settings do not retrain.
 
-Logged per step and member: training loss, learning rate, gradient norm before clipping; every ``diag_every`` steps
-(and at the last): the largest |output logit|, the mean log-partition ``log Z`` of the output softmax, the norm of
-the update ``||theta_after - theta_before||``, and per layer the attention statistics and residual RMS
-(``model.DIAG``); validation loss on the clean validation stream every ``eval_every`` steps. Everything runs in the
+Logged per step and member: training loss, learning rate, gradient norm before clipping, and the wall time of the
+ensemble's step (``step_seconds``, the same for every member); every ``diag_every`` steps (and at the last): the
+norm of the step's update ``||theta_after - theta_before||`` and, on one fixed batch of the clean validation stream
+shared by every member (the probe), the largest |output logit|, the mean log-partition ``log Z`` of the output
+softmax and per layer the attention statistics and residual RMS (``model.DIAG``); validation loss on the clean
+validation stream every ``eval_every`` steps. Everything runs in the
 common loop on the job's device and is checkpointed, so a killed job resumes to the same result.
 """
 
@@ -188,6 +190,12 @@ def train_ensemble(
         "no_decay": AdamW(kept, s.lr, s.betas, s.eps, 0.0),
     }
     rngs = [np.random.default_rng(seed) for seed in seeds]
+    # the diagnostics' probe: the first batch_size consecutive windows of the clean validation stream, one batch
+    # shared by every member, so that no run's statistics are read on its own (possibly noisy) input
+    n_probe = min(s.batch_size, (len(val_tokens) - 1) // s.seq_len)
+    probe = torch.from_numpy(
+        np.asarray(val_tokens[: n_probe * s.seq_len], dtype=np.int64).reshape(n_probe, s.seq_len)
+    ).to(device)
     # plain dicts (what a checkpoint may hold); MemberResult at the end
     results = [{"steps": [], "diag": [], "non_finite_step": None, "non_finite_where": ""} for _ in range(size)]
     n_layers = models[0].config.n_layers
@@ -209,7 +217,7 @@ def train_ensemble(
             opt.lr = lr
         x, y = _windows(streams, rngs, s, device)
         record = step % s.diag_every == 0 or step == s.steps
-        logits, diag = ens(x, diagnostics=record)
+        logits, _ = ens(x, diagnostics=False)
         ce = F.cross_entropy(logits.flatten(0, 2), y.flatten(), reduction="none").view(size, -1).mean(1)
         alive = torch.zeros(size, dtype=torch.bool, device=device)
         alive[live] = True
@@ -237,11 +245,11 @@ def train_ensemble(
                 update = torch.zeros(size, dtype=torch.float64, device=device)
                 for n, p in params.items():
                     update += (p.detach() - before[n]).reshape(size, -1).double().square().sum(1)
-                out = logits.detach()
+                out, diag = ens(probe, in_dims=None, diagnostics=True)  # the fixed clean batch, after the update
                 logit_max = _values(out.abs().flatten(1).amax(1))
                 log_z = _values(torch.logsumexp(out, dim=-1).flatten(1).mean(1))
                 update_norm = _values(update.sqrt())
-                diag_rows = _values(diag.detach())
+                diag_rows = _values(diag)
         for i, where in sorted(bad.items()):
             results[i].update(non_finite_step=step, non_finite_where=where)
             log(f"{labels[i]}: step {step}: diverged (non-finite), first: {where}; loss {losses[i]}")
@@ -250,9 +258,15 @@ def train_ensemble(
         finite = [i for i in live if i not in bad]
         evaluate = finite and (step % s.eval_every == 0 or step == s.steps)
         val = validation_losses(ens, val_tokens, s.seq_len, s.eval_tokens, s.batch_size) if evaluate else []
-        seconds = (time.perf_counter() - started) / size
+        step_seconds = time.perf_counter() - started
         for i in live:
-            row = {"step": step, "train_loss": losses[i], "lr": lr, "grad_norm": grad_norms[i], "seconds": seconds}
+            row = {
+                "step": step,
+                "train_loss": losses[i],
+                "lr": lr,
+                "grad_norm": grad_norms[i],
+                "step_seconds": step_seconds,
+            }
             row["val_loss"] = val[i] if evaluate and i in finite else math.nan
             if record:
                 row.update(logit_max=logit_max[i], log_z=log_z[i], update_norm=update_norm[i])
