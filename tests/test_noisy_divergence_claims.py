@@ -146,7 +146,7 @@ def classifier(onset=(0.95, 0.9, 1.0, 20, 20)):
 
 
 def throughput(share=0.3):
-    return pd.DataFrame({"model_flops_per_s": [share * 1e10, share * 1e10], "gemm_flops_per_s_model": [1e10, 1e10]})
+    return pd.DataFrame({"model_flops_per_s": [share * 1e10, share * 1e10], "gemm_model_flops_per_s": [1e10, 1e10]})
 
 
 def inputs(**kw):

@@ -226,7 +226,7 @@ def test_smoke_run_writes_paper_09s_noise_runs_divergence_table_claims_and_figur
     stats = pd.read_parquet(out / "data/insert-k5-a0.5-d0.5/stats.parquet")
     assert stats["count_error_max"].iloc[0] == 0 and stats["recovered_mismatches"].iloc[0] == 0
     throughput = pd.read_parquet(out / "throughput.parquet")
-    assert (throughput["tokens_per_s"] > 0).all() and (throughput["gemm_flops_per_s_512"] > 0).all()
+    assert (throughput["tokens_per_s"] > 0).all() and (throughput["gemm_512_flops_per_s"] > 0).all()
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "## Divergence per cell" in report and "GEMM" in report and "Deviations" in report
 

@@ -101,7 +101,7 @@ def job_tables(params: dict, job: str, results, seconds: float, gemm: dict[str, 
                 "tokens_per_s": rate,
                 "model_flops_per_token": per_token,
                 "model_flops_per_s": rate * per_token,
-                **{f"gemm_flops_per_s_{name}": value for name, value in gemm.items()},
+                **{f"gemm_{name}_flops_per_s": value for name, value in gemm.items()},
             }
         ]
     )

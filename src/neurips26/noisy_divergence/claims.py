@@ -164,8 +164,8 @@ def measure_claims(
         if n
         else Measured("D6", math.nan, 0, note="no clean runs at a raised learning rate")
     )
-    if len(throughput) and "gemm_flops_per_s_model" in throughput:
-        share = throughput["model_flops_per_s"] / throughput["gemm_flops_per_s_model"]
+    if len(throughput) and "gemm_model_flops_per_s" in throughput:
+        share = throughput["model_flops_per_s"] / throughput["gemm_model_flops_per_s"]
         measured.append(
             Measured(
                 "T1",

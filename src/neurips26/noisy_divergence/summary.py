@@ -149,10 +149,12 @@ def report_tables(inp, params) -> dict:
         )
         .reset_index()
     )
-    gemm_cols = [c for c in throughput.columns if c.startswith("gemm_flops_per_s_")]
+    gemm_cols = [c for c in throughput.columns if c.startswith("gemm_") and c.endswith("_flops_per_s")]
     speed = throughput[["job", "members", "tokens", "seconds", "tokens_per_s", "model_flops_per_s", *gemm_cols]].copy()
     for c in gemm_cols:
-        speed[f"share_of_{c.removeprefix('gemm_flops_per_s_')}"] = speed["model_flops_per_s"] / speed[c]
+        speed[f"share_of_{c.removeprefix('gemm_').removesuffix('_flops_per_s')}"] = (
+            speed["model_flops_per_s"] / speed[c]
+        )
     injection = (
         stats[
             [
