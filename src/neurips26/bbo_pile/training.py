@@ -225,24 +225,6 @@ class _MemberSlice:
         return None if self.stacked.grad is None else self.stacked.grad[self.index]
 
 
-class _Stacked:
-    """The ensemble's stacked weights as the loop checkpoints them (``state_dict`` / ``load_state_dict``, written
-    into the leaves without recording a gradient)."""
-
-    def __init__(self, params: dict[str, torch.Tensor]):
-        self.params = params
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return {name: tensor.detach().clone() for name, tensor in self.params.items()}
-
-    @torch.no_grad()
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        if set(state) != set(self.params):
-            raise ValueError("the checkpoint holds the weights of another model")
-        for name, tensor in self.params.items():
-            tensor.copy_(state[name])
-
-
 def _groups(params: dict[str, torch.Tensor], index: int | None = None) -> dict[str, list]:
     """The parameter groups of the divergence report, by top-level child (``model.wte``, ``model.blocks``, ...):
     every member's stacked tensors, or member ``index``'s slices."""
@@ -311,7 +293,7 @@ def train_decoders(
     models in eval mode and each member's rows. Raises ``loop.Diverged`` (a FloatingPointError) naming the
     step and the seed if a member's loss becomes non-finite.
     """
-    from neurips26.common.ensemble import Ensemble, clip_grad_norm_per_member
+    from neurips26.common.ensemble import Ensemble, StackedWeights, clip_grad_norm_per_member
 
     _check_members(configs, settings)
     config, recipe, size = configs[0], settings[0], len(configs)
@@ -426,7 +408,7 @@ def train_decoders(
         loop.run_loop(
             step_fn,
             steps,
-            {"params": _Stacked(ens.params), "optimiser": optimiser, "rows": rows, "counters": counters},
+            {"params": StackedWeights(ens.params), "optimiser": optimiser, "rows": rows, "counters": counters},
             loop_settings or LoopSettings(name="train_decoders"),
             groups=_groups(ens.params),
         )

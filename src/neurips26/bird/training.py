@@ -77,21 +77,6 @@ def _check_settings(n: int, epochs: int, batch: int, lr: float, gamma: float, ch
         raise ValueError(f"checkpoint epochs {outside} lie outside 0..{epochs} (0 = the initial weights)")
 
 
-class _Weights:
-    """The ensemble's stacked weights as one checkpointable state (common.loop): copied in without gradients."""
-
-    def __init__(self, tensors: dict[str, torch.Tensor]):
-        self.tensors = tensors
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return {k: v.detach().clone() for k, v in self.tensors.items()}
-
-    @torch.no_grad()
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        for key, value in state.items():
-            self.tensors[key].copy_(value)
-
-
 def _member_forward(
     ens: ensemble.Ensemble, model: nn.Module, x: torch.Tensor, t: torch.Tensor, vectorize: bool
 ) -> torch.Tensor:
@@ -203,7 +188,7 @@ def train_epsilon(
 
     ens.train()
     state = {
-        "weights": _Weights(weights),
+        "weights": ensemble.StackedWeights(weights),
         "optimiser": optimiser,
         "rows": rows,
         "kept": kept,
