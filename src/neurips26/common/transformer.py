@@ -47,6 +47,7 @@ __all__ = [
     "SwiGLU",
     "apply_rope",
     "explicit_causal_attention",
+    "seeded_normal_init_",
     "rope_tables",
 ]
 
@@ -276,3 +277,13 @@ class Block(nn.Module):
         h, kv = self.attn(getattr(self, self.layout.attn_norm)(x), cos, sin, cache, write_at, mask, stats)
         x = x + self.drop(h)
         return x + self.drop(self.mlp(getattr(self, self.layout.mlp_norm)(x))), kv
+
+
+@torch.no_grad()
+def seeded_normal_init_(model: nn.Module, std: float, seed: int) -> None:
+    """Draw every ``nn.Linear`` and ``nn.Embedding`` weight of ``model`` from N(0, std^2), in module order, from a
+    generator seeded by ``seed`` (the global random state is left alone); norms keep their ones, biases their init."""
+    generator = torch.Generator().manual_seed(seed)
+    for module in model.modules():
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            module.weight.normal_(0.0, std, generator=generator)

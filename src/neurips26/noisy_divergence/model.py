@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from neurips26.common.transformer import ATTENTION_STATS, HF, Block, rope_tables
+from neurips26.common.transformer import ATTENTION_STATS, HF, Block, rope_tables, seeded_normal_init_
 
 __all__ = ["DIAG", "LM", "LMConfig", "n_parameters"]
 
@@ -75,11 +75,7 @@ class LM(nn.Module):
             )
             self.norm = nn.RMSNorm(c.d_model, eps=c.norm_eps)
             self.lm_head = nn.Linear(c.d_model, c.vocab_size, bias=False)
-        generator = torch.Generator().manual_seed(c.seed)
-        with torch.no_grad():
-            for module in self.modules():
-                if isinstance(module, (nn.Linear, nn.Embedding)):
-                    module.weight.normal_(0.0, c.init_std, generator=generator)
+        seeded_normal_init_(self, c.init_std, c.seed)
         cos, sin = rope_tables(torch.arange(c.context), c.head_dim, c.rope_base)
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin", sin, persistent=False)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from neurips26.common.transformer import HF, Block, rope_tables
+from neurips26.common.transformer import HF, Block, rope_tables, seeded_normal_init_
 from neurips26.common.transformer import SwiGLU as _SwiGLU
 
 from .settings import LMConfig
@@ -95,11 +95,7 @@ class LM(nn.Module):
             self.blocks = nn.ModuleList(_block(config) for _ in range(config.n_layers))
             self.norm = nn.RMSNorm(config.d_model, eps=config.norm_eps)
             self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
-        generator = torch.Generator().manual_seed(config.seed)
-        with torch.no_grad():
-            for module in self.modules():
-                if isinstance(module, (nn.Linear, nn.Embedding)):
-                    module.weight.normal_(0.0, config.init_std, generator=generator)
+        seeded_normal_init_(self, config.init_std, config.seed)
         cos, sin = rope_tables(torch.arange(config.context), config.head_dim, config.rope_base)
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin", sin, persistent=False)
