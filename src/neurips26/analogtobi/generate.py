@@ -6,8 +6,10 @@ as AnalogGenie ``.cir`` text (4-terminal MOS lines, BJT lines with a substrate n
 
 Families built so far: current mirrors, op-amps (five-transistor OTA and two-stage Miller variants), ring
 oscillators and bandgap cores. Work in progress: these four give only 65 distinct topologies in 5,000 draws (seed 0),
-far below the quick scale's planned 900; LDOs, mixers, comparators and more variant axes are still to come. Node labels of the isomorphism test are the device family, or the net's name for
-rails and ports (so VIN1 and VIN2 differ), or ``NET`` for internal nets; edge labels are the edge types.
+far below the quick scale's planned 900; LDOs, mixers, comparators and more variant axes are still to come.
+
+Node labels of the isomorphism test are the device family, or the net's name for rails and ports (so VIN1 and VIN2
+differ), or ``NET`` for internal nets; edge labels are the edge types.
 """
 
 from __future__ import annotations
@@ -101,8 +103,13 @@ def _bandgap(rng: np.random.Generator) -> str:
         return f"Q{name} (VSS VSS {node} VSS) {bjt}"
 
     lines = [junction("1", "e1")] + [junction(f"2_{k}", "e2") for k in range(n)]
-    lines += ["RR1 (e2 x) resistor", _mos("pmos", "M1", "e1", "g", "VDD", "VDD"), _mos("pmos", "M2", "x", "g", "VDD", "VDD"),
-              _mos("pmos", "M3", "VREF1", "g", "VDD", "VDD"), "RR2 (VREF1 VSS) resistor"]  # fmt: skip
+    lines += [
+        "RR1 (e2 x) resistor",
+        _mos("pmos", "M1", "e1", "g", "VDD", "VDD"),
+        _mos("pmos", "M2", "x", "g", "VDD", "VDD"),
+        _mos("pmos", "M3", "VREF1", "g", "VDD", "VDD"),
+        "RR2 (VREF1 VSS) resistor",
+    ]
     if rng.random() < 0.5:  # the error amplifier closing the loop is a diode-connected sense device
         lines.append(_mos("nmos", "MS", "g", "e1", "VSS", "VSS"))
         lines.append(_mos("pmos", "ML", "g", "g", "VDD", "VDD"))
