@@ -20,7 +20,7 @@ import numpy as np
 
 from .netlist import Circuit, is_port, parse
 
-__all__ = ["FAMILIES", "generate", "graph_of", "isomorphic"]
+__all__ = ["FAMILIES", "generate", "graph_hash", "graph_of", "isomorphic"]
 
 
 def _mos(kind: str, name: str, d: str, g: str, s: str, b: str) -> str:
@@ -139,7 +139,8 @@ def graph_of(circuit: Circuit):
     return g
 
 
-def _hash(g) -> str:
+def graph_hash(g) -> str:
+    """The Weisfeiler-Lehman hash of a labelled circuit graph: equal for isomorphic graphs (a bucket key)."""
     import networkx as nx
 
     return nx.weisfeiler_lehman_graph_hash(g, node_attr="label", edge_attr="label", iterations=3)
@@ -177,7 +178,7 @@ def generate(
         text = FAMILIES[family](rng)
         circuit = parse(text, f"generated/{family}/{draw}")
         g = graph_of(circuit)
-        bucket = buckets.setdefault(_hash(g), [])
+        bucket = buckets.setdefault(graph_hash(g), [])
         if any(isomorphic(g, other) for other in bucket):
             continue
         bucket.append(g)

@@ -1,0 +1,85 @@
+r"""Paper 02's sequence augmentation and sample metrics (AnalogToBi, Kim et al. 2026, arXiv 2603.08720, Sec. 3.4 and
+4.1; reference ``PREPROCESSING_Renaming.py``, ``METRIC_Novelty.py``, ``METRIC_N_Gram.py``):
+
+* :func:`rename`: device renaming, per walk and per family an injective random map of the indices used into
+  1..cap (the reference replaces each walk by one renamed copy);
+* :func:`novel`: a generated circuit is novel when it is isomorphic to no circuit of the reference set (node labels:
+  device family, port names verbatim, ``NET`` for internal nets; edge labels: edge types), checked inside the
+  reference's Weisfeiler-Lehman hash bucket;
+* :func:`memorised`: the paper's 10-gram test, true when one training walk has both the same first n tokens and the
+  same last n tokens before ``TRUNCATE``;
+* :func:`mmd2`: an unbiased squared maximum mean discrepancy with a Gaussian kernel, the realism distance between
+  generated and real circuits' feature vectors (bandwidth: the median distance within the reference set).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .generate import graph_hash, graph_of, isomorphic
+from .netlist import Circuit
+from .tokens import DEVICE_CAPS, END, split_device
+
+__all__ = ["NoveltyIndex", "memorised", "mmd2", "rename"]
+
+
+def rename(tokens: list[str], rng: np.random.Generator) -> list[str]:
+    """The walk with every device family's indices mapped injectively at random into 1..cap."""
+    used: dict[str, list[int]] = {}
+    for t in tokens:
+        parsed = split_device(t)
+        if parsed and parsed[1] not in used.setdefault(parsed[0], []):
+            used[parsed[0]].append(parsed[1])
+    mapping = {}
+    for family, indices in used.items():
+        if len(indices) > DEVICE_CAPS[family]:
+            raise ValueError(f"{len(indices)} {family} devices exceed the vocabulary's {DEVICE_CAPS[family]}")
+        targets = rng.choice(np.arange(1, DEVICE_CAPS[family] + 1), size=len(indices), replace=False)
+        mapping.update({f"{family}{i}": f"{family}{int(j)}" for i, j in zip(indices, targets)})
+    return [mapping.get(t, t) for t in tokens]
+
+
+class NoveltyIndex:
+    """The reference circuits' graphs bucketed by their Weisfeiler-Lehman hash; ``novel(circuit)``."""
+
+    def __init__(self, circuits: list[Circuit]):
+        self.buckets: dict[str, list] = {}
+        for circuit in circuits:
+            g = graph_of(circuit)
+            self.buckets.setdefault(graph_hash(g), []).append(g)
+
+    def novel(self, circuit: Circuit) -> bool:
+        g = graph_of(circuit)
+        return not any(isomorphic(g, other) for other in self.buckets.get(graph_hash(g), ()))
+
+
+def _ends(tokens: list[str], n: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    body = tokens[: tokens.index(END)] if END in tokens else list(tokens)
+    return tuple(body[:n]), tuple(body[-n:])
+
+
+def memorised(sample: list[str], training: list[list[str]], n: int = 10) -> bool:
+    """Whether one training walk shares the sample's first ``n`` tokens and its last ``n`` before ``TRUNCATE``."""
+    head, tail = _ends(sample, n)
+    return any(_ends(walk, n) == (head, tail) for walk in training)
+
+
+def mmd2(x: np.ndarray, y: np.ndarray, bandwidth: float | None = None) -> float:
+    """Unbiased MMD^2 between samples x (m, d) and y (n, d) with a Gaussian kernel; ``bandwidth`` defaults to the
+    median pairwise distance within y. Needs at least 2 rows on each side."""
+    x, y = np.atleast_2d(np.asarray(x, float)), np.atleast_2d(np.asarray(y, float))
+    if len(x) < 2 or len(y) < 2:
+        raise ValueError(f"MMD needs at least 2 samples on each side, got {len(x)} and {len(y)}")
+
+    def d2(a, b):
+        return np.maximum(((a[:, None, :] - b[None, :, :]) ** 2).sum(-1), 0.0)
+
+    if bandwidth is None:
+        within = np.sqrt(d2(y, y)[np.triu_indices(len(y), 1)])
+        bandwidth = float(np.median(within)) or 1.0
+    k = lambda a, b: np.exp(-d2(a, b) / (2 * bandwidth**2))  # noqa: E731
+    kxx, kyy, kxy = k(x, x), k(y, y), k(x, y)
+    m, n = len(x), len(y)
+    return float(
+        (kxx.sum() - np.trace(kxx)) / (m * (m - 1)) + (kyy.sum() - np.trace(kyy)) / (n * (n - 1)) - 2 * kxy.mean()
+    )
