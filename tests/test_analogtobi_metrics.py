@@ -53,3 +53,28 @@ def test_mmd_is_near_zero_for_one_distribution_and_grows_with_a_shift():
     assert mmd2(x + 1.5, y) > 0.2
     with pytest.raises(ValueError, match="at least 2 samples"):
         mmd2(x[:1], y)
+
+
+def test_the_spice_deck_biases_ports_and_models_every_device():
+    from neurips26.analogtobi.spice import deck
+
+    text = deck(OTA)
+    assert "VDD vdd 0 1.8" in text and ".op" in text and ".model nmos_g NMOS" in text
+    assert "MNM1 net1 vin1 net2 0 nmos_g W=1.8u L=0.18u" in text  # VSS is node 0
+    assert "MPM1 net1 net1 vdd vdd pmos_g W=3.6u L=0.18u" in text
+    assert "Vvin1 vin1 0 0.9" in text and "Vvb1 vb1 0 0.65" in text  # VB1 drives an NMOS gate
+    assert "vout" not in [line.split()[0].lower() for line in text.splitlines() if line.startswith("V")]
+
+
+def test_without_ngspice_a_circuit_is_unavailable_not_failed():
+    from neurips26.analogtobi.spice import simulate
+
+    result = simulate(OTA, binary="ngspice-not-installed-here")
+    assert result.status == "unavailable" and "not installed" in result.reason
+
+
+@pytest.mark.skipif(__import__("shutil").which("ngspice") is None, reason="ngspice is not installed here")
+def test_ngspice_finds_the_operating_point_of_the_ota():
+    from neurips26.analogtobi.spice import simulate
+
+    assert simulate(OTA).status == "converged"
