@@ -4,9 +4,9 @@ as AnalogGenie ``.cir`` text (4-terminal MOS lines, BJT lines with a substrate n
 :func:`netlist.parse` and deduplicated by graph isomorphism (networkx: a Weisfeiler-Lehman hash buckets the graphs,
 ``is_isomorphic`` decides inside a bucket), so that no two kept circuits are the same topology.
 
-Families built so far: current mirrors, op-amps (five-transistor OTA and two-stage Miller variants), ring
-oscillators and bandgap cores. Work in progress: these four give only 65 distinct topologies in 5,000 draws (seed 0),
-far below the quick scale's planned 900; LDOs, mixers, comparators and more variant axes are still to come.
+Families: current mirrors, op-amps (five-transistor OTA and two-stage Miller variants), ring oscillators, bandgap
+cores, LDOs, latched comparators and Gilbert mixers. Work in progress: the variant axes are few, so the number of
+distinct topologies is far below the quick scale's planned 900 (the tests count them).
 
 Node labels of the isomorphism test are the device family, or the net's name for rails and ports (so VIN1 and VIN2
 differ), or ``NET`` for internal nets; edge labels are the edge types.
@@ -62,9 +62,10 @@ def _opamp(rng: np.random.Generator) -> str:
               "RRB (bias " + supply + ") resistor"]
     )  # fmt: skip
     out1 = "VOUT" if rng.random() < 0.5 else "o1"
+    body = "tail" if rng.random() < 0.5 else rail  # input pair's bulk: tied to its source or to the rail
     lines = [
-        _mos(pair, "M1", "d1", "VIN1", "tail", rail),
-        _mos(pair, "M2", out1, "VIN2", "tail", rail),
+        _mos(pair, "M1", "d1", "VIN1", "tail", body),
+        _mos(pair, "M2", out1, "VIN2", "tail", body),
         _mos(load, "M3", "d1", "d1", supply, supply),
         _mos(load, "M4", out1, "d1", supply, supply),
         *tail,
@@ -119,7 +120,79 @@ def _bandgap(rng: np.random.Generator) -> str:
     return "\n".join(lines)
 
 
+def _ldo(rng: np.random.Generator) -> str:
+    """An error amplifier (five-transistor OTA) driving a PMOS pass device, a resistive divider feeding back, an
+    output capacitor, optionally a compensation capacitor."""
+    lines = [
+        _mos("nmos", "M1", "d1", "VREF1", "tail", "VSS"),
+        _mos("nmos", "M2", "ea", "fb", "tail", "VSS"),
+        _mos("pmos", "M3", "d1", "d1", "VDD", "VDD"),
+        _mos("pmos", "M4", "ea", "d1", "VDD", "VDD"),
+        _mos("nmos", "M5", "tail", "VB1", "VSS", "VSS"),
+        _mos("pmos", "MP", "VOUT", "ea", "VDD", "VDD"),
+    ]
+    taps = int(rng.integers(2, 4))
+    nodes = ["VOUT", *[f"t{i}" for i in range(1, taps)], "VSS"]
+    fb_at = int(rng.integers(1, taps))
+    nodes[fb_at] = "fb"
+    lines += [f"RR{i} ({nodes[i]} {nodes[i + 1]}) resistor" for i in range(taps)]
+    lines.append("CCO (VOUT VSS) capacitor")
+    if rng.random() < 0.5:
+        lines.append("CCC (ea VOUT) capacitor")
+    return "\n".join(lines)
+
+
+def _comparator(rng: np.random.Generator) -> str:
+    """A preamplifier pair clocked by VCONT1 through its tail, regenerating into a cross-coupled latch; optional
+    output inverters and reset switches."""
+    lines = [
+        _mos("nmos", "M1", "a", "VIN1", "tail", "VSS"),
+        _mos("nmos", "M2", "b", "VIN2", "tail", "VSS"),
+        _mos("nmos", "MT", "tail", "VCONT1", "VSS", "VSS"),
+        _mos("pmos", "M3", "a", "b", "VDD", "VDD"),
+        _mos("pmos", "M4", "b", "a", "VDD", "VDD"),
+    ]
+    if rng.random() < 0.5:  # NMOS half of the latch (StrongARM-like)
+        lines += [_mos("nmos", "M5", "a", "b", "tail", "VSS"), _mos("nmos", "M6", "b", "a", "tail", "VSS")]
+    if rng.random() < 0.5:  # reset switches
+        lines += [_mos("pmos", "MR1", "a", "VCONT1", "VDD", "VDD"), _mos("pmos", "MR2", "b", "VCONT1", "VDD", "VDD")]
+    if rng.random() < 0.5:
+        lines += [_mos("nmos", "MI1", "VOUT1", "a", "VSS", "VSS"), _mos("pmos", "MI2", "VOUT1", "a", "VDD", "VDD")]
+    else:
+        lines += [_mos("nmos", "MI1", "VOUT1", "a", "VSS", "VSS"), "RRO (VOUT1 VDD) resistor"]
+    if rng.random() < 0.5:
+        lines += [_mos("nmos", "MI3", "VOUT2", "b", "VSS", "VSS"), _mos("pmos", "MI4", "VOUT2", "b", "VDD", "VDD")]
+    return "\n".join(lines)
+
+
+def _mixer(rng: np.random.Generator) -> str:
+    """A Gilbert-cell mixer: an RF transconductor (MOS or NPN, optionally degenerated) under one or two switching
+    pairs driven by VLO1/VLO2, with resistor or PMOS loads at VIF1/VIF2."""
+    bjt = rng.random() < 0.3
+
+    def device(name: str, c: str, b: str, e: str) -> str:
+        return f"Q{name} ({c} {b} {e} VSS) npn" if bjt else _mos("nmos", name, c, b, e, "VSS")
+
+    degenerate = rng.random() < 0.5
+    source = "deg" if degenerate else "VSS"
+    lines = [device("MRF1", "s1", "VRF1", source)]
+    if degenerate:
+        lines.append("RRD (deg VSS) resistor")
+    lines += [device("MSW1", "VIF1", "VLO1", "s1"), device("MSW2", "VIF2", "VLO2", "s1")]
+    if rng.random() < 0.5:  # double balanced
+        lines += [device("MRF2", "s2", "VRF2", source), device("MSW3", "VIF1", "VLO2", "s2"),
+                  device("MSW4", "VIF2", "VLO1", "s2")]  # fmt: skip
+    if rng.random() < 0.5:
+        lines += ["RRL1 (VIF1 VDD) resistor", "RRL2 (VIF2 VDD) resistor"]
+    else:
+        lines += [_mos("pmos", "ML1", "VIF1", "VB1", "VDD", "VDD"), _mos("pmos", "ML2", "VIF2", "VB1", "VDD", "VDD")]
+    return "\n".join(lines)
+
+
 FAMILIES: dict[str, Callable[[np.random.Generator], str]] = {
+    "LDO": _ldo,
+    "Comparator": _comparator,
+    "Mixer": _mixer,
     "Opamp": _opamp,
     "Bandgap_Ref": _bandgap,
     "Oscillator": _ring,
