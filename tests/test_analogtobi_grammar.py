@@ -175,9 +175,7 @@ def test_the_vocabulary_is_the_papers_size():
 def test_the_generator_gives_distinct_parsable_circuits_and_the_same_ones_for_the_same_seed():
     from itertools import combinations
 
-    from neurips26.analogtobi.generate import generate, graph_of, isomorphic
-
-    from neurips26.analogtobi.generate import FAMILIES
+    from neurips26.analogtobi.generate import FAMILIES, generate, graph_of, isomorphic
 
     weights = {name: 1.0 for name in FAMILIES}
     first = generate(40, weights, seed=3)
