@@ -131,6 +131,15 @@ class State:
             )
         return kind == "net" and self._adm(t[-2], last, token)
 
+    def _connect(self, device: str, net: str, edge: str) -> None:
+        """Record that ``device`` sits on ``net`` through ``edge`` (its pins bound, or a passive's net)."""
+        self.label[(device, net)] = edge
+        if split_device(device)[0] in PASSIVE:
+            self.nets_of.setdefault(device, set()).add(net)
+        else:
+            self.bound.setdefault(device, set()).update(edge_pins(edge))
+        self.devices_on.setdefault(net, set()).add(device)
+
     def advance(self, token: str) -> None:
         """Take ``token``; :class:`GrammarError` naming its index when the grammar does not allow it."""
         index = len(self.tokens)
@@ -140,21 +149,9 @@ class State:
             last = self.tokens[-1] if self.tokens else "the start"
             raise GrammarError(index, token, f"not allowed after {last}")
         if kind_of(token) == "net" and self.tokens and kind_of(self.tokens[-1]) == "edge":
-            device, edge = self.tokens[-2], self.tokens[-1]
-            self.label[(device, token)] = edge
-            if split_device(device)[0] in PASSIVE:
-                self.nets_of.setdefault(device, set()).add(token)
-            else:
-                self.bound.setdefault(device, set()).update(edge_pins(edge))
-            self.devices_on.setdefault(token, set()).add(device)
-        if kind_of(token) == "device":  # the net before the edge: the device is on it
-            net, edge = self.tokens[-2], self.tokens[-1]
-            self.label[(token, net)] = edge
-            if split_device(token)[0] in PASSIVE:
-                self.nets_of.setdefault(token, set()).add(net)
-            else:
-                self.bound.setdefault(token, set()).update(edge_pins(edge))
-            self.devices_on.setdefault(net, set()).add(token)
+            self._connect(self.tokens[-2], token, self.tokens[-1])  # device, edge, net
+        if kind_of(token) == "device":  # net, edge, device: the device is on the net before the edge
+            self._connect(token, self.tokens[-2], self.tokens[-1])
         if kind_of(token) == "net":
             self.net_visits += 1
         self.tokens.append(token)
