@@ -189,3 +189,11 @@ def test_the_generator_gives_distinct_parsable_circuits_and_the_same_ones_for_th
         assert accepts(tokens)[0] and erc_level(tokens) == 0
     with pytest.raises(ValueError, match="unknown circuit families"):
         generate(5, {"Teleporter": 1.0}, seed=0)
+
+
+def test_digital_circuits_are_named_as_such_before_parsing():
+    from neurips26.analogtobi.netlist import digital_reason
+
+    assert digital_reason("MM1 (a VCLK1 VSS VSS) nmos4") == "digital net VCLK1"
+    assert digital_reason("I0 (a b VDD VSS) inverter") == "digital device inverter"
+    assert digital_reason((DATA / "ota5t.cir").read_text()) == ""

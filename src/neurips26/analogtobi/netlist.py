@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["FAMILIES", "PINS", "PORT_PREFIXES", "Circuit", "Device", "NetlistError", "parse"]
+__all__ = ["FAMILIES", "PINS", "PORT_PREFIXES", "Circuit", "Device", "NetlistError", "digital_reason", "parse"]
 
 # device type -> (family token prefix, pin letters in terminal order)
 PINS = {
@@ -45,6 +45,9 @@ PORT_PREFIXES = (
     "VIN", "VOUT", "IIN", "IOUT", "VB", "IB", "VCONT", "VCM", "IREF", "VRF", "VLO", "VIF", "VBB", "VREF",
 )  # fmt: skip
 _LINE = re.compile(r"^(\S+)\s*\((.*?)\)\s*(\S+)\s*$")
+# the reference's filter of digital circuits (PREPROCESSING_Bipartite.py): a net or a device type of these names
+DIGITAL_NETS = ("VCLK", "LOGICA", "LOGICB", "LOGICD", "LOGICF", "LOGICG", "LOGICQ", "VLATCH", "VHOLD", "VTRACK")
+DIGITAL_DEVICES = ("xor", "pfd", "inverter", "transmission_gate")
 
 
 class NetlistError(ValueError):
@@ -93,6 +96,23 @@ def edge_label(family: str, letters: str) -> str:
         return f"{family}_C"
     prefix = {"NM": "M", "PM": "M", "NPN": "B", "PNP": "B", "DIO": "D"}[family]
     return f"{prefix}_{''.join(sorted(set(letters)))}"
+
+
+def digital_reason(text: str) -> str:
+    """Why the reference drops a netlist as digital ("" when it keeps it): a net named like a clock or a logic
+    signal (``VCLK1``, ``LOGICQ2``, ...), or a digital device (``inverter``, ``xor``, ...). Such circuits are
+    filtered out with this reason before parsing, never refused as errors."""
+    for line in text.splitlines():
+        match = _LINE.match(line.strip())
+        if not match:
+            continue
+        kind = match.group(3).lower()
+        if kind in DIGITAL_DEVICES:
+            return f"digital device {kind}"
+        net = next((n for n in match.group(2).split() if n.upper().startswith(DIGITAL_NETS)), None)
+        if net:
+            return f"digital net {net}"
+    return ""
 
 
 def is_port(net: str) -> bool:
