@@ -66,7 +66,8 @@ def _paired_log_ratio(claim_id: str, a: pd.DataFrame, b: pd.DataFrame, what: str
     if dropped > 0:
         note += f" ({dropped} seed(s) left out: a run diverged or has no proxy)"
     if spread.runs:
-        note += f" (geometric-mean ratio {math.exp(spread.mean):.3g})"
+        per_seed = ", ".join(f"{seed}: {math.exp(r):.3g}" for seed, r in ratio.items())
+        note += f" (geometric-mean ratio {math.exp(spread.mean):.3g}; per seed {per_seed})"
     return measured_from_spread(claim_id, spread, note)
 
 
@@ -166,13 +167,15 @@ def measure_claims(
     )
     if len(throughput) and "gemm_model_flops_per_s" in throughput:
         share = throughput["model_flops_per_s"] / throughput["gemm_model_flops_per_s"]
+        spread = float(share.std(ddof=1)) if len(share) > 1 else None  # over jobs: a margin within it decides nothing
         measured.append(
             Measured(
                 "T1",
                 float(share.median()),
                 len(share),
                 note="median over training jobs of model FLOP/s over the GEMM rate at the model's "
-                f"matrix sizes (jobs: {', '.join(f'{s:.3f}' for s in share)})",
+                f"matrix sizes (jobs: {', '.join(f'{s:.3f}' for s in share)}); noise: their standard deviation",
+                noise=spread,
             )
         )
     else:
