@@ -82,3 +82,41 @@ def walk_tokens(circuit: Circuit, circuit_type: str | None, rng: np.random.Gener
     """``[CIRCUIT_<type>] VSS ... VSS TRUNCATE``."""
     head = [f"CIRCUIT_{circuit_type}"] if circuit_type else []
     return [*head, *walk(circuit, rng), END]
+
+
+def circuit_of(tokens: list[str], source: str = "<walk>") -> Circuit:
+    """The circuit a walk describes, devices in order of first appearance, each pin on the net its edge names
+    (a passive's two terminals on its two nets). Only for walks that pass the ERC (``erc.erc_level == 0``):
+    :class:`ValueError` otherwise."""
+    from .erc import erc_level
+    from .netlist import FAMILIES, PASSIVE, Device
+    from .tokens import edge_pins, kind_of, split_device
+
+    if erc_level(tokens) != 0:
+        raise ValueError(f"{source}: the walk fails the ERC (level {erc_level(tokens)}), it describes no circuit")
+    body = [t for t in tokens if kind_of(t) not in ("type", "end")]
+    pins: dict[str, dict[str, str]] = {}
+    passive_nets: dict[str, list[str]] = {}
+    for i in range(1, len(body) - 1, 2):
+        if kind_of(body[i]) != "edge":
+            continue
+        a, b = body[i - 1], body[i + 1]
+        device, net = (a, b) if kind_of(a) == "device" else (b, a)
+        family = split_device(device)[0]
+        if family in PASSIVE:
+            nets = passive_nets.setdefault(device, [])
+            if net not in nets:
+                nets.append(net)
+        else:
+            for pin in edge_pins(body[i]):
+                pins.setdefault(device, {})[pin] = net
+        pins.setdefault(device, {})
+    devices = []
+    for device in pins:
+        family = split_device(device)[0]
+        if family in PASSIVE:
+            nets = tuple(passive_nets[device])
+        else:
+            nets = tuple(pins[device][p] for p in FAMILIES[family])
+        devices.append(Device(device, family, nets))
+    return Circuit(source, devices)

@@ -1,0 +1,123 @@
+r"""Sampling walks from the trained generator (AnalogToBi, Kim et al. 2026, arXiv 2603.08720, Sec. 3.2 and 4.1;
+reference ``GPT_Inference_Grammar.py``): every row of a batch starts from its prompt (its circuit-type token, or
+``VSS`` without type conditioning) and draws one token per step at ``temperature`` from the model's next-token
+distribution, restricted by the grammar (:class:`.grammar.State`) when decoding is grammar-guided. A row ends at its
+first ``TRUNCATE``; a row still open after ``max_len`` tokens is kept as not terminated (the paper counts it as
+invalid).
+
+``logits=None`` is the sanity baseline: i.i.d. standard-normal logits at each step instead of a model, under the
+grammar, so that what the grammar alone guarantees can be told apart from what the model learns.
+
+Each batch draws its uniforms from one numpy generator seeded by ``seed`` (same seed, same walks). Deliberate
+difference: the reference decodes one circuit at a time; we decode a batch in lockstep with a key/value cache.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .grammar import State
+from .model import GPT
+from .tokens import END, Vocabulary
+
+__all__ = ["SampledWalk", "sample_walks"]
+
+
+@dataclass(frozen=True)
+class SampledWalk:
+    prompt: tuple[str, ...]
+    tokens: tuple[str, ...]  # the whole walk, prompt included, up to and including TRUNCATE when terminated
+    terminated: bool
+
+
+def _draw(logits: np.ndarray, allowed: np.ndarray | None, rng: np.random.Generator, temperature: float) -> np.ndarray:
+    """One token per row from softmax(logits / temperature) restricted to ``allowed`` (B, V) where given."""
+    z = logits.astype(np.float64) / temperature
+    if allowed is not None:
+        z = np.where(allowed, z, -np.inf)
+    z -= z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    cdf = np.cumsum(p, axis=1)
+    u = rng.random(len(z)) * cdf[:, -1]
+    picks = (cdf < u[:, None]).sum(axis=1)
+    return np.minimum(picks, z.shape[1] - 1)
+
+
+def sample_walks(
+    model: GPT | None,
+    vocab: Vocabulary,
+    prompts: list[list[str]],
+    *,
+    max_len: int,
+    temperature: float = 0.7,
+    grammar: bool = True,
+    typed: bool = True,
+    seed: int = 0,
+    batch_size: int = 64,
+) -> tuple[list[SampledWalk], float]:
+    """Walks for ``prompts`` (every prompt of one length) and the seconds spent. ``model=None``: random logits
+    (module docstring); ``grammar``: mask every step with the grammar, which needs the bipartite vocabulary."""
+    if model is None and not grammar:
+        raise ValueError("random logits without the grammar would sample noise; the baseline needs grammar=True")
+    if not prompts or len({len(p) for p in prompts}) != 1 or not prompts[0]:
+        raise ValueError("prompts must be non-empty token lists of one length")
+    if max_len <= len(prompts[0]):
+        raise ValueError(f"max_len {max_len} leaves no room after prompts of {len(prompts[0])} tokens")
+    if model is not None and max_len > model.config.context:
+        raise ValueError(f"max_len {max_len} exceeds the model's context {model.config.context}")
+    ids = {t: i for i, t in enumerate(vocab.tokens)}
+    end = ids[END]
+    rng = np.random.default_rng(seed)
+    began = time.perf_counter()
+    walks: list[SampledWalk] = []
+    for start in range(0, len(prompts), batch_size):
+        walks += _batch(model, vocab, ids, end, prompts[start : start + batch_size], max_len, temperature,
+                        grammar, typed, rng)  # fmt: skip
+    return walks, time.perf_counter() - began
+
+
+def _batch(model, vocab, ids, end, prompts, max_len, temperature, grammar, typed, rng) -> list[SampledWalk]:
+    size, width = len(prompts), len(vocab)
+    rows = [list(p) for p in prompts]
+    states = None
+    if grammar:
+        states = [State(typed=typed, vocab=vocab) for _ in prompts]
+        for state, prompt in zip(states, prompts):
+            for token in prompt:
+                state.advance(token)
+    open_ = np.ones(size, dtype=bool)
+    cache = model.new_cache(size, max_len) if model is not None else None
+    device = model.device if model is not None else None
+    # the prompt's tokens through the cache (every prompt has the same length)
+    logits = None
+    for position in range(len(prompts[0])):
+        if model is not None:
+            token = torch.tensor([ids[r[position]] for r in rows], device=device)
+            logits = model.decode_step(token, position, cache).float().cpu().numpy()
+    for position in range(len(prompts[0]), max_len):
+        if model is None:
+            logits = rng.standard_normal((size, width))
+        allowed = None
+        if states is not None:
+            allowed = np.zeros((size, width), dtype=bool)
+            for i in np.flatnonzero(open_):
+                allowed[i, [ids[t] for t in states[i].allowed()]] = True
+            allowed[~open_, end] = True
+        picks = _draw(logits, allowed, rng, temperature if model is not None else 1.0)
+        picks[~open_] = end
+        for i in np.flatnonzero(open_):
+            token = vocab.tokens[picks[i]]
+            rows[i].append(token)
+            if states is not None:
+                states[i].advance(token)
+            if picks[i] == end:
+                open_[i] = False
+        if not open_.any() or position == max_len - 1:
+            break
+        if model is not None:
+            logits = model.decode_step(torch.as_tensor(picks, device=device), position, cache).float().cpu().numpy()
+    return [SampledWalk(tuple(p), tuple(r), r[-1] == END) for p, r in zip(prompts, rows)]

@@ -1,0 +1,155 @@
+r"""Training of the walk generator (AnalogToBi, Kim et al. 2026, arXiv 2603.08720, Sec. 4.1; reference
+``GPT_Pretrain.py``, nanoGPT's ``train.py``): next-token cross-entropy on walks padded with ``TRUNCATE``, AdamW with
+linear warmup and cosine decay to ``min_lr_frac * lr``, gradient-norm clipping, batches of random rows.
+
+Deliberate differences: the loss counts the targets up to and including each walk's first ``TRUNCATE`` (the
+reference trains on the padding too, which only teaches the model to repeat ``TRUNCATE``); each step's rows are drawn
+from a generator seeded by ``TrainSettings.seed`` inside the common loop, whose checkpoints hold the generator, so a
+resumed run trains on the same batches. The held-out loss (walks of the test circuits) is logged every
+``eval_every`` steps.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from neurips26.common import loop
+from neurips26.common.optim import AdamW
+from neurips26.common.validation import integer, number, validate
+
+from .model import GPT, GPTConfig
+
+__all__ = ["TrainSettings", "learning_rate", "target_mask", "train_gpt", "walk_lengths", "walk_loss"]
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    steps: int = integer(1, default=400)
+    batch_size: int = integer(1, default=32)
+    lr: float = number(0.0, low_open=True, default=3e-4)
+    warmup: int = integer(0, default=20)
+    min_lr_frac: float = number(0.0, 1.0, default=0.1)
+    weight_decay: float = number(0.0, default=0.1)
+    beta1: float = number(0.0, 1.0, high_open=True, default=0.9)
+    beta2: float = number(0.0, 1.0, high_open=True, default=0.99)
+    grad_clip: float = number(0.0, default=1.0)
+    eval_every: int = integer(1, default=100)
+    seed: int = integer(0, default=0)
+
+    def __post_init__(self):
+        validate(self)
+
+
+def learning_rate(step: int, s: TrainSettings) -> float:
+    """Linear warmup over ``warmup`` steps (from lr / warmup), then cosine to ``min_lr_frac * lr`` at the last step."""
+    if step < s.warmup:
+        return s.lr * (step + 1) / s.warmup
+    span = max(1, s.steps - s.warmup)
+    progress = min(1.0, (step - s.warmup) / span)
+    low = s.lr * s.min_lr_frac
+    return low + 0.5 * (1 + math.cos(math.pi * progress)) * (s.lr - low)
+
+
+def walk_lengths(rows: np.ndarray, end: int) -> np.ndarray:
+    """Per row, the number of tokens up to and including its first ``end`` (the whole row when it has none)."""
+    rows = np.asarray(rows)
+    is_end = rows == end
+    first = np.where(is_end.any(axis=1), is_end.argmax(axis=1) + 1, rows.shape[1])
+    return first.astype(np.int64)
+
+
+def target_mask(rows: torch.Tensor, end: int) -> torch.Tensor:
+    """(B, T-1) True for the targets ``rows[:, 1:]`` up to and including each row's first ``end`` token."""
+    targets = rows[:, 1:]
+    after = (targets == end).long().cumsum(1)
+    return (after == 0) | ((after == 1) & (targets == end))
+
+
+def walk_loss(model: GPT, rows: torch.Tensor, end: int) -> torch.Tensor:
+    """Mean next-token cross-entropy over the targets of :func:`target_mask`."""
+    logits = model(rows[:, :-1])
+    mask = target_mask(rows, end)
+    losses = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[:, 1:].reshape(-1), reduction="none")
+    return (losses * mask.reshape(-1)).sum() / mask.sum().clamp(min=1)
+
+
+@torch.no_grad()
+def _eval_loss(model: GPT, rows: torch.Tensor, end: int, batch: int) -> float:
+    model.eval()
+    total, count = 0.0, 0
+    for i in range(0, len(rows), batch):
+        chunk = rows[i : i + batch]
+        n = int(target_mask(chunk, end).sum())
+        total += float(walk_loss(model, chunk, end)) * n
+        count += n
+    model.train()
+    return total / max(count, 1)
+
+
+def train_gpt(
+    train_rows: np.ndarray,
+    val_rows: np.ndarray,
+    config: GPTConfig,
+    settings: TrainSettings,
+    *,
+    end: int,
+    device: torch.device | str = "cpu",
+    loop_settings: loop.LoopSettings | None = None,
+    log: Callable[[str], None] | None = None,
+) -> tuple[GPT, list[dict], loop.LoopResult]:
+    """Train a :class:`GPT` on ``train_rows`` (n, T) of token ids padded with ``end``; returns the model in eval
+    mode, the logged rows (step, lr, loss, val_loss) and the loop's result."""
+    if train_rows.ndim != 2 or len(train_rows) == 0:
+        raise ValueError(f"train_rows must be a non-empty (n, T) array, got shape {train_rows.shape}")
+    if train_rows.shape[1] > config.context + 1:
+        raise ValueError(f"rows of {train_rows.shape[1]} tokens exceed the context {config.context} + 1")
+    for name, rows in (("train", train_rows), ("val", val_rows)):
+        if rows.size and (rows.min() < 0 or rows.max() >= config.vocab_size):
+            raise ValueError(f"{name} rows hold token ids outside [0, {config.vocab_size})")
+    device = torch.device(device)
+    model = GPT(config).to(device)
+    model.train()
+    train = torch.as_tensor(train_rows, dtype=torch.long, device=device)
+    val = torch.as_tensor(val_rows, dtype=torch.long, device=device)
+    optimiser = AdamW(
+        model.parameters(), settings.lr, (settings.beta1, settings.beta2), weight_decay=settings.weight_decay
+    )
+    generator = torch.Generator().manual_seed(settings.seed)
+    lengths = torch.as_tensor(walk_lengths(train_rows, end), device=device)
+    logged: list[dict] = []
+
+    def step_fn(step: int) -> torch.Tensor:
+        lr = learning_rate(step, settings)
+        optimiser.lr = lr
+        index = torch.randint(len(train), (settings.batch_size,), generator=generator).to(device)
+        width = int(lengths[index].max())  # the batch's longest walk: the padding after it carries no target
+        loss = walk_loss(model, train[index, :width], end)
+        for p in model.parameters():
+            p.grad = None
+        loss.backward()
+        if settings.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), settings.grad_clip)
+        optimiser.step()
+        done = step + 1
+        row = {"step": done, "lr": lr, "loss": float(loss.detach())}
+        if done % settings.eval_every == 0 or done == settings.steps:
+            row["val_loss"] = _eval_loss(model, val, end, 4 * settings.batch_size) if len(val) else math.nan
+            if log:
+                log(f"step {done}: loss {row['loss']:.4f} val {row['val_loss']:.4f} lr {lr:.2e}")
+        logged.append(row)
+        return loss
+
+    result = loop.run_loop(
+        step_fn,
+        settings.steps,
+        {"model": model, "optimiser": optimiser, "generator": generator, "logged": logged},
+        loop_settings,
+    )
+    model.eval()
+    return model, logged, result
