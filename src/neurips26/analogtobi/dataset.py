@@ -291,3 +291,24 @@ def stratified_split(
         n_train = min(max(math.floor((1 - fraction) * n + 1e-9), 1), n - 1)
         out.loc[order[n_train:]] = "test"
     return out
+
+
+def generated_dataset(
+    n_circuits: int, weights: Mapping[str, float], seed: int, max_devices: int | None = None
+) -> pd.DataFrame:
+    """The generator's circuits (:func:`.generate.generate`) as a table with the columns of :func:`read_dataset`'s
+    kept circuits (id from 1 in order of generation, type = family, path ``generated/<family>/<draw>``)."""
+    from .generate import generate
+
+    rows = [
+        (i, family, circuit.source, text, len(circuit.devices), len(circuit.nets))
+        for i, (family, text, circuit) in enumerate(
+            generate(n_circuits, dict(weights), seed, max_devices=max_devices), start=1
+        )
+    ]
+    if len(rows) < n_circuits:
+        raise ValueError(
+            f"the generator found only {len(rows)} distinct circuits of the {n_circuits} asked for (seed {seed}, "
+            f"max_devices {max_devices}): lower data.n_circuits or raise data.max_devices"
+        )
+    return pd.DataFrame(rows, columns=KEPT_COLUMNS).astype({"id": "int64", "n_devices": "int64", "n_nets": "int64"})

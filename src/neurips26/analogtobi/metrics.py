@@ -20,7 +20,7 @@ from .generate import graph_hash, graph_of, isomorphic
 from .netlist import Circuit
 from .tokens import DEVICE_CAPS, END, split_device
 
-__all__ = ["NoveltyIndex", "memorised", "mmd2", "rename"]
+__all__ = ["NoveltyIndex", "memorised", "mmd2", "rename", "walk_ends"]
 
 
 def rename(tokens: list[str], rng: np.random.Generator) -> list[str]:
@@ -53,15 +53,15 @@ class NoveltyIndex:
         return not any(isomorphic(g, other) for other in self.buckets.get(graph_hash(g), ()))
 
 
-def _ends(tokens: list[str], n: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def walk_ends(tokens: list[str], n: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
     body = tokens[: tokens.index(END)] if END in tokens else list(tokens)
     return tuple(body[:n]), tuple(body[-n:])
 
 
 def memorised(sample: list[str], training: list[list[str]], n: int = 10) -> bool:
     """Whether one training walk shares the sample's first ``n`` tokens and its last ``n`` before ``TRUNCATE``."""
-    head, tail = _ends(sample, n)
-    return any(_ends(walk, n) == (head, tail) for walk in training)
+    head, tail = walk_ends(sample, n)
+    return any(walk_ends(walk, n) == (head, tail) for walk in training)
 
 
 def mmd2(x: np.ndarray, y: np.ndarray, bandwidth: float | None = None) -> float:

@@ -75,6 +75,15 @@ def deck(circuit: Circuit, vdd: float = 1.8) -> str:
     return "\n".join(lines) + "\n"
 
 
+def node_voltages(text: str) -> list[float]:
+    """The node voltages of ngspice's batch ``.op`` printout (the table under ``Node  Voltage``, up to the source
+    currents)."""
+    match = re.search(r"^\s*node\s+voltage\s*$(.*?)^\s*source\s+current", text.lower(), re.M | re.S)
+    if not match:
+        return []
+    return [float(v) for v in re.findall(r"^\s*\S+\s+([-+]?[0-9.]+(?:e[-+]?\d+)?)\s*$", match.group(1), re.M)]
+
+
 @dataclass(frozen=True)
 class SpiceResult:
     status: str  # converged, failed, unavailable
@@ -101,7 +110,7 @@ def simulate(circuit: Circuit, timeout_s: float = 5.0, binary: str = "ngspice") 
         return SpiceResult("failed", failure)
     if run.returncode != 0:
         return SpiceResult("failed", f"ngspice exit {run.returncode}")
-    voltages = [float(v) for v in re.findall(r"^\s*v\([^)]*\)\s+([-+0-9.e]+)\s*$", text, re.M)]
+    voltages = node_voltages(text)
     if not voltages:
         return SpiceResult("failed", "no operating point printed")
     if max(abs(v) for v in voltages) > 10:

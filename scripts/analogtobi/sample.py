@@ -1,0 +1,45 @@
+"""Sample one set ({config}_s{seed}, or random_s{seed}): ``per_type`` walks per circuit type of the training data with
+every decoding of the configuration (grammar-guided and free for bipartite walks), timed; the random-logits baseline
+samples under the grammar without a model."""
+
+import pandas as pd
+import torch
+
+from neurips26.analogtobi import experiment
+from neurips26.analogtobi.model import GPT, GPTConfig
+from neurips26.analogtobi.sampling import sample_walks
+from neurips26.common.io import write_parquet
+from neurips26.common.runtime import job_provenance, start_job
+
+p = snakemake.params.sample
+name, seed = snakemake.wildcards.config, int(snakemake.wildcards.seed)
+log = start_job(snakemake, seed)
+rep = "bipart" if name == experiment.RANDOM else experiment.parse_config_name(name)["rep"]
+typed = name == experiment.RANDOM or experiment.parse_config_name(name)["typed"]
+vocab = experiment.vocabulary(rep)
+model = None
+if snakemake.input.get("model"):
+    saved = torch.load(snakemake.input.model, map_location="cpu", weights_only=True)
+    model = GPT(GPTConfig(**saved["config"]))
+    model.load_state_dict(saved["state"])
+    model.eval()
+circuits = pd.read_parquet(snakemake.input.circuits)
+types = sorted(circuits.loc[circuits["split"] == "train", "type"].unique())
+requests = experiment.prompts(p["per_type"], name, types)
+rows, timing = [], []
+for k, decoding in enumerate(experiment.decodings(name)):
+    walks, seconds = sample_walks(
+        model, vocab, [prompt for _, prompt in requests], max_len=p["max_len"][rep], temperature=p["temperature"],
+        grammar=decoding == "grammar", typed=typed, seed=seed * 1000 + k, batch_size=p["batch_size"],
+    )  # fmt: skip
+    done = sum(w.terminated for w in walks)
+    log.info("%s %s: %d walks in %.1f s (%.1f per s), %d terminated", name, decoding, len(walks), seconds,
+             len(walks) / seconds, done)  # fmt: skip
+    timing.append({"config": name, "seed": seed, "decoding": decoding, "samples": len(walks), "seconds": seconds,
+                   "circuits_per_s": len(walks) / seconds})  # fmt: skip
+    rows += [{"config": name, "seed": seed, "decoding": decoding, "typed": typed, "type": t, "index": i,
+              "tokens": " ".join(w.tokens), "terminated": w.terminated, "length": len(w.tokens)}
+             for i, ((t, _), w) in enumerate(zip(requests, walks))]  # fmt: skip
+prov = job_provenance(snakemake, seed)
+write_parquet(pd.DataFrame(rows), snakemake.output.samples, prov)
+write_parquet(pd.DataFrame(timing), snakemake.output.timing, prov)

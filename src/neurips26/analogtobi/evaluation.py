@@ -1,0 +1,117 @@
+r"""Per-sample metrics of generated walks (AnalogToBi, Kim et al. 2026, arXiv 2603.08720, Sec. 4.1; reference
+``METRIC_Valid_n_Novel.py``, ``METRIC_N_Gram.py``), one row per sample:
+
+* ``terminated``: the walk ended with ``TRUNCATE`` within the length limit; ``erc``: the first failing ERC level
+  (0 valid; :func:`.erc.erc_level` for bipartite walks, :func:`.devpin.erc_level` for device-pin walks);
+  ``valid``: terminated and ERC level 0 (the paper's validity; a truncated walk is invalid);
+* ``novel``: valid and isomorphic to no training circuit (:class:`.metrics.NoveltyIndex`);
+* ``memorised``: terminated and sharing its first and last ``n`` tokens with one training walk of its
+  configuration (the paper's 10-gram test, :func:`.metrics.memorised`);
+* ``predicted``: the type the classifier gives a valid circuit (``type_ok``: equal to the requested type);
+* ``spice``: ``converged`` / ``failed`` / ``unavailable`` for the valid circuits among the first ``spice_max``
+  samples of each decoding (``not_simulated`` for the rest; an invalid circuit cannot be simulated and counts as
+  not electrically valid);
+* the realism features (:func:`features`): device counts per family, edge counts per edge type and the histogram of
+  internal-net degrees, compared with the held-out circuits' by MMD in the tables.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import devpin, erc, serialize, spice
+from .metrics import NoveltyIndex, walk_ends
+from .netlist import Circuit
+from .tokens import DEVICE_CAPS, EDGES
+
+__all__ = ["FEATURES", "evaluate_samples", "features"]
+
+_DEGREES = 6  # internal-net degree bins 2, 3, ..., 6, >= 7
+FEATURES = [
+    *(f"n_{f}" for f in DEVICE_CAPS),
+    *(f"e_{e}" for e in EDGES),
+    *(f"deg_{d}" for d in range(2, 2 + _DEGREES - 1)),
+    f"deg_{2 + _DEGREES - 1}plus",
+]
+
+
+def features(circuit: Circuit) -> np.ndarray:
+    """The realism features of a circuit (module docstring), as counts."""
+    out = dict.fromkeys(FEATURES, 0.0)
+    degree: dict[str, int] = {}
+    for d in circuit.devices:
+        out[f"n_{d.family}"] += 1
+    for device, net, label in circuit.edges():
+        out[f"e_{label}"] = out.get(f"e_{label}", 0.0) + 1
+        if net.startswith("NET"):
+            degree[net] = degree.get(net, 0) + 1
+    for k in degree.values():
+        k = min(max(k, 2), 2 + _DEGREES - 1)
+        out[f"deg_{k}plus" if k == 2 + _DEGREES - 1 else f"deg_{k}"] += 1
+    return np.array([out[f] for f in FEATURES])
+
+
+def _circuit(tokens: list[str], rep: str, source: str) -> tuple[int, Circuit | None]:
+    if rep == "bipart":
+        level = erc.erc_level(tokens)
+        return level, serialize.circuit_of(tokens, source) if level == 0 else None
+    level = devpin.erc_level(tokens)
+    return level, devpin.decode(tokens, source=source) if level == 0 else None
+
+
+def evaluate_samples(
+    samples: list[dict],
+    rep: str,
+    novelty: NoveltyIndex,
+    training: list[list[str]],
+    classify,
+    *,
+    ngram: int,
+    spice_max: int,
+    spice_timeout_s: float,
+    log=None,
+) -> tuple[list[dict], dict]:
+    """Rows of the module docstring for ``samples`` (dicts with ``decoding``, ``type``, ``tokens`` (list),
+    ``terminated``), and the simulation timing ``{"simulations", "seconds"}``. ``classify(circuits) -> types``."""
+    ends = {walk_ends(w, ngram) for w in training}  # memorised() as one set look-up per sample
+    rows, circuits = [], []
+    simulated_per_decoding: dict[str, int] = {}
+    sim_seconds, sims = 0.0, 0
+    for i, s in enumerate(samples):
+        tokens = list(s["tokens"])
+        level, circuit = _circuit(tokens, rep, f"sample {i}")
+        valid = bool(s["terminated"]) and level == 0
+        row = {
+            "erc": level,
+            "valid": valid,
+            "novel": bool(valid and novelty.novel(circuit)),
+            "memorised": bool(s["terminated"]) and walk_ends(tokens, ngram) in ends,
+            "n_devices": len(circuit.devices) if valid else 0,
+            "spice": "not_simulated",
+            "spice_reason": "",
+        }
+        order = simulated_per_decoding.get(s["decoding"], 0)
+        if order < spice_max:
+            simulated_per_decoding[s["decoding"]] = order + 1
+            if valid:
+                began = time.perf_counter()
+                result = spice.simulate(circuit, timeout_s=spice_timeout_s)
+                sim_seconds += time.perf_counter() - began
+                sims += result.status != "unavailable"
+                row["spice"], row["spice_reason"] = result.status, result.reason
+            else:
+                row["spice"] = "invalid"
+        rows.append(row)
+        circuits.append(circuit if valid else None)
+        if log and (i + 1) % 200 == 0:
+            log(f"evaluated {i + 1}/{len(samples)} samples")
+    valid_circuits = [c for c in circuits if c is not None]
+    predicted = iter(classify(valid_circuits) if valid_circuits else [])
+    for s, row, circuit in zip(samples, rows, circuits):
+        row["predicted"] = next(predicted) if circuit is not None else ""
+        row["type_ok"] = bool(circuit is not None and row["predicted"] == s["type"])
+        feats = features(circuit) if circuit is not None else np.full(len(FEATURES), np.nan)
+        row.update({f"f_{name}": float(v) for name, v in zip(FEATURES, feats)})
+    return rows, {"simulations": sims, "seconds": sim_seconds}
