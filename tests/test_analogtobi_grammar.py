@@ -197,3 +197,43 @@ def test_digital_circuits_are_named_as_such_before_parsing():
     assert digital_reason("MM1 (a VCLK1 VSS VSS) nmos4") == "digital net VCLK1"
     assert digital_reason("I0 (a b VDD VSS) inverter") == "digital device inverter"
     assert digital_reason((DATA / "ota5t.cir").read_text()) == ""
+
+
+def _brute_allowed(state):
+    """The grammar's definition (module docstring of grammar.py) by exhaustive admissibility checks."""
+    from neurips26.analogtobi.tokens import DEVICE_CAPS, EDGES, edge_family, kind_of, split_device
+
+    t = state.tokens
+    devices = [f"{f}{i}" for f, cap in DEVICE_CAPS.items() for i in range(1, cap + 1)]
+    nets = state.vocab.nets
+    last = t[-1]
+    if kind_of(last) == "net":
+        out = [e for e in EDGES if any(state._adm(d, e, last) for d in devices)]
+        return out + (["TRUNCATE"] if last == "VSS" and state.net_visits > 1 and state.complete() else [])
+    if kind_of(last) == "edge" and kind_of(t[-2]) == "net":
+        return [d for d in devices if state._adm(d, last, t[-2])]
+    if kind_of(last) == "edge":
+        return [n for n in nets if state._adm(t[-2], last, n)]
+    family = split_device(last)[0]
+    return [e for e in EDGES if family in edge_family(e) and any(state._adm(last, e, n) for n in nets)]
+
+
+def test_the_fast_allowed_sets_equal_the_exhaustive_definition_along_random_grammar_walks():
+    import numpy as np
+
+    from neurips26.analogtobi.grammar import State
+
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(6):
+        state = State()
+        state.advance("CIRCUIT_Opamp")
+        state.advance("VSS")
+        for _ in range(120):
+            allowed = state.allowed()
+            assert sorted(allowed) == sorted(_brute_allowed(state)), state.tokens[-3:]
+            checked += 1
+            if allowed == ["TRUNCATE"] or state.tokens[-1] == "TRUNCATE":
+                break
+            state.advance(allowed[rng.integers(len(allowed))])
+    assert checked > 300

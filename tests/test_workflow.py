@@ -426,3 +426,29 @@ def test_smoke_claims_follow_the_contract_and_no_check_is_broken(smoke_run, slug
     assert broken.empty, (
         f"{slug}: broken implementation checks {broken[['claim_id', 'value', 'note']].to_dict('records')}"
     )
+
+
+@pytest.mark.paper("analogtobi")
+def test_smoke_run_writes_paper_02s_ablation_samples_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/analogtobi"
+    smoke = yaml.safe_load((smoke_run / "config/analogtobi.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["ablation", "examples", "training_curves"])
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert set(claims.index) == {"K1", "K2", "K3"} | {f"C{i}" for i in range(1, 12)}
+    assert (claims.loc[["K2", "K3"], "verdict"] == "holds").all()  # every training walk round-trips
+    assert claims.loc["K1", "verdict"] in ("holds", "inconclusive")  # never a terminated invalid grammar walk
+    one_seed = claims[claims["kind"] != "check"]
+    assert len(smoke["seeds"]) == 1 and (one_seed["verdict"] == "inconclusive").all()  # claims need 2 seeds
+    ablation = pd.read_parquet(out / "ablation.parquet")
+    per_type = len(pd.read_parquet(out / "data/circuits.parquet").query("split == 'train'")["type"].unique())
+    assert (ablation["samples"] == smoke["sample"]["per_type"] * per_type).all()
+    assert set(zip(ablation["config"], ablation["decoding"])) == {
+        ("devpin-type-norename", "free"), ("bipart-type-norename", "grammar"), ("bipart-type-norename", "free"),
+        ("bipart-type-rename", "grammar"), ("bipart-type-rename", "free"), ("random", "grammar"),
+    }  # fmt: skip
+    throughput = pd.read_parquet(out / "throughput.parquet")
+    assert (throughput["circuits_per_s"] > 0).all()
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "## Ablation" in report and "circuits per second" in report
+    assert "Deviations" in report

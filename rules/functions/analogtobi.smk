@@ -43,7 +43,7 @@ def atb_walks_params(wildcards):
     return {**cfg["walks"], "context": cfg["context"][wildcards.rep]}
 
 
-@reads("analogtobi", ("model",), ("train",), ("renamings",), ("context",))
+@reads("analogtobi", ("model",), ("train",), ("renamings",), ("rename_pool",), ("context",))
 def atb_train_params(wildcards):
     cfg = atb_config(wildcards)
     rep = atb_rep(wildcards.config)
@@ -51,6 +51,7 @@ def atb_train_params(wildcards):
         "model": cfg["model"],
         "train": cfg["train"],
         "renamings": cfg["renamings"],
+        "rename_pool": cfg["rename_pool"],
         "context": cfg["context"][rep],
     }
 
@@ -149,7 +150,11 @@ def atb_reference_params(wildcards):
     }
 
 
-@reads("analogtobi", ("evaluate",), ("renamings",))
+@reads("analogtobi", ("evaluate",), ("renamings",), ("rename_pool",))
 def atb_evaluate_params(wildcards):
     cfg = atb_config(wildcards)
-    return {**cfg["evaluate"], "renamings": cfg["renamings"]}
+    return {
+        **cfg["evaluate"],
+        "renamings": cfg["renamings"],
+        "rename_pool": cfg["rename_pool"],
+    }

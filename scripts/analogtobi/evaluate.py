@@ -24,7 +24,7 @@ walks = pd.read_parquet(snakemake.input.walks)
 train_walks = [w.split() for w in walks.loc[walks["split"] == "train", "tokens"]]
 # what the configuration trained on (the random baseline is compared with the typed bipartite walks)
 trained_as = "bipart-type-norename" if name == experiment.RANDOM else name
-training = experiment.training_walks(train_walks, trained_as, seed, p["renamings"])
+training = experiment.training_walks(train_walks, trained_as, seed, p["renamings"], p["rename_pool"])
 with open(snakemake.input.classifier, "rb") as f:
     classifier = pickle.load(f)
 rep = "bipart" if name == experiment.RANDOM else experiment.parse_config_name(name)["rep"]

@@ -33,9 +33,9 @@ def encode(sequences: list[list[str]]) -> np.ndarray:
 
 
 train_walks = [w.split() for w in walks.loc[walks["split"] == "train", "tokens"]]
-sequences = experiment.training_walks(train_walks, name, seed, p["renamings"])
+sequences = experiment.training_walks(train_walks, name, seed, p["renamings"], p["rename_pool"])
 held_out = experiment.training_walks([w.split() for w in walks.loc[walks["split"] == "test", "tokens"]],
-                                     name, seed, 1)  # fmt: skip
+                                     name, seed, 1, p["rename_pool"])  # fmt: skip
 config = GPTConfig(vocab_size=len(vocab), context=p["context"], seed=seed, **p["model"])
 settings = TrainSettings(**p["train"], seed=seed)
 loop_settings = loop.LoopSettings(
@@ -50,6 +50,8 @@ model, logged, result = train_gpt(
     loop_settings=loop_settings, log=log.info,
 )  # fmt: skip
 curve = pd.DataFrame(logged).assign(config=name, seed=seed, seconds=result.seconds, parameters=n_parameters(model))
-torch.save({"config": asdict(config), "state": {k: v.cpu() for k, v in model.state_dict().items()}}, snakemake.output.model)
+torch.save(
+    {"config": asdict(config), "state": {k: v.cpu() for k, v in model.state_dict().items()}}, snakemake.output.model
+)
 write_parquet(curve, snakemake.output.curve, job_provenance(snakemake, seed))
 loop.finish(loop_settings)

@@ -28,9 +28,7 @@ def wl_counts(circuit: Circuit, iterations: int) -> Counter:
     g = graph_of(circuit)
     counts = Counter(f"0:{data['label']}" for _, data in g.nodes(data=True))
     if iterations:
-        hashes = nx.weisfeiler_lehman_subgraph_hashes(
-            g, node_attr="label", edge_attr="label", iterations=iterations
-        )
+        hashes = nx.weisfeiler_lehman_subgraph_hashes(g, node_attr="label", edge_attr="label", iterations=iterations)
         for labels in hashes.values():
             counts.update(f"{k + 1}:{h}" for k, h in enumerate(labels))
     return counts
@@ -48,7 +46,9 @@ class TypeClassifier:
         from sklearn.preprocessing import normalize
 
         hasher = FeatureHasher(n_features=self.n_features, input_type="dict", alternate_sign=False)
-        x = hasher.transform({k: float(np.log1p(v)) for k, v in wl_counts(c, self.iterations).items()} for c in circuits)
+        x = hasher.transform(
+            {k: float(np.log1p(v)) for k, v in wl_counts(c, self.iterations).items()} for c in circuits
+        )
         return normalize(x)
 
     def fit(self, circuits: list[Circuit], types: list[str]) -> TypeClassifier:

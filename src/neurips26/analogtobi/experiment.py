@@ -73,17 +73,20 @@ def split_sample_set(name: str) -> tuple[str, int]:
     return config, int(seed)
 
 
-def training_walks(walks: list[list[str]], name: str, seed: int, renamings: int) -> list[list[str]]:
+def training_walks(
+    walks: list[list[str]], name: str, seed: int, renamings: int, pool: int | None = None
+) -> list[list[str]]:
     """The token walks a configuration trains on: its representation's training walks (traversal augmentation
     already applied), the type token dropped without conditioning, and with renaming ``renamings`` renamed copies
-    of each walk (drawn from a generator seeded by ``seed``), as the reference replaces walks by renamed ones."""
+    of each walk (drawn from a generator seeded by ``seed``; indices from 1..``pool`` where given), as the reference
+    replaces walks by renamed ones."""
     spec = parse_config_name(name)
     out = []
     rng = np.random.default_rng([seed, 2])
     for walk in walks:
         body = walk if spec["typed"] else [t for t in walk if not t.startswith("CIRCUIT_")]
         if spec["renamed"]:
-            out += [rename(body, rng) for _ in range(renamings)]
+            out += [rename(body, rng, pool) for _ in range(renamings)]
         else:
             out.append(list(body))
     return out

@@ -48,6 +48,8 @@ class State:
     bound: dict[str, set[str]] = field(default_factory=dict)
     nets_of: dict[str, set[str]] = field(default_factory=dict)
     devices_on: dict[str, set[str]] = field(default_factory=dict)
+    labels_of: dict[str, dict[str, str]] = field(default_factory=dict)  # device -> net -> edge walked
+    used: dict[str, list[str]] = field(default_factory=dict)  # family -> devices of the walk, in order
     net_visits: int = 0
 
     # ---- admissibility -------------------------------------------------------------------------------------------
@@ -64,6 +66,34 @@ class State:
         if not pins <= set(FAMILIES[family]):
             return False
         return not pins & self.bound.get(device, set())
+
+    def _fresh(self, device: str, edge: str) -> bool:
+        """``_adm(device, edge, n)`` for a net n the device has not been walked to (the same for every such net)."""
+        family = split_device(device)[0]
+        if family not in edge_family(edge) or edge == "D_PN":
+            return False
+        if family in PASSIVE:
+            return len(self.nets_of.get(device, ())) < 2
+        pins = set(edge_pins(edge))
+        return pins <= set(FAMILIES[family]) and not pins & self.bound.get(device, set())
+
+    def _used(self, family: str) -> list[str]:
+        return self.used.get(family, [])
+
+    def _unused_left(self, family: str) -> bool:
+        return len(self._used(family)) < DEVICE_CAPS[family]
+
+    def _edge_at_net(self, edge: str, net: str) -> bool:
+        """Some device can take ``edge`` on ``net``: one walked there with that label, one of the walk's devices not
+        yet on the net whose pins allow it, or an unused device of the family (every unused index is alike)."""
+        for family in edge_family(edge):
+            for device in self._used(family):
+                walked = self.labels_of[device].get(net)
+                if walked == edge if walked is not None else self._fresh(device, edge):
+                    return True
+            if self._unused_left(family) and self._fresh(f"{family}0", edge):
+                return True
+        return False
 
     def _devices(self, families) -> list[str]:
         """Devices of these families: those already in the walk and every unused index up to the family's cap."""
@@ -97,17 +127,33 @@ class State:
         if kind == "type":
             return ["VSS"]
         if kind == "net":
-            edges = [e for e in EDGES if any(self._adm(d, e, last) for d in self._devices(edge_family(e)))]
+            edges = [e for e in EDGES if self._edge_at_net(e, last)]
             if last == "VSS" and self.net_visits > 1 and self.complete():
                 edges.append(END)
             return edges
         if kind == "edge" and kind_of(t[-2]) == "net":
-            return [d for d in self._devices(edge_family(last)) if self._adm(d, last, t[-2])]
+            net = t[-2]
+            out = []
+            for family in edge_family(last):
+                fresh_ok = self._fresh(f"{family}0", last)
+                for i in range(1, DEVICE_CAPS[family] + 1):
+                    device = f"{family}{i}"
+                    if device in self.labels_of:
+                        walked = self.labels_of[device].get(net)
+                        if walked == last if walked is not None else self._fresh(device, last):
+                            out.append(device)
+                    elif fresh_ok:
+                        out.append(device)
+            return out
         if kind == "edge":
-            return [n for n in self._nets() if self._adm(t[-2], last, n)]
+            device = t[-2]
+            labels = self.labels_of.get(device, {})
+            fresh_ok = self._fresh(device, last)
+            return [n for n in self._nets() if (labels[n] == last if n in labels else fresh_ok)]
         if kind == "device":
             family = split_device(last)[0]
-            return [e for e in EDGES if family in edge_family(e) and any(self._adm(last, e, n) for n in self._nets())]
+            labels = set(self.labels_of.get(last, {}).values())
+            return [e for e in EDGES if family in edge_family(e) and (e in labels or self._fresh(last, e))]
         raise AssertionError(kind)
 
     def _next_allowed(self, token: str) -> bool:
@@ -134,6 +180,9 @@ class State:
     def _connect(self, device: str, net: str, edge: str) -> None:
         """Record that ``device`` sits on ``net`` through ``edge`` (its pins bound, or a passive's net)."""
         self.label[(device, net)] = edge
+        if device not in self.labels_of:
+            self.used.setdefault(split_device(device)[0], []).append(device)
+        self.labels_of.setdefault(device, {})[net] = edge
         if split_device(device)[0] in PASSIVE:
             self.nets_of.setdefault(device, set()).add(net)
         else:

@@ -20,11 +20,12 @@ from .generate import graph_hash, graph_of, isomorphic
 from .netlist import Circuit
 from .tokens import DEVICE_CAPS, END, split_device
 
-__all__ = ["NoveltyIndex", "memorised", "mmd2", "rename", "walk_ends"]
+__all__ = ["NoveltyIndex", "median_bandwidth", "memorised", "mmd2", "rename", "walk_ends"]
 
 
-def rename(tokens: list[str], rng: np.random.Generator) -> list[str]:
-    """The walk with every device family's indices mapped injectively at random into 1..cap."""
+def rename(tokens: list[str], rng: np.random.Generator, pool: int | None = None) -> list[str]:
+    """The walk with every device family's indices mapped injectively at random into 1..cap (1..min(cap, pool)
+    with ``pool``: a smaller index vocabulary, for small circuits and short training)."""
     used: dict[str, list[int]] = {}
     for t in tokens:
         parsed = split_device(t)
@@ -32,9 +33,10 @@ def rename(tokens: list[str], rng: np.random.Generator) -> list[str]:
             used[parsed[0]].append(parsed[1])
     mapping = {}
     for family, indices in used.items():
-        if len(indices) > DEVICE_CAPS[family]:
-            raise ValueError(f"{len(indices)} {family} devices exceed the vocabulary's {DEVICE_CAPS[family]}")
-        targets = rng.choice(np.arange(1, DEVICE_CAPS[family] + 1), size=len(indices), replace=False)
+        top = DEVICE_CAPS[family] if pool is None else min(pool, DEVICE_CAPS[family])
+        if len(indices) > top:
+            raise ValueError(f"{len(indices)} {family} devices exceed the {top} indices renaming draws from")
+        targets = rng.choice(np.arange(1, top + 1), size=len(indices), replace=False)
         mapping.update({f"{family}{i}": f"{family}{int(j)}" for i, j in zip(indices, targets)})
     return [mapping.get(t, t) for t in tokens]
 
@@ -64,6 +66,14 @@ def memorised(sample: list[str], training: list[list[str]], n: int = 10) -> bool
     return any(walk_ends(walk, n) == (head, tail) for walk in training)
 
 
+def median_bandwidth(y: np.ndarray) -> float:
+    """The median pairwise Euclidean distance within y (1 where it is 0): the default Gaussian bandwidth."""
+    y = np.atleast_2d(np.asarray(y, float))
+    sq = (y * y).sum(1)
+    within = np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2 * y @ y.T, 0.0)[np.triu_indices(len(y), 1)])
+    return float(np.median(within)) or 1.0
+
+
 def mmd2(x: np.ndarray, y: np.ndarray, bandwidth: float | None = None) -> float:
     """Unbiased MMD^2 between samples x (m, d) and y (n, d) with a Gaussian kernel; ``bandwidth`` defaults to the
     median pairwise distance within y. Needs at least 2 rows on each side."""
@@ -72,11 +82,10 @@ def mmd2(x: np.ndarray, y: np.ndarray, bandwidth: float | None = None) -> float:
         raise ValueError(f"MMD needs at least 2 samples on each side, got {len(x)} and {len(y)}")
 
     def d2(a, b):
-        return np.maximum(((a[:, None, :] - b[None, :, :]) ** 2).sum(-1), 0.0)
+        return np.maximum((a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T, 0.0)
 
     if bandwidth is None:
-        within = np.sqrt(d2(y, y)[np.triu_indices(len(y), 1)])
-        bandwidth = float(np.median(within)) or 1.0
+        bandwidth = median_bandwidth(y)
     k = lambda a, b: np.exp(-d2(a, b) / (2 * bandwidth**2))  # noqa: E731
     kxx, kyy, kxy = k(x, x), k(y, y), k(x, y)
     m, n = len(x), len(y)

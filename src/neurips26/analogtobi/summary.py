@@ -4,7 +4,7 @@ paper's Table 2) and the throughput table.
 
 Rates, all over the samples of a row unless said: ``validity`` (terminated and ERC-valid), ``novelty`` (valid and
 novel, the paper's "Valid & Novel"; ``novel_of_valid`` divides by the valid samples, the paper's novelty),
-``memorisation`` (the 10-gram test), ``type_accuracy`` (of the valid samples of a type-conditioned set, the
+``memorisation`` (the 10-gram test; ``memorised_of_valid`` among the valid samples), ``type_accuracy`` (of the valid samples of a type-conditioned set, the
 classifier's type equal to the requested one), ``electrical`` (converged in ngspice among the first ``spice_max``
 samples, invalid ones counting as failures; NaN where ngspice was unavailable), ``realism_mmd`` (MMD^2 of the valid
 samples' features against the held-out circuits', NaN with fewer than 2 valid samples).
@@ -22,7 +22,8 @@ from .metrics import mmd2
 
 __all__ = ["RATES", "ablation_rows", "ablation_summary", "per_type_table"]
 
-RATES = ["validity", "novelty", "novel_of_valid", "memorisation", "type_accuracy", "electrical", "realism_mmd"]
+RATES = ["validity", "novelty", "novel_of_valid", "memorisation", "memorised_of_valid", "type_accuracy", "electrical",
+         "realism_mmd"]  # fmt: skip
 _F = [f"f_{f}" for f in FEATURES]
 
 
@@ -40,6 +41,7 @@ def _rates(group: pd.DataFrame, reference: np.ndarray, typed: bool) -> dict:
         "valid": len(valid),
         "novel": int(group["novel"].sum()),
         "memorised": int(group["memorised"].sum()),
+        "memorised_valid": int((group["memorised"] & group["valid"]).sum()),
         "type_ok": int(group["type_ok"].sum()),
         "spice_first": len(first),
         "spice_simulated": len(simulated),
@@ -48,6 +50,7 @@ def _rates(group: pd.DataFrame, reference: np.ndarray, typed: bool) -> dict:
         "novelty": float(group["novel"].mean()) if n else math.nan,
         "novel_of_valid": float(valid["novel"].mean()) if len(valid) else math.nan,
         "memorisation": float(group["memorised"].mean()) if n else math.nan,
+        "memorised_of_valid": float(valid["memorised"].mean()) if len(valid) else math.nan,
         "type_accuracy": float(valid["type_ok"].mean()) if typed and len(valid) else math.nan,
         "electrical": electrical,
         "realism_mmd": mmd,

@@ -36,23 +36,27 @@ INTERNAL_NETS = 50
 _DEVICE = re.compile(r"^(NM|PM|NPN|PNP|R|C|L|DIO)(\d+)$")
 
 
+@functools.cache
 def split_device(token: str) -> tuple[str, int] | None:
     """(family, index) of a device token, or None."""
     match = _DEVICE.match(token)
     return (match.group(1), int(match.group(2))) if match else None
 
 
+@functools.cache
 def edge_family(edge: str) -> tuple[str, ...]:
     """The device families an edge type belongs to."""
     prefix = edge.split("_")[0]
     return {"M": ("NM", "PM"), "B": ("NPN", "PNP"), "D": ("DIO",), "R": ("R",), "C": ("C",), "L": ("L",)}[prefix]
 
 
+@functools.cache
 def edge_pins(edge: str) -> str:
     """The pin letters an edge binds (passives: one anonymous ``C`` pin per edge)."""
     return edge.split("_")[1]
 
 
+@functools.cache
 def kind_of(token: str) -> str:
     """``end``, ``type``, ``edge``, ``device`` or ``net``."""
     if token == END:

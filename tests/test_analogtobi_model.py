@@ -1,0 +1,128 @@
+"""Paper 02's generator: the cached decoding step equals the full forward pass, training lowers the loss and resumes
+bit for bit, the loss counts targets up to each walk's end, and sampling is seeded, grammar-valid and honest about
+walks cut at the length limit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from neurips26.analogtobi import erc, generate, serialize
+from neurips26.analogtobi.model import GPT, GPTConfig
+from neurips26.analogtobi.sampling import sample_walks
+from neurips26.analogtobi.tokens import END, Vocabulary
+from neurips26.analogtobi.training import TrainSettings, learning_rate, target_mask, train_gpt, walk_lengths
+from neurips26.common import loop
+
+VOCAB = Vocabulary.bipartite()
+IDS = {t: i for i, t in enumerate(VOCAB.tokens)}
+
+
+def rows(n=24, context=96, seed=0):
+    circuits = generate.generate(n, {"Opamp": 1, "Mirror": 1}, seed=seed, max_devices=8)
+    rng = np.random.default_rng(seed)
+    out = np.full((len(circuits), context + 1), IDS[END], dtype=np.int64)
+    for i, (kind, _, c) in enumerate(circuits):
+        walk = serialize.walk_tokens(c, kind, rng)[: context + 1]
+        out[i, : len(walk)] = [IDS[t] for t in walk]
+    return out
+
+
+def tiny(context=96, seed=0):
+    return GPTConfig(
+        vocab_size=len(VOCAB), d_model=32, n_layers=2, n_heads=2, mlp_hidden=64, context=context, seed=seed
+    )
+
+
+def test_decode_step_with_the_cache_equals_the_full_forward_pass():
+    model = GPT(tiny()).eval()
+    tokens = torch.as_tensor(rows(4)[:, :20])
+    full = model(tokens)
+    cache = model.new_cache(4, 20)
+    stepped = torch.stack([model.decode_step(tokens[:, p], p, cache) for p in range(20)], dim=1)
+    torch.testing.assert_close(stepped, full, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="beyond the cache capacity 20"):
+        model.decode_step(tokens[:, 0], 20, cache)
+
+
+def test_the_same_seed_builds_the_same_weights_and_leaves_the_global_rng_alone():
+    state = torch.random.get_rng_state()
+    a, b, c = GPT(tiny(seed=1)), GPT(tiny(seed=1)), GPT(tiny(seed=2))
+    assert torch.equal(torch.random.get_rng_state(), state)
+    assert torch.equal(a.wte.weight, b.wte.weight) and not torch.equal(a.wte.weight, c.wte.weight)
+
+
+def test_the_loss_counts_targets_up_to_the_first_end_token():
+    end = 9
+    batch = torch.tensor([[1, 2, 9, 9, 9], [1, 2, 3, 4, 5]])
+    assert target_mask(batch, end).tolist() == [[True, True, False, False], [True, True, True, True]]
+    assert walk_lengths(batch.numpy(), end).tolist() == [3, 5]
+
+
+def test_the_learning_rate_warms_up_then_decays_to_its_floor():
+    s = TrainSettings(steps=100, lr=1e-3, warmup=10, min_lr_frac=0.1)
+    assert learning_rate(0, s) == pytest.approx(1e-4) and learning_rate(9, s) == pytest.approx(1e-3)
+    assert learning_rate(100, s) == pytest.approx(1e-4) and learning_rate(55, s) < learning_rate(20, s)
+
+
+def test_training_lowers_the_held_out_loss():
+    data = rows(40)
+    _, logged, _ = train_gpt(data[:32], data[32:], tiny(), TrainSettings(steps=60, batch_size=8, lr=3e-3,
+                             warmup=5, eval_every=30), end=IDS[END])  # fmt: skip
+    held = [r["val_loss"] for r in logged if "val_loss" in r]
+    assert len(held) == 2 and held[1] < held[0] < np.log(len(VOCAB))
+
+
+def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    data = rows(20)
+    settings = TrainSettings(steps=12, batch_size=4, lr=3e-3, warmup=2, eval_every=6)
+    whole, whole_log, _ = train_gpt(data, data[:4], tiny(), settings, end=IDS[END])
+    ckpt = loop.LoopSettings(checkpoint=tmp_path / "ckpt", fingerprint="x", every_steps=5)
+    done = []
+
+    def crash_at_step_8():
+        done.append(1)
+        if len(done) == 8:
+            raise KeyboardInterrupt  # the job dies after step 8; its last checkpoint is step 5's
+
+    monkeypatch.setattr(loop.faults, "step_done", crash_at_step_8)
+    with pytest.raises(KeyboardInterrupt):
+        train_gpt(data, data[:4], tiny(), settings, end=IDS[END], loop_settings=ckpt)
+    monkeypatch.undo()
+    assert (tmp_path / "ckpt").exists()
+    resumed, resumed_log, result = train_gpt(data, data[:4], tiny(), settings, end=IDS[END], loop_settings=ckpt)
+    assert result.resumed_from == 5 and result.steps == 12
+    for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert resumed_log == whole_log  # the logged rows of the first five steps come back with the checkpoint
+
+
+def test_bad_training_rows_are_refused():
+    with pytest.raises(ValueError, match="exceed the context"):
+        train_gpt(rows(4, context=96), rows(2, context=96), tiny(context=32), TrainSettings(steps=1), end=IDS[END])
+    bad = rows(4)
+    bad[0, 0] = 10_000
+    with pytest.raises(ValueError, match="token ids outside"):
+        train_gpt(bad, bad, tiny(), TrainSettings(steps=1), end=IDS[END])
+
+
+def test_grammar_sampling_is_seeded_and_every_terminated_walk_passes_the_erc():
+    model = GPT(tiny(context=64)).eval()
+    prompts = [["CIRCUIT_Opamp"]] * 6
+    a, _ = sample_walks(model, VOCAB, prompts, max_len=64, seed=3, batch_size=4)
+    b, _ = sample_walks(model, VOCAB, prompts, max_len=64, seed=3, batch_size=4)
+    assert a == b and all(len(w.tokens) <= 64 for w in a)
+    assert all(erc.erc_level(list(w.tokens)) == 0 for w in a if w.terminated)
+    assert all(w.tokens[:2] == ("CIRCUIT_Opamp", "VSS") for w in a)  # the grammar puts VSS after the type token
+    cut = [w for w in a if not w.terminated]
+    assert all(w.tokens[-1] != END and len(w.tokens) == 64 for w in cut)
+
+
+def test_random_logits_need_the_grammar_and_prompts_must_fit():
+    with pytest.raises(ValueError, match="needs grammar=True"):
+        sample_walks(None, VOCAB, [["VSS"]], max_len=10, grammar=False)
+    with pytest.raises(ValueError, match="exceeds the model's context"):
+        sample_walks(GPT(tiny(context=16)), VOCAB, [["VSS"]], max_len=32)
+    with pytest.raises(ValueError, match="of one length"):
+        sample_walks(None, VOCAB, [["VSS"], ["CIRCUIT_LDO", "VSS"]], max_len=10)
