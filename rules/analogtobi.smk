@@ -179,7 +179,11 @@ rule analogtobi_claims:
         ablation=f"{ATB}/ablation.parquet",
         metrics=atb_metrics,
         reference=f"{ATB}/reference/held_out.parquet",
-        walks=expand(f"{ATB}/data/walks_{{rep}}.parquet", rep=["bipart", "devpin"], allow_missing=True),
+        walks=expand(
+            f"{ATB}/data/walks_{{rep}}.parquet",
+            rep=["bipart", "devpin"],
+            allow_missing=True,
+        ),
         circuits=f"{ATB}/data/circuits.parquet",
     output:
         f"{ATB}/claims.parquet",

@@ -65,7 +65,7 @@ def test_ngspice_runs_only_on_the_first_samples_of_each_decoding(circuits):
 
 
 def test_ngspices_operating_point_printout_is_read():
-    text = """Circuit: * ota\n\n\tNode                                  Voltage\n\t----                                  -------
+    text = """Circuit: * ota\n\n\tNode                 Voltage\n\t----                 -------
 \t----\t-------\n\tvout                             1.194490e+00\n\tnet2                             2.591348e-01
 \tvdd                              1.800000e+00\n\n\tSource\tCurrent\n\t------\t-------\n\n\tvdd#branch  -4.1e-05\n"""
     assert spice.node_voltages(text) == [1.19449, 0.2591348, 1.8]

@@ -42,7 +42,8 @@ def test_training_walks_drop_the_type_token_without_conditioning_and_rename_with
 
 def test_prompts_ask_every_type_with_its_token_or_start_at_vss_without_conditioning():
     assert experiment.prompts(2, "bipart-type-rename", ["LDO", "Mirror"]) == [
-        ("LDO", ["CIRCUIT_LDO"]), ("LDO", ["CIRCUIT_LDO"]), ("Mirror", ["CIRCUIT_Mirror"]), ("Mirror", ["CIRCUIT_Mirror"])
+        ("LDO", ["CIRCUIT_LDO"]), ("LDO", ["CIRCUIT_LDO"]),
+        ("Mirror", ["CIRCUIT_Mirror"]), ("Mirror", ["CIRCUIT_Mirror"]),
     ]  # fmt: skip
     assert experiment.prompts(1, "devpin-notype-norename", ["LDO"]) == [("LDO", ["VSS"])]
     assert experiment.prompts(1, "random", ["LDO"]) == [("LDO", ["CIRCUIT_LDO"])]

@@ -34,7 +34,11 @@ def atb_data_inputs(wildcards):
 
 
 def atb_rep(name):
-    return "bipart" if name == atb_experiment.RANDOM else atb_experiment.parse_config_name(name)["rep"]
+    return (
+        "bipart"
+        if name == atb_experiment.RANDOM
+        else atb_experiment.parse_config_name(name)["rep"]
+    )
 
 
 @reads("analogtobi", ("walks",), ("context",))
@@ -43,7 +47,9 @@ def atb_walks_params(wildcards):
     return {**cfg["walks"], "context": cfg["context"][wildcards.rep]}
 
 
-@reads("analogtobi", ("model",), ("train",), ("renamings",), ("rename_pool",), ("context",))
+@reads(
+    "analogtobi", ("model",), ("train",), ("renamings",), ("rename_pool",), ("context",)
+)
 def atb_train_params(wildcards):
     cfg = atb_config(wildcards)
     rep = atb_rep(wildcards.config)
@@ -59,8 +65,10 @@ def atb_train_params(wildcards):
 def atb_sample_inputs(wildcards):
     inputs = {"circuits": f"{ATB}/data/circuits.parquet".format(scale=wildcards.scale)}
     if wildcards.config != atb_experiment.RANDOM:
-        inputs["model"] = f"{ATB}/models/{wildcards.config}_s{wildcards.seed}.pt".format(
-            scale=wildcards.scale
+        inputs["model"] = (
+            f"{ATB}/models/{wildcards.config}_s{wildcards.seed}.pt".format(
+                scale=wildcards.scale
+            )
         )
     return inputs
 

@@ -85,7 +85,8 @@ def _mmd_difference(claim_id: str, worse: pd.DataFrame, better: pd.DataFrame, re
     low, high = np.quantile(draws, [0.025, 0.975])
     return Measured(claim_id, value, seeds, low=min(low, value), high=max(high, value),
                     note=f"{what}: MMD^2 {mmd2(x, ref, h):.4f} vs {mmd2(y, ref, h):.4f} ({len(x)} and {len(y)} valid "
-                         f"samples of {seeds} seed(s), {len(ref)} held-out circuits); 95% percentile bootstrap over samples, "
+                         f"samples of {seeds} seed(s), {len(ref)} held-out circuits); 95% percentile bootstrap over "
+                         f"samples, "
                          f"{resamples} resamples")  # fmt: skip
 
 

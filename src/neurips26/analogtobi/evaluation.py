@@ -43,7 +43,7 @@ def features(circuit: Circuit) -> np.ndarray:
     degree: dict[str, int] = {}
     for d in circuit.devices:
         out[f"n_{d.family}"] += 1
-    for device, net, label in circuit.edges():
+    for _, net, label in circuit.edges():
         out[f"e_{label}"] = out.get(f"e_{label}", 0.0) + 1
         if net.startswith("NET"):
             degree[net] = degree.get(net, 0) + 1

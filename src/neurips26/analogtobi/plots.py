@@ -15,8 +15,14 @@ from .netlist import Circuit  # noqa: E402
 
 __all__ = ["ablation", "examples", "training_curves"]
 
-_SHOWN = [("validity", "validity"), ("novelty", "valid & novel"), ("novel_of_valid", "novel of valid"),
-          ("memorisation", "10-gram memorised"), ("type_accuracy", "type accuracy"), ("electrical", "ngspice .op")]  # fmt: skip
+_SHOWN = [
+    ("validity", "validity"),
+    ("novelty", "valid & novel"),
+    ("novel_of_valid", "novel of valid"),
+    ("memorisation", "10-gram memorised"),
+    ("type_accuracy", "type accuracy"),
+    ("electrical", "ngspice .op"),
+]
 
 
 def ablation(summary: pd.DataFrame, rows: pd.DataFrame):
@@ -74,7 +80,7 @@ def _is_net(node: str) -> bool:
 def training_curves(training: pd.DataFrame):
     """Training and held-out loss per configuration and seed."""
     fig, ax = plt.subplots(figsize=(7, 4))
-    for k, ((config, seed), group) in enumerate(training.groupby(["config", "seed"], sort=False)):
+    for (config, seed), group in training.groupby(["config", "seed"], sort=False):
         colour = f"C{list(training['config'].unique()).index(config)}"
         ax.plot(group["step"], group["loss"], color=colour, alpha=0.3, lw=0.8)
         held = group.dropna(subset=["val_loss"])

@@ -7,7 +7,8 @@ import pandas as pd
 __all__ = ["report_tables"]
 
 _ABLATION = ["config", "decoding", "seeds", "samples", "validity", "validity_sd", "novelty", "novel_of_valid",
-             "memorisation", "memorised_of_valid", "type_accuracy", "electrical", "electrical_sd", "realism_mmd"]  # fmt: skip
+             "memorisation", "memorised_of_valid", "type_accuracy", "electrical", "electrical_sd",
+             "realism_mmd"]  # fmt: skip
 _PER_TYPE = ["type", "samples", "valid", "validity", "novelty", "novel_of_valid", "memorisation", "type_accuracy",
              "electrical", "realism_mmd", "mean_devices"]  # fmt: skip
 

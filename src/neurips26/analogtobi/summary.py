@@ -4,10 +4,11 @@ paper's Table 2) and the throughput table.
 
 Rates, all over the samples of a row unless said: ``validity`` (terminated and ERC-valid), ``novelty`` (valid and
 novel, the paper's "Valid & Novel"; ``novel_of_valid`` divides by the valid samples, the paper's novelty),
-``memorisation`` (the 10-gram test; ``memorised_of_valid`` among the valid samples), ``type_accuracy`` (of the valid samples of a type-conditioned set, the
-classifier's type equal to the requested one), ``electrical`` (converged in ngspice among the first ``spice_max``
-samples, invalid ones counting as failures; NaN where ngspice was unavailable), ``realism_mmd`` (MMD^2 of the valid
-samples' features against the held-out circuits', NaN with fewer than 2 valid samples).
+``memorisation`` (the 10-gram test; ``memorised_of_valid`` among the valid samples), ``type_accuracy`` (of the
+valid samples of a type-conditioned set, the classifier's type equal to the requested one), ``electrical``
+(converged in ngspice among the first ``spice_max`` samples, invalid ones counting as failures; NaN where ngspice
+was unavailable), ``realism_mmd`` (MMD^2 of the valid samples' features against the held-out circuits', NaN with
+fewer than 2 valid samples).
 """
 
 from __future__ import annotations
