@@ -207,8 +207,8 @@ rule analogtobi_figures:
         summary=f"{ATB}/ablation_summary.parquet",
         ablation=f"{ATB}/ablation.parquet",
         training=f"{ATB}/training.parquet",
-        samples=atb_set_files_main,
-        metrics=atb_metrics_main,
+        samples=atb_samples,
+        metrics=atb_metrics,
     output:
         **{
             name: report(

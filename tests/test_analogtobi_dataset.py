@@ -269,3 +269,22 @@ def test_split_refuses_bad_arguments():
         stratified_split(table, fraction=1.0)
     with pytest.raises(ValueError, match="unique"):
         stratified_split(pd.concat([table, table]), fraction=0.1)
+
+
+def _tarball(root: Path, path: Path) -> Path:
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(root, arcname="AnalogGenie-efc2535")  # GitHub's layout: one <repo>-<commit>/ folder
+    return path
+
+
+def test_read_archive_checks_every_file_then_reads_the_dataset(tmp_path, tree):
+    from neurips26.analogtobi.dataset import read_archive
+
+    root, manifest, types = tree
+    kept, rejects = read_archive(_tarball(root, tmp_path / "a.tar.gz"), manifest, types)
+    assert kept["id"].tolist() == [1, 2, 11] and sorted(rejects["id"]) == [3, 4, 10]
+    (root / "Dataset/2/2.cir").write_text("M1 (a b c d) nmos4\n")  # a changed netlist: nothing is read
+    with pytest.raises(ManifestError, match=r"Dataset/2/2\.cir"):
+        read_archive(_tarball(root, tmp_path / "b.tar.gz"), manifest, types)

@@ -129,24 +129,8 @@ def atb_plan_work(wildcards, scale):
 PLAN_WORK["analogtobi_train"] = atb_plan_work
 
 
-def atb_main_sets(wildcards):
-    """The sample sets of the main configuration (every seed), whose circuits the examples figure draws."""
-    cfg = atb_config(wildcards)
-    return [f"{cfg['main']['config']}_s{seed}" for seed in cfg["seeds"]]
-
-
-def atb_set_files_main(wildcards):
-    return [
-        f"{ATB}/samples/{name}.parquet".format(scale=wildcards.scale)
-        for name in atb_main_sets(wildcards)
-    ]
-
-
-def atb_metrics_main(wildcards):
-    return [
-        f"{ATB}/metrics/{name}.parquet".format(scale=wildcards.scale)
-        for name in atb_main_sets(wildcards)
-    ]
+def atb_samples(wildcards):
+    return atb_set_files(wildcards, "samples")
 
 
 @reads("analogtobi", ("classifier",), ("evaluate", "spice_timeout_s"))

@@ -1,10 +1,6 @@
 """The circuits of one scale: the seeded generator (smoke, quick) or AnalogGenie's netlists from the locked
 archive, every file checked against its git blob SHA-1 first (paper); then the stratified train/test split."""
 
-import tarfile
-import tempfile
-from pathlib import Path
-
 import pandas as pd
 
 from neurips26.analogtobi import dataset
@@ -17,16 +13,10 @@ if p["source"] == "generator":
     kept = dataset.generated_dataset(p["n_circuits"], p["weights"], p["seed"], p["max_devices"])
     rejects = pd.DataFrame(columns=dataset.REJECT_COLUMNS)
 else:
-    manifest = dataset.read_manifest(snakemake.input.manifest)
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(snakemake.input.archive) as archive:
-            archive.extractall(tmp, filter="data")
-        (root,) = [d for d in Path(tmp).iterdir() if d.is_dir()]  # AnalogGenie-<commit>/
-        dataset.verify_tree(root, manifest)
-        log.info("%d netlists match the manifest", len(manifest))
-        kept, rejects = dataset.read_dataset(
-            root, manifest, snakemake.input.types, reference_bjt_filter=p["reference_bjt_filter"]
-        )
+    kept, rejects = dataset.read_archive(
+        snakemake.input.archive, snakemake.input.manifest, snakemake.input.types, p["reference_bjt_filter"]
+    )
+    log.info("every netlist of the manifest matches its git blob hash")
     if p["max_devices"]:
         large = kept["n_devices"] > p["max_devices"]
         rejects = pd.concat([rejects, kept[large].assign(stage="size", reason=f"more than {p['max_devices']} devices")[

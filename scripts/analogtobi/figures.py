@@ -1,5 +1,6 @@
-"""Paper 02's figures: the ablation's rates, example circuits of the main configuration drawn as bipartite graphs,
-the training curves."""
+"""Paper 02's figures: the ablation's rates, example generated circuits drawn as bipartite graphs (the main
+configuration's where it wrote valid ones, else another bipartite configuration's, named in each title), the
+training curves."""
 
 import pandas as pd
 
@@ -11,14 +12,9 @@ inp, out = snakemake.input, snakemake.output
 log = start_job(snakemake)
 save_figure(plots.ablation(pd.read_parquet(inp.summary), pd.read_parquet(inp.ablation)), out.ablation)
 main = snakemake.params.main
-shown = []
-for samples_path, metrics_path in zip(inp.samples, inp.metrics):
-    samples, metrics = pd.read_parquet(samples_path), pd.read_parquet(metrics_path)
-    keep = (metrics["decoding"] == main["decoding"]) & metrics["valid"]
-    for s, m in zip(samples[keep.to_numpy()].itertuples(), metrics[keep].itertuples()):
-        if len(shown) < 6 and s.type not in [t for t, *_ in shown]:
-            label = "novel" if m.novel else "in the training set"
-            shown.append((s.type, f"{s.type} (seed {s.seed}; {label}; {m.spice})", s.tokens.split()))
-save_figure(plots.examples([(title, serialize.circuit_of(tokens)) for _, title, tokens in shown]), out.examples)
+samples = pd.concat([pd.read_parquet(p) for p in inp.samples], ignore_index=True)
+metrics = pd.concat([pd.read_parquet(p) for p in inp.metrics], ignore_index=True)
+shown = plots.pick_examples(samples, metrics, main["config"], main["decoding"])
+save_figure(plots.examples([(title, serialize.circuit_of(tokens)) for title, tokens in shown]), out.examples)
 save_figure(plots.training_curves(pd.read_parquet(inp.training)), out.training_curves)
 log.info("figures written: %s (%d example circuits)", list(out.keys()), len(shown))

@@ -312,3 +312,26 @@ def generated_dataset(
             f"max_devices {max_devices}): lower data.n_circuits or raise data.max_devices"
         )
     return pd.DataFrame(rows, columns=KEPT_COLUMNS).astype({"id": "int64", "n_devices": "int64", "n_nets": "int64"})
+
+
+def read_archive(
+    archive: str | Path,
+    manifest: Mapping[str, str] | str | Path,
+    types: Callable[[int], str | None] | str | Path,
+    reference_bjt_filter: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`read_dataset` on GitHub's tarball of the repository (one top folder, ``<repo>-<commit>/``), after
+    :func:`verify_tree` checked every manifest file in it (:class:`ManifestError` names the first offenders)."""
+    import tarfile
+    import tempfile
+
+    if not isinstance(manifest, Mapping):
+        manifest = read_manifest(manifest)
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(archive) as tar:
+            tar.extractall(tmp, filter="data")
+        tops = [d for d in Path(tmp).iterdir() if d.is_dir()]
+        if len(tops) != 1:
+            raise ManifestError(f"{archive}: expected one top folder (<repo>-<commit>/), found {len(tops)}")
+        verify_tree(tops[0], manifest)
+        return read_dataset(tops[0], manifest, types, reference_bjt_filter=reference_bjt_filter)

@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 from .generate import graph_of  # noqa: E402
 from .netlist import Circuit  # noqa: E402
 
-__all__ = ["ablation", "examples", "training_curves"]
+__all__ = ["ablation", "examples", "pick_examples", "training_curves"]
 
 _SHOWN = [
     ("validity", "validity"),
@@ -46,6 +46,26 @@ def ablation(summary: pd.DataFrame, rows: pd.DataFrame):
     return fig
 
 
+def pick_examples(samples: pd.DataFrame, metrics: pd.DataFrame, config: str, decoding: str, n: int = 6):
+    """Up to ``n`` valid bipartite walks, one per requested type, from ``config`` and ``decoding`` first, then from
+    the other bipartite sets; (title naming the set, novelty and ngspice outcome, tokens)."""
+    table = pd.concat([samples.reset_index(drop=True), metrics[["valid", "novel", "spice"]].reset_index(drop=True)],
+                      axis=1)  # fmt: skip
+    table = table[table["valid"] & (table["config"] != "random") & table["config"].str.startswith("bipart")]
+    rank = 2 * (table["config"] != config) + (table["decoding"] != decoding)
+    table = table.assign(rank=rank).sort_values(["rank", "seed", "index"], kind="stable")
+    shown, types = [], set()
+    for r in table.itertuples():
+        if len(shown) == n:
+            break
+        if r.type not in types:
+            types.add(r.type)
+            novelty = "novel" if r.novel else "in the training set"
+            shown.append((f"{r.type}: {r.config} {r.decoding} s{r.seed} ({novelty}; ngspice {r.spice})",
+                          r.tokens.split()))  # fmt: skip
+    return shown
+
+
 def examples(circuits: list[tuple[str, Circuit]], columns: int = 3):
     """Generated circuits as bipartite graphs: devices (squares, by family) and nets (circles; rails and ports
     named), edges labelled by their pins."""
@@ -56,6 +76,8 @@ def examples(circuits: list[tuple[str, Circuit]], columns: int = 3):
     fig, axes = plt.subplots(rows, columns, figsize=(5 * columns, 4.2 * rows), squeeze=False)
     for ax in axes.ravel():
         ax.axis("off")
+    if not circuits:
+        axes[0, 0].text(0.5, 0.5, "no bipartite set generated a valid circuit", ha="center", va="center")
     for ax, (title, circuit) in zip(axes.ravel(), circuits):
         g = graph_of(circuit)
         pos = nx.spring_layout(g, seed=0)
