@@ -207,6 +207,28 @@ def _swap_features():
     return metrics
 
 
+def _one_seed_writes_nothing_valid():
+    """Two seeds, and seed 1 of the main arm writes no valid walk: rates over valid walks rest on seed 0 alone."""
+    metrics = metrics_for(seeds=(0, 1))
+    main = (metrics["config"] == "bipart-type-rename") & (metrics["decoding"] == "grammar") & (metrics["seed"] == 1)
+    metrics.loc[main, ["valid", "novel", "type_ok", "terminated"]] = False
+    metrics.loc[main, "spice"] = "invalid"
+    metrics.loc[main, F] = np.nan
+    return metrics
+
+
+@pytest.mark.parametrize("claim_id", ["C7", "C8", "C9", "C10"])
+def test_a_seed_without_valid_walks_is_no_run(data, claim_id):
+    row = decide(DEFINITIONS, measure_claims(*_inputs(data, _one_seed_writes_nothing_valid()))).set_index("claim_id")
+    assert row.loc[claim_id, "runs"] == 1 and row.loc[claim_id, "verdict"] == "inconclusive"
+
+
+def _inputs(data, metrics):
+    circuits, walks = data
+    ref = reference()
+    return ablation_rows(metrics, ref), metrics, ref, circuits, walks, MAIN
+
+
 @pytest.mark.parametrize("claim_id, expected, scenario", VERDICT_CASES,
                          ids=[f"{c[0]}-{c[1]}" for c in VERDICT_CASES])  # fmt: skip
 def test_claim_verdict(data, claim_id, expected, scenario):

@@ -42,7 +42,7 @@ def test_training_walks_are_valid_known_and_memorised_and_a_cut_walk_is_invalid(
     samples.append({"decoding": "grammar", "type": circuits[0][0], "tokens": cut, "terminated": False})
     index = NoveltyIndex([c for _, c in circuits[:6]])
     rows, timing = evaluate_samples(samples, "bipart", index, walks, lambda cs: ["Opamp"] * len(cs), ngram=10,
-                                    spice_max=0, spice_timeout_s=5)  # fmt: skip
+                                    spice_per_type=0, spice_timeout_s=5)  # fmt: skip
     table = pd.DataFrame(rows)
     assert table["valid"].tolist() == [True] * 12 + [False]
     assert table["novel"].tolist() == [False] * 6 + [True] * 6 + [False]  # only the first six are "training" circuits
@@ -57,7 +57,7 @@ def test_ngspice_runs_only_on_the_first_samples_of_each_decoding(circuits):
     walk = serialize.walk_tokens(circuits[0][1], circuits[0][0], rng)
     samples = [{"decoding": d, "type": "Opamp", "tokens": walk, "terminated": True} for d in ("grammar", "free")] * 3
     rows, timing = evaluate_samples(samples, "bipart", NoveltyIndex([]), [], lambda cs: ["Opamp"] * len(cs),
-                                    ngram=10, spice_max=2, spice_timeout_s=5)  # fmt: skip
+                                    ngram=10, spice_per_type=2, spice_timeout_s=5)  # fmt: skip
     status = [r["spice"] for r in rows]
     assert status[4:] == ["not_simulated"] * 2 and "not_simulated" not in status[:4]
     expected = "unavailable" if spice.shutil.which("ngspice") is None else "converged"
@@ -78,7 +78,8 @@ def test_the_ablation_rates_count_samples_valid_novel_and_simulated_circuits():
         for i in range(10):
             valid = i < 8
             rows.append({"config": "bipart-type-rename", "decoding": "grammar", "seed": seed, "typed": True,
-                         "terminated": i < 9, "valid": valid, "novel": valid and i < 4, "memorised": i == 9,
+                         "terminated": i < 9, "erc": 0 if valid else 2, "valid": valid, "novel": valid and i < 4,
+                         "memorised": i == 9,
                          "type_ok": valid and i < 6, "n_devices": 5 if valid else 0,
                          "spice": ("converged" if i < 3 else "failed") if valid and i < 5 else
                          ("invalid" if i < 5 else "not_simulated"),
@@ -87,6 +88,7 @@ def test_the_ablation_rates_count_samples_valid_novel_and_simulated_circuits():
     table = ablation_rows(pd.DataFrame(rows), reference)
     r = table.iloc[0]
     assert (r["samples"], r["terminated"], r["valid"], r["novel"], r["memorised"]) == (10, 9, 8, 4, 1)
+    assert (r["cut"], r["erc2"], r["erc1"], r["memorised_valid"]) == (1, 1, 0, 0)
     assert r["validity"] == 0.8 and r["novelty"] == 0.4 and r["novel_of_valid"] == 0.5
     assert r["type_accuracy"] == 0.75 and r["spice_first"] == 5 and r["electrical"] == 0.6
     assert np.isfinite(r["realism_mmd"])

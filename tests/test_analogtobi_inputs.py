@@ -31,13 +31,18 @@ def test_sample_sets_are_every_configuration_and_seed_then_the_random_baseline()
 
 def test_training_walks_drop_the_type_token_without_conditioning_and_rename_with_renaming():
     walk = ["CIRCUIT_Opamp", "VSS", "M_S", "NM1", "M_D", "NET1", "M_D", "NM2", "M_S", "VSS", "TRUNCATE"]
-    assert experiment.training_walks([walk], "bipart-type-norename", 0, 3) == [walk]
-    assert experiment.training_walks([walk], "bipart-notype-norename", 0, 3) == [walk[1:]]
-    renamed = experiment.training_walks([walk], "bipart-type-rename", 0, 3)
-    assert len(renamed) == 3 and all(len(r) == len(walk) for r in renamed)
+    assert experiment.training_walks([walk], "bipart-type-norename", 0) == [walk]
+    assert experiment.training_walks([walk], "bipart-notype-norename", 0) == [walk[1:]]
+    walks = [walk] * 20
+    renamed = experiment.training_walks(walks, "bipart-type-rename", 0)
+    assert len(renamed) == 20  # each walk replaced by one renamed copy, as the reference
     assert all([t for t in r if not t.startswith("NM")] == [t for t in walk if not t.startswith("NM")] for r in renamed)
-    assert renamed == experiment.training_walks([walk], "bipart-type-rename", 0, 3)  # same seed, same names
-    assert renamed != experiment.training_walks([walk], "bipart-type-rename", 1, 3)
+    assert all(r[3] != r[7] and r[3].startswith("NM") for r in renamed)  # two devices stay two devices
+    assert len({(r[3], r[7]) for r in renamed}) > 10  # fresh names per walk
+    assert renamed == experiment.training_walks(walks, "bipart-type-rename", 0)  # same seed, same names
+    assert renamed != experiment.training_walks(walks, "bipart-type-rename", 1)
+    pooled = experiment.training_walks(walks, "bipart-type-rename", 0, pool=3)
+    assert {r[3] for r in pooled} | {r[7] for r in pooled} <= {"NM1", "NM2", "NM3"}
 
 
 def test_prompts_ask_every_type_with_its_token_or_start_at_vss_without_conditioning():

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from neurips26.analogtobi import erc, generate, serialize
+from neurips26.analogtobi.grammar import State, accepts
 from neurips26.analogtobi.model import GPT, GPTConfig
 from neurips26.analogtobi.sampling import sample_walks
 from neurips26.analogtobi.tokens import END, Vocabulary
@@ -107,16 +108,37 @@ def test_bad_training_rows_are_refused():
         train_gpt(bad, bad, tiny(), TrainSettings(steps=1), end=IDS[END])
 
 
-def test_grammar_sampling_is_seeded_and_every_terminated_walk_passes_the_erc():
+def _replay(tokens) -> State:
+    """The walk fed token by token to the grammar, which raises on a token its mask would not have allowed."""
+    state = State()
+    for t in tokens:
+        state.advance(t)
+    return state
+
+
+def test_grammar_sampling_is_seeded_and_every_token_is_one_the_grammar_allowed():
     model = GPT(tiny(context=64)).eval()
     prompts = [["CIRCUIT_Opamp"]] * 6
     a, _ = sample_walks(model, VOCAB, prompts, max_len=64, seed=3, batch_size=4)
     b, _ = sample_walks(model, VOCAB, prompts, max_len=64, seed=3, batch_size=4)
-    assert a == b and all(len(w.tokens) <= 64 for w in a)
-    assert all(erc.erc_level(list(w.tokens)) == 0 for w in a if w.terminated)
-    assert all(w.tokens[:2] == ("CIRCUIT_Opamp", "VSS") for w in a)  # the grammar puts VSS after the type token
-    cut = [w for w in a if not w.terminated]
-    assert all(w.tokens[-1] != END and len(w.tokens) == 64 for w in cut)
+    assert a == b and a != sample_walks(model, VOCAB, prompts, max_len=64, seed=4, batch_size=4)[0]
+    for w in a:
+        _replay(w.tokens)  # an untrained model's walks wander, but every step is a legal one
+        assert w.tokens[:2] == ("CIRCUIT_Opamp", "VSS") and len(w.tokens) <= 64
+        assert w.terminated == (w.tokens[-1] == END) and (w.terminated or len(w.tokens) == 64)
+    free, _ = sample_walks(model, VOCAB, prompts, max_len=64, seed=3, grammar=False)
+    assert any(not accepts(list(w.tokens))[0] for w in free)  # without the mask the same model breaks the grammar
+
+
+def test_the_random_baseline_closes_some_circuits_and_each_is_erc_valid():
+    walks, _ = sample_walks(None, VOCAB, [["CIRCUIT_LDO"]] * 60, max_len=80, seed=0)
+    done = [w for w in walks if w.terminated]
+    assert 0 < len(done) < len(walks)
+    for w in done:
+        state = _replay(w.tokens)
+        assert state.tokens[-1] == END and erc.erc_level(list(w.tokens)) == 0
+    for w in walks:
+        _replay(w.tokens)
 
 
 def test_random_logits_need_the_grammar_and_prompts_must_fit():
@@ -126,3 +148,25 @@ def test_random_logits_need_the_grammar_and_prompts_must_fit():
         sample_walks(GPT(tiny(context=16)), VOCAB, [["VSS"]], max_len=32)
     with pytest.raises(ValueError, match="of one length"):
         sample_walks(None, VOCAB, [["VSS"], ["CIRCUIT_LDO", "VSS"]], max_len=10)
+
+
+@pytest.mark.gpu_rule("analogtobi_train")
+def test_training_keeps_the_model_and_batches_on_the_jobs_device():
+    from fake_gpu import fake_gpu
+
+    data = rows(8)
+    with fake_gpu() as device:
+        model, logged, _ = train_gpt(data, data[:2], tiny(), TrainSettings(steps=2, batch_size=4, eval_every=2),
+                                     end=IDS[END], device=device)  # fmt: skip
+    assert len(logged) == 2 and all(p.device == device for p in model.parameters())
+
+
+@pytest.mark.gpu_rule("analogtobi_sample")
+def test_sampling_feeds_the_model_on_its_device():
+    from fake_gpu import fake_gpu
+
+    with fake_gpu() as device:
+        model = GPT(tiny(context=16)).to(device).eval()
+        for grammar in (True, False):
+            walks, _ = sample_walks(model, VOCAB, [["CIRCUIT_Opamp"]] * 3, max_len=12, grammar=grammar)
+            assert len(walks) == 3 and all(len(w.tokens) <= 12 for w in walks)

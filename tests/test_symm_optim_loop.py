@@ -154,9 +154,11 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp
 
 
 def test_a_divergence_after_a_resume_is_recorded_as_in_an_uninterrupted_run(tmp_path, monkeypatch, caplog):
-    bad = {**BASE, "lm_head": {"name": "row_norm", "lr": 1e36}}  # the head's weights grow until step 4 overflows
+    bad = {**BASE, "lm_head": {"name": "row_norm", "lr": 1e36}}  # the head's weights grow until a step overflows
     whole = train_lm(LM(CONFIG), bad, _stream(2000, 0), _stream(300, 1), SETTINGS, log=lambda _: None, device="cpu")
-    assert whole.diverged and whole.diverged_step == 4
+    # the overflow's step depends on the CPU's arithmetic (4 on one machine, 8 on another): it only has to come
+    # after the checkpoint the killed run resumes from (step 2)
+    assert whole.diverged and whole.diverged_step > 2
     _, resumed = _killed_then_resumed(tmp_path, monkeypatch, caplog, bad, SETTINGS, kill_after=3, resumes_at=2, every=2)
     assert resumed.diverged and (resumed.diverged_step, resumed.diverged_kind, resumed.diverged_detail) == (
         whole.diverged_step,

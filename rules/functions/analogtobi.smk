@@ -48,7 +48,7 @@ def atb_walks_params(wildcards):
 
 
 @reads(
-    "analogtobi", ("model",), ("train",), ("renamings",), ("rename_pool",), ("context",)
+    "analogtobi", ("model",), ("train",), ("rename_pool",), ("context",)
 )
 def atb_train_params(wildcards):
     cfg = atb_config(wildcards)
@@ -56,7 +56,6 @@ def atb_train_params(wildcards):
     return {
         "model": cfg["model"],
         "train": cfg["train"],
-        "renamings": cfg["renamings"],
         "rename_pool": cfg["rename_pool"],
         "context": cfg["context"][rep],
     }
@@ -142,11 +141,10 @@ def atb_reference_params(wildcards):
     }
 
 
-@reads("analogtobi", ("evaluate",), ("renamings",), ("rename_pool",))
+@reads("analogtobi", ("evaluate",), ("rename_pool",))
 def atb_evaluate_params(wildcards):
     cfg = atb_config(wildcards)
     return {
         **cfg["evaluate"],
-        "renamings": cfg["renamings"],
         "rename_pool": cfg["rename_pool"],
     }

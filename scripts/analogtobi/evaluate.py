@@ -24,13 +24,13 @@ walks = pd.read_parquet(snakemake.input.walks)
 train_walks = [w.split() for w in walks.loc[walks["split"] == "train", "tokens"]]
 # what the configuration trained on (the random baseline is compared with the typed bipartite walks)
 trained_as = "bipart-type-norename" if name == experiment.RANDOM else name
-training = experiment.training_walks(train_walks, trained_as, seed, p["renamings"], p["rename_pool"])
+training = experiment.training_walks(train_walks, trained_as, seed, p["rename_pool"])
 with open(snakemake.input.classifier, "rb") as f:
     classifier = pickle.load(f)
 rep = "bipart" if name == experiment.RANDOM else experiment.parse_config_name(name)["rep"]
 records = [{**r, "tokens": r["tokens"].split()} for r in samples.to_dict("records")]
 rows, sims = evaluate_samples(
-    records, rep, novelty, training, classifier.predict, ngram=p["ngram"], spice_max=p["spice_max"],
+    records, rep, novelty, training, classifier.predict, ngram=p["ngram"], spice_per_type=p["spice_per_type"],
     spice_timeout_s=p["spice_timeout_s"], log=log.info,
 )  # fmt: skip
 metrics = pd.concat([samples.drop(columns=["tokens"]), pd.DataFrame(rows)], axis=1)

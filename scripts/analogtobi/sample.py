@@ -8,6 +8,7 @@ import torch
 from neurips26.analogtobi import experiment
 from neurips26.analogtobi.model import GPT, GPTConfig
 from neurips26.analogtobi.sampling import sample_walks
+from neurips26.common import loop
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
@@ -22,7 +23,7 @@ if snakemake.input.get("model"):
     saved = torch.load(snakemake.input.model, map_location="cpu", weights_only=True)
     model = GPT(GPTConfig(**saved["config"]))
     model.load_state_dict(saved["state"])
-    model.eval()
+    model.to(loop.job_device()).eval()
 circuits = pd.read_parquet(snakemake.input.circuits)
 types = sorted(circuits.loc[circuits["split"] == "train", "type"].unique())
 requests = experiment.prompts(p["per_type"], name, types)

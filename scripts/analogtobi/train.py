@@ -26,16 +26,16 @@ ids = {t: i for i, t in enumerate(vocab.tokens)}
 
 
 def encode(sequences: list[list[str]]) -> np.ndarray:
-    rows = np.full((len(sequences), p["context"] + 1), ids[END], dtype=np.int64)
+    rows = np.full((len(sequences), p["context"] + 1), ids[END], dtype=np.int32)
     for i, s in enumerate(sequences):
         rows[i, : len(s)] = [ids[t] for t in s]
     return rows
 
 
 train_walks = [w.split() for w in walks.loc[walks["split"] == "train", "tokens"]]
-sequences = experiment.training_walks(train_walks, name, seed, p["renamings"], p["rename_pool"])
+sequences = experiment.training_walks(train_walks, name, seed, p["rename_pool"])
 held_out = experiment.training_walks([w.split() for w in walks.loc[walks["split"] == "test", "tokens"]],
-                                     name, seed, 1, p["rename_pool"])  # fmt: skip
+                                     name, seed, p["rename_pool"])  # fmt: skip
 config = GPTConfig(vocab_size=len(vocab), context=p["context"], seed=seed, **p["model"])
 settings = TrainSettings(**p["train"], seed=seed)
 loop_settings = loop.LoopSettings(

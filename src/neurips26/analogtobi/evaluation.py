@@ -8,9 +8,9 @@ r"""Per-sample metrics of generated walks (AnalogToBi, Kim et al. 2026, arXiv 26
 * ``memorised``: terminated and sharing its first and last ``n`` tokens with one training walk of its
   configuration (the paper's 10-gram test, :func:`.metrics.memorised`);
 * ``predicted``: the type the classifier gives a valid circuit (``type_ok``: equal to the requested type);
-* ``spice``: ``converged`` / ``failed`` / ``unavailable`` for the valid circuits among the first ``spice_max``
-  samples of each decoding (``not_simulated`` for the rest; an invalid circuit cannot be simulated and counts as
-  not electrically valid);
+* ``spice``: ``converged`` / ``failed`` / ``unavailable`` for the valid circuits among the first
+  ``spice_per_type`` samples of each decoding and requested type (``not_simulated`` for the rest; ``invalid`` for
+  an invalid circuit among them, which cannot be simulated and counts as not electrically valid);
 * the realism features (:func:`features`): device counts per family, edge counts per edge type and the histogram of
   internal-net degrees, compared with the held-out circuits' by MMD in the tables.
 """
@@ -69,7 +69,7 @@ def evaluate_samples(
     classify,
     *,
     ngram: int,
-    spice_max: int,
+    spice_per_type: int,
     spice_timeout_s: float,
     log=None,
 ) -> tuple[list[dict], dict]:
@@ -92,9 +92,9 @@ def evaluate_samples(
             "spice": "not_simulated",
             "spice_reason": "",
         }
-        order = simulated_per_decoding.get(s["decoding"], 0)
-        if order < spice_max:
-            simulated_per_decoding[s["decoding"]] = order + 1
+        order = simulated_per_decoding.get((s["decoding"], s["type"]), 0)
+        if order < spice_per_type:
+            simulated_per_decoding[(s["decoding"], s["type"])] = order + 1
             if valid:
                 began = time.perf_counter()
                 result = spice.simulate(circuit, timeout_s=spice_timeout_s)

@@ -73,20 +73,18 @@ def split_sample_set(name: str) -> tuple[str, int]:
     return config, int(seed)
 
 
-def training_walks(
-    walks: list[list[str]], name: str, seed: int, renamings: int, pool: int | None = None
-) -> list[list[str]]:
+def training_walks(walks: list[list[str]], name: str, seed: int, pool: int | None = None) -> list[list[str]]:
     """The token walks a configuration trains on: its representation's training walks (traversal augmentation
-    already applied), the type token dropped without conditioning, and with renaming ``renamings`` renamed copies
-    of each walk (drawn from a generator seeded by ``seed``; indices from 1..``pool`` where given), as the reference
-    replaces walks by renamed ones."""
+    already applied), the type token dropped without conditioning, and with renaming each walk replaced by one
+    renamed copy (a generator seeded by ``seed``; indices from 1..``pool`` where given), as the reference's
+    ``PREPROCESSING_Renaming.py`` replaces each sequence: renaming leaves the number of walks unchanged."""
     spec = parse_config_name(name)
     out = []
     rng = np.random.default_rng([seed, 2])
     for walk in walks:
         body = walk if spec["typed"] else [t for t in walk if not t.startswith("CIRCUIT_")]
         if spec["renamed"]:
-            out += [rename(body, rng, pool) for _ in range(renamings)]
+            out.append(rename(body, rng, pool))
         else:
             out.append(list(body))
     return out

@@ -37,6 +37,8 @@ def ablation(summary: pd.DataFrame, rows: pd.DataFrame):
         ax.bar(x, [mine[r] for r, _ in _SHOWN], width, label=f"{config} {decoding}")
         for xi, (rate, _) in zip(x, _SHOWN):
             ax.scatter(np.full(len(seeds), xi), seeds[rate], color="black", s=6, zorder=3)
+            if not np.isfinite(mine[rate]):  # no valid walk to measure it on
+                ax.text(xi, 0.01, "n/a", rotation=90, ha="center", va="bottom", fontsize=6)
     ax.set_xticks(np.arange(len(_SHOWN)), [label for _, label in _SHOWN])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("rate (bars: mean over seeds; dots: seeds)")
@@ -52,7 +54,7 @@ def pick_examples(samples: pd.DataFrame, metrics: pd.DataFrame, config: str, dec
     table = pd.concat([samples.reset_index(drop=True), metrics[["valid", "novel", "spice"]].reset_index(drop=True)],
                       axis=1)  # fmt: skip
     table = table[table["valid"] & (table["config"] != "random") & table["config"].str.startswith("bipart")]
-    rank = 2 * (table["config"] != config) + (table["decoding"] != decoding)
+    rank = 4 * (table["config"] != config) + 2 * (table["decoding"] != decoding) + (~table["novel"].astype(bool))
     table = table.assign(rank=rank).sort_values(["rank", "seed", "index"], kind="stable")
     shown, types = [], set()
     for r in table.itertuples():

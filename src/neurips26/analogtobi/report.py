@@ -90,6 +90,11 @@ def report_tables(inp, params) -> dict:
                 "spice_converged",
             ]
         ],  # fmt: skip
+        "invalid": ablation.groupby(["config", "decoding"], sort=False)[
+            ["samples", "terminated", "valid", "cut", "erc1", "erc2", "erc3", "erc4"]
+        ]
+        .sum()
+        .reset_index(),
         "per_type": pd.read_parquet(inp.per_type)[_PER_TYPE],
         "training": final,
         "speed": speed,

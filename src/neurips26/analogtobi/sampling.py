@@ -5,8 +5,11 @@ distribution, restricted by the grammar (:class:`.grammar.State`) when decoding 
 first ``TRUNCATE``; a row still open after ``max_len`` tokens is kept as not terminated (the paper counts it as
 invalid).
 
-``logits=None`` is the sanity baseline: i.i.d. standard-normal logits at each step instead of a model, under the
-grammar, so that what the grammar alone guarantees can be told apart from what the model learns.
+``model=None`` is the sanity baseline: i.i.d. standard-normal logits at each step instead of a model, under the
+grammar, so that what the grammar alone guarantees can be told apart from what the model learns. So that it can
+close a circuit at all, the unused indices of a device family count as one choice (the lowest of them; the grammar
+admits every unused index alike, and with one logit each a random walk keeps opening new devices), and it ends the
+walk as soon as the grammar allows ``TRUNCATE``.
 
 Each batch draws its uniforms from one numpy generator seeded by ``seed`` (same seed, same walks). Deliberate
 difference: the reference decodes one circuit at a time; we decode a batch in lockstep with a key/value cache.
@@ -22,7 +25,7 @@ import torch
 
 from .grammar import State
 from .model import GPT
-from .tokens import END, Vocabulary
+from .tokens import END, Vocabulary, split_device
 
 __all__ = ["SampledWalk", "sample_walks"]
 
@@ -34,6 +37,22 @@ class SampledWalk:
     terminated: bool
 
 
+def _random_baseline_choices(state: State, tokens: list[str]) -> list[str]:
+    """The random baseline's choices among the grammar's: ``TRUNCATE`` alone when allowed; devices of the walk and
+    the lowest unused index of each family (module docstring)."""
+    if END in tokens:
+        return [END]
+    out, fresh = [], set()
+    for t in tokens:
+        parsed = split_device(t)
+        if parsed is None or t in state.labels_of:
+            out.append(t)
+        elif parsed[0] not in fresh:
+            fresh.add(parsed[0])
+            out.append(t)
+    return out
+
+
 def _draw(logits: np.ndarray, allowed: np.ndarray | None, rng: np.random.Generator, temperature: float) -> np.ndarray:
     """One token per row from softmax(logits / temperature) restricted to ``allowed`` (B, V) where given."""
     z = logits.astype(np.float64) / temperature
@@ -43,7 +62,7 @@ def _draw(logits: np.ndarray, allowed: np.ndarray | None, rng: np.random.Generat
     p = np.exp(z)
     cdf = np.cumsum(p, axis=1)
     u = rng.random(len(z)) * cdf[:, -1]
-    picks = (cdf < u[:, None]).sum(axis=1)
+    picks = (cdf <= u[:, None]).sum(axis=1)  # the first index whose cumulative mass exceeds u (never a masked one)
     return np.minimum(picks, z.shape[1] - 1)
 
 
@@ -105,7 +124,10 @@ def _batch(model, vocab, ids, end, prompts, max_len, temperature, grammar, typed
         if states is not None:
             allowed = np.zeros((size, width), dtype=bool)
             for i in np.flatnonzero(open_):
-                allowed[i, [ids[t] for t in states[i].allowed()]] = True
+                tokens = states[i].allowed()
+                if model is None:
+                    tokens = _random_baseline_choices(states[i], tokens)
+                allowed[i, [ids[t] for t in tokens]] = True
             allowed[~open_, end] = True
         picks = _draw(logits, allowed, rng, temperature if model is not None else 1.0)
         picks[~open_] = end

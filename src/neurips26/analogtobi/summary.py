@@ -6,9 +6,10 @@ Rates, all over the samples of a row unless said: ``validity`` (terminated and E
 novel, the paper's "Valid & Novel"; ``novel_of_valid`` divides by the valid samples, the paper's novelty),
 ``memorisation`` (the 10-gram test; ``memorised_of_valid`` among the valid samples), ``type_accuracy`` (of the
 valid samples of a type-conditioned set, the classifier's type equal to the requested one), ``electrical``
-(converged in ngspice among the first ``spice_max`` samples, invalid ones counting as failures; NaN where ngspice
-was unavailable), ``realism_mmd`` (MMD^2 of the valid samples' features against the held-out circuits', NaN with
-fewer than 2 valid samples).
+(converged in ngspice among the first ``spice_per_type`` samples of each requested type, invalid ones counting as
+failures; NaN where ngspice was unavailable), ``realism_mmd`` (MMD^2 of the valid samples' features against the
+held-out circuits', NaN with fewer than 2 valid samples); ``cut`` (walks still open at the length limit) and
+``erc1``..``erc4`` (terminated walks failing the ERC first at that level).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def _rates(group: pd.DataFrame, reference: np.ndarray, typed: bool) -> dict:
         "memorised": int(group["memorised"].sum()),
         "memorised_valid": int((group["memorised"] & group["valid"]).sum()),
         "type_ok": int(group["type_ok"].sum()),
+        "cut": int((~group["terminated"]).sum()),
+        **{f"erc{k}": int((group["terminated"] & (group["erc"] == k)).sum()) for k in (1, 2, 3, 4)},
         "spice_first": len(first),
         "spice_simulated": len(simulated),
         "spice_converged": int((first["spice"] == "converged").sum()),

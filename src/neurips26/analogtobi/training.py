@@ -84,7 +84,7 @@ def _eval_loss(model: GPT, rows: torch.Tensor, end: int, batch: int) -> float:
     model.eval()
     total, count = 0.0, 0
     for i in range(0, len(rows), batch):
-        chunk = rows[i : i + batch]
+        chunk = rows[i : i + batch].long()
         n = int(target_mask(chunk, end).sum())
         total += float(walk_loss(model, chunk, end)) * n
         count += n
@@ -115,21 +115,22 @@ def train_gpt(
     device = torch.device(device)
     model = GPT(config).to(device)
     model.train()
-    train = torch.as_tensor(train_rows, dtype=torch.long, device=device)
-    val = torch.as_tensor(val_rows, dtype=torch.long, device=device)
+    # int32 on the device (paper scale: 400k walks x 1025 tokens), each batch widened to int64
+    train = torch.as_tensor(train_rows, dtype=torch.int32, device=device)
+    val = torch.as_tensor(val_rows, dtype=torch.int32, device=device)
     optimiser = AdamW(
         model.parameters(), settings.lr, (settings.beta1, settings.beta2), weight_decay=settings.weight_decay
     )
     generator = torch.Generator().manual_seed(settings.seed)
-    lengths = torch.as_tensor(walk_lengths(train_rows, end), device=device)
+    lengths = torch.as_tensor(walk_lengths(train_rows, end))  # on the CPU, beside the generator
     logged: list[dict] = []
 
     def step_fn(step: int) -> torch.Tensor:
         lr = learning_rate(step, settings)
         optimiser.lr = lr
-        index = torch.randint(len(train), (settings.batch_size,), generator=generator).to(device)
+        index = torch.randint(len(train), (settings.batch_size,), generator=generator)
         width = int(lengths[index].max())  # the batch's longest walk: the padding after it carries no target
-        loss = walk_loss(model, train[index, :width], end)
+        loss = walk_loss(model, train[index.to(device), :width].long(), end)
         for p in model.parameters():
             p.grad = None
         loss.backward()
