@@ -47,9 +47,7 @@ def atb_walks_params(wildcards):
     return {**cfg["walks"], "context": cfg["context"][wildcards.rep]}
 
 
-@reads(
-    "analogtobi", ("model",), ("train",), ("rename_pool",), ("context",)
-)
+@reads("analogtobi", ("model",), ("train",), ("rename_pool",), ("context",))
 def atb_train_params(wildcards):
     cfg = atb_config(wildcards)
     rep = atb_rep(wildcards.config)
