@@ -94,3 +94,28 @@ def test_the_ablation_rates_count_samples_valid_novel_and_simulated_circuits():
     assert np.isfinite(r["realism_mmd"])
     summary = ablation_summary(table)
     assert summary.loc[0, "seeds"] == 2 and summary.loc[0, "validity_sd"] == 0
+
+
+def test_the_type_classifier_tells_the_generators_families_apart_on_held_out_circuits():
+    from neurips26.analogtobi.classifier import TypeClassifier, wl_counts
+
+    drawn = generate.generate(160, {"Mirror": 1, "Oscillator": 1, "Mixer": 1}, seed=2, max_devices=12)
+    kinds, circuits = [k for k, _, _ in drawn], [c for _, _, c in drawn]
+    clf = TypeClassifier(iterations=2, n_features=512).fit(circuits[:120], kinds[:120])
+    accuracy = np.mean([p == k for p, k in zip(clf.predict(circuits[120:]), kinds[120:])])
+    assert accuracy > 0.8 and len(set(kinds[120:])) == 3
+    assert clf.predict([]) == []
+    counts = wl_counts(parse(OTA, "ota"), 0)
+    assert counts["0:NM"] == 3 and counts["0:NET"] == 2 and counts["0:VSS"] == 1  # iteration 0: the node labels
+    with pytest.raises(ValueError, match="at least two types"):
+        TypeClassifier().fit(circuits[:3], ["Mirror"] * 3)
+
+
+@pytest.mark.skipif(spice.shutil.which("ngspice") is None, reason="ngspice is not installed here")
+def test_ngspice_reports_a_circuit_without_an_operating_point_as_failed():
+    # a loop of two inductors between VDD and VSS shorts the supply: no DC solution
+    shorted = parse("L1 (VDD n1) inductor\nL2 (n1 VSS) inductor\nM1 (n1 VB1 VSS VSS) nmos4", "short")
+    result = spice.simulate(shorted)
+    assert result.status == "failed" and result.reason
+    assert spice.simulate(parse(OTA, "ota")).status == "converged"
+    assert spice.simulate(parse(OTA, "ota"), binary="no-such-ngspice").status == "unavailable"
