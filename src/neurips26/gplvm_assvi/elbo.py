@@ -1,0 +1,87 @@
+r"""The mean-field Bayesian GPLVM's uncollapsed evidence lower bound (Titsias & Lawrence 2010; Hensman, Fusi &
+Lawrence 2013 for the explicit q(U)), the baseline of paper 17.
+
+Model: ``x_n ~ N(0, I_Q)``, ``f_d ~ GP(0, k)`` (SE-ARD, :mod:`.psi`), ``y_nd = f_d(x_n) + N(0, 1/beta)``, inducing
+outputs ``u_d = f_d(Z) ~ N(0, K_MM)``. Variational family ``q(U) q(X) = prod_d N(u_d | m_d, S_d)
+prod_n N(x_n | mu_n, diag(s_n))``, ``S_d = L_d L_d^T``. With ``A = K_MM^-1``:
+
+    ELBO = sum_{n,d} [ -1/2 log(2 pi / beta)
+                       - beta/2 (y_nd^2 - 2 y_nd psi1_n A m_d + tr(A psi2_n A (m_d m_d^T + S_d))) ]
+           - beta/2 D sum_n (psi0_n - tr(A psi2_n))
+           - sum_d KL(N(m_d, S_d) || N(0, K_MM)) - sum_n KL(N(mu_n, diag s_n) || N(0, I))
+
+Observed entries only: a missing ``y_nd`` (``mask`` False) drops its likelihood term and its share of the trace
+correction. :func:`optimal_q_u` is Titsias's optimal ``q(U)`` for given statistics; with it, ``Z = X`` and
+``s = 0`` the data part of the bound is the exact log marginal likelihood ``log N(y_d | 0, K + I / beta)`` (the
+test's closed form).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .psi import psi0, psi1, psi2, se_ard
+
+__all__ = ["ElboTerms", "elbo_terms", "gaussian_kl", "optimal_q_u"]
+
+JITTER = 1e-6
+
+
+def _kmm(z, variance, alpha):
+    k = se_ard(z, z, variance, alpha)
+    return k + JITTER * variance * torch.eye(len(z), dtype=z.dtype, device=z.device)
+
+
+def gaussian_kl(m: torch.Tensor, chol_s: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Sum over d of KL(N(m_d, L_d L_d^T) || N(0, K)); m (D, M), chol_s (D, M, M) lower triangular."""
+    lk = torch.linalg.cholesky(k)
+    m_dim = k.shape[0]
+    a = torch.cholesky_solve(torch.eye(m_dim, dtype=k.dtype, device=k.device), lk)  # K^-1
+    trace = torch.einsum("ij,dik,djk->d", a, chol_s, chol_s)  # tr(K^-1 L L^T)
+    maha = torch.einsum("di,ij,dj->d", m, a, m)
+    logdet_k = 2 * torch.log(torch.diagonal(lk)).sum()
+    logdet_s = 2 * torch.log(torch.abs(torch.diagonal(chol_s, dim1=-2, dim2=-1))).sum(-1)
+    return 0.5 * (trace + maha - m_dim + logdet_k - logdet_s).sum()
+
+
+class ElboTerms(dict):
+    """``likelihood`` (expected log-likelihood with the trace correction), ``kl_u``, ``kl_x`` and ``elbo``."""
+
+
+def elbo_terms(y, mask, mu, s, z, m, chol_s, variance, alpha, beta) -> ElboTerms:
+    """The terms of the module docstring's bound; y (N, D) with NaN allowed where ``mask`` (N, D) is False."""
+    n, d = y.shape
+    if mask.shape != y.shape:
+        raise ValueError(f"mask {tuple(mask.shape)} does not match y {tuple(y.shape)}")
+    if torch.isnan(y[mask]).any():
+        raise ValueError("y has NaN outside the declared missing mask")
+    obs = mask.to(y.dtype)
+    y0 = torch.where(mask, y, torch.zeros_like(y))
+    k = _kmm(z, variance, alpha)
+    lk = torch.linalg.cholesky(k)
+    a = torch.cholesky_solve(torch.eye(len(z), dtype=y.dtype, device=y.device), lk)
+    p0, p1, p2 = psi0(mu, variance), psi1(mu, s, z, variance, alpha), psi2(mu, s, z, variance, alpha)
+    mean = p1 @ a @ m.T  # (N, D): E[a_n^T u_d]
+    second = m[:, :, None] * m[:, None, :] + chol_s @ chol_s.transpose(-1, -2)  # (D, M, M)
+    a_p2_a = a @ p2 @ a  # (N, M, M)
+    quad = torch.einsum("nij,dji->nd", a_p2_a, second)  # tr(A psi2_n A (m m^T + S))
+    trace_gap = p0 - torch.einsum("ij,nji->n", a, p2)  # psi0_n - tr(A psi2_n)
+    per_entry = -0.5 * math.log(2 * math.pi) + 0.5 * torch.log(beta) - 0.5 * beta * (y0**2 - 2 * y0 * mean + quad)
+    likelihood = (per_entry * obs).sum() - 0.5 * beta * (trace_gap[:, None] * obs).sum()
+    kl_u = gaussian_kl(m, chol_s, k)
+    kl_x = 0.5 * (s + mu**2 - 1 - torch.log(s)).sum() if torch.all(s > 0) else torch.tensor(float("nan"))
+    return ElboTerms(likelihood=likelihood, kl_u=kl_u, kl_x=kl_x, elbo=likelihood - kl_u - kl_x)
+
+
+def optimal_q_u(y, mu, s, z, variance, alpha, beta) -> tuple[torch.Tensor, torch.Tensor]:
+    """Titsias's optimal q(u_d) for fully observed y: ``S = K (K + beta Psi2)^-1 K`` and
+    ``m_d = beta K (K + beta Psi2)^-1 Psi1^T y_d``; returns (m (D, M), chol S (D, M, M))."""
+    k = _kmm(z, variance, alpha)
+    p1, p2 = psi1(mu, s, z, variance, alpha), psi2(mu, s, z, variance, alpha).sum(0)
+    sigma = k + beta * p2
+    s_opt = k @ torch.linalg.solve(sigma, k)
+    m = beta * (k @ torch.linalg.solve(sigma, p1.T @ y)).T
+    chol = torch.linalg.cholesky(0.5 * (s_opt + s_opt.T))
+    return m, chol.expand(y.shape[1], *chol.shape).clone()
