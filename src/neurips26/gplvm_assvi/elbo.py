@@ -24,12 +24,13 @@ import torch
 
 from .psi import psi0, psi1, psi2, se_ard
 
-__all__ = ["ElboTerms", "elbo_terms", "gaussian_kl", "optimal_q_u"]
+__all__ = ["ElboTerms", "elbo_terms", "gaussian_kl", "inducing_covariance", "optimal_q_u"]
 
 JITTER = 1e-6
 
 
-def _kmm(z, variance, alpha):
+def inducing_covariance(z, variance, alpha):
+    """K_MM of the inducing inputs with a relative jitter on the diagonal."""
     k = se_ard(z, z, variance, alpha)
     return k + JITTER * variance * torch.eye(len(z), dtype=z.dtype, device=z.device)
 
@@ -59,7 +60,7 @@ def elbo_terms(y, mask, mu, s, z, m, chol_s, variance, alpha, beta) -> ElboTerms
         raise ValueError("y has NaN outside the declared missing mask")
     obs = mask.to(y.dtype)
     y0 = torch.where(mask, y, torch.zeros_like(y))
-    k = _kmm(z, variance, alpha)
+    k = inducing_covariance(z, variance, alpha)
     lk = torch.linalg.cholesky(k)
     a = torch.cholesky_solve(torch.eye(len(z), dtype=y.dtype, device=y.device), lk)
     p0, p1, p2 = psi0(mu, variance), psi1(mu, s, z, variance, alpha), psi2(mu, s, z, variance, alpha)
@@ -78,7 +79,7 @@ def elbo_terms(y, mask, mu, s, z, m, chol_s, variance, alpha, beta) -> ElboTerms
 def optimal_q_u(y, mu, s, z, variance, alpha, beta) -> tuple[torch.Tensor, torch.Tensor]:
     """Titsias's optimal q(u_d) for fully observed y: ``S = K (K + beta Psi2)^-1 K`` and
     ``m_d = beta K (K + beta Psi2)^-1 Psi1^T y_d``; returns (m (D, M), chol S (D, M, M))."""
-    k = _kmm(z, variance, alpha)
+    k = inducing_covariance(z, variance, alpha)
     p1, p2 = psi1(mu, s, z, variance, alpha), psi2(mu, s, z, variance, alpha).sum(0)
     sigma = k + beta * p2
     s_opt = k @ torch.linalg.solve(sigma, k)

@@ -1,0 +1,112 @@
+r"""The mean-field Bayesian GPLVM of paper 17's baseline, with free or amortized q(X), fitted by the common loop.
+
+* ``MeanFieldGPLVM(n, dim, latent_dim, inducing)``: ``q(x_n) = N(mu_n, diag(s_n))`` free per point (Titsias &
+  Lawrence 2010), or, with ``amortized=True``, ``(mu_n, log s_n) = encoder([y_n * o_n, o_n])`` for the observed
+  entries ``o_n`` (the reference's ``AmortizedEncoder`` without its inducing-point input: the mean-field amortized
+  baseline);
+* ``q(U)``: ``N(m_d, L_d L_d^T)`` per output, ``L_d`` lower triangular with an exponentiated diagonal;
+* hyperparameters: the SE-ARD variance and precisions, the noise precision beta, the inducing inputs Z, all
+  optimised in log space (Z free).
+
+:func:`fit` maximises the bound of :mod:`.elbo` with Adam (:class:`neurips26.common.optim.Adam`) in
+:func:`neurips26.common.loop.run_loop`. :meth:`MeanFieldGPLVM.predict_mean` is the predictive mean
+``psi1_n K^-1 m_d`` of every entry, the imputation of the missing ones.
+
+Work in progress: the structured q(X | U) of the paper is not built yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from neurips26.common import loop
+from neurips26.common.optim import Adam
+
+from .data import check_sizes
+from .elbo import elbo_terms, inducing_covariance
+from .psi import psi1
+
+__all__ = ["MeanFieldGPLVM", "fit"]
+
+
+class MeanFieldGPLVM(nn.Module):
+    def __init__(self, y: torch.Tensor, mask: torch.Tensor, latent_dim: int, inducing: int, amortized: bool = False,
+                 hidden: int = 32, seed: int = 0):  # fmt: skip
+        super().__init__()
+        n, dim = y.shape
+        check_sizes(latent_dim, inducing, n)
+        g = torch.Generator().manual_seed(seed)
+        dtype = y.dtype
+        # PCA of the mean-filled data initialises the latents, as GPy and the reference do
+        filled = torch.where(mask, y, torch.nanmean(torch.where(mask, y, torch.nan), 0))
+        centred = filled - filled.mean(0)
+        init = torch.linalg.svd(centred, full_matrices=False).U[:, :latent_dim] * n**0.5
+        self.amortized = amortized
+        if amortized:
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(seed)
+                self.encoder = nn.Sequential(nn.Linear(2 * dim, hidden), nn.Tanh(), nn.Linear(hidden, 2 * latent_dim))
+            self.encoder.to(dtype)
+        else:
+            self.mu = nn.Parameter(init.clone())
+            self.log_s = nn.Parameter(torch.full((n, latent_dim), -2.0, dtype=dtype))
+        self.z = nn.Parameter(init[torch.randperm(n, generator=g)[:inducing]].clone())
+        self.log_variance = nn.Parameter(torch.zeros((), dtype=dtype))
+        self.log_alpha = nn.Parameter(torch.zeros(latent_dim, dtype=dtype))
+        self.log_beta = nn.Parameter(torch.tensor(3.0, dtype=dtype))
+        self.m = nn.Parameter(torch.zeros(dim, inducing, dtype=dtype))
+        self.l_raw = nn.Parameter(torch.zeros(dim, inducing, inducing, dtype=dtype))
+
+    def latent(self, y: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if not self.amortized:
+            return self.mu, self.log_s.exp()
+        out = self.encoder(torch.cat([torch.where(mask, y, torch.zeros_like(y)), mask.to(y.dtype)], 1))
+        mu, log_s = out.chunk(2, dim=1)
+        return mu, log_s.clamp(-10, 5).exp()
+
+    def chol_s(self) -> torch.Tensor:
+        lower = torch.tril(self.l_raw, -1)
+        return lower + torch.diag_embed(torch.diagonal(self.l_raw, dim1=-2, dim2=-1).exp())
+
+    def elbo(self, y: torch.Tensor, mask: torch.Tensor) -> dict:
+        mu, s = self.latent(y, mask)
+        return elbo_terms(y, mask, mu, s, self.z, self.m, self.chol_s(), self.log_variance.exp(),
+                          self.log_alpha.exp(), self.log_beta.exp())  # fmt: skip
+
+    @torch.no_grad()
+    def predict_mean(self, y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        mu, s = self.latent(y, mask)
+        var, alpha = self.log_variance.exp(), self.log_alpha.exp()
+        k = inducing_covariance(self.z, var, alpha)
+        return psi1(mu, s, self.z, var, alpha) @ torch.linalg.solve(k, self.m.T)
+
+
+def fit(
+    model: MeanFieldGPLVM,
+    y: torch.Tensor,
+    mask: torch.Tensor,
+    steps: int,
+    lr: float,
+    loop_settings: loop.LoopSettings | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[float]:
+    """Maximise the bound for ``steps`` Adam steps; returns the bound after every step (its negative is the loss)."""
+    optimiser = Adam(model.parameters(), lr)
+    trace: list[float] = []
+
+    def step_fn(step: int) -> torch.Tensor:
+        loss = -model.elbo(y, mask)["elbo"]
+        for p in model.parameters():
+            p.grad = None
+        loss.backward()
+        optimiser.step()
+        trace.append(-float(loss.detach()))
+        if log and (step + 1) % max(1, steps // 5) == 0:
+            log(f"step {step + 1}: ELBO {trace[-1]:.2f}")
+        return loss
+
+    loop.run_loop(step_fn, steps, {"model": model, "optimiser": optimiser, "trace": trace}, loop_settings)
+    return trace
