@@ -12,11 +12,15 @@ r"""The mean-field Bayesian GPLVM of paper 17's baseline, with free or amortized
 :func:`neurips26.common.loop.run_loop`. :meth:`MeanFieldGPLVM.predict_mean` is the predictive mean
 ``psi1_n K^-1 m_d`` of every entry, the imputation of the missing ones.
 
-Work in progress: the structured q(X | U) of the paper is not built yet.
+* ``StructuredGPLVM``: the paper's family ``q(U) prod_n q(x_n | y_n, U)``: the encoder reads ``[y_n * o_n, o_n,
+  s(U)]`` with ``s(U) = rho(mean_m psi([z_m; u_.m]))`` a permutation-invariant summary of the inducing set (DeepSets;
+  the reference's ``AmortizedEncoder`` takes the inducing samples, Z and y); its bound is
+  :func:`.elbo.structured_elbo` with ``samples`` draws of U per step.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -26,10 +30,10 @@ from neurips26.common import loop
 from neurips26.common.optim import Adam
 
 from .data import check_sizes
-from .elbo import elbo_terms, inducing_covariance
+from .elbo import elbo_terms, inducing_covariance, structured_elbo
 from .psi import psi1
 
-__all__ = ["MeanFieldGPLVM", "fit"]
+__all__ = ["MeanFieldGPLVM", "StructuredGPLVM", "fit"]
 
 
 class MeanFieldGPLVM(nn.Module):
@@ -58,7 +62,8 @@ class MeanFieldGPLVM(nn.Module):
         self.log_alpha = nn.Parameter(torch.zeros(latent_dim, dtype=dtype))
         self.log_beta = nn.Parameter(torch.tensor(3.0, dtype=dtype))
         self.m = nn.Parameter(torch.zeros(dim, inducing, dtype=dtype))
-        self.l_raw = nn.Parameter(torch.zeros(dim, inducing, inducing, dtype=dtype))
+        # q(U) starts tight (S = 0.01 I), as SVGP implementations initialise it: draws of U start near its mean
+        self.l_raw = nn.Parameter(torch.diag_embed(torch.full((dim, inducing), math.log(0.1), dtype=dtype)))
 
     def latent(self, y: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if not self.amortized:
@@ -70,6 +75,9 @@ class MeanFieldGPLVM(nn.Module):
     def chol_s(self) -> torch.Tensor:
         lower = torch.tril(self.l_raw, -1)
         return lower + torch.diag_embed(torch.diagonal(self.l_raw, dim1=-2, dim2=-1).exp())
+
+    def objective(self, y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.elbo(y, mask)["elbo"]
 
     def elbo(self, y: torch.Tensor, mask: torch.Tensor) -> dict:
         mu, s = self.latent(y, mask)
@@ -98,7 +106,7 @@ def fit(
     trace: list[float] = []
 
     def step_fn(step: int) -> torch.Tensor:
-        loss = -model.elbo(y, mask)["elbo"]
+        loss = -model.objective(y, mask)
         for p in model.parameters():
             p.grad = None
         loss.backward()
@@ -108,5 +116,43 @@ def fit(
             log(f"step {step + 1}: ELBO {trace[-1]:.2f}")
         return loss
 
-    loop.run_loop(step_fn, steps, {"model": model, "optimiser": optimiser, "trace": trace}, loop_settings)
+    state = {"model": model, "optimiser": optimiser, "trace": trace}
+    if getattr(model, "generator", None) is not None:
+        state["generator"] = model.generator  # the draws of U, so that a resumed run draws the same ones
+    loop.run_loop(step_fn, steps, state, loop_settings)
     return trace
+
+
+class StructuredGPLVM(MeanFieldGPLVM):
+    """The amortized structured family (module docstring); ``samples`` draws of U per evaluation of the bound."""
+
+    def __init__(self, y: torch.Tensor, mask: torch.Tensor, latent_dim: int, inducing: int, samples: int = 2,
+                 hidden: int = 32, summary: int = 16, seed: int = 0):  # fmt: skip
+        super().__init__(y, mask, latent_dim, inducing, amortized=True, hidden=hidden, seed=seed)
+        dim = y.shape[1]
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed + 1)
+            self.psi_net = nn.Sequential(nn.Linear(latent_dim + dim, hidden), nn.Tanh(), nn.Linear(hidden, summary))
+            self.rho_net = nn.Sequential(nn.Linear(summary, summary), nn.Tanh())
+            self.encoder = nn.Sequential(
+                nn.Linear(2 * dim + summary, hidden), nn.Tanh(), nn.Linear(hidden, 2 * latent_dim)
+            )
+        for net in (self.psi_net, self.rho_net, self.encoder):
+            net.to(y.dtype)
+        self.samples = samples
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def latent_given_u(self, y: torch.Tensor, mask: torch.Tensor, u: torch.Tensor):
+        summary = self.rho_net(self.psi_net(torch.cat([self.z, u.T], 1)).mean(0))  # (summary,)
+        inputs = [torch.where(mask, y, torch.zeros_like(y)), mask.to(y.dtype), summary.expand(len(y), -1)]
+        mu, log_s = self.encoder(torch.cat(inputs, 1)).chunk(2, dim=1)
+        return mu, log_s.clamp(-10, 5).exp()
+
+    def latent(self, y: torch.Tensor, mask: torch.Tensor):
+        """The latents at U = the mean of q(U) (for prediction)."""
+        return self.latent_given_u(y, mask, self.m)
+
+    def objective(self, y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return structured_elbo(y, mask, lambda u: self.latent_given_u(y, mask, u), self.z, self.m, self.chol_s(),
+                               self.log_variance.exp(), self.log_alpha.exp(), self.log_beta.exp(), self.samples,
+                               self.generator)  # fmt: skip
