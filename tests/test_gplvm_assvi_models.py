@@ -48,3 +48,25 @@ def test_the_structured_model_raises_its_bound_and_imputes_better_than_column_me
     truth = data.clean[missing]
     baseline = np.sqrt(((np.nanmean(data.y, 0)[np.nonzero(missing)[1]] - truth) ** 2).mean())
     assert np.sqrt(((pred[missing] - truth) ** 2).mean()) < 0.8 * baseline
+
+
+@pytest.mark.parametrize("structured", [False, True])
+def test_the_predictive_mixture_is_seeded_and_covers_missing_entries(structured):
+    from neurips26.gplvm_assvi.metrics import coverage, nlpd, rmse
+    from neurips26.gplvm_assvi.models import StructuredGPLVM, predictive_samples
+
+    data = make_manifold("s_curve", 120, seed=0, missing=0.2)
+    y, mask = torch.as_tensor(data.y), torch.as_tensor(data.mask)
+    cls = StructuredGPLVM if structured else MeanFieldGPLVM
+    model = cls(y, mask, latent_dim=2, inducing=16, seed=0)
+    fit(model, y, mask, steps=150, lr=0.02)
+    means, variances = predictive_samples(model, y, mask, 16, torch.Generator().manual_seed(0))
+    again = predictive_samples(model, y, mask, 16, torch.Generator().manual_seed(0))
+    assert torch.equal(means, again[0]) and (variances > 0).all() and means.shape == (16, 120, 12)
+    score = ~data.mask
+    m, v = means.numpy(), variances.numpy()
+    truth = np.where(score, data.clean, np.nan)
+    assert rmse(m, truth, score) < 0.8 * np.sqrt(
+        ((np.nanmean(data.y, 0)[np.nonzero(score)[1]] - data.clean[score]) ** 2).mean()
+    )
+    assert np.isfinite(nlpd(m, v, truth, score)) and coverage(m, v, truth, score) > 0.7

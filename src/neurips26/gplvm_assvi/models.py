@@ -31,9 +31,9 @@ from neurips26.common.optim import Adam
 
 from .data import check_sizes
 from .elbo import elbo_terms, inducing_covariance, structured_elbo
-from .psi import psi1
+from .psi import psi1, se_ard
 
-__all__ = ["MeanFieldGPLVM", "StructuredGPLVM", "fit"]
+__all__ = ["MeanFieldGPLVM", "StructuredGPLVM", "fit", "predictive_samples"]
 
 
 class MeanFieldGPLVM(nn.Module):
@@ -156,3 +156,36 @@ class StructuredGPLVM(MeanFieldGPLVM):
         return structured_elbo(y, mask, lambda u: self.latent_given_u(y, mask, u), self.z, self.m, self.chol_s(),
                                self.log_variance.exp(), self.log_alpha.exp(), self.log_beta.exp(), self.samples,
                                self.generator)  # fmt: skip
+
+
+@torch.no_grad()
+def predictive_samples(model: MeanFieldGPLVM, y: torch.Tensor, mask: torch.Tensor, samples: int,
+                       generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """Means and variances (samples, N, D) of the Gaussians whose equal-weight mixture is the predictive of every
+    entry: per draw ``x_n ~ q(x_n)`` (structured: ``U ~ q(U)``, then ``x_n ~ q(x_n | y_n, U)``), the GP given x_n:
+    mean ``a_n^T u_d`` and variance ``k_nn - a_n^T k_n + 1/beta`` (with ``u_d`` drawn), or, mean-field, mean
+    ``a_n^T m_d`` and variance ``a_n^T S_d a_n + k_nn - a_n^T k_n + 1/beta`` (q(U) integrated)."""
+    var, alpha, beta = model.log_variance.exp(), model.log_alpha.exp(), model.log_beta.exp()
+    k = inducing_covariance(model.z, var, alpha)
+    chol = model.chol_s()
+    means, variances = [], []
+    for _ in range(samples):
+        if isinstance(model, StructuredGPLVM):
+            eps = torch.randn(model.m.shape, dtype=y.dtype, generator=generator)
+            u = model.m + torch.einsum("dij,dj->di", chol, eps)
+            mu, s = model.latent_given_u(y, mask, u)
+        else:
+            u = None
+            mu, s = model.latent(y, mask)
+        x = mu + s.sqrt() * torch.randn(mu.shape, dtype=y.dtype, generator=generator)
+        kxz = se_ard(x, model.z, var, alpha)  # (N, M)
+        a = torch.linalg.solve(k, kxz.T).T  # (N, M)
+        base = var - (a * kxz).sum(1, keepdim=True) + 1 / beta  # (N, 1)
+        if u is not None:
+            means.append(a @ u.T)
+            variances.append(base.expand(-1, y.shape[1]))
+        else:
+            la = torch.einsum("nm,dmk->ndk", a, chol)  # a^T L_d
+            means.append(a @ model.m.T)
+            variances.append(base + (la**2).sum(-1))
+    return torch.stack(means), torch.stack(variances)
