@@ -35,6 +35,13 @@ def inducing_covariance(z, variance, alpha):
     return k + JITTER * variance * torch.eye(len(z), dtype=z.dtype, device=z.device)
 
 
+def _check_observed(y: torch.Tensor, mask: torch.Tensor) -> None:
+    if mask.shape != y.shape:
+        raise ValueError(f"mask {tuple(mask.shape)} does not match y {tuple(y.shape)}")
+    if torch.isnan(y[mask]).any():
+        raise ValueError("y has NaN outside the declared missing mask")
+
+
 def gaussian_kl(m: torch.Tensor, chol_s: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """Sum over d of KL(N(m_d, L_d L_d^T) || N(0, K)); m (D, M), chol_s (D, M, M) lower triangular."""
     lk = torch.linalg.cholesky(k)
@@ -53,11 +60,7 @@ class ElboTerms(dict):
 
 def elbo_terms(y, mask, mu, s, z, m, chol_s, variance, alpha, beta) -> ElboTerms:
     """The terms of the module docstring's bound; y (N, D) with NaN allowed where ``mask`` (N, D) is False."""
-    n, d = y.shape
-    if mask.shape != y.shape:
-        raise ValueError(f"mask {tuple(mask.shape)} does not match y {tuple(y.shape)}")
-    if torch.isnan(y[mask]).any():
-        raise ValueError("y has NaN outside the declared missing mask")
+    _check_observed(y, mask)
     obs = mask.to(y.dtype)
     y0 = torch.where(mask, y, torch.zeros_like(y))
     k = inducing_covariance(z, variance, alpha)
@@ -99,10 +102,7 @@ def structured_elbo(y, mask, latent_given_u, z, m, chol_s, variance, alpha, beta
     ``latent_given_u(U)`` returns (mu (N, Q), s (N, Q)) for a draw U (D, M). Missing entries drop their terms as in
     :func:`elbo_terms`. With a ``latent_given_u`` that ignores U this is an unbiased estimate of the mean-field
     bound."""
-    if mask.shape != y.shape:
-        raise ValueError(f"mask {tuple(mask.shape)} does not match y {tuple(y.shape)}")
-    if torch.isnan(y[mask]).any():
-        raise ValueError("y has NaN outside the declared missing mask")
+    _check_observed(y, mask)
     if samples < 1:
         raise ValueError(f"need at least one sample of U, got {samples}")
     obs = mask.to(y.dtype)

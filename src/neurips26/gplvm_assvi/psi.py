@@ -23,9 +23,11 @@ import torch
 __all__ = ["psi0", "psi1", "psi2", "se_ard"]
 
 
-def _check(variance: torch.Tensor, alpha: torch.Tensor) -> None:
+def _check(variance: torch.Tensor, alpha: torch.Tensor, s: torch.Tensor | None = None) -> None:
     if torch.any(variance <= 0) or torch.any(alpha <= 0):
         raise ValueError("the SE-ARD kernel needs variance > 0 and every ARD precision alpha_q > 0")
+    if s is not None and torch.any(s < 0):
+        raise ValueError("latent variances must be >= 0")
 
 
 def se_ard(a: torch.Tensor, b: torch.Tensor, variance: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
@@ -44,9 +46,7 @@ def psi1(
     mu: torch.Tensor, s: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, alpha: torch.Tensor
 ) -> torch.Tensor:
     """(N, M) ``E[k(x_n, z_m)]`` for ``x_n ~ N(mu_n, diag(s_n))``."""
-    _check(variance, alpha)
-    if torch.any(s < 0):
-        raise ValueError("latent variances must be >= 0")
+    _check(variance, alpha, s)
     denom = 1 + alpha * s  # (N, Q)
     d = (mu[:, None, :] - z[None, :, :]) ** 2  # (N, M, Q)
     log = -0.5 * (alpha * d / denom[:, None, :]).sum(-1) - 0.5 * torch.log(denom).sum(-1, keepdim=True)
@@ -57,9 +57,7 @@ def psi2(
     mu: torch.Tensor, s: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, alpha: torch.Tensor
 ) -> torch.Tensor:
     """(N, M, M) ``E[k(x_n, z_m) k(x_n, z_m')]`` for ``x_n ~ N(mu_n, diag(s_n))``."""
-    _check(variance, alpha)
-    if torch.any(s < 0):
-        raise ValueError("latent variances must be >= 0")
+    _check(variance, alpha, s)
     denom = 1 + 2 * alpha * s  # (N, Q)
     zd = (z[:, None, :] - z[None, :, :]) ** 2  # (M, M, Q)
     zbar = 0.5 * (z[:, None, :] + z[None, :, :])  # (M, M, Q)
