@@ -137,7 +137,7 @@ def measure_claims(
     norename = _arm(ablation, plain, dec)
     random_arm = _arm(ablation, "random", "grammar")
     real_rate = (reference["spice"] == "converged").mean() if len(reference) else math.nan
-    electrical = _rate("C2", main_arm, "spice_converged", "spice_first", f"{cfg} {dec}")
+    electrical = _rate("C2", main_arm, "spice_converged", "spice_simulated", f"simulated valid circuits of {cfg} {dec}")
     electrical = replace(electrical, note=f"{electrical.note}; held-out real circuits under the same models and bias: "
                                           f"{real_rate:.3f} converge")  # fmt: skip
     if "unavailable" in set(metrics["spice"]):
