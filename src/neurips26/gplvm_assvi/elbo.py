@@ -69,11 +69,11 @@ def elbo_terms(y, mask, mu, s, z, m, chol_s, variance, alpha, beta) -> ElboTerms
     p0, p1, p2 = psi0(mu, variance), psi1(mu, s, z, variance, alpha), psi2(mu, s, z, variance, alpha)
     mean = p1 @ a @ m.T  # (N, D): E[a_n^T u_d]
     second = m[:, :, None] * m[:, None, :] + chol_s @ chol_s.transpose(-1, -2)  # (D, M, M)
-    a_p2_a = a @ p2 @ a  # (N, M, M)
-    quad = torch.einsum("nij,dji->nd", a_p2_a, second)  # tr(A psi2_n A (m m^T + S))
-    trace_gap = p0 - torch.einsum("ij,nji->n", a, p2)  # psi0_n - tr(A psi2_n)
-    per_entry = -0.5 * math.log(2 * math.pi) + 0.5 * torch.log(beta) - 0.5 * beta * (y0**2 - 2 * y0 * mean + quad)
-    likelihood = (per_entry * obs).sum() - 0.5 * beta * (trace_gap[:, None] * obs).sum()
+    p2_obs = torch.einsum("nd,nij->dij", obs, p2)  # sum of psi2_n over the points observing output d
+    quad = torch.einsum("dij,dji->", p2_obs, a @ second @ a)  # sum_{n,d observed} tr(A psi2_n A (m m^T + S))
+    trace_gap = (p0[:, None] * obs).sum() - torch.einsum("ij,dji->", a, p2_obs)  # sum of psi0_n - tr(A psi2_n)
+    per_entry = -0.5 * math.log(2 * math.pi) + 0.5 * torch.log(beta) - 0.5 * beta * (y0**2 - 2 * y0 * mean)
+    likelihood = (per_entry * obs).sum() - 0.5 * beta * (quad + trace_gap)
     kl_u = gaussian_kl(m, chol_s, k)
     kl_x = 0.5 * (s + mu**2 - 1 - torch.log(s)).sum() if torch.all(s > 0) else torch.tensor(float("nan"))
     return ElboTerms(likelihood=likelihood, kl_u=kl_u, kl_x=kl_x, elbo=likelihood - kl_u - kl_x)
@@ -91,7 +91,8 @@ def optimal_q_u(y, mu, s, z, variance, alpha, beta) -> tuple[torch.Tensor, torch
     return m, chol.expand(y.shape[1], *chol.shape).clone()
 
 
-def structured_elbo(y, mask, latent_given_u, z, m, chol_s, variance, alpha, beta, samples: int, generator=None):
+def structured_elbo(y, mask, latent_given_u, z, m, chol_s, variance, alpha, beta, samples: int, generator=None,
+                    scale: float = 1.0):  # fmt: skip
     r"""The structured bound of paper 17, ``q(U, X) = q(U) prod_n q(x_n | y_n, U)``, estimated with ``samples``
     reparameterised draws ``U ~ q(U)`` (Hoffman & Blei 2015's "global sample, then local conditional"):
 
@@ -101,7 +102,7 @@ def structured_elbo(y, mask, latent_given_u, z, m, chol_s, variance, alpha, beta
     where, given U, the expectation over x_n is closed form: ``E[a_n] = A psi1_n``, ``E[a_n a_n^T] = A psi2_n A``.
     ``latent_given_u(U)`` returns (mu (N, Q), s (N, Q)) for a draw U (D, M). Missing entries drop their terms as in
     :func:`elbo_terms`. With a ``latent_given_u`` that ignores U this is an unbiased estimate of the mean-field
-    bound."""
+    bound. ``scale`` multiplies the per-point terms (N / B for a minibatch of B of N points)."""
     _check_observed(y, mask)
     if samples < 1:
         raise ValueError(f"need at least one sample of U, got {samples}")
@@ -118,10 +119,11 @@ def structured_elbo(y, mask, latent_given_u, z, m, chol_s, variance, alpha, beta
         p0, p1, p2 = psi0(mu, variance), psi1(mu, s, z, variance, alpha), psi2(mu, s, z, variance, alpha)
         au = u @ a  # (D, M): A u_d (A symmetric)
         mean = p1 @ au.T  # (N, D)
-        quad = torch.einsum("di,nij,dj->nd", au, p2, au)  # u^T A psi2_n A u
-        trace_gap = p0 - torch.einsum("ij,nji->n", a, p2)
-        per_entry = -0.5 * math.log(2 * math.pi) + 0.5 * torch.log(beta) - 0.5 * beta * (y0**2 - 2 * y0 * mean + quad)
-        likelihood = (per_entry * obs).sum() - 0.5 * beta * (trace_gap[:, None] * obs).sum()
+        p2_obs = torch.einsum("nd,nij->dij", obs, p2)
+        quad = torch.einsum("di,dij,dj->", au, p2_obs, au)  # sum_{n,d observed} u_d^T A psi2_n A u_d
+        trace_gap = (p0[:, None] * obs).sum() - torch.einsum("ij,dji->", a, p2_obs)
+        per_entry = -0.5 * math.log(2 * math.pi) + 0.5 * torch.log(beta) - 0.5 * beta * (y0**2 - 2 * y0 * mean)
+        likelihood = (per_entry * obs).sum() - 0.5 * beta * (quad + trace_gap)
         kl_x = 0.5 * (s + mu**2 - 1 - torch.log(s)).sum()
         total = total + likelihood - kl_x
-    return total / samples - gaussian_kl(m, chol_s, k)
+    return scale * total / samples - gaussian_kl(m, chol_s, k)

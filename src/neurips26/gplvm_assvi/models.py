@@ -36,9 +36,19 @@ from .psi import psi1, se_ard
 __all__ = ["MeanFieldGPLVM", "StructuredGPLVM", "fit", "predictive_samples"]
 
 
+def mlp(inputs: int, hidden: tuple[int, ...], outputs: int) -> nn.Sequential:
+    """The reference's ``AmortizedEncoder`` body: linear layers of widths ``hidden`` with ReLU (its dropout 0.1 is
+    left out, so that a seed gives one encoder)."""
+    layers, width = [], inputs
+    for h in hidden:
+        layers += [nn.Linear(width, h), nn.ReLU()]
+        width = h
+    return nn.Sequential(*layers, nn.Linear(width, outputs))
+
+
 class MeanFieldGPLVM(nn.Module):
     def __init__(self, y: torch.Tensor, mask: torch.Tensor, latent_dim: int, inducing: int, amortized: bool = False,
-                 hidden: int = 32, seed: int = 0):  # fmt: skip
+                 hidden: tuple[int, ...] = (256, 128, 64), seed: int = 0):  # fmt: skip
         super().__init__()
         n, dim = y.shape
         check_sizes(latent_dim, inducing, n)
@@ -52,7 +62,7 @@ class MeanFieldGPLVM(nn.Module):
         if amortized:
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(seed)
-                self.encoder = nn.Sequential(nn.Linear(2 * dim, hidden), nn.Tanh(), nn.Linear(hidden, 2 * latent_dim))
+                self.encoder = mlp(2 * dim, hidden, 2 * latent_dim)
             self.encoder.to(dtype)
         else:
             self.mu = nn.Parameter(init.clone())
@@ -65,9 +75,12 @@ class MeanFieldGPLVM(nn.Module):
         # q(U) starts tight (S = 0.01 I), as SVGP implementations initialise it: draws of U start near its mean
         self.l_raw = nn.Parameter(torch.diag_embed(torch.full((dim, inducing), math.log(0.1), dtype=dtype)))
 
-    def latent(self, y: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def latent(self, y: torch.Tensor, mask: torch.Tensor, rows: torch.Tensor | None = None):
+        """(mu, s) of ``q(x_n)`` for the points ``y`` (the rows ``rows`` of the training set, where given)."""
         if not self.amortized:
-            return self.mu, self.log_s.exp()
+            if rows is None:
+                return self.mu, self.log_s.exp()
+            return self.mu[rows], self.log_s[rows].exp()
         out = self.encoder(torch.cat([torch.where(mask, y, torch.zeros_like(y)), mask.to(y.dtype)], 1))
         mu, log_s = out.chunk(2, dim=1)
         return mu, log_s.clamp(-10, 5).exp()
@@ -76,11 +89,17 @@ class MeanFieldGPLVM(nn.Module):
         lower = torch.tril(self.l_raw, -1)
         return lower + torch.diag_embed(torch.diagonal(self.l_raw, dim1=-2, dim2=-1).exp())
 
-    def objective(self, y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.elbo(y, mask)["elbo"]
+    def objective(self, y: torch.Tensor, mask: torch.Tensor, rows: torch.Tensor | None = None,
+                  scale: float = 1.0) -> torch.Tensor:  # fmt: skip
+        """The bound for the training points ``y`` (or the minibatch ``rows`` of them, its per-point terms scaled
+        by ``scale`` = N / B, an unbiased estimate)."""
+        if rows is not None:
+            y, mask = y[rows], mask[rows]
+        terms = self.elbo(y, mask, rows)
+        return scale * (terms["likelihood"] - terms["kl_x"]) - terms["kl_u"]
 
-    def elbo(self, y: torch.Tensor, mask: torch.Tensor) -> dict:
-        mu, s = self.latent(y, mask)
+    def elbo(self, y: torch.Tensor, mask: torch.Tensor, rows: torch.Tensor | None = None) -> dict:
+        mu, s = self.latent(y, mask, rows)
         return elbo_terms(y, mask, mu, s, self.z, self.m, self.chol_s(), self.log_variance.exp(),
                           self.log_alpha.exp(), self.log_beta.exp())  # fmt: skip
 
@@ -100,13 +119,25 @@ def fit(
     lr: float,
     loop_settings: loop.LoopSettings | None = None,
     log: Callable[[str], None] | None = None,
+    batch: int | None = None,
+    seed: int = 0,
 ) -> list[float]:
-    """Maximise the bound for ``steps`` Adam steps; returns the bound after every step (its negative is the loss)."""
+    """Maximise the bound for ``steps`` Adam steps, on the whole training set or on minibatches of ``batch``
+    points (drawn without replacement by a seeded generator); returns the bound (or its minibatch estimate) at
+    every step (its negative is the loss)."""
+    n = len(y)
+    if batch is not None and not 1 <= batch <= n:
+        raise ValueError(f"batch must be in [1, {n}] (the number of training points), got {batch}")
     optimiser = Adam(model.parameters(), lr)
     trace: list[float] = []
+    rows_gen = torch.Generator().manual_seed(seed)
 
     def step_fn(step: int) -> torch.Tensor:
-        loss = -model.objective(y, mask)
+        if batch is None or batch == n:
+            loss = -model.objective(y, mask)
+        else:
+            rows = torch.randperm(n, generator=rows_gen)[:batch]
+            loss = -model.objective(y, mask, rows, n / batch)
         for p in model.parameters():
             p.grad = None
         loss.backward()
@@ -116,7 +147,7 @@ def fit(
             log(f"step {step + 1}: ELBO {trace[-1]:.2f}")
         return loss
 
-    state = {"model": model, "optimiser": optimiser, "trace": trace}
+    state = {"model": model, "optimiser": optimiser, "trace": trace, "rows": rows_gen}
     if getattr(model, "generator", None) is not None:
         state["generator"] = model.generator  # the draws of U, so that a resumed run draws the same ones
     loop.run_loop(step_fn, steps, state, loop_settings)
@@ -127,16 +158,14 @@ class StructuredGPLVM(MeanFieldGPLVM):
     """The amortized structured family (module docstring); ``samples`` draws of U per evaluation of the bound."""
 
     def __init__(self, y: torch.Tensor, mask: torch.Tensor, latent_dim: int, inducing: int, samples: int = 2,
-                 hidden: int = 32, summary: int = 16, seed: int = 0):  # fmt: skip
+                 hidden: tuple[int, ...] = (256, 128, 64), summary: int = 16, seed: int = 0):  # fmt: skip
         super().__init__(y, mask, latent_dim, inducing, amortized=True, hidden=hidden, seed=seed)
         dim = y.shape[1]
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed + 1)
-            self.psi_net = nn.Sequential(nn.Linear(latent_dim + dim, hidden), nn.Tanh(), nn.Linear(hidden, summary))
+            self.psi_net = mlp(latent_dim + dim, hidden[-1:], summary)
             self.rho_net = nn.Sequential(nn.Linear(summary, summary), nn.Tanh())
-            self.encoder = nn.Sequential(
-                nn.Linear(2 * dim + summary, hidden), nn.Tanh(), nn.Linear(hidden, 2 * latent_dim)
-            )
+            self.encoder = mlp(2 * dim + summary, hidden, 2 * latent_dim)
         for net in (self.psi_net, self.rho_net, self.encoder):
             net.to(y.dtype)
         self.samples = samples
@@ -148,23 +177,28 @@ class StructuredGPLVM(MeanFieldGPLVM):
         mu, log_s = self.encoder(torch.cat(inputs, 1)).chunk(2, dim=1)
         return mu, log_s.clamp(-10, 5).exp()
 
-    def latent(self, y: torch.Tensor, mask: torch.Tensor):
-        """The latents at U = the mean of q(U) (for prediction)."""
+    def latent(self, y: torch.Tensor, mask: torch.Tensor, rows: torch.Tensor | None = None):
+        """The latents at U = the mean of q(U) (for the latent plots)."""
         return self.latent_given_u(y, mask, self.m)
 
-    def objective(self, y: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def objective(self, y: torch.Tensor, mask: torch.Tensor, rows: torch.Tensor | None = None,
+                  scale: float = 1.0, samples: int | None = None) -> torch.Tensor:  # fmt: skip
+        if rows is not None:
+            y, mask = y[rows], mask[rows]
         return structured_elbo(y, mask, lambda u: self.latent_given_u(y, mask, u), self.z, self.m, self.chol_s(),
-                               self.log_variance.exp(), self.log_alpha.exp(), self.log_beta.exp(), self.samples,
-                               self.generator)  # fmt: skip
+                               self.log_variance.exp(), self.log_alpha.exp(), self.log_beta.exp(),
+                               samples or self.samples, self.generator, scale)  # fmt: skip
 
 
 @torch.no_grad()
 def predictive_samples(model: MeanFieldGPLVM, y: torch.Tensor, mask: torch.Tensor, samples: int,
-                       generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+                       generator: torch.Generator, latents: tuple[torch.Tensor, torch.Tensor] | None = None
+                       ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
     """Means and variances (samples, N, D) of the Gaussians whose equal-weight mixture is the predictive of every
     entry: per draw ``x_n ~ q(x_n)`` (structured: ``U ~ q(U)``, then ``x_n ~ q(x_n | y_n, U)``), the GP given x_n:
     mean ``a_n^T u_d`` and variance ``k_nn - a_n^T k_n + 1/beta`` (with ``u_d`` drawn), or, mean-field, mean
-    ``a_n^T m_d`` and variance ``a_n^T S_d a_n + k_nn - a_n^T k_n + 1/beta`` (q(U) integrated)."""
+    ``a_n^T m_d`` and variance ``a_n^T S_d a_n + k_nn - a_n^T k_n + 1/beta`` (q(U) integrated). ``latents``
+    (mu, s) replace a free mean-field model's own (those inferred for held-out points)."""
     var, alpha, beta = model.log_variance.exp(), model.log_alpha.exp(), model.log_beta.exp()
     k = inducing_covariance(model.z, var, alpha)
     chol = model.chol_s()
@@ -176,7 +210,7 @@ def predictive_samples(model: MeanFieldGPLVM, y: torch.Tensor, mask: torch.Tenso
             mu, s = model.latent_given_u(y, mask, u)
         else:
             u = None
-            mu, s = model.latent(y, mask)
+            mu, s = latents if latents is not None else model.latent(y, mask)
         x = mu + s.sqrt() * torch.randn(mu.shape, dtype=y.dtype, generator=generator)
         kxz = se_ard(x, model.z, var, alpha)  # (N, M)
         a = torch.linalg.solve(k, kxz.T).T  # (N, M)

@@ -56,15 +56,24 @@ def psi1(
 def psi2(
     mu: torch.Tensor, s: torch.Tensor, z: torch.Tensor, variance: torch.Tensor, alpha: torch.Tensor
 ) -> torch.Tensor:
-    """(N, M, M) ``E[k(x_n, z_m) k(x_n, z_m')]`` for ``x_n ~ N(mu_n, diag(s_n))``."""
+    """(N, M, M) ``E[k(x_n, z_m) k(x_n, z_m')]`` for ``x_n ~ N(mu_n, diag(s_n))``.
+
+    With ``d_nmq = mu_nq - z_mq`` and ``c_nq = alpha_q / (1 + 2 alpha_q s_nq)``, the exponent's
+    ``alpha_q (mu_nq - zbar_q)^2 / (1 + 2 alpha_q s_nq)`` is ``c_nq (d_nmq + d_nm'q)^2 / 4``: its sum over q splits
+    into per-(n, m) terms and one batched product ``(d c) d^T``, so no (N, M, M, Q) tensor is built."""
     _check(variance, alpha, s)
-    denom = 1 + 2 * alpha * s  # (N, Q)
-    zd = (z[:, None, :] - z[None, :, :]) ** 2  # (M, M, Q)
-    zbar = 0.5 * (z[:, None, :] + z[None, :, :])  # (M, M, Q)
-    d = (mu[:, None, None, :] - zbar[None]) ** 2  # (N, M, M, Q)
+    c = alpha / (1 + 2 * alpha * s)  # (N, Q)
+    d = mu[:, None, :] - z[None, :, :]  # (N, M, Q)
+    e = (d**2 * c[:, None, :]).sum(-1)  # (N, M)
+    dc = d * c[:, None, :]
+    if mu.shape[1] <= 4:  # a few latent dimensions: (N, M, M) products beat a batched matmul of inner size Q
+        cross = sum(dc[:, :, q, None] * d[:, None, :, q] for q in range(mu.shape[1]))
+    else:
+        cross = torch.bmm(dc, d.transpose(1, 2))  # (N, M, M)
+    zd = (((z[:, None, :] - z[None, :, :]) ** 2) * alpha).sum(-1)  # (M, M)
     log = (
-        -0.25 * (alpha * zd).sum(-1)[None]
-        - (alpha * d / denom[:, None, None, :]).sum(-1)
-        - 0.5 * torch.log(denom).sum(-1)[:, None, None]
+        -0.25 * zd[None]
+        - 0.25 * (e[:, :, None] + e[:, None, :] + 2 * cross)
+        - 0.5 * torch.log(1 + 2 * alpha * s).sum(-1)[:, None, None]
     )
     return variance**2 * torch.exp(log)

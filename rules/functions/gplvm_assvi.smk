@@ -1,0 +1,83 @@
+# Helpers of paper 17's rules (rules/gplvm_assvi.smk): paths, input lists, and the checks of the config that the
+# schema cannot express (run when the workflow is parsed, before any job).
+from neurips26.common.config import ConfigError
+from neurips26.gplvm_assvi import experiment as gp_experiment
+
+GP = "results/{scale}/gplvm_assvi"
+GP_LOG = "results/{scale}/gplvm_assvi/logs"
+GP_BENCH = "results/{scale}/gplvm_assvi/benchmarks"
+GP_FIGURES = ["latent_spaces", "uncertainty_maps", "metrics"]
+GP_RUN_TABLES = ["metrics", "latents", "grid"]
+
+for _scale in ("smoke", "quick", "paper"):
+    try:
+        gp_experiment.check_config(paper_config("gplvm_assvi", _scale))
+    except ValueError as error:
+        raise ConfigError(
+            f"invalid config in config/gplvm_assvi.yaml:\n  {_scale}: {error}"
+        ) from None
+
+
+def gp_config(wildcards):
+    return paper_config("gplvm_assvi", wildcards.scale)
+
+
+def gp_dataset(wildcards):
+    datasets = gp_config(wildcards)["datasets"]
+    if wildcards.dataset not in datasets:
+        raise ValueError(
+            f"gplvm_assvi has no dataset {wildcards.dataset!r} at scale "
+            f"{wildcards.scale}; known: {sorted(datasets)}"
+        )
+    return datasets[wildcards.dataset]
+
+
+def gp_data_inputs(wildcards):
+    """The locked oil-flow archive for the oil dataset; nothing for a generated manifold."""
+    if gp_dataset(wildcards)["source"] == "oil_flow":
+        return {"archive": "resources/oil_flow/3PhData.tar.gz"}
+    return {}
+
+
+@reads("gplvm_assvi", ("datasets",))
+def gp_dataset_params(wildcards):
+    return gp_dataset(wildcards)
+
+
+def gp_data(wildcards):
+    return {
+        "data": f"{GP}/data/{wildcards.dataset}.npz".format(scale=wildcards.scale),
+        "surface": f"{GP}/data/{wildcards.dataset}_surface.npy".format(
+            scale=wildcards.scale
+        ),
+    }
+
+
+def gp_run_tables(wildcards, table):
+    return [
+        f"{GP}/runs/{d}/{m}_s{s}_{table}.parquet".format(scale=wildcards.scale)
+        for d, m, s in gp_experiment.runs(gp_config(wildcards))
+    ]
+
+
+def gp_all_tables(wildcards):
+    cfg = gp_config(wildcards)
+    return {
+        "metrics": gp_run_tables(wildcards, "metrics")
+        + [
+            f"{GP}/runs/{d}/pca_metrics.parquet".format(scale=wildcards.scale)
+            for d in cfg["datasets"]
+        ],
+        "latents": gp_run_tables(wildcards, "latents"),
+        "grids": gp_run_tables(wildcards, "grid"),
+        "traces": [
+            f"{GP}/runs/{d}/{m}_s{s}_trace.parquet".format(scale=wildcards.scale)
+            for d, m, s in gp_experiment.runs(cfg)
+        ],
+    }
+
+
+@reads("gplvm_assvi", ("comparisons",), ("methods",))
+def gp_comparisons(wildcards):
+    cfg = gp_config(wildcards)
+    return {**cfg["comparisons"], "gplvms": cfg["methods"]}

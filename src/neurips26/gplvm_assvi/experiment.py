@@ -1,0 +1,64 @@
+"""Paper 17's config at one scale, read as the rules need it: the datasets, the runs (``{method}_s{seed}`` per
+dataset), the models they build, and the checks the schema cannot express (run when the workflow is parsed).
+
+Methods: ``bgplvm_mf`` (Bayesian GPLVM, free mean-field q(X)), ``aeb_mf`` (mean-field, q(X) amortized by an encoder),
+``ssvi_amort`` (the paper's structured ``q(U) prod_n q(x_n | y_n, U)``, amortized) and ``pca`` (probabilistic PCA,
+the sanity baseline, fitted once per dataset: it has no seed).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .models import MeanFieldGPLVM, StructuredGPLVM
+
+__all__ = ["GPLVM_METHODS", "METHODS", "PCA", "build_model", "check_config", "runs"]
+
+GPLVM_METHODS = ("bgplvm_mf", "aeb_mf", "ssvi_amort")
+PCA = "pca"
+METHODS = (*GPLVM_METHODS, PCA)
+
+
+def runs(cfg: dict) -> list[tuple[str, str, int]]:
+    """Every trained run of a scale: (dataset, method, seed)."""
+    return [(d, m, s) for d in cfg["datasets"] for m in cfg["methods"] for s in cfg["seeds"]]
+
+
+def check_config(cfg: dict) -> None:
+    """What the schema cannot say: sizes that fit the data, repeated seeds, methods and comparisons that exist."""
+    from .data import check_sizes
+
+    if len(set(cfg["seeds"])) != len(cfg["seeds"]):
+        raise ValueError(f"seeds repeat: {cfg['seeds']}")
+    if len(set(cfg["methods"])) != len(cfg["methods"]):
+        raise ValueError(f"methods repeat: {cfg['methods']}")
+    for name, d in cfg["datasets"].items():
+        n = d.get("n", 1000)  # the oil-flow training split has 1,000 points
+        try:
+            check_sizes(d["latent_dim"], d["inducing"], n)
+        except ValueError as error:
+            raise ValueError(f"dataset {name}: {error}") from None
+        if d["source"] == "manifold" and d["lift"] == "none" and d["dim"] != 3:
+            raise ValueError(f"dataset {name}: lift 'none' keeps the 3-D points, so dim must be 3, got {d['dim']}")
+        batch = cfg["train"]["batch"]
+        if batch is not None and batch > n:
+            raise ValueError(f"train.batch {batch} exceeds dataset {name}'s {n} points")
+    comp = cfg["comparisons"]
+    for key in ("primary", "secondary"):
+        if comp.get(key) is not None and comp[key] not in cfg["datasets"]:
+            raise ValueError(f"comparisons.{key} {comp[key]!r} is not a dataset: {sorted(cfg['datasets'])}")
+    for key in ("proposed", "free_baseline", "amortized_baseline"):
+        if comp[key] not in cfg["methods"]:
+            raise ValueError(f"comparisons.{key} {comp[key]!r} is not among the methods {cfg['methods']}")
+
+
+def build_model(method: str, y: torch.Tensor, mask: torch.Tensor, dataset: dict, model: dict,
+                seed: int) -> MeanFieldGPLVM:  # fmt: skip
+    """The model of a run, its parameters initialised from ``seed`` (latents by PCA of the mean-filled data)."""
+    common = dict(latent_dim=dataset["latent_dim"], inducing=dataset["inducing"], hidden=tuple(model["hidden"]),
+                  seed=seed)  # fmt: skip
+    if method == "ssvi_amort":
+        return StructuredGPLVM(y, mask, samples=model["samples"], summary=model["summary"], **common)
+    if method in ("bgplvm_mf", "aeb_mf"):
+        return MeanFieldGPLVM(y, mask, amortized=method == "aeb_mf", **common)
+    raise ValueError(f"unknown method {method!r}; known: {list(GPLVM_METHODS)}")
