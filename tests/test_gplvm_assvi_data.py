@@ -1,11 +1,26 @@
-"""Paper 17's quick data: the lifted manifold, its missing mask, and the bad inputs refused."""
+"""Paper 17's data: the lifted manifold, its hidden entries and dense surface, the oil-flow archive (fetched from a
+local server on 127.0.0.1 through the registry's entry, locked on first fetch, then read), and the bad inputs
+refused."""
 
 from __future__ import annotations
+
+import io
+import tarfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 
-from neurips26.gplvm_assvi.data import check_observations, check_sizes, make_manifold
+from neurips26.gplvm_assvi.data import (
+    build_dataset,
+    check_observations,
+    check_sizes,
+    make_manifold,
+    manifold_surface,
+    read_oil_archive,
+)
+from neurips26.gplvm_assvi.evaluation import manifold_distance
 
 
 @pytest.mark.parametrize("kind", ["s_curve", "swiss_roll"])
@@ -21,6 +36,27 @@ def test_the_manifold_is_seeded_masked_and_close_to_its_clean_lift(kind):
     assert not np.allclose(make_manifold(kind, 300, seed=1).clean, a.clean)
 
 
+@pytest.mark.parametrize("kind", ["s_curve", "swiss_roll"])
+def test_the_dense_surface_is_the_same_manifold_and_other_points_lie_off_it(kind):
+    data = build_dataset(kind, 200, seed=3, dim=12, noise=0.05, missing=0.3)
+    surface = manifold_surface(kind, 3, 12, n=20_000)
+    on = manifold_distance(data["clean"], surface)
+    other = manifold_distance(build_dataset(kind, 200, seed=4, dim=12, noise=0.05, missing=0.3)["clean"], surface)
+    assert on < 0.1 < other  # the clean points of the same seed lie on the surface, another seed's lift does not
+    noisy = manifold_distance(data["y_full"], surface)
+    assert on < noisy  # noise moves points off the manifold
+
+
+def test_the_dataset_hides_a_share_of_entries_and_keeps_their_truth():
+    data = build_dataset("s_curve", 400, seed=0, dim=12, noise=0.05, missing=0.3)
+    hidden = ~data["mask"]
+    assert 0.27 < hidden.mean() < 0.33 and data["mask"].any(1).all()
+    assert np.isnan(data["y"][hidden]).all() and np.array_equal(data["y"][~hidden], data["y_full"][~hidden])
+    assert np.isfinite(data["y_full"]).all() and 0.04 < (data["y_full"] - data["clean"]).std() < 0.06
+    three = build_dataset("swiss_roll", 50, seed=42, dim=3, noise=0.1, missing=0.3, lift="none")
+    assert three["y"].shape == (50, 3)
+
+
 def test_bad_inputs_are_refused_naming_the_problem():
     with pytest.raises(ValueError, match="latent dimension must be >= 1, got 0"):
         check_sizes(0, 10, 100)
@@ -34,4 +70,93 @@ def test_bad_inputs_are_refused_naming_the_problem():
         check_observations(y, data.mask)
     with pytest.raises(ValueError, match="unknown manifold 'torus'"):
         make_manifold("torus", 10, 0)
+    with pytest.raises(ValueError, match="lift 'none' keeps the 3-D points"):
+        make_manifold("s_curve", 10, 0, dim=12, lift="none")
+    with pytest.raises(ValueError, match="missing must be in"):
+        build_dataset("s_curve", 10, 0, 12, 0.05, 0.0)
     check_observations(data.y, data.mask)
+
+
+def _oil_archive(rows=40, columns=12, labels=3, drop=None) -> bytes:
+    rng = np.random.default_rng(0)
+    files = {
+        "DataTrn.txt": rng.normal(size=(rows, columns)),
+        "DataTrnLbls.txt": np.eye(3)[rng.integers(0, 3, rows)][:, :labels],
+        "DataTst.txt": rng.normal(size=(rows, 12)),
+    }
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, array in files.items():
+            if name == drop:
+                continue
+            text = io.BytesIO()
+            np.savetxt(text, array)
+            info = tarfile.TarInfo(name)
+            info.size = len(text.getvalue())
+            tar.addfile(info, io.BytesIO(text.getvalue()))
+    return buf.getvalue()
+
+
+@pytest.fixture
+def server():
+    served = {"/3PhData.tar.gz": _oil_archive()}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            body = served.get(self.path)
+            if body is None:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield served, f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+def test_the_registered_oil_archive_is_fetched_locked_and_read(server, tmp_path):
+    from neurips26.common.download import DownloadError
+    from neurips26.common.locking import fetch_source, read_lock
+    from neurips26.common.sources import lookup
+
+    served, base = server
+    source = lookup("oil_flow/3PhData.tar.gz")
+    assert source.lock and source.url.endswith("/N.Lawrence/resources/3PhData.tar.gz")
+    dest, lock = tmp_path / "resources/oil_flow/3PhData.tar.gz", tmp_path / "sources.lock.yaml"
+    fetch_source(source, dest, lock, mirror=base)
+    assert read_lock(lock)["files"]["oil_flow/3PhData.tar.gz"]["size"] == len(served["/3PhData.tar.gz"])
+    data = read_oil_archive(dest, missing=0.3, seed=0)
+    assert (
+        data["y"].shape == (40, 12) and np.allclose(data["y_full"].mean(0), 0) and np.allclose(data["y_full"].std(0), 1)
+    )
+    assert set(np.unique(data["coordinate"])) <= {0.0, 1.0, 2.0} and 0.2 < (~data["mask"]).mean() < 0.4
+    check_observations(data["y"], data["mask"])
+    dest.unlink()
+    served["/3PhData.tar.gz"] = _oil_archive(rows=41)  # the server now holds other bytes: the lock refuses them
+    with pytest.raises(DownloadError):
+        fetch_source(source, dest, lock, mirror=base)
+    assert not dest.exists()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"drop": "DataTrnLbls.txt"}, "lacks \\['DataTrnLbls.txt'\\]"), ({"columns": 11}, "expected \\(n, 12\\)"),
+     ({"labels": 2}, "expected \\(n, 12\\), \\(n, 3\\)")],
+)  # fmt: skip
+def test_a_malformed_oil_archive_is_refused_naming_the_problem(tmp_path, kwargs, match):
+    path = tmp_path / "3PhData.tar.gz"
+    path.write_bytes(_oil_archive(**kwargs))
+    with pytest.raises(ValueError, match=match):
+        read_oil_archive(path, missing=0.3, seed=0)

@@ -14,7 +14,7 @@ from neurips26.gplvm_assvi.models import MeanFieldGPLVM, fit
 def test_fitting_raises_the_bound_and_imputes_better_than_column_means(amortized):
     data = make_manifold("s_curve", 120, seed=0, missing=0.2)
     y, mask = torch.as_tensor(data.y), torch.as_tensor(data.mask)
-    model = MeanFieldGPLVM(y, mask, latent_dim=2, inducing=16, amortized=amortized, seed=0)
+    model = MeanFieldGPLVM(y, mask, latent_dim=2, inducing=16, amortized=amortized, hidden=(16,), seed=0)
     trace = fit(model, y, mask, steps=150, lr=0.02)
     assert trace[-1] > trace[0] and np.isfinite(trace).all()
     pred = model.predict_mean(y, mask).numpy()
@@ -40,7 +40,7 @@ def test_the_structured_model_raises_its_bound_and_imputes_better_than_column_me
 
     data = make_manifold("s_curve", 120, seed=0, missing=0.2)
     y, mask = torch.as_tensor(data.y), torch.as_tensor(data.mask)
-    model = StructuredGPLVM(y, mask, latent_dim=2, inducing=16, samples=2, seed=0)
+    model = StructuredGPLVM(y, mask, latent_dim=2, inducing=16, samples=2, hidden=(16,), seed=0)
     trace = fit(model, y, mask, steps=150, lr=0.02)
     assert np.mean(trace[-10:]) > np.mean(trace[:10]) and np.isfinite(trace).all()
     pred = model.predict_mean(y, mask).numpy()
@@ -58,7 +58,7 @@ def test_the_predictive_mixture_is_seeded_and_covers_missing_entries(structured)
     data = make_manifold("s_curve", 120, seed=0, missing=0.2)
     y, mask = torch.as_tensor(data.y), torch.as_tensor(data.mask)
     cls = StructuredGPLVM if structured else MeanFieldGPLVM
-    model = cls(y, mask, latent_dim=2, inducing=16, seed=0)
+    model = cls(y, mask, latent_dim=2, inducing=16, hidden=(16,), seed=0)
     fit(model, y, mask, steps=150, lr=0.02)
     means, variances = predictive_samples(model, y, mask, 16, torch.Generator().manual_seed(0))
     again = predictive_samples(model, y, mask, 16, torch.Generator().manual_seed(0))
@@ -70,3 +70,49 @@ def test_the_predictive_mixture_is_seeded_and_covers_missing_entries(structured)
         ((np.nanmean(data.y, 0)[np.nonzero(score)[1]] - data.clean[score]) ** 2).mean()
     )
     assert np.isfinite(nlpd(m, v, truth, score)) and coverage(m, v, truth, score) > 0.7
+
+
+@pytest.mark.parametrize("structured", [False, True])
+def test_an_interrupted_fit_resumes_to_the_same_parameters(tmp_path, monkeypatch, structured):
+    from neurips26.common import loop
+    from neurips26.gplvm_assvi.models import StructuredGPLVM
+
+    data = make_manifold("s_curve", 60, seed=0, missing=0.2)
+    y, mask = torch.as_tensor(data.y), torch.as_tensor(data.mask)
+    cls = StructuredGPLVM if structured else MeanFieldGPLVM
+
+    def run(settings=None):
+        model = cls(y, mask, latent_dim=2, inducing=8, hidden=(16,), seed=0)
+        return model, fit(model, y, mask, steps=12, lr=0.02, loop_settings=settings, batch=20, seed=0)
+
+    whole, whole_trace = run()
+    settings = loop.LoopSettings(checkpoint=tmp_path / "ckpt", fingerprint="x", every_steps=5)
+    done = []
+
+    def crash_at_step_8():
+        done.append(1)
+        if len(done) == 8:
+            raise KeyboardInterrupt  # the job dies after step 8; its last checkpoint is step 5's
+
+    monkeypatch.setattr(loop.faults, "step_done", crash_at_step_8)
+    with pytest.raises(KeyboardInterrupt):
+        run(settings)
+    monkeypatch.undo()
+    resumed, resumed_trace = run(settings)
+    for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert resumed_trace == whole_trace
+
+
+def test_minibatches_estimate_the_full_bound_without_bias():
+    data = make_manifold("s_curve", 60, seed=0, missing=0.2)
+    y, mask = torch.as_tensor(data.y), torch.as_tensor(data.mask)
+    model = MeanFieldGPLVM(y, mask, latent_dim=2, inducing=8, seed=0)
+    with torch.no_grad():
+        full = float(model.objective(y, mask))
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        estimates = [float(model.objective(y, mask, torch.randperm(60, generator=g)[:15], 4.0)) for _ in range(400)]
+    assert abs(np.mean(estimates) - full) < 4 * np.std(estimates) / np.sqrt(len(estimates))
+    with pytest.raises(ValueError, match="batch must be in \\[1, 60\\]"):
+        fit(model, y, mask, steps=1, lr=0.01, batch=61)

@@ -34,6 +34,9 @@ def fit_ppca(y: np.ndarray, mask: np.ndarray, latent_dim: int, iterations: int =
 
     if not 1 <= latent_dim < y.shape[1]:
         raise ValueError(f"PPCA needs 1 <= latent_dim < {y.shape[1]} (the data dimension), got {latent_dim}")
+    empty = np.flatnonzero(~mask.any(0))
+    if len(empty):
+        raise ValueError(f"columns {empty.tolist()} have no observed entry: PPCA cannot estimate them")
     filled = np.where(mask, y, np.nanmean(np.where(mask, y, np.nan), 0))
     for _ in range(iterations):
         pca = PCA(latent_dim).fit(filled)

@@ -1,0 +1,108 @@
+"""Paper 17's evaluation: the uncertainty map grows away from the data, the metrics of a run, probabilistic PCA with
+missing entries against its closed form, and the experiment's config checks."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import ROOT
+from neurips26.common.config import load_yaml
+from neurips26.gplvm_assvi import evaluation, experiment
+from neurips26.gplvm_assvi.data import build_dataset, manifold_surface
+from neurips26.gplvm_assvi.models import MeanFieldGPLVM, fit, predictive_samples
+from neurips26.gplvm_assvi.pca import fit_ppca, ppca_predictive
+
+CONFIG = load_yaml(ROOT / "config/gplvm_assvi.yaml")
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    data = build_dataset("s_curve", 120, seed=0, dim=12, noise=0.05, missing=0.3)
+    y, mask = torch.as_tensor(data["y"]), torch.as_tensor(data["mask"])
+    model = MeanFieldGPLVM(y, mask, latent_dim=2, inducing=12, hidden=(16,), seed=0)
+    fit(model, y, mask, steps=200, lr=0.02)
+    return data, y, mask, model
+
+
+def test_the_uncertainty_map_grows_away_from_the_training_latents(fitted):
+    data, y, mask, model = fitted
+    rho, grid = evaluation.grid_table(model, model.mu.detach(), 20)
+    assert rho > 0.3 and len(grid["sd"]) == 400 and (grid["sd"] >= 0).all()
+    far = grid["distance"] > np.quantile(grid["distance"], 0.9)
+    near = grid["distance"] < np.quantile(grid["distance"], 0.1)
+    assert grid["sd"][far].mean() > 2 * grid["sd"][near].mean()
+    assert grid["axis_x"] != grid["axis_y"] and {grid["axis_x"], grid["axis_y"]} == {0, 1}
+
+
+def test_a_fitted_model_scores_its_hidden_entries_better_than_column_means(fitted):
+    data, y, mask, model = fitted
+    means, variances = (t.numpy() for t in predictive_samples(model, y, mask, 16, torch.Generator().manual_seed(0)))
+    surface = manifold_surface("s_curve", 0, 12, n=5000)
+    row = evaluation.score(means, variances, data, means.mean(0), surface)
+    hidden = ~data["mask"]
+    column_means = np.nanmean(data["y"], 0)[np.nonzero(hidden)[1]]
+    assert row["rmse"] < 0.8 * np.sqrt(((column_means - data["y_full"][hidden]) ** 2).mean())
+    assert 0.8 < row["coverage"] <= 1 and np.isfinite(row["nlpd"]) and row["hidden_entries"] == hidden.sum()
+    filled = np.where(data["mask"], data["y"], np.nanmean(data["y"], 0))
+    assert row["manifold_distance"] < evaluation.manifold_distance(filled, surface)
+
+
+def test_ppca_without_missing_entries_is_the_closed_form_and_predicts_the_conditional_gaussian():
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(6, 2))
+    y = rng.normal(size=(500, 2)) @ w.T + 0.1 * rng.normal(size=(500, 6)) + 3.0
+    mask = np.ones_like(y, dtype=bool)
+    mean, cov, loadings, noise = fit_ppca(y, mask, 2)
+    eig = np.sort(np.linalg.eigvalsh(np.cov(y.T)))[::-1]  # scikit-learn divides by n - 1
+    assert np.isclose(noise, eig[2:].mean(), rtol=1e-6)  # Tipping & Bishop: sigma^2 = mean of discarded eigenvalues
+    assert np.allclose(loadings @ loadings.T + noise * np.eye(6), cov)
+    hide = mask.copy()
+    hide[:250, 4:] = False  # the first 250 points lack their last two entries
+    means, variances, recon = ppca_predictive(np.where(hide, y, np.nan), hide, 2, iterations=20)
+    o, m, rows = slice(0, 4), slice(4, 6), slice(0, 250)
+    mean2, cov2, _, _ = fit_ppca(np.where(hide, y, np.nan), hide, 2, iterations=20)
+    gain = cov2[m, o] @ np.linalg.inv(cov2[o, o])
+    assert np.allclose(means[0][rows, m], mean2[m] + (y[rows, o] - mean2[o]) @ gain.T)
+    assert np.allclose(variances[0][rows, m], np.diag(cov2[m, m] - gain @ cov2[o, m]))
+    assert np.allclose(recon[rows, m], means[0][rows, m]) and (variances[0][hide] == 0).all()
+    assert np.allclose(means[0][hide], y[hide])
+    assert np.sqrt(((means[0][rows, m] - y[rows, m]) ** 2).mean()) < 0.2  # the subspace predicts the hidden columns
+    with pytest.raises(ValueError, match="1 <= latent_dim < 6"):
+        fit_ppca(y, mask, 6)
+    hide[:, 5] = False
+    with pytest.raises(ValueError, match="columns \\[5\\] have no observed entry"):
+        fit_ppca(np.where(hide, y, np.nan), hide, 2)
+
+
+def test_every_scale_of_the_config_passes_its_checks():
+    for scale in ("smoke", "quick", "paper"):
+        experiment.check_config(CONFIG[scale])
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda c: c["datasets"]["s_curve"].update(latent_dim=0), "dataset s_curve: the latent dimension must be >= 1"),
+        (lambda c: c["datasets"]["s_curve"].update(inducing=500), "dataset s_curve: 500 inducing points for 400"),
+        (lambda c: c.update(seeds=[0, 0]), "seeds repeat"),
+        (lambda c: c["train"].update(batch=401), "train.batch 401 exceeds dataset s_curve"),
+        (lambda c: c["comparisons"].update(primary="oil"), "comparisons.primary 'oil' is not a dataset"),
+        (lambda c: c.update(methods=["bgplvm_mf", "aeb_mf"]), "comparisons.proposed 'ssvi_amort' is not among"),
+        (lambda c: c["datasets"]["s_curve"].update(lift="none"), "lift 'none' keeps the 3-D points"),
+    ],
+)
+def test_a_bad_config_is_refused_naming_the_problem(edit, match):
+    cfg = copy.deepcopy(CONFIG["quick"])
+    edit(cfg)
+    with pytest.raises(ValueError, match=match):
+        experiment.check_config(cfg)
+
+
+def test_the_runs_are_every_dataset_method_and_seed():
+    runs = experiment.runs(CONFIG["quick"])
+    assert len(runs) == len(CONFIG["quick"]["datasets"]) * 3 * len(CONFIG["quick"]["seeds"])
+    assert ("s_curve", "ssvi_amort", 2) in runs
