@@ -62,27 +62,23 @@ rule gplvm_assvi_train:
 rule gplvm_assvi_evaluate:
     input:
         unpack(gp_data),
-        model=f"{GP}/runs/{{dataset}}/{{method}}_s{{seed}}.pt",
+        models=gp_models,
     output:
-        **{
-            t: f"{GP}/runs/{{dataset}}/{{method}}_s{{seed}}_{t}.parquet"
-            for t in GP_RUN_TABLES
-        },
+        **{t: f"{GP}/runs/{{dataset}}/evaluation_{t}.parquet" for t in GP_RUN_TABLES},
     log:
-        f"{GP_LOG}/evaluate/{{dataset}}/{{method}}_s{{seed}}.log",
+        f"{GP_LOG}/evaluate/{{dataset}}.log",
     benchmark:
-        f"{GP_BENCH}/evaluate/{{dataset}}/{{method}}_s{{seed}}.tsv"
+        f"{GP_BENCH}/evaluate/{{dataset}}.tsv"
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
-        method="bgplvm_mf|aeb_mf|ssvi_amort",
-        seed=r"\d+",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
     resources:
         mem_mb=4000,
-        runtime=30,
+        runtime=60,
     params:
+        runs=gp_runs_of,
         dataset=gp_dataset_params,
         model=paper_params("gplvm_assvi", "model"),
         evaluate=paper_params("gplvm_assvi", "evaluate"),

@@ -106,3 +106,19 @@ def test_the_runs_are_every_dataset_method_and_seed():
     runs = experiment.runs(CONFIG["quick"])
     assert len(runs) == len(CONFIG["quick"]["datasets"]) * 3 * len(CONFIG["quick"]["seeds"])
     assert ("s_curve", "ssvi_amort", 2) in runs
+
+
+def test_the_latent_dependence_on_u_is_measured_for_the_structured_family_only(fitted):
+    from neurips26.gplvm_assvi.models import StructuredGPLVM
+
+    data, y, mask, model = fitted
+    assert np.isnan(evaluation.latent_dependence(model, y, mask, 4, torch.Generator().manual_seed(0)))
+    structured = StructuredGPLVM(y, mask, latent_dim=2, inducing=12, hidden=(16,), seed=0)
+    with torch.no_grad():
+        structured.l_raw.copy_(torch.diag_embed(torch.zeros(12, 12, dtype=y.dtype)))  # q(U) with S = I: U varies
+    dependence = evaluation.latent_dependence(structured, y, mask, 8, torch.Generator().manual_seed(0))
+    assert dependence > 0
+    with torch.no_grad():
+        for p in structured.psi_net.parameters():
+            p.zero_()  # a summary that ignores U: the latents no longer move with it
+    assert evaluation.latent_dependence(structured, y, mask, 8, torch.Generator().manual_seed(0)) < 1e-12

@@ -452,3 +452,26 @@ def test_smoke_run_writes_paper_02s_ablation_samples_claims_and_figures(smoke_ru
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "## Ablation" in report and "circuits per second" in report
     assert "Deviations" in report
+
+
+@pytest.mark.paper("gplvm_assvi")
+def test_smoke_run_writes_paper_17s_metrics_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/gplvm_assvi"
+    smoke = yaml.safe_load((smoke_run / "config/gplvm_assvi.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["latent_spaces", "uncertainty_maps", "metrics"])
+    metrics = pd.read_parquet(out / "metrics.parquet")
+    runs = len(smoke["datasets"]) * len(smoke["methods"]) * len(smoke["seeds"])
+    assert len(metrics) == runs + len(smoke["datasets"])  # every run and one PCA fit per dataset
+    gplvm = metrics[metrics["method"] != "pca"]
+    assert gplvm[["rmse", "nlpd", "coverage", "elbo", "manifold_distance"]].notna().all().all()
+    assert (gplvm["crosscheck_relative"] < 1e-8).all()
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert claims.loc["K1", "verdict"] == "holds"
+    one_seed = claims[claims["kind"] != "check"]
+    assert len(smoke["seeds"]) == 1 and (one_seed["verdict"] == "inconclusive").all()  # claims need 3 seeds
+    grids = pd.read_parquet(out / "grids.parquet")
+    assert len(grids) == runs * smoke["evaluate"]["grid"] ** 2
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "## Metrics of the hidden entries" in report and "GPyTorch" in report
+    assert "Deviations" in report

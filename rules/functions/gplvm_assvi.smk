@@ -53,23 +53,30 @@ def gp_data(wildcards):
     }
 
 
-def gp_run_tables(wildcards, table):
+@reads("gplvm_assvi", ("methods",), ("seeds",))
+def gp_runs_of(wildcards):
+    """The runs of one dataset, as [method, seed] pairs in the order of the models' input."""
+    cfg = gp_config(wildcards)
+    return [[m, s] for m in cfg["methods"] for s in cfg["seeds"]]
+
+
+def gp_models(wildcards):
     return [
-        f"{GP}/runs/{d}/{m}_s{s}_{table}.parquet".format(scale=wildcards.scale)
-        for d, m, s in gp_experiment.runs(gp_config(wildcards))
+        f"{GP}/runs/{wildcards.dataset}/{m}_s{s}.pt".format(scale=wildcards.scale)
+        for m, s in gp_runs_of(wildcards)
     ]
 
 
 def gp_all_tables(wildcards):
     cfg = gp_config(wildcards)
+    per_dataset = lambda pattern: [
+        pattern.format(scale=wildcards.scale, dataset=d) for d in cfg["datasets"]
+    ]
     return {
-        "metrics": gp_run_tables(wildcards, "metrics")
-        + [
-            f"{GP}/runs/{d}/pca_metrics.parquet".format(scale=wildcards.scale)
-            for d in cfg["datasets"]
-        ],
-        "latents": gp_run_tables(wildcards, "latents"),
-        "grids": gp_run_tables(wildcards, "grid"),
+        "metrics": per_dataset(f"{GP}/runs/{{dataset}}/evaluation_metrics.parquet")
+        + per_dataset(f"{GP}/runs/{{dataset}}/pca_metrics.parquet"),
+        "latents": per_dataset(f"{GP}/runs/{{dataset}}/evaluation_latents.parquet"),
+        "grids": per_dataset(f"{GP}/runs/{{dataset}}/evaluation_grid.parquet"),
         "traces": [
             f"{GP}/runs/{d}/{m}_s{s}_trace.parquet".format(scale=wildcards.scale)
             for d, m, s in gp_experiment.runs(cfg)

@@ -143,3 +143,21 @@ def grid_table(model: MeanFieldGPLVM, train_mu: torch.Tensor, size: int) -> tupl
     rho = float(spearmanr(sd, dist).statistic)
     return rho, {"gx": gx.reshape(-1).numpy(), "gy": gy.reshape(-1).numpy(), "sd": sd, "distance": dist,
                  "axis_x": i, "axis_y": j}  # fmt: skip
+
+
+@torch.no_grad()
+def latent_dependence(model: MeanFieldGPLVM, y: torch.Tensor, mask: torch.Tensor, draws: int,
+                      generator: torch.Generator) -> float:  # fmt: skip
+    """How much the structured posterior uses its dependence on U: the standard deviation over ``draws`` draws
+    U ~ q(U) of the latent mean ``mu(y_n, U)``, averaged over points and dimensions, divided by the mean posterior sd
+    ``sqrt(s)``. 0 for a mean-field model (NaN is returned: it has no dependence to measure)."""
+    if not isinstance(model, StructuredGPLVM):
+        return float("nan")
+    chol = model.chol_s()
+    mus, sds = [], []
+    for _ in range(draws):
+        u = model.m + torch.einsum("dij,dj->di", chol, torch.randn(model.m.shape, dtype=y.dtype, generator=generator))
+        mu, s = model.latent_given_u(y, mask, u)
+        mus.append(mu)
+        sds.append(s.sqrt())
+    return float(torch.stack(mus).std(0).mean() / torch.stack(sds).mean())

@@ -7,7 +7,17 @@ import pandas as pd
 
 __all__ = ["METRICS", "metric_table", "report_tables"]
 
-METRICS = ["rmse", "nlpd", "nlpd_without_noise", "coverage", "manifold_distance", "elbo", "uncertainty_spearman"]
+METRICS = [
+    "rmse",
+    "nlpd",
+    "nlpd_without_noise",
+    "coverage",
+    "manifold_distance",
+    "elbo",
+    "uncertainty_spearman",
+    "latent_sd",
+    "latent_dependence",
+]
 
 
 def metric_table(metrics: pd.DataFrame) -> pd.DataFrame:
