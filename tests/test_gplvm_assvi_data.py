@@ -20,7 +20,7 @@ from neurips26.gplvm_assvi.data import (
     manifold_surface,
     read_oil_archive,
 )
-from neurips26.gplvm_assvi.evaluation import manifold_distance
+from neurips26.gplvm_assvi.metrics import manifold_distance
 
 
 @pytest.mark.parametrize("kind", ["s_curve", "swiss_roll"])

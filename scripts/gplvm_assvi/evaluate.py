@@ -9,7 +9,7 @@ import torch
 
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.gplvm_assvi import crosscheck, evaluation
+from neurips26.gplvm_assvi import crosscheck, evaluation, metrics
 from neurips26.gplvm_assvi.experiment import build_model
 from neurips26.gplvm_assvi.models import StructuredGPLVM, predictive_samples
 
@@ -30,10 +30,10 @@ for (method, seed), path in zip(p.runs, snakemake.input.models):
     means, variances = (t.numpy() for t in predictive_samples(model, y, mask, e["predictive_samples"], gen))
     noise = float(1 / model.log_beta.exp())
     reconstruction = means.mean(0)
-    row = evaluation.score(means, variances, data, reconstruction, surface if len(surface) else None)
-    row["nlpd_without_noise"] = evaluation.score(
-        means, np.maximum(variances - noise, 1e-12), data, reconstruction, None
-    )["nlpd"]
+    row = metrics.score(means, variances, data, reconstruction, surface if len(surface) else None)
+    row["nlpd_without_noise"] = metrics.score(means, np.maximum(variances - noise, 1e-12), data, reconstruction, None)[
+        "nlpd"
+    ]
     with torch.no_grad():
         if isinstance(model, StructuredGPLVM):
             bound = float(model.objective(y, mask, samples=e["bound_samples"]))

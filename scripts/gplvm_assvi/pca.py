@@ -6,7 +6,7 @@ import pandas as pd
 
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.gplvm_assvi import evaluation
+from neurips26.gplvm_assvi.metrics import score
 from neurips26.gplvm_assvi.pca import ppca_predictive
 
 p = snakemake.params
@@ -14,7 +14,7 @@ log = start_job(snakemake)
 data = dict(np.load(snakemake.input.data))
 surface = np.load(snakemake.input.surface)
 means, variances, reconstruction = ppca_predictive(data["y"], data["mask"], p.dataset["latent_dim"], p.iterations)
-row = evaluation.score(means, variances, data, reconstruction, surface if len(surface) else None)
+row = score(means, variances, data, reconstruction, surface if len(surface) else None)
 row.update(dataset=snakemake.wildcards.dataset, method="pca", seed=-1, nlpd_without_noise=np.nan, points=len(means[0]))
 log.info("%s", row)
 write_parquet(pd.DataFrame([row]), snakemake.output.metrics, job_provenance(snakemake))

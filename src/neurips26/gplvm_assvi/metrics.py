@@ -7,8 +7,9 @@ equal weights.
 * :func:`coverage`: the share of scored entries inside the mixture's central 95% interval, whose ends are found by
   bisection on the mixture's CDF.
 
-Entries are scored where ``score`` is True (the missing entries of the test points); NaN in a scored truth is an
-error.
+Entries are scored where ``score`` is True (the hidden entries); NaN in a scored truth is an error.
+:func:`manifold_distance` is the mean distance of reconstructions to a dense sample of the true manifold, and
+:func:`score` every metric of one run.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import norm
 
-__all__ = ["coverage", "mixture_moments", "nlpd", "rmse"]
+__all__ = ["coverage", "manifold_distance", "mixture_moments", "nlpd", "rmse", "score"]
 
 
 def _scored(truth: np.ndarray, score: np.ndarray) -> np.ndarray:
@@ -64,3 +65,29 @@ def coverage(means: np.ndarray, variances: np.ndarray, truth: np.ndarray, score:
             low, high = np.where(below, mid, low), np.where(below, high, mid)
         ends.append(0.5 * (low + high))
     return float(((values >= ends[0]) & (values <= ends[1])).mean())
+
+
+def manifold_distance(points: np.ndarray, surface: np.ndarray) -> float:
+    """Mean distance of each row of ``points`` to its nearest row of ``surface`` (a dense sample of the manifold)."""
+    from scipy.spatial import cKDTree
+
+    if points.shape[1] != surface.shape[1]:
+        raise ValueError(f"points have {points.shape[1]} columns, the manifold {surface.shape[1]}")
+    return float(cKDTree(surface).query(points)[0].mean())
+
+
+def score(means: np.ndarray, variances: np.ndarray, data: dict, reconstruction: np.ndarray,
+          surface: np.ndarray | None) -> dict:  # fmt: skip
+    """The reconstruction metrics of one run on the hidden entries of its dataset (``data``: the arrays of
+    :func:`.data.build_dataset`): RMSE, NLPD (with and without the noise in the predictive variance, as the
+    reference's ``evaluate_gp_metrics.py`` leaves it out: ``noise`` is then subtracted by the caller), 95% coverage,
+    and the distance of the reconstructions to the true manifold (NaN without one)."""
+    hidden = ~data["mask"]
+    truth = data["y_full"]
+    return {
+        "rmse": rmse(means, truth, hidden),
+        "nlpd": nlpd(means, variances, truth, hidden),
+        "coverage": coverage(means, variances, truth, hidden),
+        "manifold_distance": manifold_distance(reconstruction, surface) if surface is not None else float("nan"),
+        "hidden_entries": int(hidden.sum()),
+    }

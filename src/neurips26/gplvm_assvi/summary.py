@@ -63,7 +63,16 @@ def report_tables(inp, params) -> dict:
         "training": training,
         "crosscheck_max": float(gp["crosscheck_relative"].max()) if len(gp) else float("nan"),
         "crosscheck_runs": int(len(gp)),
+        "dependence_max": float(gp["latent_dependence"].max()) if gp["latent_dependence"].notna().any() else None,
         "uncertainty": table[table["method"] != "pca"][
-            ["dataset", "method", "uncertainty_spearman", "uncertainty_spearman_sd", "nlpd_without_noise"]
+            [
+                "dataset",
+                "method",
+                "uncertainty_spearman",
+                "uncertainty_spearman_sd",
+                "nlpd_without_noise",
+                "latent_sd",
+                "latent_dependence",
+            ]
         ],  # fmt: skip
     }
