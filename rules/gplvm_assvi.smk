@@ -43,7 +43,7 @@ rule gplvm_assvi_train:
         f"{GP_BENCH}/train/{{dataset}}/{{method}}_s{{seed}}.tsv"
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
-        method="bgplvm_mf|aeb_mf|ssvi_amort",
+        method="bgplvm_mf|aeb_mf|ssvi_amort|ssvi_indep",
         seed=r"\d+",
     conda:
         "../envs/torch.yaml"
@@ -208,6 +208,7 @@ rule gplvm_assvi_report:
         benchmarks=GP_BENCH,
         datasets=paper_params("gplvm_assvi", "datasets"),
         methods=paper_params("gplvm_assvi", "methods"),
+        ablation=paper_params("gplvm_assvi", "ablation"),
         model=paper_params("gplvm_assvi", "model"),
         train=paper_params("gplvm_assvi", "train"),
         evaluate=paper_params("gplvm_assvi", "evaluate"),

@@ -74,15 +74,30 @@ def test_the_structured_bound_with_a_posterior_that_ignores_u_estimates_the_mean
         structured_elbo(y, mask, lambda u: (x, s), z, m, chol, var, alpha, beta, samples=0)
 
 
-def test_a_posterior_that_depends_on_u_changes_the_structured_bound():
-    from neurips26.gplvm_assvi.elbo import structured_elbo
+def test_the_structured_bound_is_the_average_over_its_u_draws_of_the_bound_given_u():
+    """Given a draw U, q(U) is a point mass: the bound's data part is elbo_terms' likelihood minus KL(q(x | U)) with
+    S = 0 and m = U; averaged over the same draws, minus KL(q(U)), it is the structured bound, for a posterior whose
+    latents move with U."""
+    from neurips26.gplvm_assvi.elbo import gaussian_kl, inducing_covariance, structured_elbo
 
-    x, y, var, alpha, beta = _data(seed=5)
-    s = 0.2 * torch.ones_like(x)
-    m, chol = optimal_q_u(y, x, s, x[:4], var, alpha, beta)
-    args = (y, torch.ones_like(y, dtype=torch.bool))
-    g1, g2 = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
-    fixed = structured_elbo(*args, lambda u: (x, s), x[:4], m, chol, var, alpha, beta, samples=8, generator=g1)
-    shifted = structured_elbo(*args, lambda u: (x + u.mean(), s), x[:4], m, chol, var, alpha, beta, samples=8,
-                              generator=g2)  # fmt: skip
-    assert torch.isfinite(fixed) and torch.isfinite(shifted) and not torch.isclose(fixed, shifted)
+    x, y, var, alpha, beta = _data(seed=6, n=8)
+    z = x[:4] + 0.05
+    mask = torch.ones_like(y, dtype=torch.bool)
+    mask[2, 1] = False
+    y = torch.where(mask, y, torch.nan)
+    m, chol = optimal_q_u(torch.nan_to_num(y), x, 0.1 * torch.ones_like(x), z, var, alpha, beta)
+    chol = chol + 0.05 * torch.eye(4, **F64)
+
+    def posterior(u):
+        return x + 0.3 * torch.tanh(u.sum(0)[:2]), 0.1 + 0.05 * torch.sigmoid(u[:, :2].sum(0)).expand_as(x)
+
+    draws = 5
+    bound = structured_elbo(y, mask, posterior, z, m, chol, var, alpha, beta, draws, torch.Generator().manual_seed(3))
+    g, total = torch.Generator().manual_seed(3), 0.0
+    for _ in range(draws):
+        u = m + torch.einsum("dij,dj->di", chol, torch.randn(m.shape, generator=g, **F64))
+        mu, s = posterior(u)
+        terms = elbo_terms(y, mask, mu, s, z, u, torch.zeros_like(chol), var, alpha, beta)
+        total = total + terms["likelihood"] - terms["kl_x"]
+    expected = total / draws - gaussian_kl(m, chol, inducing_covariance(z, var, alpha))
+    torch.testing.assert_close(bound, expected, rtol=1e-10, atol=1e-10)

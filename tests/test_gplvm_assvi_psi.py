@@ -51,3 +51,17 @@ def test_bad_kernel_parameters_and_negative_variances_are_refused():
         psi1(mu, s, z, var, -alpha)
     with pytest.raises(ValueError, match="latent variances"):
         psi2(mu, -s, z, var, alpha)
+
+
+@pytest.mark.parametrize("q", [2, 6])  # 6 latent dimensions take the batched-matmul branch
+def test_psi2_equals_titsias_and_lawrences_per_dimension_formula(q):
+    g = torch.Generator().manual_seed(q)
+    mu, z = torch.randn(5, q, generator=g, dtype=torch.float64), torch.randn(7, q, generator=g, dtype=torch.float64)
+    s = 0.05 + torch.rand(5, q, generator=g, dtype=torch.float64)
+    var, alpha = torch.tensor(1.3, dtype=torch.float64), 0.3 + torch.rand(q, generator=g, dtype=torch.float64)
+    denom = 1 + 2 * alpha * s  # the (N, M, M, Q) form of the module docstring, written out
+    zbar = 0.5 * (z[:, None, :] + z[None, :, :])
+    zd = (z[:, None, :] - z[None, :, :]) ** 2
+    log = (-0.25 * alpha * zd)[None] - alpha * (mu[:, None, None, :] - zbar[None]) ** 2 / denom[:, None, None, :]
+    expected = var**2 * torch.exp((log - 0.5 * torch.log(denom)[:, None, None, :]).sum(-1))
+    torch.testing.assert_close(psi2(mu, s, z, var, alpha), expected, rtol=1e-12, atol=1e-14)

@@ -53,11 +53,15 @@ def gp_data(wildcards):
     }
 
 
-@reads("gplvm_assvi", ("methods",), ("seeds",))
+@reads("gplvm_assvi", ("methods",), ("seeds",), ("ablation",))
 def gp_runs_of(wildcards):
     """The runs of one dataset, as [method, seed] pairs in the order of the models' input."""
     cfg = gp_config(wildcards)
-    return [[m, s] for m in cfg["methods"] for s in cfg["seeds"]]
+    return [
+        [m, s]
+        for m in gp_experiment.methods_of(cfg, wildcards.dataset)
+        for s in cfg["seeds"]
+    ]
 
 
 def gp_models(wildcards):

@@ -52,8 +52,8 @@ def latent_grid_std(model: MeanFieldGPLVM, grid: torch.Tensor) -> torch.Tensor:
 def grid_table(model: MeanFieldGPLVM, train_mu: torch.Tensor, size: int) -> tuple[np.ndarray, dict]:
     """The uncertainty map: a ``size`` x ``size`` grid over the training latents' range (padded by half of it on
     every side, so that the map reaches away from the data) in the two most relevant latent dimensions, the
-    predictive sd of f there, and each grid point's distance to the nearest training latent mean (in those two
-    dimensions, the others at 0). Returns (Spearman correlation of sd with distance, columns of the grid table)."""
+    predictive sd of f there, and each grid point's distance to the nearest training latent mean (the grid's other
+    latent coordinates are 0). Returns (Spearman correlation of sd with distance, columns of the grid table)."""
     from scipy.stats import spearmanr
 
     i, j = grid_axes(model)
@@ -65,7 +65,7 @@ def grid_table(model: MeanFieldGPLVM, train_mu: torch.Tensor, size: int) -> tupl
     grid = torch.zeros(size * size, train_mu.shape[1], dtype=train_mu.dtype)
     grid[:, i], grid[:, j] = gx.reshape(-1), gy.reshape(-1)
     sd = latent_grid_std(model, grid).numpy()
-    dist = torch.cdist(grid[:, [i, j]], pts).min(1).values.numpy()
+    dist = torch.cdist(grid, train_mu).min(1).values.numpy()  # in the whole latent space (the other axes at 0)
     rho = float(spearmanr(sd, dist).statistic)
     return rho, {"gx": gx.reshape(-1).numpy(), "gy": gy.reshape(-1).numpy(), "sd": sd, "distance": dist,
                  "axis_x": i, "axis_y": j}  # fmt: skip

@@ -2,26 +2,29 @@
 dataset), the models they build, and the checks the schema cannot express (run when the workflow is parsed).
 
 Methods: ``bgplvm_mf`` (Bayesian GPLVM, free mean-field q(X)), ``aeb_mf`` (mean-field, q(X) amortized by an encoder),
-``ssvi_amort`` (the paper's structured ``q(U) prod_n q(x_n | y_n, U)``, amortized) and ``pca`` (probabilistic PCA,
-the sanity baseline, fitted once per dataset: it has no seed).
+``ssvi_amort`` (the paper's structured ``q(U) prod_n q(x_n | y_n, U)``, amortized), ``ssvi_indep`` (the ablation:
+the structured model whose encoder reads no summary of U, run on the datasets ``ablation.datasets`` names) and
+``pca`` (probabilistic PCA, the sanity baseline, fitted once per dataset: it has no seed).
 """
 
 from __future__ import annotations
 
-import torch
+__all__ = ["ABLATION", "GPLVM_METHODS", "METHODS", "PCA", "build_model", "check_config", "methods_of", "runs"]
 
-from .models import MeanFieldGPLVM, StructuredGPLVM
-
-__all__ = ["GPLVM_METHODS", "METHODS", "PCA", "build_model", "check_config", "runs"]
-
-GPLVM_METHODS = ("bgplvm_mf", "aeb_mf", "ssvi_amort")
+GPLVM_METHODS = ("bgplvm_mf", "aeb_mf", "ssvi_amort", "ssvi_indep")
+ABLATION = "ssvi_indep"
 PCA = "pca"
 METHODS = (*GPLVM_METHODS, PCA)
 
 
+def methods_of(cfg: dict, dataset: str) -> list[str]:
+    """The trained methods of one dataset: the compared ones, then the ablation where it is asked for."""
+    return cfg["methods"] + ([ABLATION] if dataset in cfg["ablation"]["datasets"] else [])
+
+
 def runs(cfg: dict) -> list[tuple[str, str, int]]:
     """Every trained run of a scale: (dataset, method, seed)."""
-    return [(d, m, s) for d in cfg["datasets"] for m in cfg["methods"] for s in cfg["seeds"]]
+    return [(d, m, s) for d in cfg["datasets"] for m in methods_of(cfg, d) for s in cfg["seeds"]]
 
 
 def check_config(cfg: dict) -> None:
@@ -43,6 +46,11 @@ def check_config(cfg: dict) -> None:
         batch = cfg["train"]["batch"]
         if batch is not None and batch > n:
             raise ValueError(f"train.batch {batch} exceeds dataset {name}'s {n} points")
+    unknown = [d for d in cfg["ablation"]["datasets"] if d not in cfg["datasets"]]
+    if unknown:
+        raise ValueError(f"ablation.datasets {unknown} are not datasets: {sorted(cfg['datasets'])}")
+    if ABLATION in cfg["methods"]:
+        raise ValueError(f"{ABLATION} is the ablation: list its datasets under ablation.datasets, not in methods")
     comp = cfg["comparisons"]
     for key in ("primary", "secondary"):
         if comp.get(key) is not None and comp[key] not in cfg["datasets"]:
@@ -52,13 +60,16 @@ def check_config(cfg: dict) -> None:
             raise ValueError(f"comparisons.{key} {comp[key]!r} is not among the methods {cfg['methods']}")
 
 
-def build_model(method: str, y: torch.Tensor, mask: torch.Tensor, dataset: dict, model: dict,
-                seed: int) -> MeanFieldGPLVM:  # fmt: skip
-    """The model of a run, its parameters initialised from ``seed`` (latents by PCA of the mean-filled data)."""
+def build_model(method: str, y, mask, dataset: dict, model: dict, seed: int):
+    """The model of a run, its parameters initialised from ``seed`` (latents by PCA of the mean-filled data).
+    Imported here, so that parsing the workflow (which reads this module's checks) does not import torch."""
+    from .models import MeanFieldGPLVM, StructuredGPLVM
+
     common = dict(latent_dim=dataset["latent_dim"], inducing=dataset["inducing"], hidden=tuple(model["hidden"]),
                   seed=seed)  # fmt: skip
-    if method == "ssvi_amort":
-        return StructuredGPLVM(y, mask, samples=model["samples"], summary=model["summary"], **common)
+    if method in ("ssvi_amort", ABLATION):
+        return StructuredGPLVM(y, mask, samples=model["samples"], summary=model["summary"],
+                               depends_on_u=method == "ssvi_amort", **common)  # fmt: skip
     if method in ("bgplvm_mf", "aeb_mf"):
         return MeanFieldGPLVM(y, mask, amortized=method == "aeb_mf", **common)
     raise ValueError(f"unknown method {method!r}; known: {list(GPLVM_METHODS)}")

@@ -81,13 +81,20 @@ def score(means: np.ndarray, variances: np.ndarray, data: dict, reconstruction: 
     """The reconstruction metrics of one run on the hidden entries of its dataset (``data``: the arrays of
     :func:`.data.build_dataset`): RMSE, NLPD (with and without the noise in the predictive variance, as the
     reference's ``evaluate_gp_metrics.py`` leaves it out: ``noise`` is then subtracted by the caller), 95% coverage,
-    and the distance of the reconstructions to the true manifold (NaN without one)."""
+    the distance of the reconstructions to the true manifold (NaN without one), and the Spearman correlation of the
+    predictive sd with the absolute error over the hidden entries (does the model know where it is wrong?)."""
+    from scipy.stats import spearmanr
+
     hidden = ~data["mask"]
     truth = data["y_full"]
+    _, variance = mixture_moments(means[:, hidden], variances[:, hidden])
+    error = np.abs(means[:, hidden].mean(0) - truth[hidden])
     return {
         "rmse": rmse(means, truth, hidden),
         "nlpd": nlpd(means, variances, truth, hidden),
         "coverage": coverage(means, variances, truth, hidden),
         "manifold_distance": manifold_distance(reconstruction, surface) if surface is not None else float("nan"),
+        "error_spearman": float(spearmanr(np.sqrt(variance), error).statistic),
         "hidden_entries": int(hidden.sum()),
+        "observed_entries": int((~hidden).sum()),
     }

@@ -12,6 +12,9 @@ r"""The mean-field Bayesian GPLVM of paper 17's baseline, with free or amortized
 :func:`neurips26.common.loop.run_loop`. :meth:`MeanFieldGPLVM.predict_mean` is the predictive mean
 ``psi1_n K^-1 m_d`` of every entry, the imputation of the missing ones.
 
+* ``StructuredGPLVM(..., depends_on_u=False)``: the ablation that feeds the encoder zeros in place of ``s(U)``: the
+  amortized mean-field family fitted with the structured estimator (U sampled), which separates the cost of sampling
+  U from the gain of depending on it;
 * ``StructuredGPLVM``: the paper's family ``q(U) prod_n q(x_n | y_n, U)``: the encoder reads ``[y_n * o_n, o_n,
   s(U)]`` with ``s(U) = rho(mean_m psi([z_m; u_.m]))`` a permutation-invariant summary of the inducing set (DeepSets;
   the reference's ``AmortizedEncoder`` takes the inducing samples, Z and y); its bound is
@@ -158,7 +161,8 @@ class StructuredGPLVM(MeanFieldGPLVM):
     """The amortized structured family (module docstring); ``samples`` draws of U per evaluation of the bound."""
 
     def __init__(self, y: torch.Tensor, mask: torch.Tensor, latent_dim: int, inducing: int, samples: int = 2,
-                 hidden: tuple[int, ...] = (256, 128, 64), summary: int = 16, seed: int = 0):  # fmt: skip
+                 hidden: tuple[int, ...] = (256, 128, 64), summary: int = 16, seed: int = 0,
+                 depends_on_u: bool = True):  # fmt: skip
         super().__init__(y, mask, latent_dim, inducing, amortized=True, hidden=hidden, seed=seed)
         dim = y.shape[1]
         with torch.random.fork_rng(devices=[]):
@@ -169,10 +173,13 @@ class StructuredGPLVM(MeanFieldGPLVM):
         for net in (self.psi_net, self.rho_net, self.encoder):
             net.to(y.dtype)
         self.samples = samples
+        self.depends_on_u = depends_on_u
         self.generator = torch.Generator().manual_seed(seed)
 
     def latent_given_u(self, y: torch.Tensor, mask: torch.Tensor, u: torch.Tensor):
         summary = self.rho_net(self.psi_net(torch.cat([self.z, u.T], 1)).mean(0))  # (summary,)
+        if not self.depends_on_u:  # the ablation: the same networks and sampled U, the encoder reading no summary
+            summary = torch.zeros_like(summary)
         inputs = [torch.where(mask, y, torch.zeros_like(y)), mask.to(y.dtype), summary.expand(len(y), -1)]
         mu, log_s = self.encoder(torch.cat(inputs, 1)).chunk(2, dim=1)
         return mu, log_s.clamp(-10, 5).exp()

@@ -8,6 +8,7 @@ import pandas as pd
 __all__ = ["METRICS", "metric_table", "report_tables"]
 
 METRICS = [
+    "error_spearman",
     "rmse",
     "nlpd",
     "nlpd_without_noise",
@@ -63,7 +64,7 @@ def report_tables(inp, params) -> dict:
         "training": training,
         "crosscheck_max": float(gp["crosscheck_relative"].max()) if len(gp) else float("nan"),
         "crosscheck_runs": int(len(gp)),
-        "dependence_max": float(gp["latent_dependence"].max()) if gp["latent_dependence"].notna().any() else None,
+        "dependence_max": _dependence_max(gp),
         "uncertainty": table[table["method"] != "pca"][
             [
                 "dataset",
@@ -73,6 +74,12 @@ def report_tables(inp, params) -> dict:
                 "nlpd_without_noise",
                 "latent_sd",
                 "latent_dependence",
+                "error_spearman",
             ]
         ],  # fmt: skip
     }
+
+
+def _dependence_max(runs: pd.DataFrame) -> float | None:
+    values = runs.loc[runs["method"] == "ssvi_amort", "latent_dependence"].dropna()
+    return float(values.max()) if len(values) else None
