@@ -29,6 +29,8 @@ def test_every_scale_of_the_config_passes_its_checks():
         (lambda c: c["comparisons"].update(primary="oil"), "comparisons.primary 'oil' is not a dataset"),
         (lambda c: c.update(methods=["bgplvm_mf", "aeb_mf"]), "comparisons.proposed 'ssvi_amort' is not among"),
         (lambda c: c["datasets"]["s_curve"].update(lift="none"), "lift 'none' keeps the 3-D points"),
+        (lambda c: c["ablation"].update(datasets=["oil"]), "ablation.datasets \\['oil'\\] are not datasets"),
+        (lambda c: c["methods"].append("ssvi_indep"), "ssvi_indep is the ablation"),
     ],
 )
 def test_a_bad_config_is_refused_naming_the_problem(edit, match):
@@ -38,10 +40,14 @@ def test_a_bad_config_is_refused_naming_the_problem(edit, match):
         experiment.check_config(cfg)
 
 
-def test_the_runs_are_every_dataset_method_and_seed():
-    runs = experiment.runs(CONFIG["quick"])
-    assert len(runs) == len(CONFIG["quick"]["datasets"]) * 3 * len(CONFIG["quick"]["seeds"])
-    assert ("s_curve", "ssvi_amort", 2) in runs
+def test_the_runs_are_every_dataset_method_and_seed_and_the_ablation_where_asked():
+    quick = CONFIG["quick"]
+    runs = experiment.runs(quick)
+    ablation = len(quick["ablation"]["datasets"]) * len(quick["seeds"])
+    assert len(runs) == len(quick["datasets"]) * 3 * len(quick["seeds"]) + ablation
+    assert ("s_curve", "ssvi_amort", 2) in runs and ("s_curve", "ssvi_indep", 0) in runs
+    assert ("swiss_roll", "ssvi_indep", 0) not in runs
+    assert experiment.methods_of(quick, "s_curve")[-1] == "ssvi_indep"
 
 
 @pytest.mark.parametrize(
