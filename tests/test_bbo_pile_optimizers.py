@@ -122,6 +122,8 @@ def test_minus_infinity_is_invalid_and_not_an_optimum():
 
 
 def test_tpe_restores_optuna_logging():
+    import optuna  # noqa: F401  (importing optuna sets its logger's level: the level to restore is the one after)
+
     logger = logging.getLogger("optuna")
     before = logger.level
     run_optimizer("TPE", shifted_sphere, LO, HI, 3, seed=0)

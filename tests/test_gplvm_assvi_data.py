@@ -1,17 +1,18 @@
-"""Paper 17's data: the lifted manifold, its hidden entries and dense surface, the oil-flow archive (fetched from a
-local server on 127.0.0.1 through the registry's entry, locked on first fetch, then read), and the bad inputs
+"""Paper 17's data: the lifted manifold, its hidden entries and dense surface, the oil-flow archive (fetched by the
+download rule from a mirror on 127.0.0.1, locked on first fetch, then read by the data job), and the bad inputs
 refused."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import tarfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+import yaml
 
+from conftest import mirror, snakemake
 from neurips26.gplvm_assvi.data import (
     build_dataset,
     check_observations,
@@ -97,57 +98,21 @@ def _oil_archive(rows=40, columns=12, labels=3, drop=None) -> bytes:
     return buf.getvalue()
 
 
-@pytest.fixture
-def server():
-    served = {"/3PhData.tar.gz": _oil_archive()}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
-            body = served.get(self.path)
-            if body is None:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield served, f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(5)
-
-
-def test_the_registered_oil_archive_is_fetched_locked_and_read(server, tmp_path):
-    from neurips26.common.download import DownloadError
-    from neurips26.common.locking import fetch_source, read_lock
-    from neurips26.common.sources import lookup
-
-    served, base = server
-    source = lookup("oil_flow/3PhData.tar.gz")
-    assert source.lock and source.url.endswith("/N.Lawrence/resources/3PhData.tar.gz")
-    dest, lock = tmp_path / "resources/oil_flow/3PhData.tar.gz", tmp_path / "sources.lock.yaml"
-    fetch_source(source, dest, lock, mirror=base)
-    assert read_lock(lock)["files"]["oil_flow/3PhData.tar.gz"]["size"] == len(served["/3PhData.tar.gz"])
-    data = read_oil_archive(dest, missing=0.3, seed=0)
+def test_the_paper_scale_data_job_fetches_the_oil_archive_locks_it_and_reads_it(workflow_copy, tmp_path):
+    """The download rule fetches the registered archive from a mirror on 127.0.0.1 (locked on first fetch, in the
+    workflow copy's lock file), then paper 17's data job reads and standardises it."""
+    payload = _oil_archive()
+    target = "results/paper/gplvm_assvi/data/oil.npz"
+    with mirror(workflow_copy, "oil_flow", {"3PhData.tar.gz": payload}, tmp_path / "served"):
+        snakemake(workflow_copy, "-c1", target)
+    lock = yaml.safe_load((workflow_copy / "config/sources.lock.yaml").read_text())["files"]["oil_flow/3PhData.tar.gz"]
+    assert lock["sha256"] == hashlib.sha256(payload).hexdigest() and lock["origin"] == "server"
+    data = np.load(workflow_copy / target)
     assert (
         data["y"].shape == (40, 12) and np.allclose(data["y_full"].mean(0), 0) and np.allclose(data["y_full"].std(0), 1)
     )
     assert set(np.unique(data["coordinate"])) <= {0.0, 1.0, 2.0} and 0.2 < (~data["mask"]).mean() < 0.4
     check_observations(data["y"], data["mask"])
-    dest.unlink()
-    served["/3PhData.tar.gz"] = _oil_archive(rows=41)  # the server now holds other bytes: the lock refuses them
-    with pytest.raises(DownloadError):
-        fetch_source(source, dest, lock, mirror=base)
-    assert not dest.exists()
 
 
 @pytest.mark.parametrize(

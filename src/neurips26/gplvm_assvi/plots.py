@@ -13,18 +13,21 @@ import pandas as pd  # noqa: E402
 __all__ = ["latent_spaces", "metric_bars", "uncertainty_maps"]
 
 
-def _panels(rows: int, cols: int):
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.0 * rows), squeeze=False)
-    return fig, axes
+def _panels(frame: pd.DataFrame):
+    """One panel per (dataset, method) of ``frame``: rows are datasets, columns methods, in order of appearance."""
+    keys = frame[["dataset", "method"]].drop_duplicates().values.tolist()
+    datasets = list(dict.fromkeys(k[0] for k in keys))
+    methods = list(dict.fromkeys(k[1] for k in keys))
+    fig, axes = plt.subplots(len(datasets), len(methods), figsize=(3.4 * len(methods), 3.2 * len(datasets)),
+                             squeeze=False, constrained_layout=True)  # fmt: skip
+    return fig, axes, datasets, methods
 
 
 def latent_spaces(latents: pd.DataFrame, grids: pd.DataFrame, seed: int):
     """One panel per (dataset, method) of ``seed``: the latent means in the grid's two axes, coloured."""
-    keys = latents[latents["seed"] == seed][["dataset", "method"]].drop_duplicates().values.tolist()
-    datasets = list(dict.fromkeys(k[0] for k in keys))
-    methods = list(dict.fromkeys(k[1] for k in keys))
-    fig, axes = _panels(len(datasets), len(methods))
+    fig, axes, datasets, methods = _panels(latents[latents["seed"] == seed])
     for r, d in enumerate(datasets):
+        sc = None
         for c, m in enumerate(methods):
             ax = axes[r, c]
             lat = latents[(latents["dataset"] == d) & (latents["method"] == m) & (latents["seed"] == seed)]
@@ -37,7 +40,8 @@ def latent_spaces(latents: pd.DataFrame, grids: pd.DataFrame, seed: int):
             ax.set_title(f"{d}: {m}", fontsize=9)
             ax.set_xlabel(f"x{i}", fontsize=8)
             ax.set_ylabel(f"x{j}", fontsize=8)
-        fig.colorbar(sc, ax=axes[r, -1], label="manifold coordinate / class")
+        if sc is not None:
+            fig.colorbar(sc, ax=axes[r, -1], label="manifold coordinate / class")
     fig.suptitle(f"Latent means (seed {seed}), coloured by the true coordinate", fontsize=10)
     return fig
 
@@ -45,10 +49,7 @@ def latent_spaces(latents: pd.DataFrame, grids: pd.DataFrame, seed: int):
 def uncertainty_maps(grids: pd.DataFrame, latents: pd.DataFrame, seed: int):
     """The predictive sd of f over the latent grid of each (dataset, method) of ``seed``, training latents on top."""
     sel = grids[grids["seed"] == seed]
-    keys = sel[["dataset", "method"]].drop_duplicates().values.tolist()
-    datasets = list(dict.fromkeys(k[0] for k in keys))
-    methods = list(dict.fromkeys(k[1] for k in keys))
-    fig, axes = _panels(len(datasets), len(methods))
+    fig, axes, datasets, methods = _panels(sel)
     for r, d in enumerate(datasets):
         for c, m in enumerate(methods):
             ax = axes[r, c]
@@ -72,7 +73,7 @@ def metric_bars(table: pd.DataFrame):
     """The metric table as bars: mean over seeds with the seed sd as error bars, per dataset and method."""
     shown = ["rmse", "nlpd", "coverage", "manifold_distance"]
     datasets = list(dict.fromkeys(table["dataset"]))
-    fig, axes = _panels(len(datasets), len(shown))
+    fig, axes = plt.subplots(len(datasets), len(shown), figsize=(3.2 * len(shown), 3.0 * len(datasets)), squeeze=False)
     for r, d in enumerate(datasets):
         rows = table[table["dataset"] == d]
         for c, m in enumerate(shown):
