@@ -469,7 +469,7 @@ def test_smoke_run_writes_paper_17s_metrics_claims_and_figures(smoke_run):
     assert gplvm[["rmse", "nlpd", "coverage", "elbo", "manifold_distance"]].notna().all().all()
     assert (gplvm["crosscheck_relative"] < 1e-8).all()
     claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
-    assert set(claims.index) == {f"C{i}" for i in range(1, 8)} | {"K1", "K2"}
+    assert set(claims.index) == {f"C{i}" for i in range(1, 9)} | {"K1", "K2"}
     assert claims.loc["K1", "verdict"] == "holds"
     one_seed = claims[claims["kind"] != "check"]
     assert len(smoke["seeds"]) == 1 and (one_seed["verdict"] == "inconclusive").all()  # claims need 3 seeds

@@ -22,6 +22,8 @@ import pandas as pd
 
 from neurips26.common.claims import Measured, measured_from_spread, t_interval
 
+from .experiment import ABLATION
+
 __all__ = ["IMPROVEMENT_METRICS", "measure_claims", "paired"]
 
 # metric -> how a value is scored (lower is better after the transform)
@@ -95,10 +97,12 @@ def _elbo_margin(metrics: pd.DataFrame, dataset: str, a: str, b: str, tolerance:
     """C3: per seed, ELBO(a) - ELBO(b) per observed entry, plus ``tolerance`` nats per observed entry."""
     try:
         diff = paired(metrics, dataset, a, b, "elbo")
-        points = _values(metrics, dataset, a, "points").reindex(diff.index)
-        observed = _values(metrics, dataset, a, "observed_entries").reindex(diff.index)
     except Incomplete as error:
         return Measured("C3", math.nan, 0, note=str(error))
+    points = _values(metrics, dataset, a, "points").reindex(diff.index)
+    observed = _values(metrics, dataset, a, "observed_entries").reindex(diff.index)
+    if not (np.isfinite(points).all() and np.isfinite(observed).all() and (points > 0).all() and (observed > 0).all()):
+        return Measured("C3", math.nan, 0, note=f"{dataset}: points {list(points)}, observed entries {list(observed)}")
     margin = diff * points / observed + tolerance
     note = f"{dataset}: ELBO of {a} minus {b} per observed entry, plus {tolerance} nats, paired by seed"
     return measured_from_spread("C3", t_interval(margin), note)
@@ -117,6 +121,8 @@ def measure_claims(metrics: pd.DataFrame, comp: dict) -> list[Measured]:
                 f"{primary}: Spearman(predictive sd, |error|) over the hidden entries, {proposed} minus {amortized}"),
         _improves("C6", metrics, comp.get("secondary"), comp),
     ]  # fmt: skip
+    note = f"{primary}: NLPD of {proposed} minus {ABLATION} (the same estimator, no dependence on U)"
+    out.append(_spread("C8", metrics, primary, proposed, ABLATION, "nlpd", note))
     dependence = _values(metrics, primary, proposed, "latent_dependence")
     if dependence.empty or not np.isfinite(dependence).all():
         out.append(Measured("C7", math.nan, 0, note=f"{primary}: latent dependence of {proposed}: {list(dependence)}"))

@@ -63,7 +63,8 @@ def report_tables(inp, params) -> dict:
         "full_table": table,
         "training": training,
         "crosscheck_max": float(gp["crosscheck_relative"].max()) if len(gp) else float("nan"),
-        "crosscheck_runs": int(len(gp)),
+        "crosscheck_runs": int(gp["crosscheck_relative"].notna().sum()),
+        "crosscheck_missing": int(gp["crosscheck_relative"].isna().sum()),
         "dependence_max": _dependence_max(gp),
         "uncertainty": table[table["method"] != "pca"][
             [
@@ -81,5 +82,6 @@ def report_tables(inp, params) -> dict:
 
 
 def _dependence_max(runs: pd.DataFrame) -> float | None:
-    values = runs.loc[runs["method"] == "ssvi_amort", "latent_dependence"].dropna()
-    return float(values.max()) if len(values) else None
+    """The largest dependence on U over the runs of ssvi_amort; None unless every run has a value."""
+    values = runs.loc[runs["method"] == "ssvi_amort", "latent_dependence"]
+    return float(values.max()) if len(values) and values.notna().all() else None
