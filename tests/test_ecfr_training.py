@@ -1,0 +1,71 @@
+"""Paper 11's training and scoring: inputs prepared as the reference does, the loss falls, maps are seeded and
+localise a defect after training, and an interrupted run resumes to the same weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from neurips26.common import loop
+from neurips26.ecfr.data import make_sample
+from neurips26.ecfr.model import ECFR, ECFRConfig
+from neurips26.ecfr.training import anomaly_maps, prepare, train
+
+TINY = ECFRConfig(backbone=(8, 16, 32), decoder=(64, 32, 16, 8), depths=(2, 2, 2, 2), heads=(2, 2, 1, 1),
+                  agents=(4, 4, 4, 4), bottleneck_blocks=1, image_size=64)  # fmt: skip
+
+
+def _batch(defect="good", n=6, classes=("ring", "dome")):
+    samples = [make_sample(classes[i % len(classes)], defect, seed=i) for i in range(n)]
+    rgb = np.stack([s.rgb for s in samples])
+    depth = np.stack([s.depth for s in samples])
+    return rgb, depth, np.stack([s.mask for s in samples])
+
+
+def test_inputs_are_normalised_and_invalid_depth_becomes_zero_before_normalisation():
+    rgb, depth, _ = _batch(n=2)
+    depth[0, :4, :4] = np.nan
+    x, d = prepare(rgb, depth)
+    assert x.shape == d.shape == (2, 3, 64, 64) and torch.isfinite(d).all()
+    raw = d * torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1) + torch.tensor([0.485, 0.456, 0.406]).view(
+        1, 3, 1, 1
+    )
+    assert torch.allclose(raw[0, :, :4, :4], torch.zeros(3, 4, 4), atol=1e-6)  # the invalid pixels
+    assert raw.min() >= -1e-5 and raw.max() <= 1 + 1e-5 and torch.allclose(raw[:, 0], raw[:, 2], atol=1e-5)
+
+
+@pytest.mark.parametrize("cross", [True, False])
+def test_training_lowers_the_loss_and_maps_are_deterministic(cross):
+    rgb, depth, _ = _batch(n=8)
+    x, d = prepare(rgb, depth)
+    model = ECFR(TINY)
+    rows = train(model, x, d, steps=30, batch=4, lr=5e-3, cross=cross, seed=0)
+    assert np.mean([r["loss"] for r in rows[-5:]]) < np.mean([r["loss"] for r in rows[:5]])
+    assert rows[-1]["lr"] == pytest.approx(5e-4)  # divided by 10 at 80% of the steps
+    maps = anomaly_maps(model, x[:2], d[:2], cross, sigma=1.0)
+    assert maps.shape == (2, 64, 64) and np.array_equal(maps, anomaly_maps(model, x[:2], d[:2], cross, sigma=1.0))
+
+
+def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    rgb, depth, _ = _batch(n=6)
+    x, d = prepare(rgb, depth)
+    whole = ECFR(TINY)
+    whole_rows = train(whole, x, d, steps=10, batch=3, lr=5e-3, cross=True, seed=1)
+    settings = loop.LoopSettings(checkpoint=tmp_path / "ckpt", fingerprint="x", every_steps=4)
+    done = []
+
+    def crash_at_step_6():
+        done.append(1)
+        if len(done) == 6:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(loop.faults, "step_done", crash_at_step_6)
+    with pytest.raises(KeyboardInterrupt):
+        train(ECFR(TINY), x, d, steps=10, batch=3, lr=5e-3, cross=True, seed=1, loop_settings=settings)
+    monkeypatch.undo()
+    resumed = ECFR(TINY)
+    rows = train(resumed, x, d, steps=10, batch=3, lr=5e-3, cross=True, seed=1, loop_settings=settings)
+    for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert rows == whole_rows
