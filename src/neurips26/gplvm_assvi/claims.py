@@ -22,7 +22,7 @@ import pandas as pd
 
 from neurips26.common.claims import Measured, measured_from_spread, t_interval
 
-from .experiment import ABLATION
+from .names import ABLATION
 
 __all__ = ["IMPROVEMENT_METRICS", "measure_claims", "paired"]
 

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 __all__ = ["ABLATION", "GPLVM_METHODS", "METHODS", "PCA", "build_model", "check_config", "methods_of", "runs"]
 
-GPLVM_METHODS = ("bgplvm_mf", "aeb_mf", "ssvi_amort", "ssvi_indep")
-ABLATION = "ssvi_indep"
-PCA = "pca"
-METHODS = (*GPLVM_METHODS, PCA)
+from .names import ABLATION, GPLVM_METHODS, METHODS, PCA
 
 
 def methods_of(cfg: dict, dataset: str) -> list[str]:
