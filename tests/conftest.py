@@ -198,3 +198,18 @@ def slurm_cluster():
     TIMINGS.append(f"local SLURM cluster started in {time.monotonic() - started:.0f} s: {start.stderr.strip()}")
     yield
     subprocess.run([str(ROOT / "cluster/stop_local_slurm.sh")], capture_output=True, timeout=300)
+
+
+def crash_after_step(monkeypatch, step: int) -> None:
+    """Make the shared training loop die (KeyboardInterrupt) right after `step` steps, as a killed job would; undo
+    with monkeypatch.undo() before the resumed run."""
+    from neurips26.common import loop
+
+    done = []
+
+    def crash():
+        done.append(1)
+        if len(done) == step:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(loop.faults, "step_done", crash)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import crash_after_step
 from neurips26.analogtobi import erc, generate, serialize
 from neurips26.analogtobi.grammar import State, accepts
 from neurips26.analogtobi.model import GPT, GPTConfig
@@ -80,14 +81,7 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
     settings = TrainSettings(steps=12, batch_size=4, lr=3e-3, warmup=2, eval_every=6)
     whole, whole_log, _ = train_gpt(data, data[:4], tiny(), settings, end=IDS[END])
     ckpt = loop.LoopSettings(checkpoint=tmp_path / "ckpt", fingerprint="x", every_steps=5)
-    done = []
-
-    def crash_at_step_8():
-        done.append(1)
-        if len(done) == 8:
-            raise KeyboardInterrupt  # the job dies after step 8; its last checkpoint is step 5's
-
-    monkeypatch.setattr(loop.faults, "step_done", crash_at_step_8)
+    crash_after_step(monkeypatch, 8)  # the job dies after this step; its last checkpoint is earlier
     with pytest.raises(KeyboardInterrupt):
         train_gpt(data, data[:4], tiny(), settings, end=IDS[END], loop_settings=ckpt)
     monkeypatch.undo()

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import crash_after_step
 from neurips26.common import loop
 from neurips26.ecfr.data import make_sample
 from neurips26.ecfr.model import ECFR, ECFRConfig
@@ -53,14 +54,7 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
     whole = ECFR(TINY)
     whole_rows = train(whole, x, d, steps=10, batch=3, lr=5e-3, cross=True, seed=1)
     settings = loop.LoopSettings(checkpoint=tmp_path / "ckpt", fingerprint="x", every_steps=4)
-    done = []
-
-    def crash_at_step_6():
-        done.append(1)
-        if len(done) == 6:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(loop.faults, "step_done", crash_at_step_6)
+    crash_after_step(monkeypatch, 6)  # the job dies after this step; its last checkpoint is earlier
     with pytest.raises(KeyboardInterrupt):
         train(ECFR(TINY), x, d, steps=10, batch=3, lr=5e-3, cross=True, seed=1, loop_settings=settings)
     monkeypatch.undo()

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from conftest import crash_after_step
 from neurips26.gplvm_assvi.data import make_manifold
 from neurips26.gplvm_assvi.models import MeanFieldGPLVM, fit
 
@@ -87,14 +88,7 @@ def test_an_interrupted_fit_resumes_to_the_same_parameters(tmp_path, monkeypatch
 
     whole, whole_trace = run()
     settings = loop.LoopSettings(checkpoint=tmp_path / "ckpt", fingerprint="x", every_steps=5)
-    done = []
-
-    def crash_at_step_8():
-        done.append(1)
-        if len(done) == 8:
-            raise KeyboardInterrupt  # the job dies after step 8; its last checkpoint is step 5's
-
-    monkeypatch.setattr(loop.faults, "step_done", crash_at_step_8)
+    crash_after_step(monkeypatch, 8)  # the job dies after this step; its last checkpoint is earlier
     with pytest.raises(KeyboardInterrupt):
         run(settings)
     monkeypatch.undo()
