@@ -52,7 +52,7 @@ rule gplvm_assvi_train:
         mem_mb=4000,
         runtime=240,
     params:
-        dataset=gp_dataset_params,
+        dataset=gp_shape_params,
         model=paper_params("gplvm_assvi", "model"),
         train=paper_params("gplvm_assvi", "train"),
     script:
@@ -79,7 +79,7 @@ rule gplvm_assvi_evaluate:
         runtime=60,
     params:
         runs=gp_runs_of,
-        dataset=gp_dataset_params,
+        dataset=gp_shape_params,
         model=paper_params("gplvm_assvi", "model"),
         evaluate=paper_params("gplvm_assvi", "evaluate"),
     script:
@@ -103,7 +103,7 @@ rule gplvm_assvi_pca:
         mem_mb=2000,
         runtime=10,
     params:
-        dataset=gp_dataset_params,
+        dataset=gp_shape_params,
         iterations=paper_params("gplvm_assvi", "pca", "iterations"),
     script:
         "../scripts/gplvm_assvi/pca.py"

@@ -39,9 +39,19 @@ def gp_data_inputs(wildcards):
     return {}
 
 
+GP_SHAPE_KEYS = ("latent_dim", "inducing")
+
+
 @reads("gplvm_assvi", ("datasets",))
 def gp_dataset_params(wildcards):
-    return gp_dataset(wildcards)
+    """What the data job reads: the dataset block without the model's sizes."""
+    return {k: v for k, v in gp_dataset(wildcards).items() if k not in GP_SHAPE_KEYS}
+
+
+@reads("gplvm_assvi", ("datasets",))
+def gp_shape_params(wildcards):
+    """What the model jobs read of a dataset: the latent dimension and the inducing points."""
+    return {k: gp_dataset(wildcards)[k] for k in GP_SHAPE_KEYS}
 
 
 def gp_data(wildcards):
