@@ -24,11 +24,11 @@ from functools import cache
 
 import numpy as np
 
-__all__ = ["CLASSES", "DEFECTS", "MODALITY_OF", "Sample", "check_sample", "make_sample"]
+from .names import MODALITY_OF
+from .names import SYNTHETIC_CLASSES as CLASSES
+from .names import SYNTHETIC_DEFECTS as DEFECTS
 
-CLASSES = ("ring", "cookie", "capsule", "dome", "hexcyl")
-DEFECTS = ("crack", "dent", "hole", "contamination", "bump_depth")
-MODALITY_OF = {"crack": "both", "dent": "both", "hole": "both", "contamination": "rgb", "bump_depth": "depth"}
+__all__ = ["CLASSES", "DEFECTS", "MODALITY_OF", "Sample", "check_sample", "check_split", "make_sample", "make_split"]
 _PALETTE = {  # class colour (RGB in [0, 1]) and texture
     "ring": ((0.75, 0.55, 0.30), "brick"),
     "cookie": ((0.85, 0.70, 0.45), "gravel"),
@@ -206,3 +206,42 @@ def check_sample(rgb: np.ndarray, depth: np.ndarray, mask: np.ndarray | None, wh
         if mask.dtype != bool and not np.isin(mask, (0, 1)).all():
             raise ValueError(f"mask is not binary{at}")
     return int(np.isnan(depth).sum())
+
+
+def make_split(classes: list[str], good: int, per_defect: int, defects: list[str], size: int, invalid_depth: float,
+               seed: int) -> dict[str, np.ndarray]:  # fmt: skip
+    """A split of the synthetic set: per class ``good`` normal images and ``per_defect`` images of each defect, as
+    arrays (rgb uint8 (N, H, W, 3), depth float32 (N, H, W) NaN where invalid, mask bool, cls, defect). Sample seeds
+    are ``seed * 100_000 + i``, so splits of different ``seed`` share no image."""
+    samples = []
+    for cls in classes:
+        samples += [make_sample(cls, "good", seed * 100_000 + i, size, invalid_depth) for i in range(good)]
+        for k, defect in enumerate(defects):
+            base = seed * 100_000 + 10_000 * (k + 1)
+            samples += [make_sample(cls, defect, base + i, size, invalid_depth) for i in range(per_defect)]
+    return {
+        "rgb": np.stack([np.round(s.rgb * 255).astype(np.uint8) for s in samples]),
+        "depth": np.stack([s.depth for s in samples]),
+        "mask": np.stack([s.mask for s in samples]),
+        "cls": np.array([s.cls for s in samples]),
+        "defect": np.array([s.defect for s in samples]),
+    }
+
+
+def check_split(split: dict[str, np.ndarray], name: str, train: bool) -> int:
+    """Refuses a split whose images, depth maps and masks disagree in size, a training split with a defective image,
+    or a test split without both normal and defective images; returns the number of invalid (NaN) depth pixels."""
+    n = len(split["rgb"])
+    for key in ("depth", "mask", "cls", "defect"):
+        if len(split[key]) != n:
+            raise ValueError(f"{name}: {n} RGB images against {len(split[key])} entries of {key}")
+    invalid = sum(check_sample(split["rgb"][i], split["depth"][i], split["mask"][i], f"{name} image {i}")
+                  for i in range(n))  # fmt: skip
+    labels = split["defect"] != "good"
+    if train and labels.any():
+        raise ValueError(f"{name}: the training split holds {int(labels.sum())} defective images; train on normals")
+    if not train and (labels.all() or not labels.any()):
+        raise ValueError(
+            f"{name}: the test split needs normal and defective images, got {int(labels.sum())} of {n} defective"
+        )
+    return invalid

@@ -30,18 +30,19 @@ compared with the *depth* teacher features and vice versa, :func:`pairs`), ``cro
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["ECFR", "ECFRConfig", "Backbone", "pairs", "n_parameters"]
+__all__ = ["ECFR", "ECFRConfig", "Backbone", "n_parameters", "pairs", "torchvision_resnet_state"]
 
 
 @dataclass(frozen=True)
 class ECFRConfig:
     backbone: tuple[int, int, int] = (64, 128, 256)  # the teacher's channels at strides 4, 8, 16
+    backbone_blocks: tuple[int, int, int] = (3, 4, 6)  # basic blocks per stage (ResNet-34's layers 1-3)
     decoder: tuple[int, int, int, int] = (512, 256, 128, 64)  # stage widths, the first at stride 32
     depths: tuple[int, int, int, int] = (2, 4, 4, 2)
     heads: tuple[int, int, int, int] = (8, 4, 2, 1)
@@ -50,7 +51,6 @@ class ECFRConfig:
     image_size: int = 256
     cross: bool = True
     seed: int = 0
-    extra: dict = field(default_factory=dict)
 
 
 def _conv_bn(cin: int, cout: int, k: int = 3, stride: int = 1) -> nn.Sequential:
@@ -70,16 +70,20 @@ class _Basic(nn.Module):
 
 
 class Backbone(nn.Module):
-    """A ResNet-style teacher: stem (stride 4) and three stages of two basic blocks; frozen, in eval mode."""
+    """A ResNet-style teacher: stem (7x7 convolution with stride 2, max pooling) and three stages of basic blocks
+    (``blocks`` per stage; ResNet-34's layers 1-3 are widths (64, 128, 256) with (3, 4, 6) blocks); frozen, in eval
+    mode."""
 
-    def __init__(self, widths: tuple[int, int, int], seed: int = 0):
+    def __init__(self, widths: tuple[int, int, int], seed: int = 0, blocks: tuple[int, int, int] = (2, 2, 2)):
         super().__init__()
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.stem = nn.Sequential(_conv_bn(3, widths[0], 7, 2), nn.MaxPool2d(3, 2, 1))
             stages, cin = [], widths[0]
-            for i, w in enumerate(widths):
-                stages.append(nn.Sequential(_Basic(cin, w, 1 if i == 0 else 2), _Basic(w, w, 1)))
+            for i, (w, n) in enumerate(zip(widths, blocks)):
+                stages.append(
+                    nn.Sequential(_Basic(cin, w, 1 if i == 0 else 2), *(_Basic(w, w, 1) for _ in range(n - 1)))
+                )
                 cin = w
             self.stages = nn.ModuleList(stages)
         self.requires_grad_(False)
@@ -94,6 +98,27 @@ class Backbone(nn.Module):
             x = stage(x)
             out.append(x)
         return out
+
+
+def torchvision_resnet_state(state: dict[str, torch.Tensor], blocks: tuple[int, int, int]) -> dict[str, torch.Tensor]:
+    """torchvision's ResNet state dict (``conv1``, ``bn1``, ``layer1.0.conv1``, ...) renamed to :class:`Backbone`'s
+    keys, layers 1-3 only (the reference truncates ResNet-34 after layer 3)."""
+    out = {}
+    for key in ("weight", "bias", "running_mean", "running_var", "num_batches_tracked"):
+        if f"bn1.{key}" in state:
+            out[f"stem.0.1.{key}"] = state[f"bn1.{key}"]
+    out["stem.0.0.weight"] = state["conv1.weight"]
+    parts = {"conv1": "body.0.0", "bn1": "body.0.1", "conv2": "body.1", "bn2": "body.2", "downsample.0": "skip.0",
+             "downsample.1": "skip.1"}  # fmt: skip
+    for layer, n in enumerate(blocks):
+        for block in range(n):
+            prefix = f"layer{layer + 1}.{block}."
+            for key, value in state.items():
+                if key.startswith(prefix):
+                    rest = key[len(prefix) :]
+                    name, field = rest.rsplit(".", 1)
+                    out[f"stages.{layer}.{block}.{parts[name]}.{field}"] = value
+    return out
 
 
 class _Bottleneck(nn.Module):
@@ -283,19 +308,26 @@ class ECFR(nn.Module):
         if tuple(reversed(cfg.decoder[1:])) != tuple(cfg.backbone):
             raise ValueError(f"decoder stages 1-3 {cfg.decoder[1:]} must mirror the teacher's widths {cfg.backbone}")
         self.cfg = cfg
-        self.teacher = Backbone(cfg.backbone, cfg.seed)
+        self.teacher = Backbone(cfg.backbone, cfg.seed, cfg.backbone_blocks)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(cfg.seed + 1)
             self.agg_rgb = Aggregation(cfg.backbone, cfg.decoder[0], cfg.bottleneck_blocks)
             self.agg_depth = Aggregation(cfg.backbone, cfg.decoder[0], cfg.bottleneck_blocks)
             self.decoder = Decoder(cfg)
 
+    @torch.no_grad()
+    def teach(self, rgb, depth):
+        """The frozen teacher's three scales of both modalities."""
+        return self.teacher(rgb), self.teacher(depth)
+
+    def student(self, t_rgb, t_depth):
+        """The two decoder streams' three scales, from the teacher's features."""
+        return self.decoder(self.agg_rgb(t_rgb), self.agg_depth(t_depth))
+
     def forward(self, rgb, depth):
         """(teacher RGB, teacher depth, student RGB stream, student depth stream), three scales each."""
-        with torch.no_grad():
-            t_rgb, t_depth = self.teacher(rgb), self.teacher(depth)
-        s_rgb, s_depth = self.decoder(self.agg_rgb(t_rgb), self.agg_depth(t_depth))
-        return t_rgb, t_depth, s_rgb, s_depth
+        t_rgb, t_depth = self.teach(rgb, depth)
+        return (t_rgb, t_depth, *self.student(t_rgb, t_depth))
 
 
 def pairs(t_rgb, t_depth, s_rgb, s_depth, cross: bool):

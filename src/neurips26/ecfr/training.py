@@ -83,11 +83,16 @@ def train(model: ECFR, rgb: torch.Tensor, depth: torch.Tensor, steps: int, batch
     optimiser = AdamW(params, lr, weight_decay=weight_decay)
     gen = torch.Generator().manual_seed(seed)
     rows: list[dict] = []
+    # the teacher is frozen and the inputs are not augmented: its features are computed once, in chunks
+    teacher = [model.teach(rgb[i : i + 64].to(device), depth[i : i + 64].to(device)) for i in range(0, len(rgb), 64)]
+    t_rgb = [torch.cat([c[0][s] for c in teacher]) for s in range(3)]
+    t_depth = [torch.cat([c[1][s] for c in teacher]) for s in range(3)]
 
     def step_fn(step: int):
         optimiser.lr = lr * (0.1 if step >= decay_at * steps else 1.0)
         idx = torch.randint(len(rgb), (min(batch, len(rgb)),), generator=gen)
-        loss = reconstruction_loss(pairs(*model(rgb[idx].to(device), depth[idx].to(device)), cross))
+        tr, td = [t[idx] for t in t_rgb], [t[idx] for t in t_depth]
+        loss = reconstruction_loss(pairs(tr, td, *model.student(tr, td), cross))
         for p in params:
             p.grad = None
         loss.backward()

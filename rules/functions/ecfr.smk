@@ -1,0 +1,137 @@
+# Helpers of paper 11's rules (rules/ecfr.smk): paths, input lists, and the checks of the config that the schema
+# cannot express (run when the workflow is parsed, before any job).
+from neurips26.common.config import ConfigError
+from neurips26.ecfr import experiment as ecfr_experiment
+
+EC = "results/{scale}/ecfr"
+EC_LOG = "results/{scale}/ecfr/logs"
+EC_BENCH = "results/{scale}/ecfr/benchmarks"
+EC_FIGURES = ["anomaly_maps", "metrics", "complexity"]
+EC_ARCHIVES = {
+    "mvtec3d": {"archive": "resources/ecfr/mvtec_3d_anomaly_detection.tar.xz"},
+    "eyecandies": {"archive": "resources/ecfr/eyecandies"},
+}
+EC_TEACHER_WEIGHTS = "resources/ecfr/resnet34-b627a593.pth"
+
+for _scale in ("smoke", "quick", "paper"):
+    try:
+        ecfr_experiment.check_config(paper_config("ecfr", _scale))
+    except ValueError as error:
+        raise ConfigError(
+            f"invalid config in config/ecfr.yaml:\n  {_scale}: {error}"
+        ) from None
+
+
+def ec_config(wildcards):
+    return paper_config("ecfr", wildcards.scale)
+
+
+def ec_dataset(wildcards):
+    datasets = ec_config(wildcards)["datasets"]
+    if wildcards.dataset not in datasets:
+        raise ValueError(
+            f"ecfr has no dataset {wildcards.dataset!r} at scale "
+            f"{wildcards.scale}; known: {sorted(datasets)}"
+        )
+    return datasets[wildcards.dataset]
+
+
+@reads("ecfr", ("datasets",))
+def ec_dataset_params(wildcards):
+    return ec_dataset(wildcards)
+
+
+def ec_data_inputs(wildcards):
+    """The registered archive of a real dataset; nothing for the synthetic set."""
+    return EC_ARCHIVES.get(ec_dataset(wildcards)["source"], {})
+
+
+def ec_teacher_inputs(wildcards):
+    """ImageNet ResNet-34 weights for the paper's teacher; nothing for the pretext teacher (its pictures ship)."""
+    if ec_config(wildcards)["teacher"]["source"] == "resnet34":
+        return {"weights": EC_TEACHER_WEIGHTS}
+    return {}
+
+
+def ec_data(wildcards):
+    return {
+        split: f"{EC}/data/{wildcards.dataset}/{split}.npz".format(
+            scale=wildcards.scale
+        )
+        for split in ("train", "test")
+    }
+
+
+@reads("ecfr", ("datasets",))
+def ec_size(wildcards):
+    return ec_dataset(wildcards)["size"]
+
+
+@reads("ecfr", ("methods",), ("per_class_methods",), ("seeds",))
+def ec_runs_of(wildcards):
+    """The runs of one dataset, as [method, setting, seed] in the order of the models' input."""
+    cfg = ec_config(wildcards)
+    return [
+        [m, setting, s]
+        for d, m, setting, s in ecfr_experiment.runs(cfg)
+        if d == wildcards.dataset
+    ]
+
+
+def ec_models(wildcards):
+    return [
+        f"{EC}/runs/{wildcards.dataset}/{m}_{setting}_s{s}.pt".format(
+            scale=wildcards.scale
+        )
+        for m, setting, s in ec_runs_of(wildcards)
+    ]
+
+
+def ec_all_tables(wildcards):
+    cfg = ec_config(wildcards)
+    return {
+        "evaluations": [
+            f"{EC}/runs/{d}/evaluation.parquet".format(scale=wildcards.scale)
+            for d in cfg["datasets"]
+        ],
+        "traces": [
+            f"{EC}/runs/{d}/{m}_{setting}_s{s}_trace.parquet".format(
+                scale=wildcards.scale
+            )
+            for d, m, setting, s in ecfr_experiment.runs(cfg)
+        ],
+        "data_summaries": [
+            f"{EC}/data/{d}/summary.parquet".format(scale=wildcards.scale)
+            for d in cfg["datasets"]
+        ],
+    }
+
+
+def ec_examples(wildcards):
+    cfg = ec_config(wildcards)
+    return [
+        f"{EC}/runs/{d}/examples.npz".format(scale=wildcards.scale)
+        for d in cfg["datasets"]
+    ]
+
+
+@reads("ecfr", ("comparisons",), ("methods",), ("per_class_methods",))
+def ec_comparisons(wildcards):
+    cfg = ec_config(wildcards)
+    return {
+        **cfg["comparisons"],
+        "methods": cfg["methods"],
+        "per_class_methods": cfg["per_class_methods"],
+    }
+
+
+def ec_paper_configuration(wildcards):
+    """The paper-scale teacher, model and CFM blocks at 256 px: the complexity job measures the paper's networks at
+    every scale (Table 2's numbers)."""
+    cfg = paper_config("ecfr", "paper")
+    return {
+        "teacher": cfg["teacher"],
+        "model": cfg["model"],
+        "cfm": cfg["cfm"],
+        "size": 256,
+    }

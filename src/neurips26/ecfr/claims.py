@@ -1,0 +1,165 @@
+"""Paper 11's measured values for the claims and checks of ``config/claims/ecfr.yaml``.
+
+Trained methods are compared over seeds: a seed's runs of every method share the data and the teacher, so
+differences are paired by seed and decided by their 95% t interval. The compared value of a run is the mean over
+classes of its per-class metric (the paper's tables' "m" prefix), on the primary dataset. Evidence must be complete:
+a missing seed or a non-finite value of a compared run leaves the claim inconclusive with the reason in the note,
+never a comparison of the rest.
+
+Complexity claims read the paper configuration's row of the complexity table (measured at 256 pixels with the
+ImageNet ResNet-34 teacher's architecture, whatever the scale); they are properties of the networks, not of training,
+so they rest on one measurement.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from neurips26.common.claims import Measured, measured_from_spread, t_interval
+
+from .names import MODALITY_OF
+
+__all__ = ["PAPER_GMACS", "PAPER_PARAMS_M", "measure_claims", "run_values"]
+
+PAPER_PARAMS_M = 44.627  # Table 2: parameters, frozen ResNet-34 included
+PAPER_GMACS = 15.762  # Table 2: "GFLOPs" from fvcore, which counts a multiply-add once
+
+
+class Incomplete(ValueError):
+    """A compared run lacks a seed or has a non-finite value: the claim cannot be decided."""
+
+
+def run_values(metrics: pd.DataFrame, dataset: str, method: str, setting: str, column: str, group: str = "class",
+               name: str = "mean") -> pd.Series:  # fmt: skip
+    """Per seed, ``column`` of the row (group, name) of the runs of ``method`` in ``setting`` on ``dataset``."""
+    rows = metrics[(metrics["dataset"] == dataset) & (metrics["method"] == method) & (metrics["setting"] == setting)
+                   & (metrics["group"] == group) & (metrics["name"] == name)]  # fmt: skip
+    return rows.set_index("seed")[column].sort_index()
+
+
+def _complete(values: pd.Series, what: str) -> pd.Series:
+    if values.empty:
+        raise Incomplete(f"no runs of {what}")
+    bad = [f"seed {s}: {v}" for s, v in values.items() if not np.isfinite(v)]
+    if bad:
+        raise Incomplete(f"{what}: non-finite values ({'; '.join(bad)})")
+    return values
+
+
+def _paired(a: pd.Series, b: pd.Series, what_a: str, what_b: str) -> pd.Series:
+    a, b = _complete(a, what_a), _complete(b, what_b)
+    if set(a.index) != set(b.index):
+        raise Incomplete(f"seeds {sorted(a.index)} of {what_a} against {sorted(b.index)} of {what_b}")
+    return a - b.reindex(a.index)
+
+
+def _difference(claim_id, metrics, dataset, a, b, setting, column, note) -> Measured:
+    try:
+        va, vb = run_values(metrics, dataset, a, setting, column), run_values(metrics, dataset, b, setting, column)
+        diff = _paired(va, vb, f"{a} {setting}", f"{b} {setting}")
+    except Incomplete as error:
+        return Measured(claim_id, math.nan, 0, note=f"{dataset}: {error}")
+    return measured_from_spread(claim_id, t_interval(diff), f"{dataset}: {note}")
+
+
+def _single_modality(metrics: pd.DataFrame, dataset: str, method: str) -> Measured:
+    """C4: the smallest over the defects visible in one modality only of the method's unified I-AUROC on them, its
+    interval the smallest of the defects' interval ends."""
+    defects = [d for d, m in MODALITY_OF.items() if m != "both"]
+    present = set(metrics.loc[(metrics["dataset"] == dataset) & (metrics["group"] == "defect"), "name"])
+    missing = [d for d in defects if d not in present]
+    if missing:
+        return Measured("C4", math.nan, 0, note=f"{dataset}: no test images of {missing}")
+    spreads = {}
+    try:
+        for d in defects:
+            values = _complete(run_values(metrics, dataset, method, "unified", "i_auroc", "defect", d), f"{method} {d}")
+            spreads[d] = t_interval(values)
+    except Incomplete as error:
+        return Measured("C4", math.nan, 0, note=f"{dataset}: {error}")
+    worst = min(spreads, key=lambda d: spreads[d].mean)
+    runs = min(s.runs for s in spreads.values())
+    note = f"{dataset}: I-AUROC of {method} (unified) on " + "; ".join(
+        f"{d} ({MODALITY_OF[d]} only) {s.text()}" for d, s in spreads.items()
+    )
+    if runs < 2:
+        return Measured("C4", spreads[worst].mean, runs, note=note)
+    return Measured("C4", spreads[worst].mean, runs, low=min(s.low for s in spreads.values()),
+                    high=min(s.high for s in spreads.values()), note=note)  # fmt: skip
+
+
+def _setting_gap(metrics: pd.DataFrame, dataset: str, proposed: str, control: str) -> Measured:
+    """C5: per seed, (unified - per_class) of the proposed method minus the same of the control, class-mean I-AUROC."""
+    try:
+        gap = {
+            m: _paired(run_values(metrics, dataset, m, "unified", "i_auroc"),
+                       run_values(metrics, dataset, m, "per_class", "i_auroc"), f"{m} unified", f"{m} per_class")
+            for m in (proposed, control)
+        }  # fmt: skip
+        diff = _paired(gap[proposed], gap[control], f"{proposed} gap", f"{control} gap")
+    except Incomplete as error:
+        return Measured("C5", math.nan, 0, note=f"{dataset}: {error}")
+    note = (f"{dataset}: class-mean I-AUROC unified minus per class, {proposed} {t_interval(gap[proposed]).text()}, "
+            f"{control} {t_interval(gap[control]).text()}; their difference, paired by seed")  # fmt: skip
+    return measured_from_spread("C5", t_interval(diff), note)
+
+
+def _paper_row(complexity: pd.DataFrame, method: str) -> pd.Series | None:
+    rows = complexity[(complexity["configuration"] == "paper") & (complexity["method"] == method)]
+    return rows.iloc[0] if len(rows) == 1 else None
+
+
+def _ratio(claim_id: str, complexity: pd.DataFrame, a: str, b: str, column: str, what: str) -> Measured:
+    ra, rb = _paper_row(complexity, a), _paper_row(complexity, b)
+    if ra is None or rb is None or not (np.isfinite(ra[column]) and np.isfinite(rb[column])) or rb[column] <= 0:
+        return Measured(claim_id, math.nan, 0, note=f"no paper-configuration {column} of {a} and {b}")
+    note = f"paper configuration at 256 px: {what} {a} {ra[column]:.4g}, {b} {rb[column]:.4g}"
+    return Measured(claim_id, float(ra[column] / rb[column]), 1, note=note)
+
+
+def _relative(claim_id: str, complexity: pd.DataFrame, method: str, column: str, paper: float) -> Measured:
+    row = _paper_row(complexity, method)
+    if row is None or not np.isfinite(row[column]):
+        return Measured(claim_id, math.nan, 0, note=f"no paper-configuration {column} of {method}")
+    note = f"{method} at 256 px: {column} {row[column]:.4g} against the paper's {paper}"
+    return Measured(claim_id, float(abs(row[column] / paper - 1)), 1, note=note)
+
+
+def _training(traces: pd.DataFrame) -> Measured:
+    """K3: over every fitted model (each run's unified model or each class's), the smallest relative fall of the
+    loss from the first tenth of its steps to the last tenth."""
+    falls = []
+    for _, trace in traces.groupby(["dataset", "method", "setting", "seed", "group"]):
+        loss = trace.sort_values("step")["loss"].to_numpy()
+        tenth = max(1, len(loss) // 10)
+        first, last = loss[:tenth].mean(), loss[-tenth:].mean()
+        falls.append(1 - last / first if np.isfinite(first) and np.isfinite(last) and first > 0 else math.nan)
+    if not falls:
+        return Measured("K3", math.nan, 0, note="no training traces")
+    if not np.isfinite(falls).all():
+        return Measured("K3", math.nan, 0, note=f"{int((~np.isfinite(falls)).sum())} model(s) with a non-finite loss")
+    note = f"smallest relative fall over {len(falls)} fitted models; median {np.median(falls):.3g}"
+    return Measured("K3", float(min(falls)), len(falls), note=note)
+
+
+def measure_claims(metrics: pd.DataFrame, complexity: pd.DataFrame, traces: pd.DataFrame, comp: dict) -> list[Measured]:
+    primary, proposed = comp["primary"], comp["proposed"]
+    same, mapping = comp["same_modal"], comp["mapping"]
+    return [
+        _difference("C1", metrics, primary, proposed, same, "unified", "i_auroc",
+                    f"class-mean I-AUROC of {proposed} minus {same} (unified), paired by seed"),
+        _difference("C2", metrics, primary, proposed, same, "unified", "aupro",
+                    f"class-mean AUPRO of {proposed} minus {same} (unified), paired by seed"),
+        _difference("C3", metrics, primary, proposed, mapping, "unified", "i_auroc",
+                    f"class-mean I-AUROC of {proposed} minus {mapping} (unified), paired by seed"),
+        _single_modality(metrics, primary, proposed),
+        _setting_gap(metrics, primary, proposed, same),
+        _ratio("C6", complexity, proposed, mapping, "params_total_m", "parameters (M, frozen teacher included):"),
+        _ratio("C7", complexity, proposed, mapping, "gmacs", "GMACs (fvcore's 'GFLOPs'):"),
+        _relative("K1", complexity, proposed, "params_total_m", PAPER_PARAMS_M),
+        _relative("K2", complexity, proposed, "gmacs", PAPER_GMACS),
+        _training(traces),
+    ]  # fmt: skip

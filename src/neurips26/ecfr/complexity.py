@@ -1,0 +1,26 @@
+"""Model size and cost of paper 11's networks, as its Table 2 reports them: parameters counted with the frozen
+backbone (the paper's 44.63 M convention: the reference's ResNet-34 to layer 3, both bottlenecks and the decoder) and
+trainable only, and the floating-point operations of one forward pass of an RGB + depth pair, counted by torch's
+``FlopCounterMode`` (a multiply-add counts 2). fvcore, which the reference's 15.76 "GFLOPs" come from, counts a
+multiply-add as one, so ``gmacs`` = FLOPs / 2 is the number to set beside the paper's."""
+
+from __future__ import annotations
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+__all__ = ["measure"]
+
+
+def measure(net: torch.nn.Module, size: int) -> dict[str, float]:
+    """{params_total_m, params_trainable_m, gflops, gmacs} of ``net`` on one pair of ``size``-pixel images."""
+    net.eval()
+    x = torch.zeros(1, 3, size, size)
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        net(x, x)
+    flops = counter.get_total_flops()
+    total = sum(p.numel() for p in net.parameters())
+    trainable = sum(p.numel() for p in net.parameters() if p.requires_grad)
+    return {"params_total_m": total / 1e6, "params_trainable_m": trainable / 1e6, "gflops": flops / 1e9,
+            "gmacs": flops / 2e9}  # fmt: skip

@@ -1,0 +1,166 @@
+"""Paper 11's config at one scale, read as the rules need it: the runs (``{method}_{setting}_s{seed}`` per
+dataset), the models they build, how a run is fitted (one unified model, or one model per class), and the checks the
+schema cannot express (run when the workflow is parsed, so this module imports no torch at the top).
+
+Methods: ``ecfr`` (the paper's cross-modal reconstruction), ``same_modal`` (the same network, each stream
+reconstructing its own modality: the identical-shortcut control of equal capacity) and ``cfm`` (crossmodal feature
+mapping by per-pixel MLPs, Costanzino et al. 2024). Settings: ``unified`` (one model on the normal images of every
+class, the paper's multi-class setting) and ``per_class`` (one model per class, trained for as many epochs as the
+unified model: each class's model takes its share of the unified model's steps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .names import CFM, METHODS, RECONSTRUCTION, SETTINGS
+
+__all__ = ["build_model", "check_config", "class_steps", "fit_run", "model_config", "runs", "score_run"]
+
+
+def runs(cfg: dict) -> list[tuple[str, str, str, int]]:
+    """Every trained run of a scale: (dataset, method, setting, seed)."""
+    return [
+        (d, m, setting, s)
+        for d in cfg["datasets"]
+        for setting in SETTINGS
+        for m in (cfg["methods"] if setting == "unified" else cfg["per_class_methods"])
+        for s in cfg["seeds"]
+    ]
+
+
+def check_config(cfg: dict) -> None:
+    """What the schema cannot say: repeated seeds or methods, per-class methods that are not compared, a teacher and
+    decoder whose widths do not mirror, image sizes the networks' strides do not divide, a comparison that names
+    nothing."""
+    for key in ("seeds", "methods", "per_class_methods"):
+        if len(set(cfg[key])) != len(cfg[key]):
+            raise ValueError(f"{key} repeat: {cfg[key]}")
+    extra = [m for m in cfg["per_class_methods"] if m not in cfg["methods"]]
+    if extra:
+        raise ValueError(f"per_class_methods {extra} are not among the methods {cfg['methods']}")
+    teacher, model = cfg["teacher"], cfg["model"]
+    if tuple(reversed(model["decoder"][1:])) != tuple(teacher["widths"]):
+        raise ValueError(
+            f"model.decoder stages 1-3 {model['decoder'][1:]} must mirror teacher.widths {teacher['widths']}"
+        )
+    for a, b in zip(model["decoder"], model["decoder"][1:]):
+        if a != 2 * b:
+            raise ValueError(f"model.decoder widths must halve from stage to stage, got {model['decoder']}")
+    for d, h in zip(model["decoder"], model["heads"]):
+        if d % h:
+            raise ValueError(f"model.decoder width {d} is not a multiple of its {h} heads")
+    for a in model["agents"]:
+        if round(a**0.5) ** 2 != a:
+            raise ValueError(f"model.agents must be squares (agent tokens pooled to a square), got {model['agents']}")
+    for name, d in cfg["datasets"].items():
+        if d["size"] % 32:
+            raise ValueError(f"dataset {name}: size {d['size']} is not a multiple of 32 (the bottleneck's stride)")
+        classes = d.get("classes") or []
+        if len(set(classes)) != len(classes):
+            raise ValueError(f"dataset {name}: classes repeat: {classes}")
+        if d["source"] == "synthetic":
+            from .names import SYNTHETIC_CLASSES
+
+            unknown = [c for c in classes if c not in SYNTHETIC_CLASSES]
+            if unknown:
+                raise ValueError(f"dataset {name}: unknown classes {unknown}; known: {list(SYNTHETIC_CLASSES)}")
+            if d["train_per_class"] < 1:
+                raise ValueError(f"dataset {name}: every class needs normal training images, got train_per_class 0")
+    comp = cfg["comparisons"]
+    if comp["primary"] not in cfg["datasets"]:
+        raise ValueError(f"comparisons.primary {comp['primary']!r} is not a dataset: {sorted(cfg['datasets'])}")
+    for key in ("proposed", "same_modal", "mapping"):
+        if comp[key] not in cfg["methods"]:
+            raise ValueError(f"comparisons.{key} {comp[key]!r} is not among the methods {cfg['methods']}")
+
+
+def model_config(method: str, teacher: dict, model: dict, size: int, seed: int):
+    from .model import ECFRConfig
+
+    return ECFRConfig(
+        backbone=tuple(teacher["widths"]), backbone_blocks=tuple(teacher["blocks"]), decoder=tuple(model["decoder"]),
+        depths=tuple(model["depths"]), heads=tuple(model["heads"]), agents=tuple(model["agents"]),
+        bottleneck_blocks=model["bottleneck_blocks"], image_size=size, cross=method != "same_modal", seed=seed,
+    )  # fmt: skip
+
+
+def build_model(method: str, teacher: dict, model: dict, cfm: dict, size: int, seed: int, teacher_state=None):
+    """A run's network, its trained parts initialised from ``seed``, its teacher loaded from ``teacher_state``."""
+    if method in RECONSTRUCTION:
+        from .model import ECFR
+
+        net = ECFR(model_config(method, teacher, model, size, seed))
+    elif method == CFM:
+        from .cfm import CFM as CFMNet
+
+        net = CFMNet(tuple(teacher["widths"]), cfm["hidden"], seed, tuple(teacher["blocks"]))
+    else:
+        raise ValueError(f"unknown method {method!r}; known: {list(METHODS)}")
+    if teacher_state is not None:
+        net.teacher.load_state_dict(teacher_state)
+    return net
+
+
+def class_steps(steps: int, n_class: int, n_total: int) -> int:
+    """A per-class model's steps: the unified model's steps times the class's share of the training images (equal
+    epochs), at least 1."""
+    return max(1, round(steps * n_class / n_total))
+
+
+def fit_run(method: str, setting: str, seed: int, rgb, depth, classes: np.ndarray, cfg: dict, teacher_state,
+            checkpoint: Callable[[str], object] | None = None, log=None) -> tuple[dict, list[dict]]:  # fmt: skip
+    """Train a run on prepared normal images: ``{group: state_dict}`` (group "all" when unified, else the class)
+    and the training rows (group, step, loss, lr). ``checkpoint(group)`` gives each fit's loop settings."""
+    from . import cfm as cfm_training
+    from . import training
+
+    size = rgb.shape[-1]
+    groups = ["all"] if setting == "unified" else list(dict.fromkeys(classes.tolist()))
+    states, rows = {}, []
+    for group in groups:
+        idx = np.arange(len(classes)) if group == "all" else np.flatnonzero(classes == group)
+        if len(idx) == 0:
+            raise ValueError(f"class {group!r} has no normal training images")
+        steps = class_steps(cfg["train"]["steps"], len(idx), len(classes))
+        net = build_model(method, cfg["teacher"], cfg["model"], cfg["cfm"], size, seed, teacher_state)
+        settings = checkpoint(group) if checkpoint else None
+        if log:
+            log(f"{method} {setting} seed {seed}: {group}, {len(idx)} images, {steps} steps")
+        if method == CFM:
+            fitted = cfm_training.train_cfm(net, rgb[idx], depth[idx], steps, cfg["train"]["batch"], cfg["cfm"]["lr"],
+                                            seed, settings, log)  # fmt: skip
+        else:
+            train = cfg["train"]
+            fitted = training.train(net, rgb[idx], depth[idx], steps, train["batch"], train["lr"],
+                                    cross=method != "same_modal", seed=seed, weight_decay=train["weight_decay"],
+                                    decay_at=train["decay_at"], loop_settings=settings, log=log)  # fmt: skip
+        rows += [{"group": group, **r} for r in fitted]
+        states[group] = {k: v for k, v in net.state_dict().items() if not k.startswith("teacher.")}
+    return states, rows
+
+
+def score_run(method: str, states: dict, rgb, depth, classes: np.ndarray, cfg: dict, teacher_state,
+              sigma: float) -> np.ndarray:  # fmt: skip
+    """(N, H, W) anomaly maps of prepared test images, each scored by its group's model (per class: its class's)."""
+    from . import cfm as cfm_training
+    from . import training
+
+    size = rgb.shape[-1]
+    maps = np.zeros((len(rgb), size, size), dtype=np.float32)
+    for group, state in states.items():
+        idx = np.arange(len(classes)) if group == "all" else np.flatnonzero(classes == group)
+        if len(idx) == 0:
+            continue
+        net = build_model(method, cfg["teacher"], cfg["model"], cfg["cfm"], size, 0, teacher_state)
+        net.load_state_dict(state, strict=False)
+        if method == CFM:
+            maps[idx] = cfm_training.cfm_maps(net, rgb[idx], depth[idx], sigma)
+        else:
+            maps[idx] = training.anomaly_maps(net, rgb[idx], depth[idx], method != "same_modal", sigma)
+    missing = sorted(set(classes.tolist()) - set(states) - {"all"}) if "all" not in states else []
+    if missing:
+        raise ValueError(f"no per-class model for test classes {missing}")
+    return maps
