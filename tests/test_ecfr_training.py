@@ -24,16 +24,22 @@ def _batch(defect="good", n=6, classes=("ring", "dome")):
     return rgb, depth, np.stack([s.mask for s in samples])
 
 
-def test_inputs_are_normalised_and_invalid_depth_becomes_zero_before_normalisation():
+def test_inputs_are_normalised_and_invalid_depth_is_zero_in_the_min_max_as_the_reference():
     rgb, depth, _ = _batch(n=2)
+    depth = depth + 0.5  # a scanner's depth: valid points far from 0
     depth[0, :4, :4] = np.nan
     x, d = prepare(rgb, depth)
     assert x.shape == d.shape == (2, 3, 64, 64) and torch.isfinite(d).all()
     raw = d * torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1) + torch.tensor([0.485, 0.456, 0.406]).view(
         1, 3, 1, 1
     )
-    assert torch.allclose(raw[0, :, :4, :4], torch.zeros(3, 4, 4), atol=1e-6)  # the invalid pixels
-    assert raw.min() >= -1e-5 and raw.max() <= 1 + 1e-5 and torch.allclose(raw[:, 0], raw[:, 2], atol=1e-5)
+    assert torch.allclose(raw[0, :, :4, :4], torch.zeros(3, 4, 4), atol=1e-6)  # invalid: 0, the image's minimum
+    valid = depth[0][4:, 4:]
+    expected = valid / depth[0][np.isfinite(depth[0])].max()  # min-max over [0, max], zeros included
+    assert np.allclose(raw[0, 0, 4:, 4:].numpy(), expected, atol=1e-5)
+    lowest = depth[1].min()  # no invalid point: min-max over the image's own range
+    assert np.allclose(raw[1, 0].numpy(), (depth[1] - lowest) / (depth[1].max() - lowest), atol=1e-5)
+    assert torch.allclose(raw[:, 0], raw[:, 2], atol=1e-5)
 
 
 @pytest.mark.parametrize("cross", [True, False])

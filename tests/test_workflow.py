@@ -478,3 +478,30 @@ def test_smoke_run_writes_paper_17s_metrics_claims_and_figures(smoke_run):
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "## Metrics of the hidden entries" in report and "GPyTorch" in report
     assert "Deviations" in report
+
+
+@pytest.mark.paper("ecfr")
+def test_smoke_run_writes_paper_11s_metrics_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/ecfr"
+    smoke = yaml.safe_load((smoke_run / "config/ecfr.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["anomaly_maps", "metrics", "complexity"])
+    metrics = pd.read_parquet(out / "metrics.parquet")
+    runs = (len(smoke["methods"]) + len(smoke["per_class_methods"])) * len(smoke["seeds"])
+    data = smoke["datasets"]["synthetic"]
+    per_run = len(data["classes"]) + 1 + len(data["defects"])  # each class, their mean, each defect type
+    assert len(metrics) == runs * per_run
+    assert metrics[["i_auroc", "p_auroc", "aupro"]].apply(lambda c: c.between(0, 1)).all().all()
+    complexity = pd.read_parquet(out / "complexity.parquet")
+    paper = complexity[(complexity["configuration"] == "paper") & (complexity["method"] == "ecfr")].iloc[0]
+    assert 40 < paper["params_total_m"] < 45 and 15 < paper["gmacs"] < 16.5  # Table 2: 44.63 M, 15.76 GFLOPs
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert set(claims.index) == {f"C{i}" for i in range(1, 8)} | {"K1", "K2", "K3"}
+    trained = claims.loc[["C1", "C2", "C3", "C4", "C5"]]
+    assert len(smoke["seeds"]) == 1 and (trained["verdict"] == "inconclusive").all()  # comparisons need 3 seeds
+    assert claims.loc["K3", "verdict"] == "holds"
+    summary = pd.read_parquet(out / "data_summary.parquet")
+    assert summary["invalid_depth"].sum() > 0  # invalid depth is counted
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "## Parameters and FLOPs" in report and "not ImageNet" in report
+    assert "Deviations" in report

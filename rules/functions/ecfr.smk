@@ -2,6 +2,7 @@
 # cannot express (run when the workflow is parsed, before any job).
 from neurips26.common.config import ConfigError
 from neurips26.ecfr import experiment as ecfr_experiment
+from neurips26.ecfr.names import EYECANDIES_CLASSES
 
 EC = "results/{scale}/ecfr"
 EC_LOG = "results/{scale}/ecfr/logs"
@@ -9,7 +10,9 @@ EC_BENCH = "results/{scale}/ecfr/benchmarks"
 EC_FIGURES = ["anomaly_maps", "metrics", "complexity"]
 EC_ARCHIVES = {
     "mvtec3d": {"archive": "resources/ecfr/mvtec_3d_anomaly_detection.tar.xz"},
-    "eyecandies": {"archive": "resources/ecfr/eyecandies"},
+    "eyecandies": {
+        "archive": [f"resources/ecfr/eyecandies/{c}.tar" for c in EYECANDIES_CLASSES]
+    },
 }
 EC_TEACHER_WEIGHTS = "resources/ecfr/resnet34-b627a593.pth"
 

@@ -23,7 +23,9 @@ else:
     from neurips26.ecfr import real
 
     reader = {"mvtec3d": real.read_mvtec3d, "eyecandies": real.read_eyecandies}[p["source"]]
-    splits = reader(snakemake.input.archive, size=p["size"], classes=p.get("classes"), log=log.info)
+    archive = snakemake.input.archive  # one archive (MVTec 3D-AD), or one per category (Eyecandies)
+    archive = archive if isinstance(archive, str) else list(archive)
+    splits = reader(archive, size=p["size"], classes=p.get("classes"), log=log.info)
 rows = []
 for split, arrays in splits.items():
     invalid = check_split(arrays, f"{name} {split}", train=split == "train")

@@ -62,6 +62,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .names import EYECANDIES_CLASSES
+
 __all__ = [
     "EYECANDIES_CLASSES",
     "EYECANDIES_FOCAL_LENGTH",
@@ -76,19 +78,6 @@ __all__ = [
 ]
 
 MVTEC3D_CLASSES = ("bagel", "cable_gland", "carrot", "cookie", "dowel", "foam", "peach", "potato", "rope", "tire")
-# the folder names the Eyecandies tools (ec-get) and M3DM's preprocessing give the categories
-EYECANDIES_CLASSES = (
-    "CandyCane",
-    "ChocolateCookie",
-    "ChocolatePraline",
-    "Confetto",
-    "GummyBear",
-    "HazelnutTruffle",
-    "LicoriceSandwich",
-    "Lollipop",
-    "Marshmallow",
-    "PeppermintCandy",
-)
 EYECANDIES_FOCAL_LENGTH = 711.11  # the one camera of the dataset (Eyecandies download page)
 EYECANDIES_RGB = "image_4"  # the light M3DM's preprocessing (and so the reference) uses
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")

@@ -1,9 +1,10 @@
 r"""Training and scoring of paper 11's reconstruction models, as the official trainer (``trainer/ecfr.py``) and
 ADer's ``cal_anomaly_map`` do.
 
-* Inputs: the RGB image and the depth image, the latter min-max normalised per image over its valid pixels and
-  replicated to three channels (the reference reads the z channel of the organised point cloud so); invalid (NaN)
-  depth pixels become 0. Both are normalised with ImageNet's mean and standard deviation.
+* Inputs: the RGB image and the depth image, the latter as the reference makes it from the z channel of the
+  organised point cloud: invalid points are 0 (MVTec 3D-AD stores them so; our NaN become 0), then the image is
+  min-max normalised per image over *all* its pixels, zeros included, and replicated to three channels. Both are
+  normalised with ImageNet's mean and standard deviation.
 * Loss: ``sum over the compared pairs and the three scales of 5 * MSE(teacher, student)`` (the reference's
   ``lam = 5``); which pairs are compared (cross- or same-modal) is :func:`.model.pairs`'.
 * Anomaly map: per pair and scale ``1 - cos(teacher, student)`` per pixel, bilinearly upsampled to the image, summed
@@ -37,11 +38,10 @@ def prepare(rgb: np.ndarray, depth: np.ndarray) -> tuple[torch.Tensor, torch.Ten
     """(N, H, W, 3) RGB in [0, 1] and (N, H, W) depth (NaN where invalid) -> two (N, 3, H, W) float tensors."""
     x = torch.as_tensor(rgb, dtype=torch.float32).permute(0, 3, 1, 2)
     d = torch.as_tensor(depth, dtype=torch.float32)
-    valid = torch.isfinite(d)
-    flat = torch.where(valid, d, torch.nan).flatten(1)
-    low, high = torch.nan_to_num(flat.nanquantile(0.0, 1), 0.0), torch.nan_to_num(flat.nanquantile(1.0, 1), 1.0)
-    d = (d - low[:, None, None]) / (high - low).clamp_min(1e-6)[:, None, None]
-    d = torch.where(valid, d, torch.zeros_like(d))[:, None].expand(-1, 3, -1, -1)
+    d = torch.nan_to_num(d, nan=0.0)  # an invalid point is 0, as in the reference's point clouds
+    flat = d.flatten(1)
+    low, high = flat.min(1).values, flat.max(1).values
+    d = ((d - low[:, None, None]) / (high - low).clamp_min(1e-6)[:, None, None])[:, None].expand(-1, 3, -1, -1)
     return (x - _MEAN) / _STD, (d - _MEAN) / _STD
 
 

@@ -1,0 +1,119 @@
+"""Paper 11's per-run metrics (per class, their mean, per defect type), the complexity counts against hand counts,
+the pretext teacher, and torchvision's ResNet state dict mapped onto the teacher."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from neurips26.ecfr.complexity import measure
+from neurips26.ecfr.evaluation import image_scores, run_metrics
+from neurips26.ecfr.metrics import aupro, image_auroc, pixel_auroc
+from neurips26.ecfr.model import Backbone, torchvision_resnet_state
+from neurips26.ecfr.teacher import pretext_batch, pretrain_teacher
+
+
+def _maps():
+    rng = np.random.default_rng(0)
+    cls = np.array(["a"] * 4 + ["b"] * 4)
+    defect = np.array(["good", "good", "hole", "stain"] * 2)
+    masks = np.zeros((8, 8, 8), dtype=bool)
+    masks[defect != "good", 2:4, 2:4] = True
+    maps = rng.random((8, 8, 8)) + 2.0 * masks
+    return maps, masks, cls, defect
+
+
+def test_run_metrics_are_per_class_their_mean_and_per_defect_against_every_normal_image():
+    maps, masks, cls, defect = _maps()
+    rows = {(r["group"], r["name"]): r for r in run_metrics(maps, masks, cls, defect)}
+    assert set(rows) == {("class", "a"), ("class", "b"), ("class", "mean"), ("defect", "hole"), ("defect", "stain")}
+    a = cls == "a"
+    assert rows[("class", "a")]["i_auroc"] == image_auroc(image_scores(maps[a]), defect[a] != "good")
+    assert rows[("class", "a")]["p_auroc"] == pixel_auroc(maps[a], masks[a])
+    assert rows[("class", "a")]["aupro"] == aupro(maps[a], masks[a])
+    for k in ("i_auroc", "p_auroc", "aupro"):
+        assert rows[("class", "mean")][k] == pytest.approx((rows[("class", "a")][k] + rows[("class", "b")][k]) / 2)
+    hole = (defect == "hole") | (defect == "good")
+    assert rows[("defect", "hole")]["i_auroc"] == image_auroc(image_scores(maps[hole]), defect[hole] != "good")
+    assert image_scores(maps).tolist() == maps.reshape(8, -1).max(1).tolist()
+
+
+def test_run_metrics_refuse_misaligned_inputs():
+    maps, masks, cls, defect = _maps()
+    with pytest.raises(ValueError, match="8 maps, 8 masks, 7 classes"):
+        run_metrics(maps, masks, cls[:7], defect)
+
+
+def test_complexity_counts_parameters_and_flops_of_a_known_network():
+    class Pair(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.frozen = nn.Conv2d(3, 4, 1, bias=False).requires_grad_(False)
+            self.trained = nn.Conv2d(3, 2, 3, padding=1, bias=False)
+
+        def forward(self, x, d):
+            return self.frozen(x), self.trained(d)
+
+    out = measure(Pair(), 8)
+    assert out["params_total_m"] * 1e6 == pytest.approx(12 + 54)
+    assert out["params_trainable_m"] * 1e6 == pytest.approx(54)
+    macs = 8 * 8 * (4 * 3) + 8 * 8 * (2 * 3 * 9)  # per output pixel: out channels x in channels x kernel
+    assert out["gmacs"] * 1e9 == pytest.approx(macs) and out["gflops"] == pytest.approx(2 * out["gmacs"])
+
+
+def test_the_pretext_batch_labels_rotations_and_pictures():
+    rng = np.random.default_rng(0)
+    flat = np.zeros((64, 64, 3), dtype=np.float32)
+    flat[:32] = 1.0  # the top half bright: its rotation is visible
+    x, picture, rotation = pretext_batch([flat], 16, 12, rng, grey=0.0)
+    assert x.shape == (12, 3, 16, 16) and (picture == 0).all() and set(rotation.tolist()) <= {0, 1, 2, 3}
+    raw = x[:, 0] * 0.229 + 0.485
+    for img, r in zip(raw, rotation.tolist()):
+        unrotated = np.rot90(img.numpy(), -r)
+        assert unrotated[0].mean() >= unrotated[-1].mean()  # bright side back on top
+
+
+def test_pretext_training_learns_and_freezes_the_teacher():
+    backbone, rows = pretrain_teacher((8, 16, 32), (1, 1, 1), 32, steps=60, batch=16, lr=3e-3, seed=0)
+    first = np.mean([r["picture_accuracy"] for r in rows[:10]])
+    last = np.mean([r["picture_accuracy"] for r in rows[-10:]])
+    assert last > first and last > 1.5 / 14  # above chance over the 14 pictures
+    assert not backbone.training and not any(p.requires_grad for p in backbone.parameters())
+
+
+def test_torchvision_resnet_state_maps_onto_the_teacher():
+    """A torchvision-named state dict of ResNet-34's layers 1-3 (built here with the same shapes) loads into the
+    teacher exactly: every key is used and every tensor lands in its place."""
+    teacher = Backbone((64, 128, 256), 0, (3, 4, 6))
+    state = {}
+    for key, value in teacher.state_dict().items():  # invert the mapping to build torchvision's names
+        state[key] = value
+    torchvision = {"conv1.weight": torch.randn(64, 3, 7, 7), "fc.weight": torch.randn(1000, 512)}
+    for name in ("weight", "bias", "running_mean", "running_var"):
+        torchvision[f"bn1.{name}"] = torch.randn(64)
+    torchvision["bn1.num_batches_tracked"] = torch.tensor(0)
+    parts = {"conv1": (0, 3), "conv2": (128, 3)}
+    for layer, (width, n) in enumerate(zip((64, 128, 256), (3, 4, 6))):
+        cin = (64, 64, 128)[layer]
+        for block in range(n):
+            p = f"layer{layer + 1}.{block}."
+            torchvision[p + "conv1.weight"] = torch.randn(width, cin if block == 0 else width, 3, 3)
+            torchvision[p + "conv2.weight"] = torch.randn(width, width, 3, 3)
+            for bn in ("bn1", "bn2"):
+                for name in ("weight", "bias", "running_mean", "running_var"):
+                    torchvision[f"{p}{bn}.{name}"] = torch.randn(width)
+                torchvision[f"{p}{bn}.num_batches_tracked"] = torch.tensor(0)
+            if block == 0 and layer > 0:
+                torchvision[p + "downsample.0.weight"] = torch.randn(width, cin, 1, 1)
+                for name in ("weight", "bias", "running_mean", "running_var"):
+                    torchvision[f"{p}downsample.1.{name}"] = torch.randn(width)
+                torchvision[f"{p}downsample.1.num_batches_tracked"] = torch.tensor(0)
+    torchvision["layer4.0.conv1.weight"] = torch.randn(512, 256, 3, 3)  # beyond layer 3: left out
+    del parts, state
+    mapped = torchvision_resnet_state(torchvision, (3, 4, 6))
+    teacher.load_state_dict(mapped)  # strict: every teacher key is given, none is unknown
+    assert torch.equal(teacher.stem[0][0].weight, torchvision["conv1.weight"])
+    assert torch.equal(teacher.stages[2][5].body[1].weight, torchvision["layer3.5.conv2.weight"])
+    assert torch.equal(teacher.stages[1][0].skip[1].running_var, torchvision["layer2.0.downsample.1.running_var"])

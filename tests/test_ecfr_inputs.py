@@ -1,0 +1,136 @@
+"""Paper 11's config, runs and jobs, and the bad inputs refused: a bad config before any job, bad data (RGB and depth
+of different sizes, a mask that does not match its image, a class without normal training images) by the data job's
+checks, with invalid (NaN) depth masked and counted."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import ROOT, expect_config_error, planned_jobs
+from neurips26.ecfr import experiment
+from neurips26.ecfr.data import check_sample, check_split, make_split
+from neurips26.ecfr.training import prepare
+
+CONFIG = yaml.safe_load((ROOT / "config/ecfr.yaml").read_text())
+
+
+def test_every_scale_of_the_config_passes_its_checks():
+    for scale in ("smoke", "quick", "paper"):
+        experiment.check_config(CONFIG[scale])
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda c: c.update(seeds=[0, 0]), "seeds repeat"),
+        (lambda c: c.update(per_class_methods=["ecfr", "ecfr"]), "per_class_methods repeat"),
+        (lambda c: c.update(methods=["ecfr", "cfm"]), "per_class_methods \\['same_modal'\\] are not among the methods"),
+        (lambda c: c["model"].update(decoder=[256, 128, 64, 32]), "must mirror teacher.widths"),
+        (lambda c: c["model"].update(heads=[3, 2, 1, 1]), "width 128 is not a multiple of its 3 heads"),
+        (lambda c: c["model"].update(agents=[5, 4, 4, 4]), "agents must be squares"),
+        (lambda c: c["datasets"]["synthetic"].update(size=48), "size 48 is not a multiple of 32"),
+        (lambda c: c["datasets"]["synthetic"].update(classes=["ring", "torus"]), "unknown classes \\['torus'\\]"),
+        (lambda c: c["datasets"]["synthetic"].update(train_per_class=0), "every class needs normal training images"),
+        (lambda c: c["comparisons"].update(primary="mvtec3d"), "comparisons.primary 'mvtec3d' is not a dataset"),
+        (lambda c: c.update(methods=["ecfr", "same_modal"]), "comparisons.mapping 'cfm' is not among the methods"),
+    ],
+)
+def test_a_bad_config_is_refused_naming_the_problem(edit, match):
+    cfg = copy.deepcopy(CONFIG["quick"])
+    edit(cfg)
+    with pytest.raises(ValueError, match=match):
+        experiment.check_config(cfg)
+
+
+def test_the_runs_are_every_method_in_both_settings_and_seed():
+    quick = CONFIG["quick"]
+    runs = experiment.runs(quick)
+    per_seed = len(quick["methods"]) + len(quick["per_class_methods"])
+    assert len(runs) == per_seed * len(quick["seeds"])
+    assert ("synthetic", "ecfr", "per_class", 2) in runs and ("synthetic", "cfm", "per_class", 0) not in runs
+
+
+def test_a_per_class_model_takes_its_share_of_the_steps():
+    assert experiment.class_steps(200, 12, 60) == 40
+    assert experiment.class_steps(10, 1, 60) == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [("size", 40, "dataset synthetic: size 40 is not a multiple of 32"),
+     ("train_per_class", 0, "every class needs normal training images")],
+)  # fmt: skip
+def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy, key, value, message):
+    path = workflow_copy / "config/ecfr.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    cfg["smoke"]["datasets"]["synthetic"][key] = value
+    path.write_text(yaml.safe_dump(cfg))
+    target = "results/smoke/ecfr/report.md"
+    expect_config_error(workflow_copy, target, must_contain=("config/ecfr.yaml", "smoke", message))
+
+
+def test_the_smoke_dag_trains_every_run_once_and_evaluates_once_per_dataset(workflow_copy):
+    jobs = planned_jobs(workflow_copy, "results/smoke/ecfr/report.md", config=("scale=smoke",))
+    smoke = CONFIG["smoke"]
+    assert jobs["ecfr_train"] == len(experiment.runs(smoke)) == 5 * len(smoke["seeds"])
+    assert jobs["ecfr_evaluate"] == jobs["ecfr_data"] == len(smoke["datasets"])
+    assert jobs["ecfr_teacher"] == jobs["ecfr_complexity"] == 1
+
+
+def _split(**kwargs):
+    return make_split(["ring", "dome"], 2, 1, ["hole", "contamination"], 64, 0.0, seed=0)
+
+
+def test_rgb_and_depth_of_different_sizes_are_refused():
+    split = _split()
+    with pytest.raises(ValueError, match=r"RGB \(64, 64\) and depth \(64, 48\) differ in size \(test image 0\)"):
+        check_sample(split["rgb"][0], split["depth"][0][:, :48], None, "test image 0")
+    split["depth"] = split["depth"][:, :, :48]
+    with pytest.raises(ValueError, match="differ in size"):
+        check_split(split, "test", train=False)
+
+
+def test_a_mask_that_does_not_match_its_image_is_refused():
+    split = _split()
+    with pytest.raises(ValueError, match=r"mask \(32, 32\) does not match the image \(64, 64\)"):
+        check_sample(split["rgb"][0], split["depth"][0], split["mask"][0][:32, :32])
+    with pytest.raises(ValueError, match="mask is not binary"):
+        check_sample(split["rgb"][2], split["depth"][2], split["mask"][2].astype(float) * 0.5)  # a hole's mask
+    split["mask"] = split["mask"][:-1]
+    with pytest.raises(ValueError, match="8 RGB images against 7 entries of mask"):
+        check_split(split, "test", train=False)
+
+
+def test_a_test_split_needs_normal_and_defective_images_and_a_train_split_only_normals():
+    split = _split()
+    with pytest.raises(ValueError, match="the training split holds 4 defective images"):
+        check_split(split, "train", train=True)
+    normal = {k: v[split["defect"] == "good"] for k, v in split.items()}
+    with pytest.raises(ValueError, match="needs normal and defective images, got 0 of 4 defective"):
+        check_split(normal, "test", train=False)
+
+
+def test_a_class_without_normal_training_images_is_refused_by_the_fit():
+    cfg = {k: CONFIG["smoke"][k] for k in ("teacher", "model", "cfm", "train")}
+    split = make_split(["ring"], 2, 0, [], 64, 0.0, seed=0)
+    rgb, depth = prepare(split["rgb"] / 255, split["depth"])
+    with pytest.raises(ValueError, match="no per-class model for test classes \\['dome'\\]"):
+        states, _ = experiment.fit_run("ecfr", "per_class", 0, rgb, depth, split["cls"], cfg, None)
+        experiment.score_run("ecfr", states, rgb, depth, np.array(["ring", "dome"]), cfg, None, 1.0)
+
+
+def test_invalid_depth_is_counted_and_masked_to_zero_before_normalisation():
+    split = make_split(["ring"], 3, 0, [], 64, 0.05, seed=0)
+    invalid = check_split(split, "train", train=True)
+    assert invalid == int(np.isnan(split["depth"]).sum()) and 0.03 < invalid / split["depth"].size < 0.07
+    _, depth = prepare(split["rgb"] / 255, split["depth"])
+    assert np.isfinite(depth.numpy()).all()
+    raw = depth[:, 0].numpy() * 0.229 + 0.485
+    z = np.nan_to_num(split["depth"], nan=0.0)
+    zero = (0 - z.min((1, 2))) / (z.max((1, 2)) - z.min((1, 2)))  # where 0 lands after each image's min-max
+    for i in range(3):
+        assert np.allclose(raw[i][np.isnan(split["depth"][i])], zero[i], atol=1e-5)
