@@ -69,3 +69,31 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path, monkeypatch):
     for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
     assert rows == whole_rows
+
+
+def test_a_per_class_run_killed_in_its_second_class_resumes_to_the_same_models(tmp_path, monkeypatch):
+    """The first class's model restores from its last checkpoint and finishes; the second resumes where it died."""
+    from neurips26.ecfr.experiment import fit_run
+
+    rgb, depth, _ = _batch(n=8)
+    x, d = prepare(rgb, depth)
+    classes = np.array(["ring", "dome"] * 4)
+    cfg = {"teacher": {"widths": [8, 16, 32], "blocks": [1, 1, 1]}, "cfm": {"hidden": 8, "lr": 1e-3},
+           "model": {"decoder": [64, 32, 16, 8], "depths": [2, 2, 2, 2], "heads": [2, 2, 1, 1], "agents": [4, 4, 4, 4],
+                     "bottleneck_blocks": 1},
+           "train": {"steps": 16, "batch": 4, "lr": 5e-3, "weight_decay": 1e-4, "decay_at": 0.8}}  # fmt: skip
+    whole, whole_rows = fit_run("ecfr", "per_class", 0, x, d, classes, cfg, None)
+
+    def settings(group):
+        return loop.LoopSettings(checkpoint=tmp_path / f"ckpt.{group}", fingerprint="x", every_steps=3)
+
+    crash_after_step(monkeypatch, 12)  # 8 steps of ring, then the job dies after step 4 of dome
+    with pytest.raises(KeyboardInterrupt):
+        fit_run("ecfr", "per_class", 0, x, d, classes, cfg, None, settings)
+    monkeypatch.undo()
+    assert (tmp_path / "ckpt.ring").exists() and (tmp_path / "ckpt.dome").exists()
+    resumed, rows = fit_run("ecfr", "per_class", 0, x, d, classes, cfg, None, settings)
+    assert list(resumed) == ["ring", "dome"] and rows == whole_rows
+    for group in whole:
+        for key, value in whole[group].items():
+            torch.testing.assert_close(value, resumed[group][key], rtol=0, atol=0)
