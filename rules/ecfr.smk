@@ -13,15 +13,16 @@ rule ecfr_data:
     input:
         unpack(ec_data_inputs),
     output:
-        train=f"{EC}/data/{{dataset}}/train.npz",
-        test=f"{EC}/data/{{dataset}}/test.npz",
-        summary=f"{EC}/data/{{dataset}}/summary.parquet",
+        train=f"{EC}/data/{{dataset}}/{{draw}}/train.npz",
+        test=f"{EC}/data/{{dataset}}/{{draw}}/test.npz",
+        summary=f"{EC}/data/{{dataset}}/{{draw}}/summary.parquet",
     log:
-        f"{EC_LOG}/data/{{dataset}}.log",
+        f"{EC_LOG}/data/{{dataset}}/{{draw}}.log",
     benchmark:
-        f"{EC_BENCH}/data/{{dataset}}.tsv"
+        f"{EC_BENCH}/data/{{dataset}}/{{draw}}.tsv"
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
+        draw=r"s\d+|fixed",
     conda:
         "../envs/data.yaml"
     resources:
@@ -78,17 +79,17 @@ rule ecfr_train:
         mem_mb=lambda wc: 24000 if wc.scale == "paper" else 2000,
         runtime=lambda wc: 2880 if wc.scale == "paper" else 30,
     params:
-        teacher=paper_params("ecfr", "teacher"),
-        model=paper_params("ecfr", "model"),
-        cfm=paper_params("ecfr", "cfm"),
-        train=paper_params("ecfr", "train"),
+        teacher=ec_teacher_shape,
+        model=ec_run_model,
+        cfm=ec_run_cfm,
+        train=ec_run_train,
     script:
         "../scripts/ecfr/train.py"
 
 
 rule ecfr_evaluate:
     input:
-        unpack(ec_data),
+        tests=ec_test_sets,
         teacher=f"{EC}/teacher.pt",
         models=ec_models,
     output:
@@ -108,7 +109,7 @@ rule ecfr_evaluate:
         runtime=lambda wc: 240 if wc.scale == "paper" else 20,
     params:
         runs=ec_runs_of,
-        teacher=paper_params("ecfr", "teacher"),
+        teacher=ec_teacher_shape,
         model=paper_params("ecfr", "model"),
         cfm=paper_params("ecfr", "cfm"),
         evaluate=paper_params("ecfr", "evaluate"),
@@ -130,10 +131,10 @@ rule ecfr_complexity:
         mem_mb=4000,
         runtime=10,
     params:
-        teacher=paper_params("ecfr", "teacher"),
+        teacher=ec_teacher_shape,
         model=paper_params("ecfr", "model"),
         cfm=paper_params("ecfr", "cfm"),
-        datasets=paper_params("ecfr", "datasets"),
+        size=ec_largest_size,
         methods=paper_params("ecfr", "methods"),
         paper=ec_paper_configuration,
     script:
@@ -178,7 +179,7 @@ rule ecfr_claims:
         mem_mb=1000,
         runtime=10,
     params:
-        comparisons=ec_comparisons,
+        comparisons=paper_params("ecfr", "comparisons"),
     script:
         "../scripts/ecfr/claims.py"
 
@@ -249,6 +250,5 @@ rule ecfr_report:
         train=paper_params("ecfr", "train"),
         evaluate=paper_params("ecfr", "evaluate"),
         seeds=paper_params("ecfr", "seeds"),
-        comparisons=paper_params("ecfr", "comparisons"),
     script:
         "../scripts/ecfr/report.py"

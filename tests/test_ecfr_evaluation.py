@@ -117,3 +117,15 @@ def test_torchvision_resnet_state_maps_onto_the_teacher():
     assert torch.equal(teacher.stem[0][0].weight, torchvision["conv1.weight"])
     assert torch.equal(teacher.stages[2][5].body[1].weight, torchvision["layer3.5.conv2.weight"])
     assert torch.equal(teacher.stages[1][0].skip[1].running_var, torchvision["layer2.0.downsample.1.running_var"])
+
+
+def test_the_published_cfm_counts_as_its_backbones_are_published():
+    """DINO's ViT-B/8 has 85.8 M parameters (Caron et al. 2021, Table 1); Point-MAE's encoder about 22 M."""
+    from neurips26.ecfr.published import PublishedCFM
+
+    net = PublishedCFM()
+    count = lambda m: sum(p.numel() for p in m.parameters()) / 1e6  # noqa: E731
+    assert 85.7 < count(net.rgb) < 85.9 and 21 < count(net.points) < 23
+    hidden = (768 + 1152) // 2
+    mlp = 768 * hidden + hidden + hidden * hidden + hidden + hidden * 1152 + 1152
+    assert count(net.rgb_to_points) * 1e6 == mlp

@@ -12,7 +12,7 @@ import yaml
 
 from conftest import ROOT, expect_config_error, planned_jobs
 from neurips26.ecfr import experiment
-from neurips26.ecfr.data import check_sample, check_split, make_split
+from neurips26.ecfr.data import check_classes, check_sample, check_split, make_split
 from neurips26.ecfr.training import prepare
 
 CONFIG = yaml.safe_load((ROOT / "config/ecfr.yaml").read_text())
@@ -37,6 +37,8 @@ def test_every_scale_of_the_config_passes_its_checks():
         (lambda c: c["datasets"]["synthetic"].update(train_per_class=0), "every class needs normal training images"),
         (lambda c: c["comparisons"].update(primary="mvtec3d"), "comparisons.primary 'mvtec3d' is not a dataset"),
         (lambda c: c.update(methods=["ecfr", "same_modal"]), "comparisons.mapping 'cfm' is not among the methods"),
+        (lambda c: c["comparisons"].update(single_modality={"bump_depth": "depth"}), "must name the primary synthetic"),
+        (lambda c: c["datasets"]["synthetic"].update(defects=["crack", "hole"]), "must name the primary synthetic"),
     ],
 )
 def test_a_bad_config_is_refused_naming_the_problem(edit, match):
@@ -55,7 +57,8 @@ def test_the_runs_are_every_method_in_both_settings_and_seed():
 
 
 def test_a_per_class_model_takes_its_share_of_the_steps():
-    assert experiment.class_steps(200, 12, 60) == 40
+    assert experiment.class_steps(CONFIG["quick"]["train"]["steps"], 12, 60) == CONFIG["quick"]["train"]["steps"] // 5
+    assert experiment.class_steps(150, 12, 60) == 30 and experiment.class_steps(150, 10, 60) == 25
     assert experiment.class_steps(10, 1, 60) == 1
 
 
@@ -114,13 +117,36 @@ def test_a_test_split_needs_normal_and_defective_images_and_a_train_split_only_n
         check_split(normal, "test", train=False)
 
 
-def test_a_class_without_normal_training_images_is_refused_by_the_fit():
+def test_a_class_without_normal_training_images_is_refused_before_training():
+    train = make_split(["ring"], 2, 0, [], 64, 0.0, seed=0)
+    test = make_split(["ring", "dome"], 1, 1, ["hole"], 64, 0.0, seed=1)
+    with pytest.raises(ValueError, match="synthetic: classes \\['dome'\\] have no normal training images"):
+        check_classes(train, test, "synthetic")
+    check_classes(test, train, "synthetic")  # every training class may be tested or not
+
+
+def test_scoring_refuses_a_class_without_its_model_and_a_model_that_does_not_match_its_network():
     cfg = {k: CONFIG["smoke"][k] for k in ("teacher", "model", "cfm", "train")}
     split = make_split(["ring"], 2, 0, [], 64, 0.0, seed=0)
     rgb, depth = prepare(split["rgb"] / 255, split["depth"])
+    states, _ = experiment.fit_run("ecfr", "per_class", 0, rgb, depth, split["cls"], cfg, None)
     with pytest.raises(ValueError, match="no per-class model for test classes \\['dome'\\]"):
-        states, _ = experiment.fit_run("ecfr", "per_class", 0, rgb, depth, split["cls"], cfg, None)
         experiment.score_run("ecfr", states, rgb, depth, np.array(["ring", "dome"]), cfg, None, 1.0)
+    renamed = {"ring": {k.replace("decoder.", "dec."): v for k, v in states["ring"].items()}}
+    with pytest.raises(ValueError, match="the ecfr model of 'ring' does not match its network"):
+        experiment.score_run("ecfr", renamed, rgb, depth, split["cls"], cfg, None, 1.0)
+
+
+def test_masks_must_agree_with_the_labels():
+    split = _split()
+    empty = dict(split, mask=split["mask"].copy())
+    empty["mask"][2] = False  # a hole without its mask
+    with pytest.raises(ValueError, match="1 defective image with an empty mask\\(s\\), first image 2"):
+        check_split(empty, "test", train=False)
+    marked = dict(split, mask=split["mask"].copy())
+    marked["mask"][0, 5, 5] = True  # a normal image with a marked pixel
+    with pytest.raises(ValueError, match="1 normal image with a marked mask\\(s\\), first image 0"):
+        check_split(marked, "test", train=False)
 
 
 def test_invalid_depth_is_counted_and_masked_to_zero_before_normalisation():

@@ -80,7 +80,7 @@ def test_a_per_class_run_killed_in_its_second_class_resumes_to_the_same_models(t
     classes = np.array(["ring", "dome"] * 4)
     cfg = {"teacher": {"widths": [8, 16, 32], "blocks": [1, 1, 1]}, "cfm": {"hidden": 8, "lr": 1e-3},
            "model": {"decoder": [64, 32, 16, 8], "depths": [2, 2, 2, 2], "heads": [2, 2, 1, 1], "agents": [4, 4, 4, 4],
-                     "bottleneck_blocks": 1},
+                     "bottleneck_blocks": 1, "drop_path": 0.2},
            "train": {"steps": 16, "batch": 4, "lr": 5e-3, "weight_decay": 1e-4, "decay_at": 0.8}}  # fmt: skip
     whole, whole_rows = fit_run("ecfr", "per_class", 0, x, d, classes, cfg, None)
 
@@ -97,3 +97,48 @@ def test_a_per_class_run_killed_in_its_second_class_resumes_to_the_same_models(t
     for group in whole:
         for key, value in whole[group].items():
             torch.testing.assert_close(value, resumed[group][key], rtol=0, atol=0)
+
+
+class _Fixed(torch.nn.Module):
+    """A stand-in model whose teacher and student features are constant vectors per scale and stream."""
+
+    def __init__(self, t_rgb, t_depth, s_rgb, s_depth):
+        super().__init__()
+        self.feats = [t_rgb, t_depth, s_rgb, s_depth]
+
+    def forward(self, rgb, depth):
+        n = len(rgb)
+        return [[torch.tensor(v, dtype=torch.float32).view(1, -1, 1, 1).expand(n, -1, side, side) for v, side in
+                 zip(vectors, (4, 2))] for vectors in self.feats]  # fmt: skip
+
+
+def test_the_map_sums_one_minus_cosine_over_scales_of_the_compared_pairs():
+    """Cross-modal: the depth stream against the RGB teacher and the RGB stream against the depth teacher; same-modal:
+    each stream against its own teacher; per pair and scale 1 - cos, upsampled and summed (hand-computed values)."""
+    t_rgb, t_depth = [[1, 0], [1, 0]], [[0, 1], [0, 1]]
+    s_rgb, s_depth = [[1, 0], [1, 1]], [[0, 1], [1, 0]]
+    model = _Fixed(t_rgb, t_depth, s_rgb, s_depth)
+    x = torch.zeros(2, 3, 8, 8)
+    # cross: (t_rgb, s_depth): 1 - cos([1,0],[0,1]) = 1 and 1 - cos([1,0],[1,0]) = 0;
+    #        (t_depth, s_rgb): 1 - cos([0,1],[1,0]) = 1 and 1 - cos([0,1],[1,1]) = 1 - 1/sqrt(2)
+    cross = anomaly_maps(model, x, x, cross=True, sigma=0.0)
+    assert cross.shape == (2, 8, 8) and np.allclose(cross, 1 + 0 + 1 + (1 - 2**-0.5), atol=1e-6)
+    # same: (t_rgb, s_rgb): 0 and 1 - 1/sqrt(2); (t_depth, s_depth): 0 and 1
+    same = anomaly_maps(model, x, x, cross=False, sigma=0.0)
+    assert np.allclose(same, 0 + (1 - 2**-0.5) + 0 + 1, atol=1e-6)
+
+
+def test_stochastic_depth_drops_whole_samples_in_training_only_and_deepest_stages_most():
+    from neurips26.ecfr.model import drop_path
+
+    x = torch.ones(4000, 3)
+    torch.manual_seed(0)
+    out = drop_path(x, 0.25, training=True)
+    kept = out[:, 0] > 0
+    assert torch.all((out == 0) | torch.isclose(out, torch.tensor(1 / 0.75))) and torch.all(out == out[:, :1])
+    assert abs(kept.float().mean().item() - 0.75) < 0.03
+    assert torch.equal(drop_path(x, 0.25, training=False), x)
+    model = ECFR(TINY)
+    rates = [model.decoder.rgb[i].blocks[0].drop for i in range(4)]
+    assert rates[0][0] == pytest.approx(0.2) and rates[-1][-1] == 0.0  # linspace(0, 0.2) reversed
+    assert all(a >= b for stage in rates for a, b in zip(stage, stage[1:]))

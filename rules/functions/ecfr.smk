@@ -56,13 +56,31 @@ def ec_teacher_inputs(wildcards):
     return {}
 
 
+def ec_draw(dataset: dict, seed) -> str:
+    """Which draw of a dataset a seed's runs use: the synthetic set is drawn anew per seed (data_seed + seed), so
+    that the seed spread covers the data; a real dataset is one fixed set."""
+    return f"s{seed}" if dataset["source"] == "synthetic" else "fixed"
+
+
 def ec_data(wildcards):
+    draw = ec_draw(ec_dataset(wildcards), wildcards.seed)
     return {
-        split: f"{EC}/data/{wildcards.dataset}/{split}.npz".format(
+        split: f"{EC}/data/{wildcards.dataset}/{draw}/{split}.npz".format(
             scale=wildcards.scale
         )
         for split in ("train", "test")
     }
+
+
+def ec_test_sets(wildcards):
+    """The test set of each run of a dataset, in the order of the models' input."""
+    dataset = ec_dataset(wildcards)
+    return [
+        f"{EC}/data/{wildcards.dataset}/{ec_draw(dataset, s)}/test.npz".format(
+            scale=wildcards.scale
+        )
+        for _, _, s in ec_runs_of(wildcards)
+    ]
 
 
 @reads("ecfr", ("datasets",))
@@ -103,10 +121,15 @@ def ec_all_tables(wildcards):
             )
             for d, m, setting, s in ecfr_experiment.runs(cfg)
         ],
-        "data_summaries": [
-            f"{EC}/data/{d}/summary.parquet".format(scale=wildcards.scale)
-            for d in cfg["datasets"]
-        ],
+        "data_summaries": sorted(
+            {
+                f"{EC}/data/{d}/{ec_draw(spec, s)}/summary.parquet".format(
+                    scale=wildcards.scale
+                )
+                for d, spec in cfg["datasets"].items()
+                for s in cfg["seeds"]
+            }
+        ),
     }
 
 
@@ -118,14 +141,38 @@ def ec_examples(wildcards):
     ]
 
 
-@reads("ecfr", ("comparisons",), ("methods",), ("per_class_methods",))
-def ec_comparisons(wildcards):
-    cfg = ec_config(wildcards)
-    return {
-        **cfg["comparisons"],
-        "methods": cfg["methods"],
-        "per_class_methods": cfg["per_class_methods"],
-    }
+@reads("ecfr", ("teacher", "widths"), ("teacher", "blocks"))
+def ec_teacher_shape(wildcards):
+    """What the student jobs read of the teacher block: its architecture (its weights come as a file)."""
+    teacher = ec_config(wildcards)["teacher"]
+    return {"widths": teacher["widths"], "blocks": teacher["blocks"]}
+
+
+@reads("ecfr", ("model",))
+def ec_run_model(wildcards):
+    """The reconstruction network's block, for an ecfr or same_modal run; nothing for a CFM run."""
+    return {} if wildcards.method == "cfm" else ec_config(wildcards)["model"]
+
+
+@reads("ecfr", ("cfm",))
+def ec_run_cfm(wildcards):
+    """The CFM block, for a CFM run only."""
+    return ec_config(wildcards)["cfm"] if wildcards.method == "cfm" else {}
+
+
+@reads("ecfr", ("train",))
+def ec_run_train(wildcards):
+    """The train block; a CFM run reads its steps and batch only (its optimiser is CFM's Adam, cfm.lr)."""
+    train = ec_config(wildcards)["train"]
+    if wildcards.method == "cfm":
+        return {"steps": train["steps"], "batch": train["batch"]}
+    return train
+
+
+@reads("ecfr", ("datasets",))
+def ec_largest_size(wildcards):
+    """The image size the complexity job measures this scale's networks at: the largest of the datasets'."""
+    return max(d["size"] for d in ec_config(wildcards)["datasets"].values())
 
 
 def ec_paper_configuration(wildcards):

@@ -26,10 +26,10 @@ stamp = fingerprint(dict(snakemake.params), list(snakemake.input))
 
 
 def checkpoint(group):
-    """One checkpoint per fitted model; every tenth of the unified run's steps, and at most every 10 steps (a
-    per-class model is small: a checkpoint per step would cost more than the steps)."""
+    """One checkpoint per fitted model, every tenth of the *unified* run's steps (a per-class model's own tenth
+    would be a checkpoint every step or two)."""
     return loop.LoopSettings(checkpoint=base.with_name(f"{base.name}.{group}"), fingerprint=stamp,
-                             every_steps=max(10, p.train["steps"] // 10),
+                             every_steps=max(1, p.train["steps"] // 10),
                              name=f"train {w.dataset} {w.method} {w.setting} seed {seed} {group}")  # fmt: skip
 
 

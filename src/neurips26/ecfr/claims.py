@@ -20,12 +20,11 @@ import pandas as pd
 
 from neurips26.common.claims import Measured, measured_from_spread, t_interval
 
-from .names import MODALITY_OF
-
 __all__ = ["PAPER_GMACS", "PAPER_PARAMS_M", "measure_claims", "run_values"]
 
 PAPER_PARAMS_M = 44.627  # Table 2: parameters, frozen ResNet-34 included
 PAPER_GMACS = 15.762  # Table 2: "GFLOPs" from fvcore, which counts a multiply-add once
+PUBLISHED_CFM = "cfm_published"  # the complexity table's row of CFM as published (DINO ViT-B/8 + Point-MAE)
 
 
 class Incomplete(ValueError):
@@ -65,10 +64,13 @@ def _difference(claim_id, metrics, dataset, a, b, setting, column, note) -> Meas
     return measured_from_spread(claim_id, t_interval(diff), f"{dataset}: {note}")
 
 
-def _single_modality(metrics: pd.DataFrame, dataset: str, method: str) -> Measured:
-    """C4: the smallest over the defects visible in one modality only of the method's unified I-AUROC on them, its
-    interval the smallest of the defects' interval ends."""
-    defects = [d for d, m in MODALITY_OF.items() if m != "both"]
+def _single_modality(metrics: pd.DataFrame, dataset: str, method: str, modality_of: dict[str, str]) -> Measured:
+    """C4: the smallest over the defects visible in one modality only (``modality_of``, the config's
+    comparisons.single_modality: a dataset's own labelling) of the method's unified I-AUROC on them, its interval the
+    smallest of the defects' interval ends; inconclusive where the dataset labels none."""
+    defects = list(modality_of)
+    if not defects:
+        return Measured("C4", math.nan, 0, note=f"{dataset}: no defect type is labelled as visible in one modality")
     present = set(metrics.loc[(metrics["dataset"] == dataset) & (metrics["group"] == "defect"), "name"])
     missing = [d for d in defects if d not in present]
     if missing:
@@ -83,7 +85,7 @@ def _single_modality(metrics: pd.DataFrame, dataset: str, method: str) -> Measur
     worst = min(spreads, key=lambda d: spreads[d].mean)
     runs = min(s.runs for s in spreads.values())
     note = f"{dataset}: I-AUROC of {method} (unified) on " + "; ".join(
-        f"{d} ({MODALITY_OF[d]} only) {s.text()}" for d, s in spreads.items()
+        f"{d} ({modality_of[d]} only) {s.text()}" for d, s in spreads.items()
     )
     if runs < 2:
         return Measured("C4", spreads[worst].mean, runs, note=note)
@@ -116,7 +118,8 @@ def _ratio(claim_id: str, complexity: pd.DataFrame, a: str, b: str, column: str,
     ra, rb = _paper_row(complexity, a), _paper_row(complexity, b)
     if ra is None or rb is None or not (np.isfinite(ra[column]) and np.isfinite(rb[column])) or rb[column] <= 0:
         return Measured(claim_id, math.nan, 0, note=f"no paper-configuration {column} of {a} and {b}")
-    note = f"paper configuration at 256 px: {what} {a} {ra[column]:.4g}, {b} {rb[column]:.4g}"
+    sizes = f"{a} {ra[column]:.4g} ({ra['size']} px), {b} {rb[column]:.4g} ({rb['size']} px)"
+    note = f"paper configurations: {what} {sizes}"
     return Measured(claim_id, float(ra[column] / rb[column]), 1, note=note)
 
 
@@ -155,10 +158,10 @@ def measure_claims(metrics: pd.DataFrame, complexity: pd.DataFrame, traces: pd.D
                     f"class-mean AUPRO of {proposed} minus {same} (unified), paired by seed"),
         _difference("C3", metrics, primary, proposed, mapping, "unified", "i_auroc",
                     f"class-mean I-AUROC of {proposed} minus {mapping} (unified), paired by seed"),
-        _single_modality(metrics, primary, proposed),
+        _single_modality(metrics, primary, proposed, comp["single_modality"]),
         _setting_gap(metrics, primary, proposed, same),
-        _ratio("C6", complexity, proposed, mapping, "params_total_m", "parameters (M, frozen teacher included):"),
-        _ratio("C7", complexity, proposed, mapping, "gmacs", "GMACs (fvcore's 'GFLOPs'):"),
+        _ratio("C6", complexity, proposed, PUBLISHED_CFM, "params_total_m", "parameters (M, backbones included):"),
+        _ratio("C7", complexity, proposed, PUBLISHED_CFM, "gmacs", "GMACs (fvcore's 'GFLOPs'):"),
         _relative("K1", complexity, proposed, "params_total_m", PAPER_PARAMS_M),
         _relative("K2", complexity, proposed, "gmacs", PAPER_GMACS),
         _training(traces),

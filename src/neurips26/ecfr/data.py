@@ -28,7 +28,8 @@ from .names import MODALITY_OF
 from .names import SYNTHETIC_CLASSES as CLASSES
 from .names import SYNTHETIC_DEFECTS as DEFECTS
 
-__all__ = ["CLASSES", "DEFECTS", "MODALITY_OF", "Sample", "check_sample", "check_split", "make_sample", "make_split"]
+__all__ = ["CLASSES", "DEFECTS", "MODALITY_OF", "Sample", "check_classes", "check_sample", "check_split", "make_sample",
+           "make_split"]  # fmt: skip
 _PALETTE = {  # class colour (RGB in [0, 1]) and texture
     "ring": ((0.75, 0.55, 0.30), "brick"),
     "cookie": ((0.85, 0.70, 0.45), "gravel"),
@@ -238,6 +239,11 @@ def check_split(split: dict[str, np.ndarray], name: str, train: bool) -> int:
     invalid = sum(check_sample(split["rgb"][i], split["depth"][i], split["mask"][i], f"{name} image {i}")
                   for i in range(n))  # fmt: skip
     labels = split["defect"] != "good"
+    marked = split["mask"].reshape(n, -1).any(1)
+    for what, bad in (("defective image with an empty mask", labels & ~marked),
+                      ("normal image with a marked mask", ~labels & marked)):  # fmt: skip
+        if bad.any():
+            raise ValueError(f"{name}: {int(bad.sum())} {what}(s), first image {int(np.flatnonzero(bad)[0])}")
     if train and labels.any():
         raise ValueError(f"{name}: the training split holds {int(labels.sum())} defective images; train on normals")
     if not train and (labels.all() or not labels.any()):
@@ -245,3 +251,10 @@ def check_split(split: dict[str, np.ndarray], name: str, train: bool) -> int:
             f"{name}: the test split needs normal and defective images, got {int(labels.sum())} of {n} defective"
         )
     return invalid
+
+
+def check_classes(train: dict[str, np.ndarray], test: dict[str, np.ndarray], name: str) -> None:
+    """Refuses a test class without normal training images (no model could learn it, unified or per class)."""
+    missing = sorted(set(test["cls"].tolist()) - set(train["cls"].tolist()))
+    if missing:
+        raise ValueError(f"{name}: classes {missing} have no normal training images")

@@ -72,6 +72,14 @@ def check_config(cfg: dict) -> None:
     comp = cfg["comparisons"]
     if comp["primary"] not in cfg["datasets"]:
         raise ValueError(f"comparisons.primary {comp['primary']!r} is not a dataset: {sorted(cfg['datasets'])}")
+    primary = cfg["datasets"][comp["primary"]]
+    if primary["source"] == "synthetic":
+        from .names import MODALITY_OF
+
+        expected = {d: MODALITY_OF[d] for d in primary["defects"] if MODALITY_OF[d] != "both"}
+        if comp["single_modality"] != expected:
+            raise ValueError(f"comparisons.single_modality {comp['single_modality']} must name the primary synthetic "
+                             f"set's defects visible in one modality: {expected}")  # fmt: skip
     for key in ("proposed", "same_modal", "mapping"):
         if comp[key] not in cfg["methods"]:
             raise ValueError(f"comparisons.{key} {comp[key]!r} is not among the methods {cfg['methods']}")
@@ -83,7 +91,8 @@ def model_config(method: str, teacher: dict, model: dict, size: int, seed: int):
     return ECFRConfig(
         backbone=tuple(teacher["widths"]), backbone_blocks=tuple(teacher["blocks"]), decoder=tuple(model["decoder"]),
         depths=tuple(model["depths"]), heads=tuple(model["heads"]), agents=tuple(model["agents"]),
-        bottleneck_blocks=model["bottleneck_blocks"], image_size=size, cross=method != "same_modal", seed=seed,
+        bottleneck_blocks=model["bottleneck_blocks"], drop_path=model["drop_path"], image_size=size,
+        cross=method != "same_modal", seed=seed,
     )  # fmt: skip
 
 
@@ -155,7 +164,11 @@ def score_run(method: str, states: dict, rgb, depth, classes: np.ndarray, cfg: d
         if len(idx) == 0:
             continue
         net = build_model(method, cfg["teacher"], cfg["model"], cfg["cfm"], size, 0, teacher_state)
-        net.load_state_dict(state, strict=False)
+        result = net.load_state_dict(state, strict=False)  # the saved states leave out the frozen teacher
+        untrained = [k for k in result.missing_keys if not k.startswith("teacher.")]
+        if untrained or result.unexpected_keys:
+            raise ValueError(f"the {method} model of {group!r} does not match its network: missing {untrained}, "
+                             f"unexpected {result.unexpected_keys}")  # fmt: skip
         if method == CFM:
             maps[idx] = cfm_training.cfm_maps(net, rgb[idx], depth[idx], sigma)
         else:

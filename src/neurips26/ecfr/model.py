@@ -48,6 +48,7 @@ class ECFRConfig:
     heads: tuple[int, int, int, int] = (8, 4, 2, 1)
     agents: tuple[int, int, int, int] = (49, 49, 16, 9)
     bottleneck_blocks: int = 3
+    drop_path: float = 0.2  # the decoder's stochastic-depth rate (the reference's drop_path_rate)
     image_size: int = 256
     cross: bool = True
     seed: int = 0
@@ -222,9 +223,20 @@ class AFIR(nn.Module):
         return new_rgb.permute(0, 2, 3, 1), new_depth.permute(0, 2, 3, 1)
 
 
+def drop_path(x: torch.Tensor, rate: float, training: bool) -> torch.Tensor:
+    """Stochastic depth (timm's ``drop_path``): each sample's branch is dropped with probability ``rate`` in
+    training and the kept ones scaled by ``1 / (1 - rate)``; the identity in evaluation."""
+    if not training or rate == 0.0:
+        return x
+    keep = 1.0 - rate
+    mask = x.new_empty((x.shape[0],) + (1,) * (x.ndim - 1)).bernoulli_(keep)
+    return x * mask / keep
+
+
 class HAC(nn.Module):
-    def __init__(self, dim: int, heads: int, agents: int, attention_blocks: int):
+    def __init__(self, dim: int, heads: int, agents: int, attention_blocks: int, drop: tuple[float, ...] = ()):
         super().__init__()
+        self.drop = tuple(drop) or (0.0,) * attention_blocks  # stochastic depth of each attention sub-block
         self.norms = nn.ModuleList(nn.LayerNorm(dim, eps=1e-6) for _ in range(attention_blocks))
         self.attention = nn.ModuleList(AgentAttention(dim, heads, agents) for _ in range(attention_blocks))
 
@@ -242,16 +254,16 @@ class HAC(nn.Module):
         out = x
         for i, (norm, attn) in enumerate(zip(self.norms, self.attention)):
             keys = norm(cross) if i == 0 else norm(out)
-            out = out + attn(norm(out), keys)
+            out = out + drop_path(attn(norm(out), keys), self.drop[i], self.training)
         maps = x.permute(0, 3, 1, 2)
         fused = self.fuse(torch.cat([out.permute(0, 3, 1, 2), self.conv5(maps), self.conv7(maps)], 1))
         return fused.permute(0, 2, 3, 1) + x
 
 
 class _Stage(nn.Module):
-    def __init__(self, dim: int, depth: int, heads: int, agents: int):
+    def __init__(self, dim: int, depth: int, heads: int, agents: int, drop: tuple[float, ...]):
         super().__init__()
-        self.blocks = nn.ModuleList(HAC(dim, heads, agents, depth) for _ in range(max(1, depth // 2)))
+        self.blocks = nn.ModuleList(HAC(dim, heads, agents, depth, drop) for _ in range(max(1, depth // 2)))
 
     def forward(self, x, cross):
         for i, block in enumerate(self.blocks):
@@ -280,8 +292,14 @@ class Decoder(nn.Module):
         for a, b in zip(dims, dims[1:]):
             if a != 2 * b:
                 raise ValueError(f"decoder widths must halve from stage to stage, got {dims}")
-        self.rgb = nn.ModuleList(_Stage(d, n, h, a) for d, n, h, a in zip(dims, cfg.depths, cfg.heads, cfg.agents))
-        self.depth = nn.ModuleList(_Stage(d, n, h, a) for d, n, h, a in zip(dims, cfg.depths, cfg.heads, cfg.agents))
+        # stochastic depth as the reference's decoder: linspace(0, rate) over all stages' depths, reversed (the
+        # deepest, coarsest stage drops most), each stage's share given to the attention sub-blocks of its HACs
+        rates = torch.linspace(0, cfg.drop_path, sum(cfg.depths)).tolist()[::-1]
+        starts = [sum(cfg.depths[:i]) for i in range(len(dims))]
+        drops = [tuple(rates[s : s + n]) for s, n in zip(starts, cfg.depths)]
+        specs = list(zip(dims, cfg.depths, cfg.heads, cfg.agents, drops))
+        self.rgb = nn.ModuleList(_Stage(*spec) for spec in specs)
+        self.depth = nn.ModuleList(_Stage(*spec) for spec in specs)
         self.afir = nn.ModuleList(AFIR(d, h, a) for d, h, a in zip(dims[:-1], cfg.heads, cfg.agents))
         self.expand = nn.ModuleList(_Expand(d) for d in dims[1:])
 
@@ -314,6 +332,9 @@ class ECFR(nn.Module):
             self.agg_rgb = Aggregation(cfg.backbone, cfg.decoder[0], cfg.bottleneck_blocks)
             self.agg_depth = Aggregation(cfg.backbone, cfg.decoder[0], cfg.bottleneck_blocks)
             self.decoder = Decoder(cfg)
+            for module in (self.agg_rgb, self.agg_depth):
+                module.apply(_init_aggregation)
+            self.decoder.apply(_init_decoder)
 
     @torch.no_grad()
     def teach(self, rgb, depth):
@@ -328,6 +349,32 @@ class ECFR(nn.Module):
         """(teacher RGB, teacher depth, student RGB stream, student depth stream), three scales each."""
         t_rgb, t_depth = self.teach(rgb, depth)
         return (t_rgb, t_depth, *self.student(t_rgb, t_depth))
+
+
+def _init_decoder(m: nn.Module) -> None:
+    """The reference decoder's initialisation: linear layers truncated normal (sd 0.02) with zero bias, layer norms
+    at 1 and 0, convolutions normal with sd sqrt(2 / fan_out), fan_out = k * k * out / groups, zero bias."""
+    if isinstance(m, nn.Linear):
+        nn.init.trunc_normal_(m.weight, std=0.02)
+        if m.bias is not None:
+            nn.init.zeros_(m.bias)
+    elif isinstance(m, nn.LayerNorm):
+        nn.init.ones_(m.weight)
+        nn.init.zeros_(m.bias)
+    elif isinstance(m, nn.Conv2d):
+        fan_out = m.kernel_size[0] * m.kernel_size[1] * m.out_channels // m.groups
+        nn.init.normal_(m.weight, 0.0, (2.0 / fan_out) ** 0.5)
+        if m.bias is not None:
+            nn.init.zeros_(m.bias)
+
+
+def _init_aggregation(m: nn.Module) -> None:
+    """RD4AD's bottleneck initialisation: convolutions Kaiming normal (fan_out, ReLU), batch norms at 1 and 0."""
+    if isinstance(m, nn.Conv2d):
+        nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+    elif isinstance(m, nn.BatchNorm2d):
+        nn.init.ones_(m.weight)
+        nn.init.zeros_(m.bias)
 
 
 def pairs(t_rgb, t_depth, s_rgb, s_depth, cross: bool):

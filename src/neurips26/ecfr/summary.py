@@ -59,7 +59,7 @@ def report_tables(inp, params) -> dict:
              seconds=("seconds", "first"))
         .reset_index()
         .groupby(["dataset", "method", "setting"])
-        .agg(models=("group", "size"), steps_per_model=("steps", "mean"), first_loss=("first_loss", "mean"),
+        .agg(fitted_models=("group", "size"), steps_per_model=("steps", "mean"), first_loss=("first_loss", "mean"),
              final_loss=("final_loss", "mean"), seconds_per_run=("seconds", "mean"))
         .reset_index()
     )  # fmt: skip

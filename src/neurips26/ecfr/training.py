@@ -102,5 +102,10 @@ def train(model: ECFR, rgb: torch.Tensor, depth: torch.Tensor, steps: int, batch
             log(f"step {step + 1}: loss {rows[-1]['loss']:.4f}")
         return loss
 
-    loop.run_loop(step_fn, steps, {"model": model, "optimiser": optimiser, "batches": gen, "rows": rows}, loop_settings)
+    # stochastic depth draws from torch's global generator: seeded here, apart from the caller's, and saved with
+    # every checkpoint by the loop, so that a resumed run draws what the uninterrupted one did
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed + 2)
+        state = {"model": model, "optimiser": optimiser, "batches": gen, "rows": rows}
+        loop.run_loop(step_fn, steps, state, loop_settings)
     return rows
