@@ -505,3 +505,22 @@ def test_smoke_run_writes_paper_11s_metrics_claims_and_figures(smoke_run):
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "## Parameters and FLOPs" in report and "not ImageNet" in report
     assert "Deviations" in report
+
+
+@pytest.mark.paper("multistage_training")
+def test_smoke_run_writes_paper_16s_phenomena_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/multistage_training"
+    smoke = yaml.safe_load((smoke_run / "config/multistage_training.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["complementarity", "ceiling", "allocation", "amplification", "agreement"])
+    comp = pd.read_parquet(out / "complementarity.parquet")
+    assert len(comp) == len(smoke["complementarity"]["budgets"]) * len(smoke["complementarity"]["base_computes"])
+    assert comp[["sft_only", "rl_only", "mixed"]].apply(lambda c: c.between(0, 1)).all().all()
+    assert (comp["mixed"] >= comp[["sft_only", "rl_only"]].max(axis=1) - 1e-9).all()  # the best split is no worse
+    simulation = pd.read_parquet(out / "simulation.parquet")
+    assert set(simulation["config"]) == set(smoke["simulation"]["configs"])
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert {"C1", "C2", "C4", "C6", "K1", "K2", "K3"} <= set(claims.index)
+    assert claims.loc["K3", "verdict"] == "holds"  # RL leaves task-irrelevant skills untouched, by construction
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "reconstruction" in report and "Deviations" in report

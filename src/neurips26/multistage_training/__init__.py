@@ -1,0 +1,1 @@
+"""Paper 16: an analytically tractable model of multistage training (pretraining, SFT, RL); our reconstruction."""

@@ -1,0 +1,255 @@
+r"""Measurements of the abstract's four phenomena in the skill-chain model (our reconstruction, notes 16.2).
+
+1. **SFT and RL complementary** (:func:`complementarity_table`): at equal budget, the best SFT->RL split against
+   SFT alone and RL alone; ``gain = P(f*) - max(P_SFT, P_RL)``. The mechanism: SFT lifts ``Pbar`` at a rate that
+   does not depend on ``Pbar`` but stops at ``rho``; RL has no data-quality ceiling but its rate carries
+   ``Pbar^(L-1)``, a plateau that :func:`plateau_table` measures (time to ``P = 1/2``).
+2. **Pretraining ceiling with power-law scaling** (:func:`pretraining_ceiling`): final step failure
+   ``1 - Pbar`` at the optimal split of a fixed budget, against the pretraining compute ``C``, with a log-log fit.
+   The exponent the model predicts (our derivation, :func:`predicted_ceiling_exponent`): a skill is learned in
+   post-training when its logit rate ``∝ q_i s_i^2`` (``s_i`` enters through ``dz/du`` and the gradient)
+   integrated over the budget passes a threshold; the factor ``pi (1 - pi) Pbar^(L-1)`` of RL is common to the
+   unlearned skills (all near ``pi = sigmoid(z0)``). Beyond the pretraining frontier ``s_i ≈ C p_i / n0``, so the
+   cut-off is ``q_i p_i^2 C^2 B ≈ const``, ``i* ∝ (C^2 B)^(1 / (alpha_task + 2 alpha))``, and the unlearned
+   task skills carry ``1 - Pbar ∝ sum_{i > i*} q_i ∝ i*^-(alpha_task - 1)``::
+
+       1 - Pbar  ∝  C^-2(alpha_task - 1)/(alpha_task + 2 alpha)  B^-(alpha_task - 1)/(alpha_task + 2 alpha)
+
+   (2/9 in ``C`` at ``alpha = alpha_task = 3/2``; the notes' heuristic ``(alpha - 1)/alpha`` misses that ``s_i``
+   enters squared and that ``q_i`` weights the rate). It holds between the pretraining frontier and ``M``. The
+   pretraining loss itself scales as ``C^-(alpha - 1)/alpha`` (:func:`pretraining_loss_scaling`).
+3. **Optimal allocation shifts with data quality and pretraining** (:func:`allocation_shift`,
+   :func:`monotone_violation`): the optimal SFT share ``f*`` per (``rho``, ``C``); the model predicts it rises with
+   ``rho`` and falls with ``C``.
+4. **RL amplifies task-relevant pretrained skills** (:func:`rl_amplification`, :func:`amplification_summary`):
+   the change ``Delta u_i`` under RL per skill; it is exactly 0 off the task (``q_i = 0``) and, per task
+   occurrence (``Delta u_i / q_i``), increases with the pretrained strength ``s_i``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from neurips26.common.validation import check_number
+
+from .dynamics import post_train, rl_time_to_success, sft_limit
+from .model import (
+    Allocation,
+    ModelParams,
+    initial_u,
+    mean_step_success,
+    pretraining_loss,
+    skill_frequencies,
+    skill_strength,
+    step_success,
+    task_distribution,
+    task_mask,
+)
+from .sweeps import allocation_table, optimal_allocation, success
+
+__all__ = [
+    "CeilingScaling",
+    "PowerLawFit",
+    "allocation_shift",
+    "amplification_summary",
+    "complementarity_table",
+    "fit_power_law",
+    "monotone_violation",
+    "plateau_table",
+    "predicted_ceiling_exponent",
+    "pretraining_ceiling",
+    "pretraining_loss_scaling",
+    "rl_amplification",
+]
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """Least-squares line ``log y = intercept + slope log x`` over `n` points, with its R^2."""
+
+    slope: float
+    intercept: float
+    r2: float
+    n: int
+
+
+def fit_power_law(x, y) -> PowerLawFit:
+    """Fit ``y ∝ x^slope`` in log-log space (at least 3 points, all positive and finite, not all x equal)."""
+    x, y = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
+    if x.shape != y.shape or x.size < 3:
+        raise ValueError(f"a power-law fit needs at least 3 (x, y) pairs of equal length, got {x.size} and {y.size}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y)) and np.all(x > 0) and np.all(y > 0)):
+        raise ValueError("a power-law fit needs finite, positive x and y")
+    if np.ptp(x) == 0:
+        raise ValueError("a power-law fit needs at least two distinct x")
+    fit = stats.linregress(np.log(x), np.log(y))
+    return PowerLawFit(float(fit.slope), float(fit.intercept), float(fit.rvalue**2), int(x.size))
+
+
+def predicted_ceiling_exponent(params: ModelParams, wrt: str = "compute") -> float:
+    """The model's ceiling exponent (module docstring): ``2 (alpha_task - 1) / (alpha_task + 2 alpha)`` in the
+    pretraining compute, half of it in the post-training budget; needs ``alpha_task > 1``."""
+    if params.alpha_task <= 1:
+        raise ValueError(f"the ceiling's power law needs alpha_task > 1, got {params.alpha_task!r}")
+    factors = {"compute": 2.0, "budget": 1.0}
+    if wrt not in factors:
+        raise ValueError(f"wrt must be one of {list(factors)}, got {wrt!r}")
+    return factors[wrt] * (params.alpha_task - 1) / (params.alpha_task + 2 * params.alpha)
+
+
+def pretraining_loss_scaling(params: ModelParams, computes) -> tuple[pd.DataFrame, PowerLawFit, float]:
+    """Excess pretraining loss at each compute (table base_compute, loss), its log-log fit and the exponent
+    ``(alpha - 1) / alpha`` it should recover (as a positive number; the fitted slope is its negative)."""
+    computes = np.asarray(computes, dtype=float)
+    loss = pretraining_loss(params, computes)
+    table = pd.DataFrame({"base_compute": computes, "loss": loss})
+    return table, fit_power_law(computes, loss), (params.alpha - 1) / params.alpha
+
+
+def complementarity_table(
+    params: ModelParams, budgets, base_computes, n_grid: int = 20, order: str = "sft_rl"
+) -> pd.DataFrame:
+    """Per (budget, base_compute): SFT alone, RL alone, the best split (its SFT share and success), the gain over the
+    better single stage, and the SFT-alone limit ``lim P_SFT`` (``rho^L`` when every task skill was pretrained)."""
+    rows = []
+    for budget in budgets:
+        for base in base_computes:
+            sft_only = success(params, budget, Allocation.post_training(1.0), base, order)
+            rl_only = success(params, budget, Allocation.post_training(0.0), base, order)
+            best = optimal_allocation(params, budget, base, order, n_grid)
+            single = max(sft_only, rl_only)
+            rows.append(
+                {
+                    "budget": float(budget),
+                    "base_compute": float(base),
+                    "sft_only": sft_only,
+                    "rl_only": rl_only,
+                    "sft_share": best.allocation.sft,
+                    "mixed": best.success,
+                    "gain": best.success - single,
+                    "sft_limit": sft_limit(params, skill_strength(params, base)),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def plateau_table(params: ModelParams, chain_lengths, base_compute, level: float = 0.5) -> pd.DataFrame:
+    """RL alone from the pretrained model: updates to reach ``P = level`` per chain length, the initial step
+    success and the notes' plateau scale ``1 / (eta_r L Pbar0^(L-1))``."""
+    check_number("level", level, 0.0, 1.0, low_open=True, high_open=True)
+    rows = []
+    for length in chain_lengths:
+        setting = params.replace(chain_length=int(length))
+        strength = skill_strength(setting, base_compute)
+        pbar0 = float(mean_step_success(setting, strength, initial_u(setting)))
+        rows.append(
+            {
+                "chain_length": int(length),
+                "initial_step_success": pbar0,
+                "updates_to_level": rl_time_to_success(setting, strength, initial_u(setting), level),
+                "plateau_scale": 1.0 / (setting.rl_lr * setting.chain_length * pbar0 ** (setting.chain_length - 1)),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class CeilingScaling:
+    """Final success against pretraining compute (`table`), the fit of the step failure over `window` rows and the
+    exponent the model predicts."""
+
+    table: pd.DataFrame
+    fit: PowerLawFit
+    predicted_exponent: float
+
+
+def pretraining_ceiling(
+    params: ModelParams, budget, base_computes, n_grid: int = 20, window=None, order: str = "sft_rl"
+) -> CeilingScaling:
+    """Final success at the optimal split of `budget` for each pretraining compute, and the log-log fit of the step
+    failure ``1 - Pbar`` against ``C`` over the computes in `window` (``(low, high)``, inclusive; all by default)."""
+    rows = []
+    for base in base_computes:
+        best = optimal_allocation(params, budget, base, order, n_grid)
+        pbar = best.success ** (1.0 / params.chain_length)
+        rows.append(
+            {
+                "base_compute": float(base),
+                "sft_share": best.allocation.sft,
+                "success": best.success,
+                "step_failure": 1.0 - pbar,
+                "task_failure": 1.0 - best.success,
+            }
+        )
+    table = pd.DataFrame(rows)
+    low, high = (-np.inf, np.inf) if window is None else window
+    table["in_window"] = table["base_compute"].between(low, high)
+    fitted = table[table["in_window"]]
+    return CeilingScaling(
+        table, fit_power_law(fitted["base_compute"], fitted["step_failure"]), predicted_ceiling_exponent(params)
+    )
+
+
+def allocation_shift(
+    params: ModelParams, budget, base_computes, demo_qualities, reward_noises=None, n_grid: int = 20
+) -> pd.DataFrame:
+    """The optimal SFT share per (demo quality, reward noise, pretraining compute) at one budget."""
+    return allocation_table(params, [budget], base_computes, demo_qualities, reward_noises, n_grid=n_grid)
+
+
+def monotone_violation(
+    table: pd.DataFrame, along: str, direction: int, value: str = "sft_share", within=("base_compute",)
+) -> float:
+    """The largest step of `value` against `direction` (+1: should not decrease, -1: should not increase) as
+    `along` grows, within each group of the `within` columns: 0 when monotone, positive otherwise."""
+    if direction not in (1, -1):
+        raise ValueError(f"direction must be +1 or -1, got {direction!r}")
+    worst = 0.0
+    for _, group in table.groupby(list(within)) if within else [(None, table)]:
+        steps = np.diff(group.sort_values(along)[value].to_numpy()) * direction
+        worst = max(worst, float(-steps.min()) if steps.size else 0.0)
+    return worst
+
+
+def rl_amplification(params: ModelParams, base_compute, rl_updates, sft_demos=0.0) -> pd.DataFrame:
+    """Per skill: RL's change of ``u`` (and of the step success) after optional SFT, from the pretrained model.
+
+    Columns: rank, frequency ``p``, task_weight ``q``, task_relevant, strength ``s``, u_before, u_after, delta_u,
+    success_before, success_after."""
+    strength = skill_strength(params, base_compute)
+    before = post_train(params, strength, initial_u(params), sft_demos, 0.0)
+    after = post_train(params, strength, before, 0.0, rl_updates)
+    return pd.DataFrame(
+        {
+            "rank": np.arange(1, params.n_skills + 1),
+            "frequency": skill_frequencies(params),
+            "task_weight": task_distribution(params),
+            "task_relevant": task_mask(params),
+            "strength": strength,
+            "u_before": before,
+            "u_after": after,
+            "delta_u": after - before,
+            "success_before": step_success(params, strength, before),
+            "success_after": step_success(params, strength, after),
+        }
+    )
+
+
+def amplification_summary(table: pd.DataFrame) -> dict[str, float]:
+    """Largest ``|Delta u|`` off the task, and over task skills the Spearman correlation of the per-occurrence gain
+    ``Delta u / q`` with the pretrained strength, and the mean step-success gain of the strongest and weakest
+    quarter of task skills by strength."""
+    task = table[table["task_relevant"]]
+    off = table[~table["task_relevant"]]
+    gain = task["success_after"] - task["success_before"]
+    low, high = task["strength"].quantile([0.25, 0.75])
+    return {
+        "off_task_max_abs_delta_u": float(off["delta_u"].abs().max()) if len(off) else 0.0,
+        "spearman_gain_strength": float(stats.spearmanr(task["delta_u"] / task["task_weight"], task["strength"])[0]),
+        "success_gain_strong": float(gain[task["strength"] >= high].mean()),
+        "success_gain_weak": float(gain[task["strength"] <= low].mean()),
+    }

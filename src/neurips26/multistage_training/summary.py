@@ -1,0 +1,205 @@
+"""The tables paper 16's report and figures render besides the claims: one compact table per phenomenon of the
+abstract in the skill-chain model (our reconstruction) with its key numbers, the RL plateau, the pretraining loss, and
+the stochastic simulation set beside the mean-field solution."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .evaluation import amplification_summary, monotone_violation
+
+__all__ = ["report_tables", "simulation_curves"]
+
+
+def _get(obj, name: str):
+    """`obj.name` or `obj[name]` (Snakemake's Params and plain dicts alike)."""
+    return obj[name] if isinstance(obj, dict) else getattr(obj, name)
+
+
+def _whole(frame: pd.DataFrame, columns) -> pd.DataFrame:
+    """Budget and compute columns as integers where every value is whole (so a table prints 100000, not 1e+05)."""
+    frame = frame.copy()
+    for column in columns:
+        values = frame[column].to_numpy(dtype=float)
+        if np.all(np.isfinite(values)) and np.all(values == np.round(values)):
+            frame[column] = values.astype(np.int64)
+    return frame
+
+
+def simulation_curves(simulation: pd.DataFrame) -> pd.DataFrame:
+    """Per (config, update): the simulated success averaged over seeds with its standard error (each seed's runs
+    independent: ``sqrt(sum se^2) / seeds``), the mean-field value, the compute spent and the gap sim - theory."""
+    grouped = simulation.groupby(["config", "update", "stage"], sort=False)
+    curves = grouped.agg(
+        compute=("compute", "first"),
+        success_sim=("success_sim", "mean"),
+        sum_var=("success_sim_se", lambda se: float((se**2).sum())),
+        seeds=("seed", "nunique"),
+        success_theory=("success_theory", "first"),
+    ).reset_index()
+    curves["success_sim_se"] = np.sqrt(curves.pop("sum_var")) / curves["seeds"]
+    curves["gap"] = curves["success_sim"] - curves["success_theory"]
+    return curves.sort_values(["config", "update"], kind="stable").reset_index(drop=True)
+
+
+def _complementarity(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    best = table.loc[table["gain"].idxmax()]
+    shown = _whole(table, ["budget", "base_compute"]).rename(
+        columns={"base_compute": "C", "budget": "B", "sft_share": "f*", "mixed": "best split", "sft_limit": "SFT limit"}
+    )[["B", "C", "sft_only", "rl_only", "f*", "best split", "gain", "SFT limit"]]
+    numbers = {
+        "max_gain": float(best["gain"]),
+        "max_gain_budget": float(best["budget"]),
+        "max_gain_compute": float(best["base_compute"]),
+        "max_gain_share": float(best["sft_share"]),
+        "settings_with_gain": int((table["gain"] > 0).sum()),
+        "settings": int(len(table)),
+    }
+    return shown, numbers
+
+
+def _plateau(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    table = table.sort_values("chain_length").reset_index(drop=True)
+    tau = table["updates_to_level"]
+    shown = pd.DataFrame(
+        {
+            "L": table["chain_length"],
+            "initial step success": table["initial_step_success"],
+            "RL updates to P = 1/2": tau,
+            "x previous L": tau / tau.shift(1),
+            "notes' scale 1/(eta_r L Pbar0^(L-1))": table["plateau_scale"],
+        }
+    )
+    numbers = {
+        "plateau_first_length": int(table["chain_length"].iloc[0]),
+        "plateau_last_length": int(table["chain_length"].iloc[-1]),
+        "plateau_ratio": float(tau.iloc[-1] / tau.iloc[0]),
+    }
+    return shown, numbers
+
+
+def _ceiling(table: pd.DataFrame, pretraining: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    table = table.sort_values("base_compute")
+    shown = _whole(table, ["base_compute"]).rename(columns={"base_compute": "C", "sft_share": "f*"})[
+        ["C", "f*", "success", "step_failure", "task_failure", "in_window"]
+    ]
+    first = table.iloc[0]
+    fitted, predicted = float(first["fitted_exponent"]), float(first["predicted_exponent"])
+    loss = pretraining.sort_values("base_compute")
+    loss_first = loss.iloc[0]
+    numbers = {
+        "ceiling_fitted": fitted,
+        "ceiling_predicted": predicted,
+        "ceiling_error": fitted / predicted - 1.0,
+        "ceiling_r2": float(first["r2"]),
+        "ceiling_points": int(first["fit_points"]),
+        "loss_fitted": float(loss_first["fitted_exponent"]),
+        "loss_predicted": float(loss_first["predicted_exponent"]),
+        "loss_error": float(loss_first["fitted_exponent"] / loss_first["predicted_exponent"] - 1.0),
+        "loss_r2": float(loss_first["r2"]),
+    }
+    loss_shown = _whole(loss, ["base_compute"]).rename(columns={"base_compute": "C", "loss": "excess loss"})
+    return shown, loss_shown[["C", "excess loss"]], numbers
+
+
+def _allocation(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """Rows (reward noise, demo quality), a column per pretraining compute: the optimal SFT share."""
+    wide = table.pivot_table(index=["reward_noise", "demo_quality"], columns="base_compute", values="sft_share",
+                             aggfunc="first")  # fmt: skip
+    wide.columns = [f"f* (C = {c:g})" for c in wide.columns]
+    wide = wide.reset_index().rename(columns={"reward_noise": "eps_r", "demo_quality": "rho"})
+    numbers = {
+        "allocation_min": float(table["sft_share"].min()),
+        "allocation_max": float(table["sft_share"].max()),
+        "allocation_span": float(table["sft_share"].max() - table["sft_share"].min()),
+        # the largest step against the predicted direction: f* should rise with rho and fall with C
+        "allocation_rho_violation": monotone_violation(
+            table, "demo_quality", 1, within=("base_compute", "reward_noise")
+        ),
+        "allocation_c_violation": monotone_violation(
+            table, "base_compute", -1, within=("demo_quality", "reward_noise")
+        ),
+    }
+    return wide, numbers
+
+
+def _amplification(table: pd.DataFrame, chain_length: int) -> tuple[pd.DataFrame, dict]:
+    found = amplification_summary(table)
+    task = table[table["task_relevant"]]
+    weight = task["task_weight"] / task["task_weight"].sum()
+    before = float((weight * task["success_before"]).sum()) ** chain_length
+    after = float((weight * task["success_after"]).sum()) ** chain_length
+    rows = [
+        ("task skills (q_i > 0)", len(task)),
+        ("task-irrelevant skills (q_i = 0)", int((~table["task_relevant"]).sum())),
+        ("largest |Delta u| of a task-irrelevant skill", found["off_task_max_abs_delta_u"]),
+        ("Spearman(Delta u / q, s) over task skills", found["spearman_gain_strength"]),
+        ("mean step-success gain, strongest quarter of task skills by s", found["success_gain_strong"]),
+        ("mean step-success gain, weakest quarter of task skills by s", found["success_gain_weak"]),
+        ("task success P before RL", before),
+        ("task success P after RL", after),
+    ]
+    shown = pd.DataFrame(rows, columns=["quantity", "value"]).astype({"value": object})
+    numbers = {
+        "off_task_max": found["off_task_max_abs_delta_u"],
+        "amplification_spearman": found["spearman_gain_strength"],
+        "success_before_rl": before,
+        "success_after_rl": after,
+    }
+    return shown, numbers
+
+
+def _agreement(simulation: pd.DataFrame, configs: dict) -> tuple[pd.DataFrame, dict]:
+    curves = simulation_curves(simulation)
+    rows = []
+    for name in dict.fromkeys(simulation["config"]):
+        part = curves[curves["config"] == name]
+        worst = part.loc[part["gap"].abs().idxmax()]
+        last = part.iloc[-1]
+        run = configs.get(name, {})
+        rows.append(
+            {
+                "config": name,
+                "B": run.get("budget", float("nan")),
+                "C": run.get("base_compute", float("nan")),
+                "SFT share": run.get("sft_share", float("nan")),
+                "seeds": int(part["seeds"].max()),
+                "runs per seed": int(simulation.loc[simulation["config"] == name, "runs"].iloc[0]),
+                "final P (sim)": float(last["success_sim"]),
+                "final P (theory)": float(last["success_theory"]),
+                "max gap": abs(float(worst["gap"])),
+                "at compute": float(worst["compute"]),
+                "its SE": float(worst["success_sim_se"]),
+            }
+        )
+    table = _whole(pd.DataFrame(rows), ["B", "C", "at compute"])
+    worst = table.loc[table["max gap"].idxmax()]
+    return table, {"agreement_gap": float(worst["max gap"]), "agreement_config": str(worst["config"])}
+
+
+def report_tables(inp, params) -> dict:
+    """The report's tables (DataFrames) and key numbers (floats, ints, names) from the pipeline's tables."""
+    complementarity, comp_numbers = _complementarity(pd.read_parquet(inp.complementarity))
+    plateau, plateau_numbers = _plateau(pd.read_parquet(inp.plateau))
+    ceiling, pretraining, ceiling_numbers = _ceiling(pd.read_parquet(inp.ceiling), pd.read_parquet(inp.pretraining))
+    allocation, allocation_numbers = _allocation(pd.read_parquet(inp.allocation))
+    chain_length = int(_get(_get(params, "model"), "chain_length"))
+    amplification, amp_numbers = _amplification(pd.read_parquet(inp.amplification), chain_length)
+    configs = dict(_get(_get(params, "simulation"), "configs"))
+    agreement, agreement_numbers = _agreement(pd.read_parquet(inp.simulation), configs)
+    return {
+        "complementarity_table": complementarity,
+        "plateau_table": plateau,
+        "ceiling_table": ceiling,
+        "pretraining_table": pretraining,
+        "allocation_table": allocation,
+        "amplification_table": amplification,
+        "agreement_table": agreement,
+        **comp_numbers,
+        **plateau_numbers,
+        **ceiling_numbers,
+        **allocation_numbers,
+        **amp_numbers,
+        **agreement_numbers,
+    }

@@ -1,0 +1,138 @@
+"""Paper 16 (multistage training): the measurements of the four phenomena (complementarity, pretraining ceiling,
+allocation shift, selective amplification) and the power-law fit."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neurips26.multistage_training.evaluation import (
+    allocation_shift,
+    amplification_summary,
+    complementarity_table,
+    fit_power_law,
+    monotone_violation,
+    plateau_table,
+    predicted_ceiling_exponent,
+    pretraining_ceiling,
+    pretraining_loss_scaling,
+    rl_amplification,
+)
+from neurips26.multistage_training.model import ModelParams
+
+SMALL = ModelParams(n_skills=60, chain_length=4)
+
+
+def test_power_law_fit_recovers_a_known_exponent():
+    x = np.logspace(0, 4, 9)
+    exact = fit_power_law(x, 3.0 * x**-0.4)
+    assert exact.slope == pytest.approx(-0.4) and exact.intercept == pytest.approx(np.log(3.0))
+    assert exact.r2 == pytest.approx(1.0) and exact.n == 9
+    noisy = fit_power_law(x, 3.0 * x**-0.4 * np.exp(np.random.default_rng(0).normal(0, 0.05, 9)))
+    assert noisy.slope == pytest.approx(-0.4, abs=0.03) and 0.95 < noisy.r2 < 1.0
+
+
+def test_power_law_fit_refuses_what_it_cannot_fit():
+    with pytest.raises(ValueError, match="at least 3"):
+        fit_power_law([1, 2], [1, 2])
+    with pytest.raises(ValueError, match="finite, positive"):
+        fit_power_law([1, 2, 3], [1, 0, 2])
+    with pytest.raises(ValueError, match="two distinct x"):
+        fit_power_law([2, 2, 2], [1, 2, 3])
+
+
+def test_pretraining_loss_exponent_is_recovered():
+    for alpha in (1.5, 2.5):
+        _, fit, expected = pretraining_loss_scaling(ModelParams(n_skills=20_000, alpha=alpha), np.logspace(2, 4, 7))
+        assert expected == pytest.approx((alpha - 1) / alpha)
+        assert -fit.slope == pytest.approx(expected, rel=0.1) and fit.r2 > 0.99
+
+
+def test_predicted_ceiling_exponent_and_its_range():
+    assert predicted_ceiling_exponent(ModelParams()) == pytest.approx(2 / 9)
+    assert predicted_ceiling_exponent(ModelParams(), wrt="budget") == pytest.approx(1 / 9)
+    with pytest.raises(ValueError, match="needs alpha_task > 1"):
+        predicted_ceiling_exponent(ModelParams(alpha_task=1.0))
+    with pytest.raises(ValueError, match="wrt must be one of"):
+        predicted_ceiling_exponent(ModelParams(), wrt="tokens")
+
+
+def test_complementarity_the_best_split_beats_both_single_stages():
+    table = complementarity_table(SMALL, [1e4], [30.0, 3e3], n_grid=8)
+    assert (table["mixed"] >= table[["sft_only", "rl_only"]].max(axis=1)).all()
+    assert (table["gain"] > 0.03).all() and table["sft_share"].between(0.05, 0.95).all()
+    assert (table["sft_only"] <= table["sft_limit"] + 1e-12).all()  # SFT alone stays under its rho^L ceiling
+    assert table["sft_limit"].iloc[-1] == pytest.approx(0.9**4)
+
+
+def test_rl_plateau_grows_with_the_chain_length():
+    table = plateau_table(SMALL, [2, 4, 8], base_compute=1e3)
+    updates = table["updates_to_level"].to_numpy()
+    # faster than linear in L, and faster with every doubling: the Pbar^(L-1) factor of the outcome reward
+    assert updates[2] / updates[1] > updates[1] / updates[0] > 2
+    assert table["initial_step_success"].nunique() == 1  # the same pretrained start for every length
+    with pytest.raises(ValueError, match="level must be a finite number in"):
+        plateau_table(SMALL, [2], 1e3, level=1.0)
+
+
+@pytest.mark.parametrize("alpha", [1.5, 2.0])
+def test_pretraining_ceiling_follows_the_derived_exponent(alpha):
+    params = ModelParams(n_skills=1000, alpha=alpha, alpha_task=alpha)
+    ceiling = pretraining_ceiling(params, 1e6, np.logspace(1, 3, 4), n_grid=6)
+    failure = ceiling.table["step_failure"].to_numpy()
+    assert np.all(np.diff(failure) < 0) and ceiling.fit.r2 > 0.99
+    notes_heuristic = (alpha - 1) / alpha
+    assert -ceiling.fit.slope == pytest.approx(ceiling.predicted_exponent, rel=0.2)
+    assert abs(-ceiling.fit.slope - ceiling.predicted_exponent) < abs(-ceiling.fit.slope - notes_heuristic)
+
+
+def test_ceiling_window_selects_the_fitted_points():
+    ceiling = pretraining_ceiling(SMALL, 1e4, [10.0, 30.0, 100.0, 300.0, 1e4], n_grid=4, window=(10.0, 300.0))
+    assert ceiling.table["in_window"].tolist() == [True, True, True, True, False]
+    assert ceiling.fit.n == 4
+
+
+def test_optimal_sft_share_rises_with_demo_quality_and_falls_with_pretraining():
+    table = allocation_shift(SMALL, 3e4, [30.0, 3e3], [0.7, 0.95], n_grid=8)
+    shares = table.set_index(["demo_quality", "base_compute"])["sft_share"]
+    assert shares[0.95, 30.0] > shares[0.7, 30.0] and shares[0.95, 3e3] > shares[0.7, 3e3]
+    assert shares[0.7, 30.0] > shares[0.7, 3e3]
+    assert monotone_violation(table, "demo_quality", +1) == 0.0
+    assert monotone_violation(table, "base_compute", -1, within=("demo_quality",)) == 0.0
+
+
+def test_monotone_violation_by_hand():
+    table = pd.DataFrame({"g": [0, 0, 0, 1, 1], "x": [1, 2, 3, 1, 2], "sft_share": [0.1, 0.4, 0.3, 0.5, 0.5]})
+    assert monotone_violation(table, "x", +1, within=("g",)) == pytest.approx(0.1)
+    assert monotone_violation(table, "x", -1, within=("g",)) == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="direction must be"):
+        monotone_violation(table, "x", 0)
+
+
+def test_rl_amplifies_task_relevant_pretrained_skills_only():
+    table = rl_amplification(SMALL, base_compute=300.0, rl_updates=1000.0)
+    off = table[~table["task_relevant"]]
+    assert (off["delta_u"] == 0).all() and (off["success_after"] == off["success_before"]).all()
+    summary = amplification_summary(table)
+    assert summary["off_task_max_abs_delta_u"] == 0.0
+    assert summary["spearman_gain_strength"] > 0.8
+    assert summary["success_gain_strong"] > 10 * summary["success_gain_weak"]
+    after_sft = rl_amplification(SMALL, base_compute=300.0, rl_updates=1000.0, sft_demos=200.0)
+    assert (after_sft["u_before"] != SMALL.u0).any()
+    assert amplification_summary(after_sft)["off_task_max_abs_delta_u"] == 0
+
+
+def test_amplification_summary_by_hand():
+    table = pd.DataFrame(
+        {
+            "task_relevant": [True, True, True, True, False],
+            "task_weight": [0.25, 0.25, 0.25, 0.25, 0.0],
+            "strength": [0.1, 0.2, 0.3, 0.4, 0.9],
+            "delta_u": [0.4, 0.3, 0.2, 0.1, -0.5],
+            "success_before": [0.1, 0.1, 0.1, 0.1, 0.5],
+            "success_after": [0.2, 0.1, 0.1, 0.4, 0.5],
+        }
+    )
+    summary = amplification_summary(table)
+    assert summary["off_task_max_abs_delta_u"] == 0.5
+    assert summary["spearman_gain_strength"] == pytest.approx(-1.0)
+    assert summary["success_gain_strong"] == pytest.approx(0.3) and summary["success_gain_weak"] == pytest.approx(0.1)
