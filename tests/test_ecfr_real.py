@@ -371,12 +371,12 @@ def test_the_paper_scale_data_job_fetches_mvtec3d_checks_its_hash_and_reads_it(w
     cfg = yaml.safe_load(config.read_text())
     cfg["paper"]["datasets"]["mvtec3d"]["size"] = 32  # 16-px fake images, upsampled; a multiple of 32
     config.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    target = "results/paper/ecfr/data/mvtec3d/train.npz"
+    target = "results/paper/ecfr/data/mvtec3d/fixed/train.npz"
     with mirror(workflow_copy, "ecfr", {"mvtec_3d_anomaly_detection.tar.xz": payload}, tmp_path / "served"):
         snakemake(workflow_copy, "-c1", target)
     train = np.load(workflow_copy / target)
-    test = np.load(workflow_copy / "results/paper/ecfr/data/mvtec3d/test.npz")
+    test = np.load(workflow_copy / "results/paper/ecfr/data/mvtec3d/fixed/test.npz")
     assert train["rgb"].shape == (6, 32, 32, 3) and set(train["defect"]) == {"good"}
     assert list(test["defect"]) == ["good", "crack", "good", "crack"] and test["mask"][1].any()
-    summary = pd.read_parquet(workflow_copy / "results/paper/ecfr/data/mvtec3d/summary.parquet")
+    summary = pd.read_parquet(workflow_copy / "results/paper/ecfr/data/mvtec3d/fixed/summary.parquet")
     assert summary["invalid_depth"].sum() == np.isnan(train["depth"]).sum() + np.isnan(test["depth"]).sum() > 0
