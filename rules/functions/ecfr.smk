@@ -175,9 +175,12 @@ def ec_largest_size(wildcards):
     return max(d["size"] for d in ec_config(wildcards)["datasets"].values())
 
 
+@reads("ecfr", ("complexity", "paper_configuration"))
 def ec_paper_configuration(wildcards):
-    """The paper-scale teacher, model and CFM blocks at 256 px: the complexity job measures the paper's networks at
-    every scale (Table 2's numbers)."""
+    """The paper-scale teacher, model and CFM blocks at 256 px, which the complexity job measures (Table 2's numbers)
+    at every scale that asks for it (complexity.paper_configuration); None where it does not (smoke, for time)."""
+    if not ec_config(wildcards)["complexity"]["paper_configuration"]:
+        return None
     cfg = paper_config("ecfr", "paper")
     return {
         "teacher": cfg["teacher"],

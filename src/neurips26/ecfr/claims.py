@@ -117,7 +117,7 @@ def _paper_row(complexity: pd.DataFrame, method: str) -> pd.Series | None:
 def _ratio(claim_id: str, complexity: pd.DataFrame, a: str, b: str, column: str, what: str) -> Measured:
     ra, rb = _paper_row(complexity, a), _paper_row(complexity, b)
     if ra is None or rb is None or not (np.isfinite(ra[column]) and np.isfinite(rb[column])) or rb[column] <= 0:
-        return Measured(claim_id, math.nan, 0, note=f"no paper-configuration {column} of {a} and {b}")
+        return Measured(claim_id, math.nan, 0, note=f"no paper-configuration {column} of {a} and {b} at this scale")
     sizes = f"{a} {ra[column]:.4g} ({ra['size']} px), {b} {rb[column]:.4g} ({rb['size']} px)"
     note = f"paper configurations: {what} {sizes}"
     return Measured(claim_id, float(ra[column] / rb[column]), 1, note=note)
