@@ -58,8 +58,8 @@ def pretraining(exponent=0.35, fit_points=None):
     return frame.assign(**fitted(computes, exponent, 1 / 3, 0.997, fit_points))
 
 
-SHARE_RHO = {0.6: 0.2, 0.9: 0.6}
-SHARE_COMPUTE = {1e2: 0.0, 1e3: -0.1}
+SHARE_RHO = {0.6: 0.3, 0.9: 0.7}
+SHARE_COMPUTE = {1e2: 0.0, 1e3: -0.25}
 
 
 def allocation(by_rho=SHARE_RHO, by_compute=SHARE_COMPUTE, noises=(0.0, 0.1), n_grid=10, nan=False):
@@ -155,7 +155,8 @@ VERDICT_CASES = [
     ("C3", "fails", {"ceiling": ceiling(success=(0.40, 0.55, 0.54, 0.74, 0.80))}),  # falls once: value 0
     ("C3", "inconclusive", {"ceiling": ceiling(success=(0.40, 0.55, np.nan, 0.74, 0.80))}),
     ("C3", "inconclusive", {"ceiling": ceiling(fit_points=2)}),
-    ("C4", "holds", {}),  # 0.6 - 0.1 = 0.5
+    ("C4", "holds", {}),  # along rho 0.4, along the compute 0.25
+    ("C4", "fails", {"allocation": allocation({0.6: 0.3, 0.9: 0.7}, {1e2: 0.0, 1e3: -0.05})}),  # compute: 0.05
     ("C4", "fails", {"allocation": allocation({0.6: 0.3, 0.9: 0.4}, {1e2: 0.0, 1e3: -0.05})}),  # span 0.15
     ("C4", "inconclusive", {"allocation": allocation(nan=True)}),
     ("C4", "inconclusive", {"allocation": allocation({0.9: 0.6}, {1e3: 0.0}, noises=(0.0,))}),  # one cell
@@ -171,7 +172,7 @@ VERDICT_CASES = [
     ("C6", "inconclusive", {"amplification": amplification(flat=True)}),  # Spearman undefined
     ("C6", "inconclusive", {"amplification": amplification(task_nan=True)}),
     ("C7", "holds", {}),  # 4000 / 200 = 20
-    ("C7", "holds", {"plateau": plateau({2: 50.0, 6: 900.0})}),  # no L = 4 and 8: 900 / 50
+    ("C7", "inconclusive", {"plateau": plateau({2: 50.0, 6: 900.0})}),  # no L = 4 and 8: nothing to compare
     ("C7", "fails", {"plateau": plateau({**PLATEAU, 8: 600.0})}),  # 3
     ("C7", "inconclusive", {"plateau": plateau({4: 200.0})}),
     ("C7", "inconclusive", {"plateau": plateau({**PLATEAU, 8: np.inf})}),  # never reached
@@ -179,6 +180,9 @@ VERDICT_CASES = [
     ("C8", "fails", {"pretraining": pretraining(exponent=0.378)}),
     ("C8", "inconclusive", {"pretraining": pretraining(fit_points=2)}),
     ("C8", "inconclusive", {"pretraining": None}),
+    ("C9", "holds", {"ceiling": ceiling(exponent=0.3)}),  # 0.3 against 1/3: 10% off
+    ("C9", "fails", {"ceiling": ceiling(exponent=0.22)}),  # 0.22 against 1/3: 34% off
+    ("C9", "inconclusive", {"ceiling": ceiling(fit_points=2)}),
     ("K1", "holds", {}),  # 0.65 - 0.6561
     ("K1", "fails", {"complementarity": complementarity({**CELLS, (1e4, 1e2): (0.68, 0.3, 0.6, 0.70)})}),
     ("K1", "inconclusive", {"complementarity": complementarity(nan="sft_only")}),
@@ -209,7 +213,7 @@ def test_the_values_are_the_numbers_computed_by_hand():
         "C1": 0.75 - 0.65,
         "C2": abs(0.25 / (2 / 9) - 1),
         "C3": 0.99,
-        "C4": 0.6 - 0.1,
+        "C4": 0.25,
         "C5": 0.0 - 1 / 10,  # monotone: no violation, minus one grid step
         "C6": 1.0,
         "C7": 4000 / 200,
@@ -221,7 +225,7 @@ def test_the_values_are_the_numbers_computed_by_hand():
     for claim_id, value in expected.items():
         assert np.isclose(table.loc[claim_id, "value"], value, rtol=1e-9, atol=1e-12), claim_id
     assert table.loc["C7", "runs"] == 4 and table.loc["K2", "runs"] == 3 and table.loc["K3", "runs"] == 8
-    assert np.isclose(decided(plateau=plateau({2: 50.0, 6: 900.0})).loc["C7", "value"], 18.0)
+    assert "do not include both of (4, 8)" in decided(plateau=plateau({2: 50.0, 6: 900.0})).loc["C7", "note"]
     assert np.isclose(decided(ceiling=ceiling(success=(0.40, 0.55, 0.54, 0.74, 0.80))).loc["C3", "value"], 0.0)
     assert np.isclose(decided(allocation=allocation(by_rho={0.6: 0.6, 0.9: 0.3})).loc["C5", "value"], 0.3 - 0.1)
     assert decided(amplification=amplification(weak_gains_more=True)).loc["C6", "value"] == -1.0

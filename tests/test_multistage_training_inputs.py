@@ -24,7 +24,9 @@ def test_every_scale_of_the_config_passes_its_checks():
     ("edit", "match"),
     [
         (lambda c: c["complementarity"].update(budgets=[-1.0, 10.0]), "complementarity.budgets must be finite"),
-        (lambda c: c["ceiling"].update(budget=-5.0), "ceiling.budget must be finite and >= 0"),
+        (lambda c: c["ceiling"].update(budget=-5.0), "ceiling.budget must be > 0"),
+        (lambda c: c["allocation"].update(budget=0.0), "allocation.budget must be > 0"),
+        (lambda c: c["complementarity"].update(budgets=[0.0, 10.0]), "complementarity.budgets must be > 0"),
         (lambda c: c["allocation"].update(base_computes=[-1.0]), "allocation.base_computes must be finite and >= 0"),
         (lambda c: c["simulation"]["configs"]["sft_rl"].update(sft_share=1.5), "sft_share must lie in \\[0, 1\\]"),
         (lambda c: c["simulation"]["configs"]["sft_rl"].update(budget=-1), "sft_rl.budget must be finite and >= 0"),
@@ -63,6 +65,16 @@ def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy, key, value, 
     cfg["smoke"]["model"][key] = value
     path.write_text(yaml.safe_dump(cfg))
     target = "results/smoke/multistage_training/report.md"
+    expect_config_error(workflow_copy, target, must_contain=("config/multistage_training.yaml", message))
+
+
+def test_a_threshold_edited_in_the_config_alone_stops_snakemake_before_any_job(workflow_copy):
+    path = workflow_copy / "config/multistage_training.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    cfg["smoke"]["comparisons"]["complementarity_gain"] = 0.01
+    path.write_text(yaml.safe_dump(cfg))
+    target = "results/smoke/multistage_training/report.md"
+    message = "C1: claims file threshold 0.05, comparisons.complementarity_gain 0.01"
     expect_config_error(workflow_copy, target, must_contain=("config/multistage_training.yaml", message))
 
 

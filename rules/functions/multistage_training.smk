@@ -9,9 +9,25 @@ MT_BENCH = "results/{scale}/multistage_training/benchmarks"
 MT_PHENOMENA = list(mt_experiment.PHENOMENA)
 MT_FIGURES = ["complementarity", "ceiling", "allocation", "amplification", "agreement"]
 
+
+def _mt_thresholds(cfg):
+    """The comparisons block must state the claims file's thresholds (the claims file decides)."""
+    from neurips26.common.claims import load_definitions
+    from neurips26.multistage_training.claims import threshold_mismatches
+
+    definitions = load_definitions(ROOT / claims_definitions("multistage_training"))
+    mismatches = threshold_mismatches(definitions, cfg["comparisons"])
+    if mismatches:
+        raise ValueError(
+            "comparisons disagree with config/claims/multistage_training.yaml: "
+            + "; ".join(mismatches)
+        )
+
+
 for _scale in ("smoke", "quick", "paper"):
     try:
         mt_experiment.check_config(paper_config("multistage_training", _scale))
+        _mt_thresholds(paper_config("multistage_training", _scale))
     except ValueError as error:
         raise ConfigError(
             f"invalid config in config/multistage_training.yaml:\n  {_scale}: {error}"
@@ -67,16 +83,12 @@ def mt_simulations(wildcards):
     ]
 
 
-@reads(
-    "multistage_training",
-    ("comparisons",),
-    ("model", "demo_quality"),
-    ("model", "chain_length"),
-)
+@reads("multistage_training", ("model", "demo_quality"), ("model", "chain_length"))
 def mt_comparisons(wildcards):
-    cfg = mt_config(wildcards)
+    """What the claims job reads besides its tables: the model's rho and L (K1's fixed point rho^L); the thresholds
+    are the claims file's, checked at parse time against the comparisons block."""
+    model = mt_config(wildcards)["model"]
     return {
-        **cfg["comparisons"],
-        "demo_quality": cfg["model"]["demo_quality"],
-        "chain_length": cfg["model"]["chain_length"],
+        "demo_quality": model["demo_quality"],
+        "chain_length": model["chain_length"],
     }

@@ -41,6 +41,7 @@ THRESHOLD_KEYS = {
     "C6": "amplification_spearman",
     "C7": "plateau_ratio",
     "C8": "loss_tolerance",
+    "C9": "ceiling_tolerance",
     "K1": "sft_ceiling_tolerance",
     "K2": "agreement",
 }
@@ -161,6 +162,15 @@ def _fitted_exponent(claim_id: str, tables: dict, name: str, what: str) -> Measu
     return Measured(claim_id, abs(fitted / predicted - 1.0), int(points), note=note)
 
 
+def _notes_ceiling(tables: dict) -> Measured:
+    """C9: the ceiling's fitted exponent against the research notes' heuristic (alpha - 1) / alpha (the pretraining
+    table's predicted exponent) instead of the model's derived one."""
+    notes = _constant(_table(tables, "pretraining", ["predicted_exponent"]), "predicted_exponent", "pretraining")
+    ceiling = _table(tables, "ceiling", ["predicted_exponent"]).assign(predicted_exponent=notes)
+    what = "step failure against pretraining compute, against the notes' heuristic (alpha - 1) / alpha"
+    return _fitted_exponent("C9", {"ceiling": ceiling}, "ceiling", what)
+
+
 def _ceiling_power_law(tables: dict) -> Measured:
     """C3: the fit's R^2, or 0 when the final success falls anywhere as the pretraining compute grows."""
     table = _table(tables, "ceiling", ["base_compute", "success", "r2", "fit_points"])
@@ -188,20 +198,27 @@ def _ceiling_power_law(tables: dict) -> Measured:
     return Measured("C3", r2, int(points), note=note)
 
 
+def _largest_span(table: pd.DataFrame, within: list[str]) -> float:
+    """The largest span (max - min) of the optimal SFT share within the groups of ``within``."""
+    return float(table.groupby(within)["sft_share"].agg(lambda s: s.max() - s.min()).max())
+
+
 def _allocation_span(tables: dict) -> Measured:
-    """C4: the span of the optimal SFT share over the allocation table."""
+    """C4: the smaller of the largest span of the optimal SFT share along rho (within compute and reward noise) and
+    along the pretraining compute (within rho and reward noise); the reward noise's own span in the note."""
     table = _table(tables, "allocation", ["base_compute", "demo_quality", "reward_noise", "sft_share"])
     _finite(table, ["base_compute", "demo_quality", "reward_noise", "sft_share"], "allocation")
-    high, low = table.loc[table["sft_share"].idxmax()], table.loc[table["sft_share"].idxmin()]
-
-    def cell(row):
-        return f"rho {row['demo_quality']:g}, reward noise {row['reward_noise']:g}, compute {row['base_compute']:g}"
-
+    short = [axis for axis in ("demo_quality", "base_compute") if table[axis].nunique() < 2]
+    if short:
+        raise Incomplete(f"allocation: a single value of {short}, no span along it")
+    along_rho = _largest_span(table, ["base_compute", "reward_noise"])
+    along_compute = _largest_span(table, ["demo_quality", "reward_noise"])
+    noise = _largest_span(table, ["base_compute", "demo_quality"]) if table["reward_noise"].nunique() > 1 else 0.0
     note = (
-        f"optimal SFT share from {low['sft_share']:.3g} ({cell(low)}) to {high['sft_share']:.3g} ({cell(high)}) "
-        f"over {len(table)} settings"
+        f"largest span of the optimal SFT share along rho {along_rho:.3g}, along the pretraining compute "
+        f"{along_compute:.3g}; along the reward noise {noise:.3g} (not claimed); {len(table)} settings"
     )
-    return Measured("C4", float(high["sft_share"] - low["sft_share"]), len(table), note=note)
+    return Measured("C4", min(along_rho, along_compute), len(table), note=note)
 
 
 def _allocation_direction(tables: dict) -> Measured:
@@ -270,7 +287,9 @@ def _plateau(tables: dict) -> Measured:
     series = table.set_index("chain_length")["updates_to_level"].sort_index()
     if len(series) < 2:
         raise Incomplete(f"plateau: {len(series)} chain length(s); a ratio needs 2")
-    short, long = PLATEAU_LENGTHS if set(PLATEAU_LENGTHS) <= set(series.index) else (series.index[0], series.index[-1])
+    if not set(PLATEAU_LENGTHS) <= set(series.index):
+        raise Incomplete(f"plateau: the chain lengths {list(series.index)} do not include both of {PLATEAU_LENGTHS}")
+    short, long = PLATEAU_LENGTHS
     listed = ", ".join(f"L={length:g}: {value:.4g}" for length, value in series.items())
     used = pd.to_numeric(series[[short, long]], errors="coerce")
     if not np.isfinite(used.to_numpy(dtype=float)).all():
@@ -355,6 +374,7 @@ def measure_claims(tables: dict[str, pd.DataFrame], comp: dict) -> list[Measured
         _guard("C6", _amplification, tables),
         _guard("C7", _plateau, tables),
         _guard("C8", _fitted_exponent, "C8", tables, "pretraining", "excess pretraining loss against compute"),
+        _guard("C9", _notes_ceiling, tables),
         _guard("K1", _sft_fixed_point, tables, comp),
         _guard("K2", _agreement, tables),
         _guard("K3", _off_task, tables),

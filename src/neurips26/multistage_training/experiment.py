@@ -54,8 +54,11 @@ def check_config(cfg: dict) -> None:
                          ("allocation.base_computes", alloc["base_computes"]),
                          ("pretraining.base_computes", cfg["pretraining"]["base_computes"])):  # fmt: skip
         _positive_grid(name, values)
-    for name, value in (("ceiling.budget", ceil["budget"]), ("allocation.budget", alloc["budget"]),
-                        ("plateau.base_compute", cfg["plateau"]["base_compute"]),
+    for name, value in (("complementarity.budgets", min(comp["budgets"])), ("ceiling.budget", ceil["budget"]),
+                        ("allocation.budget", alloc["budget"])):  # fmt: skip
+        if not value > 0:
+            raise ValueError(f"{name} must be > 0 (a post-training budget), got {value}")
+    for name, value in (("plateau.base_compute", cfg["plateau"]["base_compute"]),
                         ("amplification.base_compute", cfg["amplification"]["base_compute"])):  # fmt: skip
         if not np.isfinite(value) or value < 0:
             raise ValueError(f"{name} must be finite and >= 0, got {value}")
@@ -82,6 +85,8 @@ def check_config(cfg: dict) -> None:
         for key in ("budget", "base_compute"):
             if not np.isfinite(run[key]) or run[key] < 0:
                 raise ValueError(f"simulation.configs.{name}.{key} must be finite and >= 0, got {run[key]}")
+        if not run["budget"] > 0:
+            raise ValueError(f"simulation.configs.{name}.budget must be > 0, got {run['budget']}")
 
 
 def phenomenon_table(name: str, params, block: dict) -> pd.DataFrame:
