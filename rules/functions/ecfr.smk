@@ -178,7 +178,8 @@ def ec_largest_size(wildcards):
 @reads("ecfr", ("complexity", "paper_configuration"))
 def ec_paper_configuration(wildcards):
     """The paper-scale teacher, model and CFM blocks at 256 px, which the complexity job measures (Table 2's numbers)
-    at every scale that asks for it (complexity.paper_configuration); None where it does not (smoke, for time)."""
+    at every scale that asks for it (complexity.paper_configuration); None where it does not (smoke, for time).
+    """
     if not ec_config(wildcards)["complexity"]["paper_configuration"]:
         return None
     cfg = paper_config("ecfr", "paper")
