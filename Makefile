@@ -6,7 +6,7 @@ SCALE     ?= quick
 CORES     ?= 2
 STAMP     := $(VENV)/.installed
 
-.PHONY: run test lint report venv clean profile-imports ngspice
+.PHONY: run test lint report venv clean profile-imports ngspice rehearse
 
 venv: $(STAMP)
 
@@ -38,6 +38,11 @@ report: $(STAMP)
 test: $(STAMP) ngspice
 	$(PYTHON) -m pytest -n $(CORES) -m "not workflow and not cluster" $(if $(PAPERS),--papers $(PAPERS))
 	$(PYTHON) -m pytest -m "workflow or cluster" $(if $(PAPERS),--papers $(PAPERS))
+
+# paper scale rehearsed: every paper-scale rule once at its real shapes, budgets cut to a couple of steps, on fixture
+# files served from 127.0.0.1 in a copy of the workflow (.rehearsal/work); writes results/rehearsal/REHEARSAL.md
+rehearse: $(STAMP)
+	$(PYTHON) tools/rehearse.py --cores $(CORES) $(if $(PAPERS),--papers $(PAPERS))
 
 # the import time of every script's module graph, weighted by its jobs at $(SCALE) (python -X importtime)
 profile-imports: $(STAMP)

@@ -10,6 +10,7 @@ from neurips26.common.scheduling import unthrottle_local_scheduler
 from neurips26.common.config import (
     ConfigError,
     check_scale,
+    checked_scales,
     load_yaml,
     scale_block,
     validate,

@@ -38,7 +38,7 @@ AX_ORACLE = {
 AX_CORPUS_MEM_MB = {"chembl35": 16000}
 AX_CORPUS_RUNTIME = {"chembl35": 360}
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "amortix"):
     try:
         ax_experiment.check_config(paper_config("amortix", _scale))
     except ValueError as error:

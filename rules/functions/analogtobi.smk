@@ -9,7 +9,7 @@ ATB_BENCH = "results/{scale}/analogtobi/benchmarks"
 ATB_FIGURES = ["ablation", "examples", "training_curves"]
 ATB_CONFIG = r"(bipart|devpin)-(type|notype)-(rename|norename)"
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "analogtobi"):
     try:
         atb_experiment.check_config(paper_config("analogtobi", _scale))
     except ValueError as error:

@@ -14,7 +14,7 @@ BP_CORPUS = {
     "stats": "corpus/stats.parquet",
 }
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "bbo_pile"):
     try:
         bp_experiment.check_config(paper_config("bbo_pile", _scale))
     except ValueError as error:

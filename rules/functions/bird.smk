@@ -17,7 +17,7 @@ BIRD_FIGURES = [
     "samples",
 ]
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "bird"):
     try:
         bird_experiment.check_config(paper_config("bird", _scale))
     except ValueError as error:

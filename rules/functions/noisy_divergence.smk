@@ -17,7 +17,7 @@ ND_FIGURES = [
 ND_SETTING = r"(insert|overwrite)-(k\d+|full)-a[0-9.]+-d[0-9.]+"
 ND_JOB_TABLES = ["steps", "diag", "summary", "throughput"]
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "noisy_divergence"):
     try:
         nd_experiment.check_config(paper_config("noisy_divergence", _scale))
     except ValueError as error:

@@ -18,7 +18,7 @@ PLS_FIGURES = [
     "samples",
 ]
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "pred_loss_space"):
     try:
         pls_experiment.check_config(paper_config("pred_loss_space", _scale))
     except ValueError as error:

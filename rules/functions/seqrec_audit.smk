@@ -16,7 +16,7 @@ SA_PREPARED = {
     "features": "features.npy",
 }
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "seqrec_audit"):
     try:
         sa_experiment.check_config(paper_config("seqrec_audit", _scale))
     except ValueError as error:

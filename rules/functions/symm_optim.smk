@@ -11,7 +11,7 @@ SO_FIGURES = ["val_loss_curves", "best_lr", "lr_sensitivity", "spectra"]
 # one job trains the seeds of a cell (a seed group, e.g. s0-1-2) as one batched ensemble (experiment.jobs)
 SO_JOB = "{arch}/{method}_lr{lr_index}_s{seeds}"
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "symm_optim"):
     try:
         so_experiment.check_config(paper_config("symm_optim", _scale))
     except ValueError as error:

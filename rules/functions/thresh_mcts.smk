@@ -8,7 +8,7 @@ TM_LOG = "results/{scale}/thresh_mcts/logs"
 TM_BENCH = "results/{scale}/thresh_mcts/benchmarks"
 TM_FIGURES = ["sample_complexity", "error_rates", "per_round_cost", "normalised_times"]
 
-for _scale in ("smoke", "quick", "paper"):
+for _scale in checked_scales(PAPERS, "thresh_mcts"):
     try:
         tm_experiment.check_config(paper_config("thresh_mcts", _scale), ROOT)
     except ValueError as error:

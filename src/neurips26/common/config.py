@@ -9,7 +9,13 @@ from typing import Any
 import jsonschema
 import yaml
 
-SCALES = ("smoke", "quick", "paper")
+SCALES = ("smoke", "quick", "paper", "rehearsal")
+# the scales a config file holds; `rehearsal` is derived from `paper` in code (neurips26.common.rehearsal)
+FILE_SCALES = ("smoke", "quick", "paper")
+REHEARSAL_HELP = (
+    "the rehearsal scale runs through `make rehearse` (tools/rehearse.py), which serves fixture files on"
+    " 127.0.0.1 in a copy of the workflow and sets `rehearsal:` in its config"
+)
 
 
 class ConfigError(ValueError):
@@ -121,10 +127,42 @@ def validate_workflow_config(
     papers: dict[str, dict] = {}
     for slug in implemented:
         data = load_yaml(config_dir / f"{slug}.yaml")
-        validate(data, load_yaml(schema_dir / f"{slug}.schema.yaml"), f"config/{slug}.yaml")
+        schema = load_yaml(schema_dir / f"{slug}.schema.yaml")
+        validate(data, schema, f"config/{slug}.yaml")
         papers[slug] = data
+        if "rehearsal" in config:
+            data["rehearsal"] = derived_rehearsal(slug, data, schema, config["rehearsal"]["factor"])
         check_claims_file(config_dir / "claims" / f"{slug}.yaml", schema_dir / "claims.schema.yaml", slug)
     return papers
+
+
+def rehearsal_plan(slug: str):
+    """The paper's rehearsal plan (`neurips26.<slug>.rehearsal.PLAN`), or None where the paper has none."""
+    import importlib
+
+    try:
+        module = importlib.import_module(f"neurips26.{slug}.rehearsal")
+    except ModuleNotFoundError as error:
+        if error.name != f"neurips26.{slug}.rehearsal":
+            raise
+        return None
+    return module.PLAN
+
+
+def derived_rehearsal(slug: str, data: dict, schema: dict, factor: int = 1) -> dict:
+    """The rehearsal block of config/<slug>.yaml, derived from its paper block and checked against the same schema
+    as the paper block; ConfigError naming the paper and key when the paper has no plan or the plan is stale."""
+    from neurips26.common.rehearsal import rehearsal_block
+
+    plan = rehearsal_plan(slug)
+    if plan is None:
+        raise ConfigError(f"paper {slug} has no rehearsal plan (src/neurips26/{slug}/rehearsal.py, PLAN)")
+    try:
+        block = rehearsal_block(data["paper"], plan, factor=factor, slug=slug)
+    except ValueError as error:
+        raise ConfigError(f"invalid rehearsal plan of config/{slug}.yaml's paper block:\n  {error}") from None
+    validate({**data, "paper": block}, schema, f"the rehearsal block derived from config/{slug}.yaml")
+    return block
 
 
 def check_scale(scale: str) -> str:
@@ -137,7 +175,15 @@ def scale_block(papers: dict[str, dict], slug: str, scale: str) -> dict[str, Any
     """The parameter block of one paper at one scale, with a clear error for unknown names."""
     if slug not in papers:
         raise ConfigError(f"unknown paper '{slug}' (allowed values: {', '.join(sorted(papers))})")
-    return papers[slug][check_scale(scale)]
+    if check_scale(scale) == "rehearsal" and scale not in papers[slug]:
+        raise ConfigError(f"{slug}: {REHEARSAL_HELP}")
+    return papers[slug][scale]
+
+
+def checked_scales(papers: dict[str, dict], slug: str) -> tuple[str, ...]:
+    """The scales whose block a paper's parse-time checks (experiment.check_config) must pass: the file's three,
+    and the rehearsal's where the run derives it."""
+    return tuple(scale for scale in SCALES if scale in papers[slug])
 
 
 def check_claims_file(path: Path, schema: Path, slug: str) -> None:

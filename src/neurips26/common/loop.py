@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurips26.common import faults
+from neurips26.common import faults, tensor_memory
 from neurips26.common.io import atomic_path
 
 log = logging.getLogger("neurips26.loop")
@@ -281,6 +281,7 @@ def run_loop(
     terminated: list[int] = []
     signal_only = faults.slow_steps()  # a test of SIGTERM: no other checkpoint may stand in for it
     previous = _install_sigterm(terminated)
+    counter = _step_counter(state)  # the rehearsal's tensor-memory and FLOP count of the first steps, or None
     began = last_report = last_save = time.perf_counter()
     step = start
     stopped = False
@@ -288,7 +289,10 @@ def run_loop(
     try:
         for step in range(start, steps):
             try:
-                loss = step_fn(step)
+                if counter is not None and counter.wants(step - start):
+                    loss = counter.run(lambda: step_fn(step))  # noqa: B023 (called at once)
+                else:
+                    loss = step_fn(step)
             except StopTraining:
                 stopped = True
                 break
@@ -338,9 +342,18 @@ def run_loop(
         if previous is not _NOT_MAIN_THREAD:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
     total = step if stopped else steps
+    if counter is not None:
+        tensor_memory.record(counter.result(), {"name": s.name, "steps": steps})
     return LoopResult(
         steps=total, resumed_from=start, seconds=time.perf_counter() - began, stopped_early=stopped, diverged=diverged
     )
+
+
+def _step_counter(state: Mapping[str, Any]):
+    """A counter of the first steps' tensor memory and FLOPs when the rehearsal asks for one (tensor_memory.ENV)."""
+    if not os.environ.get(tensor_memory.ENV):
+        return None
+    return tensor_memory.StepCounter(job_device(), state)
 
 
 def finish(settings: LoopSettings) -> None:

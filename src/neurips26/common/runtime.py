@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 import sys
 
@@ -34,6 +35,7 @@ def start_job(smk, seed: int | None = None) -> logging.Logger:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if smk.log:
         handlers.append(logging.FileHandler(smk.log[0], mode="w"))
+        os.environ["NEURIPS26_JOB_LOG"] = str(smk.log[0])  # names the job's tensor-memory record (rehearsal only)
     for handler in handlers:
         handler.setFormatter(fmt)
         logger.addHandler(handler)

@@ -1,0 +1,149 @@
+"""The rehearsal scale: paper scale's DAG, shapes and code paths with budgets cut to a couple of steps.
+
+A paper's module `neurips26.<slug>.rehearsal` declares a `Plan` of what the rehearsal may cut from the paper
+block (config/<slug>.yaml `paper:`), and nothing else:
+
+- `budgets`: per-job work (steps, epochs, evaluations, items drawn, a data subsample), dotted key path -> the
+  rehearsal's value or a function of the paper's value. The time of a job is extrapolated from the rehearsal to
+  paper scale by the ratio of these values (`work_ratio`).
+- `sweeps`: the lists that make a rule's jobs (seeds, grids, methods of one kind): reduced to one representative
+  per rule and wildcard family, the largest (a function of the paper's list); they change how many jobs a rule
+  has, never a job's shapes or work.
+- `micro_batch`: the budget keys that are a micro-batch (examples per forward): the rehearsal runs them at their
+  value and at `factor` times it, so tensor memory can be extrapolated to the configured batch.
+- `shapes`: only where a real shape cannot run on a 24 GB, 2-core machine at all (a model whose fp32 weights,
+  gradients and AdamW state alone exceed it): the key path -> the largest shape that fits, with the reason. Such
+  a job's memory at the real shape is counted, not measured, and REHEARSAL.md says so.
+- `fixture_paths`: key paths that point at user-supplied files (data behind a login), replaced by the path of a
+  fixture the rehearsal writes.
+
+`rehearsal_block` is the one function that derives the rehearsal's configuration from the paper block: every
+cut names a key the paper block has (a renamed key fails here, not silently), numbers only shrink, lists only
+lose members, and everything not cut is the paper's value, so the rehearsal cannot drift from what a user submits.
+Plain Python: called while the workflow is parsed.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from numbers import Real
+
+from neurips26.common.paper_scale import config_value
+
+__all__ = ["Plan", "largest", "rehearsal_block", "set_value", "work_ratio"]
+
+Cut = object  # a value, or a function of the paper's value returning the rehearsal's
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the rehearsal cuts from a paper block (see the module docstring)."""
+
+    budgets: Mapping[str, Cut] = field(default_factory=dict)
+    sweeps: Mapping[str, Callable] = field(default_factory=dict)
+    micro_batch: tuple[str, ...] = ()
+    shapes: Mapping[str, tuple[Cut, str]] = field(default_factory=dict)
+    fixture_paths: Mapping[str, str] = field(default_factory=dict)
+    note: str = ""
+
+    def __post_init__(self):
+        unknown = [key for key in self.micro_batch if key not in self.budgets]
+        if unknown:
+            raise ValueError(f"micro_batch keys {unknown} are not budgets")
+        both = sorted(set(self.budgets) & set(self.sweeps))
+        if both:
+            raise ValueError(f"keys both a budget and a sweep: {both}")
+        for key, (_, reason) in self.shapes.items():
+            if not str(reason).strip():
+                raise ValueError(f"shapes.{key}: a shape cut needs its reason")
+
+
+def largest(values: list, key: Callable | None = None) -> list:
+    """A sweep's representative: the list's largest member (by `key`), as a one-member list."""
+    return [max(values, key=key)] if key else [max(values)]
+
+
+def set_value(block: dict, path: str, value) -> None:
+    """Set dotted key `path` of `block` in place (the key must exist)."""
+    *parents, last = path.split(".")
+    node = config_value(block, ".".join(parents)) if parents else block
+    if last not in node:
+        raise KeyError(f"{path}: no key {last!r}")
+    node[last] = value
+
+
+def _apply(cut: Cut, value):
+    return cut(value) if callable(cut) else copy.deepcopy(cut)
+
+
+def _shrinks(new, old) -> bool:
+    if isinstance(old, bool) or isinstance(new, bool):
+        return new == old or (old is True and new is False)
+    if isinstance(old, Real) and isinstance(new, Real):
+        return new <= old
+    if isinstance(old, list) and isinstance(new, list):
+        return 0 < len(new) <= len(old)
+    if isinstance(old, dict) and isinstance(new, dict):
+        return set(new) <= set(old) and bool(new)
+    return False
+
+
+def rehearsal_block(paper: dict, plan: Plan, factor: int = 1, slug: str = "") -> dict:
+    """The rehearsal's config block derived from the paper block `paper` by `plan`; micro-batch keys times
+    `factor` (1, or 2 for the second memory point). ValueError naming the key for a cut of a missing key, a budget
+    or sweep that grows, or a micro-batch that `factor` would push past the paper's value."""
+    where = f"{slug}: " if slug else ""
+    block = copy.deepcopy(paper)
+    cuts = [*((k, c, "budget") for k, c in plan.budgets.items()), *((k, c, "sweep") for k, c in plan.sweeps.items())]
+    for path, cut, kind in cuts:
+        try:
+            old = config_value(paper, path)
+        except KeyError as error:
+            raise ValueError(f"{where}rehearsal {kind} {error.args[0]}") from None
+        new = _apply(cut, old)
+        if not _shrinks(new, old):
+            raise ValueError(f"{where}rehearsal {kind} {path}: {new!r} is not a cut of the paper's {old!r}")
+        if path in plan.micro_batch and factor != 1:
+            if not isinstance(new, int) or new * factor > old:
+                raise ValueError(f"{where}rehearsal micro-batch {path}: {new!r} x {factor} passes the paper's {old!r}")
+            new = new * factor
+        set_value(block, path, new)
+    for path, (cut, _) in plan.shapes.items():
+        try:
+            set_value(block, path, _apply(cut, config_value(paper, path)))
+        except KeyError as error:
+            raise ValueError(f"{where}rehearsal shape {error.args[0]}") from None
+    for path, fixture in plan.fixture_paths.items():
+        try:
+            set_value(block, path, fixture)
+        except KeyError as error:
+            raise ValueError(f"{where}rehearsal fixture path {error.args[0]}") from None
+    return block
+
+
+def _size(value) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, Real):
+        return float(value)
+    if isinstance(value, (list, dict)):
+        return float(len(value))
+    return None
+
+
+def work_ratio(plan: Plan, paper: dict, rehearsal: dict, carried: list[str]) -> float:
+    """How many times more work a job does at paper scale than in the rehearsal: the product, over the budget
+    keys under the key paths the job's rule carries (`carried`, dotted), of paper value / rehearsal value (a
+    list counts by its length). Time is assumed linear in each budget; 1.0 where the rule carries none."""
+    ratio = 1.0
+    for path in plan.budgets:
+        if not any(path == c or path.startswith(c + ".") or c.startswith(path + ".") for c in carried):
+            continue
+        old, new = _size(config_value(paper, path)), _size(config_value(rehearsal, path))
+        if old is None or new is None or new <= 0:
+            continue
+        ratio *= old / new
+    return ratio if math.isfinite(ratio) else math.inf

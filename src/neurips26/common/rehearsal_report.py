@@ -1,0 +1,274 @@
+"""Reading a rehearsal back (tools/rehearse.py): one row per job of the rehearsal DAG, beside what the paper-scale
+job of its rule requests, and REHEARSAL.md.
+
+Per job: its status (ok; failed, with the last error line of its log; not run, when a job it needs failed), its
+seconds and peak host memory (the benchmark's max_rss), the tensor memory its training loop counted at the
+rehearsal's micro-batch and at twice it (neurips26.common.tensor_memory), and the paper-scale job's requests (the
+SLURM profile's set-resources applied). The predictions:
+
+- device memory at the configured batch: the count is linear in the micro-batch, `m(b) = r + a b`, so two points
+  give `m(B) = m(b) + (m(2b) - m(b)) (B / b - 1)` with B / b the ratio of the paper's micro-batch to the
+  rehearsal's (the rule's own key); where only one point exists, m(b) scaled by B / b (an upper bound);
+- time: CPU jobs, the rehearsal's seconds times the rule's work ratio (neurips26.common.rehearsal.work_ratio);
+  GPU jobs that train in the loop, FLOPs per step times steps at paper scale at a stated throughput
+  (`GPU_TFLOPS`), otherwise as CPU jobs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+from pathlib import Path
+
+import pandas as pd
+
+from neurips26.common.report import markdown_table
+
+__all__ = ["GPU_MEMORY_GB", "GPU_TFLOPS", "collect", "predict", "render"]
+
+GPU_MEMORY_GB = 80.0  # the GPU a paper-scale job is planned against (an 80 GB A100/H100)
+# an effective training throughput: about 30% of an H100's dense bf16 peak (989 TFLOP/s) or 60% of its TF32 peak;
+# small models reach less, so GPU estimates are a lower bound on time
+GPU_TFLOPS = 300.0
+
+
+def _benchmark(path: Path) -> dict:
+    if not path.exists():
+        return {}
+    lines = path.read_text().splitlines()
+    if len(lines) < 2:
+        return {}
+    row = dict(zip(lines[0].split("\t"), lines[1].split("\t"), strict=False))
+    out = {}
+    for key, name in (("s", "seconds"), ("max_rss", "host_peak_mb"), ("cpu_time", "cpu_seconds")):
+        try:
+            out[name] = float(row[key])
+        except (KeyError, ValueError):
+            pass
+    return out
+
+
+def _loop_counts(folder: Path, log: str | None) -> dict:
+    if log is None:
+        return {}
+    path = folder / (log.replace("/", "__") + ".json")
+    if not path.exists():
+        return {}
+    loops = json.loads(path.read_text())["loops"]
+    return {
+        "tensor_peak_mb": max(loop["peak_bytes"] for loop in loops) / 1e6,
+        "parameter_mb": max(loop["parameter_bytes"] for loop in loops) / 1e6,
+        "flops_per_step": max(loop["flops_per_step"] for loop in loops),
+        "loop_steps": max(loop["steps"] for loop in loops),
+    }
+
+
+def _last_error(log: Path) -> str:
+    if not log.exists():
+        return ""
+    lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line or "error" in line.split(":")[0]]
+    return (errors[-1] if errors else (lines[-1] if lines else ""))[:300]
+
+
+def _resources(job, profile: dict) -> dict:
+    defaults, overrides = profile.get("default-resources", {}), profile.get("set-resources", {})
+    res = {**defaults, **dict(job.resources.items()), **overrides.get(job.rule.name, {})}
+    return {
+        "request_mem_mb": float(res.get("mem_mb", 0) or 0),
+        "request_min": float(res.get("runtime", 60) or 60),
+        "gpus": int(res.get("gpu", res.get("gpus", 0)) or 0),
+        "threads": int(job.threads),
+    }
+
+
+def _carried(rule) -> list[str]:
+    keys = []
+    for function in rule.params:
+        keys += [".".join(key[1:]) for key in getattr(function, "config_keys", ())]
+    return sorted(set(keys))
+
+
+def _dag(workflow, targets: set[str]):
+    workflow.dag_settings.targets = targets
+    workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True, nolock=True)
+    workflow._build_dag()
+    return list(workflow.dag.jobs)
+
+
+def _paper_of(rule: str, slugs: list[str]) -> str:
+    matches = [slug for slug in slugs if rule.startswith(slug + "_")]
+    return max(matches, key=len) if matches else "workflow"
+
+
+def collect(work: Path, slugs: list[str], memory: Path) -> pd.DataFrame:
+    """One row per job of the rehearsal DAG of `slugs` in the workflow copy `work` (after its run)."""
+    import yaml
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
+
+    from neurips26.common.config import rehearsal_plan
+    from neurips26.common.rehearsal import work_ratio
+
+    profile = yaml.safe_load((work / "profiles/slurm/config.yaml").read_text())
+    api = SnakemakeApi(OutputSettings(quiet={Quietness.ALL})).__enter__()
+    workflow_api = api.workflow(
+        resource_settings=ResourceSettings(cores=1024, nodes=1024),
+        config_settings=ConfigSettings(config={"scale": "rehearsal"}),
+        snakefile=work / "workflow" / "Snakefile",
+        workdir=work,
+    )
+    workflow_api.dag(DAGSettings(targets={f"results/rehearsal/{slugs[0]}/report.md"}, forceall=True))
+    workflow = workflow_api._workflow
+    papers_cfg = workflow.globals["PAPERS"]
+    paper_jobs = _dag(workflow, {f"results/paper/{slug}/report.md" for slug in slugs})
+    by_rule: dict[str, list] = {}
+    for job in paper_jobs:
+        by_rule.setdefault(job.rule.name, []).append(job)
+    rehearsal_jobs = _dag(workflow, {f"results/rehearsal/{slug}/report.md" for slug in slugs})
+    rows = []
+    for job in rehearsal_jobs:
+        rule = job.rule.name
+        wildcards = {k: v for k, v in job.wildcards_dict.items() if k != "scale"}
+        paper = _paper_of(rule, slugs)
+        log = str(job.log[0]) if job.log else None
+        outputs_exist = all((work / str(f)).exists() for f in job.output)
+        status = "ok" if outputs_exist else ("failed" if log and (work / log).exists() else "not run")
+        twins = by_rule.get(rule, [])
+        same = [j for j in twins if {k: v for k, v in j.wildcards_dict.items() if k != "scale"} == wildcards]
+        requests = [_resources(j, profile) for j in (same or twins)]
+        request = max(requests, key=lambda r: (r["request_mem_mb"], r["request_min"])) if requests else {}
+        plan = rehearsal_plan(paper) if paper in papers_cfg else None
+        ratio, batch_ratio = 1.0, 1.0
+        if plan is not None:
+            paper_block, rehearsal_block = papers_cfg[paper]["paper"], papers_cfg[paper]["rehearsal"]
+            keys = _carried(job.rule)
+            ratio = work_ratio(plan, paper_block, rehearsal_block, keys)
+            micro = type(plan)(budgets={k: plan.budgets[k] for k in plan.micro_batch})
+            batch_ratio = work_ratio(micro, paper_block, rehearsal_block, keys)
+        row = {
+            "paper": paper,
+            "rule": rule,
+            "wildcards": ",".join(f"{k}={v}" for k, v in sorted(wildcards.items())),
+            "status": status,
+            "error": "" if status != "failed" else _last_error(work / log),
+            "paper_jobs": len(twins),
+            "work_ratio": ratio,
+            "batch_ratio": batch_ratio,
+            **(_benchmark(work / str(job.benchmark)) if job.benchmark else {}),
+            **request,
+        }
+        x1, x2 = _loop_counts(memory / "x1", log), _loop_counts(memory / "x2", log)
+        row.update(x1)
+        if x2:
+            row["tensor_peak_2x_mb"] = x2["tensor_peak_mb"]
+        rows.append(row)
+    return predict(pd.DataFrame(rows))
+
+
+def predict(jobs: pd.DataFrame) -> pd.DataFrame:
+    """Add the predictions at paper scale: device memory (GB), host memory (MB) and minutes per job."""
+    jobs = jobs.copy()
+    for column in ("tensor_peak_mb", "tensor_peak_2x_mb", "seconds", "host_peak_mb", "flops_per_step", "loop_steps"):
+        if column not in jobs:
+            jobs[column] = math.nan
+    one, two, ratio = jobs["tensor_peak_mb"], jobs["tensor_peak_2x_mb"], jobs["batch_ratio"]
+    slope = (two - one).clip(lower=0)
+    linear = one + slope * (ratio - 1)
+    jobs["device_gb"] = linear.where(two.notna(), one * ratio) / 1e3
+    # host memory: the measured peak, plus the growth of the tensors with the batch where the job trains on the CPU
+    growth = (jobs["device_gb"] * 1e3 - one).fillna(0).clip(lower=0)
+    jobs["host_mb"] = jobs["host_peak_mb"] + growth.where(jobs.get("gpus", 0) == 0, 0)
+    cpu_min = jobs["seconds"] * jobs["work_ratio"] / 60
+    steps = jobs["loop_steps"] * jobs["work_ratio"] / jobs["batch_ratio"].where(jobs["batch_ratio"] > 0, 1)
+    gpu_min = jobs["flops_per_step"] * jobs["batch_ratio"] * steps / (GPU_TFLOPS * 1e12) / 60
+    jobs["estimate_min"] = cpu_min.where(~((jobs.get("gpus", 0) > 0) & gpu_min.notna()), gpu_min)
+    return jobs
+
+
+def _fits(jobs: pd.DataFrame) -> pd.DataFrame:
+    """The jobs that failed, did not run, or are predicted over their request or the GPU."""
+    reasons = []
+    for _, job in jobs.iterrows():
+        why = []
+        if job["status"] != "ok":
+            why.append(job["status"] + (f": {job['error']}" if job.get("error") else ""))
+        if job.get("gpus", 0) and job["device_gb"] > GPU_MEMORY_GB:
+            why.append(f"device {job['device_gb']:.1f} GB > {GPU_MEMORY_GB:.0f} GB GPU")
+        if not job.get("gpus", 0) and job["device_gb"] > 1:
+            why.append(f"trains on the CPU: {job['device_gb']:.1f} GB of tensors (no GPU requested)")
+        if job["host_mb"] > job.get("request_mem_mb", math.inf):
+            why.append(f"host {job['host_mb']:.0f} MB > request {job['request_mem_mb']:.0f} MB")
+        if job["estimate_min"] > job.get("request_min", math.inf):
+            why.append(f"estimate {job['estimate_min']:.0f} min > request {job['request_min']:.0f} min")
+        reasons.append("; ".join(why))
+    out = jobs.assign(problem=reasons)
+    return out[out["problem"] != ""]
+
+
+def _fmt(value, digits=1) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    return f"{value:,.{digits}f}"
+
+
+def render(jobs: pd.DataFrame, slugs: list[str], seconds: float, work: Path) -> str:
+    from neurips26.common.config import rehearsal_plan
+    from neurips26.common.provenance import git_commit
+
+    ok = jobs[jobs["status"] == "ok"]
+    rules_all = sorted(set(jobs["rule"]))
+    rules_ok = sorted(set(ok["rule"]))
+    lines = [
+        "# Rehearsal of paper scale",
+        "",
+        f"Commit {git_commit()}, {platform.node()} ({platform.machine()}), {len(slugs)} papers, {seconds / 60:.1f} min"
+        f" wall. {len(jobs)} jobs of {len(rules_all)} rules; {len(rules_ok)} rules ran every job, "
+        f"{(jobs['status'] == 'failed').sum()} jobs failed, {(jobs['status'] == 'not run').sum()} did not run.",
+        "",
+        "Every paper-scale rule at its real shapes and code paths, with the budgets its paper's rehearsal plan cuts"
+        " (`src/neurips26/<slug>/rehearsal.py`), on fixture files in the sources' formats served from 127.0.0.1"
+        f" (copy of the workflow: `{work.name}`). Memory per job: `host MB` is the benchmark's peak resident set;"
+        " `tensor MB` the peak of tensor storage its training loop counted at the rehearsal's micro-batch (and at"
+        " twice it); `device GB` the count extrapolated to the configured batch; `estimate min` the paper-scale"
+        f" job's predicted time (CPU: seconds x work ratio; GPU: counted FLOPs at {GPU_TFLOPS:.0f} TFLOP/s).",
+        "",
+        "## Will not fit or will not run",
+        "",
+    ]
+    problems = _fits(jobs)
+    if problems.empty:
+        lines.append("None found.")
+    else:
+        lines.append(
+            markdown_table(
+                problems[["paper", "rule", "wildcards", "problem"]].rename(columns={"wildcards": "job"}),
+            )
+        )
+    lines += ["", "## Shapes the rehearsal could not run here", ""]
+    cut_shapes = []
+    for slug in slugs:
+        plan = rehearsal_plan(slug)
+        for path, (_, reason) in plan.shapes.items() if plan else []:
+            cut_shapes.append({"paper": slug, "key": path, "reason": reason})
+    lines.append(markdown_table(pd.DataFrame(cut_shapes)) if cut_shapes else "None: every job ran at its real shapes.")
+    lines += ["", "## Jobs", ""]
+    table = jobs.assign(
+        job=jobs["wildcards"],
+        **{
+            "s": jobs["seconds"].map(_fmt),
+            "host MB": jobs["host_peak_mb"].map(lambda v: _fmt(v, 0)),
+            "tensor MB": jobs["tensor_peak_mb"].map(_fmt),
+            "tensor 2x MB": jobs["tensor_peak_2x_mb"].map(_fmt),
+            "device GB": jobs["device_gb"].map(lambda v: _fmt(v, 2)),
+            "request MB": jobs.get("request_mem_mb", pd.Series(dtype=float)).map(lambda v: _fmt(v, 0)),
+            "GPU": jobs.get("gpus", pd.Series(dtype=float)).map(lambda v: "yes" if v else ""),
+            "estimate min": jobs["estimate_min"].map(_fmt),
+            "request min": jobs.get("request_min", pd.Series(dtype=float)).map(lambda v: _fmt(v, 0)),
+        },
+    )
+    columns = ["paper", "rule", "job", "status", "s", "host MB", "tensor MB", "tensor 2x MB", "device GB"]
+    columns += ["GPU", "request MB", "estimate min", "request min"]
+    lines.append(markdown_table(table.sort_values(["paper", "rule", "job"])[columns]))
+    return "\n".join(lines) + "\n"

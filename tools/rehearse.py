@@ -1,0 +1,149 @@
+"""The rehearsal of paper scale (`make rehearse`): every paper-scale rule run once at its real shapes and code paths,
+with budgets cut to a couple of steps, on fixture files served from 127.0.0.1; writes results/rehearsal/REHEARSAL.md
+and results/rehearsal/jobs.csv (what results/paper/PLAN.md reads).
+
+In a copy of the workflow (.rehearsal/work: results, resources and Snakemake's records kept between runs, the code
+copied afresh), with its own registry (the fixtures' hashes) and its own lock, so config/sources.lock.yaml and
+resources/ of the checkout are never touched:
+1. every paper's `neurips26.<slug>.rehearsal.fixtures()` builds its sources' files, served as the registry's mirrors;
+2. the training rules run once with the micro-batches doubled (`rehearsal: {factor: 2}`), their loops counting
+   tensor memory and FLOPs (neurips26.common.tensor_memory), then every paper's report runs at factor 1, so the
+   training jobs run again at the rehearsal's micro-batch and every other job once;
+3. each job of the rehearsal DAG is read back (benchmark: seconds and peak host memory; the loop's counts; its log
+   for failures) beside what the paper-scale job requests, and REHEARSAL.md is written.
+
+    .venv/bin/python tools/rehearse.py [--papers bird,ecfr] [--cores 2] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from neurips26.common.config import load_yaml  # noqa: E402
+from neurips26.common.fixtures import FixtureServer, fixture_registry  # noqa: E402
+from neurips26.common.imports import library_files  # noqa: E402
+from neurips26.common.io import write_text  # noqa: E402
+from neurips26.common.rehearsal_report import collect, render  # noqa: E402
+
+COPIED = ("workflow", "rules", "scripts", "config", "src", "profiles", "envs")
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+NOT_PAPERS = {"common", "corpus", "download", "plan", "scoreboard", "rehearsal"}
+
+
+def papers() -> list[str]:
+    return sorted(p.stem for p in (ROOT / "rules").glob("*.smk") if p.stem not in NOT_PAPERS)
+
+
+def rule_scripts() -> dict[str, Path]:
+    """rule name -> its script, read from rules/*.smk."""
+    found = {}
+    for path in (ROOT / "rules").glob("*.smk"):
+        for block in re.split(r"^(?=rule |checkpoint )", path.read_text(), flags=re.M):
+            name = re.match(r"(?:rule|checkpoint) (\w+):", block)
+            script = re.search(r"^    script:\s*\n\s*\"([^\"]+)\"", block, re.M)
+            if name and script:
+                found[name.group(1)] = (path.parent / script.group(1)).resolve()
+    return found
+
+
+def training_rules() -> list[str]:
+    """Rules whose script reaches the common training loop (where tensor memory is counted)."""
+    scripts = rule_scripts()
+    return sorted(rule for rule in scripts if "src/neurips26/common/loop.py" in library_files(scripts[rule], ROOT / "src"))
+
+
+def prepare_copy(work: Path) -> None:
+    """The checkout's code in `work`, the copy's results, resources, records and lock kept."""
+    work.mkdir(parents=True, exist_ok=True)
+    lock = work / "config/sources.lock.yaml"
+    kept = lock.read_bytes() if lock.exists() else b"revisions: {}\nfiles: {}\n"
+    for name in COPIED:
+        shutil.rmtree(work / name, ignore_errors=True)
+        shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    lock.write_bytes(kept)  # the rehearsal's own lock: fixtures locked on first fetch, never the project's
+
+
+def fixtures(slugs: list[str], work: Path) -> dict[str, bytes]:
+    """Every paper's fixture sources (registry path -> bytes); local fixture files written into the copy."""
+    payloads: dict[str, bytes] = {}
+    for slug in slugs:
+        module = importlib.import_module(f"neurips26.{slug}.rehearsal")
+        for path, payload in module.fixtures(1).items():
+            if path in payloads and payloads[path] != payload:
+                raise ValueError(f"{slug}: fixture {path} differs from another paper's fixture of the same source")
+            payloads[path] = payload
+        for path, payload in getattr(module, "local_files", dict)().items():
+            (work / path).parent.mkdir(parents=True, exist_ok=True)
+            (work / path).write_bytes(payload)
+    return payloads
+
+
+def write_config(work: Path, slugs: list[str], factor: int, mirrors: dict[str, str]) -> None:
+    config = load_yaml(ROOT / "config/config.yaml")
+    config.update(scale="rehearsal", papers=slugs, rehearsal={"factor": factor}, mirrors=mirrors)
+    (work / "config/config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def run(work: Path, args: list[str], env: dict, log: Path) -> int:
+    with open(log, "a") as out:
+        out.write(f"\n$ snakemake {' '.join(args)}\n")
+        out.flush()
+        return subprocess.run([SNAKEMAKE, *args], cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--papers", default=",".join(papers()))
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--work", type=Path, default=ROOT / ".rehearsal/work")
+    parser.add_argument("--out", type=Path, default=ROOT / "results/rehearsal")
+    args = parser.parse_args()
+    slugs = [s for s in args.papers.split(",") if s]
+    unknown = sorted(set(slugs) - set(papers()))
+    if unknown:
+        sys.exit(f"unknown papers {unknown} (allowed: {', '.join(papers())})")
+    work = args.work.resolve()
+    began = time.time()
+    prepare_copy(work)
+    payloads = fixtures(slugs, work)
+    registry = load_yaml(ROOT / "config/sources.yaml")
+    (work / "config/sources.yaml").write_text(yaml.safe_dump(fixture_registry(registry, payloads), sort_keys=False))
+    log = work / "rehearsal.log"
+    log.write_text("")
+    targets = [f"results/rehearsal/{slug}/report.md" for slug in slugs]
+    memory = work / "memory"
+    shutil.rmtree(memory, ignore_errors=True)
+    env = dict(os.environ, PYTHONPATH=str(work / "src"))
+    env.pop("NEURIPS26_DEVICE", None)
+    common = [f"-c{args.cores}", "--keep-going", "--rerun-triggers", "mtime", "params", "input", "code"]
+    with FixtureServer(payloads, registry) as server:
+        print(f"rehearsal of {len(slugs)} papers in {work} (fixtures: {len(payloads)} files at {server.url})")
+        write_config(work, slugs, 2, server.mirrors())
+        doubled = {**env, "NEURIPS26_TENSOR_MEMORY": str(memory / "x2")}
+        run(work, [*common, *targets, "--until", *training_rules()], doubled, log)
+        write_config(work, slugs, 1, server.mirrors())
+        code = run(work, [*common, *targets], {**env, "NEURIPS26_TENSOR_MEMORY": str(memory / "x1")}, log)
+    print(f"snakemake finished with exit code {code} after {time.time() - began:.0f} s; reading the jobs back")
+    jobs = collect(work, slugs, memory)
+    args.out.mkdir(parents=True, exist_ok=True)
+    jobs.to_csv(args.out / "jobs.csv", index=False)
+    write_text(args.out / "REHEARSAL.md", render(jobs, slugs, seconds=time.time() - began, work=work))
+    failed = jobs[jobs["status"] != "ok"]
+    print(f"wrote {args.out / 'REHEARSAL.md'}: {len(jobs)} jobs, {len(failed)} not ok")
+
+
+if __name__ == "__main__":
+    main()
