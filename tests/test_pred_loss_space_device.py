@@ -1,6 +1,6 @@
-"""Paper 01: every GPU rule (train, sample, evaluate, fid_reference) places its models and data on the job's
-device. Each runs its training, sampling or scoring at a tiny size under a fake accelerator
-(tests/fake_gpu.py), where a tensor left on the CPU next to one on the device fails, as on a GPU."""
+"""Paper 01: every GPU rule (train, sample, evaluate, fid_reference) and the feature classifier's training (features)
+place their models and data on the job's device. Each runs its training, sampling or scoring at a tiny size under a
+fake accelerator (tests/fake_gpu.py), where a tensor left on the CPU next to one on the device fails, as on a GPU."""
 
 import numpy as np
 import pytest
@@ -35,6 +35,15 @@ def test_training_runs_on_the_job_device(arch, spec, shape):
         assert next(model.parameters()).device == device
     assert log["step"].tolist() == [0, 1, 2]
     assert all(v.device.type == "cpu" for v in ema.values())
+
+
+@pytest.mark.gpu_rule("pred_loss_space_features")
+def test_the_feature_classifier_trains_on_the_job_device():
+    """The FD proxy's classifier (rule pred_loss_space_features; no GPU in the profile, see test_gpu_placement)."""
+    x, y = torch.rand(16, 1, 16, 16), torch.arange(16) % 3
+    with fake_gpu():
+        net, accuracy = training.train_feature_net(x, y, steps=2, batch=4, lr=1e-3, seed=0, feature_dim=4)
+    assert all(p.device.type == "cpu" for p in net.parameters()) and accuracy == 0.0  # values read back as zeros
 
 
 @pytest.mark.gpu_rule("pred_loss_space_sample")

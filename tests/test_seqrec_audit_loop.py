@@ -72,6 +72,7 @@ def test_the_train_rule_keeps_model_and_batches_on_the_jobs_device(ready, name, 
     assert len(fitted.epochs) == 1 and set(fitted.metrics) >= {"NDCG@10", "Recall@10"}
 
 
+@pytest.mark.gpu_rule("seqrec_audit_semantic_ids")
 def test_the_rqvae_keeps_model_and_batches_on_the_jobs_device(ready, boolean_masks_on_meta):
     with fake_gpu():
         codes, rows = train_rqvae(ready.features, replace(RQ, epochs=1))

@@ -11,8 +11,8 @@ OA-OT is one deterministic full-batch L-BFGS solve (a single `LBFGS.step` of up 
 with a strong-Wolfe line search and its own tolerance stops): there are no minibatches, no random draws and no
 learning rate, and cutting it into loop steps of one iteration each would restart the line search and the
 tolerance checks at every step and change the result. A killed fit is rerun from the start and gives the same
-coefficients. Both run on the CPU: the design matrix (sliced potentials, RBFs) is numpy, and the profile gives
-the fit rules no GPU.
+coefficients. The design matrix (sliced potentials, RBFs) is numpy, built on the CPU; the OA-OT solve runs on
+the job's device (loop.job_device()), as every training does: the CPU, since the profile gives the fit rules no GPU.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from neurips26.amortized_ot.measures import MeasureError, check_positive
 from neurips26.amortized_ot.sinkhorn import c_transform, chunks, plan, semi_dual
 from neurips26.amortized_ot.sliced import directions as sliced_directions
 from neurips26.amortized_ot.sliced import sliced_potentials
+from neurips26.common import loop
 
 # prediction builds the design matrix of at most this many entries at a time (a cache-sized block)
 DESIGN_ENTRIES = 2**17
@@ -89,15 +90,18 @@ def fit_dual(
 ) -> tuple[np.ndarray, list[float]]:
     """OA-OT: maximise mean_p D_eps(f_p, c-transform(f_p)) - ridge |B|^2 with L-BFGS.
 
-    Needs no ground-truth potentials. Returns the coefficients and the objective per outer step.
+    Needs no ground-truth potentials. Returns the coefficients (on the CPU) and the objective per outer step.
+    The solve runs on the job's device (loop.job_device()).
     """
     check_positive(eps, "eps")
     if ridge < 0:
         raise MeasureError(f"ridge must be >= 0, got {ridge}")
-    D = torch.as_tensor(design, dtype=torch.float64)
-    a_t, b_t = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    device = loop.job_device()
+    D = torch.as_tensor(design, dtype=torch.float64).to(device)
+    a_t, b_t = (torch.as_tensor(v, dtype=torch.float64).to(device) for v in (a, b))
+    cost = cost.to(device)
     start = np.zeros(D.shape[-1]) if init is None else init
-    coef = torch.tensor(start, dtype=torch.float64, requires_grad=True)
+    coef = torch.tensor(start, dtype=torch.float64, device=device, requires_grad=True)
     scale = float((D**2).mean())
     optimiser = torch.optim.LBFGS(
         [coef],
@@ -127,7 +131,7 @@ def fit_dual(
     optimiser.step(closure)
     if not np.isfinite(trace[-1]):
         raise FloatingPointError("OA-OT objective became NaN or inf; lower the step or raise eps")
-    return coef.detach().numpy(), trace
+    return coef.detach().cpu().numpy(), trace
 
 
 def predict_potential(design: np.ndarray, coef: np.ndarray) -> np.ndarray:
