@@ -149,6 +149,19 @@ def torch_threads(wildcards):
     return 4 if wildcards.scale == "paper" else 1
 
 
+def rehearsal_measurements(wildcards):
+    """The rehearsal's measurements (results/rehearsal/jobs.csv and claims.csv, written by `make rehearse`) for
+    the plan of paper scale, where they exist: the plan then predicts memory and time per job and says what will
+    not fit or run (rules/plan.smk)."""
+    found = {
+        "rehearsal": "results/rehearsal/jobs.csv",
+        "rehearsal_claims": "results/rehearsal/claims.csv",
+    }
+    if wildcards.scale != "paper" or not all(Path(path).exists() for path in found.values()):
+        return {}
+    return found
+
+
 def scoreboard_inputs(wildcards):
     check_scale(wildcards.scale)
     return {

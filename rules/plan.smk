@@ -11,6 +11,7 @@ rule plan:
         registry="config/sources.yaml",
         lock=SOURCES_LOCK,
         rules=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rules").rglob("*.smk")),
+        unpack(rehearsal_measurements),
     output:
         plan="results/{scale}/PLAN.md",
         papers=expand("results/{{scale}}/{slug}/PLAN.md", slug=config["papers"]),

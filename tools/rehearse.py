@@ -27,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,7 +63,8 @@ def rule_scripts() -> dict[str, Path]:
 def training_rules() -> list[str]:
     """Rules whose script reaches the common training loop (where tensor memory is counted)."""
     scripts = rule_scripts()
-    return sorted(rule for rule in scripts if "src/neurips26/common/loop.py" in library_files(scripts[rule], ROOT / "src"))
+    loop = "src/neurips26/common/loop.py"
+    return sorted(rule for rule in scripts if loop in library_files(scripts[rule], ROOT / "src"))
 
 
 def prepare_copy(work: Path) -> None:
@@ -104,6 +106,18 @@ def run(work: Path, args: list[str], env: dict, log: Path) -> int:
         return subprocess.run([SNAKEMAKE, *args], cwd=work, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
 
 
+def claims_tables(work: Path, slugs: list[str]) -> pd.DataFrame:
+    """The rehearsal's claims of every paper (paper, claim_id, kind, runs, verdict): how many runs each claim
+    rested on, which the plan scales to the paper-scale seeds."""
+    frames = []
+    for slug in slugs:
+        path = work / f"results/rehearsal/{slug}/claims.parquet"
+        if path.exists():
+            table = pd.read_parquet(path)
+            frames.append(table.assign(paper=slug)[["paper", "claim_id", "kind", "runs", "verdict"]])
+    return pd.concat(frames) if frames else pd.DataFrame(columns=["paper", "claim_id", "kind", "runs", "verdict"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--papers", default=",".join(papers()))
@@ -128,7 +142,7 @@ def main() -> None:
     shutil.rmtree(memory, ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=str(work / "src"))
     env.pop("NEURIPS26_DEVICE", None)
-    common = [f"-c{args.cores}", "--keep-going", "--rerun-triggers", "mtime", "params", "input", "code"]
+    common = [f"-c{args.cores}", "--keep-going"]
     with FixtureServer(payloads, registry) as server:
         print(f"rehearsal of {len(slugs)} papers in {work} (fixtures: {len(payloads)} files at {server.url})")
         write_config(work, slugs, 2, server.mirrors())
@@ -140,6 +154,7 @@ def main() -> None:
     jobs = collect(work, slugs, memory)
     args.out.mkdir(parents=True, exist_ok=True)
     jobs.to_csv(args.out / "jobs.csv", index=False)
+    claims_tables(work, slugs).to_csv(args.out / "claims.csv", index=False)
     write_text(args.out / "REHEARSAL.md", render(jobs, slugs, seconds=time.time() - began, work=work))
     failed = jobs[jobs["status"] != "ok"]
     print(f"wrote {args.out / 'REHEARSAL.md'}: {len(jobs)} jobs, {len(failed)} not ok")

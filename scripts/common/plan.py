@@ -7,13 +7,19 @@ quick scale read beside it for measured rates (quick benchmark files that exist;
 
 from pathlib import Path
 
+import pandas as pd
 import yaml
 from snakemake.api import SnakemakeApi
 from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
 
+from neurips26.common.claims import load_definitions
+from neurips26.common.config import rehearsal_plan
 from neurips26.common.io import write_text
 from neurips26.common.locking import read_lock
 from neurips26.common.plan import JobRecord, rates, render_plan
+from neurips26.common.plan_checks import attach_rehearsal, claims_table, memory_table, not_fitting, planned_seeds
+from neurips26.common.rehearsal import rehearsal_block
+from neurips26.common.report import markdown_table
 from neurips26.common.runtime import start_job
 from neurips26.common.sources import lookup
 
@@ -97,7 +103,69 @@ note = (
     "Regenerate after changing rules, configs or the profile: `snakemake results/"
     f"{p.scale}/PLAN.md --forcerun plan`."
 )
-write_text(snakemake.output.plan, render_plan(f"Plan of the {p.scale} scale: all papers", jobs, rate, note))
+
+
+def rehearsal_sections(jobs: list[JobRecord], papers: list[str]) -> tuple[list[JobRecord], list[str]]:
+    """The rehearsal's checks of this scale (paper scale, when `make rehearse` has run): memory per job, what will
+    not fit or run, the claims the planned seeds cannot decide."""
+    if p.scale != "paper":
+        return jobs, []
+    found = snakemake.input.get("rehearsal")
+    if not found:
+        return jobs, [
+            "## Memory, fit and claims",
+            "",
+            "Not checked: no rehearsal (`make rehearse` writes results/rehearsal/jobs.csv; then rerun the plan).",
+            "",
+        ]
+    measured = pd.read_csv(found)
+    measured = measured[measured["paper"].isin([*papers, "workflow"])]
+    jobs = attach_rehearsal(jobs, measured)
+    claims = pd.read_csv(snakemake.input.rehearsal_claims)
+    definitions = {slug: load_definitions(f"config/claims/{slug}.yaml") for slug in papers}
+    seeds = {slug: seed_counts(slug) for slug in papers}
+    table = claims_table(definitions, claims, seeds)
+    unfit = not_fitting(measured)
+    undecided = table[table["decidable"] != "can decide"] if not table.empty else table
+    return jobs, [
+        "## Memory per job",
+        "",
+        "From the rehearsal (results/rehearsal/REHEARSAL.md): the predicted peak host memory of each rule's largest"
+        " job beside its request, and for jobs that train in the shared loop the tensor memory on the job's device"
+        " at the configured batch beside the GPU's 80 GB.",
+        "",
+        markdown_table(memory_table(jobs), digits=3),
+        "",
+        "## Will not fit or will not run",
+        "",
+        markdown_table(unfit[["paper", "rule", "wildcards", "problem"]]) if not unfit.empty else "None found.",
+        "",
+        "## Claims the paper-scale design cannot decide",
+        "",
+        "Each hard or soft claim's minimum runs against the runs the paper-scale design gives it (the rehearsal's"
+        " runs scaled by paper / rehearsal seeds), with the width of a 95% interval over that many seeds in standard"
+        " errors and the fewest events out of that many runs that a one-sided Fisher test separates from none.",
+        "",
+        markdown_table(undecided, digits=3) if not undecided.empty else "Every claim has its minimum runs.",
+        "",
+        f"All {len(table)} claims:" if not table.empty else "",
+        "",
+        markdown_table(table, digits=3) if not table.empty else "",
+        "",
+    ]
+
+
+def seed_counts(slug: str) -> tuple[int, int]:
+    """The most seeds the paper-scale design runs, and the rehearsal's (derived from the paper block)."""
+    paper = workflow.globals["PAPERS"][slug]["paper"]
+    plan = rehearsal_plan(slug)
+    return planned_seeds(paper), planned_seeds(rehearsal_block(paper, plan)) if plan else 0
+
+
+jobs, sections = rehearsal_sections(jobs, p.papers)
+title = f"Plan of the {p.scale} scale"
+write_text(snakemake.output.plan, render_plan(f"{title}: all papers", jobs, rate, note, sections=tuple(sections)))
 for slug, path in zip(p.papers, snakemake.output.papers, strict=True):
     own = [j for j in jobs if j.paper == slug or slug in j.extra["papers"]]
-    write_text(path, render_plan(f"Plan of the {p.scale} scale: {slug}", own, rate, note))
+    _, own_sections = rehearsal_sections(own, [slug])
+    write_text(path, render_plan(f"{title}: {slug}", own, rate, note, sections=tuple(own_sections)))

@@ -130,7 +130,7 @@ def validate_workflow_config(
         schema = load_yaml(schema_dir / f"{slug}.schema.yaml")
         validate(data, schema, f"config/{slug}.yaml")
         papers[slug] = data
-        if "rehearsal" in config:
+        if "rehearsal" in config and slug in config["papers"]:
             data["rehearsal"] = derived_rehearsal(slug, data, schema, config["rehearsal"]["factor"])
         check_claims_file(config_dir / "claims" / f"{slug}.yaml", schema_dir / "claims.schema.yaml", slug)
     return papers

@@ -56,8 +56,11 @@ def rates(measured: list[JobRecord]) -> dict[str, float]:
 
 
 def _estimate_min(job: JobRecord, rate: dict[str, float], gpu_rate: dict[str, float]) -> float:
-    """Minutes from the job's work: a CPU job at its rule's CPU rate, a GPU job only at a rate recorded on a GPU
-    (a CPU rate says nothing about a GPU job's time)."""
+    """Minutes from the job's work: the rehearsal's estimate of its rule where one exists (`extra`), else a CPU
+    job at its rule's CPU rate, a GPU job only at a rate recorded on a GPU (a CPU rate says nothing about a GPU
+    job's time)."""
+    if math.isfinite(job.extra.get("estimate_min", math.nan)):
+        return job.extra["estimate_min"]
     rates_here = gpu_rate if job.gpus else rate
     if job.work is None or job.rule not in rates_here:
         return math.nan
@@ -94,9 +97,13 @@ def rules_table(
                 "GPU-h": gpu_h,
                 "share of CPU-h": cpu_h / cpu_total,
                 "share of GPU-h": gpu_h / gpu_total,
-                "rate measured": "GPU"
-                if group[0].gpus and group[0].rule in gpu_rate
-                else ("CPU, quick" if not group[0].gpus and group[0].rule in rate else ""),
+                "rate measured": "rehearsal"
+                if "estimate_min" in group[0].extra
+                else (
+                    "GPU"
+                    if group[0].gpus and group[0].rule in gpu_rate
+                    else ("CPU, quick" if not group[0].gpus and group[0].rule in rate else "")
+                ),
                 "estimated min/job (max)": max((e for e, _ in known), default=math.nan),
                 "jobs past their request": sum(e > j.runtime_min for e, j in known) if known else "",
             }
@@ -172,9 +179,15 @@ def totals(jobs: list[JobRecord]) -> dict[str, float]:
 
 
 def render_plan(
-    title: str, jobs: list[JobRecord], rate: dict[str, float], note: str = "", gpu_rate: dict[str, float] | None = None
+    title: str,
+    jobs: list[JobRecord],
+    rate: dict[str, float],
+    note: str = "",
+    gpu_rate: dict[str, float] | None = None,
+    sections: tuple[str, ...] = (),
 ) -> str:
-    """The plan as Markdown: totals, per-paper totals, rules by requested hours, downloads, the longest chain."""
+    """The plan as Markdown: totals, per-paper totals, rules by requested hours, downloads, the longest chain, then
+    `sections` (Markdown, e.g. the rehearsal's checks: neurips26.common.plan_checks)."""
     t = totals(jobs)
     chain_min, chain = longest_chain(jobs)
     papers = pd.DataFrame(
@@ -210,11 +223,13 @@ def render_plan(
         "## Rules, by requested GPU-hours then CPU-hours",
         "",
         "Requests are the rules' resources with the SLURM profile's `set-resources` applied "
-        "(profiles/slurm/config.yaml), as a cluster submission asks for them. The estimate divides a job's "
-        "declared work (`PLAN_WORK` in the rules) by its rule's rate: for a CPU job the rate measured at quick "
-        "scale (quick work / the quick jobs' CPU seconds, from their benchmark files), for a GPU job only a rate "
-        f"recorded on a GPU ({len(gpu_rate or {})} recorded). Empty where the rule declares no work or no rate "
-        "applies.",
+        "(profiles/slurm/config.yaml), as a cluster submission asks for them. The estimate is the rehearsal's where "
+        "one exists (`make rehearse`: the rule's representative job at real shapes, its seconds times the ratio of "
+        "paper to rehearsal budgets on the CPU, its counted FLOPs at a stated throughput on a GPU); otherwise it "
+        "divides a job's declared work (`PLAN_WORK` in the rules) by its rule's rate: for a CPU job the rate "
+        "measured at quick scale (quick work / the quick jobs' CPU seconds, from their benchmark files), for a "
+        f"GPU job only a rate recorded on a GPU ({len(gpu_rate or {})} recorded). Empty where the rule declares no "
+        "work or no rate applies.",
         "",
         markdown_table(rules, digits=3) if not rules.empty else "No jobs.",
         "",
@@ -234,5 +249,6 @@ def render_plan(
         "",
         markdown_table(chain_rows, digits=4) if not chain_rows.empty else "None.",
         "",
+        *sections,
     ]
     return "\n".join(lines)

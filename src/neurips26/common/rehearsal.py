@@ -16,6 +16,11 @@ block (config/<slug>.yaml `paper:`), and nothing else:
   a job's memory at the real shape is counted, not measured, and REHEARSAL.md says so.
 - `fixture_paths`: key paths that point at user-supplied files (data behind a login), replaced by the path of a
   fixture the rehearsal writes.
+- `work`: rule -> a function (config block, the job's wildcards) -> the work of one job in a unit of the rule's
+  choosing (steps x examples, items, pairs, evaluations); the job's time is extrapolated from the rehearsal to
+  paper scale by work(paper block) / work(rehearsal block) (`work_ratio`). A rule whose cost depends on a cut
+  budget needs one; a rule without one is taken to cost at paper scale what it cost in the rehearsal, and the
+  plan says so.
 
 `rehearsal_block` is the one function that derives the rehearsal's configuration from the paper block: every
 cut names a key the paper block has (a renamed key fails here, not silently), numbers only shrink, lists only
@@ -33,7 +38,7 @@ from numbers import Real
 
 from neurips26.common.paper_scale import config_value
 
-__all__ = ["Plan", "largest", "rehearsal_block", "set_value", "work_ratio"]
+__all__ = ["Plan", "batch_ratio", "largest", "rehearsal_block", "set_value", "work_ratio"]
 
 Cut = object  # a value, or a function of the paper's value returning the rehearsal's
 
@@ -47,6 +52,7 @@ class Plan:
     micro_batch: tuple[str, ...] = ()
     shapes: Mapping[str, tuple[Cut, str]] = field(default_factory=dict)
     fixture_paths: Mapping[str, str] = field(default_factory=dict)
+    work: Mapping[str, Callable[[dict, dict], float]] = field(default_factory=dict)
     note: str = ""
 
     def __post_init__(self):
@@ -124,26 +130,24 @@ def rehearsal_block(paper: dict, plan: Plan, factor: int = 1, slug: str = "") ->
     return block
 
 
-def _size(value) -> float | None:
-    if isinstance(value, bool):
+def work_ratio(plan: Plan, rule: str, paper: dict, rehearsal: dict, wildcards: dict) -> float | None:
+    """How many times more work a job of `rule` does at paper scale than in the rehearsal: the rule's work
+    function at the paper block over the same at the rehearsal block, for the job's wildcards; None where the plan
+    gives the rule no work function. ValueError naming the rule where the rehearsal's work is not positive."""
+    function = plan.work.get(rule)
+    if function is None:
         return None
-    if isinstance(value, Real):
-        return float(value)
-    if isinstance(value, (list, dict)):
-        return float(len(value))
-    return None
+    small, large = float(function(rehearsal, wildcards)), float(function(paper, wildcards))
+    if not (small > 0 and math.isfinite(small) and math.isfinite(large)):
+        raise ValueError(f"{rule}: work {small!r} in the rehearsal, {large!r} at paper scale")
+    return large / small
 
 
-def work_ratio(plan: Plan, paper: dict, rehearsal: dict, carried: list[str]) -> float:
-    """How many times more work a job does at paper scale than in the rehearsal: the product, over the budget
-    keys under the key paths the job's rule carries (`carried`, dotted), of paper value / rehearsal value (a
-    list counts by its length). Time is assumed linear in each budget; 1.0 where the rule carries none."""
+def batch_ratio(plan: Plan, paper: dict, rehearsal: dict, carried: list[str]) -> float:
+    """The configured micro-batch over the rehearsal's, for the micro-batch keys under the key paths a rule
+    carries (`carried`, dotted); 1.0 where it carries none (its tensors do not grow with a batch the plan cuts)."""
     ratio = 1.0
-    for path in plan.budgets:
-        if not any(path == c or path.startswith(c + ".") or c.startswith(path + ".") for c in carried):
-            continue
-        old, new = _size(config_value(paper, path)), _size(config_value(rehearsal, path))
-        if old is None or new is None or new <= 0:
-            continue
-        ratio *= old / new
-    return ratio if math.isfinite(ratio) else math.inf
+    for path in plan.micro_batch:
+        if any(path == c or path.startswith(c + ".") for c in carried):
+            ratio = max(ratio, float(config_value(paper, path)) / float(config_value(rehearsal, path)))
+    return ratio

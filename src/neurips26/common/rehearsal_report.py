@@ -9,9 +9,10 @@ SLURM profile's set-resources applied). The predictions:
 - device memory at the configured batch: the count is linear in the micro-batch, `m(b) = r + a b`, so two points
   give `m(B) = m(b) + (m(2b) - m(b)) (B / b - 1)` with B / b the ratio of the paper's micro-batch to the
   rehearsal's (the rule's own key); where only one point exists, m(b) scaled by B / b (an upper bound);
-- time: CPU jobs, the rehearsal's seconds times the rule's work ratio (neurips26.common.rehearsal.work_ratio);
-  GPU jobs that train in the loop, FLOPs per step times steps at paper scale at a stated throughput
-  (`GPU_TFLOPS`), otherwise as CPU jobs.
+- time: CPU jobs, the rehearsal's seconds times the rule's work ratio (its plan's work function at the paper
+  block over the same at the rehearsal's: neurips26.common.rehearsal.work_ratio; none where the rule has no work
+  function but carries a cut budget); GPU jobs that train in the loop, the rehearsal's counted FLOPs times the
+  work ratio at a stated throughput (`GPU_TFLOPS`), otherwise as CPU jobs (an upper bound).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pandas as pd
 
 from neurips26.common.report import markdown_table
 
-__all__ = ["GPU_MEMORY_GB", "GPU_TFLOPS", "collect", "predict", "render"]
+__all__ = ["GPU_MEMORY_GB", "GPU_TFLOPS", "collect", "predict", "problems", "render"]
 
 GPU_MEMORY_GB = 80.0  # the GPU a paper-scale job is planned against (an 80 GB A100/H100)
 # an effective training throughput: about 30% of an H100's dense bf16 peak (989 TFLOP/s) or 60% of its TF32 peak;
@@ -109,7 +110,7 @@ def collect(work: Path, slugs: list[str], memory: Path) -> pd.DataFrame:
     from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
 
     from neurips26.common.config import rehearsal_plan
-    from neurips26.common.rehearsal import work_ratio
+    from neurips26.common.rehearsal import batch_ratio, work_ratio
 
     profile = yaml.safe_load((work / "profiles/slurm/config.yaml").read_text())
     api = SnakemakeApi(OutputSettings(quiet={Quietness.ALL})).__enter__()
@@ -140,13 +141,18 @@ def collect(work: Path, slugs: list[str], memory: Path) -> pd.DataFrame:
         requests = [_resources(j, profile) for j in (same or twins)]
         request = max(requests, key=lambda r: (r["request_mem_mb"], r["request_min"])) if requests else {}
         plan = rehearsal_plan(paper) if paper in papers_cfg else None
-        ratio, batch_ratio = 1.0, 1.0
+        ratio, batch, model = math.nan, 1.0, "no plan"
         if plan is not None:
             paper_block, rehearsal_block = papers_cfg[paper]["paper"], papers_cfg[paper]["rehearsal"]
             keys = _carried(job.rule)
-            ratio = work_ratio(plan, paper_block, rehearsal_block, keys)
-            micro = type(plan)(budgets={k: plan.budgets[k] for k in plan.micro_batch})
-            batch_ratio = work_ratio(micro, paper_block, rehearsal_block, keys)
+            found = work_ratio(plan, rule, paper_block, rehearsal_block, wildcards)
+            batch = batch_ratio(plan, paper_block, rehearsal_block, keys)
+            if found is not None:
+                ratio, model = found, "work function"
+            elif any(b == k or b.startswith(k + ".") for b in plan.budgets for k in keys):
+                model = "none, carries a cut budget"
+            else:
+                ratio, model = 1.0, "none needed"
         row = {
             "paper": paper,
             "rule": rule,
@@ -155,7 +161,8 @@ def collect(work: Path, slugs: list[str], memory: Path) -> pd.DataFrame:
             "error": "" if status != "failed" else _last_error(work / log),
             "paper_jobs": len(twins),
             "work_ratio": ratio,
-            "batch_ratio": batch_ratio,
+            "work_model": model,
+            "batch_ratio": batch,
             **(_benchmark(work / str(job.benchmark)) if job.benchmark else {}),
             **request,
         }
@@ -181,13 +188,13 @@ def predict(jobs: pd.DataFrame) -> pd.DataFrame:
     growth = (jobs["device_gb"] * 1e3 - one).fillna(0).clip(lower=0)
     jobs["host_mb"] = jobs["host_peak_mb"] + growth.where(jobs.get("gpus", 0) == 0, 0)
     cpu_min = jobs["seconds"] * jobs["work_ratio"] / 60
-    steps = jobs["loop_steps"] * jobs["work_ratio"] / jobs["batch_ratio"].where(jobs["batch_ratio"] > 0, 1)
-    gpu_min = jobs["flops_per_step"] * jobs["batch_ratio"] * steps / (GPU_TFLOPS * 1e12) / 60
+    # the rehearsal's FLOPs (per counted step x its steps) times the work ratio, at the stated throughput
+    gpu_min = jobs["flops_per_step"] * jobs["loop_steps"] * jobs["work_ratio"] / (GPU_TFLOPS * 1e12) / 60
     jobs["estimate_min"] = cpu_min.where(~((jobs.get("gpus", 0) > 0) & gpu_min.notna()), gpu_min)
     return jobs
 
 
-def _fits(jobs: pd.DataFrame) -> pd.DataFrame:
+def problems(jobs: pd.DataFrame) -> pd.DataFrame:
     """The jobs that failed, did not run, or are predicted over their request or the GPU."""
     reasons = []
     for _, job in jobs.iterrows():
@@ -200,6 +207,8 @@ def _fits(jobs: pd.DataFrame) -> pd.DataFrame:
             why.append(f"trains on the CPU: {job['device_gb']:.1f} GB of tensors (no GPU requested)")
         if job["host_mb"] > job.get("request_mem_mb", math.inf):
             why.append(f"host {job['host_mb']:.0f} MB > request {job['request_mem_mb']:.0f} MB")
+        if job.get("work_model") == "none, carries a cut budget":
+            why.append("no work function: its paper-scale time is not estimated")
         if job["estimate_min"] > job.get("request_min", math.inf):
             why.append(f"estimate {job['estimate_min']:.0f} min > request {job['request_min']:.0f} min")
         reasons.append("; ".join(why))
@@ -237,13 +246,13 @@ def render(jobs: pd.DataFrame, slugs: list[str], seconds: float, work: Path) -> 
         "## Will not fit or will not run",
         "",
     ]
-    problems = _fits(jobs)
-    if problems.empty:
+    found = problems(jobs)
+    if found.empty:
         lines.append("None found.")
     else:
         lines.append(
             markdown_table(
-                problems[["paper", "rule", "wildcards", "problem"]].rename(columns={"wildcards": "job"}),
+                found[["paper", "rule", "wildcards", "problem"]].rename(columns={"wildcards": "job"}),
             )
         )
     lines += ["", "## Shapes the rehearsal could not run here", ""]

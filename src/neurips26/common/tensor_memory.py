@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import warnings
 from pathlib import Path
 
 import torch
@@ -75,9 +76,11 @@ class TensorMemory(TorchDispatchMode):
             if self._wanted(tensor):
                 self._add(tensor)
         if self._scan:
-            for obj in gc.get_objects():
-                if self._wanted(obj):
-                    self._add(obj)
+            with warnings.catch_warnings():  # isinstance on torch's deprecated module proxies warns
+                warnings.simplefilter("ignore")
+                live = [obj for obj in gc.get_objects() if self._wanted(obj)]
+            for tensor in live:
+                self._add(tensor)
         self.resident = self.peak = self.current
         return super().__enter__()
 

@@ -1,0 +1,240 @@
+"""The rehearsal of paper scale (issue 38): its configuration derived from the paper block by one function, the
+fixture server standing in for the sources' hosts and the hub, the tensor-memory count of training steps, and the
+predictions REHEARSAL.md makes from what it measured."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+
+import pandas as pd
+import pytest
+import requests
+import torch
+
+from conftest import PAPERS, ROOT
+from neurips26.common.config import ConfigError, derived_rehearsal, load_yaml, rehearsal_plan
+from neurips26.common.fixtures import FAKE_COMMIT, FixtureServer, fixture_registry
+from neurips26.common.locking import fetch_source, read_lock
+from neurips26.common.rehearsal import Plan, batch_ratio, largest, rehearsal_block, work_ratio
+from neurips26.common.rehearsal_report import predict
+from neurips26.common.sources import Source
+from neurips26.common.tensor_memory import StepCounter, TensorMemory
+
+PAPER = {"train": {"steps": 1000, "batch": 64, "width": 512}, "seeds": [0, 1, 2], "sizes": [8, 32, 16]}
+PLAN = Plan(
+    budgets={"train.steps": 2, "train.batch": 4},
+    sweeps={"seeds": lambda s: s[:1], "sizes": largest},
+    micro_batch=("train.batch",),
+)
+
+
+def test_the_rehearsal_block_cuts_budgets_and_sweeps_and_keeps_every_shape():
+    block = rehearsal_block(PAPER, PLAN)
+    assert block == {"train": {"steps": 2, "batch": 4, "width": 512}, "seeds": [0], "sizes": [32]}
+    assert PAPER["train"]["steps"] == 1000  # the paper block is not changed
+    assert rehearsal_block(PAPER, PLAN, factor=2)["train"]["batch"] == 8
+
+
+@pytest.mark.parametrize(
+    ("plan", "match"),
+    [
+        (Plan(budgets={"train.epochs": 1}), "budget train.epochs: no key 'epochs'"),
+        (Plan(budgets={"train.steps": 5000}), "train.steps: 5000 is not a cut of the paper's 1000"),
+        (Plan(sweeps={"seeds": lambda s: s + [9, 9, 9]}), "sweep seeds"),
+        (Plan(budgets={"train.batch": 40}, micro_batch=("train.batch",)), "40 x 2 passes the paper's 64"),
+    ],
+)
+def test_a_stale_or_growing_cut_is_refused_naming_the_key(plan, match):
+    factor = 2 if plan.micro_batch else 1
+    with pytest.raises(ValueError, match=match):
+        rehearsal_block(PAPER, plan, factor=factor)
+
+
+def test_a_plan_must_say_why_it_cuts_a_shape_and_micro_batches_are_budgets():
+    with pytest.raises(ValueError, match="needs its reason"):
+        Plan(shapes={"train.width": (64, " ")})
+    with pytest.raises(ValueError, match="not budgets"):
+        Plan(micro_batch=("train.batch",))
+
+
+def test_work_ratio_is_the_rules_work_at_paper_scale_over_the_rehearsals():
+    plan = Plan(
+        budgets=PLAN.budgets,
+        micro_batch=PLAN.micro_batch,
+        work={"x_train": lambda block, wc: block["train"]["steps"] * block["train"]["batch"] * int(wc["k"])},
+    )
+    block = rehearsal_block(PAPER, plan)
+    assert work_ratio(plan, "x_train", PAPER, block, {"k": "3"}) == pytest.approx(1000 / 2 * 64 / 4)
+    assert work_ratio(plan, "x_other", PAPER, block, {}) is None
+    assert batch_ratio(plan, PAPER, block, ["train"]) == 16 and batch_ratio(plan, PAPER, block, ["seeds"]) == 1
+    broken = Plan(budgets=PLAN.budgets, work={"x_train": lambda block, wc: 0})
+    with pytest.raises(ValueError, match="x_train: work 0"):
+        work_ratio(broken, "x_train", PAPER, block, {})
+
+
+@pytest.mark.parametrize("slug", PAPERS)
+def test_every_paper_derives_a_rehearsal_that_its_schema_and_checks_accept(slug):
+    """Every paper has a plan; the derived block passes the paper's schema (derived_rehearsal) and keeps every key
+    the plan does not cut at the paper's value."""
+    if rehearsal_plan(slug) is None:
+        pytest.fail(f"{slug} has no rehearsal plan (src/neurips26/{slug}/rehearsal.py)")
+    data = load_yaml(ROOT / f"config/{slug}.yaml")
+    schema = load_yaml(ROOT / f"workflow/schemas/{slug}.schema.yaml")
+    block = derived_rehearsal(slug, data, schema)
+    plan = rehearsal_plan(slug)
+    cut = {*plan.budgets, *plan.sweeps, *plan.shapes, *plan.fixture_paths}
+
+    def leaves(node, prefix=""):
+        if isinstance(node, dict) and node:
+            for key, value in node.items():
+                yield from leaves(value, f"{prefix}{key}.")
+        else:
+            yield prefix[:-1], node
+
+    for path, value in leaves(data["paper"]):
+        if not any(path == c or path.startswith(c + ".") for c in cut):
+            node = block
+            for key in path.split("."):
+                node = node[key]
+            assert node == value, f"{slug}: {path} changed without a cut"
+
+
+def test_a_paper_without_a_plan_is_a_config_error(monkeypatch):
+    from neurips26.common import config
+
+    monkeypatch.setattr(config, "rehearsal_plan", lambda slug: None)
+    with pytest.raises(ConfigError, match="has no rehearsal plan"):
+        config.derived_rehearsal("bird", {"paper": {}}, {})
+
+
+def test_the_rehearsal_scale_outside_the_driver_says_how_to_run_it():
+    from neurips26.common.config import scale_block
+
+    with pytest.raises(ConfigError, match="make rehearse"):
+        scale_block({"bird": {"paper": {}}}, "bird", "rehearsal")
+
+
+# --------------------------------------------------------------------------- fixtures served as mirrors
+
+REGISTRY = {
+    "plain": {"url": "https://example.org/data/", "files": {"a.csv": {"hash": "md5:" + "0" * 32}}},
+    "locked": {"url": "https://example.org/other/", "lock": "on-first-fetch", "files": {"b.bin": {}}},
+    "hubbed": {
+        "huggingface": {"repo": "someone/set", "type": "dataset", "revision": "main"},
+        "lock": "on-first-fetch",
+        "pattern": r"shard_\d+\.bin",
+    },
+}
+
+
+def test_the_fixture_registry_pins_the_fixtures_and_keeps_locks():
+    payloads = {"plain/a.csv": b"x,y\n1,2\n", "locked/b.bin": b"\x00\x01"}
+    out = fixture_registry(REGISTRY, payloads)
+    assert out["plain"]["files"]["a.csv"]["hash"] == "sha256:" + hashlib.sha256(payloads["plain/a.csv"]).hexdigest()
+    assert out["locked"]["files"]["b.bin"] == {} and REGISTRY["plain"]["files"]["a.csv"]["hash"].startswith("md5")
+
+
+def test_the_download_code_fetches_plain_and_hub_fixtures_from_the_server(tmp_path):
+    """The real download path (neurips26.common.locking.fetch_source) against the fixture server: a pinned file by
+    its fixture hash, a hub file through the fake hub's revision API, locked in the test's own lock file."""
+    payloads = {"plain/a.csv": b"x,y\n1,2\n", "hubbed/shard_000.bin": bytes(range(256))}
+    registry = fixture_registry(REGISTRY, payloads)
+    lock = tmp_path / "lock.yaml"
+    with FixtureServer(payloads, registry) as server:
+        mirrors = server.mirrors()
+        assert requests.get(server.url + "nothing/here", timeout=5).status_code == 404
+        plain = Source(
+            "plain/a.csv", "https://example.org/data/a.csv", registry["plain"]["files"]["a.csv"]["hash"], None, 1
+        )
+        fetch_source(plain, tmp_path / "a.csv", lock, mirror=mirrors["plain"])
+        hub = Source(
+            "hubbed/shard_000.bin", "", None, None, 1, lock=True, huggingface=REGISTRY["hubbed"]["huggingface"]
+        )
+        fetch_source(hub, tmp_path / "shard_000.bin", lock, mirror=mirrors["hubbed"])
+    assert (tmp_path / "a.csv").read_bytes() == payloads["plain/a.csv"]
+    assert (tmp_path / "shard_000.bin").read_bytes() == payloads["hubbed/shard_000.bin"]
+    entry = read_lock(lock)["files"]["hubbed/shard_000.bin"]
+    assert entry["commit"] == FAKE_COMMIT and entry["size"] == 256
+
+
+# --------------------------------------------------------------------------- tensor memory
+
+
+def test_tensor_memory_counts_live_storages_and_their_peak():
+    with TensorMemory("cpu") as memory:
+        a = torch.zeros(1000)  # 4000 bytes
+        b = torch.zeros(2000)  # 8000 bytes
+        del a
+        c = torch.zeros(10)
+    assert memory.peak == 12000 and memory.current == 8040
+    del b, c
+
+
+def test_tensor_memory_counts_a_step_on_the_meta_device_where_nothing_is_computed():
+    """One AdamW step of a 64 -> 4096 -> 64 MLP at batch 32 on the meta device: weights, gradients and both moments
+    (4 x the parameters) at least, plus activations, and no more than that with every temporary kept."""
+    model = torch.nn.Sequential(torch.nn.Linear(64, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 64)).to("meta")
+    optimizer = torch.optim.AdamW(model.parameters())
+    counter = StepCounter(torch.device("meta"), {"model": model, "optimizer": optimizer}, steps=1)
+
+    def step():
+        loss = model(torch.zeros(32, 64, device="meta")).square().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    counter.run(step)
+    result = counter.result()
+    params = sum(p.numel() for p in model.parameters()) * 4
+    assert result["parameter_bytes"] == params
+    assert 4 * params <= result["peak_bytes"] <= 6 * params + 3 * 32 * 4096 * 4
+    assert result["flops_per_step"] == pytest.approx(3 * 2 * 32 * (64 * 4096 * 2), rel=0.35)
+
+
+def test_the_loop_writes_its_count_only_when_the_rehearsal_asks(tmp_path, monkeypatch):
+    from neurips26.common import loop
+
+    model = torch.nn.Linear(8, 8)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(_):
+        loss = model(torch.ones(4, 8)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    monkeypatch.setenv("NEURIPS26_JOB_LOG", "results/x/logs/train.log")
+    loop.run_loop(step, 2, {"model": model, "optimizer": optimizer})
+    assert not list(tmp_path.iterdir())
+    monkeypatch.setenv("NEURIPS26_TENSOR_MEMORY", str(tmp_path))
+    loop.run_loop(step, 3, {"model": model, "optimizer": optimizer})
+    record = json.loads((tmp_path / "results__x__logs__train.log.json").read_text())["loops"][0]
+    assert record["steps"] == 3 and record["steps_counted"] == 2 and record["parameter_bytes"] == 72 * 4
+
+
+# --------------------------------------------------------------------------- predictions
+
+
+def test_device_memory_is_extrapolated_linearly_to_the_configured_batch():
+    jobs = pd.DataFrame(
+        {
+            "tensor_peak_mb": [100.0, 100.0],
+            "tensor_peak_2x_mb": [150.0, math.nan],
+            "batch_ratio": [16.0, 16.0],
+            "work_ratio": [1000.0, 1000.0],
+            "seconds": [6.0, 6.0],
+            "host_peak_mb": [500.0, 500.0],
+            "gpus": [1, 0],
+            "flops_per_step": [1e12, math.nan],
+            "loop_steps": [2, 2],
+        }
+    )
+    out = predict(jobs)
+    assert out["device_gb"].tolist() == pytest.approx([(100 + 50 * 15) / 1e3, 1.6])
+    assert out["estimate_min"][1] == pytest.approx(6 * 1000 / 60)  # a CPU job: seconds x work ratio
+    # a GPU job: FLOPs per step x the paper's micro-batch ratio x its steps, at the stated throughput
+    assert out["estimate_min"][0] == pytest.approx(1e12 * 2 * 1000 / 300e12 / 60)
