@@ -47,7 +47,7 @@ rule symm_optim_train:
         "../envs/torch.yaml"
     threads: torch_threads
     resources:
-        mem_mb=4000,
+        mem_mb=so_train_mem,
         runtime=1440,
     params:
         job=so_job_params,
@@ -66,7 +66,7 @@ rule symm_optim_step_time:
         "../envs/torch.yaml"
     threads: torch_threads
     resources:
-        mem_mb=4000,
+        mem_mb=so_step_time_mem,
         runtime=60,
     params:
         config=so_step_time_params,

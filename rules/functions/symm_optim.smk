@@ -61,6 +61,27 @@ def so_tokens(wildcards):
     return {"train": [f"{folder}/train.bin"], "val": [f"{folder}/val.bin"]}
 
 
+def so_train_mem(wildcards):
+    """Host memory of a training job: the token streams it reads (np.concatenate of the shards: 400 MB a shard at
+    paper scale) and the model's fp32 weights as built before they move to the GPU, plus 3 GB (interpreter,
+    torch, CUDA); 4 GB where the corpus is the shared small one."""
+    cfg = so_config(wildcards)
+    corpus = cfg["corpus"]
+    if corpus["name"] not in so_sources.CORPORA:
+        return 4000
+    tokens = (corpus["train_shards"] + 1) * so_sources.SHARD_BYTES
+    weights = 4 * so_experiment.parameter_count(cfg, wildcards.arch)
+    return (tokens + weights) // 10**6 + 3000
+
+
+def so_step_time_mem(wildcards):
+    """Host memory of the step-time job on the CPU (experiment.step_time_bytes: one model, its gradients and every
+    method's optimizer state per arch), plus 1 GB; at least 4 GB."""
+    return max(
+        4000, so_experiment.step_time_bytes(so_config(wildcards)) // 10**6 + 1000
+    )
+
+
 def so_corpus_meta(wildcards):
     """The shared corpus's meta.json (sizes, hashes) for the report; none for downloaded shards."""
     corpus = so_config(wildcards)["corpus"]

@@ -44,6 +44,7 @@ __all__ = [
     "job_params",
     "jobs",
     "model_config",
+    "parameter_count",
     "runs",
     "seed_groups",
     "step_time_config",
@@ -64,6 +65,24 @@ def model_config(cfg: dict, arch: str, seed: int) -> LMConfig:
         seed=seed,
         **sizes,
     )
+
+
+def parameter_count(cfg: dict, arch: str) -> int:
+    """Parameters of ``arch``'s LM (``model.n_parameters``'s total), counted from the sizes without torch (the
+    rules' memory requests are computed when the workflow is parsed)."""
+    c = model_config(cfg, arch, 0)
+    attention = c.d_model * c.head_dim * (2 * c.n_heads + 2 * c.n_kv_heads)
+    mlp = 3 * c.d_model * c.d_ff * max(c.n_experts, 1) + c.d_model * c.n_experts
+    norms = 2 * c.d_model + 2 * c.head_dim  # the block's two RMSNorms and the query and key norms
+    return 2 * c.vocab_size * c.d_model + c.n_layers * (attention + mlp + norms) + c.d_model
+
+
+def step_time_bytes(cfg: dict) -> int:
+    """Host bytes of the step-time job at most (on the CPU): per arch, its weights and gradients (8 bytes a
+    parameter) and each method's optimizer state (at most two moments, 8 bytes a parameter), plus one row's fp32
+    logits, their gradient and log-softmax; the archs are timed one after the other."""
+    logits = 3 * 4 * cfg["train"]["seq_len"] * cfg["corpus"]["vocab_size"]
+    return max(parameter_count(cfg, arch) * (8 + 8 * len(_sweep(cfg, arch))) + logits for arch in ARCHS)
 
 
 def train_settings(cfg: dict, seed: int) -> TrainSettings:

@@ -12,9 +12,10 @@ reference's script in the folder the rules read).
 
 from __future__ import annotations
 
-__all__ = ["CORPORA", "shard_files"]
+__all__ = ["CORPORA", "SHARD_BYTES", "shard_files"]
 
 CORPORA = ("fineweb_edu_qwen3",)  # downloaded corpora, each a folder of resources/symm_optim/
+SHARD_BYTES = 100_000_000 * 4  # a shard's tokens (100M, uint32 for Qwen3's 151,936 ids), as a job holds them
 
 
 def shard_files(corpus: str, train_shards: int) -> dict[str, list[str]]:
