@@ -1,0 +1,59 @@
+"""Paper 05's rehearsal (issue 38): the block derived from the paper block passes the paper's own checks at the
+paper's shapes, and the BBO-Pile fixture files are read by the paper's reader as the real files are."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from conftest import ROOT
+from neurips26.bbo_pile import experiment, rehearsal
+from neurips26.bbo_pile.pile import check_algorithms, read_pile
+from neurips26.common.config import derived_rehearsal, load_yaml
+
+DATA = load_yaml(ROOT / "config/bbo_pile.yaml")
+SCHEMA = load_yaml(ROOT / "workflow/schemas/bbo_pile.schema.yaml")
+
+
+@pytest.mark.parametrize("factor", [1, 2])
+def test_the_rehearsal_block_passes_the_papers_checks_at_the_papers_shapes(factor):
+    block = derived_rehearsal("bbo_pile", DATA, SCHEMA, factor)
+    paper = DATA["paper"]
+    experiment.check_config(block)
+    for key in ("context", "tokenizer", "budget", "pile", "seed"):
+        assert block[key] == paper[key]
+    assert block["models"] == {"q30m": paper["models"]["q30m"]}
+    assert block["runs"] == {"q30m_t2": {"model": "q30m", "tokens": rehearsal.TOKENS}}
+    assert block["training"]["batch"] == factor
+    assert {k: v for k, v in block["training"].items() if k != "batch"} == {
+        k: v for k, v in paper["training"].items() if k != "batch"
+    }
+    boxes = experiment.blackbox_catalog(block["blackboxes"])
+    assert sorted(boxes["dim"].unique()) == [10] and sorted(boxes["split"]) == ["eval", "train", "train"]
+    assert block["evaluate"]["run"] == block["model_seeds"]["run"] == "q30m_t2"
+
+
+def test_the_fixture_files_are_read_by_the_papers_reader_into_trajectories():
+    block = derived_rehearsal("bbo_pile", DATA, SCHEMA)
+    vocab = experiment.corpus_vocabulary(block["optimizers"], block["tokenizer"], block["pile"])
+    payloads = rehearsal.fixtures()
+    assert sorted(payloads) == [f"bbo_pile/pile/{block['pile'][s]}" for s in ("train", "valid")]
+    for name, lines in rehearsal.LINES.items():
+        text = payloads[f"bbo_pile/pile/{name}"].decode("utf-8")
+        assert not text.endswith("\n") and text.count("\n") == lines - 1  # compile_data.py's "\n".join
+        counts = check_algorithms(io.StringIO(text), vocab, name)
+        assert set(counts) == set(rehearsal.PILE_ALGORITHMS) == set(block["pile"]["algorithms"])
+        reading = read_pile(io.StringIO(text), vocab, block["context"], block["pile"]["max_malformed"], source=name)
+        assert len(reading.malformed) == 1 and "bin 1000" in reading.malformed[0][1]  # a pre-v0.5 line, tolerated
+        assert sum(reading.kept.values()) >= lines - 1 - sum(reading.skipped.values()) >= 0.8 * lines
+        assert all(
+            seq[0] == vocab.bos and seq[-1] == vocab.eos and seq.size <= block["context"] for seq in reading.sequences
+        )
+        assert {"INT", "CAT"} <= {
+            kind
+            for seq in reading.sequences
+            for kind in vocab.decode_text(seq).split("type:")[1:]
+            for kind in [kind[:3]]
+        }
+    assert rehearsal.fixtures() == payloads and rehearsal.fixtures(2) != payloads  # seeded; `items` grows the files
