@@ -25,6 +25,8 @@ rule fairness_audit_extract:
     resources:
         mem_mb=1000,
         runtime=10,
+    params:
+        sha256=fa_member_hashes,
     script:
         "../scripts/fairness_audit/extract.py"
 

@@ -107,8 +107,8 @@ rule thresh_mcts_cost:
     conda:
         "../envs/data.yaml"
     resources:
-        mem_mb=1000,
-        runtime=30,
+        mem_mb=2500,
+        runtime=tm_cost_runtime,
     params:
         cost=paper_params("thresh_mcts", "cost"),
         seed=paper_params("thresh_mcts", "seed"),

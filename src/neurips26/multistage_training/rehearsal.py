@@ -1,0 +1,53 @@
+"""Paper 16's rehearsal: what it cuts from the paper block. The model is analytic and simulated in code (our
+reconstruction, the skill-chain model), so it downloads nothing and has no fixtures."""
+
+from __future__ import annotations
+
+from neurips26.common.rehearsal import Plan, largest
+
+
+def _ends(values: list) -> list:
+    """The smallest and the largest of a grid (a fit or a comparison needs two ends)."""
+    return [min(values), max(values)]
+
+
+def _fit(values: list) -> list:
+    """The smallest, middle and largest of a grid a power law is fitted over (a fit needs three points)."""
+    ordered = sorted(values)
+    return [ordered[0], ordered[len(ordered) // 2], ordered[-1]]
+
+
+PLAN = Plan(
+    budgets={
+        "complementarity.n_grid": 2,
+        "complementarity.budgets": _ends,
+        "complementarity.base_computes": _ends,
+        "plateau.chain_lengths": _ends,  # L = 2 and 12, the longest chain
+        "ceiling.n_grid": 2,
+        "allocation.n_grid": 2,
+        # one cell of the allocation table (each costs about 2 s at 10,000 skills): the largest compute, the best
+        # demonstrations and the noisiest reward
+        "allocation.base_computes": largest,
+        "allocation.demo_qualities": largest,
+        "allocation.reward_noises": largest,
+        "amplification.rl_updates": 10,
+        "pretraining.base_computes": _fit,
+        "simulation.runs": 2,
+    },
+    sweeps={"simulation.seeds": lambda seeds: seeds[:1]},  # the three configurations (SFT and RL, RL, SFT) all run
+    micro_batch=(),
+    shapes={},
+    fixture_paths={},
+    note=(
+        "grids of 2 allocations, one allocation cell (the largest compute, quality and noise), the two ends of the"
+        " complementarity's computes and budgets and of the chain lengths,"
+        " 10 RL updates in the amplification table, 2 simulated runs of seed 0 per configuration; the number of"
+        " skills (10,000), the ceiling's computes and window, and every simulated configuration are the paper's"
+    ),
+)
+DATA_GROWTH: dict[str, int] = {}
+
+
+def fixtures(items: int = 1) -> dict[str, bytes]:
+    """No downloads."""
+    return {}
