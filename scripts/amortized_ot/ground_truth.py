@@ -4,10 +4,9 @@ import time
 
 import numpy as np
 
-from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST
 from neurips26.amortized_ot.experiment import group_names, pack, unpack
-from neurips26.amortized_ot.sinkhorn import solve_ground_truth
+from neurips26.amortized_ot.sinkhorn import solve_ground_truth_blocks
 from neurips26.common.io import load_npz, save_npz
 from neurips26.common.runtime import start_job
 
@@ -17,9 +16,10 @@ pairs = load_npz(snakemake.input.pairs)
 groups = {}
 for group in group_names(pairs):
     p = unpack(pairs, group)
-    cost = cost_matrix(p["x"], p["y"], TASK_COST[task])
     start = time.perf_counter()
-    solution = solve_ground_truth(p["a"], p["b"], cost, eps, solver["tol"], solver["max_iter"])
+    solution = solve_ground_truth_blocks(
+        p["x"], p["y"], p["a"], p["b"], TASK_COST[task], eps, solver["tol"], solver["max_iter"]
+    )
     seconds = time.perf_counter() - start
     bad = int((~solution.converged).sum())
     if bad:
