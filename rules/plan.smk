@@ -6,12 +6,12 @@
 
 rule plan:
     input:
+        unpack(rehearsal_measurements),
         configs=expand("config/{slug}.yaml", slug=IMPLEMENTED),
         profile="profiles/slurm/config.yaml",
         registry="config/sources.yaml",
         lock=SOURCES_LOCK,
         rules=sorted(str(p.relative_to(ROOT)) for p in (ROOT / "rules").rglob("*.smk")),
-        unpack(rehearsal_measurements),
     output:
         plan="results/{scale}/PLAN.md",
         papers=expand("results/{{scale}}/{slug}/PLAN.md", slug=config["papers"]),

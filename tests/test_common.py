@@ -233,7 +233,7 @@ def test_validate_lists_every_violation():
 def test_scale_block_rejects_unknown_scale_and_paper():
     papers = {"amortized_ot": {"smoke": {"seed": 0}}, "other": {}}
     assert config.scale_block(papers, "amortized_ot", "smoke") == {"seed": 0}
-    with pytest.raises(config.ConfigError, match=r"unknown scale 'huge' \(allowed values: smoke, quick, paper\)"):
+    with pytest.raises(config.ConfigError, match=r"unknown scale 'huge' \(allowed values: smoke, quick, paper, rehearsal\)"):
         config.scale_block(papers, "amortized_ot", "huge")
     with pytest.raises(config.ConfigError, match=r"unknown paper 'nope' \(allowed values: amortized_ot, other\)"):
         config.scale_block(papers, "nope", "smoke")
@@ -251,7 +251,7 @@ def test_the_real_paper_config_matches_its_schema():
     data = config.load_yaml(ROOT / "config" / "amortized_ot.yaml")
     schema = config.load_yaml(ROOT / "workflow" / "schemas" / "amortized_ot.schema.yaml")
     config.validate(data, schema, "config/amortized_ot.yaml")
-    for scale in config.SCALES:
+    for scale in config.FILE_SCALES:
         block = data[scale]
         assert block["main_projections"] in block["projections"]
         assert block["digits"]["train_res"] in block["digits"]["test_res"]

@@ -37,7 +37,7 @@ from neurips26.common.config import load_yaml  # noqa: E402
 from neurips26.common.fixtures import FixtureServer, fixture_registry  # noqa: E402
 from neurips26.common.imports import library_files  # noqa: E402
 from neurips26.common.io import write_text  # noqa: E402
-from neurips26.common.rehearsal_report import collect, render  # noqa: E402
+from neurips26.common.rehearsal_report import collect, extrapolate_growth, render  # noqa: E402
 
 COPIED = ("workflow", "rules", "scripts", "config", "src", "profiles", "envs")
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -78,12 +78,13 @@ def prepare_copy(work: Path) -> None:
     lock.write_bytes(kept)  # the rehearsal's own lock: fixtures locked on first fetch, never the project's
 
 
-def fixtures(slugs: list[str], work: Path) -> dict[str, bytes]:
-    """Every paper's fixture sources (registry path -> bytes); local fixture files written into the copy."""
+def fixtures(slugs: list[str], work: Path, items: int = 1) -> dict[str, bytes]:
+    """Every paper's fixture sources (registry path -> bytes) at `items` times their base size; local fixture files
+    written into the copy."""
     payloads: dict[str, bytes] = {}
     for slug in slugs:
         module = importlib.import_module(f"neurips26.{slug}.rehearsal")
-        for path, payload in module.fixtures(1).items():
+        for path, payload in module.fixtures(items).items():
             if path in payloads and payloads[path] != payload:
                 raise ValueError(f"{slug}: fixture {path} differs from another paper's fixture of the same source")
             payloads[path] = payload
@@ -91,6 +92,32 @@ def fixtures(slugs: list[str], work: Path) -> dict[str, bytes]:
             (work / path).parent.mkdir(parents=True, exist_ok=True)
             (work / path).write_bytes(payload)
     return payloads
+
+
+def data_growth(slugs: list[str]) -> dict[str, tuple[int, int]]:
+    """rule -> (records of its fixture at size 1, records of the real source): the rules whose cost grows with the
+    data (`DATA_GROWTH` of each paper's rehearsal module)."""
+    found = {}
+    for slug in slugs:
+        for rule, spec in getattr(importlib.import_module(f"neurips26.{slug}.rehearsal"), "DATA_GROWTH", {}).items():
+            if not (isinstance(spec, tuple) and len(spec) == 2 and 0 < spec[0] < spec[1]):
+                raise ValueError(f"{slug}: DATA_GROWTH[{rule!r}] must be (fixture records, real records), got {spec!r}")
+            found[rule] = spec
+    return found
+
+
+def growth_pass(work: Path, slugs: list[str], growth: dict, registry: dict, cores: int, env: dict, log: Path) -> Path:
+    """The rules whose cost grows with the data, run again in a second copy on fixtures twice the size."""
+    owners = [slug for slug in slugs if any(rule.startswith(slug + "_") for rule in growth)]
+    doubled = work.with_name(work.name + "-data2x")
+    prepare_copy(doubled)
+    payloads = fixtures(owners, doubled, items=2)
+    (doubled / "config/sources.yaml").write_text(yaml.safe_dump(fixture_registry(registry, payloads), sort_keys=False))
+    with FixtureServer(payloads, registry) as server:
+        write_config(doubled, owners, 1, server.mirrors())
+        targets = [f"results/rehearsal/{slug}/report.md" for slug in owners]
+        run(doubled, [f"-c{cores}", "--keep-going", *targets, "--until", *growth], env, log)
+    return doubled
 
 
 def write_config(work: Path, slugs: list[str], factor: int, mirrors: dict[str, str]) -> None:
@@ -150,8 +177,12 @@ def main() -> None:
         run(work, [*common, *targets, "--until", *training_rules()], doubled, log)
         write_config(work, slugs, 1, server.mirrors())
         code = run(work, [*common, *targets], {**env, "NEURIPS26_TENSOR_MEMORY": str(memory / "x1")}, log)
+        growth = data_growth(slugs)
+        doubled = growth_pass(work, slugs, growth, registry, args.cores, env, log) if growth else None
     print(f"snakemake finished with exit code {code} after {time.time() - began:.0f} s; reading the jobs back")
     jobs = collect(work, slugs, memory)
+    if doubled is not None:
+        jobs = extrapolate_growth(jobs, doubled, growth)
     args.out.mkdir(parents=True, exist_ok=True)
     jobs.to_csv(args.out / "jobs.csv", index=False)
     claims_tables(work, slugs).to_csv(args.out / "claims.csv", index=False)

@@ -163,6 +163,7 @@ def collect(work: Path, slugs: list[str], memory: Path) -> pd.DataFrame:
             "work_ratio": ratio,
             "work_model": model,
             "batch_ratio": batch,
+            "benchmark": str(job.benchmark) if job.benchmark else "",
             **(_benchmark(work / str(job.benchmark)) if job.benchmark else {}),
             **request,
         }
@@ -172,6 +173,28 @@ def collect(work: Path, slugs: list[str], memory: Path) -> pd.DataFrame:
             row["tensor_peak_2x_mb"] = x2["tensor_peak_mb"]
         rows.append(row)
     return predict(pd.DataFrame(rows))
+
+
+def extrapolate_growth(jobs: pd.DataFrame, doubled: Path, growth: dict[str, tuple[int, int]]) -> pd.DataFrame:
+    """The time of the rules whose cost grows with the data, from the rehearsal at two fixture sizes: with t1 and
+    t2 the seconds at n and 2n records, the exponent p = log2(t2 / t1) (at least 1: reading the data is linear),
+    and the paper-scale time t1 (N / n)^p for the real source's N records (`growth`: rule -> (n, N))."""
+    jobs = jobs.copy()
+    for column in ("seconds_2x_data", "growth_exponent"):
+        jobs[column] = math.nan
+    for index, job in jobs.iterrows():
+        if job["rule"] not in growth or not job.get("benchmark"):
+            continue
+        t2 = _benchmark(doubled / job["benchmark"]).get("seconds")
+        t1 = job.get("seconds")
+        if not t2 or not t1 or not math.isfinite(t1) or t1 <= 0:
+            continue
+        n, real = growth[job["rule"]]
+        exponent = max(1.0, math.log2(t2 / t1))
+        jobs.loc[index, ["seconds_2x_data", "growth_exponent"]] = t2, exponent
+        jobs.loc[index, "work_ratio"] = (real / n) ** exponent
+        jobs.loc[index, "work_model"] = f"data growth: {n} -> {real} records, exponent {exponent:.2f}"
+    return predict(jobs)
 
 
 def predict(jobs: pd.DataFrame) -> pd.DataFrame:
