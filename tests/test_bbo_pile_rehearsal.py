@@ -57,3 +57,13 @@ def test_the_fixture_files_are_read_by_the_papers_reader_into_trajectories():
             for kind in [kind[:3]]
         }
     assert rehearsal.fixtures() == payloads and rehearsal.fixtures(2) != payloads  # seeded; `items` grows the files
+
+
+def test_the_work_of_the_cut_rules_extrapolates_to_paper_scale():
+    from neurips26.common.rehearsal import work_ratio
+
+    block = derived_rehearsal("bbo_pile", DATA, SCHEMA)
+    wildcards = {"family": "bbob", "run": "q30m_t2", "seed_group": "1"}
+    for rule in rehearsal.PLAN.work:
+        assert work_ratio(rehearsal.PLAN, rule, DATA["paper"], block, wildcards) > 1
+    assert work_ratio(rehearsal.PLAN, "bbo_pile_train", DATA["paper"], block, wildcards) == 1e9 / rehearsal.TOKENS

@@ -85,3 +85,12 @@ def test_the_step_time_job_holds_one_model_and_gradient_not_one_per_method():
     assert {r["method"] for r in rows} == set(cfg["methods"])
     assert memory.peak < 2 * weights * (1 + len(cfg["methods"]))  # 9.2 x the weights with a copy per method, 5.2 now
     assert memory.peak <= experiment.step_time_bytes(cfg)
+
+
+def test_the_work_of_the_cut_rules_extrapolates_to_paper_scale():
+    from neurips26.common.rehearsal import work_ratio
+
+    block = derived_rehearsal("symm_optim", DATA, SCHEMA)
+    train = work_ratio(rehearsal.PLAN, "symm_optim_train", DATA["paper"], block, {"arch": "dense"})
+    assert train == pytest.approx((30000 * 28 * 1024 + 61 * 10551296 / 3) / (2 * 1024 + 2 * 1024 / 3))
+    assert work_ratio(rehearsal.PLAN, "symm_optim_step_time", DATA["paper"], block, {}) == 53 * 7 / (4 * 4)

@@ -22,6 +22,14 @@ RUN = "q30m_t2"  # the largest run: the evaluation run and claim B3's run
 TOKENS = 8192  # the run's token budget: two steps of one 4,096-token row
 
 
+def _boxes(cfg: dict, family: str | None = None, split: str | None = None) -> int:
+    """Black boxes of the block's catalog (of one family, of one split)."""
+    from neurips26.bbo_pile.experiment import blackbox_catalog
+
+    rows = blackbox_catalog(cfg["blackboxes"], as_frame=False)
+    return sum((family is None or r["family"] == family) and (split is None or r["split"] == split) for r in rows)
+
+
 def _largest_run(runs: dict) -> dict:
     """The largest run alone, with the rehearsal's token budget (the budget below names the same value: a sweep
     replaces the whole `runs` entry after the budgets are applied)."""
@@ -57,6 +65,22 @@ PLAN = Plan(
     micro_batch=("training.batch",),
     shapes={},
     fixture_paths={},
+    work={
+        "bbo_pile_blackboxes": lambda cfg, wc: _boxes(cfg),
+        "bbo_pile_reference": lambda cfg, wc: _boxes(cfg, split="eval") * cfg["reference_samples"],
+        # trajectories of `budget` trials (the budget is the paper's)
+        "bbo_pile_generate": lambda cfg, wc: _boxes(cfg, family=wc["family"]) * len(cfg["seeds"]),
+        # generated trajectories serialised (BBO-Pile's lines are the fixture's: their real count is unknown)
+        "bbo_pile_serialize": lambda cfg, wc: _boxes(cfg) * len(cfg["optimizers"]) * len(cfg["seeds"]),
+        "bbo_pile_train": lambda cfg, wc: cfg["runs"][wc["run"]]["tokens"],
+        "bbo_pile_train_seed": lambda cfg, wc: cfg["runs"][wc["run"]]["tokens"] * len(wc["seed_group"].split("-")),
+        # held-out trajectories of every optimizer scored under every conditioning token
+        "bbo_pile_imitation": lambda cfg, wc: (
+            _boxes(cfg, split="eval") * len(cfg["seeds"]) * len(cfg["optimizers"]) ** 2
+        ),
+        "bbo_pile_optimize": lambda cfg, wc: cfg["evaluate"]["boxes"] * len(cfg["evaluate"]["seeds"]),
+        "bbo_pile_optimize_seed": lambda cfg, wc: cfg["evaluate"]["boxes"] * len(cfg["evaluate"]["seeds"]),
+    },
     note=(
         "3 black boxes at dimension 10 (BBOB f1 and held-out f24, GO sum_powers), generators CMA and TPE, one seed,"
         " the 30M model alone for 8,192 tokens (micro-batch 1 and 2 rows of the real 4,096-token context), one"

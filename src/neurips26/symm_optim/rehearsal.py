@@ -48,6 +48,17 @@ PLAN = Plan(
     micro_batch=("train.batch_size",),
     shapes={},
     fixture_paths={},
+    work={
+        # tokens trained on, plus the validation passes (a forward pass: a third of a training token)
+        "symm_optim_train": lambda cfg, wildcards: (
+            cfg["train"]["steps"] * cfg["train"]["batch_size"] * cfg["train"]["seq_len"]
+            + (cfg["train"]["steps"] // cfg["train"]["eval_every"] + 1) * cfg["train"]["eval_tokens"] / 3
+        ),
+        # optimizer steps: 3 warmup steps and the repeats, per method of both sweeps
+        "symm_optim_step_time": lambda cfg, wildcards: (
+            (3 + cfg["step_time_repeats"]) * (len(cfg["methods"]) + len(cfg["routers"]))
+        ),
+    },
     note=(
         "2 steps of micro-batch 1 (and 2) at the real models, vocabulary and 1,024-token sequences, 1,024"
         " validation tokens, one FineWeb-Edu training shard, methods AdamW and hybrid, routers AdamW and centered"
