@@ -82,8 +82,8 @@ rule amortix_split:
     conda:
         "../envs/chem.yaml"
     resources:
-        mem_mb=2000,
-        runtime=30,
+        mem_mb=ax_split_mem_mb,
+        runtime=ax_split_runtime,
     params:
         split=paper_params("amortix", "split"),
         seed=paper_params("amortix", "seed"),

@@ -37,6 +37,11 @@ AX_ORACLE = {
 # the corpus job's requests by source: ChEMBL 35 gives about 2.5M SMILES to filter (about 1 ms each)
 AX_CORPUS_MEM_MB = {"chembl35": 16000}
 AX_CORPUS_RUNTIME = {"chembl35": 360}
+# the split's requests by source: Butina over every unique scaffold is n^2/2 Tanimoto similarities (about 80 ns
+# each on one core: an hour for 300,000 scaffolds, the order of ChEMBL 35's after the corpus filters) and keeps the
+# pairs within the cutoff (corpus.butina_clusters), never the n x n distances
+AX_SPLIT_MEM_MB = {"chembl35": 16000}
+AX_SPLIT_RUNTIME = {"chembl35": 360}
 
 for _scale in checked_scales(PAPERS, "amortix"):
     try:
@@ -65,6 +70,14 @@ def ax_corpus_mem_mb(wildcards):
 
 def ax_corpus_runtime(wildcards):
     return AX_CORPUS_RUNTIME.get(ax_config(wildcards)["corpus"]["source"], 30)
+
+
+def ax_split_mem_mb(wildcards):
+    return AX_SPLIT_MEM_MB.get(ax_config(wildcards)["corpus"]["source"], 2000)
+
+
+def ax_split_runtime(wildcards):
+    return AX_SPLIT_RUNTIME.get(ax_config(wildcards)["corpus"]["source"], 30)
 
 
 def ax_oracle(kind):
