@@ -53,7 +53,8 @@ def test_the_runs_are_every_dataset_method_and_seed_and_the_ablation_where_asked
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [("latent_dim", 0, "dataset s_curve: the latent dimension must be >= 1, got 0"),
-     ("inducing", 100, "dataset s_curve: 100 inducing points for 60 data points")],
+     ("inducing", 100, "dataset s_curve: 100 inducing points for 60 data points"),
+     ("latent_dim", 13, "dataset s_curve: latent_dim 13 exceeds the data's 12 columns")],
 )  # fmt: skip
 def test_a_bad_config_stops_snakemake_before_any_job(workflow_copy, key, value, message):
     path = workflow_copy / "config/gplvm_assvi.yaml"

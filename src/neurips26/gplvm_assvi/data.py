@@ -123,6 +123,7 @@ def build_dataset(kind: str, n: int, seed: int, dim: int, noise: float, missing:
 
 
 OIL_FILES = ("DataTrn.txt", "DataTrnLbls.txt")
+OIL_SHAPE = (1000, 12)  # DataTrn: the training split's points and columns
 
 
 def read_oil_archive(path, missing: float, seed: int) -> dict[str, np.ndarray]:
@@ -144,7 +145,7 @@ def read_oil_archive(path, missing: float, seed: int) -> dict[str, np.ndarray]:
         for name in OIL_FILES:
             arrays[name] = np.loadtxt(io.BytesIO(tar.extractfile(names[name]).read()), ndmin=2)
     y, labels = arrays["DataTrn.txt"], arrays["DataTrnLbls.txt"]
-    if y.shape[1] != 12 or labels.shape != (len(y), 3):
+    if y.shape[1] != OIL_SHAPE[1] or labels.shape != (len(y), 3):
         raise ValueError(f"{path}: DataTrn has shape {y.shape} with labels {labels.shape}; expected (n, 12), (n, 3)")
     if not np.isfinite(y).all():
         raise ValueError(f"{path}: DataTrn has non-finite values")

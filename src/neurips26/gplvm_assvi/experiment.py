@@ -9,7 +9,9 @@ the structured model whose encoder reads no summary of U, run on the datasets ``
 
 from __future__ import annotations
 
-__all__ = ["ABLATION", "GPLVM_METHODS", "METHODS", "PCA", "build_model", "check_config", "methods_of", "runs"]
+__all__ = [
+    "ABLATION", "GPLVM_METHODS", "METHODS", "PCA", "build_model", "check_config", "data_shape", "methods_of", "runs",
+]  # fmt: skip
 
 from .names import ABLATION, GPLVM_METHODS, METHODS, PCA
 
@@ -24,22 +26,38 @@ def runs(cfg: dict) -> list[tuple[str, str, int]]:
     return [(d, m, s) for d in cfg["datasets"] for m in methods_of(cfg, d) for s in cfg["seeds"]]
 
 
+def data_shape(dataset: dict) -> tuple[int, int]:
+    """(points, columns) of a dataset block's data: the oil-flow training split's, or the manifold's ``n`` and
+    ``dim``."""
+    from .data import OIL_SHAPE
+
+    return OIL_SHAPE if dataset["source"] == "oil_flow" else (dataset["n"], dataset["dim"])
+
+
 def check_config(cfg: dict) -> None:
-    """What the schema cannot say: sizes that fit the data, repeated seeds, methods and comparisons that exist."""
+    """What the schema cannot say: sizes that fit the data, repeated seeds, methods and comparisons that exist; and
+    what a job would refuse from these values (the models' sizes, the GPLVMs' latent initialisation, the PCA
+    baseline's components, the minibatch), so that a block a job would refuse is refused before any job."""
     from .data import check_sizes
+    from .pca import ppca_components
 
     if len(set(cfg["seeds"])) != len(cfg["seeds"]):
         raise ValueError(f"seeds repeat: {cfg['seeds']}")
     if len(set(cfg["methods"])) != len(cfg["methods"]):
         raise ValueError(f"methods repeat: {cfg['methods']}")
     for name, d in cfg["datasets"].items():
-        n = d.get("n", 1000)  # the oil-flow training split has 1,000 points
+        n, dim = data_shape(d)
         try:
             check_sizes(d["latent_dim"], d["inducing"], n)
         except ValueError as error:
             raise ValueError(f"dataset {name}: {error}") from None
         if d["source"] == "manifold" and d["lift"] == "none" and d["dim"] != 3:
             raise ValueError(f"dataset {name}: lift 'none' keeps the 3-D points, so dim must be 3, got {d['dim']}")
+        if d["latent_dim"] > dim:
+            # the GPLVMs' latents start at the data's first latent_dim principal components: there are `dim`
+            raise ValueError(f"dataset {name}: latent_dim {d['latent_dim']} exceeds the data's {dim} columns")
+        if ppca_components(d["latent_dim"], dim) > n:
+            raise ValueError(f"dataset {name}: latent_dim {d['latent_dim']} needs more than its {n} points for PCA")
         batch = cfg["train"]["batch"]
         if batch is not None and batch > n:
             raise ValueError(f"train.batch {batch} exceeds dataset {name}'s {n} points")

@@ -6,13 +6,24 @@ entries with their conditional means under the fitted model, for ``iterations`` 
 ``C = W W^T + sigma^2 I`` (scikit-learn's ``PCA.get_covariance``) gives each point's Gaussian predictive of its
 missing entries given its observed ones: mean ``mu_m + C_mo C_oo^-1 (y_o - mu_o)``, covariance
 ``C_mm - C_mo C_oo^-1 C_om``. Returned in the shape of the GPLVMs' predictive (one mixture component).
+
+Components: as many as the GPLVMs' latent dimensions, capped at ``D - 1`` (:func:`ppca_components`). In Tipping &
+Bishop's maximum-likelihood solution the noise variance is the mean of the ``D - q`` discarded eigenvalues of the
+sample covariance (their eq. 8), so with ``q = D`` there is none: the model collapses to the sample covariance with
+zero noise, a full-rank Gaussian that is no longer a latent-variable model, whose "reconstruction on the principal
+subspace" is the observed point itself and whose posterior over the latents is singular wherever fewer than ``q``
+entries are observed. The reference (``maxtretiakov/gp_lvm_ssvi``) has no PPCA baseline; it uses ``Q = D = 12`` on
+oil flow for the GPLVMs (whose ARD kernel can switch latent dimensions off), and PCA only to initialise their
+latents. So at the paper's oil setting (``latent_dim`` 12, 12 columns) the baseline is the PPCA of 11 components,
+the largest with a positive maximum-likelihood noise variance; a floor on ``sigma^2`` was not chosen, because it
+would be a free parameter of ours with no value in the paper or the reference.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["fit_ppca", "ppca_predictive"]
+__all__ = ["fit_ppca", "ppca_components", "ppca_predictive"]
 
 
 def _conditional(mean: np.ndarray, cov: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -25,6 +36,14 @@ def _conditional(mean: np.ndarray, cov: np.ndarray, y: np.ndarray, mask: np.ndar
             variances[n, m] = np.diag(cov[np.ix_(m, m)] - gain @ cov[np.ix_(o, m)])
         means[n, o] = y[n, o]
     return means, variances
+
+
+def ppca_components(latent_dim: int, dim: int) -> int:
+    """The PPCA's number of components for the GPLVMs' ``latent_dim`` on ``dim`` columns: the same, capped at
+    ``dim - 1`` (the largest with a positive maximum-likelihood noise variance; see the module docstring)."""
+    if latent_dim < 1 or dim < 2:
+        raise ValueError(f"PPCA needs latent_dim >= 1 and two columns or more: latent_dim {latent_dim}, {dim} columns")
+    return min(latent_dim, dim - 1)
 
 
 def fit_ppca(y: np.ndarray, mask: np.ndarray, latent_dim: int, iterations: int = 50):
@@ -59,8 +78,9 @@ def _denoised(y, mask, mean, loadings, noise) -> np.ndarray:
 
 def ppca_predictive(y: np.ndarray, mask: np.ndarray, latent_dim: int, iterations: int = 50):
     """Means and variances (1, N, D) of every entry (observed entries as given, variance 0; missing ones by the
-    PPCA's conditional Gaussian), and the (N, D) reconstruction of every point on the principal subspace."""
-    mean, cov, loadings, noise = fit_ppca(y, mask, latent_dim, iterations)
+    PPCA's conditional Gaussian), and the (N, D) reconstruction of every point on the principal subspace, by the PPCA
+    of :func:`ppca_components` for the GPLVMs' ``latent_dim``."""
+    mean, cov, loadings, noise = fit_ppca(y, mask, ppca_components(latent_dim, y.shape[1]), iterations)
     y0 = np.where(mask, y, 0.0)
     means, variances = _conditional(mean, cov, y0, mask)
     return means[None], variances[None], _denoised(y0, mask, mean, loadings, noise)
