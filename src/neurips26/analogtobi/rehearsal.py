@@ -36,7 +36,7 @@ PLAN = Plan(
         "train.steps": 2,
         "train.batch_size": 4,
         "train.warmup": 1,
-        "train.eval_every": 1,
+        "train.eval_every": 2,  # one evaluation, at the last step
         "sample.per_type": 1,
         "sample.batch_size": 4,
         "evaluate.spice_per_type": 1,
@@ -52,8 +52,8 @@ PLAN = Plan(
     shapes={},
     fixture_paths={"data.manifest": MANIFEST_FIXTURE},
     note=(
-        "2 traversals per circuit, 2 steps of micro-batch 4 (warm-up 1, one evaluation), one sample per circuit"
-        " type at micro-batch 4, one ngspice run per type, one classifier iteration, seed 0 of the devpin and"
+        "2 traversals per circuit, 2 steps of micro-batch 4 (warm-up 1, one evaluation at the end), one sample per"
+        " circuit type at micro-batch 4, one ngspice run per type, one classifier iteration, seed 0 of the devpin and"
         " bipartite renamed configurations; the model (6 x 384, 6 heads), contexts (1,024 and 2,048), sample"
         " lengths, vocabulary and classifier features are the paper's"
     ),
