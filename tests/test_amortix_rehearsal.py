@@ -36,7 +36,7 @@ def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(facto
         assert _value(block, path) == _value(CONFIG["paper"], path), path
     assert block["pretrain"]["batch"] == 4 * factor <= CONFIG["paper"]["pretrain"]["batch"]
     assert block["rl"]["variants"] == ["drgrpo"] and block["rl"]["seeds"] == [0]
-    assert block["pmo"]["budget"] >= 2 * block["pmo"]["group_size"]  # at least two PMO steps at either factor
+    assert block["pmo"]["budget"] >= block["pmo"]["group_size"]  # at least one PMO step at either factor
 
 
 @pytest.fixture(scope="module")

@@ -50,7 +50,7 @@ PLAN = Plan(
         "baselines.graph_ga.offspring": 8,
         "baselines.per_instance.budget": 16,
         "baselines.per_instance.group_size": 8,
-        "pmo.budget": 32,
+        "pmo.budget": 16,
         "pmo.group_size": 8,
         "pmo.freq": 16,
     },
@@ -88,7 +88,7 @@ PLAN = Plan(
         "amortix_pmo": lambda cfg, wc: cfg["pmo"]["budget"],
     },
     note=(
-        "2 pretraining and 2 RL steps, 2 test scaffolds with best-of-1/2/4, 1 baseline scaffold, 16-32 oracle calls"
+        "2 pretraining and 2 RL steps, 2 test scaffolds with best-of-1/2/4, 1 baseline scaffold, 16-24 oracle calls"
         " per baseline and PMO run; Dr. GRPO, seed 0 and the osimertinib MPO oracle only; every shape the paper's"
     ),
 )
