@@ -24,6 +24,11 @@ rule noisy_divergence_inject:
         setting=ND_SETTING,
     conda:
         "../envs/data.yaml"
+    # counted for chunks of ND_INJECT_CHUNK = 2^24 clean tokens of uint32 ids at the paper's alpha 0.55 (2.2 x as
+    # many tokens out): a chunk's clean, noised and mask arrays and their concatenations (0.5 GB), its statistics'
+    # temporaries (the int64 document index and noise ids of the noised chunk, 1.5 GB), the plan and the documents
+    # table of the stream's ~1M documents (0.5 GB), the interpreter and libraries (0.5 GB): 3 GB, not the whole
+    # stream (clean 3.6 GB, noised 8.9 GB and mask 2.2 GB at 9 shards) that it held before
     resources:
         mem_mb=4000,
         runtime=60,

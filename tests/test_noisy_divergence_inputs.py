@@ -63,6 +63,10 @@ def test_noise_settings_are_the_jobs_noisy_settings_in_order():
         (lambda c: c["comparisons"].update(wide_shape="L2"), "comparisons.wide_shape 'L2' is not among shapes"),
         (lambda c: c["corpus"].update(eot_id=600), "corpus.eot_id 600 lies outside the vocabulary"),
         (lambda c: c["train"].update(warmup=500), "train.warmup 500 must be below train.steps 200"),
+        (lambda c: c["train"].update(micro_batch=3), "train.micro_batch 3 must divide train.batch_size 8"),
+        (lambda c: c["train"].update(micro_batch=16), "train.micro_batch 16 must divide train.batch_size 8"),
+        (lambda c: c["train"].update(precision="fp16"), "train.precision must be one of"),
+        (lambda c: c["train"].update(attention="flash"), "train.attention must be one of"),
     ],
 )
 def test_bad_configs_are_refused_naming_the_problem(edit, message):
@@ -89,3 +93,14 @@ def test_the_smoke_dag_injects_each_setting_once_and_trains_each_job(workflow_co
     smoke = CONFIG["smoke"]
     assert jobs["noisy_divergence_inject"] == len(experiment.settings_of(smoke))
     assert jobs["noisy_divergence_train"] == len(experiment.job_names(smoke))
+
+
+def test_the_smoke_and_quick_scales_keep_the_path_of_their_recorded_numbers():
+    """One micro-batch, float32 and explicit attention: the code path their results were produced by."""
+    for scale in ("smoke", "quick"):
+        train = CONFIG[scale]["train"]
+        assert (train["micro_batch"], train["precision"], train["attention"]) == (
+            train["batch_size"],
+            "fp32",
+            "explicit",
+        )

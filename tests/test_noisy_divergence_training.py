@@ -243,3 +243,71 @@ def test_diagnostics_are_read_on_the_clean_probe_batch_shared_by_every_member():
         for layer, row in enumerate(last):
             assert row["max_logit"] == pytest.approx(float(diag[layer, 0]), rel=1e-5)
         assert result.steps[-1]["logit_max"] == pytest.approx(float(logits.abs().max()), rel=1e-5)
+
+
+def test_micro_batches_accumulate_to_the_gradient_of_the_whole_batch():
+    """Three micro-batches of one window draw the same windows and take the same steps as one batch of three,
+    within float32 tolerance (the sums are ordered differently)."""
+    streams, val = [_stream(600, 0), _stream(600, 1)], _stream(100, 9)
+    runs = {}
+    for micro in (3, 1):
+        models = [LM(LMConfig(**SHAPE, seed=s)) for s in (0, 1)]
+        settings = TrainSettings(**{**SETTINGS.__dict__, "micro_batch": micro, "diag_every": 100})
+        runs[micro], _ = train_ensemble(models, [0, 1], streams, val, settings, log=quiet, device="cpu")
+    for whole, parts in zip(runs[3], runs[1]):
+        for a, b in zip(whole.steps, parts.steps):
+            assert b["train_loss"] == pytest.approx(a["train_loss"], rel=1e-5)
+            assert b["grad_norm"] == pytest.approx(a["grad_norm"], rel=1e-4)
+        assert parts.final_val_loss == pytest.approx(whole.final_val_loss, rel=1e-5)
+
+
+def test_sdpa_and_bf16_train_close_to_the_explicit_float32_path():
+    streams, val = [_stream(600, 0)], _stream(100, 9)
+    losses = {}
+    for precision, attention in (("fp32", "explicit"), ("fp32", "sdpa"), ("bf16", "sdpa")):
+        settings = TrainSettings(**{**SETTINGS.__dict__, "precision": precision, "attention": attention})
+        results, _ = train_ensemble([LM(LMConfig(**SHAPE))], [0], streams, val, settings, log=quiet, device="cpu")
+        losses[precision, attention] = [row["train_loss"] for row in results[0].steps]
+    assert losses["fp32", "sdpa"] == pytest.approx(losses["fp32", "explicit"], rel=1e-5)
+    assert losses["bf16", "sdpa"] == pytest.approx(losses["fp32", "explicit"], rel=2e-2)
+
+
+def test_the_model_without_diagnostics_gives_the_same_logits_by_sdpa():
+    model = LM(LMConfig(**SHAPE, seed=2))
+    tokens = torch.from_numpy(_stream(32, 4).astype(np.int64)).view(2, 16)
+    with torch.no_grad():
+        explicit, _ = model(tokens, diagnostics=False)
+        fused, _ = model(tokens, diagnostics=False, attention="sdpa")
+        with_stats, diag = model(tokens, diagnostics=True, attention="sdpa")  # diagnostics take the explicit path
+    torch.testing.assert_close(fused, explicit, rtol=1e-5, atol=1e-5)
+    assert torch.equal(with_stats, explicit) and diag.shape[0] == SHAPE["n_layers"]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(micro_batch=2), "micro_batch 2 must divide batch_size 3"),
+        (dict(micro_batch=4), "micro_batch 4 must divide batch_size 3"),
+        (dict(precision="fp16"), "precision must be one of"),
+        (dict(attention="flash"), "attention must be one of"),
+    ],
+)
+def test_settings_that_a_job_cannot_run_are_refused(change, message):
+    with pytest.raises(ValueError, match=message):
+        TrainSettings(**{**SETTINGS.__dict__, **change})
+
+
+@pytest.mark.gpu_rule("noisy_divergence_train")
+def test_paper_scale_options_keep_everything_on_the_jobs_device():
+    """Micro-batches, bf16 and SDPA (the paper block's path) on the fake accelerator."""
+    models = [LM(LMConfig(**SHAPE, seed=s)) for s in (0, 1)]
+    settings = TrainSettings(
+        seq_len=12, batch_size=4, steps=2, warmup=1, lr=1e-3, diag_every=1, eval_every=1, eval_tokens=24,
+        micro_batch=2, precision="bf16", attention="sdpa",
+    )  # fmt: skip
+    with fake_gpu() as device:
+        results, _ = train_ensemble(
+            models, [0, 1], [_stream(400, 0), _stream(400, 1)], _stream(100, 1), settings, log=quiet
+        )
+    assert all(len(r.steps) == 2 for r in results)
+    assert all(p.device == device for m in models for p in m.parameters())

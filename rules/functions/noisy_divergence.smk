@@ -16,6 +16,8 @@ ND_FIGURES = [
 ]
 ND_SETTING = r"(insert|overwrite)-(k\d+|full)-a[0-9.]+-d[0-9.]+"
 ND_JOB_TABLES = ["steps", "diag", "summary", "throughput"]
+# the inject step reads, noises and writes the stream 16M clean tokens at a time (scripts/noisy_divergence/inject.py)
+ND_INJECT_CHUNK = 1 << 24
 
 for _scale in checked_scales(PAPERS, "noisy_divergence"):
     try:
@@ -91,6 +93,7 @@ def nd_inject_params(wildcards):
         "vocab_size": cfg["corpus"]["vocab_size"],
         "eot_id": cfg["corpus"]["eot_id"],
         "special_ids": nd_experiment.special_ids(cfg["corpus"]),
+        "chunk_tokens": ND_INJECT_CHUNK,
     }
 
 

@@ -1,17 +1,28 @@
 """What one training job of paper 09 writes: per-step rows (``steps``), per-layer diagnostics (``diag``), one summary
 row per run (``summary``) and the job's throughput beside the machine's measured matmul rate (``throughput``); every
-row keyed by the run (``RUN_KEYS``). Also the job's matmul measurement itself."""
+row keyed by the run (``RUN_KEYS``). Also the job's matmul measurement itself, and the token files of the inject
+step read and written a piece at a time (``TokenStream``, ``open_token_file``)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from neurips26.common.costs import decoder_params
 from neurips26.common.timing import timed
+from neurips26.common.token_files import HEADER_WORDS, MAGIC, VERSION
 
-__all__ = ["RUN_KEYS", "job_tables", "matmul_rate", "model_flops_per_token", "training_seconds"]
+__all__ = [
+    "RUN_KEYS",
+    "TokenStream",
+    "job_tables",
+    "matmul_rate",
+    "model_flops_per_token",
+    "open_token_file",
+    "training_seconds",
+]
 
 RUN_KEYS = ("shape", "qk_norm", "lr_multiplier", "setting", "seed")
 
@@ -111,3 +122,42 @@ def job_tables(params: dict, job: str, results, seconds: float, gemm: dict[str, 
         "summary": pd.DataFrame(summary),
         "throughput": throughput,
     }
+
+
+class TokenStream:
+    """Token arrays (memory maps of shards) read as one stream: ``len`` and slices copy only the slice."""
+
+    def __init__(self, parts):
+        self.parts = list(parts)
+        self.dtype = np.result_type(*(p.dtype for p in self.parts))
+        self.offsets = np.cumsum([0, *(len(p) for p in self.parts)])
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)):
+            return self[int(key) : int(key) + 1][0]
+        start, stop, _ = key.indices(len(self))
+        out = [
+            np.asarray(part[max(start - a, 0) : min(stop - a, len(part))])
+            for part, a in zip(self.parts, self.offsets[:-1])
+            if a < stop and a + len(part) > start
+        ]
+        return np.concatenate(out).astype(self.dtype, copy=False) if out else np.zeros(0, dtype=self.dtype)
+
+
+def open_token_file(path, length: int, dtype, delimiter_id: int) -> np.memmap:
+    """A token file of ``length`` tokens as ``common.token_files.write_tokens`` writes it, its tokens a writable
+    memory map to fill (the same bytes once filled)."""
+    dtype = np.dtype(dtype)
+    if dtype not in (np.uint16, np.uint32):
+        raise ValueError(f"tokens must be uint16 or uint32, got {dtype}")
+    header = np.zeros(HEADER_WORDS, dtype=np.int32)
+    header[:7] = (MAGIC, VERSION, length, dtype.itemsize, delimiter_id, 1, 0)
+    with open(path, "wb") as handle:
+        handle.write(header.tobytes())
+        handle.truncate(HEADER_WORDS * 4 + length * dtype.itemsize)
+    if length == 0:
+        return np.zeros(0, dtype=dtype.newbyteorder("<"))
+    return np.memmap(path, dtype=dtype.newbyteorder("<"), mode="r+", offset=HEADER_WORDS * 4, shape=(length,))

@@ -8,7 +8,9 @@ one run per job at paper scale). Its name is ``{shape}_{qk|noqk}_lr{multiplier}_
 
 from __future__ import annotations
 
+from .model import ATTENTIONS
 from .noise import CLEAN, NoiseSetting, noise_vocabulary, parse_setting
+from .training import PRECISIONS
 
 __all__ = [
     "JOB_KEYS",
@@ -96,6 +98,14 @@ def check_config(cfg: dict) -> None:
             raise ValueError(f"train.seq_len {seq} exceeds shapes.{name}.context {shape['context']}")
         if shape["head_dim"] % 2:
             raise ValueError(f"shapes.{name}.head_dim must be even (rotary embeddings), got {shape['head_dim']}")
+    train = cfg["train"]
+    micro = train.get("micro_batch", train["batch_size"])
+    if not 1 <= micro <= train["batch_size"] or train["batch_size"] % micro:
+        raise ValueError(f"train.micro_batch {micro} must divide train.batch_size {train['batch_size']}")
+    if train.get("precision", "fp32") not in PRECISIONS:
+        raise ValueError(f"train.precision must be one of {sorted(PRECISIONS)}, got {train['precision']!r}")
+    if train.get("attention", "explicit") not in ATTENTIONS:
+        raise ValueError(f"train.attention must be one of {ATTENTIONS}, got {train['attention']!r}")
     if cfg["train"]["warmup"] >= cfg["train"]["steps"]:
         raise ValueError(f"train.warmup {cfg['train']['warmup']} must be below train.steps {cfg['train']['steps']}")
     seen = set()

@@ -8,11 +8,14 @@ normalise q and k per head by RMSNorm, not LayerNorm) and the explicit-math atte
 statistics. Untied embedding and head, a final RMSNorm, N(0, init_std^2) initialisation of every linear and the
 embedding from a generator seeded by ``LMConfig.seed`` (the global random state is left alone).
 
-``forward(tokens, diagnostics) -> (logits, diag)``: ``diag`` is (n_layers, len(DIAG)) per sequence batch: per layer
-the attention statistics (``ATTENTION_STATS``: max |logit|, mean entropy, q and k RMS) and the RMS of the residual
-stream after the block; empty when ``diagnostics`` is False (the attention still runs by explicit math, whose
-statistics would cost several passes over its scores). Everything is a tensor output, so an ensemble's forward
-under ``vmap`` returns each member's statistics.
+``forward(tokens, diagnostics, attention) -> (logits, diag)``: ``diag`` is (n_layers, len(DIAG)) per sequence
+batch: per layer the attention statistics (``ATTENTION_STATS``: max |logit|, mean entropy, q and k RMS) and the RMS
+of the residual stream after the block; empty when ``diagnostics`` is False. With diagnostics the attention runs by
+explicit math (its scores are needed); without, by ``attention``: ``explicit`` (the same math, statistics left out:
+the path of our smoke and quick runs, whose numbers were produced by it) or ``sdpa``
+(``torch.nn.functional.scaled_dot_product_attention``, a fused kernel that never holds the T x T scores: the path
+of paper-scale training). Everything is a tensor output, so an ensemble's forward under ``vmap`` returns each
+member's statistics.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from torch import nn
 
 from neurips26.common.transformer import ATTENTION_STATS, HF, Block, rope_tables, seeded_normal_init_
 
-__all__ = ["DIAG", "LM", "LMConfig", "n_parameters"]
+__all__ = ["ATTENTIONS", "DIAG", "LM", "LMConfig", "n_parameters"]
 
 DIAG = (*ATTENTION_STATS, "resid_rms")
+ATTENTIONS = ("explicit", "sdpa")  # the attention paths of a forward without diagnostics
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,8 @@ class LMConfig:
 
 
 class LM(nn.Module):
-    """``forward(tokens (B, T), diagnostics=True) -> (logits (B, T, V), diag (n_layers, len(DIAG)) or empty)``."""
+    """``forward(tokens (B, T), diagnostics=True, attention="explicit") -> (logits (B, T, V), diag (n_layers,
+    len(DIAG)) or empty)``."""
 
     def __init__(self, config: LMConfig):
         super().__init__()
@@ -80,17 +85,28 @@ class LM(nn.Module):
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin", sin, persistent=False)
 
-    def forward(self, tokens: torch.Tensor, diagnostics: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(
+        self, tokens: torch.Tensor, diagnostics: bool = True, attention: str = "explicit"
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        if attention not in ATTENTIONS:
+            raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
         if tokens.dim() != 2:
             raise ValueError(f"tokens must be (batch, positions), got shape {tuple(tokens.shape)}")
         width = tokens.shape[1]
         if width > self.config.context:
             raise ValueError(f"sequence length {width} exceeds the model's context {self.config.context}")
         cos, sin = self.rope_cos[:width], self.rope_sin[:width]
+        kind = tokens.device.type
+        if kind in ("cpu", "cuda") and torch.is_autocast_enabled(kind):
+            # rotary tables in the autocast dtype, so that q and k stay in it as v does (SDPA wants one dtype)
+            dtype = torch.get_autocast_dtype(kind)
+            cos, sin = cos.to(dtype), sin.to(dtype)
         x = self.embed(tokens)
+        # Block's stats: True or False run explicit math (with or without statistics), None runs SDPA
+        explicit = diagnostics if diagnostics or attention == "explicit" else None
         rows = []
         for block in self.blocks:
-            x, stats = block(x, cos, sin, stats=diagnostics)
+            x, stats = block(x, cos, sin, stats=explicit)
             if diagnostics:
                 with torch.no_grad():
                     rows.append(torch.cat([stats, x.square().mean().sqrt()[None]]))

@@ -20,6 +20,13 @@ The paper's body could not be read here, so the procedure below is our reconstru
 ``round`` is half away from zero (``floor(x + 0.5)``), everywhere. Same seed, same bytes. :func:`injection_stats`
 re-derives every count from the written stream and its mask against the clean stream, so that the checks of the
 claims file test the output, not the code's intent.
+
+Streaming (the paper's stream of 900M tokens, 2G after insertion at alpha 0.55): :func:`plan_injection` reads the
+clean stream once for its document boundaries and draws the documents to noise; :func:`inject_chunks` then yields
+the noised tokens and mask of consecutive groups of whole documents of at most ``chunk_tokens`` clean tokens (a
+longer document is a group alone), drawing from the same generator in the same order as :func:`inject_stream`, so
+that the concatenated chunks are its output, byte for byte; :func:`injection_stats_chunked` counts the statistics
+over the same groups and adds them up. ``stream`` there is anything with ``len`` and slicing (a memory map).
 """
 
 from __future__ import annotations
@@ -36,8 +43,12 @@ __all__ = [
     "NoiseSetting",
     "documents",
     "inject_document",
+    "InjectionPlan",
+    "inject_chunks",
     "inject_stream",
     "injection_stats",
+    "injection_stats_chunked",
+    "plan_injection",
     "noise_count",
     "noise_vocabulary",
     "parse_setting",
@@ -177,15 +188,99 @@ def inject_stream(
     return np.concatenate(pieces), np.concatenate(masks), pd.DataFrame(rows)
 
 
-def _uniformity_p(noise: np.ndarray, vocab: np.ndarray) -> float:
-    """Chi-square p value of the noise ids against the uniform law on ``vocab`` (NaN when it cannot be tested:
-    fewer than 5 expected draws per id)."""
+def _noise_counts(noise: np.ndarray, vocab: np.ndarray) -> np.ndarray:
+    """Draws per id of ``vocab`` (an id above the largest counted in one extra slot)."""
+    return np.bincount(np.searchsorted(vocab, noise), minlength=len(vocab) + 1)
+
+
+def _uniformity_p(counts: np.ndarray, vocab: np.ndarray) -> float:
+    """Chi-square p value of the noise ids' ``counts`` against the uniform law on ``vocab`` (NaN when it cannot be
+    tested: fewer than 5 expected draws per id)."""
     from scipy.stats import chisquare
 
-    if len(noise) < 5 * len(vocab) or len(vocab) < 2:
+    if int(counts.sum()) < 5 * len(vocab) or len(vocab) < 2:
         return math.nan
-    counts = np.bincount(np.searchsorted(vocab, noise), minlength=len(vocab))
-    return float(chisquare(counts).pvalue)
+    return float(chisquare(counts if counts[-1] else counts[:-1]).pvalue)
+
+
+@dataclass(frozen=True)
+class InjectionPlan:
+    """What streaming needs before the first chunk: each document's end-of-text position in the clean stream
+    (``starts``) and in the noised one (``out_starts``), the documents chosen, the noised length, and the
+    generator's state after the choice (the per-document draws follow from it)."""
+
+    starts: np.ndarray
+    out_starts: np.ndarray
+    chosen: np.ndarray
+    length: int
+    rng_state: dict
+
+
+def _eot_positions(stream, eot: int, chunk_tokens: int, mask=None) -> np.ndarray:
+    found = []
+    for a in range(0, len(stream), chunk_tokens):
+        hits = np.asarray(stream[a : a + chunk_tokens]) == eot
+        if mask is not None:
+            hits &= ~np.asarray(mask[a : a + chunk_tokens], dtype=bool)
+        found.append(np.flatnonzero(hits) + a)
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+def plan_injection(stream, setting: NoiseSetting, seed: int, eot: int = 0, chunk_tokens: int = 1 << 24):
+    """The :class:`InjectionPlan` of ``stream`` (read ``chunk_tokens`` at a time) under ``setting`` and ``seed``."""
+    if chunk_tokens < 1:
+        raise ValueError(f"chunk_tokens must be >= 1, got {chunk_tokens}")
+    if len(stream) and int(stream[0]) != eot:
+        raise ValueError(f"the token stream must start with the end-of-text id {eot}, got {int(stream[0])}")
+    starts = _eot_positions(stream, eot, chunk_tokens).astype(np.int64)
+    sizes = np.diff(np.append(starts, len(stream))) - 1
+    rng = np.random.default_rng(seed)
+    chosen = np.zeros(len(starts), dtype=bool)
+    chosen[rng.choice(len(starts), size=_round(setting.doc_fraction * len(starts)), replace=False)] = True
+    added = [noise_count(setting.kind, setting.alpha, int(n)) if setting.kind == "insert" else 0 for n in sizes]
+    out_sizes = 1 + sizes + np.asarray(added, dtype=np.int64) * chosen
+    out_starts = np.concatenate([[0], np.cumsum(out_sizes)[:-1]]).astype(np.int64)
+    length = int(out_sizes.sum()) if len(starts) else len(stream)
+    return InjectionPlan(starts, out_starts, chosen, length, rng.bit_generator.state)
+
+
+def _groups(starts: np.ndarray, total: int, chunk_tokens: int) -> list[tuple[int, int]]:
+    """Consecutive document ranges [d0, d1) of at most ``chunk_tokens`` tokens, at least one document each."""
+    ends, groups, d0 = np.append(starts[1:], total), [], 0
+    while d0 < len(starts):
+        d1 = max(d0 + 1, int(np.searchsorted(ends, starts[d0] + chunk_tokens, side="right")))
+        groups.append((d0, d1))
+        d0 = d1
+    return groups
+
+
+def inject_chunks(
+    stream, setting: NoiseSetting, vocab: np.ndarray, plan: InjectionPlan, eot: int = 0, chunk_tokens: int = 1 << 24
+):
+    """Yield ``(d0, d1, tokens, mask, rows)`` for consecutive groups of documents [d0, d1): their noised tokens
+    (from ``plan.out_starts[d0]`` on), mask and rows of the documents table, as :func:`inject_stream` makes them."""
+    dtype = np.asarray(stream[:1]).dtype
+    if np.isin(vocab, [eot]).any():
+        raise ValueError(f"the noise vocabulary holds the end-of-text id {eot}: documents would be split by noise")
+    if len(vocab) and int(vocab.max()) > int(np.iinfo(dtype).max):
+        raise ValueError(f"noise id {int(vocab.max())} does not fit the stream's {dtype}")
+    rng = np.random.default_rng()
+    rng.bit_generator.state = plan.rng_state
+    head = np.asarray([eot], dtype=dtype)
+    ends = np.append(plan.starts[1:], len(stream))
+    for d0, d1 in _groups(plan.starts, len(stream), chunk_tokens):
+        block = np.asarray(stream[plan.starts[d0] : ends[d1 - 1]])
+        pieces, masks, rows = [], [], []
+        for i in range(d0, d1):
+            doc = block[plan.starts[i] + 1 - plan.starts[d0] : ends[i] - plan.starts[d0]]
+            if plan.chosen[i]:
+                tokens, mask = inject_document(doc, setting.kind, setting.alpha, vocab, rng)
+            else:
+                tokens, mask = doc, np.zeros(len(doc), dtype=bool)
+            pieces += [head, tokens]
+            masks += [np.zeros(1, dtype=bool), mask]
+            rows.append({"doc": i, "noised": bool(plan.chosen[i]), "n_clean": len(doc), "n_noise": int(mask.sum())})
+        yield d0, d1, np.concatenate(pieces), np.concatenate(masks), rows
 
 
 def injection_stats(
@@ -210,6 +305,12 @@ def injection_stats(
       the clean documents put them;
     - ``uniform_p``: chi-square p value of the noise ids against the uniform law on ``V_N``.
     """
+    return _finish_stats(_stats_counts(clean, tokens, mask, setting, vocab, chosen, eot), setting, vocab)
+
+
+def _stats_counts(clean, tokens, mask, setting: NoiseSetting, vocab: np.ndarray, chosen, eot: int) -> dict:
+    """The additive counts behind :func:`injection_stats` (and the largest count error) of one stretch of whole
+    documents."""
     tokens, mask, clean = np.asarray(tokens), np.asarray(mask, dtype=bool), np.asarray(clean)
     if len(tokens) != len(mask):
         raise ValueError(f"tokens ({len(tokens)}) and mask ({len(mask)}) differ in length")
@@ -238,12 +339,6 @@ def injection_stats(
     if setting.kind == "overwrite" and len(clean_eot) == len(noisy_eot):
         eot_moved += int(np.sum(clean_eot != noisy_eot))
     return {
-        "setting": setting.name,
-        "kind": setting.kind,
-        "vocab": setting.vocab,
-        "vocab_size_noise": len(vocab),
-        "alpha": setting.alpha,
-        "doc_fraction": setting.doc_fraction,
         "docs": len(docs_clean),
         "docs_noised": int(chosen.sum()),
         "docs_with_noise": int(np.sum(per_doc > 0)),
@@ -253,13 +348,63 @@ def injection_stats(
                 for i, d in enumerate(docs_clean)
             )
         ),
-        "docs_expected": _round(setting.doc_fraction * len(docs_clean)),
         "tokens_clean": int((~mask).sum()),
         "tokens_noise": int(mask.sum()),
-        "noise_share": float(mask.mean()) if len(mask) else math.nan,
         "count_error_max": float(max(errors)) if errors else math.nan,
         "recovered_mismatches": mismatches + (len(docs_noisy) != len(docs_clean)),
         "outside_vocab": int(np.sum(~np.isin(noise, vocab)) + np.sum(noise == eot)),
         "eot_moved": eot_moved,
-        "uniform_p": _uniformity_p(noise, vocab),
+        "noise_counts": _noise_counts(noise, vocab),
     }
+
+
+def _finish_stats(counts: dict, setting: NoiseSetting, vocab: np.ndarray) -> dict:
+    counts = dict(counts)
+    noise_counts = counts.pop("noise_counts")
+    length = counts["tokens_clean"] + counts["tokens_noise"]
+    return {
+        "setting": setting.name,
+        "kind": setting.kind,
+        "vocab": setting.vocab,
+        "vocab_size_noise": len(vocab),
+        "alpha": setting.alpha,
+        "doc_fraction": setting.doc_fraction,
+        **{k: counts[k] for k in ("docs", "docs_noised", "docs_with_noise", "docs_positive")},
+        "docs_expected": _round(setting.doc_fraction * counts["docs"]),
+        "tokens_clean": counts["tokens_clean"],
+        "tokens_noise": counts["tokens_noise"],
+        "noise_share": counts["tokens_noise"] / length if length else math.nan,
+        **{k: counts[k] for k in ("count_error_max", "recovered_mismatches", "outside_vocab", "eot_moved")},
+        "uniform_p": _uniformity_p(noise_counts, vocab),
+    }
+
+
+def injection_stats_chunked(
+    clean, tokens, mask, setting: NoiseSetting, vocab: np.ndarray, chosen, eot: int = 0, chunk_tokens: int = 1 << 24
+) -> dict:
+    """:func:`injection_stats` counted over groups of whole documents of at most ``chunk_tokens`` clean tokens and
+    added up (the written stream cut at its unmasked end-of-text ids, the document count of the clean one): the
+    same row for a well-formed output; a broken one is still counted as broken, not always by the same numbers."""
+    starts = _eot_positions(clean, eot, chunk_tokens)
+    cuts = _eot_positions(tokens, eot, chunk_tokens, mask)
+    cuts = np.append(cuts, [len(tokens)] * max(0, len(starts) + 1 - len(cuts)))
+    chosen = np.asarray(chosen, dtype=bool)
+    if len(starts) == 0 or len(chosen) != len(starts):
+        return injection_stats(clean[:], tokens[:], mask[:], setting, vocab, chosen, eot)
+    total: dict = {}
+    ends = np.append(starts[1:], len(clean))
+    groups = _groups(starts, len(clean), chunk_tokens)
+    for j, (d0, d1) in enumerate(groups):
+        a = 0 if j == 0 else int(cuts[d0])
+        b = len(tokens) if j == len(groups) - 1 else int(cuts[d1])
+        part = _stats_counts(
+            clean[starts[d0] : ends[d1 - 1]], tokens[a:b], mask[a:b], setting, vocab, chosen[d0:d1], eot
+        )
+        for key, value in part.items():
+            if key not in total:
+                total[key] = value
+            elif key == "count_error_max":
+                total[key] = float(np.nanmax([total[key], value]))
+            else:
+                total[key] = total[key] + value
+    return _finish_stats(total, setting, vocab)

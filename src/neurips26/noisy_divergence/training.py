@@ -24,10 +24,29 @@ shared by every member (the probe), the largest |output logit|, the mean log-par
 softmax and per layer the attention statistics and residual RMS (``model.DIAG``); validation loss on the clean
 validation stream every ``eval_every`` steps. Everything runs in the
 common loop on the job's device and is checkpointed, so a killed job resumes to the same result.
+
+Fitting a step on one GPU at paper scale (``TrainSettings``; :mod:`.memory` counts a step's device memory):
+
+* gradient accumulation: the optimizer batch of ``batch_size`` windows per member is drawn whole (the same random
+  windows whatever the split) and run forward and backward in ``batch_size / micro_batch`` micro-batches of
+  ``micro_batch`` windows, each micro-batch's loss divided by their number, so that the summed gradient is the
+  batch mean's; the probe and the validation batches are ``micro_batch`` windows too. No activation checkpointing:
+  the micro-batch alone sets the activations and the logits;
+* ``precision`` ``bf16``: the forward runs under ``torch.autocast`` in bfloat16 on the job's device (CUDA at paper
+  scale); parameters, gradients and AdamW's state stay float32, the loss is taken on the logits cast to float32,
+  and the diagnostic probe runs in float32 (autocast is left out on the meta device of the tests' fake accelerator,
+  which has no autocast backend); ``fp32`` runs everything in float32;
+* ``attention`` ``sdpa``: the training and validation forwards use PyTorch's fused attention; the probe, every
+  ``diag_every`` steps, always takes the explicit float32 path whose statistics it records, at ``micro_batch``
+  windows under ``no_grad``, so that only one layer's scores live at a time.
+
+Our smoke and quick configs set ``micro_batch = batch_size``, ``fp32`` and ``explicit``: the code path and the
+numbers of the runs before these options existed (a test holds a run with one micro-batch to them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -42,9 +61,22 @@ from neurips26.common.ensemble import Ensemble, StackedWeights, clip_grad_norm_p
 from neurips26.common.loop import LoopSettings
 from neurips26.common.optim import AdamW
 
-from .model import DIAG, LM
+from .model import ATTENTIONS, DIAG, LM
 
-__all__ = ["MemberResult", "TrainSettings", "lr_at", "train_ensemble", "validation_losses"]
+__all__ = [
+    "PRECISIONS",
+    "MemberResult",
+    "TrainSettings",
+    "accumulate_gradients",
+    "autocast",
+    "lr_at",
+    "optimizers_of",
+    "probe_statistics",
+    "train_ensemble",
+    "validation_losses",
+]
+
+PRECISIONS = {"fp32": None, "bf16": torch.bfloat16}  # the forward's autocast dtype (None: no autocast)
 
 
 @dataclass(frozen=True)
@@ -62,6 +94,17 @@ class TrainSettings:
     diag_every: int = 10
     eval_every: int = 50
     eval_tokens: int = 4096
+    micro_batch: int | None = None  # windows per member in one forward (None: batch_size, no accumulation)
+    precision: str = "fp32"  # fp32, or bf16 autocast of the forward (module docstring)
+    attention: str = "explicit"  # the attention of forwards without diagnostics: explicit or sdpa
+
+    @property
+    def micro(self) -> int:
+        return self.batch_size if self.micro_batch is None else self.micro_batch
+
+    @property
+    def accumulation(self) -> int:
+        return self.batch_size // self.micro
 
     def __post_init__(self) -> None:
         if self.steps < 1 or self.batch_size < 1 or self.seq_len < 1:
@@ -74,6 +117,12 @@ class TrainSettings:
             raise ValueError(f"the learning rate must be > 0, got {self.lr}")
         if self.diag_every < 1 or self.eval_every < 1:
             raise ValueError("diag_every and eval_every must be >= 1")
+        if not 1 <= self.micro <= self.batch_size or self.batch_size % self.micro:
+            raise ValueError(f"micro_batch {self.micro} must divide batch_size {self.batch_size}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {self.precision!r}")
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"attention must be one of {ATTENTIONS}, got {self.attention!r}")
 
 
 @dataclass
@@ -106,10 +155,67 @@ def _values(tensor: torch.Tensor) -> list:
     return tensor.detach().cpu().tolist()
 
 
+def autocast(device: torch.device, precision: str):
+    """The forward's autocast context for ``precision`` on ``device`` (module docstring)."""
+    dtype = PRECISIONS[precision]
+    if dtype is None or device.type == "meta":
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=dtype)
+
+
+def _member_losses(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Each member's mean cross-entropy, (S,), of logits (S, B, T, V) against targets (S, B, T), in float32."""
+    ce = F.cross_entropy(logits.float().flatten(0, 2), targets.flatten(), reduction="none")
+    return ce.view(logits.shape[0], -1).mean(1)
+
+
+def accumulate_gradients(ens: Ensemble, x: torch.Tensor, y: torch.Tensor, alive: torch.Tensor, s: TrainSettings):
+    """Forward and backward of one optimizer batch x, y (S, batch_size, T) in ``s.accumulation`` micro-batches,
+    adding the live members' gradients into ``.grad``; returns each member's mean loss over the batch (detached)."""
+    parts, total = s.accumulation, None
+    for j in range(parts):
+        window = slice(j * s.micro, (j + 1) * s.micro)
+        with autocast(x.device, s.precision):
+            logits, _ = ens(x[:, window], diagnostics=False, attention=s.attention)
+        ce = _member_losses(logits, y[:, window])
+        del logits
+        if parts > 1:
+            ce = ce / parts
+        torch.where(alive, ce, torch.zeros_like(ce)).sum().backward()
+        total = ce.detach() if total is None else total + ce.detach()
+    return total
+
+
 @torch.no_grad()
-def validation_losses(ens: Ensemble, tokens: np.ndarray, seq_len: int, max_tokens: int, batch_size: int) -> list:
+def probe_statistics(ens: Ensemble, probe: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(largest |logit|, mean log Z, per-layer ``DIAG``) of each member on the shared probe batch, by the explicit
+    float32 path."""
+    out, diag = ens(probe, in_dims=None, diagnostics=True)
+    return out.abs().flatten(1).amax(1), torch.logsumexp(out, dim=-1).flatten(1).mean(1), diag
+
+
+def optimizers_of(params: dict[str, torch.Tensor], s: TrainSettings) -> dict[str, AdamW]:
+    """AdamW with decay on the stacked matrices and embedding, (S, rows, cols), and without on the norm weights."""
+    decayed = [p for p in params.values() if p.dim() > 2]
+    kept = [p for p in params.values() if p.dim() <= 2]
+    return {
+        "decay": AdamW(decayed, s.lr, s.betas, s.eps, s.weight_decay),
+        "no_decay": AdamW(kept, s.lr, s.betas, s.eps, 0.0),
+    }
+
+
+@torch.no_grad()
+def validation_losses(
+    ens: Ensemble,
+    tokens: np.ndarray,
+    seq_len: int,
+    max_tokens: int,
+    batch_size: int,
+    attention: str = "explicit",
+    precision: str = "fp32",
+) -> list:
     """Each member's mean next-token cross-entropy over the same consecutive windows of the (clean) validation
-    stream, at most ``max_tokens`` targets."""
+    stream, at most ``max_tokens`` targets, ``batch_size`` windows per forward."""
     n_windows = min(max_tokens // seq_len, (len(tokens) - 1) // seq_len)
     if n_windows < 1:
         raise ValueError(f"the validation stream ({len(tokens)} tokens) is shorter than one window of {seq_len + 1}")
@@ -119,8 +225,11 @@ def validation_losses(ens: Ensemble, tokens: np.ndarray, seq_len: int, max_token
     for i in range(0, n_windows, batch_size):
         chunk = starts[i : i + batch_size]
         data = torch.from_numpy(np.asarray(tokens[chunk[:, None] + np.arange(seq_len + 1)], dtype=np.int64)).to(device)
-        logits, _ = ens(data[:, :-1], in_dims=None, diagnostics=False)
-        ce = F.cross_entropy(logits.flatten(0, 2), data[:, 1:].expand(ens.size, -1, -1).flatten(), reduction="none")
+        with autocast(device, precision):
+            logits, _ = ens(data[:, :-1], in_dims=None, diagnostics=False, attention=attention)
+        ce = F.cross_entropy(
+            logits.float().flatten(0, 2), data[:, 1:].expand(ens.size, -1, -1).flatten(), reduction="none"
+        )
         total += ce.view(ens.size, -1).double().sum(1)
     return _values(total / (n_windows * seq_len))
 
@@ -183,16 +292,11 @@ def train_ensemble(
         model.to(device)
     ens = Ensemble(models)
     params = ens.params
-    decayed = [p for p in params.values() if p.dim() > 2]  # stacked matrices and embedding: (S, rows, cols)
-    kept = [p for p in params.values() if p.dim() <= 2]  # stacked norm weights
-    optimizers = {
-        "decay": AdamW(decayed, s.lr, s.betas, s.eps, s.weight_decay),
-        "no_decay": AdamW(kept, s.lr, s.betas, s.eps, 0.0),
-    }
+    optimizers = optimizers_of(params, s)
     rngs = [np.random.default_rng(seed) for seed in seeds]
-    # the diagnostics' probe: the first batch_size consecutive windows of the clean validation stream, one batch
+    # the diagnostics' probe: the first micro_batch consecutive windows of the clean validation stream, one batch
     # shared by every member, so that no run's statistics are read on its own (possibly noisy) input
-    n_probe = min(s.batch_size, (len(val_tokens) - 1) // s.seq_len)
+    n_probe = min(s.micro, (len(val_tokens) - 1) // s.seq_len)
     probe = torch.from_numpy(
         np.asarray(val_tokens[: n_probe * s.seq_len], dtype=np.int64).reshape(n_probe, s.seq_len)
     ).to(device)
@@ -217,14 +321,11 @@ def train_ensemble(
             opt.lr = lr
         x, y = _windows(streams, rngs, s, device)
         record = step % s.diag_every == 0 or step == s.steps
-        logits, _ = ens(x, diagnostics=False)
-        ce = F.cross_entropy(logits.flatten(0, 2), y.flatten(), reduction="none").view(size, -1).mean(1)
         alive = torch.zeros(size, dtype=torch.bool, device=device)
         alive[live] = True
         for opt in optimizers.values():
             opt.zero_grad()
-        torch.where(alive, ce, torch.zeros_like(ce)).sum().backward()
-        losses = _values(ce)
+        losses = _values(accumulate_gradients(ens, x, y, alive, s))
         bad = {i: "loss" for i in live if not math.isfinite(losses[i])}
         bad = {**{i: w for i, w in _bad_members(params, True, size).items() if i in live}, **bad}
         grad_norms = _values(clip_grad_norm_per_member(params.values(), s.grad_clip))
@@ -245,9 +346,8 @@ def train_ensemble(
                 update = torch.zeros(size, dtype=torch.float64, device=device)
                 for n, p in params.items():
                     update += (p.detach() - before[n]).reshape(size, -1).double().square().sum(1)
-                out, diag = ens(probe, in_dims=None, diagnostics=True)  # the fixed clean batch, after the update
-                logit_max = _values(out.abs().flatten(1).amax(1))
-                log_z = _values(torch.logsumexp(out, dim=-1).flatten(1).mean(1))
+                out_max, out_log_z, diag = probe_statistics(ens, probe)  # the fixed clean batch, after the update
+                logit_max, log_z = _values(out_max), _values(out_log_z)
                 update_norm = _values(update.sqrt())
                 diag_rows = _values(diag)
         for i, where in sorted(bad.items()):
@@ -257,7 +357,11 @@ def train_ensemble(
             freeze(sorted(bad))
         finite = [i for i in live if i not in bad]
         evaluate = finite and (step % s.eval_every == 0 or step == s.steps)
-        val = validation_losses(ens, val_tokens, s.seq_len, s.eval_tokens, s.batch_size) if evaluate else []
+        val = (
+            validation_losses(ens, val_tokens, s.seq_len, s.eval_tokens, s.micro, s.attention, s.precision)
+            if evaluate
+            else []
+        )
         step_seconds = time.perf_counter() - started
         for i in live:
             row = {
