@@ -33,8 +33,10 @@ def runs(cfg: dict) -> list[tuple[str, str, str, int]]:
 
 def check_config(cfg: dict) -> None:
     """What the schema cannot say: repeated seeds or methods, per-class methods that are not compared, a teacher and
-    decoder whose widths do not mirror, image sizes the networks' strides do not divide, a comparison that names
-    nothing."""
+    decoder whose widths do not mirror, image sizes the networks' strides do not divide, classes and defects a data
+    job does not know, a comparison that names nothing. These are also every refusal of the jobs' networks
+    (``ECFRConfig`` built into ``ECFR``: mirrored, halving widths, heads dividing them, square agent counts), so
+    that a block a job would refuse is refused when the workflow is parsed."""
     for key in ("seeds", "methods", "per_class_methods"):
         if len(set(cfg[key])) != len(cfg[key]):
             raise ValueError(f"{key} repeat: {cfg[key]}")
@@ -62,11 +64,22 @@ def check_config(cfg: dict) -> None:
         if len(set(classes)) != len(classes):
             raise ValueError(f"dataset {name}: classes repeat: {classes}")
         if d["source"] == "synthetic":
-            from .names import SYNTHETIC_CLASSES
+            from .names import SYNTHETIC_CLASSES, SYNTHETIC_DEFECTS
 
             unknown = [c for c in classes if c not in SYNTHETIC_CLASSES]
             if unknown:
                 raise ValueError(f"dataset {name}: unknown classes {unknown}; known: {list(SYNTHETIC_CLASSES)}")
+            unknown = [x for x in d["defects"] if x not in SYNTHETIC_DEFECTS]
+            if unknown:
+                raise ValueError(f"dataset {name}: unknown defects {unknown}; known: {list(SYNTHETIC_DEFECTS)}")
+        else:  # the data job's reader refuses classes its dataset does not have
+            from .real import EYECANDIES_CLASSES, MVTEC3D_CLASSES
+
+            known = {"mvtec3d": MVTEC3D_CLASSES, "eyecandies": EYECANDIES_CLASSES}[d["source"]]
+            unknown = [c for c in classes if c not in known]
+            if unknown:
+                raise ValueError(f"dataset {name}: unknown {d['source']} classes {unknown}; known: {list(known)}")
+        if d["source"] == "synthetic":
             if d["train_per_class"] < 1:
                 raise ValueError(f"dataset {name}: every class needs normal training images, got train_per_class 0")
     comp = cfg["comparisons"]
@@ -121,8 +134,9 @@ def class_steps(steps: int, n_class: int, n_total: int) -> int:
 
 def fit_run(method: str, setting: str, seed: int, rgb, depth, classes: np.ndarray, cfg: dict, teacher_state,
             checkpoint: Callable[[str], object] | None = None, log=None) -> tuple[dict, list[dict]]:  # fmt: skip
-    """Train a run on prepared normal images: ``{group: state_dict}`` (group "all" when unified, else the class)
-    and the training rows (group, step, loss, lr). ``checkpoint(group)`` gives each fit's loop settings."""
+    """Train a run on prepared normal images, on the job's device: ``{group: state_dict}`` (group "all" when unified,
+    else the class; tensors on the CPU) and the training rows (group, step, loss, lr). ``checkpoint(group)`` gives
+    each fit's loop settings."""
     from . import cfm as cfm_training
     from . import training
 
@@ -147,13 +161,15 @@ def fit_run(method: str, setting: str, seed: int, rgb, depth, classes: np.ndarra
                                     cross=method != "same_modal", seed=seed, weight_decay=train["weight_decay"],
                                     decay_at=train["decay_at"], loop_settings=settings, log=log)  # fmt: skip
         rows += [{"group": group, **r} for r in fitted]
-        states[group] = {k: v for k, v in net.state_dict().items() if not k.startswith("teacher.")}
+        # saved from the CPU, so that the scoring job loads them on any machine
+        states[group] = {k: v.detach().cpu() for k, v in net.state_dict().items() if not k.startswith("teacher.")}
     return states, rows
 
 
 def score_run(method: str, states: dict, rgb, depth, classes: np.ndarray, cfg: dict, teacher_state,
               sigma: float) -> np.ndarray:  # fmt: skip
-    """(N, H, W) anomaly maps of prepared test images, each scored by its group's model (per class: its class's)."""
+    """(N, H, W) anomaly maps of prepared test images, each scored by its group's model (per class: its class's), on
+    the job's device."""
     from . import cfm as cfm_training
     from . import training
 

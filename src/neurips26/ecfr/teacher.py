@@ -8,7 +8,8 @@ backbone is frozen afterwards like the reference's. (Rotation alone stayed near 
 pilot; with the picture task the pilot's crops were told apart at 0.84 after 600 steps.)
 
 The crops are grey-levelled at random (so that the teacher also sees 3-channel grey inputs, as the depth image is),
-flipped, and normalised with ImageNet's statistics like the anomaly-detection inputs.
+flipped, and normalised with ImageNet's statistics like the anomaly-detection inputs. Pretraining runs on the job's
+device (``loop.job_device()``); the crops are cut on the CPU.
 """
 
 from __future__ import annotations
@@ -76,16 +77,18 @@ def pretext_batch(images: list[np.ndarray], size: int, n: int, rng: np.random.Ge
 
 def pretrain_teacher(widths: tuple[int, int, int], blocks: tuple[int, int, int], size: int, steps: int, batch: int,
                      lr: float, seed: int, loop_settings: loop.LoopSettings | None = None,
-                     log: Callable[[str], None] | None = None) -> tuple[Backbone, list[dict]]:  # fmt: skip
-    """A :class:`.model.Backbone` trained on the two pretext tasks; returns it frozen and the per-step rows (step,
-    loss, picture_accuracy, rotation_accuracy)."""
-    backbone = Backbone(widths, seed, blocks)
+                     log: Callable[[str], None] | None = None,
+                     device: torch.device | None = None) -> tuple[Backbone, list[dict]]:  # fmt: skip
+    """A :class:`.model.Backbone` trained on the two pretext tasks on ``device`` (default: the job's); returns it
+    frozen, on the CPU, and the per-step rows (step, loss, picture_accuracy, rotation_accuracy)."""
+    device = loop.job_device() if device is None else torch.device(device)
+    backbone = Backbone(widths, seed, blocks).to(device)
     backbone.requires_grad_(True)
     nn.Module.train(backbone, True)  # Backbone.train() keeps eval mode; pretraining needs batch statistics
     images = natural_images()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed + 1)
-        head = nn.Linear(widths[-1], len(images) + 4)
+        head = nn.Linear(widths[-1], len(images) + 4).to(device)
     params = list(backbone.parameters()) + list(head.parameters())
     optimiser = AdamW(params, lr, weight_decay=1e-4)
     rng = np.random.default_rng(seed)
@@ -93,7 +96,7 @@ def pretrain_teacher(widths: tuple[int, int, int], blocks: tuple[int, int, int],
     k = len(images)
 
     def step_fn(step: int):
-        x, picture, rotation = pretext_batch(images, size, batch, rng)
+        x, picture, rotation = (t.to(device) for t in pretext_batch(images, size, batch, rng))
         logits = head(backbone(x)[-1].mean((2, 3)))
         loss = F.cross_entropy(logits[:, :k], picture) + F.cross_entropy(logits[:, k:], rotation)
         for p in params:
@@ -113,4 +116,4 @@ def pretrain_teacher(widths: tuple[int, int, int], blocks: tuple[int, int, int],
     loop.run_loop(step_fn, steps, state, loop_settings)
     backbone.requires_grad_(False)
     backbone.eval()
-    return backbone, rows
+    return backbone.cpu(), rows

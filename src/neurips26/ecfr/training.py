@@ -12,6 +12,8 @@ ADer's ``cal_anomaly_map`` do.
   image score is the map's maximum.
 * Optimisation: AdamW (weight decay 1e-4) with the learning rate divided by 10 at 80% of the steps, in the common
   loop (resumable); batches drawn by a seeded generator.
+* Device: the model, the teacher's features and every batch live on the job's device (``loop.job_device()``: CUDA
+  when the job was given a GPU); the prepared images stay on the CPU and go to the device a chunk at a time.
 """
 
 from __future__ import annotations
@@ -50,16 +52,17 @@ def reconstruction_loss(compared) -> torch.Tensor:
 
 
 @torch.no_grad()
-def anomaly_maps(model: ECFR, rgb: torch.Tensor, depth: torch.Tensor, cross: bool, sigma: float,
-                 batch: int = 16) -> np.ndarray:  # fmt: skip
-    """(N, H, W) anomaly maps of prepared inputs."""
+def anomaly_maps(model: ECFR, rgb: torch.Tensor, depth: torch.Tensor, cross: bool, sigma: float, batch: int = 16,
+                 device: torch.device | None = None) -> np.ndarray:  # fmt: skip
+    """(N, H, W) anomaly maps of prepared inputs, computed on ``device`` (default: the job's)."""
     from scipy.ndimage import gaussian_filter
 
-    model.eval()
+    device = loop.job_device() if device is None else torch.device(device)
+    model.to(device).eval()
     size = rgb.shape[-2:]
     out = []
     for i in range(0, len(rgb), batch):
-        compared = pairs(*model(rgb[i : i + batch], depth[i : i + batch]), cross)
+        compared = pairs(*model(rgb[i : i + batch].to(device), depth[i : i + batch].to(device)), cross)
         amap = 0
         for teacher, student in compared:
             for t, s in zip(teacher, student):
@@ -74,10 +77,11 @@ def train(model: ECFR, rgb: torch.Tensor, depth: torch.Tensor, steps: int, batch
           seed: int, weight_decay: float = 1e-4, decay_at: float = 0.8,
           loop_settings: loop.LoopSettings | None = None, log: Callable[[str], None] | None = None,
           device: torch.device | None = None) -> list[dict]:  # fmt: skip
-    """Fit the student on normal images; returns one row per step (step, loss, lr)."""
+    """Fit the student on normal images (on ``device``, default: the job's); returns one row per step (step, loss,
+    lr)."""
     if len(rgb) != len(depth):
         raise ValueError(f"{len(rgb)} RGB images against {len(depth)} depth images")
-    device = device or torch.device("cpu")
+    device = loop.job_device() if device is None else torch.device(device)
     model.to(device).train()
     params = [p for p in model.parameters() if p.requires_grad]
     optimiser = AdamW(params, lr, weight_decay=weight_decay)
@@ -90,7 +94,7 @@ def train(model: ECFR, rgb: torch.Tensor, depth: torch.Tensor, steps: int, batch
 
     def step_fn(step: int):
         optimiser.lr = lr * (0.1 if step >= decay_at * steps else 1.0)
-        idx = torch.randint(len(rgb), (min(batch, len(rgb)),), generator=gen)
+        idx = torch.randint(len(rgb), (min(batch, len(rgb)),), generator=gen).to(device)
         tr, td = [t[idx] for t in t_rgb], [t[idx] for t in t_depth]
         loss = reconstruction_loss(pairs(tr, td, *model.student(tr, td), cross))
         for p in params:
