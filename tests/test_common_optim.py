@@ -144,3 +144,14 @@ def test_does_not_import_torch_dynamo():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_checkpoint_of_the_moments_lands_on_the_host_not_beside_them_on_the_device():
+    """A GPU job's checkpoint must not double its optimizer state on the device (issue 38: paper 09's peak was set
+    by these copies): the moments come back on the CPU, whatever device they live on."""
+    from fake_gpu import fake_gpu
+
+    with fake_gpu():  # the meta device, whose values are read back to the CPU as zeros
+        weights = [torch.zeros(3, 4, device="meta", requires_grad=True)]
+        state = AdamW(weights, lr=1e-3, weight_decay=0.1).state_dict()
+    assert {t.device.type for t in state["exp_avg"] + state["exp_avg_sq"]} == {"cpu"}

@@ -120,7 +120,8 @@ class StackedWeights:
         self.params = params
 
     def state_dict(self) -> dict[str, torch.Tensor]:
-        return {name: p.detach().clone() for name, p in self.params.items()}
+        """The weights, copied to the host (a checkpoint of a GPU job adds no copy on the device)."""
+        return {name: p.detach().to("cpu", copy=True) for name, p in self.params.items()}
 
     @torch.no_grad()
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:

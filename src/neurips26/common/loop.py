@@ -123,7 +123,7 @@ def _get_state(obj: Any) -> Any:
     if isinstance(obj, list):
         return list(obj)
     if isinstance(obj, dict):
-        return {k: v.detach().clone() if torch.is_tensor(v) else v for k, v in obj.items()}
+        return {k: v.detach().to("cpu", copy=True) if torch.is_tensor(v) else v for k, v in obj.items()}
     raise TypeError(f"cannot checkpoint an object of type {type(obj).__name__}")
 
 

@@ -135,8 +135,9 @@ class Adam:
             "lr": self.lr,
             "betas": self.betas,
             "eps": self.eps,
-            "exp_avg": [t.clone() for t in self.exp_avg],
-            "exp_avg_sq": [t.clone() for t in self.exp_avg_sq],
+            # copied to the host: a checkpoint of a GPU job adds no copy of the moments on the device
+            "exp_avg": [t.detach().to("cpu", copy=True) for t in self.exp_avg],
+            "exp_avg_sq": [t.detach().to("cpu", copy=True) for t in self.exp_avg_sq],
         }
 
     def load_state_dict(self, state: dict) -> None:
