@@ -16,6 +16,8 @@ block (config/<slug>.yaml `paper:`), and nothing else:
   a job's memory at the real shape is counted, not measured, and REHEARSAL.md says so.
 - `fixture_paths`: key paths that point at user-supplied files (data behind a login), replaced by the path of a
   fixture the rehearsal writes.
+- `not_rehearsed`: rule -> the reason a paper-scale rule cannot run in the rehearsal (REHEARSAL.md lists it; a
+  paper-scale rule missing from the rehearsal without a reason is reported as a defect).
 - `work`: rule -> a function (config block, the job's wildcards) -> the work of one job in a unit of the rule's
   choosing (steps x examples, items, pairs, evaluations); the job's time is extrapolated from the rehearsal to
   paper scale by work(paper block) / work(rehearsal block) (`work_ratio`). A rule whose cost depends on a cut
@@ -53,6 +55,7 @@ class Plan:
     shapes: Mapping[str, tuple[Cut, str]] = field(default_factory=dict)
     fixture_paths: Mapping[str, str] = field(default_factory=dict)
     work: Mapping[str, Callable[[dict, dict], float]] = field(default_factory=dict)
+    not_rehearsed: Mapping[str, str] = field(default_factory=dict)
     note: str = ""
 
     def __post_init__(self):
@@ -65,6 +68,9 @@ class Plan:
         for key, (_, reason) in self.shapes.items():
             if not str(reason).strip():
                 raise ValueError(f"shapes.{key}: a shape cut needs its reason")
+        for rule, reason in self.not_rehearsed.items():
+            if not str(reason).strip():
+                raise ValueError(f"not_rehearsed.{rule}: a rule left out needs its reason")
 
 
 def largest(values: list, key: Callable | None = None) -> list:

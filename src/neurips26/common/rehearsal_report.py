@@ -129,6 +129,22 @@ def collect(work: Path, slugs: list[str], memory: Path) -> pd.DataFrame:
         by_rule.setdefault(job.rule.name, []).append(job)
     rehearsal_jobs = _dag(workflow, {f"results/rehearsal/{slug}/report.md" for slug in slugs})
     rows = []
+    rehearsed = {job.rule.name for job in rehearsal_jobs}
+    for rule in sorted(set(by_rule) - rehearsed):  # paper-scale rules the rehearsal's DAG does not reach
+        paper = _paper_of(rule, slugs)
+        plan = rehearsal_plan(paper) if paper in papers_cfg else None
+        reason = plan.not_rehearsed.get(rule, "") if plan is not None else ""
+        rows.append(
+            {
+                "paper": paper,
+                "rule": rule,
+                "wildcards": "",
+                "status": "not rehearsed",
+                "error": reason or "no reason given: the rehearsal's DAG does not reach this paper-scale rule",
+                "paper_jobs": len(by_rule[rule]),
+                **max((_resources(j, profile) for j in by_rule[rule]), key=lambda r: r["request_mem_mb"]),
+            }
+        )
     for job in rehearsal_jobs:
         rule = job.rule.name
         wildcards = {k: v for k, v in job.wildcards_dict.items() if k != "scale"}
@@ -222,8 +238,10 @@ def problems(jobs: pd.DataFrame) -> pd.DataFrame:
     reasons = []
     for _, job in jobs.iterrows():
         why = []
-        if job["status"] != "ok":
-            why.append(job["status"] + (f": {job['error']}" if job.get("error") else ""))
+        stated = job["status"] == "not rehearsed" and not str(job.get("error", "")).startswith("no reason given")
+        if job["status"] != "ok" and not stated:
+            error = job.get("error")
+            why.append(job["status"] + (f": {error}" if isinstance(error, str) and error else ""))
         if job.get("gpus", 0) and job["device_gb"] > GPU_MEMORY_GB:
             why.append(f"device {job['device_gb']:.1f} GB > {GPU_MEMORY_GB:.0f} GB GPU")
         if not job.get("gpus", 0) and job["device_gb"] > 1:
@@ -278,6 +296,13 @@ def render(jobs: pd.DataFrame, slugs: list[str], seconds: float, work: Path) -> 
                 found[["paper", "rule", "wildcards", "problem"]].rename(columns={"wildcards": "job"}),
             )
         )
+    skipped = jobs[jobs["status"] == "not rehearsed"]
+    lines += ["", "## Paper-scale rules the rehearsal does not run", ""]
+    lines.append(
+        markdown_table(skipped[["paper", "rule", "error"]].rename(columns={"error": "reason"}))
+        if not skipped.empty
+        else "None: every paper-scale rule ran at least once."
+    )
     lines += ["", "## Shapes the rehearsal could not run here", ""]
     cut_shapes = []
     for slug in slugs:
