@@ -57,6 +57,12 @@ CPU_TRAINING = {
     # the RQ-VAE that gives items their semantic ids: an MLP at batch 1024, 0.06 s a step; paper scale 500 epochs of
     # at most 65k items (32k steps), about 15 min on 4 threads, inside its 2 h
     "seqrec_audit_semantic_ids": "an MLP RQ-VAE over the item embeddings, 15 min on 4 threads at paper scale",
+    # quick and smoke scale pretrain a 3-stage ResNet for 400 steps at 64 px on scikit-image's photographs; paper
+    # scale only loads the ImageNet ResNet-34 weights, so a GPU request (which applies at every scale) would idle
+    "ecfr_teacher": "a small ResNet pretrained at quick scale only; paper scale loads ImageNet weights",
+    # a sparse GP with 64 inducing points on 1,000 points (paper scale, batch 128): an M x M Cholesky and B x M
+    # kernels per step; float64 throughout, where a GPU's throughput is small
+    "gplvm_assvi_train": "a float64 sparse GP of 64 inducing points on 1,000 points",
 }
 
 # ---- the functions a script reaches -----------------------------------------------------------------------------

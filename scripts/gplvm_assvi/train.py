@@ -20,6 +20,8 @@ log = start_job(snakemake, seed)
 data = np.load(snakemake.input.data)
 y, mask = torch.as_tensor(data["y"]), torch.as_tensor(data["mask"])
 model = build_model(method, y, mask, p.dataset, p.model, seed)
+device = loop.job_device()
+model, y, mask = model.to(device), y.to(device), mask.to(device)
 loop_settings = loop.LoopSettings(
     checkpoint=loop.checkpoint_path(snakemake.output.model),
     fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
@@ -30,7 +32,7 @@ log.info("%s seed %d on %s: %d points, %d parameters", method, seed, snakemake.w
 start = time.perf_counter()
 trace = fit(model, y, mask, p.train["steps"], p.train["lr"], loop_settings, log.info, p.train["batch"], seed)
 seconds = time.perf_counter() - start
-torch.save({"state": model.state_dict()}, snakemake.output.model)
+torch.save({"state": {k: v.cpu() for k, v in model.state_dict().items()}}, snakemake.output.model)
 curve = pd.DataFrame({"step": np.arange(1, len(trace) + 1), "elbo": trace}).assign(
     dataset=snakemake.wildcards.dataset, method=method, seed=seed, seconds=seconds, points=len(y)
 )

@@ -38,7 +38,7 @@ def inducing_covariance(z, variance, alpha):
 def _check_observed(y: torch.Tensor, mask: torch.Tensor) -> None:
     if mask.shape != y.shape:
         raise ValueError(f"mask {tuple(mask.shape)} does not match y {tuple(y.shape)}")
-    if torch.isnan(y[mask]).any():
+    if (torch.isnan(y) & mask).any():  # no boolean indexing: its shape depends on the values
         raise ValueError("y has NaN outside the declared missing mask")
 
 
@@ -113,7 +113,8 @@ def structured_elbo(y, mask, latent_given_u, z, m, chol_s, variance, alpha, beta
     a = torch.cholesky_solve(torch.eye(len(z), dtype=y.dtype, device=y.device), lk)
     total = 0.0
     for _ in range(samples):
-        eps = torch.randn(m.shape, dtype=y.dtype, device=y.device, generator=generator)
+        # drawn on the host by the run's generator (a CPU generator), then moved: the same draws on any device
+        eps = torch.randn(m.shape, dtype=y.dtype, generator=generator).to(y.device)
         u = m + torch.einsum("dij,dj->di", chol_s, eps)  # (D, M)
         mu, s = latent_given_u(u)
         p0, p1, p2 = psi0(mu, variance), psi1(mu, s, z, variance, alpha), psi2(mu, s, z, variance, alpha)

@@ -139,7 +139,7 @@ def fit(
         if batch is None or batch == n:
             loss = -model.objective(y, mask)
         else:
-            rows = torch.randperm(n, generator=rows_gen)[:batch]
+            rows = torch.randperm(n, generator=rows_gen)[:batch].to(y.device)
             loss = -model.objective(y, mask, rows, n / batch)
         for p in model.parameters():
             p.grad = None
@@ -212,13 +212,13 @@ def predictive_samples(model: MeanFieldGPLVM, y: torch.Tensor, mask: torch.Tenso
     means, variances = [], []
     for _ in range(samples):
         if isinstance(model, StructuredGPLVM):
-            eps = torch.randn(model.m.shape, dtype=y.dtype, generator=generator)
+            eps = torch.randn(model.m.shape, dtype=y.dtype, generator=generator).to(y.device)
             u = model.m + torch.einsum("dij,dj->di", chol, eps)
             mu, s = model.latent_given_u(y, mask, u)
         else:
             u = None
             mu, s = latents if latents is not None else model.latent(y, mask)
-        x = mu + s.sqrt() * torch.randn(mu.shape, dtype=y.dtype, generator=generator)
+        x = mu + s.sqrt() * torch.randn(mu.shape, dtype=y.dtype, generator=generator).to(y.device)
         kxz = se_ard(x, model.z, var, alpha)  # (N, M)
         a = torch.linalg.solve(k, kxz.T).T  # (N, M)
         base = var - (a * kxz).sum(1, keepdim=True) + 1 / beta  # (N, 1)
