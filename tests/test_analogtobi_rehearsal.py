@@ -57,3 +57,18 @@ def test_the_paper_reader_checks_types_and_splits_the_fixture(tmp_path):
     assert kept["netlist"].str.contains(r"^MM1 \(", regex=True).any()
     split = stratified_split(kept, CONFIG["paper"]["data"]["test_fraction"], 0)
     assert set(kept.loc[split == "test", "type"]) == set(rehearsal.WEIGHTS)  # every type is evaluated
+
+
+@pytest.mark.parametrize("config", ["devpin-type-rename", "bipart-type-rename", "random"])
+def test_every_cut_rule_does_more_work_at_paper_scale(config):
+    from neurips26.common.rehearsal import work_ratio
+
+    block = derived_rehearsal("analogtobi", CONFIG, SCHEMA)
+    wildcards = {"config": config, "seed": "0", "rep": "devpin"}
+    rules = ["walks", "reference", "sample", "evaluate"] + ([] if config == "random" else ["train"])
+    for rule in rules:
+        ratio = work_ratio(rehearsal.PLAN, f"analogtobi_{rule}", CONFIG["paper"], block, wildcards)
+        assert 1 < ratio < 1e8, rule
+    assert work_ratio(rehearsal.PLAN, "analogtobi_sample", CONFIG["paper"], block, wildcards) == 1000
+    assert work_ratio(rehearsal.PLAN, "analogtobi_report", CONFIG["paper"], block, wildcards) == 1
+    assert not rehearsal.PLAN.not_rehearsed  # every paper-scale rule runs in the rehearsal

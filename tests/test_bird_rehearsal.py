@@ -55,3 +55,21 @@ def test_mnist_and_cifar10_fixtures_load_at_32_px_with_enough_images_for_every_j
         channels = experiment.CHANNELS[name]
         assert images.train.shape[1:] == (channels, 32, 32) and images.heldout.shape[1:] == (channels, 32, 32)
         assert len(images.train) >= needed and images.meta["normalisation"]["range"] == [-1.0, 1.0]
+
+
+SCALED = ("bird_information", "bird_sample", "bird_train", "bird_calibrate", "bird_cost", "bird_theory")
+
+
+@pytest.mark.parametrize("dataset", ["toeplitz32", "mnist", "cifar10"])
+def test_every_cut_rule_does_more_work_at_paper_scale(dataset):
+    from neurips26.common.rehearsal import work_ratio
+
+    block = derived_rehearsal("bird", CONFIG, SCHEMA)
+    wildcards = {"dataset": dataset, "n": "256", "arch": "unet_tiny", "seeds": "2"}
+    ratios = {rule: work_ratio(rehearsal.PLAN, rule, CONFIG["paper"], block, wildcards) for rule in rehearsal.PLAN.work}
+    for rule in SCALED:
+        assert 1 < ratios[rule] < 1e8, rule
+    assert ratios["bird_train"] == 100 * 16384 / 64  # epochs x n_train at one seed per job
+    assert ratios["bird_data"] == (64 if dataset == "toeplitz32" else 1)  # a download is read whole at both scales
+    assert ratios["bird_claims"] == ratios["bird_report"] == 1
+    assert not rehearsal.PLAN.not_rehearsed  # every paper-scale rule runs in the rehearsal

@@ -70,3 +70,22 @@ def test_each_fixture_is_read_by_the_papers_reader_with_every_group_large_enough
     assert len(data.players) == PLAYERS[name] == experiment.REAL_PLAYERS[name]
     cells = [int(((data.a == a) & (data.y == y)).sum()) for a in (0, 1) for y in (0, 1)]
     assert min(cells) >= CONFIG["paper"]["min_group"], cells
+
+
+@pytest.mark.parametrize("dataset", ["predictive_proxy_s0", "compas"])
+def test_every_cut_rule_does_more_work_at_paper_scale(dataset):
+    from neurips26.common.rehearsal import work_ratio
+
+    block = derived_rehearsal("fairness_audit", CONFIG, SCHEMA)
+    wildcards = {"dataset": dataset, "estimator": "ce"}
+    ratios = {r: work_ratio(rehearsal.PLAN, r, CONFIG["paper"], block, wildcards) for r in rehearsal.PLAN.work}
+    scaled = ["true_bias", "axioms", "redundancy", "tables", "claims"]
+    scaled += [] if dataset == "compas" else ["dataset", "coalitions"]
+    for rule in scaled:
+        assert 1 < ratios[f"fairness_audit_{rule}"] < 1e8, rule
+    if dataset == "compas":  # a real data set is read and valued whole at both scales
+        assert ratios["fairness_audit_dataset"] == ratios["fairness_audit_coalitions"] == 1
+    else:
+        assert ratios["fairness_audit_coalitions"] == 50000 / rehearsal.N_REHEARSAL
+    assert rehearsal.REAL_PLAYERS["compas"] == 8 and ratios["fairness_audit_report"] == 1
+    assert not rehearsal.PLAN.not_rehearsed  # every paper-scale rule runs in the rehearsal

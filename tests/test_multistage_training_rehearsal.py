@@ -33,3 +33,22 @@ def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(facto
         assert _value(block, path) == _value(CONFIG["paper"], path), path
     assert max(block["plateau"]["chain_lengths"]) == max(CONFIG["paper"]["plateau"]["chain_lengths"])
     assert block["simulation"]["seeds"] == [0] and rehearsal.fixtures(1) == {}
+
+
+@pytest.mark.parametrize(
+    "rule, wildcards",
+    [
+        *(("multistage_training_phenomenon", {"phenomenon": name}) for name in experiment.PHENOMENA),
+        *(
+            ("multistage_training_simulate", {"config": name, "seed": "0"})
+            for name in ("sft_rl", "rl_only", "sft_only")
+        ),
+    ],
+)
+def test_every_cut_rule_does_more_work_at_paper_scale(rule, wildcards):
+    from neurips26.common.rehearsal import work_ratio
+
+    block = derived_rehearsal("multistage_training", CONFIG, SCHEMA)
+    assert 1 < work_ratio(rehearsal.PLAN, rule, CONFIG["paper"], block, wildcards) < 1e6
+    assert work_ratio(rehearsal.PLAN, "multistage_training_report", CONFIG["paper"], block, {}) == 1
+    assert not rehearsal.PLAN.not_rehearsed  # every paper-scale rule runs in the rehearsal

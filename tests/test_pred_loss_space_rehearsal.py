@@ -79,3 +79,24 @@ def test_the_inception_weights_load_strictly_and_give_finite_pool3_features(tmp_
     images = np.random.default_rng(0).uniform(-1, 1, size=(2, 3, 32, 32)).astype(np.float32)
     features = inception.inception_features(net, images)
     assert features.shape == (2, inception.FEATURE_DIM) and np.isfinite(features).all()
+
+
+@pytest.mark.parametrize("dataset", ["cifar10", "imagenette64", "toy_D512"])
+def test_every_cut_rule_does_more_work_at_paper_scale(dataset):
+    from neurips26.common.rehearsal import work_ratio
+
+    block = derived_rehearsal("pred_loss_space", CONFIG, SCHEMA)
+    wildcards = {"dataset": dataset, "arch": "unet_tiny", "pred": "x", "loss": "x", "seeds": "2"}
+    ratios = {rule: work_ratio(rehearsal.PLAN, rule, CONFIG["paper"], block, wildcards) for rule in rehearsal.PLAN.work}
+    for rule in ("features", "train", "sample", "evaluate"):
+        assert 1 < ratios[f"pred_loss_space_{rule}"] < 1e8, rule
+    assert ratios["pred_loss_space_train"] == 100000 * 128 / (2 * 8)
+    assert ratios["pred_loss_space_data"] == ((65536 + 4096) / (256 + 64) if dataset == "toy_D512" else 1)
+    assert ratios["pred_loss_space_report"] == 1
+
+
+def test_the_rules_the_rehearsal_leaves_out_are_the_true_fid_ones():
+    block = derived_rehearsal("pred_loss_space", CONFIG, SCHEMA)
+    assert set(rehearsal.PLAN.not_rehearsed) == {"pred_loss_space_fid_reference"}
+    assert not any(experiment.uses_inception(block, name) for name in block["datasets"])
+    assert experiment.uses_inception(CONFIG["paper"], "cifar10")

@@ -47,3 +47,17 @@ def test_the_per_round_cost_tape_holds_rounds_plus_one_pulls_per_leaf(monkeypatc
     )
     cost = simulation.per_round_cost([2, 3], 3, 4, 1, ["d_tracking", "ratio", "ratio_incremental"], 0)
     assert shapes == [(9, 5), (27, 5)] and (cost["rounds"] == 4).all()
+
+
+@pytest.mark.parametrize("algo", ["d_tracking", "ratio", "oracle"])
+def test_every_cut_rule_does_more_work_at_paper_scale(algo):
+    from neurips26.common.rehearsal import work_ratio
+
+    block = derived_rehearsal("thresh_mcts", CONFIG, SCHEMA)
+    ratios = {r: work_ratio(rehearsal.PLAN, r, CONFIG["paper"], block, {"algo": algo}) for r in rehearsal.PLAN.work}
+    for rule in ("instances", "theory", "simulate", "equivalence", "cost", "evaluate"):
+        assert 1 < ratios[f"thresh_mcts_{rule}"] < 1e8, rule
+    assert ratios["thresh_mcts_equivalence"] == (100 * 5 * 500000) / (2 * 1 * 2000)
+    assert ratios["thresh_mcts_report"] == 1
+    assert rehearsal._instances(block) == 3 and rehearsal._leaves_total(block) == 2 * 27 + 81  # I3 x 2 kinds, R7
+    assert not rehearsal.PLAN.not_rehearsed  # every paper-scale rule runs in the rehearsal

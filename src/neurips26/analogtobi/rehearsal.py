@@ -29,6 +29,31 @@ CIRCUITS = 60  # netlists per items: 2 to 18 per type, so the stratified split p
 WEIGHTS = {"Opamp": 0.30, "LDO": 0.18, "Bandgap_Ref": 0.14, "Mirror": 0.12, "Comparator": 0.10, "Oscillator": 0.09,
            "Mixer": 0.07}  # fmt: skip
 DIGITAL = "MM1 (VOUT1 VCLK1 VSS VSS) nmos4\nMM2 (VOUT1 VCLK1 VDD VDD) pmos4\n"  # dropped as digital (VCLK)
+VAL_CIRCUITS = 235  # held-out circuits whose walks the training job scores: test_fraction 0.1 of 2,344 parsed
+
+
+def _rep(wc: dict) -> str:
+    """The walk representation of the job's configuration (the random baseline samples bipartite walks)."""
+    from .experiment import RANDOM, parse_config_name
+
+    return "bipart" if wc["config"] == RANDOM else parse_config_name(wc["config"])["rep"]
+
+
+def _decodings(wc: dict) -> list[str]:
+    from .experiment import decodings
+
+    return decodings(wc["config"])
+
+
+def _train_work(cfg: dict, wc: dict) -> float:
+    """Tokens through forward and backward (steps x batch x context), plus the validation passes over every
+    held-out walk (traversals x VAL_CIRCUITS rows of the context, forward only: a third of a training token) at
+    every eval_every-th step and the last."""
+    train, context = cfg["train"], cfg["context"][_rep(wc)]
+    evaluations = train["steps"] // train["eval_every"] + (train["steps"] % train["eval_every"] != 0)
+    validation = evaluations * cfg["walks"]["traversals"] * VAL_CIRCUITS * context / 3
+    return train["steps"] * train["batch_size"] * context + validation
+
 
 PLAN = Plan(
     budgets={
@@ -51,6 +76,26 @@ PLAN = Plan(
     micro_batch=("train.batch_size", "sample.batch_size"),
     shapes={},
     fixture_paths={"data.manifest": MANIFEST_FIXTURE},
+    work={
+        # random traversals per circuit (the circuits are the data's, the same at both scales)
+        "analogtobi_walks": lambda cfg, wc: cfg["walks"]["traversals"],
+        # WL refinement rounds (0..iterations) over every circuit; the held-out circuits' ngspice runs, the same
+        # at both scales, are not counted, so the ratio is an upper bound
+        "analogtobi_reference": lambda cfg, wc: cfg["classifier"]["iterations"] + 1,
+        "analogtobi_train": _train_work,
+        # tokens generated: per_type walks per type (the types are the data's) for each decoding, each up to the
+        # representation's max_len (an upper bound: a walk stops at its end token)
+        "analogtobi_sample": lambda cfg, wc: (
+            cfg["sample"]["per_type"] * len(_decodings(wc)) * cfg["sample"]["max_len"][_rep(wc)]
+        ),
+        # per type and decoding: the samples checked (ERC, novelty, 10-grams, type, features) and the ngspice
+        # runs on the first spice_per_type valid ones (an upper bound: fewer where fewer are valid), one unit each
+        "analogtobi_evaluate": lambda cfg, wc: (
+            len(_decodings(wc)) * (cfg["sample"]["per_type"] + cfg["evaluate"]["spice_per_type"])
+        ),
+        # read the cut budgets as numbers to print: its cost is reading small tables
+        "analogtobi_report": lambda cfg, wc: 1,
+    },
     note=(
         "2 traversals per circuit, 2 steps of micro-batch 4 (warm-up 1, one evaluation at the end), one sample per"
         " circuit type at micro-batch 4, one ngspice run per type, one classifier iteration, seed 0 of the devpin and"

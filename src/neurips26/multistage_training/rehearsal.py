@@ -17,6 +17,34 @@ def _fit(values: list) -> list:
     return [ordered[0], ordered[len(ordered) // 2], ordered[-1]]
 
 
+REFINE = 20  # success evaluations of the bounded Brent refinement within one grid step (xatol 1e-4), about
+
+
+def _optimum(n_grid: int) -> int:
+    """Success evaluations of one optimal allocation of post-training: the n_grid + 1 shares, then the refinement."""
+    return n_grid + 1 + REFINE
+
+
+def _phenomenon_work(block: dict, name: str) -> float:
+    """Mean-field evaluations of one phenomenon's table (each of the n_skills skills; the skills are the paper's
+    at both scales), from the job's own block only."""
+    if name == "complementarity":
+        return len(block["budgets"]) * len(block["base_computes"]) * _optimum(block["n_grid"])
+    if name == "plateau":
+        return len(block["chain_lengths"])  # one RL ODE to the success level per chain length
+    if name == "ceiling":
+        return len(block["base_computes"]) * _optimum(block["n_grid"])
+    if name == "allocation":
+        cells = len(block["base_computes"]) * len(block["demo_qualities"]) * len(block["reward_noises"])
+        return cells * _optimum(block["n_grid"])
+    if name == "amplification":
+        # the RL ODE's horizon (RK45, adaptive): an upper bound, its steps grow at most linearly with it
+        return block["rl_updates"]
+    if name == "pretraining":
+        return len(block["base_computes"])  # closed forms per compute
+    raise ValueError(f"unknown phenomenon {name!r}")
+
+
 PLAN = Plan(
     budgets={
         "complementarity.n_grid": 2,
@@ -38,6 +66,15 @@ PLAN = Plan(
     micro_batch=(),
     shapes={},
     fixture_paths={},
+    work={
+        "multistage_training_phenomenon": lambda cfg, wc: _phenomenon_work(cfg[wc["phenomenon"]], wc["phenomenon"]),
+        # independent runs x updates of the job's configuration (its budget, the paper's at both scales)
+        "multistage_training_simulate": lambda cfg, wc: (
+            cfg["simulation"]["runs"] * cfg["simulation"]["configs"][wc["config"]]["budget"]
+        ),
+        # reads the cut budgets as numbers to print: its cost is reading small tables
+        "multistage_training_report": lambda cfg, wc: 1,
+    },
     note=(
         "grids of 2 allocations, one allocation cell (the largest compute, quality and noise), the two ends of the"
         " complementarity's computes and budgets and of the chain lengths,"

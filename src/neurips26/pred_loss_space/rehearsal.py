@@ -39,6 +39,32 @@ def representative_regimes(regimes: list[dict]) -> list[dict]:
     return [r for r in regimes if (r["dataset"], r["arch"]) in REGIMES]
 
 
+def _group(wc: dict) -> int:
+    """The seeds of the job's group (its `seeds` wildcard: 2, or 0-1-2)."""
+    return len(str(wc["seeds"]).split("-"))
+
+
+def _toy(cfg: dict, wc: dict, work) -> float:
+    data = cfg["datasets"][wc["dataset"]]
+    return work(data) if data["kind"] == "toy" else 1
+
+
+def _evaluate_work(cfg: dict, wc: dict) -> float:
+    """Forward passes per seed of the job's group: the cell's model on n_test images at every t of the grid, and
+    for an image set the feature net on the samples and the n_train training images (FD proxy), plus, where true
+    FID is configured, Inception-v3 on the samples. Each forward counts one unit, so with true FID on at paper
+    scale (an Inception forward at 299 px is far heavier than the tiny models') the ratio is a lower bound."""
+    from neurips26.pred_loss_space.experiment import uses_inception
+
+    data = cfg["datasets"][wc["dataset"]]
+    forwards = cfg["evaluate"]["n_test"] * len(cfg["evaluate"]["t_grid"])
+    if data["kind"] != "toy":
+        forwards += cfg["sample"]["n"] + data["n_train"]
+    if uses_inception(cfg, wc["dataset"]):
+        forwards += cfg["sample"]["n"]
+    return _group(wc) * forwards
+
+
 PLAN = Plan(
     budgets={
         "datasets.cifar10.n_train": 64,
@@ -70,6 +96,28 @@ PLAN = Plan(
     micro_batch=("train.batch", "features.batch"),
     shapes={},
     fixture_paths={},
+    work={
+        # the toy's generated points; an image set decodes its whole archive at both scales (the fixture archive
+        # is smaller than the real one: its size is not a budget) and keeps n_train of it
+        "pred_loss_space_data": lambda cfg, wc: _toy(cfg, wc, lambda d: d["n_train"] + d["n_test"]),
+        # the feature classifier's examples through forward and backward
+        "pred_loss_space_features": lambda cfg, wc: cfg["features"]["steps"] * cfg["features"]["batch"],
+        # examples through forward and backward, per seed of the job's group (trained together)
+        "pred_loss_space_train": lambda cfg, wc: _group(wc) * cfg["train"]["steps"] * cfg["train"]["batch"],
+        # model evaluations of the Heun sampler (two per step, the last step Euler) per sample and seed
+        "pred_loss_space_sample": lambda cfg, wc: _group(wc) * cfg["sample"]["n"] * (2 * cfg["sample"]["steps"] - 1),
+        "pred_loss_space_evaluate": _evaluate_work,
+        # reads the cut budgets as numbers to print: its cost is reading small tables
+        "pred_loss_space_report": lambda cfg, wc: 1,
+    },
+    not_rehearsed={
+        "pred_loss_space_fid_reference": (
+            "true FID is off in the rehearsal (evaluate.inception_fid: false), so neither the Inception statistics"
+            " of the training images nor the download of pytorch-fid's Inception-v3 weights runs: 4096 Inception"
+            " forwards at 299 px take about 17 min on 2 cores; the weights (the fixture at the real file's shapes,"
+            " loaded strictly) and their forward at 299 px are tested by tests/test_pred_loss_space_rehearsal.py"
+        ),
+    },
     note=(
         "2 steps of training and of the feature classifier (micro-batch 8), 2 sampling steps, the x-pred x-loss"
         " cell of seed 2 on CIFAR-10 (unet_tiny), Imagenette-64 (jit_tiny_bn) and the D = 512 toy, 128 samples"
@@ -77,6 +125,8 @@ PLAN = Plan(
         " image size and feature dimension is the paper's"
     ),
 )
+
+
 DATA_GROWTH: dict[str, int] = {}  # data and fid_reference grow linearly with the images read
 
 

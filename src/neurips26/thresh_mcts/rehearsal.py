@@ -10,6 +10,25 @@ def _leaves(spec: dict) -> int:
     return spec["branching"] ** spec["depth"]
 
 
+def _fixed_names(cfg: dict) -> list[str]:
+    """The fixed instances made (instances.make_instances): each fixed tree per kind, and its Gaussian variant."""
+    inst = cfg["instances"]
+    kinds = list(inst["kinds"]) + (["gaussian"] if inst["gaussian_fixed"] and "gaussian" not in inst["kinds"] else [])
+    return [name for _ in kinds for name in inst["fixed"]]
+
+
+def _instances(cfg: dict) -> int:
+    return len(_fixed_names(cfg)) + len(cfg["instances"]["random"])
+
+
+def _leaves_total(cfg: dict) -> int:
+    """The leaves of every instance made: the fixed trees' per kind and the random trees'."""
+    from .instances import FIXED_INSTANCES
+
+    fixed = sum(_leaves(FIXED_INSTANCES[name]) for name in _fixed_names(cfg))
+    return fixed + sum(_leaves(spec) for spec in cfg["instances"]["random"])
+
+
 PLAN = Plan(
     budgets={
         "runs": 2,
@@ -28,6 +47,32 @@ PLAN = Plan(
     micro_batch=(),
     shapes={},
     fixture_paths={},
+    work={
+        # the tree DP (T*, w*) of every instance, linear in its leaves (a random tree redrawn until its T* is
+        # below t_star_max costs more: not counted)
+        "thresh_mcts_instances": lambda cfg, wc: _leaves_total(cfg),
+        # the DP per instance and delta, and the LP check on the instances of at most lp_check.max_leaves leaves
+        "thresh_mcts_theory": lambda cfg, wc: _leaves_total(cfg) * len(cfg["deltas"]),
+        # rounds x leaves (d_tracking's per-round work; the incremental rules' is less) of every run on every
+        # instance and delta: an upper bound, since a run stops at its stopping time, t_max only censors it
+        "thresh_mcts_simulate": lambda cfg, wc: cfg["runs"] * cfg["t_max"] * len(cfg["deltas"]) * _leaves_total(cfg),
+        # rounds of both ratio rules on each random tree and seed: an upper bound (they stop at delta 0.1)
+        "thresh_mcts_equivalence": lambda cfg, wc: (
+            cfg["equivalence"]["instances"] * cfg["equivalence"]["seeds"] * cfg["t_max"]
+        ),
+        # node operations: rounds x repeats x rules on complete trees of K = branching^depth leaves per depth
+        # (d_tracking's O(K) per round; the incremental ratio's O(log K) is less: an upper bound)
+        "thresh_mcts_cost": lambda cfg, wc: (
+            cfg["cost"]["rounds"]
+            * cfg["cost"]["repeats"]
+            * len(cfg["cost"]["rules"])
+            * sum(cfg["cost"]["branching"] ** depth for depth in cfg["cost"]["depths"])
+        ),
+        # rows of the run tables summarised: every rule's runs per instance and delta
+        "thresh_mcts_evaluate": lambda cfg, wc: len(cfg["rules"]) * cfg["runs"] * len(cfg["deltas"]) * _instances(cfg),
+        # reads the cut budgets as numbers to print: its cost is reading small tables
+        "thresh_mcts_report": lambda cfg, wc: 1,
+    },
     note=(
         "2 runs to t_max 2,000 at delta 0.001, instances I3 and R7 (81 leaves) in both kinds, 2 equivalence"
         " instances x 1 seed, per-round cost at depths 2 and 10 over 2 rounds; every algorithm, tree size and the"
