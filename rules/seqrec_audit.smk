@@ -48,9 +48,10 @@ rule seqrec_audit_rank:
         f"{SA_BENCH}/rank/{{dataset}}.tsv"
     conda:
         "../envs/recsys.yaml"
+    # every test user against every item: the rehearsal extrapolates 105-114 min for Amazon CDs and ML-1M
     resources:
         mem_mb=4000,
-        runtime=60,
+        runtime=180,
     params:
         seed=paper_params("seqrec_audit", "seed"),
         methods=paper_params("seqrec_audit", "methods"),
@@ -71,9 +72,10 @@ rule seqrec_audit_diagnostics:
         f"{SA_BENCH}/diagnostics/{{dataset}}.tsv"
     conda:
         "../envs/recsys.yaml"
+    # every test user against every item: the rehearsal extrapolates 105-114 min for Amazon CDs and ML-1M
     resources:
         mem_mb=4000,
-        runtime=60,
+        runtime=180,
     params:
         seed=paper_params("seqrec_audit", "seed"),
         exclude_history=paper_params("seqrec_audit", "protocol", "exclude_history"),

@@ -86,6 +86,8 @@ PLAN = Plan(
         ),
         # oracle calls of the three methods (policy sampling, Dr. GRPO fine-tuning, graph GA), one budget each
         "amortix_pmo": lambda cfg, wc: cfg["pmo"]["budget"],
+        # the summaries read one table per policy and PMO oracle
+        **{f"amortix_{step}": lambda cfg, wc: _result_files(cfg) for step in ("tables", "claims", "figures", "report")},
     },
     note=(
         "2 pretraining and 2 RL steps, 2 test scaffolds with best-of-1/2/4, 1 baseline scaffold, 16-24 oracle calls"
@@ -112,6 +114,13 @@ TDC_PICKLES = {"gsk3b": "amortix/tdc/gsk3b_current.pkl", "jnk3": "amortix/tdc/jn
 ZINC = "amortix/zinc250k.csv"
 N_TREES = 100
 FOREST_MOLECULES = 100
+
+
+def _result_files(cfg: dict) -> int:
+    """Sampled policies (pretrained and each fine-tuned seed) and PMO oracles: the tables the summaries read."""
+    from neurips26.amortix import experiment
+
+    return 1 + len(experiment.policy_names(cfg)) + len(cfg["pmo"]["oracles"])
 
 
 def _gzip(text: str) -> bytes:

@@ -71,6 +71,11 @@ PLAN = Plan(
                 + (cfg["tiger"]["epochs"] // cfg["tiger"]["valid_every"] if wc["model"] == "tiger" else 0)
             )
         ),
+        # the summaries read one table per dataset (replicates included) and job on it
+        **{
+            f"seqrec_audit_{step}": lambda cfg, wc: _result_files(cfg)
+            for step in ("tables", "claims", "figures", "report")
+        },
     },
     note=(
         "1 epoch per model (2 of the RQ-VAE), micro-batches 1/4 of the paper's, 100 synthetic users; datasets"
@@ -106,6 +111,14 @@ def _synthetic(cfg: dict, wc: dict, work: float) -> float:
     from neurips26.seqrec_audit.experiment import dataset_kind
 
     return work if dataset_kind(wc["dataset"]) == "synthetic" else 1
+
+
+def _result_files(cfg: dict) -> int:
+    """Result tables of every dataset (replicates included): training-free, diagnostics and one per train job."""
+    from neurips26.seqrec_audit import experiment
+
+    datasets = len(cfg["datasets"]) + len(experiment.replicate_datasets(cfg))
+    return datasets * (2 + len(experiment.trained_jobs(cfg)))
 
 
 def _gzip(text: str) -> bytes:
