@@ -238,3 +238,68 @@ def test_device_memory_is_extrapolated_linearly_to_the_configured_batch():
     assert out["estimate_min"][1] == pytest.approx(6 * 1000 / 60)  # a CPU job: seconds x work ratio
     # a GPU job: FLOPs per step x the paper's micro-batch ratio x its steps, at the stated throughput
     assert out["estimate_min"][0] == pytest.approx(1e12 * 2 * 1000 / 300e12 / 60)
+
+
+# --------------------------------------------------------------------------- the plan's checks
+
+
+def test_planned_seeds_take_the_longest_seed_list_times_its_seeds_per_job():
+    from neurips26.common.plan_checks import planned_seeds
+
+    assert planned_seeds({"train": {"seeds": [0, 1], "seeds_per_job": 3}, "fit_seeds": [0, 1, 2, 3]}) == 6
+    assert planned_seeds({"jobs": [{"seeds": [0]}, {"seeds": [0, 1, 2]}]}) == 3
+    assert planned_seeds({"steps": 10}) == 0
+
+
+def test_four_runs_per_cell_cannot_separate_two_events_from_none():
+    """The issue's example: 2 of 4 diverging runs against 0 of 4 is no evidence (Fisher p = 0.21); only 4 of 4 is."""
+    from neurips26.common.plan_checks import separating_count, t_multiplier
+
+    assert separating_count(4) == 4 and separating_count(8) == 4 and separating_count(2) is None
+    assert t_multiplier(2) == pytest.approx(12.706, abs=1e-3) and t_multiplier(1) == math.inf
+
+
+def test_a_claim_whose_planned_runs_fall_short_of_its_minimum_is_listed_as_undecidable():
+    from types import SimpleNamespace
+
+    from neurips26.common.plan_checks import claims_table
+
+    claim = lambda cid, kind, runs: SimpleNamespace(claim_id=cid, kind=kind, min_runs=runs)  # noqa: E731
+    definitions = {
+        "p": [claim("C1", "hard", 3), claim("C2", "soft", 8), claim("K1", "check", 9), claim("C3", "hard", 1)]
+    }
+    rehearsed = pd.DataFrame({"paper": ["p", "p"], "claim_id": ["C1", "C2"], "runs": [1, 2]})
+    table = claims_table(definitions, rehearsed, {"p": (4, 1)}).set_index("claim")
+    assert list(table.index) == ["C1", "C2", "C3"]  # checks are not claims
+    assert table.loc["C1", "planned runs"] == 4 and table.loc["C1", "decidable"] == "can decide"
+    assert table.loc["C2", "planned runs"] == 8 and table.loc["C2", "decidable"] == "can decide"
+    assert table.loc["C3", "from"] == "seeds" and table.loc["C3", "planned runs"] == 4
+    short = claims_table({"p": [claim("C1", "hard", 5)]}, rehearsed, {"p": (4, 1)})
+    assert short["decidable"].iloc[0].startswith("**cannot decide**: 4 < 5")
+
+
+def test_the_plan_attaches_each_rules_largest_prediction_and_flags_what_does_not_fit():
+    from neurips26.common.plan import JobRecord
+    from neurips26.common.plan_checks import attach_rehearsal, memory_table
+
+    jobs = [
+        JobRecord(1, "x_train", "x", 4, 600, 16000, gpus=1),
+        JobRecord(2, "x_train", "x", 4, 600, 16000, gpus=1),
+        JobRecord(3, "x_data", "x", 1, 60, 4000),
+        JobRecord(4, "x_plot", "x", 1, 10, 1000),
+    ]
+    measured = pd.DataFrame(
+        {
+            "rule": ["x_train", "x_train", "x_data"],
+            "status": ["ok", "ok", "ok"],
+            "estimate_min": [100.0, 300.0, 5.0],
+            "device_gb": [90.0, 20.0, math.nan],
+            "host_mb": [9000.0, 12000.0, 6000.0],
+        }
+    )
+    table = memory_table(attach_rehearsal(jobs, measured)).set_index("rule")
+    assert table.loc["x_train", "predicted device GB"] == 90 and table.loc["x_train", "device fits"].startswith(
+        "**no**"
+    )
+    assert table.loc["x_train", "host fits"] == "yes" and table.loc["x_data", "host fits"] == "**no**"
+    assert table.loc["x_plot", "rehearsal"] == "not rehearsed"
