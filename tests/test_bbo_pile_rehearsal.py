@@ -25,9 +25,10 @@ def test_the_rehearsal_block_passes_the_papers_checks_at_the_papers_shapes(facto
         assert block[key] == paper[key]
     assert block["models"] == {"q30m": paper["models"]["q30m"]}
     assert block["runs"] == {"q30m_t2": {"model": "q30m", "tokens": rehearsal.TOKENS}}
-    assert block["training"]["batch"] == factor
-    assert {k: v for k, v in block["training"].items() if k != "batch"} == {
-        k: v for k, v in paper["training"].items() if k != "batch"
+    assert block["training"]["batch"] == 2 and block["training"]["micro_batch"] == factor
+    cut = ("batch", "micro_batch")
+    assert {k: v for k, v in block["training"].items() if k not in cut} == {
+        k: v for k, v in paper["training"].items() if k not in cut
     }
     boxes = experiment.blackbox_catalog(block["blackboxes"])
     assert sorted(boxes["dim"].unique()) == [10] and sorted(boxes["split"]) == ["eval", "train", "train"]
@@ -67,3 +68,30 @@ def test_the_work_of_the_cut_rules_extrapolates_to_paper_scale():
     for rule in rehearsal.PLAN.work:
         assert work_ratio(rehearsal.PLAN, rule, DATA["paper"], block, wildcards) > 1
     assert work_ratio(rehearsal.PLAN, "bbo_pile_train", DATA["paper"], block, wildcards) == 1e9 / rehearsal.TOKENS
+
+
+def test_micro_batches_accumulate_the_gradient_of_the_whole_batch():
+    """The rehearsal counted 4.9 GB of tensors per 4,096-token row of the 30M model: the paper's 32 rows a step in one
+    forward (145 GB) cannot fit an 80 GB GPU, so a step accumulates `micro_batch` rows at a time."""
+    import numpy as np
+    import torch
+
+    from neurips26.bbo_pile.model import DecoderConfig
+    from neurips26.bbo_pile.training import TrainSettings, pack_sequences, train_decoder
+
+    rng = np.random.default_rng(0)
+    seqs = [np.concatenate([[1], 2 + (rng.integers(0, 9) + np.arange(rng.integers(4, 9))) % 9]) for _ in range(40)]
+    train, valid = pack_sequences(seqs[:32], 16, pad=0), pack_sequences(seqs[32:], 16, pad=0)
+    config = DecoderConfig(
+        vocab_size=11, d_model=16, n_layers=1, n_heads=2, n_query_groups=1, head_size=8, mlp_hidden=32, context=32
+    )
+    whole = TrainSettings(tokens_budget=400, batch=4, lr=3e-3, min_lr=3e-4, warmup=2, eval_every=3, seed=1)
+    parts = TrainSettings(**{**whole.__dict__, "micro_batch": 1})
+    a, a_rows = train_decoder(train, valid, config, whole, pad=0, device="cpu")
+    b, b_rows = train_decoder(train, valid, config, parts, pad=0, device="cpu")
+    for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True):
+        torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-5)
+    assert [r["tokens"] for r in a_rows] == [r["tokens"] for r in b_rows]
+    assert [r["val_loss"] for r in a_rows] == pytest.approx([r["val_loss"] for r in b_rows], rel=1e-4)
+    with pytest.raises(ValueError, match="micro_batch"):
+        TrainSettings(tokens_budget=1, micro_batch=0)

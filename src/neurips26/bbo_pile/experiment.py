@@ -220,6 +220,7 @@ def train_settings(training: dict, tokens: int, seed: int):
         min_lr=t["min_lr"],
         eval_every=t["eval_every"],
         seed=seed,
+        micro_batch=t.get("micro_batch"),
     )
 
 

@@ -40,7 +40,8 @@ PLAN = Plan(
     budgets={
         "reference_samples": 100,
         f"runs.{RUN}.tokens": TOKENS,
-        "training.batch": 1,
+        "training.batch": 2,  # two micro-batches of one row a step: the accumulation runs
+        "training.micro_batch": 1,
         "evaluate.boxes": 1,
     },
     sweeps={
@@ -62,7 +63,7 @@ PLAN = Plan(
         "evaluate.seeds": lambda seeds: seeds[:1],
         "model_seeds.seeds": lambda seeds: seeds[:1],
     },
-    micro_batch=("training.batch",),
+    micro_batch=("training.micro_batch",),
     shapes={},
     fixture_paths={},
     work={
@@ -83,9 +84,9 @@ PLAN = Plan(
     },
     note=(
         "3 black boxes at dimension 10 (BBOB f1 and held-out f24, GO sum_powers), generators CMA and TPE, one seed,"
-        " the 30M model alone for 8,192 tokens (micro-batch 1 and 2 rows of the real 4,096-token context), one"
-        " held-out box per optimize job, one further model seed; the 100-trial budget, tokenizer, context and"
-        " model are the paper's"
+        " the 30M model alone for 8,192 tokens (steps of 2 rows of the real 4,096-token context, micro-batch 1"
+        " and 2), one held-out box per optimize job, one further model seed; the 100-trial budget, tokenizer,"
+        " context and model are the paper's"
     ),
 )
 DATA_GROWTH: dict[str, int] = {}  # the serialize job reads BBO-Pile line by line: linear in the file's size

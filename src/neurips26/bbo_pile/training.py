@@ -22,7 +22,8 @@ Deliberate differences:
 * the warmup counts steps from 1 (``lr * step / warmup``): litgpt's first step has learning rate 0;
 * AdamW is :class:`neurips26.common.optim.AdamW`, torch.optim.AdamW's arithmetic without importing
   torch._dynamo;
-* fp32 on one device, no gradient accumulation (one micro-batch per step);
+* fp32 on one device; a step's rows go through the model ``micro_batch`` at a time, their gradients accumulated
+  (litgpt's gradient accumulation; the same update as the whole batch at once, within float rounding);
 * every step's rows are drawn before training (:func:`batch_schedule`, the same permutations in the
   same order as drawing them step by step), so that the common loop knows the number of steps and a
   run resumed from a checkpoint trains on the same batches;
@@ -83,6 +84,7 @@ class TrainSettings:
     eval_every: int = integer(1, default=50)
     eval_batch: int = integer(1, default=64)
     seed: int = integer(0, default=42)
+    micro_batch: int | None = None  # rows per forward pass, gradients accumulated over the step's batch (None: all)
 
     def __post_init__(self):
         validate(self)
@@ -92,6 +94,8 @@ class TrainSettings:
             raise ValueError(f"TrainSettings.betas must be two numbers in [0, 1), got {self.betas!r}")
         if self.grad_clip is not None:
             check_number("grad_clip", self.grad_clip, 0.0, low_open=True, who="TrainSettings")
+        if self.micro_batch is not None:
+            check_int("micro_batch", self.micro_batch, 1, who="TrainSettings")
 
 
 def planned_steps(settings: TrainSettings, tokens_per_row: float) -> int:
@@ -345,19 +349,23 @@ def train_decoders(
             index = np.stack([schedule[min(k, len(schedule) - 1)] for schedule in schedules])
             batch = train[torch.from_numpy(index)].to(device).long()  # (S, batch, W)
             counts = [int(row_targets[idx].sum()) for idx in index]
-            logits = ens(batch[:, :, :-1], randomness=randomness)
-            losses = [
-                F.cross_entropy(
-                    logits[i].reshape(-1, logits.shape[-1]),
-                    batch[i, :, 1:].reshape(-1),
-                    ignore_index=pad,
-                    reduction="sum",
-                )
-                for i in range(size)
-            ]
             optimiser.zero_grad(set_to_none=True)
-            sum(loss / max(count, 1) for loss, count, on in zip(losses, counts, active) if on).backward()
-            values = [loss.item() for loss in losses]
+            values = [0.0] * size
+            # micro-batches of rows, each backward pass scaled by the whole batch's count: the batch's gradient
+            for part in batch.split(recipe.micro_batch or recipe.batch, dim=1):
+                logits = ens(part[:, :, :-1], randomness=randomness)
+                losses = [
+                    F.cross_entropy(
+                        logits[i].reshape(-1, logits.shape[-1]),
+                        part[i, :, 1:].reshape(-1),
+                        ignore_index=pad,
+                        reduction="sum",
+                    )
+                    for i in range(size)
+                ]
+                sum(loss / max(count, 1) for loss, count, on in zip(losses, counts, active) if on).backward()
+                values = [value + loss.item() for value, loss in zip(values, losses)]
+                del logits, losses
             for i in range(size):  # names the seed and group before the update spoils every one
                 if active[i] and not math.isfinite(values[i]):
                     raise loop.Diverged(k, loop.first_non_finite(_groups(ens.params, i)), values[i], f"seed {seeds[i]}")
