@@ -5,6 +5,8 @@ predictions REHEARSAL.md makes from what it measured."""
 from __future__ import annotations
 
 import hashlib
+import importlib
+import inspect
 import json
 import math
 
@@ -83,6 +85,9 @@ def test_every_paper_derives_a_rehearsal_that_its_schema_and_checks_accept(slug)
     data = load_yaml(ROOT / f"config/{slug}.yaml")
     schema = load_yaml(ROOT / f"workflow/schemas/{slug}.schema.yaml")
     block = derived_rehearsal(slug, data, schema)
+    experiment = importlib.import_module(f"neurips26.{slug}.experiment")
+    extra = (ROOT,) if len(inspect.signature(experiment.check_config).parameters) > 1 else ()
+    experiment.check_config(block, *extra)  # what the rules run at parse time on every scale's block
     plan = rehearsal_plan(slug)
     cut = {*plan.budgets, *plan.sweeps, *plan.shapes, *plan.fixture_paths}
 

@@ -35,7 +35,6 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from neurips26.common.config import load_yaml  # noqa: E402
 from neurips26.common.fixtures import FixtureServer, fixture_registry  # noqa: E402
-from neurips26.common.imports import library_files  # noqa: E402
 from neurips26.common.io import write_text  # noqa: E402
 from neurips26.common.rehearsal_report import collect, extrapolate_growth, render  # noqa: E402
 
@@ -61,10 +60,21 @@ def rule_scripts() -> dict[str, Path]:
 
 
 def training_rules() -> list[str]:
-    """Rules whose script reaches the common training loop (where tensor memory is counted)."""
+    """Rules whose script sets up the common training loop (where tensor memory is counted): the targets of the
+    first pass, which `--until` runs with what they need and nothing downstream."""
     scripts = rule_scripts()
-    loop = "src/neurips26/common/loop.py"
-    return sorted(rule for rule in scripts if loop in library_files(scripts[rule], ROOT / "src"))
+    return sorted(rule for rule, script in scripts.items() if "LoopSettings(" in script.read_text())
+
+
+def measured_memory(out: Path) -> list[str]:
+    """`--set-resources` of every rule's peak host memory in the previous rehearsal (results/rehearsal/jobs.csv),
+    so that Snakemake does not start two jobs that together pass the machine's memory (`--resources mem_mb`)."""
+    path = out / "jobs.csv"
+    if not path.exists():
+        return []
+    jobs = pd.read_csv(path)
+    peaks = jobs.groupby("rule")["host_peak_mb"].max().dropna()
+    return [f"{rule}:mem_mb={int(peak * 1.2) + 200}" for rule, peak in peaks.items()]
 
 
 def prepare_copy(work: Path) -> None:
@@ -169,7 +179,11 @@ def main() -> None:
     shutil.rmtree(memory, ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=str(work / "src"))
     env.pop("NEURIPS26_DEVICE", None)
-    common = [f"-c{args.cores}", "--keep-going"]
+    available = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20 * 0.85)
+    common = [f"-c{args.cores}", "--keep-going", "--resources", f"mem_mb={available}"]
+    known = measured_memory(args.out)
+    if known:
+        common += ["--set-resources", *known]
     with FixtureServer(payloads, registry) as server:
         print(f"rehearsal of {len(slugs)} papers in {work} (fixtures: {len(payloads)} files at {server.url})")
         write_config(work, slugs, 2, server.mirrors())

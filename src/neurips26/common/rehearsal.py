@@ -109,10 +109,11 @@ def rehearsal_block(paper: dict, plan: Plan, factor: int = 1, slug: str = "") ->
     or sweep that grows, or a micro-batch that `factor` would push past the paper's value."""
     where = f"{slug}: " if slug else ""
     block = copy.deepcopy(paper)
-    cuts = [*((k, c, "budget") for k, c in plan.budgets.items()), *((k, c, "sweep") for k, c in plan.sweeps.items())]
+    # sweeps first: a budget nested under a swept mapping then cuts what the sweep kept
+    cuts = [*((k, c, "sweep") for k, c in plan.sweeps.items()), *((k, c, "budget") for k, c in plan.budgets.items())]
     for path, cut, kind in cuts:
         try:
-            old = config_value(paper, path)
+            old = config_value(block if kind == "budget" else paper, path)
         except KeyError as error:
             raise ValueError(f"{where}rehearsal {kind} {error.args[0]}") from None
         new = _apply(cut, old)
