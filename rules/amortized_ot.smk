@@ -49,8 +49,12 @@ rule amortized_ot_ground_truth:
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
+    # paper scale, counted (issue 38): the fits take the pairs in blocks of 2^26 design or cost entries (method.py),
+    # so the peak does not grow with the pairs; largest RA-OT at L = 512 on digits, two 16,416^2 Gram matrices:
+    # 6.6 GB measured on 6 pairs at the paper's shapes (ru_maxrss) + 0.5 GB of the 5,000 pairs' arrays = 7.1 GB;
+    # OA-OT 2.5 GB (sphere, L = 128), spilling its features to $TMPDIR (5 GB; 17 GB for digits at L = 512)
     resources:
-        mem_mb=8000,
+        mem_mb=10000,
         runtime=120,
     params:
         eps=aot_eps(AOT_TASKS),
@@ -76,8 +80,12 @@ rule amortized_ot_fit:
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
+    # paper scale, counted (issue 38): the fits take the pairs in blocks of 2^26 design or cost entries (method.py),
+    # so the peak does not grow with the pairs; largest RA-OT at L = 512 on digits, two 16,416^2 Gram matrices:
+    # 6.6 GB measured on 6 pairs at the paper's shapes (ru_maxrss) + 0.5 GB of the 5,000 pairs' arrays = 7.1 GB;
+    # OA-OT 2.5 GB (sphere, L = 128), spilling its features to $TMPDIR (5 GB; 17 GB for digits at L = 512)
     resources:
-        mem_mb=8000,
+        mem_mb=10000,
         runtime=120,
     params:
         eps=aot_eps(AOT_TASKS),
@@ -108,8 +116,9 @@ rule amortized_ot_fit_seeded:
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
+    # as amortized_ot_fit (the refits are at the main L = 128: 2.5 GB counted)
     resources:
-        mem_mb=8000,
+        mem_mb=10000,
         runtime=120,
     params:
         eps=aot_eps(aot_experiment.POTENTIAL_TASKS),
@@ -242,8 +251,10 @@ rule amortized_ot_evaluate:
     conda:
         "../envs/ot.yaml"
     threads: torch_threads
+    # paper scale, counted (issue 38): test pairs in blocks of 2^24 cost entries (evaluation.py): 1.24 GB measured on
+    # 10 sphere pairs of 2,000 points (ru_maxrss) + 0.35 GB of the task's pairs and potentials = 1.6 GB
     resources:
-        mem_mb=8000,
+        mem_mb=4000,
         runtime=60,
     params:
         eps=aot_eps(aot_experiment.POTENTIAL_TASKS),

@@ -24,7 +24,7 @@ def pairs(P: int = 6, n: int = 5, seed: int = 0):
 @pytest.mark.gpu_rule("amortized_ot_fit")
 @pytest.mark.gpu_rule("amortized_ot_fit_seeded")
 def test_the_oa_ot_fit_runs_on_the_jobs_device(monkeypatch):
-    x, a, y, b, cost = pairs()
+    x, a, y, b, _ = pairs()
     devices = []  # the solve has no module whose placement the fake device checks: its objective says where it runs
 
     def semi_dual(f, a, b, cost, eps):
@@ -33,7 +33,7 @@ def test_the_oa_ot_fit_runs_on_the_jobs_device(monkeypatch):
 
     monkeypatch.setattr(method, "semi_dual", semi_dual)
     with fake_gpu():
-        model, trace = method.fit_model("oa", x, a, y, b, None, cost, 4, 2, 1e-3, seed=0, eps=0.5, max_iter=1)
+        model, trace = method.fit_model("oa", x, a, y, b, None, "sqeuclidean", 4, 2, 1e-3, seed=0, eps=0.5, max_iter=1)
     assert devices and all(found == {"meta"} for found in devices), devices
     assert model.coef.shape == (2 * (4 + 1),) and isinstance(model.coef, np.ndarray) and len(trace) >= 1
 

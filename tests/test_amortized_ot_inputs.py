@@ -79,6 +79,12 @@ def test_weight_shape_mismatch_is_rejected(pairs):
         PairBatch(**{**pairs, "b": np.full((2, 4), 0.25)})
 
 
+def features(pairs) -> method.PairFeatures:
+    """The pairs with one direction and the constant basis: what OA-OT's fit reads."""
+    theta, centres = np.array([[1.0, 0.0]]), np.zeros((1, 2))
+    return method.PairFeatures(pairs["x"], pairs["a"], pairs["y"], pairs["b"], theta, centres, 1.0)
+
+
 @pytest.mark.parametrize("eps", [0.0, -1.0])
 def test_non_positive_eps_is_rejected_everywhere(pairs, eps):
     cost = costs.cost_matrix(pairs["x"], pairs["y"], "sqeuclidean")
@@ -87,7 +93,7 @@ def test_non_positive_eps_is_rejected_everywhere(pairs, eps):
     with pytest.raises(MeasureError, match=f"eps must be > 0, got {eps}"):
         sinkhorn.solve_ground_truth(a, b, cost, eps, 1e-6, 100)
     with pytest.raises(MeasureError, match=f"eps must be > 0, got {eps}"):
-        method.fit_dual(np.ones((2, 4, 1)), a, b, cost, eps, ridge=0.0, max_iter=2)
+        method.fit_dual(features(pairs), "sqeuclidean", eps, ridge=0.0, max_iter=2)
     with pytest.raises(MeasureError, match=f"eps must be > 0, got {eps}"):
         sinkhorn.iterations_to_tolerance(torch.zeros_like(a_t), a_t, b_t, cost, eps, 1e-3, 10)
 
@@ -118,9 +124,8 @@ def test_negative_ridge_is_rejected_by_the_regression():
 
 def test_negative_ridge_is_rejected_by_the_dual_fit(pairs):
     """OA-OT must refuse a negative ridge as RA-OT does: it rewards large coefficients instead."""
-    cost = costs.cost_matrix(pairs["x"], pairs["y"], "sqeuclidean")
     with pytest.raises(MeasureError, match="ridge must be >= 0"):
-        method.fit_dual(np.ones((2, 4, 1)), pairs["a"], pairs["b"], cost, 0.5, ridge=-0.1, max_iter=2)
+        method.fit_dual(features(pairs), "sqeuclidean", 0.5, ridge=-0.1, max_iter=2)
 
 
 def fixed_support(P=3, n=4, m=5):

@@ -313,7 +313,8 @@ def test_fit_dual_increases_the_semi_dual_over_its_zero_start(blob_problem):
     bp = blob_problem
     tr = slice(0, 30)
     design, a, b, cost, eps = bp["design"][tr], bp["a"][tr], bp["b"][tr], bp["cost"][tr], bp["eps"]
-    coef, trace = method.fit_dual(design, a, b, cost, eps, ridge=0.0, max_iter=30)
+    features = method.PairFeatures(bp["x"][tr], a, bp["y"][tr], b, bp["theta"], bp["centres"], bp["bandwidth"])
+    coef, trace = method.fit_dual(features, "sqeuclidean", eps, ridge=0.0, max_iter=30)
     zero = mean_semi_dual(design, np.zeros_like(coef), a, b, cost, eps)
     optimum = mean_semi_dual(design, coef, a, b, cost, eps)
     assert trace[0] == pytest.approx(zero, abs=1e-12)

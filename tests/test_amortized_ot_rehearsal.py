@@ -92,3 +92,40 @@ def test_the_gpw_fixture_is_a_global_raster_with_no_data_that_the_reader_weights
     assert weights.shape == (2000,) and weights.sum() == pytest.approx(1.0)
     batch = data.sphere_pairs(2, 2000, (5.0, 50.0), seed=0, supply=weights)
     assert batch.a.shape == (2, 2000)
+
+
+# one job per rule whose work the plan extrapolates: the largest L, the seeded refits, every task
+WORK_JOBS = {
+    "amortized_ot_pairs": [{"task": t} for t in ("digits", "colour", "sphere", "cfm")],
+    "amortized_ot_ground_truth": [{"task": t} for t in ("digits", "colour", "sphere", "cfm")],
+    "amortized_ot_fit": [
+        {"task": t, "fitted": f, "L": "512" if t == "digits" else "128"}
+        for t in ("digits", "colour", "sphere", "cfm")
+        for f in ("ra", "oa")
+    ],
+    "amortized_ot_fit_seeded": [{"task": "digits", "fitted": "oa", "L": "128", "fit_seed": "2"}],
+    "amortized_ot_fit_metaot": [{"task": "digits"}, {"task": "sphere"}],
+    "amortized_ot_fit_metaot_seeded": [{"task": "sphere", "fit_seed": "2"}],
+    "amortized_ot_predict": [{"task": t} for t in ("digits", "colour", "sphere")],
+    "amortized_ot_evaluate": [{"task": t} for t in ("digits", "colour", "sphere")],
+    "amortized_ot_speed_profile": [{}],
+    "amortized_ot_cfm_train": [{"plan": p} for p in ("exact", "ra", "oa", "indep")],
+    "amortized_ot_cfm_train_seeded": [{"plan": "oa", "fit_seed": "2"}],
+    "amortized_ot_cfm_evaluate": [{}],
+}
+
+
+def test_every_rule_with_a_cut_budget_has_work_that_grows_from_the_rehearsal_to_paper_scale():
+    from neurips26.common.rehearsal import work_ratio
+
+    assert set(rehearsal.PLAN.work) == set(WORK_JOBS)
+    block = derived_rehearsal("amortized_ot", CONFIG, SCHEMA, 1)
+    for rule, jobs in WORK_JOBS.items():
+        for wildcards in jobs:
+            ratio = work_ratio(rehearsal.PLAN, rule, CONFIG["paper"], block, wildcards)
+            assert np.isfinite(ratio) and ratio > 1, (rule, wildcards, ratio)
+    # additive: a task's pairs are its training pairs plus its test pairs once per test group
+    digits = CONFIG["paper"]["digits"]
+    assert rehearsal.PLAN.work["amortized_ot_ground_truth"](CONFIG["paper"], {"task": "digits"}) == (
+        digits["train_pairs"] + digits["test_pairs"] * len(digits["test_res"])
+    )

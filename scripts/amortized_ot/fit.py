@@ -4,7 +4,6 @@ import time
 
 import numpy as np
 
-from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST
 from neurips26.amortized_ot.experiment import unpack
 from neurips26.amortized_ot.method import fit_model
@@ -19,7 +18,6 @@ keep = truth["converged"]  # pairs whose ground truth did not converge are left 
 x, a, y, b = (pairs[k][keep] for k in "xayb")
 
 start = time.perf_counter()
-cost = cost_matrix(x, y, TASK_COST[wc.task]) if wc.fitted == "oa" else None
 oa = params.oa or {}
 model, trace = fit_model(
     wc.fitted,
@@ -28,7 +26,7 @@ model, trace = fit_model(
     y,
     b,
     truth["f"][keep],
-    cost,
+    TASK_COST[wc.task],
     int(wc.L),
     params.n_basis,
     params.ridge,

@@ -2,11 +2,15 @@
 
 Only test pairs whose ground truth converged are evaluated (converged_group): a pair whose Sinkhorn run did not
 reach the solver tolerance has no reference potential to compare with.
+
+Every metric is per pair, so a group is evaluated a block of pairs at a time (EVALUATION_ENTRIES), each block's cost
+matrix and plans built and freed in turn: at paper scale the costs of all 200 sphere test pairs are 6.4 GB, and their
+plans and temporaries several times that. The blocks are whole chunks of the chunked Sinkhorn runs
+(sinkhorn.aligned_blocks), so the metrics are the same as on the whole group.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,12 +25,41 @@ from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.data import TASK_COST, TOY_SAMPLERS, pair_seed
 from neurips26.amortized_ot.experiment import parse_name, unpack
 from neurips26.amortized_ot.metrics import plan_metrics, potential_metrics
-from neurips26.amortized_ot.sinkhorn import error_trajectory, first_below, iterations_to_tolerance
+from neurips26.amortized_ot.sinkhorn import aligned_blocks, error_trajectory, first_below, iterations_to_tolerance
 from neurips26.amortized_ot.sliced import directions
 from neurips26.common.tables import long_form
 from neurips26.common.timing import timed
 
 SLICED_BASELINES = ("min_swgg", "expected_sliced")  # the plan baselines that use the L directions
+# a test group is evaluated in blocks of pairs of at most this many cost entries (128 MB of float64: 4 sphere pairs
+# at paper scale); a block's plans, the reference plans and their temporaries are a few times that
+EVALUATION_ENTRIES = 2**24
+
+
+@dataclass(frozen=True)
+class TestGroup:
+    """The converged test pairs of one group: their index among the group's pairs, the measures and the
+    ground-truth potentials."""
+
+    keep: np.ndarray
+    x: np.ndarray
+    a: np.ndarray
+    y: np.ndarray
+    b: np.ndarray
+    f_star: np.ndarray
+    g_star: np.ndarray
+
+
+def converged_group(pairs: dict[str, np.ndarray], truth: dict[str, np.ndarray], group: str) -> TestGroup:
+    """The pairs of `group` whose ground-truth Sinkhorn run converged (the others are left out of the metrics)."""
+    p, t = unpack(pairs, group), unpack(truth, group)
+    keep = np.flatnonzero(t["converged"])
+    return TestGroup(keep, *(p[k][keep] for k in "xayb"), t["f"][keep], t["g"][keep])
+
+
+def group_blocks(t: TestGroup, budget: int = EVALUATION_ENTRIES) -> list[slice]:
+    """The blocks of pairs a test group is evaluated in (sinkhorn.aligned_blocks of its cost matrices)."""
+    return aligned_blocks(len(t.a), t.x.shape[1], t.y.shape[1], budget)
 
 
 @dataclass(frozen=True)
@@ -40,6 +73,10 @@ class ColdStart:
     def iterations(self, tol) -> np.ndarray:
         return first_below(self.trajectory, tol, self.max_iter)
 
+    def pairs(self, part: slice) -> ColdStart:
+        """The cold start of the pairs `part` of the group."""
+        return ColdStart(self.trajectory[part], self.seconds_per_pair_iteration, self.max_iter)
+
 
 def cold_start(a: np.ndarray, b: np.ndarray, cost: torch.Tensor, eps: float, tol: float, max_iter: int) -> ColdStart:
     """Run Sinkhorn from f = 0 until every pair's marginal error is below `tol`, timing it."""
@@ -48,6 +85,24 @@ def cold_start(a: np.ndarray, b: np.ndarray, cost: torch.Tensor, eps: float, tol
         lambda: error_trajectory(torch.zeros_like(a_t), a_t, b_t, cost, eps, tol, max_iter), 1, False
     )
     return ColdStart(trajectory, seconds / work, max_iter)
+
+
+def cold_start_blocks(
+    t: TestGroup, cost_kind: str, eps: float, tol: float, max_iter: int, budget: int = EVALUATION_ENTRIES
+) -> ColdStart:
+    """cold_start of a test group a block of pairs at a time (each block's cost matrix built untimed, as
+    cold_start's caller builds it); trajectories padded with each pair's last error, times and work added."""
+    runs = [
+        cold_start(t.a[s], t.b[s], cost_matrix(t.x[s], t.y[s], cost_kind), eps, tol, max_iter)
+        for s in group_blocks(t, budget)
+    ]
+    length = max(run.trajectory.shape[1] for run in runs)
+    trajectory = np.concatenate(
+        [np.pad(run.trajectory, ((0, 0), (0, length - run.trajectory.shape[1])), mode="edge") for run in runs]
+    )
+    pair_iterations = [run.trajectory.size for run in runs]  # what cold_start divided each block's time by
+    seconds = sum(run.seconds_per_pair_iteration * work for run, work in zip(runs, pair_iterations))
+    return ColdStart(trajectory, seconds / sum(pair_iterations), max_iter)
 
 
 def evaluate_potential(
@@ -73,56 +128,65 @@ def evaluate_potential(
     return per_pair
 
 
+def evaluate_potential_blocks(
+    f_hat: np.ndarray,
+    t: TestGroup,
+    cost_kind: str,
+    eps: float,
+    warm_tol: float,
+    cold: ColdStart,
+    budget: int = EVALUATION_ENTRIES,
+) -> dict[str, np.ndarray]:
+    """evaluate_potential on a test group a block of pairs at a time."""
+    parts = [
+        evaluate_potential(
+            f_hat[s],
+            t.f_star[s],
+            t.g_star[s],
+            t.a[s],
+            t.b[s],
+            cost_matrix(t.x[s], t.y[s], cost_kind),
+            eps,
+            warm_tol,
+            cold.pairs(s),
+        )
+        for s in group_blocks(t, budget)
+    ]
+    return {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+
+
 def plan_baselines(
-    x: np.ndarray,
-    a: np.ndarray,
-    y: np.ndarray,
-    b: np.ndarray,
-    f_star: np.ndarray,
-    g_star: np.ndarray,
-    cost_fn: Callable[[], torch.Tensor],
+    t: TestGroup,
+    cost_kind: str,
     eps: float,
     theta: np.ndarray,
     warm_tol: float,
     cold: ColdStart,
+    budget: int = EVALUATION_ENTRIES,
 ) -> dict[str, tuple[dict[str, np.ndarray], float]]:
     """min-SWGG, expected sliced and exact OT plans, and cold Sinkhorn: per-pair metrics, seconds per instance.
 
-    Each timing includes building the cost matrix, as the predictors' timings do.
+    Each timing includes building the cost matrix, as the predictors' timings do. The plans are made and scored a
+    block of pairs at a time; each solver's time is the sum over the blocks.
     """
     solvers = {
-        "min_swgg": lambda cost: min_swgg_plans(x, a, y, b, theta),
-        "expected_sliced": lambda cost: expected_sliced_plans(x, a, y, b, theta),
-        "exact_emd": lambda cost: exact_plans(a, b, cost.numpy()),
+        "min_swgg": lambda s, cost: min_swgg_plans(t.x[s], t.a[s], t.y[s], t.b[s], theta),
+        "expected_sliced": lambda s, cost: expected_sliced_plans(t.x[s], t.a[s], t.y[s], t.b[s], theta),
+        "exact_emd": lambda s, cost: exact_plans(t.a[s], t.b[s], cost.numpy()),
     }
     results = {}
     for name, solve in solvers.items():
-        pi, seconds = timed(lambda solve=solve: solve(cost_fn()))
-        results[name] = (plan_metrics(pi, f_star, g_star, a, b, cost_fn(), eps), seconds / len(x))
+        parts, seconds = [], 0.0
+        for s in group_blocks(t, budget):
+            pi, block_seconds = timed(lambda solve=solve, s=s: solve(s, cost_matrix(t.x[s], t.y[s], cost_kind)))
+            cost = cost_matrix(t.x[s], t.y[s], cost_kind)
+            parts.append(plan_metrics(pi, t.f_star[s], t.g_star[s], t.a[s], t.b[s], cost, eps))
+            seconds += block_seconds
+        per_pair = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+        results[name] = (per_pair, seconds / len(t.x))
     iters = cold.iterations(warm_tol)
     results["sinkhorn_cold"] = ({"cold_iters": iters}, float(np.mean(iters) * cold.seconds_per_pair_iteration))
     return results
-
-
-@dataclass(frozen=True)
-class TestGroup:
-    """The converged test pairs of one group: their index among the group's pairs, the measures and the
-    ground-truth potentials."""
-
-    keep: np.ndarray
-    x: np.ndarray
-    a: np.ndarray
-    y: np.ndarray
-    b: np.ndarray
-    f_star: np.ndarray
-    g_star: np.ndarray
-
-
-def converged_group(pairs: dict[str, np.ndarray], truth: dict[str, np.ndarray], group: str) -> TestGroup:
-    """The pairs of `group` whose ground-truth Sinkhorn run converged (the others are left out of the metrics)."""
-    p, t = unpack(pairs, group), unpack(truth, group)
-    keep = np.flatnonzero(t["converged"])
-    return TestGroup(keep, *(p[k][keep] for k in "xayb"), t["f"][keep], t["g"][keep])
 
 
 def evaluate_task(
@@ -138,23 +202,22 @@ def evaluate_task(
     projections: int,
     seed: int,
     log=None,
+    budget: int = EVALUATION_ENTRIES,
 ) -> pd.DataFrame:
     """Long-form metrics of every (predictor, test group) run and of the plan baselines on the 'test' group.
 
     `groups` maps each test group to its resolution; `projections` is the L of the sliced plan baselines; `seed`
     the base seed (their directions, and the fit seed of models named without one). One cold-start Sinkhorn run
-    per group is shared by every predictor evaluated on it."""
+    per group is shared by every predictor evaluated on it. Each group is evaluated in blocks of at most `budget`
+    cost entries."""
     cost_kind = TASK_COST[task]
     frames, cold = [], {}
     for name, group in runs:
         t = converged_group(pairs, truth, group)
         pred = unpack(predictions, f"{name}.{group}")
-        cost = cost_matrix(t.x, t.y, cost_kind)
         if group not in cold:
-            cold[group] = cold_start(t.a, t.b, cost, eps, warm_tol, max_iter)
-        per_pair = evaluate_potential(
-            pred["f_hat"][t.keep], t.f_star, t.g_star, t.a, t.b, cost, eps, warm_tol, cold[group]
-        )
+            cold[group] = cold_start_blocks(t, cost_kind, eps, warm_tol, max_iter, budget)
+        per_pair = evaluate_potential_blocks(pred["f_hat"][t.keep], t, cost_kind, eps, warm_tol, cold[group], budget)
         method, L, fit_seed = parse_name(name, seed)
         if log is not None:
             log.info(
@@ -188,19 +251,7 @@ def evaluate_task(
         )
     t = converged_group(pairs, truth, "test")
     theta = directions(projections, t.x.shape[2], seed)
-    baselines = plan_baselines(
-        t.x,
-        t.a,
-        t.y,
-        t.b,
-        t.f_star,
-        t.g_star,
-        lambda: cost_matrix(t.x, t.y, cost_kind),
-        eps,
-        theta,
-        warm_tol,
-        cold["test"],
-    )
+    baselines = plan_baselines(t, cost_kind, eps, theta, warm_tol, cold["test"], budget)
     for name, (per_pair, seconds) in baselines.items():
         if log is not None:
             log.info("%s: %.3f ms per instance", name, 1e3 * seconds)

@@ -13,23 +13,41 @@ learning rate, and cutting it into loop steps of one iteration each would restar
 tolerance checks at every step and change the result. A killed fit is rerun from the start and gives the same
 coefficients. The design matrix (sliced potentials, RBFs) is numpy, built on the CPU; the OA-OT solve runs on
 the job's device (loop.job_device()), as every training does: the CPU, since the profile gives the fit rules no GPU.
+
+Both fits see the training pairs a block at a time (PairFeatures): at paper scale the design matrix of
+all pairs (5,000 digit pairs x 784 atoms x 16,416 columns at L = 512: 515 GB) and their cost matrices (17 to 64 GB)
+cannot be held at once. RA-OT accumulates the normal equations block by block; OA-OT sums the semi-dual and its
+gradient over the blocks at every L-BFGS evaluation, from the features (RBF basis and sliced potentials) without the
+design matrix (f = rho c_0 + sum_k rho_k phi B_k).
 """
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
+from neurips26.amortized_ot.costs import cost_matrix
 from neurips26.amortized_ot.measures import MeasureError, check_positive
-from neurips26.amortized_ot.sinkhorn import c_transform, chunks, plan, semi_dual
+from neurips26.amortized_ot.sinkhorn import aligned_blocks, c_transform, chunks, plan, semi_dual
 from neurips26.amortized_ot.sliced import directions as sliced_directions
 from neurips26.amortized_ot.sliced import sliced_potentials
 from neurips26.common import loop
 
 # prediction builds the design matrix of at most this many entries at a time (a cache-sized block)
 DESIGN_ENTRIES = 2**17
+# the fits take the training pairs in blocks of at most this many entries of design matrix or of cost matrix (512 MB
+# of float64; paper scale: 5 digit pairs at L = 512, 8 sphere pairs at L = 128), as the ground truth does
+FIT_ENTRIES = 2**26
+# OA-OT holds the features and cost matrices of all training pairs in memory up to this many entries (2 GB of
+# float64: every quick-scale fit); beyond, each block's features are written once to a temporary folder and read
+# back at every evaluation, and its cost matrix is rebuilt (computing the sliced potentials again would cost ~50x
+# the objective)
+FEATURE_CACHE_ENTRIES = 2**28
 
 
 def rbf_centres(points: np.ndarray, n_basis: int, seed: int) -> tuple[np.ndarray, float]:
@@ -65,44 +83,154 @@ def design_matrix(basis: np.ndarray, phi: np.ndarray) -> np.ndarray:
     return np.concatenate([basis, inter], axis=-1)
 
 
+def normal_equations(design: np.ndarray, f_star: np.ndarray, a: np.ndarray, n_pairs: int):
+    """Gram matrix D^T W D and right-hand side D^T W f* of RA-OT's least squares over the pairs of `design`, with
+    weights a_pj / n_pairs (n_pairs: the pairs of the whole fit, so that blocks of pairs add up)."""
+    flat = design.reshape(-1, design.shape[-1])
+    w = a.reshape(-1) / n_pairs
+    return flat.T @ (flat * w[:, None]), flat.T @ (w * f_star.reshape(-1))
+
+
+def solve_ridge(gram: np.ndarray, rhs: np.ndarray, ridge: float) -> np.ndarray:
+    """argmin_B of the least squares whose normal equations are (gram, rhs), plus ridge * mean diag(gram) |B|^2.
+    The ridge is added to the diagonal in place (`gram` is overwritten): no second gram-sized array (2.2 GB at
+    L = 512), the same numbers as adding ridge * scale * I."""
+    scale = np.trace(gram) / len(gram)
+    gram.flat[:: len(gram) + 1] += ridge * scale
+    return np.linalg.solve(gram, rhs)
+
+
 def fit_regression(design: np.ndarray, f_star: np.ndarray, a: np.ndarray, ridge: float) -> np.ndarray:
     """RA-OT: argmin_B mean_p sum_j a_pj (f*_pj - D_pj B)^2 + ridge |B|^2 (closed form)."""
     if ridge < 0:
         raise MeasureError(f"ridge must be >= 0, got {ridge}")
-    P = design.shape[0]
-    flat = design.reshape(-1, design.shape[-1])
-    w = a.reshape(-1) / P
-    gram = flat.T @ (flat * w[:, None])
-    rhs = flat.T @ (w * f_star.reshape(-1))
-    scale = np.trace(gram) / len(gram)
-    return np.linalg.solve(gram + ridge * scale * np.eye(len(gram)), rhs)
+    return solve_ridge(*normal_equations(design, f_star, a, design.shape[0]), ridge)
+
+
+@dataclass(frozen=True)
+class PairFeatures:
+    """Training pairs (x, a) -> (y, b) and the functional model's directions and RBFs: the features rho(x) (P, n, K)
+    and phi (P, n, L), and so the design matrix, of one block of pairs at a time: at most `budget` entries of design
+    matrix (n x K (L + 1) per pair) or of cost matrix (n x m), in whole chunks of the OA-OT objective
+    (sinkhorn.aligned_blocks)."""
+
+    x: np.ndarray
+    a: np.ndarray
+    y: np.ndarray
+    b: np.ndarray
+    theta: np.ndarray
+    centres: np.ndarray
+    bandwidth: float
+    budget: int = FIT_ENTRIES
+
+    @property
+    def width(self) -> int:
+        """Columns of the design matrix, K (L + 1)."""
+        return len(self.centres) * (len(self.theta) + 1)
+
+    @property
+    def blocks(self) -> list[slice]:
+        return aligned_blocks(len(self.x), self.x.shape[1], self.y.shape[1], self.budget, self.width)
+
+    def features(self, part: slice) -> tuple[np.ndarray, np.ndarray]:
+        """rho(x) and the sliced potentials phi of the pairs `part`."""
+        phi, _ = sliced_potentials(self.x[part], self.a[part], self.y[part], self.b[part], self.theta)
+        return rbf_basis(self.x[part], self.centres, self.bandwidth), phi
+
+    def __iter__(self) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+        for part in self.blocks:
+            yield (part, *self.features(part))
+
+
+def fit_regression_blocks(features: PairFeatures, f_star: np.ndarray, ridge: float) -> np.ndarray:
+    """fit_regression on the design of `features`, its normal equations accumulated a block of pairs at a time:
+    memory is the K (L + 1) square Gram matrix and one block, whatever the number of pairs; the same coefficients
+    to rounding (the sums over pairs are grouped by block)."""
+    if ridge < 0:
+        raise MeasureError(f"ridge must be >= 0, got {ridge}")
+    gram = rhs = None
+    for part, basis, phi in features:
+        block = normal_equations(design_matrix(basis, phi), f_star[part], features.a[part], len(features.a))
+        if gram is None:
+            gram, rhs = block
+        else:
+            gram += block[0]
+            rhs += block[1]
+    return solve_ridge(gram, rhs, ridge)
+
+
+def functional_f(basis: torch.Tensor, phi: torch.Tensor, coef: torch.Tensor) -> torch.Tensor:
+    """design_matrix(basis, phi) @ coef without the design matrix: rho c_0 + sum_k rho_k (phi B_k), where
+    coef = [c_0 (K), B (K x L, row-major)] in design_matrix's column order."""
+    K = basis.shape[-1]
+    return basis @ coef[:K] + ((phi @ coef[K:].reshape(K, -1).T) * basis).sum(-1)
+
+
+class _BlockStore:
+    """The features and cost matrix of every block of `features`, kept in memory, or (`folder`) the features saved
+    to a folder once and read back, and the cost matrices rebuilt, one block at a time."""
+
+    def __init__(self, features: PairFeatures, cost_kind: str, folder: str | None):
+        self.features, self.cost_kind, self.folder, self.kept = features, cost_kind, folder, []
+        # the sum of the squared design entries, sum_k rho_k^2 (1 + |phi|^2) per atom, chunk by chunk (for the
+        # ridge's scale: the same sum whatever the blocks)
+        self.squares = 0.0
+        for i, (part, basis, phi) in enumerate(features):
+            for sub in chunks(len(basis), basis.shape[1], features.y.shape[1]):
+                self.squares += float(((basis[sub] ** 2).sum(-1) * (1 + (phi[sub] ** 2).sum(-1))).sum())
+            if folder is None:
+                self.kept.append((basis, phi, self._cost(part)))
+            else:
+                np.save(Path(folder) / f"basis_{i}.npy", basis)
+                np.save(Path(folder) / f"phi_{i}.npy", phi)
+
+    def _cost(self, part: slice) -> torch.Tensor:
+        return cost_matrix(self.features.x[part], self.features.y[part], self.cost_kind)
+
+    def __iter__(self) -> Iterator[tuple[slice, np.ndarray, np.ndarray, torch.Tensor]]:
+        for i, part in enumerate(self.features.blocks):
+            if self.folder is None:
+                yield (part, *self.kept[i])
+            else:
+                folder = Path(self.folder)
+                yield part, np.load(folder / f"basis_{i}.npy"), np.load(folder / f"phi_{i}.npy"), self._cost(part)
 
 
 def fit_dual(
-    design: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-    cost: torch.Tensor,
+    features: PairFeatures,
+    cost_kind: str,
     eps: float,
     ridge: float,
     max_iter: int,
     init: np.ndarray | None = None,
+    cache_entries: int = FEATURE_CACHE_ENTRIES,
 ) -> tuple[np.ndarray, list[float]]:
-    """OA-OT: maximise mean_p D_eps(f_p, c-transform(f_p)) - ridge |B|^2 with L-BFGS.
+    """OA-OT: maximise mean_p D_eps(f_p, c-transform(f_p)) - ridge |B|^2 with L-BFGS, f_p = D_p B the functional
+    model on the pairs of `features`, with the ground cost `cost_kind`.
 
     Needs no ground-truth potentials. Returns the coefficients (on the CPU) and the objective per outer step.
-    The solve runs on the job's device (loop.job_device()).
+    The solve runs on the job's device (loop.job_device()). Every evaluation sums the semi-dual and its gradient
+    over the blocks of pairs (PairFeatures.blocks) and, inside each, over cache-sized chunks; the features and costs
+    are held in memory if they have at most `cache_entries` entries in all, else a block at a time (_BlockStore):
+    the same chunks in the same order either way, so the same numbers.
     """
     check_positive(eps, "eps")
     if ridge < 0:
         raise MeasureError(f"ridge must be >= 0, got {ridge}")
+    P, n, m = len(features.x), features.x.shape[1], features.y.shape[1]
+    in_memory = P * n * (len(features.centres) + len(features.theta) + m) <= cache_entries
+    with tempfile.TemporaryDirectory(prefix="oa_ot_features_") as folder:
+        store = _BlockStore(features, cost_kind, None if in_memory else folder)
+        return _lbfgs_semi_dual(store, eps, ridge, max_iter, init)
+
+
+def _lbfgs_semi_dual(store: _BlockStore, eps, ridge, max_iter, init) -> tuple[np.ndarray, list[float]]:
+    features = store.features
+    P = len(features.x)
     device = loop.job_device()
-    D = torch.as_tensor(design, dtype=torch.float64).to(device)
-    a_t, b_t = (torch.as_tensor(v, dtype=torch.float64).to(device) for v in (a, b))
-    cost = cost.to(device)
-    start = np.zeros(D.shape[-1]) if init is None else init
+    scale = store.squares / (P * features.x.shape[1] * features.width)  # the mean squared design entry
+    start = np.zeros(features.width) if init is None else init
     coef = torch.tensor(start, dtype=torch.float64, device=device, requires_grad=True)
-    scale = float((D**2).mean())
     optimiser = torch.optim.LBFGS(
         [coef],
         lr=1.0,
@@ -118,10 +246,14 @@ def fit_dual(
         # the mean semi-dual is accumulated chunk by chunk (same gradient, cache-sized temporaries)
         optimiser.zero_grad()
         total = 0.0
-        for part in chunks(*cost.shape):
-            chunk_loss = -semi_dual(D[part] @ coef, a_t[part], b_t[part], cost[part], eps).sum() / D.shape[0]
-            chunk_loss.backward()
-            total += float(chunk_loss.detach())
+        for part, basis, phi, cost in store:
+            a, b = features.a[part], features.b[part]
+            for sub in chunks(*cost.shape):
+                basis_t, phi_t, a_t, b_t = (torch.as_tensor(v[sub]).to(device) for v in (basis, phi, a, b))
+                f = functional_f(basis_t, phi_t, coef)
+                chunk_loss = -semi_dual(f, a_t, b_t, cost[sub].to(device), eps).sum() / P
+                chunk_loss.backward()
+                total += float(chunk_loss.detach())
         penalty = ridge * scale * (coef**2).sum()
         penalty.backward()
         total += float(penalty.detach())
@@ -202,7 +334,7 @@ def fit_model(
     y: np.ndarray,
     b: np.ndarray,
     f_star: np.ndarray,
-    cost: torch.Tensor | None,
+    cost_kind: str | None,
     n_projections: int,
     n_basis: int,
     ridge: float,
@@ -210,20 +342,28 @@ def fit_model(
     eps: float | None = None,
     max_iter: int | None = None,
     log=None,
+    budget: int = FIT_ENTRIES,
 ) -> tuple[FittedModel, np.ndarray]:
     """Fit RA-OT (`kind` 'ra': least squares on the ground-truth potentials `f_star`) or OA-OT ('oa': the
-    entropic semi-dual with `cost`, `eps` and at most `max_iter` L-BFGS iterations) on training pairs.
-    Directions and RBF centres are drawn from `seed`. Returns the model and the OA-OT objective trace (empty
-    for RA-OT)."""
+    entropic semi-dual with the ground cost `cost_kind`, `eps` and at most `max_iter` L-BFGS iterations) on training
+    pairs, a block of at most `budget` design or cost entries at a time. Directions and RBF centres are drawn from
+    `seed`. Returns the model and the OA-OT objective trace (empty for RA-OT)."""
     theta = sliced_directions(n_projections, x.shape[2], seed)
     centres, bandwidth = rbf_centres(x, n_basis, seed)
-    design = functional_design(x, a, y, b, theta, centres, bandwidth)
+    features = PairFeatures(x, a, y, b, theta, centres, bandwidth, budget)
     if log is not None:
-        log.info("%s: %d pairs, design %s", kind, len(x), design.shape)
+        log.info(
+            "%s: %d pairs of %d atoms, %d design columns, %d blocks",
+            kind,
+            len(x),
+            x.shape[1],
+            features.width,
+            len(features.blocks),
+        )
     if kind == "ra":
-        coef, trace = fit_regression(design, f_star, a, ridge), []
+        coef, trace = fit_regression_blocks(features, f_star, ridge), []
     elif kind == "oa":
-        coef, trace = fit_dual(design, a, b, cost, eps, ridge, max_iter)
+        coef, trace = fit_dual(features, cost_kind, eps, ridge, max_iter)
         if log is not None:
             log.info("OA-OT semi-dual: %.6f -> %.6f in %d evaluations", trace[0], trace[-1], len(trace))
     else:

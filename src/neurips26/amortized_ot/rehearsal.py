@@ -8,6 +8,7 @@ import io
 
 import numpy as np
 
+from neurips26.amortized_ot import experiment
 from neurips26.common.rehearsal import Plan, largest
 
 MNIST_FILES = (
@@ -20,6 +21,32 @@ MNIST_BASE = {"train": 384, "t10k": 96}  # images per split at items=1: paper 04
 GPW_SHAPE = (720, 1440)  # GPW v4's 15 arc-minute global grid (rows north to south)
 GPW_NODATA = "-3.4028235e+38"  # the file's no-data value (float32's lowest), as its GDAL_NODATA tag spells it
 GPW_FIXTURE = "fixtures/amortized_ot/gpw_v4_population_density_rev11_2015_15_min.tif"
+
+
+def _pairs(block: dict, task: str) -> int:
+    """Pairs a task's jobs draw or solve: its training pairs and its test pairs once per test group."""
+    if task == "cfm":
+        return block["cfm"]["train_pairs"]
+    return block[task]["train_pairs"] + block[task]["test_pairs"] * len(experiment.test_groups(block, task))
+
+
+def _fit(block: dict, wc: dict) -> int:
+    """RA-OT: one pass over the training pairs; OA-OT: one over them per L-BFGS iteration (at most oa.max_iter)."""
+    pairs = block[wc["task"]]["train_pairs"]
+    return pairs * (block["oa"]["max_iter"] if wc["fitted"] == "oa" else 1)
+
+
+def _runs_on_test_pairs(block: dict, wc: dict) -> int:
+    """Predict and evaluate: every (predictor, test group) run of the task over the group's test pairs (cold Sinkhorn
+    runs to each prediction's marginal error, mostly far below evaluation.max_iter, so the cut max_iter is left out)."""
+    return len(experiment.predictions(block, wc["task"])) * block[wc["task"]]["test_pairs"]
+
+
+def _cfm_evaluate(block: dict, wc: dict) -> int:
+    """Every flow (plan x CFM seed) integrated over eval_samples points for ode_steps Euler steps."""
+    cfm = block["cfm"]
+    return len(cfm["plans"]) * len(block["cfm_seeds"]) * cfm["eval_samples"] * cfm["ode_steps"]
+
 
 PLAN = Plan(
     budgets={
@@ -48,6 +75,23 @@ PLAN = Plan(
     micro_batch=("metaot.batch_size",),
     shapes={},
     fixture_paths={"sphere.gpw_path": GPW_FIXTURE},
+    # the work of one job, in pairs, pair-iterations, examples or sample-steps (rules not named here do not depend on
+    # a cut budget: the figures, tables, claims and report read the results of the jobs above)
+    work={
+        "amortized_ot_pairs": lambda b, wc: _pairs(b, wc["task"]),
+        "amortized_ot_ground_truth": lambda b, wc: _pairs(b, wc["task"]),
+        "amortized_ot_fit": _fit,
+        "amortized_ot_fit_seeded": _fit,
+        "amortized_ot_fit_metaot": lambda b, wc: b["metaot"]["steps"] * b["metaot"]["batch_size"],
+        "amortized_ot_fit_metaot_seeded": lambda b, wc: b["metaot"]["steps"] * b["metaot"]["batch_size"],
+        "amortized_ot_predict": _runs_on_test_pairs,
+        "amortized_ot_evaluate": _runs_on_test_pairs,
+        # the profile times at most speed.PROFILE_PAIRS (50) colour test pairs
+        "amortized_ot_speed_profile": lambda b, wc: min(50, b["colour"]["test_pairs"]),
+        "amortized_ot_cfm_train": lambda b, wc: b["cfm"]["steps"] * b["cfm"]["batch_size"],
+        "amortized_ot_cfm_train_seeded": lambda b, wc: b["cfm"]["steps"] * b["cfm"]["batch_size"],
+        "amortized_ot_cfm_evaluate": _cfm_evaluate,
+    },
     note=(
         "pairs per task 8 train / 4 test, OA-OT 2 iterations, Meta-OT and CFM 2 steps (Meta-OT micro-batch 4),"
         " one extra fit seed and CFM seed, L in {128, 512}; every atom count, basis size, width and the ground"

@@ -29,6 +29,16 @@ def chunks(n_pairs: int, n: int, m: int, budget: int | None = None) -> list[slic
     return [slice(start, min(start + size, n_pairs)) for start in range(0, n_pairs, size)]
 
 
+def aligned_blocks(n_pairs: int, n: int, m: int, budget: int, width: int = 0) -> list[slice]:
+    """Consecutive slices of pairs with at most `budget` entries each, a pair counting n x max(m, `width`) entries
+    (its cost matrix, or a row block of `width` columns per atom), at least one pair per slice. Each slice is a whole
+    number of `chunks(n_pairs, n, m)`, so a chunked computation run block by block sees the same chunks in the same
+    order, and gives the same numbers, whatever `budget`."""
+    chunk = max(1, CHUNK_ENTRIES // (n * m))
+    size = chunk * max(1, budget // (chunk * n * max(m, width)))
+    return [slice(start, min(start + size, n_pairs)) for start in range(0, n_pairs, size)]
+
+
 @dataclass(frozen=True)
 class SinkhornSolution:
     f: np.ndarray  # (P, n), centered
