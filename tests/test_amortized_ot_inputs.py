@@ -211,3 +211,29 @@ def test_unknown_cost_is_rejected():
     x = np.zeros((1, 2, 2))
     with pytest.raises(ValueError, match=r"unknown cost 'euclidean' \(allowed values: sqeuclidean, sqgeodesic\)"):
         costs.cost_matrix(x, x, "euclidean")
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (lambda c: c.update(main_projections=7), "main_projections 7 is not one of projections"),
+        (lambda c: c["digits"].update(train_res=9), "digits.train_res 9 is not one of digits.test_res"),
+        (lambda c: c["seeded_models"].update(colour=["metaot"]), "seeded_models.colour: Meta-OT needs a fixed"),
+    ],
+)
+def test_the_paper_block_a_job_cannot_build_is_refused_at_parse_time_naming_the_key(change, match):
+    """The checks the rules run on every scale's block when the workflow is parsed (issue 38): the paper block
+    passes them, and a paper block whose jobs could not be built is refused naming the key."""
+    import copy
+
+    import yaml
+
+    from conftest import ROOT
+    from neurips26.amortized_ot.experiment import check_config
+
+    paper = yaml.safe_load((ROOT / "config/amortized_ot.yaml").read_text())["paper"]
+    check_config(paper)
+    bad = copy.deepcopy(paper)
+    change(bad)
+    with pytest.raises(ValueError, match=match):
+        check_config(bad)

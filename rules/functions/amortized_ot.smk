@@ -4,6 +4,14 @@ from pathlib import Path
 from neurips26.amortized_ot import experiment as aot_experiment
 from neurips26.common.config import ConfigError
 
+for _scale in checked_scales(PAPERS, "amortized_ot"):
+    try:
+        aot_experiment.check_config(paper_config("amortized_ot", _scale))
+    except ValueError as error:
+        raise ConfigError(
+            f"invalid config in config/amortized_ot.yaml:\n  {_scale}: {error}"
+        ) from None
+
 AOT = "results/{scale}/amortized_ot"
 AOT_LOG = "results/{scale}/amortized_ot/logs"
 AOT_BENCH = "results/{scale}/amortized_ot/benchmarks"

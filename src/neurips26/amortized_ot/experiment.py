@@ -22,6 +22,26 @@ METHOD_LABELS = {
 }
 
 
+SEEDED_KINDS = ("ra", "oa", "metaot")
+
+
+def check_config(cfg: dict) -> None:
+    """What the schema cannot express and the jobs would refuse or silently skip, checked when the workflow is
+    parsed (rules/functions/amortized_ot.smk), on every scale's block: ValueError naming the key."""
+    if cfg["main_projections"] not in cfg["projections"]:
+        raise ValueError(f"main_projections {cfg['main_projections']} is not one of projections {cfg['projections']}")
+    if cfg["digits"]["train_res"] not in cfg["digits"]["test_res"]:
+        raise ValueError(
+            f"digits.train_res {cfg['digits']['train_res']} is not one of digits.test_res {cfg['digits']['test_res']}"
+        )
+    for task, kinds in cfg.get("seeded_models", {}).items():
+        unknown = sorted(set(kinds) - set(SEEDED_KINDS))
+        if unknown:
+            raise ValueError(f"seeded_models.{task}: unknown models {unknown} (allowed values: {SEEDED_KINDS})")
+        if "metaot" in kinds and task not in FIXED_SUPPORT_TASKS:
+            raise ValueError(f"seeded_models.{task}: Meta-OT needs a fixed support ({FIXED_SUPPORT_TASKS})")
+
+
 def task_res(cfg: dict, task: str) -> int:
     """The atom-count parameter a task is fitted at: grid side, colours, sphere points, batch size."""
     return {
