@@ -175,8 +175,7 @@ def main() -> None:
     log = work / "rehearsal.log"
     log.write_text("")
     targets = [f"results/rehearsal/{slug}/report.md" for slug in slugs]
-    memory = work / "memory"
-    shutil.rmtree(memory, ignore_errors=True)
+    memory = work / "memory"  # kept: a job that does not rerun keeps its counts; one that reruns replaces them
     env = dict(os.environ, PYTHONPATH=str(work / "src"))
     env.pop("NEURIPS26_DEVICE", None)
     available = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20 * 0.85)

@@ -150,6 +150,9 @@ class StepCounter:
         }
 
 
+_WRITTEN: set[Path] = set()
+
+
 def record(result: dict, extra: dict | None = None) -> Path | None:
     """Write a job's count where the rehearsal asked for it (ENV), one JSON per job; None when not asked."""
     folder = os.environ.get(ENV)
@@ -158,7 +161,9 @@ def record(result: dict, extra: dict | None = None) -> Path | None:
         return None
     path = Path(folder) / (job.replace("/", "__") + ".json")
     path.parent.mkdir(parents=True, exist_ok=True)
-    previous = json.loads(path.read_text()) if path.exists() else {"loops": []}
+    # a job's first loop replaces what an earlier run of the same job wrote; its later loops add to it
+    previous = json.loads(path.read_text()) if path in _WRITTEN and path.exists() else {"loops": []}
+    _WRITTEN.add(path)
     previous["loops"].append({**result, **(extra or {})})
     path.write_text(json.dumps(previous, indent=1))
     return path
