@@ -186,8 +186,8 @@ def main() -> None:
     with FixtureServer(payloads, registry) as server:
         print(f"rehearsal of {len(slugs)} papers in {work} (fixtures: {len(payloads)} files at {server.url})")
         write_config(work, slugs, 2, server.mirrors())
-        doubled = {**env, "NEURIPS26_TENSOR_MEMORY": str(memory / "x2")}
-        run(work, [*common, *targets, "--until", *training_rules()], doubled, log)
+        counted_x2 = {**env, "NEURIPS26_TENSOR_MEMORY": str(memory / "x2")}
+        run(work, [*common, *targets, "--until", *training_rules()], counted_x2, log)
         write_config(work, slugs, 1, server.mirrors())
         code = run(work, [*common, *targets], {**env, "NEURIPS26_TENSOR_MEMORY": str(memory / "x1")}, log)
         growth = data_growth(slugs)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 from pathlib import Path
 
@@ -273,8 +274,9 @@ def render(jobs: pd.DataFrame, slugs: list[str], seconds: float, work: Path) -> 
     lines = [
         "# Rehearsal of paper scale",
         "",
-        f"Commit {git_commit()}, {platform.node()} ({platform.machine()}), {len(slugs)} papers, {seconds / 60:.1f} min"
-        f" wall. {len(jobs)} jobs of {len(rules_all)} rules; {len(rules_ok)} rules ran every job, "
+        f"Commit {git_commit()}, {platform.node()} ({platform.machine()}, {os.cpu_count()} cores), {len(slugs)} papers:"
+        f" this run of the driver {seconds / 60:.1f} min wall (jobs it did not rerun kept their earlier measurements);"
+        f" the jobs' own times sum to {jobs['seconds'].sum() / 60:.1f} min. {len(jobs)} jobs of {len(rules_all)} rules; {len(rules_ok)} rules ran every job, "
         f"{(jobs['status'] == 'failed').sum()} jobs failed, {(jobs['status'] == 'not run').sum()} did not run.",
         "",
         "Every paper-scale rule at its real shapes and code paths, with the budgets its paper's rehearsal plan cuts"
