@@ -276,8 +276,9 @@ def render(jobs: pd.DataFrame, slugs: list[str], seconds: float, work: Path) -> 
         "",
         f"Commit {git_commit()}, {platform.node()} ({platform.machine()}, {os.cpu_count()} cores), {len(slugs)} papers:"
         f" this run of the driver {seconds / 60:.1f} min wall (jobs it did not rerun kept their earlier measurements);"
-        f" the jobs' own times sum to {jobs['seconds'].sum() / 60:.1f} min. {len(jobs)} jobs of {len(rules_all)} rules; {len(rules_ok)} rules ran every job, "
-        f"{(jobs['status'] == 'failed').sum()} jobs failed, {(jobs['status'] == 'not run').sum()} did not run.",
+        f" the jobs' own times sum to {jobs['seconds'].sum() / 60:.1f} min. {len(jobs)} jobs of {len(rules_all)} rules;"
+        f" {len(rules_ok)} rules ran every job, {(jobs['status'] == 'failed').sum()} jobs failed,"
+        f" {(jobs['status'] == 'not run').sum()} did not run.",
         "",
         "Every paper-scale rule at its real shapes and code paths, with the budgets its paper's rehearsal plan cuts"
         " (`src/neurips26/<slug>/rehearsal.py`), on fixture files in the sources' formats served from 127.0.0.1"
