@@ -118,4 +118,4 @@ def test_the_amazon_fixtures_are_read_as_snaps_5_core_files_and_prepared_with_fu
 def test_every_cut_rule_does_the_work_of_the_paper_block(rule, wildcards, expected):
     block = derived_rehearsal("seqrec_audit", CONFIG, SCHEMA)
     assert work_ratio(rehearsal.PLAN, rule, PAPER, block, wildcards) == pytest.approx(expected)
-    assert rehearsal.DATA_GROWTH["seqrec_audit_rank"] == (rehearsal.BASE_USERS, 75_258)
+    assert rehearsal.DATA_GROWTH["seqrec_audit_rank:dataset=amazon_cds"] == (rehearsal.BASE_USERS, 75_258)

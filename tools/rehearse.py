@@ -88,6 +88,22 @@ def prepare_copy(work: Path) -> None:
     lock.write_bytes(kept)  # the rehearsal's own lock: fixtures locked on first fetch, never the project's
 
 
+def forget_changed(work: Path, payloads: dict[str, bytes]) -> None:
+    """Delete a fixture the copy fetched earlier whose bytes have changed since, and its entry in the copy's lock,
+    so that the download rule fetches (and locks) it again."""
+    from neurips26.common.locking import read_lock
+
+    lock_path = work / "config/sources.lock.yaml"
+    lock = read_lock(lock_path)
+    stale = [path for path, payload in payloads.items() if (work / "resources" / path).exists()
+             and (work / "resources" / path).read_bytes() != payload]  # fmt: skip
+    for path in stale:
+        (work / "resources" / path).unlink()
+        lock["files"].pop(path, None)
+    if stale:
+        lock_path.write_text(yaml.safe_dump(lock, sort_keys=False))
+
+
 def fixtures(slugs: list[str], work: Path, items: int = 1) -> dict[str, bytes]:
     """Every paper's fixture sources (registry path -> bytes) at `items` times their base size; local fixture files
     written into the copy."""
@@ -105,8 +121,8 @@ def fixtures(slugs: list[str], work: Path, items: int = 1) -> dict[str, bytes]:
 
 
 def data_growth(slugs: list[str]) -> dict[str, tuple[int, int]]:
-    """rule -> (records of its fixture at size 1, records of the real source): the rules whose cost grows with the
-    data (`DATA_GROWTH` of each paper's rehearsal module)."""
+    """rule (or `rule:wildcard=value,...` for some of its jobs) -> (records of its fixture at size 1, records of the
+    real source): the jobs whose cost grows with the data (`DATA_GROWTH` of each paper's rehearsal module)."""
     found = {}
     for slug in slugs:
         for rule, spec in getattr(importlib.import_module(f"neurips26.{slug}.rehearsal"), "DATA_GROWTH", {}).items():
@@ -118,15 +134,21 @@ def data_growth(slugs: list[str]) -> dict[str, tuple[int, int]]:
 
 def growth_pass(work: Path, slugs: list[str], growth: dict, registry: dict, cores: int, env: dict, log: Path) -> Path:
     """The rules whose cost grows with the data, run again in a second copy on fixtures twice the size."""
-    owners = [slug for slug in slugs if any(rule.startswith(slug + "_") for rule in growth)]
+    owners = [slug for slug in slugs if any(key.startswith(slug + "_") for key in growth)]
     doubled = work.with_name(work.name + "-data2x")
     prepare_copy(doubled)
     payloads = fixtures(owners, doubled, items=2)
+    forget_changed(doubled, payloads)
     (doubled / "config/sources.yaml").write_text(yaml.safe_dump(fixture_registry(registry, payloads), sort_keys=False))
     with FixtureServer(payloads, registry) as server:
         write_config(doubled, owners, 1, server.mirrors())
         targets = [f"results/rehearsal/{slug}/report.md" for slug in owners]
-        run(doubled, [f"-c{cores}", "--keep-going", *targets, "--until", *growth], env, log)
+        run(
+            doubled,
+            [*targets, f"-c{cores}", "--keep-going", "--until", *{r.partition(":")[0] for r in growth}],
+            env,
+            log,
+        )
     return doubled
 
 
@@ -170,6 +192,7 @@ def main() -> None:
     began = time.time()
     prepare_copy(work)
     payloads = fixtures(slugs, work)
+    forget_changed(work, payloads)
     registry = load_yaml(ROOT / "config/sources.yaml")
     (work / "config/sources.yaml").write_text(yaml.safe_dump(fixture_registry(registry, payloads), sort_keys=False))
     log = work / "rehearsal.log"
@@ -187,9 +210,9 @@ def main() -> None:
         print(f"rehearsal of {len(slugs)} papers in {work} (fixtures: {len(payloads)} files at {server.url})")
         write_config(work, slugs, 2, server.mirrors())
         counted_x2 = {**env, "NEURIPS26_TENSOR_MEMORY": str(memory / "x2")}
-        run(work, [*common, *targets, "--until", *training_rules()], counted_x2, log)
+        run(work, [*targets, *common, "--until", *training_rules()], counted_x2, log)
         write_config(work, slugs, 1, server.mirrors())
-        code = run(work, [*common, *targets], {**env, "NEURIPS26_TENSOR_MEMORY": str(memory / "x1")}, log)
+        code = run(work, [*targets, *common], {**env, "NEURIPS26_TENSOR_MEMORY": str(memory / "x1")}, log)
         growth = data_growth(slugs)
         doubled = growth_pass(work, slugs, growth, registry, args.cores, env, log) if growth else None
     print(f"snakemake finished with exit code {code} after {time.time() - began:.0f} s; reading the jobs back")

@@ -192,6 +192,17 @@ def collect(work: Path, slugs: list[str], memory: Path) -> pd.DataFrame:
     return predict(pd.DataFrame(rows))
 
 
+def _growth_of(job, growth: dict[str, tuple[int, int]]) -> tuple[int, int] | None:
+    """The (fixture, real) record counts of a job: its rule's entry, or an entry `rule:key=value,...` whose
+    wildcards the job has."""
+    wildcards = set(str(job.get("wildcards") or "").split(","))
+    for key, spec in growth.items():
+        rule, _, only = key.partition(":")
+        if rule == job["rule"] and (not only or set(only.split(",")) <= wildcards):
+            return spec
+    return None
+
+
 def extrapolate_growth(jobs: pd.DataFrame, doubled: Path, growth: dict[str, tuple[int, int]]) -> pd.DataFrame:
     """The time of the rules whose cost grows with the data, from the rehearsal at two fixture sizes: with t1 and
     t2 the seconds at n and 2n records, the exponent p = log2(t2 / t1) (at least 1: reading the data is linear),
@@ -200,13 +211,14 @@ def extrapolate_growth(jobs: pd.DataFrame, doubled: Path, growth: dict[str, tupl
     for column in ("seconds_2x_data", "growth_exponent"):
         jobs[column] = math.nan
     for index, job in jobs.iterrows():
-        if job["rule"] not in growth or not job.get("benchmark"):
+        spec = _growth_of(job, growth)
+        if spec is None or not job.get("benchmark"):
             continue
         t2 = _benchmark(doubled / job["benchmark"]).get("seconds")
         t1 = job.get("seconds")
         if not t2 or not t1 or not math.isfinite(t1) or t1 <= 0:
             continue
-        n, real = growth[job["rule"]]
+        n, real = spec
         exponent = max(1.0, math.log2(t2 / t1))
         jobs.loc[index, ["seconds_2x_data", "growth_exponent"]] = t2, exponent
         jobs.loc[index, "work_ratio"] = (real / n) ** exponent

@@ -92,7 +92,9 @@ PLAN = Plan(
 # in the interactions.
 BASE_USERS = 40  # users per fixture dataset at items=1
 CDS_USERS = 75_258
-DATA_GROWTH = {rule: (BASE_USERS, CDS_USERS) for rule in ("seqrec_audit_rank", "seqrec_audit_diagnostics")}
+DATA_GROWTH = {  # the Amazon CDs jobs only: the synthetic regimes do not grow with the fixtures
+    f"{rule}:dataset=amazon_cds": (BASE_USERS, CDS_USERS) for rule in ("seqrec_audit_rank", "seqrec_audit_diagnostics")
+}
 SEED = 10
 AMAZON_ITEMS = 150  # items per Amazon category at items=1: over text_dim (128), so the LSA features keep 128 dimensions
 CATEGORIES = ("Beauty", "Sports_and_Outdoors", "Toys_and_Games", "CDs_and_Vinyl")
