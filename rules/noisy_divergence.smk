@@ -196,6 +196,7 @@ rule noisy_divergence_report:
         paper_scale=paper_scale_values("noisy_divergence"),
         benchmarks=ND_BENCH,
         shapes=paper_params("noisy_divergence", "shapes"),
+        corpus=paper_params("noisy_divergence", "corpus"),
         train=paper_params("noisy_divergence", "train"),
         jobs=paper_params("noisy_divergence", "jobs"),
         seeds=paper_params("noisy_divergence", "seeds"),

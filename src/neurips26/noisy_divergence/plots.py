@@ -76,14 +76,20 @@ def diagnostic_traces(diag: pd.DataFrame, curves: pd.DataFrame, cells: list[dict
         ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_title(title, fontsize=9)
-    axes[0].legend(fontsize=6)
+    if axes[0].get_legend_handles_labels()[0]:
+        axes[0].legend(fontsize=6)
     fig.tight_layout()
     return fig
 
 
 def loss_curves(curves: pd.DataFrame, cells: list[dict]):
-    """Training loss of every seed against steps, one panel per cell."""
-    fig, axes = plt.subplots(1, len(cells), figsize=(4 * max(1, len(cells)), 3.6), squeeze=False)
+    """Training loss of every seed against steps, one panel per cell (one empty panel that says so when the jobs
+    trained none of the cells: a config without the deep shape's)."""
+    fig, axes = plt.subplots(1, max(1, len(cells)), figsize=(4 * max(1, len(cells)), 3.6), squeeze=False)
+    if not cells:
+        axes[0][0].text(0.5, 0.5, "no cell of the deep shape was trained", ha="center", va="center", fontsize=9)
+        axes[0][0].set_axis_off()
+        return fig
     for ax, cell in zip(axes[0], cells):
         c = curves
         for k, v in cell.items():

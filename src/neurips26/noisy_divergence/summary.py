@@ -16,6 +16,7 @@ from .noise import CLEAN, parse_setting
 __all__ = [
     "CELL",
     "classifier_table",
+    "corpus_description",
     "divergence_table",
     "failure_mode_cells",
     "report_tables",
@@ -125,6 +126,23 @@ def failure_mode_cells(runs: pd.DataFrame, comparisons: dict) -> list[dict]:
     return [dict(zip(CELL, cell)) for cell in dict.fromkeys(wanted) if cell in trained]
 
 
+DOWNLOADED_CORPORA = {"fineweb_edu_qwen3": "FineWeb-Edu sample-10BT in Qwen3 tokens (paper 07's shards)"}
+
+
+def corpus_description(meta_path, corpus: dict) -> str:
+    """The corpus in the report's words: the shared BPE corpus from its meta.json (smoke and quick), or, where the
+    rule gives none (``meta_path`` empty: paper 07's downloaded shards at paper scale), from the corpus block."""
+    if meta_path:
+        with open(meta_path) as handle:
+            meta = json.load(handle)
+        return (
+            f"{meta['corpus']} ({meta['documents']['train']} training documents, {meta['tokens']['train']:,} tokens,"
+            f" byte-level BPE of {meta['vocab_size']})"
+        )
+    name = DOWNLOADED_CORPORA.get(corpus["name"], corpus["name"])
+    return f"{name}: {corpus['train_shards']} training shards, vocabulary of {corpus['vocab_size']:,} ids"
+
+
 def report_tables(inp, params) -> dict:
     """Everything the report template renders besides the claims and the closing sections."""
     runs = pd.read_parquet(inp.runs)
@@ -132,7 +150,6 @@ def report_tables(inp, params) -> dict:
     clf = pd.read_parquet(inp.classifier).drop(columns=["git_commit", "config_hash"], errors="ignore")
     throughput = pd.read_parquet(inp.throughput)
     stats = pd.concat([pd.read_parquet(p) for p in inp.stats], ignore_index=True) if inp.stats else pd.DataFrame()
-    meta = json.loads(open(inp.corpus_meta).read())
     cells = divergence.assign(rate=lambda f: [f"{k}/{n}" for k, n in zip(f["k"], f["n"])])[
         [*CELL, "rate", "p", "low", "high", "median_max_attn_logit"]
     ]
@@ -181,7 +198,6 @@ def report_tables(inp, params) -> dict:
         "speed": speed,
         "injection": injection,
         "shapes": shapes,
-        "corpus": f"{meta['corpus']} ({meta['documents']['train']} training documents, {meta['tokens']['train']:,} "
-        f"tokens, byte-level BPE of {meta['vocab_size']})",
+        "corpus": corpus_description(inp.corpus_meta, params.corpus),
         "n_runs": len(runs),
     }
