@@ -5,8 +5,6 @@ refused."""
 from __future__ import annotations
 
 import hashlib
-import io
-import tarfile
 
 import numpy as np
 import pytest
@@ -22,6 +20,7 @@ from neurips26.gplvm_assvi.data import (
     read_oil_archive,
 )
 from neurips26.gplvm_assvi.metrics import manifold_distance
+from neurips26.gplvm_assvi.rehearsal import oil_archive
 
 
 @pytest.mark.parametrize("kind", ["s_curve", "swiss_roll"])
@@ -78,30 +77,10 @@ def test_bad_inputs_are_refused_naming_the_problem():
     check_observations(data.y, data.mask)
 
 
-def _oil_archive(rows=40, columns=12, labels=3, drop=None) -> bytes:
-    rng = np.random.default_rng(0)
-    files = {
-        "DataTrn.txt": rng.normal(size=(rows, columns)),
-        "DataTrnLbls.txt": np.eye(3)[rng.integers(0, 3, rows)][:, :labels],
-        "DataTst.txt": rng.normal(size=(rows, 12)),
-    }
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, array in files.items():
-            if name == drop:
-                continue
-            text = io.BytesIO()
-            np.savetxt(text, array)
-            info = tarfile.TarInfo(name)
-            info.size = len(text.getvalue())
-            tar.addfile(info, io.BytesIO(text.getvalue()))
-    return buf.getvalue()
-
-
 def test_the_paper_scale_data_job_fetches_the_oil_archive_locks_it_and_reads_it(workflow_copy, tmp_path):
     """The download rule fetches the registered archive from a mirror on 127.0.0.1 (locked on first fetch, in the
     workflow copy's lock file), then paper 17's data job reads and standardises it."""
-    payload = _oil_archive()
+    payload = oil_archive(rows=40)
     target = "results/paper/gplvm_assvi/data/oil.npz"
     with mirror(workflow_copy, "oil_flow", {"3PhData.tar.gz": payload}, tmp_path / "served"):
         snakemake(workflow_copy, "-c1", target)
@@ -122,6 +101,6 @@ def test_the_paper_scale_data_job_fetches_the_oil_archive_locks_it_and_reads_it(
 )  # fmt: skip
 def test_a_malformed_oil_archive_is_refused_naming_the_problem(tmp_path, kwargs, match):
     path = tmp_path / "3PhData.tar.gz"
-    path.write_bytes(_oil_archive(**kwargs))
+    path.write_bytes(oil_archive(rows=40, **kwargs))
     with pytest.raises(ValueError, match=match):
         read_oil_archive(path, missing=0.3, seed=0)
