@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from neurips26.ecfr.complexity import measure
+from neurips26.ecfr.complexity import measure, measure_configurations
 from neurips26.ecfr.evaluation import image_scores, run_metrics
 from neurips26.ecfr.metrics import aupro, image_auroc, pixel_auroc
 from neurips26.ecfr.model import Backbone, torchvision_resnet_state
@@ -61,6 +61,37 @@ def test_complexity_counts_parameters_and_flops_of_a_known_network():
     assert out["params_trainable_m"] * 1e6 == pytest.approx(54)
     macs = 8 * 8 * (4 * 3) + 8 * 8 * (2 * 3 * 9)  # per output pixel: out channels x in channels x kernel
     assert out["gmacs"] * 1e9 == pytest.approx(macs) and out["gflops"] == pytest.approx(2 * out["gmacs"])
+
+
+def test_complexity_counts_a_configuration_that_is_another_once():
+    """At paper scale (and in its rehearsal) the scale's networks are the paper configuration's: each is built and
+    counted once, both configurations get its row."""
+    built = []
+
+    def build(method, teacher, model, cfm, size):
+        built.append((method, size))
+        return nn.Conv2d(3, model["width"], 1)  # forward(x, d): the depth image ignored
+
+    class Net(nn.Module):
+        def __init__(self, conv):
+            super().__init__()
+            self.conv = conv
+
+        def forward(self, x, d):
+            return self.conv(x)
+
+    paper = {"teacher": {"source": "resnet34", "widths": [1], "blocks": [1]}, "model": {"width": 4}, "cfm": {},
+             "size": 8}  # fmt: skip
+    scale = {**paper, "teacher": {"widths": [1], "blocks": [1]}}
+    rows = measure_configurations(["a", "b"], {"this scale": scale, "paper": paper}, lambda *a: Net(build(*a)))
+    assert built == [("a", 8), ("b", 8)]
+    expected = [("this scale", "a"), ("this scale", "b"), ("paper", "a"), ("paper", "b")]
+    assert [(r["configuration"], r["method"]) for r in rows] == expected
+    assert rows[0]["params_total_m"] == rows[2]["params_total_m"] == pytest.approx(16e-6)
+    smaller = {**scale, "size": 4}
+    configurations = {"this scale": smaller, "paper": paper, "none": None}
+    rows = measure_configurations(["a"], configurations, lambda *a: Net(build(*a)))
+    assert built[2:] == [("a", 4), ("a", 8)] and len(rows) == 2
 
 
 def test_the_pretext_batch_labels_rotations_and_pictures():

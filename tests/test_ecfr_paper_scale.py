@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from neurips26.ecfr import experiment
+from neurips26.ecfr import experiment, real
 from neurips26.ecfr.model import n_parameters
 
 PAPER = yaml.safe_load((ROOT / "config/ecfr.yaml").read_text())["paper"]
@@ -39,3 +39,10 @@ def test_a_paper_block_a_job_would_refuse_is_refused_at_parse_time_naming_the_ke
     edit(cfg)
     with pytest.raises(ValueError, match=match):
         experiment.check_config(cfg)
+
+
+def test_the_paper_steps_are_500_epochs_of_the_training_normals_the_reader_merges():
+    """The reference trains 500 epochs of batch 16 (ADer drops the last partial batch) on MVTec 3D-AD's train and
+    validation normals, which the data job merges too: 2,950 images, 184 steps an epoch (83,000 steps counted 2,656)."""
+    normals = real.MVTEC3D_SPLIT_SIZES["train"] + real.MVTEC3D_SPLIT_SIZES["validation"]
+    assert PAPER["train"]["steps"] == 500 * (normals // PAPER["train"]["batch"]) == 92000

@@ -2,78 +2,24 @@
 
 from __future__ import annotations
 
-import io
 import tarfile
 
 import numpy as np
 import pytest
-import tifffile
-from PIL import Image
 
 from neurips26.ecfr import real
+from neurips26.ecfr.rehearsal import EC_HIGH, EC_LOW, eyecandies_files, mvtec_files, png, tiff, write_tar
 
 HW = (16, 16)
-MVTEC_LAYOUT = [("train", "good", 2), ("validation", "good", 1), ("test", "good", 1), ("test", "crack", 1)]
-
-
-def _png(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(array).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
-def _tiff(array: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    tifffile.imwrite(buffer, array, photometric="rgb" if array.ndim == 3 else "minisblack")
-    return buffer.getvalue()
-
-
-def _tar(path, files: dict[str, bytes]):
-    mode = {".xz": "w:xz", ".gz": "w:gz"}.get(path.suffix, "w")
-    with tarfile.open(path, mode) as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
 
 
 # --------------------------------------------------------------------------- MVTec 3D-AD
 
 
-def _mvtec_sample(rng, defect: str, hw=HW, xyz_hw=None) -> dict[str, np.ndarray]:
-    rgb = rng.integers(0, 256, (*hw, 3), dtype=np.uint8)
-    xyz = rng.uniform(0.5, 1.0, (*(xyz_hw or hw), 3)).astype(np.float32)
-    xyz[..., 2] = 5.0
-    xyz[:2] = 0  # missing points: the top two rows
-    gt = np.zeros(hw, np.uint8)
-    if defect != "good":
-        gt[4:8, 4:8] = 255
-        gt[12, 12] = 255  # a lone pixel, below 0.5 after halving
-    return {"rgb": rgb, "xyz": xyz, "gt": gt}
-
-
-def _mvtec_files(classes=("bagel", "cookie"), layout=MVTEC_LAYOUT, drop=(), **kwargs) -> tuple[dict, dict]:
-    rng = np.random.default_rng(0)
-    files, arrays = {}, {}
-    for cls in classes:
-        for split, defect, n in layout:
-            for i in range(n):
-                sample = _mvtec_sample(rng, defect, **kwargs)
-                base, stem = f"mvtec_3d_anomaly_detection/{cls}/{split}/{defect}", f"{i:03d}"
-                arrays[(cls, split, defect, stem)] = sample
-                for kind, ext, encode in (("rgb", "png", _png), ("xyz", "tiff", _tiff), ("gt", "png", _png)):
-                    name = f"{base}/{kind}/{stem}.{ext}"
-                    if name not in drop:
-                        files[name] = encode(sample[kind])
-    files["mvtec_3d_anomaly_detection/readme.txt"] = b"MVTec 3D-AD"
-    return files, arrays
-
-
 @pytest.fixture(scope="module")
 def mvtec(tmp_path_factory):
-    files, arrays = _mvtec_files()
-    return _tar(tmp_path_factory.mktemp("mvtec") / "mvtec_3d_anomaly_detection.tar.xz", files), arrays
+    files, arrays = mvtec_files()
+    return write_tar(tmp_path_factory.mktemp("mvtec") / "mvtec_3d_anomaly_detection.tar.xz", files), arrays
 
 
 def test_mvtec3d_reads_the_splits_with_the_pipelines_shapes_and_types(mvtec):
@@ -156,27 +102,27 @@ def test_mvtec3d_refuses_an_unknown_or_absent_class(mvtec, classes, message):
     ],
 )
 def test_mvtec3d_refuses_a_sample_without_its_rgb_xyz_or_mask(tmp_path, drop, message):
-    files, _ = _mvtec_files(drop=(f"mvtec_3d_anomaly_detection/{drop}",))
+    files, _ = mvtec_files(drop=(f"mvtec_3d_anomaly_detection/{drop}",))
     with pytest.raises(ValueError, match=message):
-        real.read_mvtec3d(_tar(tmp_path / "m.tar", files), size=8)
+        real.read_mvtec3d(write_tar(tmp_path / "m.tar", files), size=8)
 
 
 def test_mvtec3d_a_missing_mask_of_a_normal_image_is_not_needed(tmp_path):
-    files, _ = _mvtec_files(drop=("mvtec_3d_anomaly_detection/bagel/test/good/gt/000.png",))
-    assert len(real.read_mvtec3d(_tar(tmp_path / "m.tar", files), size=8)["test"]["rgb"]) == 4
+    files, _ = mvtec_files(drop=("mvtec_3d_anomaly_detection/bagel/test/good/gt/000.png",))
+    assert len(real.read_mvtec3d(write_tar(tmp_path / "m.tar", files), size=8)["test"]["rgb"]) == 4
 
 
 def test_mvtec3d_refuses_rgb_and_xyz_of_different_sizes(tmp_path):
-    files, _ = _mvtec_files(classes=("bagel",), xyz_hw=(16, 12))
+    files, _ = mvtec_files(classes=("bagel",), xyz_hw=(16, 12))
     with pytest.raises(ValueError, match=r"bagel/train/good/000: RGB is \(16, 16\) but xyz is \(16, 12\)"):
-        real.read_mvtec3d(_tar(tmp_path / "m.tar", files), size=8)
+        real.read_mvtec3d(write_tar(tmp_path / "m.tar", files), size=8)
 
 
 def test_mvtec3d_refuses_a_class_without_training_normals(tmp_path):
-    files, _ = _mvtec_files(classes=("bagel",))
-    files.update(_mvtec_files(classes=("foam",), layout=[("test", "good", 1)])[0])
+    files, _ = mvtec_files(classes=("bagel",))
+    files.update(mvtec_files(classes=("foam",), layout=[("test", "good", 1)])[0])
     with pytest.raises(ValueError, match="'foam' has no training normals"):
-        real.read_mvtec3d(_tar(tmp_path / "m.tar", files), size=8)
+        real.read_mvtec3d(write_tar(tmp_path / "m.tar", files), size=8)
     assert set(real.read_mvtec3d(tmp_path / "m.tar", size=8, classes=["bagel"])["train"]["cls"]) == {"bagel"}
 
 
@@ -185,57 +131,23 @@ def test_mvtec3d_refuses_a_broken_archive_and_a_bad_point_cloud(tmp_path):
     broken.write_bytes(b"not an archive at all")
     with pytest.raises(ValueError, match="not a readable tar archive"):
         real.read_mvtec3d(broken, size=8)
-    files, _ = _mvtec_files(classes=("bagel",))
-    files["mvtec_3d_anomaly_detection/bagel/train/good/xyz/000.tiff"] = _tiff(np.ones(HW, np.float32))
+    files, _ = mvtec_files(classes=("bagel",))
+    files["mvtec_3d_anomaly_detection/bagel/train/good/xyz/000.tiff"] = tiff(np.ones(HW, np.float32))
     with pytest.raises(ValueError, match=r"not an organised point cloud \(H x W x 3\)"):
-        real.read_mvtec3d(_tar(tmp_path / "m.tar", files), size=8)
+        real.read_mvtec3d(write_tar(tmp_path / "m.tar", files), size=8)
     with pytest.raises(ValueError, match="size must be a positive integer"):
         real.read_mvtec3d(tmp_path / "m.tar", size=0)
 
 
 # --------------------------------------------------------------------------- Eyecandies
 
-EC_LOW, EC_HIGH = 0.5, 1.5
-EC_POSE = "1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1\n"
-
-
-def _ec_sample_files(prefix: str, rng, bad: bool | None) -> tuple[dict[str, bytes], dict]:
-    """One sample's files (`bad` None: no mask, as in test_private); a plane at 1 m with a box 0.2 m closer."""
-    depth = np.full(HW, 1.0)
-    depth[5:11, 5:11] = 0.8
-    depth16 = np.round((depth - EC_LOW) / (EC_HIGH - EC_LOW) * 65535).astype(np.uint16)
-    rgb = {k: rng.integers(0, 256, (*HW, 3), dtype=np.uint8) for k in ("image_0", "image_4", "normals")}
-    files = {f"{prefix}_{k}.png": _png(v) for k, v in rgb.items()}
-    files[f"{prefix}_depth.png"] = _png(depth16)
-    files[f"{prefix}_info_depth.yaml"] = f"normalization:\n  min: {EC_LOW}\n  max: {EC_HIGH}\n".encode()
-    files[f"{prefix}_pose.txt"] = EC_POSE.encode()
-    files[f"{prefix}_metadata.yaml"] = b"anomalous: 0\n"
-    mask = np.zeros(HW, np.uint8)
-    if bad:
-        mask[2:6, 8:12] = 255
-    if bad is not None:
-        files[f"{prefix}_mask.png"] = _png(mask)
-    return files, {"rgb": rgb["image_4"], "depth16": depth16, "mask": mask > 0}
-
-
-def _ec_files(top: str = "", drop=()) -> tuple[dict[str, bytes], dict]:
-    rng = np.random.default_rng(1)
-    files, arrays = {}, {}
-    for split, stems in (("train", ["000", "001"]), ("val", ["000"]), ("test_public", ["00", "01"])):
-        for i, stem in enumerate(stems):
-            more, arr = _ec_sample_files(f"{top}{split}/data/{stem}", rng, bad=(i == 1) if split != "train" else False)
-            files.update(more)
-            arrays[(split, stem)] = arr
-    files.update(_ec_sample_files(f"{top}test_private/data/00", rng, bad=None)[0])
-    return {k: v for k, v in files.items() if k not in drop}, arrays
-
 
 @pytest.fixture(scope="module")
 def eyecandies(tmp_path_factory):
     folder = tmp_path_factory.mktemp("eyecandies")
-    candy, arrays = _ec_files()
-    _tar(folder / "CandyCane.tar", candy)
-    _tar(folder / "download (1).tar.gz", _ec_files(top="ChocolateCookie/")[0])  # named by its folder
+    candy, arrays = eyecandies_files()
+    write_tar(folder / "CandyCane.tar", candy)
+    write_tar(folder / "download (1).tar.gz", eyecandies_files(top="ChocolateCookie/")[0])  # named by its folder
     return folder, arrays
 
 
@@ -324,7 +236,7 @@ def test_eyecandies_reads_extracted_categories_as_the_archives(eyecandies, tmp_p
     ],
 )
 def test_eyecandies_refuses_a_sample_without_its_files(tmp_path, drop, message):
-    archive = _tar(tmp_path / "CandyCane.tar", _ec_files(drop=(drop,))[0])
+    archive = write_tar(tmp_path / "CandyCane.tar", eyecandies_files(drop=(drop,))[0])
     with pytest.raises(ValueError, match=message):
         real.read_eyecandies([archive], size=8)
 
@@ -335,16 +247,16 @@ def test_eyecandies_refuses_unknown_absent_or_unnamed_categories_and_missing_tra
         real.read_eyecandies(folder, size=8, classes=["Cupcake"])
     with pytest.raises(ValueError, match=r"\['Lollipop'\] not found"):
         real.read_eyecandies(folder, size=8, classes=["Lollipop"])
-    unnamed = _tar(tmp_path / "data.tar", _ec_files()[0])
+    unnamed = write_tar(tmp_path / "data.tar", eyecandies_files()[0])
     with pytest.raises(ValueError, match="cannot tell the Eyecandies category"):
         real.read_eyecandies(unnamed, size=8)
-    files = {k: v for k, v in _ec_files()[0].items() if not k.startswith("train/")}
+    files = {k: v for k, v in eyecandies_files()[0].items() if not k.startswith("train/")}
     with pytest.raises(ValueError, match="'Marshmallow' has no training normals"):
-        real.read_eyecandies(_tar(tmp_path / "marsh_mallow.tar", files), size=8)
-    bad_depth = _ec_files()[0]
-    bad_depth["train/data/000_depth.png"] = _png(np.zeros((16, 12), np.uint16))
+        real.read_eyecandies(write_tar(tmp_path / "marsh_mallow.tar", files), size=8)
+    bad_depth = eyecandies_files()[0]
+    bad_depth["train/data/000_depth.png"] = png(np.zeros((16, 12), np.uint16))
     with pytest.raises(ValueError, match=r"CandyCane/train/000: RGB is \(16, 16\) but depth is \(16, 12\)"):
-        real.read_eyecandies(_tar(tmp_path / "candy cane.tar", bad_depth), size=8)
+        real.read_eyecandies(write_tar(tmp_path / "candy cane.tar", bad_depth), size=8)
 
 
 # --------------------------------------------------------------------------- the paper-scale data job
@@ -361,8 +273,8 @@ def test_the_paper_scale_data_job_fetches_mvtec3d_checks_its_hash_and_reads_it(w
 
     from conftest import mirror, snakemake
 
-    files, _ = _mvtec_files()
-    payload = _tar(tmp_path / "mvtec_3d_anomaly_detection.tar.xz", files).read_bytes()
+    files, _ = mvtec_files()
+    payload = write_tar(tmp_path / "mvtec_3d_anomaly_detection.tar.xz", files).read_bytes()
     sources = workflow_copy / "config/sources.yaml"
     registry = yaml.safe_load(sources.read_text())
     registry["ecfr"]["files"]["mvtec_3d_anomaly_detection.tar.xz"]["hash"] = f"md5:{hashlib.md5(payload).hexdigest()}"

@@ -6,23 +6,16 @@ import pandas as pd
 
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.ecfr.complexity import measure, measure_published_cfm
+from neurips26.ecfr.complexity import measure_configurations, measure_published_cfm
 from neurips26.ecfr.experiment import build_model
 
 p = snakemake.params
 log = start_job(snakemake)
-rows = []
-size = p.size
-for method in p.methods:
-    net = build_model(method, p.teacher, p.model, p.cfm, size, 0)
-    rows.append({"configuration": "this scale", "method": method, "size": size, **measure(net, size)})
-paper = p.paper
-if paper is None:
+scale = {"teacher": p.teacher, "model": p.model, "cfm": p.cfm, "size": p.size}
+rows = measure_configurations(p.methods, {"this scale": scale, "paper": p.paper}, lambda *a: build_model(*a, 0))
+if p.paper is None:
     log.info("the paper configurations are not measured at this scale (complexity.paper_configuration)")
 else:
-    for method in p.methods:
-        net = build_model(method, paper["teacher"], paper["model"], paper["cfm"], paper["size"], 0)
-        rows.append({"configuration": "paper", "method": method, "size": paper["size"], **measure(net, paper["size"])})
     rows.append({"configuration": "paper", "method": "cfm_published", "size": 224, **measure_published_cfm()})
 table = pd.DataFrame(rows)
 log.info("\n%s", table.to_string(index=False))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-__all__ = ["measure", "measure_published_cfm"]
+__all__ = ["measure", "measure_configurations", "measure_published_cfm"]
 
 
 def measure(net: torch.nn.Module, size: int, inputs: tuple | None = None) -> dict[str, float]:
@@ -35,3 +35,21 @@ def measure_published_cfm() -> dict[str, float]:
     net = PublishedCFM()
     points = torch.randn(1, net.groups, net.group_size, 3, generator=torch.Generator().manual_seed(0))
     return measure(net, 224, (torch.zeros(1, 3, 224, 224), points))
+
+
+def measure_configurations(methods, configurations: dict[str, dict | None], build) -> list[dict]:
+    """Rows (configuration, method, size, and :func:`measure`'s counts) of every method in every configuration
+    (name -> {teacher, model, cfm, size}, None to skip it). ``build(method, teacher, model, cfm, size)`` makes a
+    network; a configuration whose networks are another's (the paper scale's own and "paper", both the paper's
+    block) is counted once: only the teacher's widths and blocks, the model, CFM and size make the network."""
+    rows, counted = [], {}
+    for name, cfg in configurations.items():
+        if cfg is None:
+            continue
+        teacher = {k: cfg["teacher"][k] for k in ("widths", "blocks")}
+        for method in methods:
+            key = repr((method, teacher, cfg["model"], cfg["cfm"], cfg["size"]))
+            if key not in counted:
+                counted[key] = measure(build(method, teacher, cfg["model"], cfg["cfm"], cfg["size"]), cfg["size"])
+            rows.append({"configuration": name, "method": method, "size": cfg["size"], **counted[key]})
+    return rows

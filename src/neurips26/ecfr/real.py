@@ -69,6 +69,7 @@ __all__ = [
     "EYECANDIES_FOCAL_LENGTH",
     "EYECANDIES_RGB",
     "MVTEC3D_CLASSES",
+    "MVTEC3D_SPLIT_SIZES",
     "eyecandies_z",
     "read_eyecandies",
     "read_mvtec3d",
@@ -78,6 +79,8 @@ __all__ = [
 ]
 
 MVTEC3D_CLASSES = ("bagel", "cable_gland", "carrot", "cookie", "dowel", "foam", "peach", "potato", "rope", "tire")
+# MVTec 3D-AD's samples per split, all classes (Bergmann et al. 2022, Table 1); train and validation are normals
+MVTEC3D_SPLIT_SIZES = {"train": 2656, "validation": 294, "test": 1197}
 EYECANDIES_FOCAL_LENGTH = 711.11  # the one camera of the dataset (Eyecandies download page)
 EYECANDIES_RGB = "image_4"  # the light M3DM's preprocessing (and so the reference) uses
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2")
