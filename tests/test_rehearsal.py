@@ -308,3 +308,18 @@ def test_the_plan_attaches_each_rules_largest_prediction_and_flags_what_does_not
     )
     assert table.loc["x_train", "host fits"] == "yes" and table.loc["x_data", "host fits"] == "**no**"
     assert table.loc["x_plot", "rehearsal"] == "not rehearsed"
+
+
+def test_only_the_work_beyond_the_papers_start_up_is_scaled():
+    """Start-up (interpreter, imports) does not grow with the work: the paper's fastest job stands for it."""
+    jobs = pd.DataFrame(
+        {
+            "paper": ["p", "p"],
+            "seconds": [2.0, 12.0],
+            "work_ratio": [1.0, 10.0],
+            "batch_ratio": [1.0, 1.0],
+            "gpus": [0, 0],
+        }
+    )
+    out = predict(jobs)
+    assert out["estimate_min"].tolist() == pytest.approx([2 / 60, (2 + 10 * 10) / 60])

@@ -177,19 +177,10 @@ def claims_tables(work: Path, slugs: list[str]) -> pd.DataFrame:
     return pd.concat(frames) if frames else pd.DataFrame(columns=["paper", "claim_id", "kind", "runs", "verdict"])
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--papers", default=",".join(papers()))
-    parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--work", type=Path, default=ROOT / ".rehearsal/work")
-    parser.add_argument("--out", type=Path, default=ROOT / "results/rehearsal")
-    args = parser.parse_args()
-    slugs = [s for s in args.papers.split(",") if s]
-    unknown = sorted(set(slugs) - set(papers()))
-    if unknown:
-        sys.exit(f"unknown papers {unknown} (allowed: {', '.join(papers())})")
-    work = args.work.resolve()
-    began = time.time()
+def rehearse(work: Path, slugs: list[str], memory: Path, args) -> tuple[Path | None, dict, int]:
+    """Run the rehearsal in the copy `work`: the training rules at doubled micro-batches, every report, and the
+    jobs whose cost grows with the data on fixtures twice the size; returns that copy, the growth specs and the
+    exit code of the main run."""
     prepare_copy(work)
     payloads = fixtures(slugs, work)
     forget_changed(work, payloads)
@@ -198,7 +189,6 @@ def main() -> None:
     log = work / "rehearsal.log"
     log.write_text("")
     targets = [f"results/rehearsal/{slug}/report.md" for slug in slugs]
-    memory = work / "memory"  # kept: a job that does not rerun keeps its counts; one that reruns replaces them
     env = dict(os.environ, PYTHONPATH=str(work / "src"))
     env.pop("NEURIPS26_DEVICE", None)
     available = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20 * 0.85)
@@ -215,6 +205,29 @@ def main() -> None:
         code = run(work, [*targets, *common], {**env, "NEURIPS26_TENSOR_MEMORY": str(memory / "x1")}, log)
         growth = data_growth(slugs)
         doubled = growth_pass(work, slugs, growth, registry, args.cores, env, log) if growth else None
+    return doubled, growth, code
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--papers", default=",".join(papers()))
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--work", type=Path, default=ROOT / ".rehearsal/work")
+    parser.add_argument("--out", type=Path, default=ROOT / "results/rehearsal")
+    parser.add_argument("--report-only", action="store_true", help="read the copy's jobs back without running any")
+    args = parser.parse_args()
+    slugs = [s for s in args.papers.split(",") if s]
+    unknown = sorted(set(slugs) - set(papers()))
+    if unknown:
+        sys.exit(f"unknown papers {unknown} (allowed: {', '.join(papers())})")
+    work = args.work.resolve()
+    began = time.time()
+    memory = work / "memory"  # kept: a job that does not rerun keeps its counts; one that reruns replaces them
+    doubled, growth, code = None, {}, 0
+    if not args.report_only:
+        doubled, growth, code = rehearse(work, slugs, memory, args)
+    elif work.with_name(work.name + "-data2x").exists():
+        doubled, growth = work.with_name(work.name + "-data2x"), data_growth(slugs)
     print(f"snakemake finished with exit code {code} after {time.time() - began:.0f} s; reading the jobs back")
     jobs = collect(work, slugs, memory)
     if doubled is not None:

@@ -62,7 +62,7 @@ def _loop_counts(folder: Path, log: str | None) -> dict:
         "tensor_peak_mb": max(loop["peak_bytes"] for loop in loops) / 1e6,
         "parameter_mb": max(loop["parameter_bytes"] for loop in loops) / 1e6,
         "flops_per_step": max(loop["flops_per_step"] for loop in loops),
-        "loop_steps": max(loop["steps"] for loop in loops),
+        "loop_steps": sum(loop["steps"] for loop in loops),  # a job of several loops (one per class) runs them all
     }
 
 
@@ -205,9 +205,11 @@ def _growth_of(job, growth: dict[str, tuple[int, int]]) -> tuple[int, int] | Non
 
 def extrapolate_growth(jobs: pd.DataFrame, doubled: Path, growth: dict[str, tuple[int, int]]) -> pd.DataFrame:
     """The time of the rules whose cost grows with the data, from the rehearsal at two fixture sizes: with t1 and
-    t2 the seconds at n and 2n records, the exponent p = log2(t2 / t1) (at least 1: reading the data is linear),
-    and the paper-scale time t1 (N / n)^p for the real source's N records (`growth`: rule -> (n, N))."""
+    t2 the seconds at n and 2n records and s the paper's start-up (its fastest job), the exponent
+    p = log2((t2 - s) / (t1 - s)) (at least 1: reading the data is linear), and the paper-scale time
+    s + (t1 - s) (N / n)^p for the real source's N records (`growth`: rule -> (n, N))."""
     jobs = jobs.copy()
+    startup = jobs.groupby("paper")["seconds"].min()
     for column in ("seconds_2x_data", "growth_exponent"):
         jobs[column] = math.nan
     for index, job in jobs.iterrows():
@@ -219,7 +221,8 @@ def extrapolate_growth(jobs: pd.DataFrame, doubled: Path, growth: dict[str, tupl
         if not t2 or not t1 or not math.isfinite(t1) or t1 <= 0:
             continue
         n, real = spec
-        exponent = max(1.0, math.log2(t2 / t1))
+        s0 = min(float(startup.get(job["paper"], 0.0)), t1) * 0.999
+        exponent = max(1.0, math.log2(max(t2 - s0, 1e-9) / (t1 - s0)))
         jobs.loc[index, ["seconds_2x_data", "growth_exponent"]] = t2, exponent
         jobs.loc[index, "work_ratio"] = (real / n) ** exponent
         jobs.loc[index, "work_model"] = f"data growth: {n} -> {real} records, exponent {exponent:.2f}"
@@ -239,7 +242,12 @@ def predict(jobs: pd.DataFrame) -> pd.DataFrame:
     # host memory: the measured peak, plus the growth of the tensors with the batch where the job trains on the CPU
     growth = (jobs["device_gb"] * 1e3 - one).fillna(0).clip(lower=0)
     jobs["host_mb"] = jobs["host_peak_mb"] + growth.where(jobs.get("gpus", 0) == 0, 0)
-    cpu_min = jobs["seconds"] * jobs["work_ratio"] / 60
+    # start-up (interpreter, imports, reading inputs) does not grow with the work: the fastest job of the paper is
+    # taken as its start-up and only the rest is scaled (torch jobs import more: still an upper bound)
+    startup = jobs.groupby("paper")["seconds"].transform("min").fillna(0) if "paper" in jobs else 0.0
+    startup = pd.concat([startup, jobs["seconds"]], axis=1).min(axis=1) if "paper" in jobs else startup
+    jobs["startup_s"] = startup
+    cpu_min = (startup + (jobs["seconds"] - startup) * jobs["work_ratio"]) / 60
     # the rehearsal's FLOPs (per counted step x its steps) times the work ratio, at the stated throughput
     gpu_min = jobs["flops_per_step"] * jobs["loop_steps"] * jobs["work_ratio"] / (GPU_TFLOPS * 1e12) / 60
     jobs["estimate_min"] = cpu_min.where(~((jobs.get("gpus", 0) > 0) & gpu_min.notna()), gpu_min)
