@@ -103,3 +103,22 @@ def test_a_regime_may_set_its_own_number_of_training_steps():
     for (dataset, arch), expected in steps.items():
         settings = experiment.train_settings(cfg, dataset, arch)
         assert settings["steps"] == expected and settings["lr"] == cfg["train"]["lr"]
+
+
+def test_an_fd_reference_set_smaller_than_twice_the_features_is_refused_at_parse_time():
+    """The rehearsal found it (issue 38): n_train of 64 images for the 64-d FD proxy passed the parse-time checks,
+    then the evaluate job refused a singular covariance. Now the block is refused naming the key."""
+    import copy
+
+    import pytest
+    import yaml
+
+    from conftest import ROOT
+    from neurips26.pred_loss_space.experiment import check_config
+
+    paper = yaml.safe_load((ROOT / "config/pred_loss_space.yaml").read_text())["paper"]
+    check_config(paper)
+    bad = copy.deepcopy(paper)
+    bad["datasets"]["cifar10"]["n_train"] = 64
+    with pytest.raises(ValueError, match=r"datasets.cifar10.n_train = 64 is too few"):
+        check_config(bad)

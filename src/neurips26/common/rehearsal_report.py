@@ -263,8 +263,10 @@ def problems(jobs: pd.DataFrame) -> pd.DataFrame:
         if job["status"] != "ok" and not stated:
             error = job.get("error")
             why.append(job["status"] + (f": {error}" if isinstance(error, str) and error else ""))
+        one_point = not math.isfinite(job.get("tensor_peak_2x_mb", math.nan))
         if job.get("gpus", 0) and job["device_gb"] > GPU_MEMORY_GB:
-            why.append(f"device {job['device_gb']:.1f} GB > {GPU_MEMORY_GB:.0f} GB GPU")
+            bound = " (one memory point, scaled with the batch: an upper bound)" if one_point else ""
+            why.append(f"device {job['device_gb']:.1f} GB > {GPU_MEMORY_GB:.0f} GB GPU{bound}")
         if not job.get("gpus", 0) and job["device_gb"] > 1:
             why.append(f"trains on the CPU: {job['device_gb']:.1f} GB of tensors (no GPU requested)")
         if job["host_mb"] > job.get("request_mem_mb", math.inf):

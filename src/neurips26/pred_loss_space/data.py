@@ -128,6 +128,8 @@ def make_dataset(cfg: dict, archives: list[str] = ()) -> dict[str, np.ndarray]:
                 x_train, y_train, x_test, y_test = cifar10_from_archive(archives[0])
             else:
                 x_train, y_train, x_test, y_test = imagenette_from_archive(archives[0], cfg["image_size"])
+            if len(x_train) < cfg["n_train"]:
+                raise ValueError(f"n_train = {cfg['n_train']}, but the archive's training split has {len(x_train)}")
             keep = np.sort(np.random.default_rng(DATA_SEED).permutation(len(x_train))[: cfg["n_train"]])
             x_train, y_train = x_train[keep], y_train[keep]  # a fixed subset of the archive's training split
         arrays = {"x_train": x_train, "y_train": y_train, "x_test": x_test, "y_test": y_test}

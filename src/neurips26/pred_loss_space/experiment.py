@@ -140,5 +140,11 @@ def check_config(cfg: dict) -> None:
                 f"sample.n = {cfg['sample']['n']} is too few for the Frechet distance on {need // 2}-dim "
                 f"features of {dataset}: it needs at least {need} samples (else the covariance is singular)"
             )
+        proxy = 2 * feature_dim(cfg, dataset)  # the FD proxy's reference set is the training split's features
+        if "n_train" in data and data["n_train"] < proxy:
+            raise ValueError(
+                f"datasets.{dataset}.n_train = {data['n_train']} is too few for the Frechet distance on"
+                f" {proxy // 2}-dim features: the reference set needs at least {proxy} images"
+            )
         if cfg["evaluate"]["n_test"] > test_size(data):
             raise ValueError(f"evaluate.n_test = {cfg['evaluate']['n_test']} exceeds the test split of {dataset}")
