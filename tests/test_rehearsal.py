@@ -253,7 +253,7 @@ def test_planned_seeds_take_the_longest_seed_list_times_its_seeds_per_job():
 
     assert planned_seeds({"train": {"seeds": [0, 1], "seeds_per_job": 3}, "fit_seeds": [0, 1, 2, 3]}) == 6
     assert planned_seeds({"jobs": [{"seeds": [0]}, {"seeds": [0, 1, 2]}]}) == 3
-    assert planned_seeds({"steps": 10}) == 0
+    assert planned_seeds({"steps": 10}) == 0 and planned_seeds({"runs": 200, "seeds": [0]}) == 200
 
 
 def test_four_runs_per_cell_cannot_separate_two_events_from_none():
@@ -281,6 +281,10 @@ def test_a_claim_whose_planned_runs_fall_short_of_its_minimum_is_listed_as_undec
     assert table.loc["C3", "from"] == "seeds" and table.loc["C3", "planned runs"] == 4
     short = claims_table({"p": [claim("C1", "hard", 5)]}, rehearsed, {"p": (4, 1)})
     assert short["decidable"].iloc[0].startswith("**cannot decide**: 4 < 5")
+    unknown = claims_table({"p": [claim("C9", "hard", 2)]}, rehearsed, {"p": (0, 0)})
+    assert unknown["decidable"].iloc[0].startswith("unknown")  # no evidence is not a verdict either way
+    guessed = claims_table({"p": [claim("C9", "hard", 5)]}, rehearsed, {"p": (4, 1)})
+    assert guessed["decidable"].iloc[0].startswith("**likely cannot decide**")
 
 
 def test_the_plan_attaches_each_rules_largest_prediction_and_flags_what_does_not_fit():

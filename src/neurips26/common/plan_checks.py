@@ -88,12 +88,15 @@ def not_fitting(measured: pd.DataFrame) -> pd.DataFrame:
 
 def planned_seeds(block) -> int:
     """The most seeds a design runs: the longest list under a key ending in `seeds` anywhere in the config block,
-    times its `seeds_per_job` where the same mapping has one (seeds batched into one job)."""
+    times its `seeds_per_job` where the same mapping has one (seeds batched into one job), or an integer `runs`
+    (independent replicates, as Monte Carlo runs)."""
     best = 0
     if isinstance(block, dict):
         for key, value in block.items():
             if key.endswith("seeds") and isinstance(value, list):
                 best = max(best, len(value) * int(block.get("seeds_per_job", 1) or 1))
+            if key == "runs" and isinstance(value, int) and not isinstance(value, bool):
+                best = max(best, value)
             best = max(best, planned_seeds(value))
     elif isinstance(block, list):
         for value in block:
@@ -134,7 +137,11 @@ def claims_table(definitions: dict[str, list], rehearsed: pd.DataFrame, seeds: d
                 basis = "rehearsal"
             else:
                 planned, basis = paper_seeds, "seeds"
-            if planned < item.min_runs:
+            if planned == 0:
+                verdict = "unknown: the design names no seeds and the rehearsal gave no run count"
+            elif planned < item.min_runs and basis == "seeds":
+                verdict = f"**likely cannot decide**: {planned} seeds < {item.min_runs} runs (if its runs are seeds)"
+            elif planned < item.min_runs:
                 verdict = f"**cannot decide**: {planned} < {item.min_runs} runs"
             elif planned < 2:
                 verdict = "**cannot decide**: one run has no seed spread"
