@@ -132,7 +132,10 @@ def rehearsal_sections(jobs: list[JobRecord], papers: list[str]) -> tuple[list[J
         "",
         "From the rehearsal (results/rehearsal/REHEARSAL.md): the predicted peak host memory of each rule's largest"
         " job beside its request, and for jobs that train in the shared loop the tensor memory on the job's device"
-        " at the configured batch beside the GPU's 80 GB.",
+        " at the configured batch beside the GPU's 80 GB. Host memory is the rehearsal's peak at its fixture sizes"
+        " (plus the tensors' growth with the batch for jobs training on the CPU): a job whose memory grows with the"
+        " data is not extrapolated here (its request is counted in its rule's comment). A device count from one"
+        " memory point is scaled with the batch, an upper bound (REHEARSAL.md says which).",
         "",
         markdown_table(memory_table(jobs), digits=3),
         "",
