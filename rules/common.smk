@@ -157,7 +157,9 @@ def rehearsal_measurements(wildcards):
         "rehearsal": "results/rehearsal/jobs.csv",
         "rehearsal_claims": "results/rehearsal/claims.csv",
     }
-    if wildcards.scale != "paper" or not all(Path(path).exists() for path in found.values()):
+    if wildcards.scale != "paper" or not all(
+        Path(path).exists() for path in found.values()
+    ):
         return {}
     return found
 

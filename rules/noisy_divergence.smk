@@ -23,7 +23,7 @@ rule noisy_divergence_inject:
     wildcard_constraints:
         setting=ND_SETTING,
     conda:
-        "../envs/data.yaml"
+        "../envs/torch.yaml"  # its artifacts module measures GEMM rates with torch (imported where used)
     # counted for chunks of ND_INJECT_CHUNK = 2^24 clean tokens of uint32 ids at the paper's alpha 0.55 (2.2 x as
     # many tokens out): a chunk's clean, noised and mask arrays and their concatenations (0.5 GB), its statistics'
     # temporaries (the int64 document index and noise ids of the noised chunk, 1.5 GB), the plan and the documents
@@ -53,7 +53,7 @@ rule noisy_divergence_train:
         "../envs/torch.yaml"
     threads: torch_threads
     resources:
-        mem_mb=4000,
+        mem_mb=nd_train_mem_mb,
         runtime=1440,
     params:
         job=nd_job_params,

@@ -233,7 +233,9 @@ def test_validate_lists_every_violation():
 def test_scale_block_rejects_unknown_scale_and_paper():
     papers = {"amortized_ot": {"smoke": {"seed": 0}}, "other": {}}
     assert config.scale_block(papers, "amortized_ot", "smoke") == {"seed": 0}
-    with pytest.raises(config.ConfigError, match=r"unknown scale 'huge' \(allowed values: smoke, quick, paper, rehearsal\)"):
+    with pytest.raises(
+        config.ConfigError, match=r"unknown scale 'huge' \(allowed values: smoke, quick, paper, rehearsal\)"
+    ):
         config.scale_block(papers, "amortized_ot", "huge")
     with pytest.raises(config.ConfigError, match=r"unknown paper 'nope' \(allowed values: amortized_ot, other\)"):
         config.scale_block(papers, "nope", "smoke")

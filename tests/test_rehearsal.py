@@ -213,6 +213,7 @@ def test_the_loop_writes_its_count_only_when_the_rehearsal_asks(tmp_path, monkey
         return loss
 
     monkeypatch.setenv("NEURIPS26_JOB_LOG", "results/x/logs/train.log")
+    monkeypatch.delenv("NEURIPS26_TENSOR_MEMORY", raising=False)
     loop.run_loop(step, 2, {"model": model, "optimizer": optimizer})
     assert not list(tmp_path.iterdir())
     monkeypatch.setenv("NEURIPS26_TENSOR_MEMORY", str(tmp_path))
@@ -241,8 +242,8 @@ def test_device_memory_is_extrapolated_linearly_to_the_configured_batch():
     out = predict(jobs)
     assert out["device_gb"].tolist() == pytest.approx([(100 + 50 * 15) / 1e3, 1.6])
     assert out["estimate_min"][1] == pytest.approx(6 * 1000 / 60)  # a CPU job: seconds x work ratio
-    # a GPU job: FLOPs per step x the paper's micro-batch ratio x its steps, at the stated throughput
-    assert out["estimate_min"][0] == pytest.approx(1e12 * 2 * 1000 / 300e12 / 60)
+    # a GPU job: the rehearsal's FLOPs (per step x its steps) x the work ratio, at the stated throughput
+    assert out["estimate_min"][0] == pytest.approx(1e12 * 2 * 1000 / 67e12 / 60)
 
 
 # --------------------------------------------------------------------------- the plan's checks
@@ -327,3 +328,30 @@ def test_only_the_work_beyond_the_papers_start_up_is_scaled():
     )
     out = predict(jobs)
     assert out["estimate_min"].tolist() == pytest.approx([2 / 60, (2 + 10 * 10) / 60])
+
+
+def test_a_job_whose_time_is_all_start_up_or_a_cut_shape_gets_no_prediction_and_is_flagged():
+    from neurips26.common.rehearsal_report import problems
+
+    jobs = pd.DataFrame(
+        {
+            "paper": ["p", "p", "q"],
+            "rule": ["p_split", "p_train", "q_train"],
+            "wildcards": ["", "", ""],
+            "status": ["ok", "ok", "ok"],
+            "seconds": [1.0, 30.0, 30.0],
+            "work_ratio": [1e6, 10.0, 10.0],
+            "batch_ratio": [1.0, 16.0, 16.0],
+            "gpus": [0, 1, 1],
+            "tensor_peak_mb": [math.nan, 100.0, 100.0],
+            "tensor_peak_2x_mb": [math.nan, 150.0, 150.0],
+            "shape_cut": [False, False, True],
+            "request_mem_mb": [4000.0, 16000.0, 16000.0],
+            "request_min": [60.0, 60.0, 60.0],
+        }
+    )
+    out = predict(jobs)
+    assert math.isnan(out["estimate_min"][0]) and math.isnan(out["device_gb"][2]) and out["device_gb"][1] > 0
+    found = problems(out).set_index("rule")["problem"]
+    assert "time not estimated" in found["p_split"] and "cut shape" in found["q_train"]
+    assert "p_train" not in found

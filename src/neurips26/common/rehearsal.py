@@ -11,9 +11,10 @@ block (config/<slug>.yaml `paper:`), and nothing else:
   has, never a job's shapes or work.
 - `micro_batch`: the budget keys that are a micro-batch (examples per forward): the rehearsal runs them at their
   value and at `factor` times it, so tensor memory can be extrapolated to the configured batch.
-- `shapes`: only where a real shape cannot run on a 24 GB, 2-core machine at all (a model whose fp32 weights,
-  gradients and AdamW state alone exceed it): the key path -> the largest shape that fits, with the reason. Such
-  a job's memory at the real shape is counted, not measured, and REHEARSAL.md says so.
+- `shapes`: only where a real shape cannot run on a 24 GB, 2-core machine (a model whose fp32 weights, gradients
+  and AdamW state alone exceed it), or not within the rehearsal's time: the key path -> the shape that runs, with
+  the reason. Such a job's memory at the real shape is counted, not measured (the reason gives the count), and
+  REHEARSAL.md predicts none for it.
 - `fixture_paths`: key paths that point at user-supplied files (data behind a login), replaced by the path of a
   fixture the rehearsal writes.
 - `not_rehearsed`: rule -> the reason a paper-scale rule cannot run in the rehearsal (REHEARSAL.md lists it; a

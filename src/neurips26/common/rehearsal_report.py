@@ -30,9 +30,10 @@ from neurips26.common.report import markdown_table
 __all__ = ["GPU_MEMORY_GB", "GPU_TFLOPS", "collect", "predict", "problems", "render"]
 
 GPU_MEMORY_GB = 80.0  # the GPU a paper-scale job is planned against (an 80 GB A100/H100)
-# an effective training throughput: about 30% of an H100's dense bf16 peak (989 TFLOP/s) or 60% of its TF32 peak;
-# small models reach less, so GPU estimates are a lower bound on time
-GPU_TFLOPS = 300.0
+# the matrix-product throughput a GPU job is assumed to reach: an H100's fp32 peak (67 TFLOP/s without tensor
+# cores; the jobs train in fp32 but paper 09, which uses bf16), so the estimate counts only the loop's matrix
+# products at peak: a lower bound on time (no start-up, evaluation, data loading or small-kernel overhead)
+GPU_TFLOPS = 67.0
 
 
 def _benchmark(path: Path) -> dict:
@@ -179,6 +180,7 @@ def collect(work: Path, slugs: list[str], memory: Path) -> pd.DataFrame:
             "paper_jobs": len(twins),
             "work_ratio": ratio,
             "work_model": model,
+            "shape_cut": bool(plan is not None and plan.shapes),
             "batch_ratio": batch,
             "benchmark": str(job.benchmark) if job.benchmark else "",
             **(_benchmark(work / str(job.benchmark)) if job.benchmark else {}),
@@ -219,6 +221,8 @@ def extrapolate_growth(jobs: pd.DataFrame, doubled: Path, growth: dict[str, tupl
         t2 = _benchmark(doubled / job["benchmark"]).get("seconds")
         t1 = job.get("seconds")
         if not t2 or not t1 or not math.isfinite(t1) or t1 <= 0:
+            jobs.loc[index, "work_ratio"] = math.nan
+            jobs.loc[index, "work_model"] = "data growth: no second size measured, time not estimated"
             continue
         n, real = spec
         s0 = min(float(startup.get(job["paper"], 0.0)), t1) * 0.999
@@ -239,6 +243,8 @@ def predict(jobs: pd.DataFrame) -> pd.DataFrame:
     slope = (two - one).clip(lower=0)
     linear = one + slope * (ratio - 1)
     jobs["device_gb"] = linear.where(two.notna(), one * ratio) / 1e3
+    if "shape_cut" in jobs:  # counted at a cut shape: says nothing of the real one (the plan's reason gives its count)
+        jobs.loc[jobs["shape_cut"].fillna(False).astype(bool), "device_gb"] = math.nan
     # host memory: the measured peak, plus the growth of the tensors with the batch where the job trains on the CPU
     growth = (jobs["device_gb"] * 1e3 - one).fillna(0).clip(lower=0)
     jobs["host_mb"] = jobs["host_peak_mb"] + growth.where(jobs.get("gpus", 0) == 0, 0)
@@ -251,6 +257,10 @@ def predict(jobs: pd.DataFrame) -> pd.DataFrame:
     # the rehearsal's FLOPs (per counted step x its steps) times the work ratio, at the stated throughput
     gpu_min = jobs["flops_per_step"] * jobs["loop_steps"] * jobs["work_ratio"] / (GPU_TFLOPS * 1e12) / 60
     jobs["estimate_min"] = cpu_min.where(~((jobs.get("gpus", 0) > 0) & gpu_min.notna()), gpu_min)
+    # a job whose rehearsal time is all start-up measured no work to scale: its estimate would be its start-up
+    within_startup = ((jobs["seconds"] - startup) < 0.5) & (jobs["work_ratio"] > 10)
+    jobs.loc[within_startup, "estimate_min"] = math.nan
+    jobs["time_note"] = within_startup.map({True: "work within start-up: time not estimated", False: ""})
     return jobs
 
 
@@ -269,6 +279,19 @@ def problems(jobs: pd.DataFrame) -> pd.DataFrame:
             why.append(f"device {job['device_gb']:.1f} GB > {GPU_MEMORY_GB:.0f} GB GPU{bound}")
         if not job.get("gpus", 0) and job["device_gb"] > 1:
             why.append(f"trains on the CPU: {job['device_gb']:.1f} GB of tensors (no GPU requested)")
+        if job.get("time_note"):
+            why.append(job["time_note"])
+        if job.get("gpus", 0) and job["status"] == "ok" and not math.isfinite(job["device_gb"]):
+            why.append(
+                "GPU job at a cut shape: device memory from the paper's own count (REHEARSAL.md's shapes)"
+                if job.get("shape_cut")
+                else "GPU job whose device memory the rehearsal does not count (not in the training loop)"
+            )
+        two = job.get("tensor_peak_2x_mb", math.nan)
+        if math.isfinite(two) and two <= job["tensor_peak_mb"] and job.get("batch_ratio", 1) > 1:
+            why.append("tensor memory did not grow with the doubled micro-batch: the prediction assumes no growth")
+        if str(job.get("work_model", "")).startswith("data growth: no second"):
+            why.append(job["work_model"])
         if job["host_mb"] > job.get("request_mem_mb", math.inf):
             why.append(f"host {job['host_mb']:.0f} MB > request {job['request_mem_mb']:.0f} MB")
         if job.get("work_model") == "none, carries a cut budget":
