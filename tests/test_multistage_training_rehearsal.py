@@ -51,4 +51,4 @@ def test_every_cut_rule_does_more_work_at_paper_scale(rule, wildcards):
     block = derived_rehearsal("multistage_training", CONFIG, SCHEMA)
     assert 1 < work_ratio(rehearsal.PLAN, rule, CONFIG["paper"], block, wildcards) < 1e6
     assert work_ratio(rehearsal.PLAN, "multistage_training_report", CONFIG["paper"], block, {}) == 1
-    assert not rehearsal.PLAN.not_rehearsed  # every paper-scale rule runs in the rehearsal
+    assert not rehearsal.PLAN.not_rehearsed  # no rule left out on purpose (the driver reports any the DAG misses)

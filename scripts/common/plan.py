@@ -126,7 +126,7 @@ def rehearsal_sections(jobs: list[JobRecord], papers: list[str]) -> tuple[list[J
     seeds = {slug: seed_counts(slug) for slug in papers}
     table = claims_table(definitions, claims, seeds)
     unfit = not_fitting(measured)
-    undecided = table[table["decidable"] != "can decide"] if not table.empty else table
+    undecided = table[~table["decidable"].str.contains("can decide")] if not table.empty else table
     return jobs, [
         "## Memory per job",
         "",

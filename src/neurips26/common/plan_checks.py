@@ -145,6 +145,8 @@ def claims_table(definitions: dict[str, list], rehearsed: pd.DataFrame, seeds: d
                 verdict = f"**cannot decide**: {planned} < {item.min_runs} runs"
             elif planned < 2:
                 verdict = "**cannot decide**: one run has no seed spread"
+            elif basis == "seeds":
+                verdict = "likely can decide (if its runs are seeds: the rehearsal gave no run count)"
             else:
                 verdict = "can decide"
             rows.append(
