@@ -311,3 +311,12 @@ def test_paper_scale_options_keep_everything_on_the_jobs_device():
         )
     assert all(len(r.steps) == 2 for r in results)
     assert all(p.device == device for m in models for p in m.parameters())
+
+
+def test_the_precision_names_the_config_checks_accept_are_the_ones_training_runs():
+    """The parse-time check reads the torch-free names; the training step maps each to its autocast dtype."""
+    from neurips26.noisy_divergence.paths import PRECISION_NAMES
+    from neurips26.noisy_divergence.training import PRECISIONS
+
+    assert sorted(PRECISIONS) == sorted(PRECISION_NAMES)
+    assert PRECISIONS["fp32"] is None and PRECISIONS["bf16"] is torch.bfloat16

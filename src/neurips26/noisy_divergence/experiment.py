@@ -8,9 +8,8 @@ one run per job at paper scale). Its name is ``{shape}_{qk|noqk}_lr{multiplier}_
 
 from __future__ import annotations
 
-from .model import ATTENTIONS
 from .noise import CLEAN, NoiseSetting, noise_vocabulary, parse_setting
-from .training import PRECISIONS
+from .paths import ATTENTIONS, PRECISION_NAMES
 
 __all__ = [
     "JOB_KEYS",
@@ -102,8 +101,8 @@ def check_config(cfg: dict) -> None:
     micro = train.get("micro_batch", train["batch_size"])
     if not 1 <= micro <= train["batch_size"] or train["batch_size"] % micro:
         raise ValueError(f"train.micro_batch {micro} must divide train.batch_size {train['batch_size']}")
-    if train.get("precision", "fp32") not in PRECISIONS:
-        raise ValueError(f"train.precision must be one of {sorted(PRECISIONS)}, got {train['precision']!r}")
+    if train.get("precision", "fp32") not in PRECISION_NAMES:
+        raise ValueError(f"train.precision must be one of {PRECISION_NAMES}, got {train['precision']!r}")
     if train.get("attention", "explicit") not in ATTENTIONS:
         raise ValueError(f"train.attention must be one of {ATTENTIONS}, got {train['attention']!r}")
     if cfg["train"]["warmup"] >= cfg["train"]["steps"]:

@@ -27,10 +27,11 @@ from torch import nn
 
 from neurips26.common.transformer import ATTENTION_STATS, HF, Block, rope_tables, seeded_normal_init_
 
+from .paths import ATTENTIONS
+
 __all__ = ["ATTENTIONS", "DIAG", "LM", "LMConfig", "n_parameters"]
 
 DIAG = (*ATTENTION_STATS, "resid_rms")
-ATTENTIONS = ("explicit", "sdpa")  # the attention paths of a forward without diagnostics
 
 
 @dataclass(frozen=True)

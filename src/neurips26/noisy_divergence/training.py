@@ -61,7 +61,8 @@ from neurips26.common.ensemble import Ensemble, StackedWeights, clip_grad_norm_p
 from neurips26.common.loop import LoopSettings
 from neurips26.common.optim import AdamW
 
-from .model import ATTENTIONS, DIAG, LM
+from .model import DIAG, LM
+from .paths import ATTENTIONS
 
 __all__ = [
     "PRECISIONS",
