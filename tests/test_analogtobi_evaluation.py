@@ -79,8 +79,9 @@ def test_the_ablation_rates_count_samples_valid_novel_and_simulated_circuits():
             valid = i < 8
             rows.append({"config": "bipart-type-rename", "decoding": "grammar", "seed": seed, "typed": True,
                          "terminated": i < 9, "erc": 0 if valid else 2, "valid": valid, "novel": valid and i < 4,
-                         "memorised": i == 9,
-                         "type_ok": valid and i < 6, "n_devices": 5 if valid else 0,
+                         "memorised": i == 9, "novel_canonical": valid and i < 2, "memorised_topology": i >= 7,
+                         "type_ok": valid and i < 6, "type_ok_canonical": valid and i < 4,
+                         "n_devices": 5 if valid else 0,
                          "spice": ("converged" if i < 3 else "failed") if valid and i < 5 else
                          ("invalid" if i < 5 else "not_simulated"),
                          **{f"f_{f}": (1.0 if valid else np.nan) for f in FEATURES}})  # fmt: skip
@@ -91,6 +92,8 @@ def test_the_ablation_rates_count_samples_valid_novel_and_simulated_circuits():
     assert (r["cut"], r["erc2"], r["erc1"], r["memorised_valid"]) == (1, 1, 0, 0)
     assert r["validity"] == 0.8 and r["novelty"] == 0.4 and r["novel_of_valid"] == 0.5
     assert r["type_accuracy"] == 0.75 and r["spice_first"] == 5 and r["electrical"] == 0.6
+    assert r["novel_of_valid_canonical"] == 0.25 and r["type_accuracy_canonical"] == 0.5
+    assert r["memorised_topology_valid"] == 1 and r["memorised_topology_of_valid"] == 0.125
     assert np.isfinite(r["realism_mmd"])
     summary = ablation_summary(table)
     assert summary.loc[0, "seeds"] == 2 and summary.loc[0, "validity_sd"] == 0

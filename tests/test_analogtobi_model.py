@@ -164,3 +164,15 @@ def test_sampling_feeds_the_model_on_its_device():
         for grammar in (True, False):
             walks, _ = sample_walks(model, VOCAB, [["CIRCUIT_Opamp"]] * 3, max_len=12, grammar=grammar)
             assert len(walks) == 3 and all(len(w.tokens) <= 12 for w in walks)
+
+
+def test_the_random_baseline_does_not_end_before_its_target_length():
+    # without target lengths it ends as soon as the grammar allows (mostly one-device walks); with them, not before
+    prompts = [["CIRCUIT_LDO"]] * 60
+    short, _ = sample_walks(None, VOCAB, prompts, max_len=120, seed=0)
+    long, _ = sample_walks(None, VOCAB, prompts, max_len=160, seed=0, target_lengths=[10] * 60)
+    done = [w for w in long if w.terminated]
+    assert done and all(len(w.tokens) >= 10 for w in done)
+    assert min(len(w.tokens) for w in short if w.terminated) < 10
+    with pytest.raises(ValueError, match="target_lengths"):
+        sample_walks(None, VOCAB, prompts, max_len=120, target_lengths=[40])

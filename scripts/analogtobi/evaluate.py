@@ -1,5 +1,6 @@
-"""Per-sample metrics of one sample set: validity (ERC), novelty against the training circuits, the 10-gram test
-against the walks its configuration trained on, the classifier's type, ngspice on the first valid circuits, and the
+"""Per-sample metrics of one sample set: validity (ERC and the designer rule), novelty against the training circuits
+(ports verbatim and by class), the 10-gram test against the walks its configuration trained on (verbatim and
+index-free), the classifiers' types (ports verbatim and by class), ngspice on the first valid circuits, and the
 realism features; ngspice simulations per second."""
 
 import pickle
@@ -19,19 +20,22 @@ log = start_job(snakemake, seed)
 samples = pd.read_parquet(snakemake.input.samples)
 circuits = pd.read_parquet(snakemake.input.circuits)
 train = circuits[circuits["split"] == "train"]
-novelty = NoveltyIndex([parse(c.netlist, c.path, duplicate_names="renumber") for c in train.itertuples()])
+train_circuits = [parse(c.netlist, c.path, duplicate_names="renumber") for c in train.itertuples()]
+novelty = NoveltyIndex(train_circuits)
+novelty_canonical = NoveltyIndex(train_circuits, canonical_ports=True)
 walks = pd.read_parquet(snakemake.input.walks)
 train_walks = [w.split() for w in walks.loc[walks["split"] == "train", "tokens"]]
 # what the configuration trained on (the random baseline is compared with the typed bipartite walks)
 trained_as = "bipart-type-norename" if name == experiment.RANDOM else name
 training = experiment.training_walks(train_walks, trained_as, seed, p["rename_pool"])
 with open(snakemake.input.classifier, "rb") as f:
-    classifier = pickle.load(f)
+    classifiers = pickle.load(f)
 rep = "bipart" if name == experiment.RANDOM else experiment.parse_config_name(name)["rep"]
 records = [{**r, "tokens": r["tokens"].split()} for r in samples.to_dict("records")]
 rows, sims = evaluate_samples(
-    records, rep, novelty, training, classifier.predict, ngram=p["ngram"], spice_per_type=p["spice_per_type"],
-    spice_timeout_s=p["spice_timeout_s"], log=log.info,
+    records, rep, novelty, training, classifiers["verbatim"].predict, ngram=p["ngram"],
+    spice_per_type=p["spice_per_type"], spice_timeout_s=p["spice_timeout_s"], novelty_canonical=novelty_canonical,
+    classify_canonical=classifiers["canonical"].predict, log=log.info,
 )  # fmt: skip
 metrics = pd.concat([samples.drop(columns=["tokens"]), pd.DataFrame(rows)], axis=1)
 for decoding, group in metrics.groupby("decoding"):

@@ -1,13 +1,13 @@
-"""The real circuits' side of the evaluation: the type classifier fitted on the training circuits (pickled), and per
-held-out circuit its predicted type, its ngspice operating point under the same generic models and bias as the
-generated circuits, and its realism features."""
+"""The real circuits' side of the evaluation: the type classifiers fitted on the training circuits (ports verbatim and
+by class, pickled as a dict), and per held-out circuit its predicted types, the designer rule's verdict, its ngspice
+operating point under the same generic models and bias as the generated circuits, and its realism features."""
 
 import pickle
 import time
 
 import pandas as pd
 
-from neurips26.analogtobi import spice
+from neurips26.analogtobi import erc, spice
 from neurips26.analogtobi.classifier import TypeClassifier
 from neurips26.analogtobi.evaluation import FEATURES, features
 from neurips26.analogtobi.netlist import parse
@@ -19,17 +19,22 @@ log = start_job(snakemake)
 table = pd.read_parquet(snakemake.input.circuits)
 circuits = [parse(c.netlist, c.path, duplicate_names="renumber") for c in table.itertuples()]
 train = (table["split"] == "train").to_numpy()
-classifier = TypeClassifier(**p["classifier"]).fit(
-    [c for c, t in zip(circuits, train) if t], list(table.loc[train, "type"])
-)
+classifiers = {
+    setting: TypeClassifier(**p["classifier"], canonical_ports=setting == "canonical").fit(
+        [c for c, t in zip(circuits, train) if t], list(table.loc[train, "type"])
+    )
+    for setting in ("verbatim", "canonical")
+}
 test = table[~train].reset_index(drop=True)
 test_circuits = [c for c, t in zip(circuits, train) if not t]
-predicted = classifier.predict(test_circuits)
+predicted = classifiers["verbatim"].predict(test_circuits)
 began = time.perf_counter()
 results = [spice.simulate(c, timeout_s=p["spice_timeout_s"]) for c in test_circuits]
 seconds = time.perf_counter() - began
 rows = test[["id", "type"]].assign(
     predicted=predicted,
+    predicted_canonical=classifiers["canonical"].predict(test_circuits),
+    design_fault=[erc.design_fault(c) for c in test_circuits],
     spice=[r.status for r in results],
     spice_reason=[r.reason for r in results],
     spice_seconds=seconds / max(len(results), 1),
@@ -38,5 +43,5 @@ rows = test[["id", "type"]].assign(
 log.info("classifier: %.3f held-out accuracy on %d circuits; ngspice: %s in %.1f s", (rows["predicted"] ==
          rows["type"]).mean(), len(rows), rows["spice"].value_counts().to_dict(), seconds)  # fmt: skip
 with open(snakemake.output.classifier, "wb") as f:
-    pickle.dump(classifier, f)
+    pickle.dump(classifiers, f)
 write_parquet(rows, snakemake.output.reference, job_provenance(snakemake))

@@ -1,7 +1,9 @@
 """Sample one set ({config}_s{seed}, or random_s{seed}): ``per_type`` walks per circuit type of the training data with
 every decoding of the configuration (grammar-guided and free for bipartite walks), timed; the random-logits baseline
-samples under the grammar without a model."""
+samples under the grammar without a model, each walk at least as long as a training walk of its type drawn at
+random (the data's length distribution)."""
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -27,11 +29,18 @@ if snakemake.input.get("model"):
 circuits = pd.read_parquet(snakemake.input.circuits)
 types = sorted(circuits.loc[circuits["split"] == "train", "type"].unique())
 requests = experiment.prompts(p["per_type"], name, types)
+targets = None
+if model is None:
+    walks = pd.read_parquet(snakemake.input.walks)
+    lengths = walks[walks["split"] == "train"].groupby("type")["length"].apply(list)
+    rng = np.random.default_rng([seed, 3])
+    targets = [int(rng.choice(lengths[t])) for t, _ in requests]
 rows, timing = [], []
 for k, decoding in enumerate(experiment.decodings(name)):
     walks, seconds = sample_walks(
         model, vocab, [prompt for _, prompt in requests], max_len=p["max_len"][rep], temperature=p["temperature"],
         grammar=decoding == "grammar", typed=typed, seed=seed * 1000 + k, batch_size=p["batch_size"],
+        target_lengths=targets,
     )  # fmt: skip
     done = sum(w.terminated for w in walks)
     log.info("%s %s: %d walks in %.1f s (%.1f per s), %d terminated", name, decoding, len(walks), seconds,

@@ -4,7 +4,9 @@ ours is a Weisfeiler-Lehman subtree classifier (Shervashidze et al. 2011): each 
 (:func:`.generate.graph_of`) becomes the counts of its WL node labels after 0..``iterations`` refinements
 (networkx's ``weisfeiler_lehman_subgraph_hashes``), hashed into ``n_features`` columns
 (scikit-learn's ``FeatureHasher``), then log(1 + count) per label, L2-normalised, and a multinomial logistic regression.
-It is trained on the training split and its accuracy on the held-out split is reported beside the type accuracy it
+Ports are read verbatim (``VIN1``, ``IOUT2``) or, with ``canonical_ports``, by class (``VIN``, ``IOUT``); both are
+reported, since port names alone can give a circuit's type away. It is trained on the training split and its
+accuracy on the held-out split is reported beside the type accuracy it
 scores, since a generated circuit's type is only as good as the classifier's.
 """
 
@@ -21,11 +23,12 @@ from .netlist import Circuit
 __all__ = ["TypeClassifier", "wl_counts"]
 
 
-def wl_counts(circuit: Circuit, iterations: int) -> Counter:
-    """The multiset of WL labels of the circuit's nodes over iterations 0..``iterations``."""
+def wl_counts(circuit: Circuit, iterations: int, canonical_ports: bool = False) -> Counter:
+    """The multiset of WL labels of the circuit's nodes over iterations 0..``iterations`` (ports by name, or by class
+    with ``canonical_ports``)."""
     import networkx as nx
 
-    g = graph_of(circuit)
+    g = graph_of(circuit, canonical_ports)
     counts = Counter(f"0:{data['label']}" for _, data in g.nodes(data=True))
     if iterations:
         hashes = nx.weisfeiler_lehman_subgraph_hashes(g, node_attr="label", edge_attr="label", iterations=iterations)
@@ -40,6 +43,7 @@ class TypeClassifier:
     n_features: int = 4096
     C: float = 1.0
     seed: int = 0
+    canonical_ports: bool = False  # ports by class (VIN1 and VIN2 alike), so port names cannot give the type away
 
     def _matrix(self, circuits: list[Circuit]):
         from sklearn.feature_extraction import FeatureHasher
@@ -47,7 +51,8 @@ class TypeClassifier:
 
         hasher = FeatureHasher(n_features=self.n_features, input_type="dict", alternate_sign=False)
         x = hasher.transform(
-            {k: float(np.log1p(v)) for k, v in wl_counts(c, self.iterations).items()} for c in circuits
+            {k: float(np.log1p(v)) for k, v in wl_counts(c, self.iterations, self.canonical_ports).items()}
+            for c in circuits
         )
         return normalize(x)
 

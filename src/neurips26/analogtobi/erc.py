@@ -3,18 +3,68 @@
 device, edge, net from ``VSS`` and end at ``VSS``, each edge of its device's family; level 2, every device has its
 pins (MOS D, G, S, B; BJT B, C, E; diode P, N; a passive two terminals); level 3, each pin sits on one net and a
 (device, net) pair keeps one label, a passive touches exactly two distinct nets; level 4, every internal net touches
-at least two devices. Returns the first failing level, 0 for a valid walk."""
+at least two devices. Returns the first failing level, 0 for a valid walk. A circuit-type token is allowed only
+first (a known type), as in the device-pin check (:func:`.devpin.erc_level`): one rule for both representations.
+
+Level 5 (ours, after an outside review; the reference stops at level 4, which accepts a lone NMOS with every pin on
+``VSS``): :func:`design_fault`, a circuit a designer would accept, applied to the decoded circuit of either
+representation."""
 
 from __future__ import annotations
 
-from .netlist import FAMILIES, PASSIVE
-from .tokens import END, edge_family, edge_pins, kind_of, split_device
+from .netlist import FAMILIES, PASSIVE, RAILS, Circuit, is_port
+from .tokens import CIRCUIT_TYPES, END, edge_family, edge_pins, kind_of, split_device
 
-__all__ = ["erc_level"]
+__all__ = ["DESIGN_LEVEL", "design_fault", "erc_level"]
+
+DESIGN_LEVEL = 5
+_SUPPLY_PORTS = ("IB", "IIN", "IREF", "IOUT")  # current ports that feed a circuit without VDD (an NMOS mirror)
+
+
+def design_fault(circuit: Circuit) -> str:
+    """Why a designer would refuse the circuit ("" when it is acceptable), the same rule for both representations:
+
+    * ``VSS`` is reached, and ``VDD`` is, or a current port feeds the circuit (``IB``, ``IIN``, ``IREF``, ``IOUT``:
+      a textbook NMOS current mirror has no ``VDD``; the quick generator emits such mirrors);
+    * it has at least one port besides the rails (a lone resistor between ``VDD`` and ``VSS`` has no interface),
+      and every port is used: it touches a device terminal other than a MOS bulk;
+    * no device has all its pins on one net;
+    * no floating gate: every internal net that a MOS gate sits on touches a terminal other than MOS gates and bulks.
+    """
+    nets = set(circuit.nets)
+    if "VSS" not in nets:
+        return "VSS is not reached"
+    ports = sorted(n for n in nets if n not in RAILS and is_port(n))
+    if "VDD" not in nets and not any(p.startswith(_SUPPLY_PORTS) for p in ports):
+        return "VDD is not reached and no current port feeds the circuit"
+    if not ports:
+        return "no port besides the rails"
+    pins_on: dict[str, list[tuple[str, str]]] = {}
+    for d in circuit.devices:
+        if len(set(d.nets)) == 1:
+            return f"{d.name} has every pin on {d.nets[0]}"
+        for pin, net in zip(FAMILIES[d.family], d.nets):
+            pins_on.setdefault(net, []).append((d.family, pin))
+
+    def mos(pins, letters):
+        return all(f in ("NM", "PM") and p in letters for f, p in pins)
+
+    for port in ports:
+        if mos(pins_on[port], "B"):
+            return f"port {port} touches only MOS bulks"
+    for net, pins in pins_on.items():
+        if not is_port(net) and any(f in ("NM", "PM") and p == "G" for f, p in pins) and mos(pins, "GB"):
+            return f"floating gate: {net} touches only MOS gates and bulks"
+    return ""
 
 
 def erc_level(tokens: list[str]) -> int:
-    body = [t for t in tokens if kind_of(t) != "type"]
+    tokens = list(tokens)
+    if tokens and kind_of(tokens[0]) == "type":
+        if tokens[0].removeprefix("CIRCUIT_") not in CIRCUIT_TYPES:
+            return 1
+        tokens = tokens[1:]
+    body = tokens
     if END in body:
         body = body[: body.index(END)]
     if len(body) < 5 or body[0] != "VSS" or body[-1] != "VSS" or (len(body) - 1) % 4:

@@ -2,12 +2,16 @@ r"""Per-sample metrics of generated walks (AnalogToBi, Kim et al. 2026, arXiv 26
 ``METRIC_Valid_n_Novel.py``, ``METRIC_N_Gram.py``), one row per sample:
 
 * ``terminated``: the walk ended with ``TRUNCATE`` within the length limit; ``erc``: the first failing ERC level
-  (0 valid; :func:`.erc.erc_level` for bipartite walks, :func:`.devpin.erc_level` for device-pin walks);
+  (0 valid; levels 1-4 of :func:`.erc.erc_level` for bipartite walks, of :func:`.devpin.erc_level` for
+  device-pin walks; level 5, a decoded circuit a designer would refuse, :func:`.erc.design_fault`, for both);
   ``valid``: terminated and ERC level 0 (the paper's validity; a truncated walk is invalid);
-* ``novel``: valid and isomorphic to no training circuit (:class:`.metrics.NoveltyIndex`);
+* ``novel``: valid and isomorphic to no training circuit (:class:`.metrics.NoveltyIndex`), ports verbatim as the
+  reference; ``novel_canonical``: the same with ports by class (``VIN1`` and ``VIN2`` alike);
 * ``memorised``: terminated and sharing its first and last ``n`` tokens with one training walk of its
-  configuration (the paper's 10-gram test, :func:`.metrics.memorised`);
+  configuration (the paper's 10-gram test, :func:`.metrics.memorised`); ``memorised_topology``: the same with
+  device indices dropped on both sides (index-free, so that renaming alone cannot lower it);
 * ``predicted``: the type the classifier gives a valid circuit (``type_ok``: equal to the requested type);
+  ``predicted_canonical`` / ``type_ok_canonical``: a classifier that reads ports by class;
 * ``spice``: ``converged`` / ``failed`` / ``unavailable`` for the valid circuits among the first
   ``spice_per_type`` samples of each decoding and requested type (``not_simulated`` for the rest; ``invalid`` for
   an invalid circuit among them, which cannot be simulated and counts as not electrically valid);
@@ -22,11 +26,11 @@ import time
 import numpy as np
 
 from . import devpin, erc, serialize, spice
-from .metrics import NoveltyIndex, walk_ends
+from .metrics import NoveltyIndex, walk_ends, without_indices
 from .netlist import Circuit
 from .tokens import DEVICE_CAPS, EDGES
 
-__all__ = ["FEATURES", "evaluate_samples", "features"]
+__all__ = ["FEATURES", "decode_checked", "evaluate_samples", "features"]
 
 _DEGREES = 6  # internal-net degree bins 2, 3, ..., 6, >= 7
 FEATURES = [
@@ -53,12 +57,18 @@ def features(circuit: Circuit) -> np.ndarray:
     return np.array([out[f] for f in FEATURES])
 
 
-def _circuit(tokens: list[str], rep: str, source: str) -> tuple[int, Circuit | None]:
+def decode_checked(tokens: list[str], rep: str, source: str = "<walk>") -> tuple[int, Circuit | None]:
+    """(ERC level, circuit) of a walk of either representation: levels 1-4 of the representation's own check, then
+    level 5 (:func:`.erc.design_fault`) on the decoded circuit, one rule for both; the circuit only when valid."""
     if rep == "bipart":
         level = erc.erc_level(tokens)
-        return level, serialize.circuit_of(tokens, source) if level == 0 else None
-    level = devpin.erc_level(tokens)
-    return level, devpin.decode(tokens, source=source) if level == 0 else None
+        circuit = serialize.circuit_of(tokens, source) if level == 0 else None
+    else:
+        level = devpin.erc_level(tokens)
+        circuit = devpin.decode(tokens, source=source) if level == 0 else None
+    if circuit is not None and erc.design_fault(circuit):
+        return erc.DESIGN_LEVEL, None
+    return level, circuit
 
 
 def evaluate_samples(
@@ -71,23 +81,30 @@ def evaluate_samples(
     ngram: int,
     spice_per_type: int,
     spice_timeout_s: float,
+    novelty_canonical: NoveltyIndex | None = None,
+    classify_canonical=None,
     log=None,
 ) -> tuple[list[dict], dict]:
     """Rows of the module docstring for ``samples`` (dicts with ``decoding``, ``type``, ``tokens`` (list),
-    ``terminated``), and the simulation timing ``{"simulations", "seconds"}``. ``classify(circuits) -> types``."""
+    ``terminated``), and the simulation timing ``{"simulations", "seconds"}``. ``classify(circuits) -> types``;
+    ``novelty_canonical`` and ``classify_canonical`` read ports by class (``*_canonical`` columns, NaN-free: False
+    and "" when not given)."""
     ends = {walk_ends(w, ngram) for w in training}  # memorised() as one set look-up per sample
+    topology_ends = {walk_ends(without_indices(w), ngram) for w in training}
     rows, circuits = [], []
     simulated_per_decoding: dict[str, int] = {}
     sim_seconds, sims = 0.0, 0
     for i, s in enumerate(samples):
         tokens = list(s["tokens"])
-        level, circuit = _circuit(tokens, rep, f"sample {i}")
+        level, circuit = decode_checked(tokens, rep, f"sample {i}")
         valid = bool(s["terminated"]) and level == 0
         row = {
             "erc": level,
             "valid": valid,
             "novel": bool(valid and novelty.novel(circuit)),
+            "novel_canonical": bool(valid and novelty_canonical is not None and novelty_canonical.novel(circuit)),
             "memorised": bool(s["terminated"]) and walk_ends(tokens, ngram) in ends,
+            "memorised_topology": bool(s["terminated"]) and walk_ends(without_indices(tokens), ngram) in topology_ends,
             "n_devices": len(circuit.devices) if valid else 0,
             "spice": "not_simulated",
             "spice_reason": "",
@@ -109,9 +126,12 @@ def evaluate_samples(
             log(f"evaluated {i + 1}/{len(samples)} samples")
     valid_circuits = [c for c in circuits if c is not None]
     predicted = iter(classify(valid_circuits) if valid_circuits else [])
+    canonical = iter(classify_canonical(valid_circuits) if valid_circuits and classify_canonical else [])
     for s, row, circuit in zip(samples, rows, circuits):
         row["predicted"] = next(predicted) if circuit is not None else ""
         row["type_ok"] = bool(circuit is not None and row["predicted"] == s["type"])
+        row["predicted_canonical"] = next(canonical, "") if circuit is not None else ""
+        row["type_ok_canonical"] = bool(circuit is not None and row["predicted_canonical"] == s["type"])
         feats = features(circuit) if circuit is not None else np.full(len(FEATURES), np.nan)
         row.update({f"f_{name}": float(v) for name, v in zip(FEATURES, feats)})
     return rows, {"simulations": sims, "seconds": sim_seconds}

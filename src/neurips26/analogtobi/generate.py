@@ -732,14 +732,21 @@ FAMILIES: dict[str, Callable[[np.random.Generator], str]] = {
 }
 
 
-def graph_of(circuit: Circuit):
-    """The labelled bipartite graph of a circuit (networkx), the object novelty and deduplication compare."""
+def port_class(net: str) -> str:
+    """A port's name without its index (``VIN2`` -> ``VIN``, ``VOUT`` -> ``VOUT``); rails unchanged."""
+    return net.rstrip("0123456789")
+
+
+def graph_of(circuit: Circuit, canonical_ports: bool = False):
+    """The labelled bipartite graph of a circuit (networkx), the object novelty and deduplication compare. Ports are
+    labelled by name (the reference's novelty) or, with ``canonical_ports``, by class (:func:`port_class`), so that
+    swapping ``VIN1`` and ``VIN2`` gives the same graph."""
     import networkx as nx
 
     g = nx.Graph()
     for device, net, label in circuit.edges():
         g.add_node(device, label=device.rstrip("0123456789"))
-        g.add_node(net, label=net if is_port(net) else "NET")
+        g.add_node(net, label=(port_class(net) if canonical_ports else net) if is_port(net) else "NET")
         g.add_edge(device, net, label=label)
     return g
 

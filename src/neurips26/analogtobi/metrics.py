@@ -7,7 +7,8 @@ r"""Paper 02's sequence augmentation and sample metrics (AnalogToBi, Kim et al. 
   device family, port names verbatim, ``NET`` for internal nets; edge labels: edge types), checked inside the
   reference's Weisfeiler-Lehman hash bucket;
 * :func:`memorised`: the paper's 10-gram test, true when one training walk has both the same first n tokens and the
-  same last n tokens before ``TRUNCATE``;
+  same last n tokens before ``TRUNCATE``; index-free (device indices dropped on both sides), it tests the topology,
+  which renaming alone cannot change (verbatim, renamed indices lower it whatever the model writes);
 * :func:`mmd2`: an unbiased squared maximum mean discrepancy with a Gaussian kernel, the realism distance between
   generated and real circuits' feature vectors (bandwidth: the median distance within the reference set).
 """
@@ -20,7 +21,7 @@ from .generate import graph_hash, graph_of, isomorphic
 from .netlist import Circuit
 from .tokens import DEVICE_CAPS, END, split_device
 
-__all__ = ["NoveltyIndex", "median_bandwidth", "memorised", "mmd2", "rename", "walk_ends"]
+__all__ = ["NoveltyIndex", "median_bandwidth", "memorised", "mmd2", "rename", "walk_ends", "without_indices"]
 
 
 def rename(tokens: list[str], rng: np.random.Generator, pool: int | None = None) -> list[str]:
@@ -42,16 +43,18 @@ def rename(tokens: list[str], rng: np.random.Generator, pool: int | None = None)
 
 
 class NoveltyIndex:
-    """The reference circuits' graphs bucketed by their Weisfeiler-Lehman hash; ``novel(circuit)``."""
+    """The reference circuits' graphs bucketed by their Weisfeiler-Lehman hash; ``novel(circuit)``. Ports verbatim
+    (the reference) or, with ``canonical_ports``, by class (``VIN1`` and ``VIN2`` alike)."""
 
-    def __init__(self, circuits: list[Circuit]):
+    def __init__(self, circuits: list[Circuit], canonical_ports: bool = False):
+        self.canonical_ports = canonical_ports
         self.buckets: dict[str, list] = {}
         for circuit in circuits:
-            g = graph_of(circuit)
+            g = graph_of(circuit, canonical_ports)
             self.buckets.setdefault(graph_hash(g), []).append(g)
 
     def novel(self, circuit: Circuit) -> bool:
-        g = graph_of(circuit)
+        g = graph_of(circuit, self.canonical_ports)
         return not any(isomorphic(g, other) for other in self.buckets.get(graph_hash(g), ()))
 
 
@@ -60,10 +63,17 @@ def walk_ends(tokens: list[str], n: int) -> tuple[tuple[str, ...], tuple[str, ..
     return tuple(body[:n]), tuple(body[-n:])
 
 
-def memorised(sample: list[str], training: list[list[str]], n: int = 10) -> bool:
-    """Whether one training walk shares the sample's first ``n`` tokens and its last ``n`` before ``TRUNCATE``."""
-    head, tail = walk_ends(sample, n)
-    return any(walk_ends(walk, n) == (head, tail) for walk in training)
+def without_indices(tokens: list[str]) -> list[str]:
+    """The walk with every device token reduced to its family (``NM3`` -> ``NM``): what renaming cannot change."""
+    return [parsed[0] if (parsed := split_device(t)) else t for t in tokens]
+
+
+def memorised(sample: list[str], training: list[list[str]], n: int = 10, index_free: bool = False) -> bool:
+    """Whether one training walk shares the sample's first ``n`` tokens and its last ``n`` before ``TRUNCATE``; with
+    ``index_free`` on both sides' :func:`without_indices` (the topology's n-grams, whatever the device names)."""
+    strip = without_indices if index_free else list
+    head, tail = walk_ends(strip(sample), n)
+    return any(walk_ends(strip(walk), n) == (head, tail) for walk in training)
 
 
 def median_bandwidth(y: np.ndarray) -> float:

@@ -9,7 +9,11 @@ invalid).
 grammar, so that what the grammar alone guarantees can be told apart from what the model learns. So that it can
 close a circuit at all, the unused indices of a device family count as one choice (the lowest of them; the grammar
 admits every unused index alike, and with one logit each a random walk keeps opening new devices), and it ends the
-walk as soon as the grammar allows ``TRUNCATE``.
+walk as soon as the grammar allows ``TRUNCATE`` once the walk has reached its target length (``target_lengths``, one
+per prompt, drawn by the caller from the training walks of the requested type: the data's length distribution;
+``TRUNCATE`` is masked before it, unless nothing else is allowed; after it, no new device is opened where the grammar
+offers one already in the walk, so that the walk closes). Without target lengths it ends as soon as the
+grammar allows, which makes mostly one-device circuits.
 
 Each batch draws its uniforms from one numpy generator seeded by ``seed`` (same seed, same walks). Deliberate
 difference: the reference decodes one circuit at a time; we decode a batch in lockstep with a key/value cache.
@@ -37,11 +41,14 @@ class SampledWalk:
     terminated: bool
 
 
-def _random_baseline_choices(state: State, tokens: list[str]) -> list[str]:
-    """The random baseline's choices among the grammar's: ``TRUNCATE`` alone when allowed; devices of the walk and
-    the lowest unused index of each family (module docstring)."""
+def _random_baseline_choices(state: State, tokens: list[str], long_enough: bool = True) -> list[str]:
+    """The random baseline's choices among the grammar's: ``TRUNCATE`` alone when allowed and the walk is
+    ``long_enough``, never before unless it is the only choice; devices of the walk and the lowest unused index of
+    each family (module docstring)."""
     if END in tokens:
-        return [END]
+        if long_enough or len(tokens) == 1:
+            return [END]
+        tokens = [t for t in tokens if t != END]
     out, fresh = [], set()
     for t in tokens:
         parsed = split_device(t)
@@ -50,6 +57,9 @@ def _random_baseline_choices(state: State, tokens: list[str]) -> list[str]:
         elif parsed[0] not in fresh:
             fresh.add(parsed[0])
             out.append(t)
+    if long_enough:  # past its length, the walk closes with the devices it has where the grammar lets it
+        known = [t for t in out if split_device(t) is None or t in state.labels_of]
+        out = known or out
     return out
 
 
@@ -77,9 +87,13 @@ def sample_walks(
     typed: bool = True,
     seed: int = 0,
     batch_size: int = 64,
+    target_lengths: list[int] | None = None,
 ) -> tuple[list[SampledWalk], float]:
     """Walks for ``prompts`` (every prompt of one length) and the seconds spent. ``model=None``: random logits
-    (module docstring); ``grammar``: mask every step with the grammar, which needs the bipartite vocabulary."""
+    (module docstring; ``target_lengths``: the walk length, prompt and ``TRUNCATE`` included, before which it does not
+    end); ``grammar``: mask every step with the grammar, which needs the bipartite vocabulary."""
+    if target_lengths is not None and (model is not None or len(target_lengths) != len(prompts)):
+        raise ValueError("target_lengths are for the random baseline (model=None), one per prompt")
     if model is None and not grammar:
         raise ValueError("random logits without the grammar would sample noise; the baseline needs grammar=True")
     if not prompts or len({len(p) for p in prompts}) != 1 or not prompts[0]:
@@ -93,13 +107,14 @@ def sample_walks(
     rng = np.random.default_rng(seed)
     began = time.perf_counter()
     walks: list[SampledWalk] = []
+    targets = target_lengths if target_lengths is not None else [0] * len(prompts)
     for start in range(0, len(prompts), batch_size):
         walks += _batch(model, vocab, ids, end, prompts[start : start + batch_size], max_len, temperature,
-                        grammar, typed, rng)  # fmt: skip
+                        grammar, typed, rng, targets[start : start + batch_size])  # fmt: skip
     return walks, time.perf_counter() - began
 
 
-def _batch(model, vocab, ids, end, prompts, max_len, temperature, grammar, typed, rng) -> list[SampledWalk]:
+def _batch(model, vocab, ids, end, prompts, max_len, temperature, grammar, typed, rng, targets) -> list[SampledWalk]:
     size, width = len(prompts), len(vocab)
     rows = [list(p) for p in prompts]
     states = None
@@ -126,7 +141,7 @@ def _batch(model, vocab, ids, end, prompts, max_len, temperature, grammar, typed
             for i in np.flatnonzero(open_):
                 tokens = states[i].allowed()
                 if model is None:
-                    tokens = _random_baseline_choices(states[i], tokens)
+                    tokens = _random_baseline_choices(states[i], tokens, len(rows[i]) + 1 >= targets[i])
                 allowed[i, [ids[t] for t in tokens]] = True
             allowed[~open_, end] = True
         picks = _draw(logits, allowed, rng, temperature if model is not None else 1.0)
