@@ -43,7 +43,7 @@ rule gplvm_assvi_train:
         f"{GP_BENCH}/train/{{dataset}}/{{method}}_s{{seed}}.tsv"
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
-        method="bgplvm_mf|aeb_mf|ssvi_amort|ssvi_indep",
+        method="bgplvm_mf|aeb_mf|ssvi_amort|ssvi_summary|ssvi_indep",
         seed=r"\d+",
     conda:
         "../envs/torch.yaml"

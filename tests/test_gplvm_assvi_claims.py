@@ -15,7 +15,7 @@ from neurips26.gplvm_assvi.claims import measure_claims
 
 DEFINITIONS = load_definitions(ROOT / "config/claims/gplvm_assvi.yaml")
 COMP = {"primary": "s_curve", "secondary": "swiss_roll", "proposed": "ssvi_amort", "free_baseline": "bgplvm_mf",
-        "amortized_baseline": "aeb_mf", "elbo_tolerance": 0.01,
+        "amortized_baseline": "aeb_mf", "elbo_tolerance": 0.01, "broad": "s_curve_broad",
         "gplvms": ["bgplvm_mf", "aeb_mf", "ssvi_amort"]}  # fmt: skip
 # per method: rmse, nlpd, coverage, manifold distance, ELBO per point, Spearman(sd, |error|), dependence on U
 GOOD = {
@@ -23,15 +23,16 @@ GOOD = {
     "aeb_mf": dict(rmse=0.22, nlpd=-0.1, coverage=0.88, manifold_distance=0.32, elbo=-1.20, error=0.2, dep=np.nan),
     "ssvi_amort": dict(rmse=0.15, nlpd=-0.5, coverage=0.94, manifold_distance=0.25, elbo=-1.10, error=0.4, dep=0.3),
     "ssvi_indep": dict(rmse=0.20, nlpd=-0.3, coverage=0.94, manifold_distance=0.28, elbo=-1.15, error=0.3, dep=0.0),
+    "ssvi_summary": dict(rmse=0.21, nlpd=-0.2, coverage=0.93, manifold_distance=0.29, elbo=-1.2, error=0.3, dep=0.01),
 }
 PCA = dict(rmse=0.35, nlpd=0.4, coverage=0.88, manifold_distance=0.5)
 # seed-to-seed jitter, different per method, so that paired differences spread and t intervals have a width
 JITTER = {"bgplvm_mf": (0.0, 0.01, -0.01), "aeb_mf": (0.01, -0.01, 0.0), "ssvi_amort": (-0.005, 0.005, 0.01),
-          "ssvi_indep": (0.005, 0.0, -0.005)}  # fmt: skip
+          "ssvi_indep": (0.005, 0.0, -0.005), "ssvi_summary": (0.0, 0.005, -0.01)}  # fmt: skip
 
 
-def metrics(values=GOOD, seeds=(0, 1, 2), pca=PCA, datasets=("s_curve", "swiss_roll"), crosscheck=1e-12,
-            flip=None, drop=None):  # fmt: skip
+def metrics(values=GOOD, seeds=(0, 1, 2), pca=PCA, datasets=("s_curve", "swiss_roll", "s_curve_broad"),
+            crosscheck=1e-12, z=0.5, flip=None, drop=None):  # fmt: skip
     """One row per (dataset, method, seed) with ``values`` plus the method's seed jitter (9 observed entries per
     point); ``flip`` = (method, column, seed, value) overrides one cell, ``drop`` = (method, seed) removes a run."""
     rows = []
@@ -44,7 +45,8 @@ def metrics(values=GOOD, seeds=(0, 1, 2), pca=PCA, datasets=("s_curve", "swiss_r
                              "coverage": v["coverage"] + e / 10, "manifold_distance": v["manifold_distance"] + e,
                              "elbo": v["elbo"] + e, "error_spearman": v["error"] + e, "latent_dependence": dep,
                              "uncertainty_spearman": 0.9 + e, "crosscheck_relative": crosscheck, "points": 400,
-                             "observed_entries": 3600})  # fmt: skip
+                             "observed_entries": 3600, "crosscheck_psi_z": z + e,
+                             "crosscheck_given_u_z": z - e if m.startswith("ssvi") else np.nan})  # fmt: skip
         if pca is not None:
             rows.append({"dataset": d, "method": "pca", "seed": -1, **pca, "elbo": np.nan,
                          "error_spearman": 0.1, "latent_dependence": np.nan, "uncertainty_spearman": np.nan,
@@ -111,6 +113,18 @@ VERDICT_CASES = [
     ("C8", "holds", metrics),
     ("C8", "fails", partial(metrics, changed("ssvi_amort", nlpd=0.0))),
     ("C8", "inconclusive", partial(metrics, {k: v for k, v in GOOD.items() if k != "ssvi_indep"})),  # no ablation
+    ("C9", "holds", metrics),
+    ("C9", "fails", partial(metrics, changed("ssvi_amort", nlpd=0.0))),
+    ("C9", "inconclusive", partial(metrics, datasets=("s_curve", "swiss_roll"))),  # no broad dataset
+    ("C10", "holds", metrics),
+    ("C10", "fails", partial(metrics, changed("ssvi_amort", nlpd=0.0))),
+    ("C10", "inconclusive", partial(metrics, flip=("ssvi_summary", "nlpd", 2, -1.5))),
+    ("K3", "holds", metrics),
+    ("K3", "fails", partial(metrics, z=8.0)),
+    ("K3", "inconclusive", partial(metrics, flip=("aeb_mf", "crosscheck_psi_z", 1, np.nan))),
+    ("K4", "holds", metrics),
+    ("K4", "fails", partial(metrics, flip=("ssvi_amort", "crosscheck_given_u_z", 1, -9.0))),
+    ("K4", "inconclusive", partial(metrics, flip=("ssvi_amort", "crosscheck_given_u_z", 1, np.nan))),
     ("K1", "holds", metrics),
     ("K1", "fails", partial(metrics, crosscheck=1e-4)),
     ("K1", "inconclusive", partial(metrics, flip=("aeb_mf", "crosscheck_relative", 1, np.nan))),

@@ -57,3 +57,33 @@ def test_with_latent_uncertainty_our_psi_bound_is_gpytorchs_averaged_over_latent
     mc = torch.tensor(draws, **F64)
     stderr = float(mc.std() / math.sqrt(len(mc)))
     assert abs(float(mc.mean()) - float(terms["likelihood"] - terms["kl_u"])) < 4 * stderr, (mc.mean(), terms, stderr)
+
+
+def test_the_pipelines_psi_check_agrees_with_gpytorch_over_latent_draws_and_sees_a_missing_variance():
+    from neurips26.gplvm_assvi.crosscheck import _z, gpytorch_bounds, psi_bound_z
+
+    x, y, mask, z, m, chol, (var, alpha, beta) = _case(6, n=12)
+    s = 0.05 + 0.1 * torch.rand(x.shape, generator=torch.Generator().manual_seed(7), **F64)
+    args = (y, mask, z, m, chol, var, alpha, beta)
+    assert abs(psi_bound_z(x, s, *args, draws=200, generator=torch.Generator().manual_seed(8))) < 4
+    # the same draws against psi-statistics of latents half a unit away: the check sees the difference
+    g = torch.Generator().manual_seed(8)
+    draws = gpytorch_bounds([x + s.sqrt() * torch.randn(x.shape, generator=g, **F64) for _ in range(200)], *args)
+    wrong = elbo_terms(y, mask, x + 0.5, s, z, m, chol, var, alpha, beta)
+    assert abs(_z(float(wrong["likelihood"] - wrong["kl_u"]), torch.tensor(draws, **F64))) > 4
+
+
+def test_the_structured_bound_given_u_is_its_monte_carlo_and_the_check_fails_for_a_wrong_u():
+    from neurips26.gplvm_assvi.crosscheck import structured_given_u_z
+
+    x, y, mask, z, m, chol, (var, alpha, beta) = _case(9, n=20)
+    s = 0.05 + 0.1 * torch.rand(x.shape, generator=torch.Generator().manual_seed(10), **F64)
+    u = m + torch.einsum("dij,dj->di", chol, torch.randn(m.shape, generator=torch.Generator().manual_seed(11), **F64))
+    z_ok = structured_given_u_z(x, s, u, y, mask, z, var, alpha, beta, 400, torch.Generator().manual_seed(12))
+    assert abs(z_ok) < 4, z_ok
+    from neurips26.gplvm_assvi.elbo import inducing_inverse, local_bound_given_u
+
+    _, k_inv = inducing_inverse(z, var, alpha)
+    closed_other_u = local_bound_given_u(y, mask, x, s, z, u + 0.3, k_inv, var, alpha, beta)
+    closed_same_u = local_bound_given_u(y, mask, x, s, z, u, k_inv, var, alpha, beta)
+    assert not torch.allclose(closed_other_u.sum(), closed_same_u.sum(), rtol=1e-3)

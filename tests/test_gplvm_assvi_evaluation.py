@@ -73,11 +73,11 @@ def test_ppca_without_missing_entries_is_the_closed_form_and_predicts_the_condit
 
 
 def test_the_latent_dependence_on_u_is_measured_for_the_structured_family_only(fitted):
-    from neurips26.gplvm_assvi.models import StructuredGPLVM
+    from neurips26.gplvm_assvi.models import SummaryGPLVM
 
     data, y, mask, model = fitted
     assert np.isnan(evaluation.latent_dependence(model, y, mask, 4, torch.Generator().manual_seed(0)))
-    structured = StructuredGPLVM(y, mask, latent_dim=2, inducing=12, hidden=(16,), seed=0)
+    structured = SummaryGPLVM(y, mask, latent_dim=2, inducing=12, hidden=(16,), seed=0)
     with torch.no_grad():
         structured.l_raw.copy_(torch.diag_embed(torch.zeros(12, 12, dtype=y.dtype)))  # q(U) with S = I: U varies
     dependence = evaluation.latent_dependence(structured, y, mask, 8, torch.Generator().manual_seed(0))

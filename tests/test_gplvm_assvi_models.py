@@ -110,3 +110,41 @@ def test_minibatches_estimate_the_full_bound_without_bias():
     assert abs(np.mean(estimates) - full) < 4 * np.std(estimates) / np.sqrt(len(estimates))
     with pytest.raises(ValueError, match="batch must be in \\[1, 60\\]"):
         fit(model, y, mask, steps=1, lr=0.01, batch=61)
+
+
+@pytest.mark.parametrize("depends_on_u", [True, False])
+def test_the_inner_steps_climb_each_points_bound_given_the_draw_of_u(depends_on_u):
+    """ssvi_amort conditions its latents on each draw of U by Adam steps on the points' bound given that draw (the
+    reference's inner loop); ssvi_indep climbs the bound with q(U) integrated instead, so its latents ignore U."""
+    from neurips26.gplvm_assvi.elbo import draw_u, inducing_inverse, local_bound_given_u
+    from neurips26.gplvm_assvi.models import InducingGPLVM
+
+    data = make_manifold("s_curve", 60, seed=0, missing=0.5)
+    y, mask = torch.as_tensor(data.y), torch.as_tensor(data.mask)
+    kw = dict(latent_dim=2, inducing=8, hidden=(16,), inner_lr=0.05, seed=0, depends_on_u=depends_on_u)
+    refined, raw = InducingGPLVM(y, mask, inner_steps=5, **kw), InducingGPLVM(y, mask, inner_steps=0, **kw)
+    with torch.no_grad():
+        refined.l_raw.add_(2.0)  # a broad q(U), so that draws of U differ
+        raw.l_raw.add_(2.0)
+        u, other = (draw_u(refined.m, refined.chol_s(), torch.Generator().manual_seed(i)) for i in (1, 2))
+        hyper = dict(variance=refined.log_variance.exp(), alpha=refined.log_alpha.exp(), beta=refined.log_beta.exp())
+        _, k_inv = inducing_inverse(refined.z, hyper["variance"], hyper["alpha"])
+        before = local_bound_given_u(y, mask, *raw.latent_given_u(y, mask, u), refined.z, u, k_inv, **hyper)
+        after = local_bound_given_u(y, mask, *refined.latent_given_u(y, mask, u), refined.z, u, k_inv, **hyper)
+        moved = (refined.latent_given_u(y, mask, u)[0] - refined.latent_given_u(y, mask, other)[0]).abs().max()
+    if depends_on_u:
+        assert after.sum() > before.sum() and moved > 1e-3
+    else:
+        assert moved == 0
+
+
+def test_quick_scale_has_the_broad_q_u_regime_with_both_ablations():
+    from conftest import ROOT
+    from neurips26.common.config import load_yaml
+    from neurips26.gplvm_assvi import experiment
+
+    quick = load_yaml(ROOT / "config/gplvm_assvi.yaml")["quick"]
+    broad = quick["comparisons"]["broad"]
+    block = quick["datasets"][broad]
+    assert block["missing"] >= 0.6 and block["n"] < min(d["n"] for k, d in quick["datasets"].items() if k != broad)
+    assert {"ssvi_amort", "ssvi_indep", "ssvi_summary"} <= set(experiment.methods_of(quick, broad))

@@ -1,6 +1,8 @@
 """Score every run of one dataset of paper 17: the predictive mixture on the hidden entries (RMSE, NLPD with and
 without the noise, 95% coverage), the reconstructions' distance to the true manifold, the bound (the structured one
-by Monte Carlo), our bound against GPyTorch's at the latent means (check K1), the latents for the plots, the
+by Monte Carlo), our bound against GPyTorch's at the latent means (check K1), with latent variance against GPyTorch
+averaged over latent draws (K3) and, structured, the bound given a draw of U against its Monte Carlo (K4), the
+latents for the plots, the
 uncertainty map, and how much the structured posterior moves with U."""
 
 import numpy as np
@@ -10,6 +12,7 @@ import torch
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.gplvm_assvi import crosscheck, evaluation, metrics
+from neurips26.gplvm_assvi.elbo import draw_u
 from neurips26.gplvm_assvi.experiment import build_model
 from neurips26.gplvm_assvi.models import StructuredGPLVM, predictive_samples
 
@@ -45,11 +48,21 @@ for (method, seed), path in zip(p.runs, snakemake.input.models):
                   beta=model.log_beta.exp().detach())  # fmt: skip
     ours = crosscheck.our_bound_at_means(mu, y, mask, **params)
     theirs = crosscheck.gpytorch_bound(mu, y, mask, **params)
+    check_gen = torch.Generator().manual_seed(seed)
+    psi_z = crosscheck.psi_bound_z(mu, s, y, mask, **params, draws=e["bound_samples"], generator=check_gen)
+    given_u_z = float("nan")
+    if isinstance(model, StructuredGPLVM):
+        u = draw_u(params["m"], params["chol_s"], check_gen)
+        mu_u, s_u = (t.detach() for t in model.latent_given_u(y, mask, u))
+        fixed = {k: v for k, v in params.items() if k not in ("m", "chol_s")}
+        given_u_z = crosscheck.structured_given_u_z(mu_u, s_u, u, y, mask, **fixed, draws=e["bound_samples"],
+                                                    generator=check_gen)  # fmt: skip
     rho, grid = evaluation.grid_table(model, mu, e["grid"])
     row.update(
         dataset=dataset, method=method, seed=seed, elbo=bound / len(y), noise_variance=noise,
         uncertainty_spearman=rho, bound_at_means_ours=ours, bound_at_means_gpytorch=theirs,
-        crosscheck_relative=abs(ours - theirs) / max(abs(theirs), 1e-300), latent_sd=float(s.sqrt().mean()),
+        crosscheck_relative=abs(ours - theirs) / max(abs(theirs), 1e-300), crosscheck_psi_z=psi_z,
+        crosscheck_given_u_z=given_u_z, latent_sd=float(s.sqrt().mean()),
         latent_dependence=evaluation.latent_dependence(model, y, mask, 16, gen), points=len(y),
     )  # fmt: skip
     log.info("%s seed %d: %s", method, seed, {k: round(v, 4) for k, v in row.items() if isinstance(v, float)})

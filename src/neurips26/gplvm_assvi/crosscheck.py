@@ -6,19 +6,47 @@ With the latents known (``s = 0``) the Bayesian GPLVM's bound of :func:`.elbo.el
 a ``CholeskyVariationalDistribution`` set to our ``q(u_d)``, a ``ScaleKernel(RBFKernel)`` with our SE-ARD settings
 and a ``GaussianLikelihood`` with noise ``1 / beta``. GPyTorch averages over the data points, so each output's bound
 is multiplied by its number of observed entries; missing entries are left out of that output's data.
+
+Two Monte Carlo cross-checks extend it to latent uncertainty (checks K3 and K4), each returning the z-score of our
+closed form against the mean of independent draws:
+
+* :func:`psi_bound_z`: with ``q(x_n) = N(mu_n, diag s_n)`` the data part of our mean-field bound (psi-statistics)
+  is the expectation over x of the sparse GP bound above, so it is compared with GPyTorch's bound averaged over
+  draws of x;
+* :func:`structured_given_u_z`: the structured bound given a draw U (:func:`.elbo.local_bound_given_u`, closed form
+  in x through the psi-statistics) against a Monte Carlo of the same bound over draws ``x_n ~ q(x_n | y_n, U)``
+  with GPyTorch's kernel evaluated at the drawn points: ``sum_d log N(y_nd | a(x)^T u_d, 1/beta) - beta/2 sum_d
+  (k(x, x) - a(x)^T k_Z(x))``, ``a(x) = K_MM^-1 k_Z(x)``; the KL(q(x_n | U) || N(0, I)) term, closed form in both,
+  is left out.
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
 
-from .elbo import JITTER, elbo_terms
+from .elbo import JITTER, elbo_terms, inducing_inverse, local_bound_given_u
 
-__all__ = ["gpytorch_bound", "our_bound_at_means"]
+__all__ = ["gpytorch_bound", "gpytorch_bounds", "our_bound_at_means", "psi_bound_z", "structured_given_u_z"]
 
 
 def gpytorch_bound(x, y, mask, z, m, chol_s, variance, alpha, beta) -> float:
     """GPyTorch's sparse variational bound summed over the outputs, for latents ``x`` (N, Q) held fixed."""
+    return gpytorch_bounds([x], y, mask, z, m, chol_s, variance, alpha, beta)[0]
+
+
+def _kernel(z, variance, alpha, dtype):
+    import gpytorch
+
+    kernel = gpytorch.kernels.ScaleKernel(gpytorch.kernels.RBFKernel(ard_num_dims=z.shape[1])).to(dtype)
+    kernel.outputscale = variance
+    kernel.base_kernel.lengthscale = alpha.rsqrt()
+    return kernel
+
+
+def gpytorch_bounds(xs, y, mask, z, m, chol_s, variance, alpha, beta) -> list[float]:
+    """:func:`gpytorch_bound` for every latents ``x`` in ``xs`` (one GPyTorch model per output, reused)."""
     import gpytorch
     from gpytorch.distributions import MultivariateNormal
     from gpytorch.variational import CholeskyVariationalDistribution, UnwhitenedVariationalStrategy
@@ -41,7 +69,7 @@ def gpytorch_bound(x, y, mask, z, m, chol_s, variance, alpha, beta) -> float:
         def forward(self, inputs):
             return MultivariateNormal(self.mean_module(inputs), self.covar_module(inputs))
 
-    total = 0.0
+    totals = [0.0] * len(xs)
     with torch.no_grad():
         for d in range(y.shape[1]):
             rows = mask[:, d]
@@ -62,11 +90,54 @@ def gpytorch_bound(x, y, mask, z, m, chol_s, variance, alpha, beta) -> float:
             bound = gpytorch.mlls.VariationalELBO(likelihood, model, num_data=n)
             model.train()
             likelihood.train()
-            total += n * float(bound(model(x[rows]), y[rows, d]))
-    return total
+            for i, x in enumerate(xs):
+                totals[i] += n * float(bound(model(x[rows]), y[rows, d]))
+    return totals
 
 
 def our_bound_at_means(x, y, mask, z, m, chol_s, variance, alpha, beta) -> float:
     """Our bound's likelihood minus KL(q(U)) with the latents at ``x`` and zero latent variance."""
     terms = elbo_terms(y, mask, x, torch.zeros_like(x), z, m, chol_s, variance, alpha, beta)
     return float(terms["likelihood"] - terms["kl_u"])
+
+
+def _z(closed: float, draws: torch.Tensor) -> float:
+    """(closed - mean of draws) / its standard error; 0 when the draws agree exactly (no latent variance)."""
+    stderr = float(draws.std() / math.sqrt(len(draws)))
+    gap = closed - float(draws.mean())
+    if stderr == 0:
+        return 0.0 if abs(gap) <= 1e-9 * max(abs(closed), 1.0) else math.inf
+    return gap / stderr
+
+
+def psi_bound_z(mu, s, y, mask, z, m, chol_s, variance, alpha, beta, draws: int, generator) -> float:
+    """K3's z-score: our psi-statistics bound (likelihood minus KL(q(U))) at ``q(x_n) = N(mu_n, diag s_n)`` against
+    GPyTorch's bound at ``draws`` draws of x."""
+    terms = elbo_terms(y, mask, mu, s, z, m, chol_s, variance, alpha, beta)
+    xs = [mu + s.sqrt() * torch.randn(mu.shape, dtype=mu.dtype, generator=generator) for _ in range(draws)]
+    values = torch.tensor(gpytorch_bounds(xs, y, mask, z, m, chol_s, variance, alpha, beta), dtype=torch.float64)
+    return _z(float(terms["likelihood"] - terms["kl_u"]), values)
+
+
+def structured_given_u_z(mu, s, u, y, mask, z, variance, alpha, beta, draws: int, generator) -> float:
+    """K4's z-score: the structured bound given the draw ``u`` (D, M) with ``q(x_n | U) = N(mu_n, diag s_n)``, closed
+    form, against a Monte Carlo of the same bound over ``draws`` draws of x with GPyTorch's kernel (module
+    docstring); both without KL(q(x | U))."""
+    _, k_inv = inducing_inverse(z, variance, alpha)
+    kl = 0.5 * (s + mu**2 - 1 - torch.log(s)).sum()
+    closed = float(local_bound_given_u(y, mask, mu, s, z, u, k_inv, variance, alpha, beta).sum() + kl)
+    kernel = _kernel(z, variance, alpha, y.dtype)
+    obs = mask.to(y.dtype)
+    y0 = torch.where(mask, y, torch.zeros_like(y))
+    values = []
+    with torch.no_grad():
+        k_zz = kernel(z, z).to_dense() + JITTER * variance * torch.eye(len(z), dtype=y.dtype)
+        for _ in range(draws):
+            x = mu + s.sqrt() * torch.randn(mu.shape, dtype=mu.dtype, generator=generator)
+            k_xz = kernel(x, z).to_dense()  # (N, M)
+            a = torch.linalg.solve(k_zz, k_xz.T).T
+            k_xx = kernel(x, x, diag=True)
+            gap = k_xx - (a * k_xz).sum(1)  # k(x, x) - a^T k_Z(x)
+            log_n = -0.5 * math.log(2 * math.pi) + 0.5 * torch.log(beta) - 0.5 * beta * (y0 - a @ u.T) ** 2
+            values.append(float((log_n * obs).sum() - 0.5 * beta * (gap[:, None] * obs).sum()))
+    return _z(closed, torch.tensor(values, dtype=torch.float64))

@@ -24,7 +24,10 @@ import torch
 
 from .psi import psi0, psi1, psi2, se_ard
 
-__all__ = ["ElboTerms", "elbo_terms", "gaussian_kl", "inducing_covariance", "optimal_q_u", "structured_elbo"]
+__all__ = [
+    "ElboTerms", "draw_u", "elbo_terms", "gaussian_kl", "inducing_covariance", "inducing_inverse",
+    "local_bound_given_u", "local_bound_integrated", "optimal_q_u", "structured_elbo",
+]  # fmt: skip
 
 JITTER = 1e-6
 
@@ -91,40 +94,73 @@ def optimal_q_u(y, mu, s, z, variance, alpha, beta) -> tuple[torch.Tensor, torch
     return m, chol.expand(y.shape[1], *chol.shape).clone()
 
 
+def local_bound_given_u(y, mask, mu, s, z, u, k_inv, variance, alpha, beta) -> torch.Tensor:
+    r"""(N,) each point's term of the structured bound given a draw U (D, M) of the inducing outputs:
+
+        E_q(x_n)[ sum_d log N(y_nd | a_n^T u_d, 1/beta) ] - beta/2 sum_d (psi0_n - tr(A psi2_n)) - KL(q(x_n) || N(0, I))
+
+    over the observed entries (``mask``), with ``A = k_inv = K_MM^-1``, ``E[a_n] = A psi1_n`` and ``E[a_n a_n^T] =
+    A psi2_n A`` (closed form in x_n). Given U the bound separates over the points: this is what the inner updates of
+    the local latents maximise (the reference's ``local_step``)."""
+    obs = mask.to(y.dtype)
+    y0 = torch.where(mask, y, torch.zeros_like(y))
+    p0, p1, p2 = psi0(mu, variance), psi1(mu, s, z, variance, alpha), psi2(mu, s, z, variance, alpha)
+    au = u @ k_inv  # (D, M): A u_d (A symmetric)
+    mean = p1 @ au.T  # (N, D)
+    quad = ((p2 @ au.T) * au.T).sum(1)  # (N, D): u_d^T A psi2_n A u_d
+    trace_gap = p0 - (p2 * k_inv).sum((1, 2))  # psi0_n - tr(A psi2_n)
+    per_entry = -0.5 * math.log(2 * math.pi) + 0.5 * torch.log(beta) - 0.5 * beta * (y0**2 - 2 * y0 * mean + quad)
+    likelihood = (per_entry * obs).sum(1) - 0.5 * beta * trace_gap * obs.sum(1)
+    return likelihood - 0.5 * (s + mu**2 - 1 - torch.log(s)).sum(1)
+
+
+def local_bound_integrated(y, mask, mu, s, z, m, chol_s, k_inv, variance, alpha, beta) -> torch.Tensor:
+    """(N,) each point's term of the mean-field bound of :func:`elbo_terms` (q(U) integrated in closed form):
+    :func:`local_bound_given_u` with ``u_d u_d^T`` replaced by its expectation ``m_d m_d^T + S_d``; what the
+    inner updates of the ablation whose posterior cannot depend on U maximise."""
+    obs = mask.to(y.dtype)
+    y0 = torch.where(mask, y, torch.zeros_like(y))
+    p0, p1, p2 = psi0(mu, variance), psi1(mu, s, z, variance, alpha), psi2(mu, s, z, variance, alpha)
+    mean = p1 @ k_inv @ m.T
+    second = m[:, :, None] * m[:, None, :] + chol_s @ chol_s.transpose(-1, -2)
+    quad = p2.flatten(1) @ (k_inv @ second @ k_inv).flatten(1).T  # (N, D): tr(A psi2_n A E[u_d u_d^T])
+    trace_gap = p0 - (p2 * k_inv).sum((1, 2))
+    per_entry = -0.5 * math.log(2 * math.pi) + 0.5 * torch.log(beta) - 0.5 * beta * (y0**2 - 2 * y0 * mean + quad)
+    likelihood = (per_entry * obs).sum(1) - 0.5 * beta * trace_gap * obs.sum(1)
+    return likelihood - 0.5 * (s + mu**2 - 1 - torch.log(s)).sum(1)
+
+
+def inducing_inverse(z, variance, alpha) -> tuple[torch.Tensor, torch.Tensor]:
+    """(K_MM, K_MM^-1) by Cholesky."""
+    k = inducing_covariance(z, variance, alpha)
+    lk = torch.linalg.cholesky(k)
+    return k, torch.cholesky_solve(torch.eye(len(z), dtype=z.dtype, device=z.device), lk)
+
+
+def draw_u(m, chol_s, generator=None) -> torch.Tensor:
+    """One reparameterised draw U (D, M) of q(U), its noise drawn on the host by ``generator`` (a CPU generator)
+    and then moved: the same draws on any device."""
+    eps = torch.randn(m.shape, dtype=m.dtype, generator=generator).to(m.device)
+    return m + torch.einsum("dij,dj->di", chol_s, eps)
+
+
 def structured_elbo(y, mask, latent_given_u, z, m, chol_s, variance, alpha, beta, samples: int, generator=None,
                     scale: float = 1.0):  # fmt: skip
     r"""The structured bound of paper 17, ``q(U, X) = q(U) prod_n q(x_n | y_n, U)``, estimated with ``samples``
     reparameterised draws ``U ~ q(U)`` (Hoffman & Blei 2015's "global sample, then local conditional"):
 
-        E_q(U)[ sum_n ( E_q(x_n|U)[ sum_d log N(y_nd | a_n^T u_d, 1/beta) ] - beta/2 D (psi0_n - tr(A psi2_n))
-                        - KL(q(x_n | U) || N(0, I)) ) ] - KL(q(U) || p(U))
+        E_q(U)[ sum_n local_n(U) ] - KL(q(U) || p(U)),   local_n(U) of :func:`local_bound_given_u`
 
-    where, given U, the expectation over x_n is closed form: ``E[a_n] = A psi1_n``, ``E[a_n a_n^T] = A psi2_n A``.
-    ``latent_given_u(U)`` returns (mu (N, Q), s (N, Q)) for a draw U (D, M). Missing entries drop their terms as in
-    :func:`elbo_terms`. With a ``latent_given_u`` that ignores U this is an unbiased estimate of the mean-field
-    bound. ``scale`` multiplies the per-point terms (N / B for a minibatch of B of N points)."""
+    ``latent_given_u(U)`` returns (mu (N, Q), s (N, Q)) of ``q(x_n | y_n, U)`` for a draw U (D, M). Missing entries
+    drop their terms as in :func:`elbo_terms`. With a ``latent_given_u`` that ignores U this is an unbiased estimate
+    of the mean-field bound. ``scale`` multiplies the per-point terms (N / B for a minibatch of B of N points)."""
     _check_observed(y, mask)
     if samples < 1:
         raise ValueError(f"need at least one sample of U, got {samples}")
-    obs = mask.to(y.dtype)
-    y0 = torch.where(mask, y, torch.zeros_like(y))
-    k = inducing_covariance(z, variance, alpha)
-    lk = torch.linalg.cholesky(k)
-    a = torch.cholesky_solve(torch.eye(len(z), dtype=y.dtype, device=y.device), lk)
+    k, k_inv = inducing_inverse(z, variance, alpha)
     total = 0.0
     for _ in range(samples):
-        # drawn on the host by the run's generator (a CPU generator), then moved: the same draws on any device
-        eps = torch.randn(m.shape, dtype=y.dtype, generator=generator).to(y.device)
-        u = m + torch.einsum("dij,dj->di", chol_s, eps)  # (D, M)
+        u = draw_u(m, chol_s, generator)
         mu, s = latent_given_u(u)
-        p0, p1, p2 = psi0(mu, variance), psi1(mu, s, z, variance, alpha), psi2(mu, s, z, variance, alpha)
-        au = u @ a  # (D, M): A u_d (A symmetric)
-        mean = p1 @ au.T  # (N, D)
-        p2_obs = torch.einsum("nd,nij->dij", obs, p2)
-        quad = torch.einsum("di,dij,dj->", au, p2_obs, au)  # sum_{n,d observed} u_d^T A psi2_n A u_d
-        trace_gap = (p0[:, None] * obs).sum() - torch.einsum("ij,dji->", a, p2_obs)
-        per_entry = -0.5 * math.log(2 * math.pi) + 0.5 * torch.log(beta) - 0.5 * beta * (y0**2 - 2 * y0 * mean)
-        likelihood = (per_entry * obs).sum() - 0.5 * beta * (quad + trace_gap)
-        kl_x = 0.5 * (s + mu**2 - 1 - torch.log(s)).sum()
-        total = total + likelihood - kl_x
+        total = total + local_bound_given_u(y, mask, mu, s, z, u, k_inv, variance, alpha, beta).sum()
     return scale * total / samples - gaussian_kl(m, chol_s, k)
