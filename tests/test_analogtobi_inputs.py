@@ -22,8 +22,10 @@ def test_every_scale_of_the_committed_config_is_accepted(scale):
 def test_sample_sets_are_every_configuration_and_seed_then_the_random_baseline():
     quick = CONFIG["quick"]
     sets = experiment.sample_sets(quick)
-    assert sets[:2] == ["devpin-type-norename_s0", "devpin-type-norename_s1"]
-    assert sets[-2:] == ["random_s0", "random_s1"] and len(sets) == (len(quick["configs"]) + 1) * 2
+    seeds = quick["seeds"]
+    assert len(seeds) == 3
+    assert sets[:3] == [f"devpin-type-norename_s{s}" for s in seeds]
+    assert sets[-3:] == [f"random_s{s}" for s in seeds] and len(sets) == (len(quick["configs"]) + 1) * 3
     assert experiment.decodings("bipart-type-rename") == ["grammar", "free"]
     assert experiment.decodings("devpin-type-norename") == ["free"] and experiment.decodings("random") == ["grammar"]
     assert experiment.split_sample_set("bipart-type-rename_s12") == ("bipart-type-rename", 12)

@@ -461,7 +461,7 @@ def test_smoke_run_writes_paper_17s_metrics_claims_and_figures(smoke_run):
     figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
     assert figures == sorted(["latent_spaces", "uncertainty_maps", "metrics"])
     metrics = pd.read_parquet(out / "metrics.parquet")
-    methods = len(smoke["methods"]) + 1  # the ablation ssvi_indep runs on the smoke dataset
+    methods = len(smoke["methods"]) + 2  # the ablations ssvi_summary and ssvi_indep run on the smoke dataset
     assert smoke["ablation"]["datasets"] == list(smoke["datasets"])
     runs = len(smoke["datasets"]) * methods * len(smoke["seeds"])
     assert len(metrics) == runs + len(smoke["datasets"])  # every run and one PCA fit per dataset
@@ -469,7 +469,7 @@ def test_smoke_run_writes_paper_17s_metrics_claims_and_figures(smoke_run):
     assert gplvm[["rmse", "nlpd", "coverage", "elbo", "manifold_distance"]].notna().all().all()
     assert (gplvm["crosscheck_relative"] < 1e-8).all()
     claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
-    assert set(claims.index) == {f"C{i}" for i in range(1, 9)} | {"K1", "K2"}
+    assert set(claims.index) == {f"C{i}" for i in range(1, 11)} | {"K1", "K2", "K3", "K4"}
     assert claims.loc["K1", "verdict"] == "holds"
     one_seed = claims[claims["kind"] != "check"]
     assert len(smoke["seeds"]) == 1 and (one_seed["verdict"] == "inconclusive").all()  # claims need 3 seeds
