@@ -8,7 +8,8 @@ first (a known type), as in the device-pin check (:func:`.devpin.erc_level`): on
 
 Level 5 (ours, after an outside review; the reference stops at level 4, which accepts a lone NMOS with every pin on
 ``VSS``): :func:`design_fault`, a circuit a designer would accept, applied to the decoded circuit of either
-representation."""
+representation: an active device, the rails or a bias current feeding a drain, ports that are used, no device with
+every pin but the MOS bulk on one net, no floating gate. Every circuit of the quick generator passes it."""
 
 from __future__ import annotations
 
@@ -18,42 +19,64 @@ from .tokens import CIRCUIT_TYPES, END, edge_family, edge_pins, kind_of, split_d
 __all__ = ["DESIGN_LEVEL", "design_fault", "erc_level"]
 
 DESIGN_LEVEL = 5
-_SUPPLY_PORTS = ("IB", "IIN", "IREF", "IOUT")  # current ports that feed a circuit without VDD (an NMOS mirror)
+_SUPPLY_PORTS = ("IB", "IIN", "IREF")  # current ports that feed a circuit without VDD, when they sit on a drain
+_FEED_PINS = {"NM": "D", "PM": "D", "NPN": "C", "PNP": "C"}  # the terminals a bias current is pushed into
+_CHANNEL = {"NM": "DS", "PM": "DS", "NPN": "CE", "PNP": "CE"}  # a transistor's channel, between two nets when active
+_MOS = ("NM", "PM")
 
 
 def design_fault(circuit: Circuit) -> str:
     """Why a designer would refuse the circuit ("" when it is acceptable), the same rule for both representations:
 
-    * ``VSS`` is reached, and ``VDD`` is, or a current port feeds the circuit (``IB``, ``IIN``, ``IREF``, ``IOUT``:
-      a textbook NMOS current mirror has no ``VDD``; the quick generator emits such mirrors);
+    * it has an active device: a diode, or a transistor whose channel (MOS drain-source, BJT collector-emitter)
+      joins two distinct nets (a MOS with drain and source on one net is a capacitor);
+    * ``VSS`` is reached, and ``VDD`` is, or a current port feeds the circuit: ``IB``, ``IIN`` or ``IREF`` on a MOS
+      drain or a BJT collector (a textbook NMOS current mirror has no ``VDD``: its reference current enters the
+      diode-connected drain; ``IOUT`` is the mirror's output, not its supply, so it never counts);
     * it has at least one port besides the rails (a lone resistor between ``VDD`` and ``VSS`` has no interface),
       and every port is used: it touches a device terminal other than a MOS bulk;
-    * no device has all its pins on one net;
+    * no device has all its pins, the MOS bulk aside, on one net (an NMOS with drain, gate and source on ``VSS`` does
+      nothing wherever its bulk is);
     * no floating gate: every internal net that a MOS gate sits on touches a terminal other than MOS gates and bulks.
     """
     nets = set(circuit.nets)
+    pins_on: dict[str, list[tuple[str, str]]] = {}
+    for d in circuit.devices:
+        pins = FAMILIES[d.family]
+        tied = {n for p, n in zip(pins, d.nets) if not (d.family in _MOS and p == "B")}
+        if len(tied) == 1:
+            what = "every pin" if d.family not in _MOS else "drain, gate and source"
+            return f"{d.name} has {what} on {next(iter(tied))}"
+        for pin, net in zip(pins, d.nets):
+            pins_on.setdefault(net, []).append((d.family, pin))
+
+    def active(d) -> bool:
+        if d.family == "DIO":
+            return True
+        if d.family not in _CHANNEL:
+            return False
+        at = dict(zip(FAMILIES[d.family], d.nets))
+        return len({at[p] for p in _CHANNEL[d.family]}) == 2
+
+    if not any(active(d) for d in circuit.devices):
+        return "no active device (a diode, or a transistor with its channel between two nets)"
     if "VSS" not in nets:
         return "VSS is not reached"
     ports = sorted(n for n in nets if n not in RAILS and is_port(n))
-    if "VDD" not in nets and not any(p.startswith(_SUPPLY_PORTS) for p in ports):
-        return "VDD is not reached and no current port feeds the circuit"
+    fed = any(p.startswith(_SUPPLY_PORTS) and any(_FEED_PINS.get(f) == pin for f, pin in pins_on[p]) for p in ports)
+    if "VDD" not in nets and not fed:
+        return "VDD is not reached and no current port (IB, IIN, IREF) feeds a drain or collector"
     if not ports:
         return "no port besides the rails"
-    pins_on: dict[str, list[tuple[str, str]]] = {}
-    for d in circuit.devices:
-        if len(set(d.nets)) == 1:
-            return f"{d.name} has every pin on {d.nets[0]}"
-        for pin, net in zip(FAMILIES[d.family], d.nets):
-            pins_on.setdefault(net, []).append((d.family, pin))
 
     def mos(pins, letters):
-        return all(f in ("NM", "PM") and p in letters for f, p in pins)
+        return all(f in _MOS and p in letters for f, p in pins)
 
     for port in ports:
         if mos(pins_on[port], "B"):
             return f"port {port} touches only MOS bulks"
     for net, pins in pins_on.items():
-        if not is_port(net) and any(f in ("NM", "PM") and p == "G" for f, p in pins) and mos(pins, "GB"):
+        if not is_port(net) and any(f in _MOS and p == "G" for f, p in pins) and mos(pins, "GB"):
             return f"floating gate: {net} touches only MOS gates and bulks"
     return ""
 
