@@ -60,7 +60,8 @@ def test_the_predictive_mixture_is_seeded_and_covers_missing_entries(structured)
     data = make_manifold("s_curve", 120, seed=0, missing=0.2)
     y, mask = torch.as_tensor(data.y), torch.as_tensor(data.mask)
     cls = StructuredGPLVM if structured else MeanFieldGPLVM
-    model = cls(y, mask, latent_dim=2, inducing=16, hidden=(16,), seed=0)
+    inner = {"samples": 2, "inner_steps": 1, "inner_lr": 0.05} if structured else {}  # one inner step: test time
+    model = cls(y, mask, latent_dim=2, inducing=16, hidden=(16,), seed=0, **inner)
     fit(model, y, mask, steps=150, lr=0.02)
     means, variances = predictive_samples(model, y, mask, 16, torch.Generator().manual_seed(0))
     again = predictive_samples(model, y, mask, 16, torch.Generator().manual_seed(0))
