@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from conftest import ROOT
-
 from neurips26.analogtobi import dataset, devpin, erc, generate, serialize
 from neurips26.analogtobi.evaluation import decode_checked
 from neurips26.analogtobi.metrics import NoveltyIndex, memorised, rename
