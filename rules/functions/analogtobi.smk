@@ -69,10 +69,7 @@ def atb_sample_inputs(wildcards):
                 scale=wildcards.scale
             )
         )
-    else:  # the random baseline draws its walk lengths from the training walks
-        inputs["walks"] = f"{ATB}/data/walks_bipart.parquet".format(
-            scale=wildcards.scale
-        )
+    # the random baseline draws its device counts from the training circuits (circuits.parquet)
     return inputs
 
 
