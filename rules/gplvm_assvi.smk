@@ -213,6 +213,7 @@ rule gplvm_assvi_report:
         train=paper_params("gplvm_assvi", "train"),
         evaluate=paper_params("gplvm_assvi", "evaluate"),
         seeds=paper_params("gplvm_assvi", "seeds"),
+        dataset_seeds=paper_params("gplvm_assvi", "dataset_seeds"),
         comparisons=paper_params("gplvm_assvi", "comparisons"),
     script:
         "../scripts/gplvm_assvi/report.py"

@@ -63,14 +63,14 @@ def gp_data(wildcards):
     }
 
 
-@reads("gplvm_assvi", ("methods",), ("seeds",), ("ablation",))
+@reads("gplvm_assvi", ("methods",), ("seeds",), ("dataset_seeds",), ("ablation",))
 def gp_runs_of(wildcards):
     """The runs of one dataset, as [method, seed] pairs in the order of the models' input."""
     cfg = gp_config(wildcards)
     return [
         [m, s]
         for m in gp_experiment.methods_of(cfg, wildcards.dataset)
-        for s in cfg["seeds"]
+        for s in gp_experiment.seeds_of(cfg, wildcards.dataset)
     ]
 
 

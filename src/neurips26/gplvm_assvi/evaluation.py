@@ -6,7 +6,9 @@ uncertainty map and the structured posterior's dependence on U.
   the two of largest ARD precision, the others at 0;
 * :func:`grid_table`: that map on a grid around the training latents, with its Spearman correlation to the distance
   from the data;
-* :func:`latent_dependence`: how much the structured posterior's latent means move with U.
+* :func:`latent_dependence`: how much the structured posterior's latent means move with U (with or without the
+  inner steps);
+* :func:`qu_breadth`: how broad the fitted q(U) is, relative to the noise (:func:`.metrics.qu_breadth`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from .elbo import inducing_covariance
 from .models import MeanFieldGPLVM, StructuredGPLVM
 from .psi import se_ard
 
-__all__ = ["grid_axes", "grid_table", "latent_dependence", "latent_grid_std"]
+__all__ = ["grid_axes", "grid_table", "latent_dependence", "latent_grid_std", "qu_breadth"]
 
 
 def _frozen(model: MeanFieldGPLVM) -> dict:
@@ -73,17 +75,29 @@ def grid_table(model: MeanFieldGPLVM, train_mu: torch.Tensor, size: int) -> tupl
 
 @torch.no_grad()
 def latent_dependence(model: MeanFieldGPLVM, y: torch.Tensor, mask: torch.Tensor, draws: int,
-                      generator: torch.Generator) -> float:  # fmt: skip
+                      generator: torch.Generator, inner_steps: int | None = None) -> float:  # fmt: skip
     """How much the structured posterior uses its dependence on U: the standard deviation over ``draws`` draws
     U ~ q(U) of the latent mean ``mu(y_n, U)``, averaged over points and dimensions, divided by the mean posterior sd
-    ``sqrt(s)``. 0 for a mean-field model (NaN is returned: it has no dependence to measure)."""
+    ``sqrt(s)``. ``inner_steps`` overrides the model's (0: the encoder's own dependence, without the inner steps
+    that climb each point's bound given the draw). NaN for a mean-field model (it has no dependence to measure)."""
     if not isinstance(model, StructuredGPLVM):
         return float("nan")
     chol = model.chol_s()
     mus, sds = [], []
     for _ in range(draws):
         u = model.m + torch.einsum("dij,dj->di", chol, torch.randn(model.m.shape, dtype=y.dtype, generator=generator))
-        mu, s = model.latent_given_u(y, mask, u)
+        mu, s = model.latent_given_u(y, mask, u, inner_steps=inner_steps)
         mus.append(mu)
         sds.append(s.sqrt())
     return float(torch.stack(mus).std(0).mean() / torch.stack(sds).mean())
+
+
+@torch.no_grad()
+def qu_breadth(model: MeanFieldGPLVM, mu: torch.Tensor) -> float:
+    """:func:`.metrics.qu_breadth` of a fitted model at its latent means ``mu``."""
+    from .metrics import qu_breadth as breadth
+
+    fixed = _frozen(model)
+    k = inducing_covariance(fixed["z"], fixed["variance"], fixed["alpha"])
+    a = torch.linalg.solve(k, se_ard(mu, fixed["z"], fixed["variance"], fixed["alpha"]).T).T
+    return breadth(a.numpy(), fixed["chol_s"].numpy(), float(1 / fixed["beta"]))

@@ -1,11 +1,11 @@
 """Paper 17's config at one scale, read as the rules need it: the datasets, the runs (``{method}_s{seed}`` per
-dataset), the models they build, and the checks the schema cannot express (run when the workflow is parsed).
+dataset, ``dataset_seeds`` overriding ``seeds`` for a dataset), the models they build, and the checks the schema cannot express (run when the workflow is parsed).
 
 Methods: ``bgplvm_mf`` (Bayesian GPLVM, free mean-field q(X)), ``aeb_mf`` (mean-field, q(X) amortized by an encoder),
 ``ssvi_amort`` (the paper's structured ``q(U) prod_n q(x_n | y_n, U)``, amortized: the encoder reads every inducing
-point's draw of U, and inner steps condition the latents on it), the ablations run on the datasets
-``ablation.datasets`` names: ``ssvi_summary`` (the first version: the encoder reads one global summary of U, no inner
-steps) and ``ssvi_indep`` (``ssvi_amort`` reading no U, its inner steps on the bound with q(U) integrated), and
+point's draw of U, and gradient steps on each point's bound given the draw condition the latents on it), the ablations run on the datasets
+``ablation.datasets`` names: ``ssvi_summary`` (the first version's encoder, one global summary of U, with the same
+inner steps given U) and ``ssvi_indep`` (``ssvi_amort`` reading no U, its inner steps on the bound with q(U) integrated), and
 ``pca`` (probabilistic PCA, the sanity baseline, fitted once per dataset: it has no seed).
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 __all__ = [
     "ABLATIONS", "GPLVM_METHODS", "METHODS", "PCA", "build_model", "check_config", "data_shape", "methods_of", "runs",
+    "seeds_of",
 ]  # fmt: skip
 
 from .names import ABLATIONS, GPLVM_METHODS, METHODS, PCA
@@ -23,9 +24,14 @@ def methods_of(cfg: dict, dataset: str) -> list[str]:
     return cfg["methods"] + (list(ABLATIONS) if dataset in cfg["ablation"]["datasets"] else [])
 
 
+def seeds_of(cfg: dict, dataset: str) -> list[int]:
+    """The seeds of one dataset's runs: ``dataset_seeds[dataset]`` where the config gives it, else ``seeds``."""
+    return list((cfg.get("dataset_seeds") or {}).get(dataset, cfg["seeds"]))
+
+
 def runs(cfg: dict) -> list[tuple[str, str, int]]:
     """Every trained run of a scale: (dataset, method, seed)."""
-    return [(d, m, s) for d in cfg["datasets"] for m in methods_of(cfg, d) for s in cfg["seeds"]]
+    return [(d, m, s) for d in cfg["datasets"] for m in methods_of(cfg, d) for s in seeds_of(cfg, d)]
 
 
 def data_shape(dataset: dict) -> tuple[int, int]:
@@ -45,6 +51,11 @@ def check_config(cfg: dict) -> None:
 
     if len(set(cfg["seeds"])) != len(cfg["seeds"]):
         raise ValueError(f"seeds repeat: {cfg['seeds']}")
+    for name, seeds in (cfg.get("dataset_seeds") or {}).items():
+        if name not in cfg["datasets"]:
+            raise ValueError(f"dataset_seeds names {name!r}, not a dataset: {sorted(cfg['datasets'])}")
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"dataset_seeds.{name} repeat: {seeds}")
     if len(set(cfg["methods"])) != len(cfg["methods"]):
         raise ValueError(f"methods repeat: {cfg['methods']}")
     for name, d in cfg["datasets"].items():
@@ -89,7 +100,8 @@ def build_model(method: str, y, mask, dataset: dict, model: dict, seed: int):
         return InducingGPLVM(y, mask, samples=model["samples"], inner_steps=model["inner_steps"],
                              inner_lr=model["inner_lr"], depends_on_u=method == "ssvi_amort", **common)  # fmt: skip
     if method == "ssvi_summary":
-        return SummaryGPLVM(y, mask, samples=model["samples"], summary=model["summary"], **common)
+        return SummaryGPLVM(y, mask, samples=model["samples"], summary=model["summary"],
+                            inner_steps=model["inner_steps"], inner_lr=model["inner_lr"], **common)  # fmt: skip
     if method in ("bgplvm_mf", "aeb_mf"):
         return MeanFieldGPLVM(y, mask, amortized=method == "aeb_mf", **common)
     raise ValueError(f"unknown method {method!r}; known: {list(GPLVM_METHODS)}")

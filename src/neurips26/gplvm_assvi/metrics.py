@@ -9,7 +9,7 @@ equal weights.
 
 Entries are scored where ``score`` is True (the hidden entries); NaN in a scored truth is an error.
 :func:`manifold_distance` is the mean distance of reconstructions to a dense sample of the true manifold, and
-:func:`score` every metric of one run.
+:func:`score` every metric of one run. :func:`qu_breadth` measures how broad a fitted q(U) is (the regime claim C9 needs).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 from scipy.special import logsumexp
 from scipy.stats import norm
 
-__all__ = ["coverage", "manifold_distance", "mixture_moments", "nlpd", "rmse", "score"]
+__all__ = ["coverage", "manifold_distance", "mixture_moments", "nlpd", "qu_breadth", "rmse", "score"]
 
 
 def _scored(truth: np.ndarray, score: np.ndarray) -> np.ndarray:
@@ -98,3 +98,14 @@ def score(means: np.ndarray, variances: np.ndarray, data: dict, reconstruction: 
         "hidden_entries": int(hidden.sum()),
         "observed_entries": int((~hidden).sum()),
     }
+
+
+def qu_breadth(a: np.ndarray, chol_s: np.ndarray, noise: float) -> float:
+    """How broad q(U) is where the data are: the mean over points n and outputs d of ``a_n^T S_d a_n / sigma^2``,
+    the variance that q(U) adds to the predictive mean of f_d(x_n) relative to the noise variance ``sigma^2``, with
+    ``a_n = K_MM^-1 k(Z, mu_n)`` (N, M) at the latent means and ``S_d = L_d L_d^T`` from ``chol_s`` (D, M, M).
+    0 when q(U) is a point mass; 1 when q(U) adds as much variance as the noise."""
+    if noise <= 0:
+        raise ValueError(f"the noise variance must be positive, got {noise}")
+    la = np.einsum("nm,dmk->ndk", a, chol_s)  # a_n^T L_d
+    return float((la**2).sum(-1).mean() / noise)

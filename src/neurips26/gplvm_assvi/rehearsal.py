@@ -38,6 +38,7 @@ PLAN = Plan(
         "train.batch": 64,  # points per step: 128 at paper scale, run at 64 and 128
         "evaluate.predictive_samples": 4,
         "evaluate.bound_samples": 4,
+        "evaluate.psi_draws": 4,
         "evaluate.grid": 10,
         "pca.iterations": 2,
     },
