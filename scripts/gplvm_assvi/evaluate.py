@@ -60,7 +60,7 @@ for (method, seed), path in zip(p.runs, snakemake.input.models):
         mu_u, s_u = (t.detach() for t in model.latent_given_u(y, mask, u))
         fixed = {k: v for k, v in params.items() if k not in ("m", "chol_s")}
         given_u_z, given_u_error = crosscheck.structured_given_u_z(
-            mu_u, s_u, u, y, mask, **fixed, draws=e["bound_samples"], generator=check_gen, with_error=True
+            mu_u, s_u, u, y, mask, **fixed, draws=e["psi_draws"], generator=check_gen, with_error=True
         )
     rho, grid = evaluation.grid_table(model, mu, e["grid"])
     row.update(

@@ -139,7 +139,7 @@ def psi_bound_z(mu, s, y, mask, z, m, chol_s, variance, alpha, beta, draws: int,
 
 
 def structured_given_u_z(mu, s, u, y, mask, z, variance, alpha, beta, draws: int, generator,
-                         with_error: bool = False):  # fmt: skip
+                         with_error: bool = False, chunk: int = 250):  # fmt: skip
     """K4's z-score: the structured bound given the draw ``u`` (D, M) with ``q(x_n | U) = N(mu_n, diag s_n)``, closed
     form, against a Monte Carlo of the same bound over ``draws`` draws of x with GPyTorch's kernel (module
     docstring); both without KL(q(x | U)). With ``with_error``, (z, standard error in nats)."""
@@ -149,18 +149,22 @@ def structured_given_u_z(mu, s, u, y, mask, z, variance, alpha, beta, draws: int
     kernel = _kernel(z, variance, alpha, y.dtype)
     obs = mask.to(y.dtype)
     y0 = torch.where(mask, y, torch.zeros_like(y))
-    values = []
+    values, done = [], 0
     with torch.no_grad():
         k_zz = kernel(z, z).to_dense() + JITTER * variance * torch.eye(len(z), dtype=y.dtype)
-        for _ in range(draws):
-            x = mu + s.sqrt() * torch.randn(mu.shape, dtype=mu.dtype, generator=generator)
-            k_xz = kernel(x, z).to_dense()  # (N, M)
-            a = torch.linalg.solve(k_zz, k_xz.T).T
-            k_xx = kernel(x, x, diag=True)
-            gap = k_xx - (a * k_xz).sum(1)  # k(x, x) - a^T k_Z(x)
+        k_zz_inv = torch.linalg.inv(k_zz)
+        while done < draws:
+            c = min(chunk, draws - done)
+            eps = torch.randn((c, *mu.shape), dtype=mu.dtype, generator=generator)
+            x = (mu + s.sqrt() * eps).reshape(-1, mu.shape[1])
+            k_xz = kernel(x, z).to_dense().reshape(c, len(mu), len(z))  # (c, N, M)
+            a = k_xz @ k_zz_inv
+            k_xx = kernel(x, x, diag=True).reshape(c, len(mu))
+            gap = k_xx - (a * k_xz).sum(-1)  # k(x, x) - a^T k_Z(x)
             log_n = -0.5 * math.log(2 * math.pi) + 0.5 * torch.log(beta) - 0.5 * beta * (y0 - a @ u.T) ** 2
-            values.append(float((log_n * obs).sum() - 0.5 * beta * (gap[:, None] * obs).sum()))
-    out = _z_and_error(closed, torch.tensor(values, dtype=torch.float64))
+            values.append((log_n * obs).sum((1, 2)) - 0.5 * beta * (gap[..., None] * obs).sum((1, 2)))
+            done += c
+    out = _z_and_error(closed, torch.cat(values).to(torch.float64))
     return out if with_error else out[0]
 
 
