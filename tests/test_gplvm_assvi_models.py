@@ -150,3 +150,67 @@ def test_quick_scale_has_the_broad_q_u_regime_with_both_ablations():
     block = quick["datasets"][broad]
     assert block["missing"] >= 0.6 and block["n"] < min(d["n"] for k, d in quick["datasets"].items() if k != broad)
     assert {"ssvi_amort", "ssvi_indep", "ssvi_summary"} <= set(experiment.methods_of(quick, broad))
+
+
+def test_the_inner_steps_shrink_with_the_gradient_unlike_a_fresh_adam():
+    """A fresh Adam's first steps move every coordinate by about lr whatever the gradient (the third review found
+    66-77% of latent coordinates moved by exactly 2 x lr); the inner steps are plain gradient steps, so a point near
+    its optimum barely moves and one far from it moves much more."""
+    from neurips26.gplvm_assvi.models import gradient_ascent
+
+    target = torch.tensor([[0.0, 0.0], [0.0, 0.0]], dtype=torch.float64)
+    mu = torch.tensor([[1e-3, -1e-3], [1.0, -1.0]], dtype=torch.float64)
+    log_s = torch.zeros_like(mu)
+
+    def bound(m, s):
+        return -0.5 * ((m - target) ** 2).sum(1) - 0.5 * (s - 1).pow(2).sum(1)
+
+    new_mu, new_log_s = gradient_ascent(bound, mu, log_s, steps=2, lr=0.2)
+    moved = (new_mu - mu).abs()
+    assert torch.allclose(moved[0], 0.36 * mu[0].abs()) and torch.allclose(moved[1], 0.36 * mu[1].abs())
+    assert moved[0].max() < 1e-2 * moved[1].min()
+    assert torch.equal(new_log_s, log_s)  # s = 1 is the optimum: no move
+
+
+def test_the_quick_models_inner_steps_are_not_sign_steps():
+    """On the model, the latents' moves under the inner steps differ in size across coordinates (a fresh Adam moves
+    most coordinates by exactly steps x lr)."""
+    from neurips26.gplvm_assvi.elbo import draw_u
+    from neurips26.gplvm_assvi.models import InducingGPLVM
+
+    data = make_manifold("s_curve", 60, seed=0, missing=0.5)
+    y, mask = torch.as_tensor(data.y), torch.as_tensor(data.mask)
+    model = InducingGPLVM(y, mask, latent_dim=2, inducing=8, hidden=(16,), inner_steps=2, inner_lr=0.2, seed=0)
+    with torch.no_grad():
+        u = draw_u(model.m, model.chol_s(), torch.Generator().manual_seed(1))
+        moved = (model.latent_given_u(y, mask, u)[0] - model.latent_given_u(y, mask, u, inner_steps=0)[0]).abs()
+    at_sign_step = ((moved - 2 * 0.2).abs() < 1e-3 * 0.4).float().mean()
+    assert at_sign_step < 0.05 and moved.max() > 10 * moved.min()
+
+
+@pytest.mark.parametrize("cls_name", ["InducingGPLVM", "SummaryGPLVM"])
+def test_the_encoder_conditions_each_point_on_the_inducing_points_near_it(cls_name):
+    """Per-point against global conditioning (without inner steps): perturbing U at the inducing point nearest one
+    point's latent moves the points near that inducing point more than the far ones (ssvi_amort's encoder); a global
+    summary of U shared by every point (ssvi_summary) moves them without regard to distance."""
+    from scipy.stats import spearmanr
+
+    from neurips26.gplvm_assvi import models
+
+    data = make_manifold("s_curve", 60, seed=0, missing=0.3)
+    y, mask = torch.as_tensor(data.y), torch.as_tensor(data.mask)
+    rhos = []
+    for seed in range(3):
+        model = getattr(models, cls_name)(y, mask, latent_dim=2, inducing=8, hidden=(16,), inner_steps=0, seed=seed)
+        with torch.no_grad():
+            mu0, _ = model.latent_given_u(y, mask, model.m)
+            nearest = torch.cdist(mu0[:1], model.z)[0].argmin()
+            u = model.m.clone()
+            u[:, nearest] += 1.0
+            move = (model.latent_given_u(y, mask, u)[0] - mu0).norm(dim=1)
+            distance = (mu0 - model.z[nearest]).norm(dim=1)
+        rhos.append(spearmanr(move.numpy(), distance.numpy()).statistic)
+    if cls_name == "InducingGPLVM":
+        assert max(rhos) < -0.5, rhos  # the nearer a point, the more it moves
+    else:
+        assert min(abs(r) for r in rhos) < 0.3 and max(rhos) > -0.5, rhos
