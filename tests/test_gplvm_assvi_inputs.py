@@ -31,6 +31,8 @@ def test_every_scale_of_the_config_passes_its_checks():
         (lambda c: c["datasets"]["s_curve"].update(lift="none"), "lift 'none' keeps the 3-D points"),
         (lambda c: c["ablation"].update(datasets=["oil"]), "ablation.datasets \\['oil'\\] are not datasets"),
         (lambda c: c["methods"].append("ssvi_indep"), "ssvi_indep is an ablation"),
+        (lambda c: c.update(dataset_seeds={"oil": [0]}), "dataset_seeds names 'oil', not a dataset"),
+        (lambda c: c.update(dataset_seeds={"s_curve": [0, 0]}), "dataset_seeds.s_curve repeat"),
     ],
 )
 def test_a_bad_config_is_refused_naming_the_problem(edit, match):
@@ -43,9 +45,13 @@ def test_a_bad_config_is_refused_naming_the_problem(edit, match):
 def test_the_runs_are_every_dataset_method_and_seed_and_the_ablation_where_asked():
     quick = CONFIG["quick"]
     runs = experiment.runs(quick)
-    ablation = 2 * len(quick["ablation"]["datasets"]) * len(quick["seeds"])  # ssvi_summary and ssvi_indep
-    assert len(runs) == len(quick["datasets"]) * 3 * len(quick["seeds"]) + ablation
+    seeds = {d: len(experiment.seeds_of(quick, d)) for d in quick["datasets"]}  # dataset_seeds override seeds
+    ablation = sum(2 * seeds[d] for d in quick["ablation"]["datasets"])  # ssvi_summary and ssvi_indep
+    assert len(runs) == sum(3 * n for n in seeds.values()) + ablation
     assert ("s_curve", "ssvi_amort", 2) in runs and ("s_curve", "ssvi_indep", 0) in runs
+    broad = quick["comparisons"]["broad"]
+    assert seeds[broad] == 10 and seeds["s_curve"] == 3  # C9's dataset: 10 seeds, fixed before the third rerun
+    assert ("s_curve_broad", "ssvi_indep", 9) in runs and ("s_curve", "ssvi_amort", 9) not in runs
     assert ("swiss_roll", "ssvi_indep", 0) not in runs
     assert experiment.methods_of(quick, "s_curve")[-2:] == ["ssvi_summary", "ssvi_indep"]
 

@@ -42,3 +42,14 @@ def test_only_scored_entries_count_and_bad_masks_are_refused():
         rmse(means, truth, np.array([[True, True]]))
     with pytest.raises(ValueError, match="does not match"):
         rmse(means, truth, np.array([True, False]))
+
+
+def test_the_breadth_of_q_u_is_its_predictive_variance_relative_to_the_noise():
+    from neurips26.gplvm_assvi.metrics import qu_breadth
+
+    a = np.eye(3)[:2]  # two points, each at one inducing input
+    chol = np.stack([0.2 * np.eye(3), 0.4 * np.eye(3)])  # two outputs, S_d = c_d^2 I
+    assert np.isclose(qu_breadth(a, chol, noise=0.04), (0.04 + 0.16) / 2 / 0.04)
+    assert qu_breadth(a, np.zeros_like(chol), noise=0.04) == 0.0  # a point mass adds nothing
+    with pytest.raises(ValueError, match="noise variance must be positive"):
+        qu_breadth(a, chol, noise=0.0)

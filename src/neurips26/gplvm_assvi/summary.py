@@ -1,5 +1,5 @@
 """The tables paper 17's report renders besides the claims and the closing sections: the metric table (mean and
-standard deviation over seeds per dataset and method), the training table, and the cross-check."""
+standard deviation over seeds per dataset and method), the training table, the cross-check and the breadth of q(U) per dataset."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ METRICS = [
     "uncertainty_spearman",
     "latent_sd",
     "latent_dependence",
+    "latent_dependence_encoder",
+    "qu_breadth",
 ]
 
 
@@ -75,13 +77,33 @@ def report_tables(inp, params) -> dict:
                 "nlpd_without_noise",
                 "latent_sd",
                 "latent_dependence",
+                "latent_dependence_encoder",
                 "error_spearman",
             ]
         ],  # fmt: skip
+        "breadth": breadth_table(metrics),
+        "dependence_encoder_max": _dependence_max(gp, "latent_dependence_encoder"),
     }
 
 
-def _dependence_max(runs: pd.DataFrame) -> float | None:
-    """The largest dependence on U over the runs of ssvi_amort; None unless every run has a value."""
-    values = runs.loc[runs["method"] == "ssvi_amort", "latent_dependence"]
+def breadth_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset: the q(U) breadth (:func:`.metrics.qu_breadth`) mean and sd over every GPLVM run, and over the
+    runs of ssvi_amort and ssvi_indep (C9's pair)."""
+    gp = metrics[metrics["method"] != "pca"]
+    if "qu_breadth" not in gp:
+        return pd.DataFrame(columns=["dataset", "runs", "breadth", "breadth_sd", "breadth_c9_pair"])
+    rows = []
+    for dataset, group in gp.groupby("dataset", sort=False):
+        pair = group[group["method"].isin(["ssvi_amort", "ssvi_indep"])]["qu_breadth"]
+        rows.append({"dataset": dataset, "runs": len(group), "breadth": group["qu_breadth"].mean(),
+                     "breadth_sd": group["qu_breadth"].std(ddof=1),
+                     "breadth_c9_pair": pair.mean() if len(pair) else float("nan")})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _dependence_max(runs: pd.DataFrame, column: str = "latent_dependence") -> float | None:
+    """The largest dependence on U (``column``) over the runs of ssvi_amort; None unless every run has a value."""
+    if column not in runs:
+        return None
+    values = runs.loc[runs["method"] == "ssvi_amort", column]
     return float(values.max()) if len(values) and values.notna().all() else None
