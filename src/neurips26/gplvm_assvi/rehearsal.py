@@ -44,6 +44,7 @@ PLAN = Plan(
     },
     sweeps={
         "seeds": largest,
+        "dataset_seeds": lambda seeds: {name: largest(s) for name, s in seeds.items()},  # one seed per dataset
         "ablation.datasets": lambda datasets: datasets[:1],  # the primary dataset's (oil) ablation
     },
     micro_batch=("train.batch",),
@@ -56,7 +57,7 @@ PLAN = Plan(
         # grid points (the cross-check and the dependence on U are a fixed cost per run)
         "gplvm_assvi_evaluate": lambda cfg, wc: (
             len(experiment.methods_of(cfg, wc["dataset"]))
-            * len(cfg["seeds"])
+            * len(experiment.seeds_of(cfg, wc["dataset"]))
             * (
                 experiment.data_shape(cfg["datasets"][wc["dataset"]])[0]
                 * (cfg["evaluate"]["predictive_samples"] + cfg["evaluate"]["bound_samples"])
