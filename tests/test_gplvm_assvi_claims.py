@@ -95,8 +95,11 @@ VERDICT_CASES = [
     ("C1", "inconclusive", partial(metrics, flip=("ssvi_amort", "nlpd", 1, np.inf))),  # a diverged run
     ("C1", "inconclusive", partial(metrics, drop=("aeb_mf", 2))),  # a missing run
     # the null without dependence on U does better than the method on every metric: C1 fails against it alone
-    ("C1", "fails", partial(metrics, changed("ssvi_indep", rmse=0.10, nlpd=-0.8, coverage=0.95,
-                                             manifold_distance=0.20))),  # fmt: skip
+    (
+        "C1",
+        "fails",
+        partial(metrics, changed("ssvi_indep", rmse=0.10, nlpd=-0.8, coverage=0.95, manifold_distance=0.20)),
+    ),  # fmt: skip
     ("C2", "holds", metrics),
     ("C2", "fails", partial(metrics, WORSE_PROPOSED)),
     ("C2", "inconclusive", partial(metrics, flip=("ssvi_amort", "nlpd", 2, 1.0))),

@@ -73,7 +73,9 @@ def _wrong(form):
     if form == "psi2_outer_psi1":  # E[k k^T] taken as E[k] E[k]^T
         return psi1, lambda mu, s, *a: psi1(mu, s, *a)[:, :, None] * psi1(mu, s, *a)[:, None, :]
     if form == "no_variance":  # the latent variance left out of both
-        return (lambda mu, s, *a: psi1(mu, torch.zeros_like(s), *a)), (lambda mu, s, *a: psi2(mu, torch.zeros_like(s), *a))
+        return (lambda mu, s, *a: psi1(mu, torch.zeros_like(s), *a)), (
+            lambda mu, s, *a: psi2(mu, torch.zeros_like(s), *a)
+        )
     raise ValueError(form)
 
 

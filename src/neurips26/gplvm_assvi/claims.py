@@ -147,7 +147,9 @@ def measure_claims(metrics: pd.DataFrame, comp: dict) -> list[Measured]:
         )
     dependence = _values(metrics, primary, proposed, "latent_dependence_encoder")
     if dependence.empty or not np.isfinite(dependence).all():
-        out.append(Measured("C7", math.nan, 0, note=f"{primary}: encoder-only dependence of {proposed}: {list(dependence)}"))
+        out.append(
+            Measured("C7", math.nan, 0, note=f"{primary}: encoder-only dependence of {proposed}: {list(dependence)}")
+        )
     else:
         with_steps = _values(metrics, primary, proposed, "latent_dependence")
         note = (f"{primary}: per seed of {proposed}, the encoder alone (inner_steps=0); with the inner steps "

@@ -39,7 +39,8 @@ from . import elbo as _elbo
 from .elbo import JITTER, elbo_terms, inducing_inverse, local_bound_given_u
 
 __all__ = [
-    "gpytorch_bound", "gpytorch_bounds", "our_bound_at_means", "psi_bound_z", "psi_statistics_z", "structured_given_u_z",
+    "gpytorch_bound", "gpytorch_bounds", "our_bound_at_means", "psi_bound_z", "psi_statistics_z",
+    "structured_given_u_z",
 ]  # fmt: skip
 
 

@@ -1,12 +1,14 @@
 """Paper 17's config at one scale, read as the rules need it: the datasets, the runs (``{method}_s{seed}`` per
-dataset, ``dataset_seeds`` overriding ``seeds`` for a dataset), the models they build, and the checks the schema cannot express (run when the workflow is parsed).
+dataset, ``dataset_seeds`` overriding ``seeds`` for a dataset), the models they build, and the checks the schema
+cannot express (run when the workflow is parsed).
 
 Methods: ``bgplvm_mf`` (Bayesian GPLVM, free mean-field q(X)), ``aeb_mf`` (mean-field, q(X) amortized by an encoder),
 ``ssvi_amort`` (the paper's structured ``q(U) prod_n q(x_n | y_n, U)``, amortized: the encoder reads every inducing
-point's draw of U, and gradient steps on each point's bound given the draw condition the latents on it), the ablations run on the datasets
-``ablation.datasets`` names: ``ssvi_summary`` (the first version's encoder, one global summary of U, with the same
-inner steps given U) and ``ssvi_indep`` (``ssvi_amort`` reading no U, its inner steps on the bound with q(U) integrated), and
-``pca`` (probabilistic PCA, the sanity baseline, fitted once per dataset: it has no seed).
+point's draw of U, and gradient steps on each point's bound given the draw condition the latents on it), the
+ablations run on the datasets ``ablation.datasets`` names: ``ssvi_summary`` (the first version's encoder, one
+global summary of U, with the same inner steps given U) and ``ssvi_indep`` (``ssvi_amort`` reading no U, its inner
+steps on the bound with q(U) integrated), and ``pca`` (probabilistic PCA, the sanity baseline, fitted once per
+dataset: it has no seed).
 """
 
 from __future__ import annotations

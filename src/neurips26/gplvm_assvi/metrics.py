@@ -9,7 +9,8 @@ equal weights.
 
 Entries are scored where ``score`` is True (the hidden entries); NaN in a scored truth is an error.
 :func:`manifold_distance` is the mean distance of reconstructions to a dense sample of the true manifold, and
-:func:`score` every metric of one run. :func:`qu_breadth` measures how broad a fitted q(U) is (the regime claim C9 needs).
+:func:`score` every metric of one run. :func:`qu_breadth` measures how broad a fitted q(U) is (the regime claim C9
+needs).
 """
 
 from __future__ import annotations

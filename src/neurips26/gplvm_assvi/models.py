@@ -23,8 +23,9 @@ of a draw, and its ``AmortizedEncoder`` is not used by its training code. Only t
   outputs and input ``[u_.m; z_m]`` beside ``[y_n * o_n, o_n]`` (the reference's ``AmortizedEncoder`` input, whose
   output is one latent distribution per inducing point, (B, M, Q)); the M per-inducing-point distributions are
   pooled per point into one Gaussian by softmax weights that add a learned term to the kernel's locality around a
-  location ``c_n`` the encoder predicts (our choice), so each point reads the draws of the inducing points near it. The pooled (mu_n, log s_n) then take ``inner_steps`` gradient-ascent steps on the point's bound
-  given that draw of U (:func:`gradient_ascent`, step size ``inner_lr``);
+  location ``c_n`` the encoder predicts (our choice), so each point reads the draws of the inducing points near it.
+  The pooled (mu_n, log s_n) then take ``inner_steps`` gradient-ascent steps on the point's bound given that draw
+  of U (:func:`gradient_ascent`, step size ``inner_lr``);
 * ``InducingGPLVM(depends_on_u=False)`` (``ssvi_indep``, the ablation without dependence on U): the same encoder
   reading zeros in place of U and the same inner steps on the point's bound with q(U) integrated (a different inner
   objective: it cannot see the draw), U sampled by the same estimator;

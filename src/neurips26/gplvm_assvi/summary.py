@@ -1,5 +1,6 @@
 """The tables paper 17's report renders besides the claims and the closing sections: the metric table (mean and
-standard deviation over seeds per dataset and method), the training table, the cross-check and the breadth of q(U) per dataset."""
+standard deviation over seeds per dataset and method), the training table, the cross-check and the breadth of q(U)
+per dataset."""
 
 from __future__ import annotations
 
