@@ -213,3 +213,13 @@ def crash_after_step(monkeypatch, step: int) -> None:
             raise KeyboardInterrupt
 
     monkeypatch.setattr(loop.faults, "step_done", crash)
+
+
+def assert_keeps_shapes(block: dict, paper: dict, paths) -> None:
+    """Every dotted path of ``paths`` (a shape the rehearsal must not cut) holds the same value in a derived
+    rehearsal block as in the paper block."""
+    for path in paths:
+        mine, theirs = block, paper
+        for key in path.split("."):
+            mine, theirs = mine[key], theirs[key]
+        assert mine == theirs, path

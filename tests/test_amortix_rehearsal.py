@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_keeps_shapes
 from neurips26.amortix import chembl, corpus, experiment, rehearsal, tdc
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.common.rehearsal import work_ratio
@@ -22,18 +22,11 @@ SCHEMA = load_yaml(ROOT / "workflow/schemas/amortix.schema.yaml")
 SHAPES = ("corpus", "split", "task", "env", "policy", "rl.group_size", "evaluate.temperature", "pmo.start", "pmo.top_k")
 
 
-def _value(block: dict, path: str):
-    for key in path.split("."):
-        block = block[key]
-    return block
-
-
 @pytest.mark.parametrize("factor", [1, 2])
 def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(factor):
     block = derived_rehearsal("amortix", CONFIG, SCHEMA, factor)
     experiment.check_config(block)
-    for path in SHAPES:
-        assert _value(block, path) == _value(CONFIG["paper"], path), path
+    assert_keeps_shapes(block, CONFIG["paper"], SHAPES)
     assert block["pretrain"]["batch"] == 4 * factor <= CONFIG["paper"]["pretrain"]["batch"]
     assert block["rl"]["variants"] == ["drgrpo"] and block["rl"]["seeds"] == [0]
     assert block["pmo"]["budget"] >= block["pmo"]["group_size"]  # at least one PMO step at either factor

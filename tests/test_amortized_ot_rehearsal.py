@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_keeps_shapes
 from neurips26.amortized_ot import data, experiment, rehearsal
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.common.image_archives import read_idx_images
@@ -33,17 +33,10 @@ SHAPES = (
 )
 
 
-def _value(block: dict, path: str):
-    for key in path.split("."):
-        block = block[key]
-    return block
-
-
 @pytest.mark.parametrize("factor", [1, 2])
 def test_the_rehearsal_block_keeps_the_shapes_and_a_complete_grid(factor):
     block = derived_rehearsal("amortized_ot", CONFIG, SCHEMA, factor)
-    for path in SHAPES:
-        assert _value(block, path) == _value(CONFIG["paper"], path), path
+    assert_keeps_shapes(block, CONFIG["paper"], SHAPES)
     assert (
         block["main_projections"] in block["projections"]
         and max(CONFIG["paper"]["projections"]) in block["projections"]

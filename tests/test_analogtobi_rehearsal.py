@@ -9,7 +9,7 @@ import tarfile
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_keeps_shapes
 from neurips26.analogtobi import experiment, rehearsal
 from neurips26.analogtobi.dataset import read_archive, read_manifest, stratified_split
 from neurips26.common.config import derived_rehearsal, load_yaml
@@ -20,18 +20,11 @@ SHAPES = ("model", "context", "sample.max_len", "sample.temperature", "rename_po
 PAYLOADS = rehearsal.fixtures(1)
 
 
-def _value(block: dict, path: str):
-    for key in path.split("."):
-        block = block[key]
-    return block
-
-
 @pytest.mark.parametrize("factor", [1, 2])
 def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(factor):
     block = derived_rehearsal("analogtobi", CONFIG, SCHEMA, factor)
     experiment.check_config(block)
-    for path in SHAPES:
-        assert _value(block, path) == _value(CONFIG["paper"], path), path
+    assert_keeps_shapes(block, CONFIG["paper"], SHAPES)
     assert block["main"]["config"] in block["configs"] and "devpin-type-rename" in block["configs"]
     assert block["train"]["batch_size"] == 4 * factor and block["data"]["manifest"] == rehearsal.MANIFEST_FIXTURE
     assert CONFIG["paper"]["data"]["manifest"] == "config/analogtobi/manifest.txt"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_keeps_shapes
 from neurips26.amortized_ot import rehearsal as aot_rehearsal
 from neurips26.bird import experiment, loaders, rehearsal
 from neurips26.common.config import derived_rehearsal, load_yaml
@@ -17,18 +17,11 @@ SCHEMA = load_yaml(ROOT / "workflow/schemas/bird.schema.yaml")
 SHAPES = ("restriction", "windows", "sample.windows", "networks.archs", "networks.dataset", "thresholds", "cost.window")
 
 
-def _value(block: dict, path: str):
-    for key in path.split("."):
-        block = block[key]
-    return block
-
-
 @pytest.mark.parametrize("factor", [1, 2])
 def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(factor):
     block = derived_rehearsal("bird", CONFIG, SCHEMA, factor)
     experiment.check_config(block)
-    for path in SHAPES:
-        assert _value(block, path) == _value(CONFIG["paper"], path), path
+    assert_keeps_shapes(block, CONFIG["paper"], SHAPES)
     for name, dataset in block["datasets"].items():
         assert experiment.image_size(dataset) == experiment.image_size(CONFIG["paper"]["datasets"][name])
     assert block["networks"]["train"]["batch"] == 8 * factor and len(experiment.network_runs(block)) == 2

@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_keeps_shapes
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.common.fixtures import fixture_registry
 from neurips26.fairness_audit import experiment, rehearsal, sources
@@ -23,18 +23,11 @@ PAYLOADS = rehearsal.fixtures(1)
 PLAYERS = {"adult": 11, "compas": 8, "german": 12}
 
 
-def _value(block: dict, path: str):
-    for key in path.split("."):
-        block = block[key]
-    return block
-
-
 @pytest.mark.parametrize("factor", [1, 2])
 def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(factor):
     block = derived_rehearsal("fairness_audit", CONFIG, SCHEMA, factor)
     experiment.check_config(block)
-    for path in SHAPES:
-        assert _value(block, path) == _value(CONFIG["paper"], path), path
+    assert_keeps_shapes(block, CONFIG["paper"], SHAPES)
     assert experiment.dataset_names(block) == ["predictive_proxy_s0", "compas"]
     assert block["true_bias"]["grid"] == [{"hidden_layer_sizes": [128, 128], "alpha": 0.001}]  # the largest MLP
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_keeps_shapes
 from neurips26.common.claims import load_definitions
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.multistage_training import experiment, rehearsal
@@ -17,20 +17,13 @@ SCHEMA = load_yaml(ROOT / "workflow/schemas/multistage_training.schema.yaml")
 SHAPES = ("model", "ceiling.base_computes", "ceiling.window", "ceiling.budget", "simulation.configs", "comparisons")
 
 
-def _value(block: dict, path: str):
-    for key in path.split("."):
-        block = block[key]
-    return block
-
-
 @pytest.mark.parametrize("factor", [1, 2])
 def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(factor):
     block = derived_rehearsal("multistage_training", CONFIG, SCHEMA, factor)
     experiment.check_config(block)
     definitions = load_definitions(ROOT / "config/claims/multistage_training.yaml")
     assert threshold_mismatches(definitions, block["comparisons"]) == []
-    for path in SHAPES:
-        assert _value(block, path) == _value(CONFIG["paper"], path), path
+    assert_keeps_shapes(block, CONFIG["paper"], SHAPES)
     assert max(block["plateau"]["chain_lengths"]) == max(CONFIG["paper"]["plateau"]["chain_lengths"])
     assert block["simulation"]["seeds"] == [0] and rehearsal.fixtures(1) == {}
 

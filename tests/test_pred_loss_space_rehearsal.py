@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_keeps_shapes
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.pred_loss_space import data, experiment, inception, rehearsal
 
@@ -17,18 +17,11 @@ SCHEMA = load_yaml(ROOT / "workflow/schemas/pred_loss_space.schema.yaml")
 SHAPES = ("archs", "noise", "features.dim", "train.lr", "train.ema")
 
 
-def _value(block: dict, path: str):
-    for key in path.split("."):
-        block = block[key]
-    return block
-
-
 @pytest.mark.parametrize("factor", [1, 2])
 def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(factor):
     block = derived_rehearsal("pred_loss_space", CONFIG, SCHEMA, factor)
     experiment.check_config(block)
-    for path in SHAPES:
-        assert _value(block, path) == _value(CONFIG["paper"], path), path
+    assert_keeps_shapes(block, CONFIG["paper"], SHAPES)
     for name, dataset in block["datasets"].items():  # kinds and image sizes kept, only item counts cut
         paper = CONFIG["paper"]["datasets"][name]
         assert experiment.data_shape(dataset) == experiment.data_shape(paper) and dataset["kind"] == paper["kind"]

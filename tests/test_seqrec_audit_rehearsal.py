@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_keeps_shapes
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.common.rehearsal import work_ratio
 from neurips26.seqrec_audit import experiment, rehearsal, sources
@@ -33,18 +33,11 @@ SHAPES = (
 )
 
 
-def _value(block: dict, path: str):
-    for key in path.split("."):
-        block = block[key]
-    return block
-
-
 @pytest.mark.parametrize("factor", [1, 2])
 def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(factor):
     block = derived_rehearsal("seqrec_audit", CONFIG, SCHEMA, factor)
     experiment.check_config(block)
-    for path in SHAPES:
-        assert _value(block, path) == _value(PAPER, path), path
+    assert_keeps_shapes(block, PAPER, SHAPES)
     assert block["datasets"] == ["shortcut_rich", "ml1m", "amazon_cds"]
     assert {experiment.dataset_kind(name) for name in block["datasets"]} == {"synthetic", "movielens1m", "amazon2014"}
     assert experiment.replicate_datasets(block) == ["shortcut_rich_seed1"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, assert_keeps_shapes
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.thresh_mcts import experiment, rehearsal
 
@@ -14,19 +14,12 @@ SCHEMA = load_yaml(ROOT / "workflow/schemas/thresh_mcts.schema.yaml")
 SHAPES = ("rules", "instances.kinds", "instances.gaussian_fixed", "lp_check", "cost.branching", "cost.rules", "seed")
 
 
-def _value(block: dict, path: str):
-    for key in path.split("."):
-        block = block[key]
-    return block
-
-
 @pytest.mark.parametrize("factor", [1, 2])
 def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(factor):
     paper = CONFIG["paper"]
     block = derived_rehearsal("thresh_mcts", CONFIG, SCHEMA, factor)
     experiment.check_config(block, ROOT)
-    for path in SHAPES:
-        assert _value(block, path) == _value(paper, path), path
+    assert_keeps_shapes(block, paper, SHAPES)
     leaves = [spec["branching"] ** spec["depth"] for spec in paper["instances"]["random"]]
     kept = block["instances"]["random"][0]
     assert kept["branching"] ** kept["depth"] == max(leaves)
