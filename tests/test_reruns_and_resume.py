@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,20 +17,11 @@ import torch
 from conftest import PAPERS, ROOT, SMOKE_PAPERS, smoke_targets, snakemake
 from neurips26.common.imports import library_files
 
+sys.path.insert(0, str(ROOT / "tools"))
+from profile_imports import rule_scripts  # noqa: E402
+
 LOOP = "src/neurips26/common/loop.py"
 TIMING = re.compile(r"seconds|_time|time_|wall|elapsed|duration|git_commit|per_s(econd)?\b|per_second", re.I)
-
-
-def rule_scripts() -> dict[str, str]:
-    """rule name -> its script (repository-relative), read from rules/*.smk."""
-    found = {}
-    for path in (ROOT / "rules").glob("*.smk"):
-        for block in re.split(r"^(?=rule |checkpoint )", path.read_text(), flags=re.M):
-            name = re.match(r"(?:rule|checkpoint) (\w+):", block)
-            script = re.search(r"^    script:\s*\n\s*\"([^\"]+)\"", block, re.M)
-            if name and script:
-                found[name.group(1)] = str((path.parent / script.group(1)).resolve().relative_to(ROOT))
-    return found
 
 
 RULE_SCRIPTS = rule_scripts()

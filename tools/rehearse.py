@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +27,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import profile_imports  # tools/, beside this script
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,14 +49,7 @@ def papers() -> list[str]:
 
 def rule_scripts() -> dict[str, Path]:
     """rule name -> its script, read from rules/*.smk."""
-    found = {}
-    for path in (ROOT / "rules").glob("*.smk"):
-        for block in re.split(r"^(?=rule |checkpoint )", path.read_text(), flags=re.M):
-            name = re.match(r"(?:rule|checkpoint) (\w+):", block)
-            script = re.search(r"^    script:\s*\n\s*\"([^\"]+)\"", block, re.M)
-            if name and script:
-                found[name.group(1)] = (path.parent / script.group(1)).resolve()
-    return found
+    return {rule: ROOT / script for rule, script in profile_imports.rule_scripts().items()}
 
 
 def training_rules() -> list[str]:
