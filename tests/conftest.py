@@ -223,3 +223,10 @@ def assert_keeps_shapes(block: dict, paper: dict, paths) -> None:
         for key in path.split("."):
             mine, theirs = mine[key], theirs[key]
         assert mine == theirs, path
+
+
+def written_fixture(tmp_path: Path, payloads: dict[str, bytes], path: str) -> Path:
+    """A rehearsal fixture (``payloads``: source path -> bytes) written under ``tmp_path`` by its file name."""
+    out = tmp_path / path.rpartition("/")[2]
+    out.write_bytes(payloads[path])
+    return out

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import logging
 import runpy
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from conftest import ROOT, assert_keeps_shapes
+from conftest import ROOT, assert_keeps_shapes, written_fixture
 from neurips26.amortix import chembl, corpus, experiment, rehearsal, tdc
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.common.rehearsal import work_ratio
@@ -37,15 +36,9 @@ def payloads():
     return rehearsal.fixtures(1)
 
 
-def _written(tmp_path: Path, payloads: dict[str, bytes], path: str) -> Path:
-    out = tmp_path / path.rpartition("/")[2]
-    out.write_bytes(payloads[path])
-    return out
-
-
 def test_the_chemreps_fixture_passes_ebis_checksum_and_feeds_a_three_way_scaffold_split(tmp_path, payloads):
-    chemreps = _written(tmp_path, payloads, rehearsal.CHEMREPS)
-    checksums = _written(tmp_path, payloads, rehearsal.CHECKSUMS)
+    chemreps = written_fixture(tmp_path, payloads, rehearsal.CHEMREPS)
+    checksums = written_fixture(tmp_path, payloads, rehearsal.CHECKSUMS)
     assert "sha256" in chembl.verify_against_checksums(chemreps, checksums)
     table, counts = chembl.read_chemreps(chemreps)
     assert counts == {"rows": rehearsal.BASE_MOLECULES + 1, "no_smiles": 1, "kept": rehearsal.BASE_MOLECULES}
@@ -67,7 +60,7 @@ def test_the_chemreps_fixture_passes_ebis_checksum_and_feeds_a_three_way_scaffol
 
 @pytest.mark.parametrize("target", tdc.TARGETS)
 def test_the_tdc_fixtures_pass_the_conversion_job_with_tdcs_published_scores(tmp_path, payloads, target):
-    pickle_path = _written(tmp_path, payloads, rehearsal.TDC_PICKLES[target])
+    pickle_path = written_fixture(tmp_path, payloads, rehearsal.TDC_PICKLES[target])
     out = tmp_path / f"{target}.npz"
     job = SimpleNamespace(
         log=[str(tmp_path / "convert.log")],
@@ -88,7 +81,7 @@ def test_the_tdc_fixtures_pass_the_conversion_job_with_tdcs_published_scores(tmp
 
 
 def test_the_zinc_fixture_is_read_as_chemical_vaes_csv(tmp_path, payloads):
-    path = _written(tmp_path, payloads, rehearsal.ZINC)
+    path = written_fixture(tmp_path, payloads, rehearsal.ZINC)
     assert path.read_text().startswith('smiles,logP,qed,SAS\n"')
     smiles = corpus.read_smiles_file(path)
     assert len(smiles) == rehearsal.FOREST_MOLECULES and all("\n" not in s and s for s in smiles)

@@ -5,13 +5,12 @@ data job accepts, torchvision's ResNet-34 weights into the teacher, the Eyecandi
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT
+from conftest import ROOT, written_fixture
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.common.rehearsal import work_ratio
 from neurips26.ecfr import experiment, real, rehearsal
@@ -50,12 +49,6 @@ def payloads():
     return rehearsal.fixtures(1)
 
 
-def _written(tmp_path: Path, payloads: dict[str, bytes], path: str) -> Path:
-    out = tmp_path / path.rpartition("/")[2]
-    out.write_bytes(payloads[path])
-    return out
-
-
 def test_the_fixtures_are_the_registrys_files_and_the_same_bytes_on_every_build(payloads):
     registry = load_yaml(ROOT / "config/sources.yaml")
     for path in payloads:
@@ -70,7 +63,7 @@ def test_the_fixtures_are_the_registrys_files_and_the_same_bytes_on_every_build(
 
 
 def test_the_mvtec3d_fixture_is_read_into_splits_the_data_job_accepts(tmp_path, payloads):
-    archive = _written(tmp_path, payloads, rehearsal.MVTEC)
+    archive = written_fixture(tmp_path, payloads, rehearsal.MVTEC)
     size = PAPER["datasets"]["mvtec3d"]["size"]
     data = real.read_mvtec3d(archive, size=size)
     train, test = data["train"], data["test"]
@@ -93,7 +86,7 @@ PLAN_BATCH = rehearsal.PLAN.budgets["train.batch"]
 
 
 def test_the_data_growth_counts_the_fixtures_samples(payloads, tmp_path):
-    data = real.read_mvtec3d(_written(tmp_path, payloads, rehearsal.MVTEC), size=32)
+    data = real.read_mvtec3d(written_fixture(tmp_path, payloads, rehearsal.MVTEC), size=32)
     assert len(data["train"]["rgb"]) + len(data["test"]["rgb"]) == rehearsal.BASE_SAMPLES
     assert rehearsal.DATA_GROWTH["ecfr_data"] == (rehearsal.BASE_SAMPLES, rehearsal.MVTEC3D_SAMPLES)
 
@@ -116,7 +109,7 @@ def test_the_resnet34_fixture_has_torchvisions_keys_and_shapes_and_loads_into_th
 
 
 def test_the_eyecandies_fixtures_are_read_as_m3dms_preprocessed_set(payloads, tmp_path):
-    archives = [_written(tmp_path, payloads, p) for p in sorted(payloads) if p.startswith(rehearsal.EYECANDIES)]
+    archives = [written_fixture(tmp_path, payloads, p) for p in sorted(payloads) if p.startswith(rehearsal.EYECANDIES)]
     assert [a.stem for a in archives] == sorted(real.EYECANDIES_CLASSES)
     data = real.read_eyecandies(archives[:2], size=32)
     train, test = data["train"], data["test"]

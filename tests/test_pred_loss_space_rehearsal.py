@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import ROOT, assert_keeps_shapes
+from conftest import ROOT, assert_keeps_shapes, written_fixture
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.pred_loss_space import data, experiment, inception, rehearsal
 
@@ -37,15 +37,9 @@ def payloads():
     return rehearsal.fixtures(1)
 
 
-def _written(tmp_path, payloads, path):
-    file = tmp_path / path.rsplit("/", 1)[1]
-    file.write_bytes(payloads[path])
-    return str(file)
-
-
 def test_the_cifar10_fixture_is_read_by_the_archive_reader(tmp_path, payloads):
     assert rehearsal.cifar10_archive(1) == payloads[experiment.DOWNLOADS["cifar10"]]  # the same bytes every build
-    archive = _written(tmp_path, payloads, experiment.DOWNLOADS["cifar10"])
+    archive = str(written_fixture(tmp_path, payloads, experiment.DOWNLOADS["cifar10"]))
     x_train, y_train, x_test, y_test = data.cifar10_from_archive(archive)
     assert x_train.shape == (5 * rehearsal.CIFAR_BASE, 3, 32, 32) and x_test.shape == (rehearsal.CIFAR_BASE, 3, 32, 32)
     assert x_train.dtype == np.float32 and x_train.min() >= -1 and x_train.max() <= 1 and y_train.max() <= 9
@@ -55,7 +49,7 @@ def test_the_cifar10_fixture_is_read_by_the_archive_reader(tmp_path, payloads):
 
 
 def test_the_imagenette_fixture_is_cropped_resized_and_labelled(tmp_path, payloads):
-    path = _written(tmp_path, payloads, experiment.DOWNLOADS["imagenette"])
+    path = str(written_fixture(tmp_path, payloads, experiment.DOWNLOADS["imagenette"]))
     block = derived_rehearsal("pred_loss_space", CONFIG, SCHEMA)
     arrays = data.make_dataset(block["datasets"]["imagenette64"], [path])
     per_class = rehearsal.IMAGENETTE_BASE
@@ -66,7 +60,7 @@ def test_the_imagenette_fixture_is_cropped_resized_and_labelled(tmp_path, payloa
 
 
 def test_the_inception_weights_load_strictly_and_give_finite_pool3_features(tmp_path, payloads):
-    path = _written(tmp_path, payloads, experiment.INCEPTION)
+    path = str(written_fixture(tmp_path, payloads, experiment.INCEPTION))
     assert len(payloads[experiment.INCEPTION]) > 95_000_000  # the real file's shapes: 95,628,359 bytes
     net = inception.load_inception(path)
     images = np.random.default_rng(0).uniform(-1, 1, size=(2, 3, 32, 32)).astype(np.float32)
