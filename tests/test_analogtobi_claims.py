@@ -341,3 +341,22 @@ def test_system_comparisons_carry_table_3s_values():
     assert "no renaming" in by_id["C5"].source and "97.8%" in by_id["C5"].source
     assert by_id["C6"].paper_value == pytest.approx(0.899 - 0.204)
     assert "system comparison" in by_id["C6"].statement and "renaming" in by_id["C6"].statement
+
+
+def test_the_type_accuracy_null_is_the_expectation_over_every_permutation_of_the_requests():
+    from neurips26.analogtobi.claims import _permuted_types
+
+    # seed 0: requested A A B B, predicted A A A B -> sum_t n_req(t) n_pred(t) / n = (2 * 3 + 2 * 1) / 4 = 2 matches;
+    # seed 1: every request and prediction A -> every permutation matches all 3
+    valid = pd.DataFrame({"seed": [0, 0, 0, 0, 1, 1, 1], "type": list("AABBAAA"), "predicted": list("AAABAAA")})
+    null = _permuted_types(valid).set_index("seed")
+    assert null.loc[0, "type_ok"] == 2 and null.loc[0, "valid"] == 4
+    assert null.loc[1, "type_ok"] == 3 and null.loc[1, "valid"] == 3
+
+
+def test_the_electrical_and_type_notes_give_their_yardsticks(data):
+    measured = _measured(data)
+    assert "the random baseline's valid circuits" in measured.loc["C2", "note"]
+    assert "weak test" in measured.loc["C2", "statement"]
+    assert "the classifier on the" in measured.loc["C9", "note"]
+    assert "held-out real circuits" in measured.loc["C9", "note"]
