@@ -138,6 +138,7 @@ VERDICT_CASES = [
     ("C10", "holds", metrics),
     ("C10", "fails", partial(metrics, changed("ssvi_amort", nlpd=0.0))),
     ("C10", "inconclusive", partial(metrics, flip=("ssvi_summary", "nlpd", 2, -1.5))),
+    ("C10", "inconclusive", partial(metrics, breadth={**BREADTH, "s_curve_broad": 0.3})),  # the regime, as C9
     ("K3", "holds", metrics),
     ("K3", "fails", partial(metrics, z=8.0)),
     ("K3", "fails", partial(metrics, stats_z=9.0)),  # the direct psi-statistics check alone
