@@ -22,7 +22,14 @@ from neurips26.common.claims import (
     verdict,
 )
 from neurips26.common.config import ConfigError
-from neurips26.common.scoreboard import paper_row, totals_row, totals_sentence
+from neurips26.common.scoreboard import (
+    board_csv,
+    board_markdown,
+    paper_row,
+    split_reconstructions,
+    totals_row,
+    totals_sentence,
+)
 
 
 def definition(comparison=">=", threshold=1.0, kind="hard", claim_id="C1", min_runs=1) -> Definition:
@@ -186,11 +193,78 @@ def test_load_definitions_validates_the_file_and_names_the_bad_key(tmp_path):
         load_definitions(unsourced)
 
 
+def test_a_claim_whose_null_also_passes_is_not_a_holds():
+    d = definition(">=", 0.8)
+    assert verdict(d, Measured("C1", 0.99, 1, null=0.5)) == ("holds", "")
+    outcome, reason = verdict(d, Measured("C1", 0.99, 1, null=0.95))
+    assert outcome == "inconclusive" and "null without the mechanism passes too (0.95 >= 0.8)" in reason
+    assert verdict(d, Measured("C1", 0.99, 1, null=float("nan")))[0] == "inconclusive"
+    assert verdict(d, Measured("C1", 0.5, 1, null=0.95))[0] == "fails"  # the claim's own failure decides
+    table = decide([d], [Measured("C1", 0.99, 1, null=0.95)])
+    assert table.loc[0, "null_value"] == 0.95 and table.loc[0, "verdict"] == "inconclusive"
+
+
+def test_the_reconstruction_mark_travels_from_the_claims_file_to_the_table(tmp_path):
+    text = (
+        "paper: demo\nexperiments: [demo_train]\nclaims:\n"
+        "  - {id: C1, statement: 'x beats y on z', kind: hard, metric: 'loss gap', comparison: '<',"
+        " threshold: 0, source: 'We show x beats y.', evidence: [metrics.parquet]}\n"
+    )
+    found, rebuilt = tmp_path / "found.yaml", tmp_path / "rebuilt.yaml"
+    found.write_text(text)
+    rebuilt.write_text(text.replace("experiments:", "reconstruction: true\nexperiments:"))
+    assert not load_definitions(found)[0].reconstruction and load_definitions(rebuilt)[0].reconstruction
+    table = decide(load_definitions(rebuilt), [Measured("C1", -1.0, 1)])
+    assert table["reconstruction"].tolist() == [True]
+    assert not decide(load_definitions(found), [Measured("C1", -1.0, 1)])["reconstruction"].any()
+    assert report.claims_markdown(table).startswith(report.RECONSTRUCTION_LINE)
+    assert report.RECONSTRUCTION_LINE not in report.claims_markdown(
+        decide(load_definitions(found), [Measured("C1", -1.0, 1)])
+    )
+    mixed = [load_definitions(found)[0], definition(claim_id="C2")]
+    mixed[1] = Definition(**{**mixed[1].__dict__, "reconstruction": True})
+    with pytest.raises(ValueError, match="mix reconstruction"):
+        decide(mixed, [Measured("C1", 0.0, 1), Measured("C2", 0.0, 1)])
+    not_boolean = tmp_path / "not_boolean.yaml"
+    not_boolean.write_text(text.replace("experiments:", "reconstruction: maybe\nexperiments:"))
+    with pytest.raises(ConfigError, match="reconstruction"):
+        load_definitions(not_boolean)
+
+
 def _table(verdicts: dict[str, str]) -> pd.DataFrame:
     kinds = {"H": "hard", "S": "soft", "I": "info", "K": "check"}
     return pd.DataFrame(
         [{"claim_id": cid, "kind": kinds[cid[0]], "verdict": v, "runs": 3} for cid, v in verdicts.items()]
     )
+
+
+def test_the_scoreboard_counts_reconstructions_apart_from_found_papers():
+    bench = pd.DataFrame({"job": ["train/a"], "seconds": [10.0], "max_rss_mb": [1.0]})
+    found = paper_row("found", _table({"H1": "holds", "H2": "fails", "K1": "holds"}), bench)
+    rebuilt_claims = _table({"H1": "holds", "H2": "holds", "S1": "holds", "K1": "holds"}).assign(reconstruction=True)
+    rebuilt = paper_row("rebuilt", rebuilt_claims, bench)
+    assert not found["reconstruction"] and rebuilt["reconstruction"]
+    rows = pd.DataFrame([found, rebuilt])
+    sentence = totals_sentence(rows)
+    head, apart = sentence.split("Counted apart")
+    assert "**1 papers. Hard claims: 1 hold, 1 fail" in head and "not found" in apart
+    assert "Hard claims: 2 hold, 0 fail" in apart and "Soft claims: 1 hold" in apart
+    reproduced, reconstructed = split_reconstructions(rows)
+    assert reproduced["paper"].tolist() == ["found", "all found papers"]
+    assert reconstructed["paper"].tolist() == ["rebuilt", "all reconstructions"]
+    assert reproduced.iloc[-1]["hard claims"] == "1/1/0" and reconstructed.iloc[-1]["hard claims"] == "2/0/0"
+    board = board_markdown(rows)
+    assert board.index("[found](found/report.md)") < board.index("## Reconstructions (counted apart)")
+    assert board.index("## Reconstructions (counted apart)") < board.index("[rebuilt](rebuilt/report.md)")
+    csv = board_csv(rows)
+    assert csv.set_index("paper")["reconstruction"].to_dict() == {
+        "found": False,
+        "all found papers": False,
+        "rebuilt": True,
+        "all reconstructions": True,
+    }
+    only_found = pd.DataFrame([found])
+    assert "Counted apart" not in totals_sentence(only_found) and "Reconstructions" not in board_markdown(only_found)
 
 
 def test_scoreboard_counts_claims_by_kind_and_checks_apart():

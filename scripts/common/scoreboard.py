@@ -6,9 +6,9 @@ import pandas as pd
 
 from neurips26.common.io import atomic_path, read_provenance, write_text
 from neurips26.common.provenance import provenance_line
-from neurips26.common.report import claims_markdown, markdown_table, read_benchmarks
+from neurips26.common.report import claims_markdown, read_benchmarks
 from neurips26.common.runtime import start_job
-from neurips26.common.scoreboard import SHOWN, paper_row, totals_row, totals_sentence
+from neurips26.common.scoreboard import board_csv, board_markdown, paper_row, totals_sentence
 
 log = start_job(snakemake)
 scale = snakemake.wildcards.scale
@@ -17,17 +17,13 @@ for slug, path in zip(snakemake.params.papers, snakemake.input.claims):
     claims = pd.read_parquet(path)
     bench = read_benchmarks(Path(path).parent / "benchmarks")
     rows.append(paper_row(slug, claims, bench))
-    sections += [f"## {slug}", "", claims_markdown(claims), "", provenance_line(read_provenance(path)), ""]
-table = pd.DataFrame(rows)
-table = pd.concat([table, pd.DataFrame([totals_row(table)])], ignore_index=True)
-shown = table.assign(paper=[p if p == "all papers" else f"[{p}]({p}/report.md)" for p in table["paper"]])
+    title = f"## {slug}" + (" (reconstruction: the paper was not found)" if rows[-1]["reconstruction"] else "")
+    sections += [title, "", claims_markdown(claims), "", provenance_line(read_provenance(path)), ""]
+rows = pd.DataFrame(rows)
 lines = [
     f"# Scoreboard, scale `{scale}`",
     "",
-    totals_sentence(table),
-    "",
-    markdown_table(shown[SHOWN]),
-    "",
+    board_markdown(rows),
     "Claims are sentences of the papers decided from our experiments' outputs: holds / fails / inconclusive "
     "(missing evidence, fewer runs than the claim needs, an interval over seeds that contains the threshold, "
     "or a margin inside the seed noise). Checks are properties our own code guarantees or verifies; they are "
@@ -40,5 +36,5 @@ lines = [
 ]
 write_text(snakemake.output.report, "\n".join(lines))
 with atomic_path(snakemake.output.table) as tmp:
-    table[SHOWN].to_csv(tmp, index=False)
-log.info("scoreboard for %d papers: %s", len(rows), totals_sentence(table))
+    board_csv(rows).to_csv(tmp, index=False)
+log.info("scoreboard for %d papers: %s", len(rows), totals_sentence(rows))

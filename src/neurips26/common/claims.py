@@ -12,6 +12,11 @@ paper value, the result files read) are data in `config/claims/<slug>.yaml`, val
   when it rests on fewer runs than the definition's `min_runs`, when its interval (over seeds) contains the
   threshold, or when its margin to the threshold is within the measured `noise`. Otherwise the comparison
   decides holds or fails; an interval entirely on the failing side fails.
+- A claim measured beside its null (`Measured.null`: the same measurement without the paper's mechanism) holds
+  only if the null does not also pass: a null that passes, or that is missing, turns holds into inconclusive.
+- A claims file with `reconstruction: true` belongs to a paper that was not found: its model is our
+  reconstruction, so its claims test our model, not the paper's; the column `reconstruction` carries the mark to
+  the report and the scoreboard, which counts those claims apart from the reproduced claims of found papers.
 """
 
 from __future__ import annotations
@@ -43,10 +48,12 @@ COLUMNS = [
     "low",
     "high",
     "noise",
+    "null_value",
     "evidence",
     "paper_value",
     "source",
     "note",
+    "reconstruction",
 ]
 
 
@@ -64,6 +71,7 @@ class Definition:
     source: str = ""
     min_runs: int = 1
     paper_value: float | None = None
+    reconstruction: bool = False  # the claims file's mark: the paper was not found, the model is ours
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -85,6 +93,8 @@ class Measured:
     `value` is compared with the threshold; `runs` is how many seeds or runs (or cells) it rests on; `low` and
     `high`, where given, bound the value over seeds (a t or bootstrap interval, say how in `note`); `noise`,
     where given, is the seed spread measured elsewhere in the pipeline: a margin within it decides nothing.
+    `null`, where given, is the same measurement without the paper's mechanism (the claim's named null): a
+    claim whose null also passes is not a holds.
     """
 
     claim_id: str
@@ -94,6 +104,7 @@ class Measured:
     low: float | None = None
     high: float | None = None
     noise: float | None = None
+    null: float | None = None
 
     def __post_init__(self) -> None:
         if (self.low is None) != (self.high is None):
@@ -117,7 +128,23 @@ def _finite(x) -> bool:
 
 
 def verdict(definition: Definition, measured: Measured) -> tuple[str, str]:
-    """(verdict, reason); the reason is empty when the comparison alone decided."""
+    """(verdict, reason); the reason is empty when the comparison alone decided. A holds whose null (where
+    measured) also passes, or is not finite, becomes inconclusive."""
+    outcome, reason = _verdict(definition, measured)
+    null = measured.null
+    if outcome != "holds" or null is None:
+        return outcome, reason
+    if not _finite(null):
+        return "inconclusive", f"the null's value is {null}: nothing to beat"
+    if _compare(float(null), definition.comparison, definition.threshold):
+        return "inconclusive", (
+            f"the null without the mechanism passes too ({float(null):.4g} {definition.comparison} "
+            f"{definition.threshold:g}): the test does not tell the mechanism from its absence"
+        )
+    return outcome, reason
+
+
+def _verdict(definition: Definition, measured: Measured) -> tuple[str, str]:
     d, m = definition, measured
     if not _finite(m.value):
         return "inconclusive", f"no evidence: the value is {m.value}"
@@ -153,6 +180,7 @@ def load_definitions(path: str | Path, schema: str | Path | None = None) -> list
     data = load_yaml(path)
     schema = Path(schema) if schema else Path(__file__).resolve().parents[3] / "workflow/schemas/claims.schema.yaml"
     validate(data, load_yaml(schema), str(path))
+    reconstruction = bool(data.get("reconstruction", False))
     definitions = []
     for item in data["claims"]:
         try:
@@ -168,6 +196,7 @@ def load_definitions(path: str | Path, schema: str | Path | None = None) -> list
                     source=item.get("source", ""),
                     min_runs=int(item.get("min_runs", 1)),
                     paper_value=item.get("paper_value"),
+                    reconstruction=reconstruction,
                 )
             )
         except ValueError as error:
@@ -192,6 +221,8 @@ def decide(definitions: Sequence[Definition], measured: Iterable[Measured]) -> p
     missing, extra = sorted(set(defined) - set(by_id)), sorted(set(by_id) - set(defined))
     if missing or extra:
         raise ValueError(f"claims defined but not measured: {missing}; measured but not defined: {extra}")
+    if len({d.reconstruction for d in definitions}) > 1:
+        raise ValueError("the definitions mix reconstruction and found-paper claims; one claims file is one paper")
     rows = []
     for d in definitions:
         m = by_id[d.claim_id]
@@ -213,10 +244,12 @@ def decide(definitions: Sequence[Definition], measured: Iterable[Measured]) -> p
                 "low": float(m.low) if m.low is not None else float("nan"),
                 "high": float(m.high) if m.high is not None else float("nan"),
                 "noise": float(m.noise) if m.noise is not None else float("nan"),
+                "null_value": float(m.null) if _finite(m.null) else float("nan"),
                 "evidence": ", ".join(d.evidence),
                 "paper_value": d.paper_value,
                 "source": d.source,
                 "note": "; ".join(p for p in (reason, m.note) if p),
+                "reconstruction": bool(d.reconstruction),
             }
         )
     frame = pd.DataFrame(rows, columns=COLUMNS)

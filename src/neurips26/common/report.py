@@ -40,6 +40,17 @@ def read_benchmarks(folder: str | Path) -> pd.DataFrame:
 VERDICT_CELLS = {"holds": "holds", "fails": "**fails**", "inconclusive": "*inconclusive*"}
 
 
+RECONSTRUCTION_LINE = (
+    "**Reconstruction: the paper was not found.** Its model is our reconstruction, so these claims test our model, "
+    "not the paper's; the scoreboard counts them apart from the reproduced claims of found papers."
+)
+
+
+def is_reconstruction(claims: pd.DataFrame) -> bool:
+    """Whether a claims table carries the claims file's `reconstruction` mark (older tables lack the column)."""
+    return "reconstruction" in claims.columns and bool(claims["reconstruction"].fillna(False).astype(bool).any())
+
+
 def claims_markdown(claims: pd.DataFrame) -> str:
     """Every claim and check: value, threshold, the evidence it rests on and its verdict (checks last)."""
     order = {"hard": 0, "soft": 1, "info": 2, "check": 3}
@@ -64,7 +75,8 @@ def claims_markdown(claims: pd.DataFrame) -> str:
             "note": claims["note"],
         }
     )
-    return f"{verdict_line(claims)}\n\n{markdown_table(shown)}"
+    mark = f"{RECONSTRUCTION_LINE}\n\n" if is_reconstruction(claims) else ""
+    return f"{mark}{verdict_line(claims)}\n\n{markdown_table(shown)}"
 
 
 def verdict_line(claims: pd.DataFrame) -> str:
@@ -174,7 +186,8 @@ def write_report(job, provenance_from: str | Path | None = None, **tables) -> st
     """The one entry point of every paper's report rule.
 
     Renders the rule's input `template` (workflow/report/<slug>/report.md.j2) with the names `scale`,
-    `params` (the rule's params), `claims` (the claims table as Markdown), `n_claims`, `closing` (figures,
+    `params` (the rule's params), `claims` (the claims table as Markdown), `n_claims`, `reconstruction` (the line
+    that marks a paper whose model is our reconstruction, for the report's top; empty otherwise), `closing` (figures,
     runtimes, deviations, provenance) and `tables` (DataFrames or text built by the paper's library), and
     writes the rule's first output. Provenance is read from `provenance_from` (default: input `claims`)."""
     import pandas as pd
@@ -199,6 +212,7 @@ def write_report(job, provenance_from: str | Path | None = None, **tables) -> st
         params=job.params,
         claims=claims_markdown(claims),
         n_claims=len(claims),
+        reconstruction=RECONSTRUCTION_LINE if is_reconstruction(claims) else "",
         closing=closing,
         **tables,
     )

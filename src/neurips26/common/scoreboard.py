@@ -1,11 +1,19 @@
-"""The scoreboard's rows: per paper, the verdicts of its claims by kind, its checks, seeds and job time."""
+"""The scoreboard's rows: per paper, the verdicts of its claims by kind, its checks, seeds and job time.
+
+Papers that were not found (claims files marked `reconstruction: true`) test our reconstruction of their model, not
+the paper's: their rows go in a table of their own, with their own totals, and the top line counts only the claims
+of found papers as reproduced (`split_reconstructions`, `totals_sentence`).
+"""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from neurips26.common.report import is_reconstruction, markdown_table
+
 VERDICTS = ("holds", "fails", "inconclusive")
 KIND_COLUMNS = {"hard": "hard claims", "soft": "soft claims", "info": "info claims"}
+FOUND, RECONSTRUCTED = "all found papers", "all reconstructions"
 
 
 def _counts(claims: pd.DataFrame, kind: str) -> dict[str, int]:
@@ -19,8 +27,9 @@ def _triple(counts: dict[str, int]) -> str:
 
 def paper_row(slug: str, claims: pd.DataFrame, bench: pd.DataFrame) -> dict:
     """One paper: `hard claims` etc. as holds/fails/inconclusive, checks passed/total, the range of runs the
-    hard and soft claims rest on, jobs and their summed time. The raw counts ride along for the totals."""
-    row: dict = {"paper": slug}
+    hard and soft claims rest on, jobs and their summed time, and whether it is a reconstruction. The raw counts
+    ride along for the totals."""
+    row: dict = {"paper": slug, "reconstruction": is_reconstruction(claims)}
     for kind, column in KIND_COLUMNS.items():
         counts = _counts(claims, kind)
         row[column] = _triple(counts)
@@ -40,9 +49,9 @@ def paper_row(slug: str, claims: pd.DataFrame, bench: pd.DataFrame) -> dict:
     return row
 
 
-def totals_row(table: pd.DataFrame) -> dict:
-    """The sums over papers, in the same columns."""
-    row: dict = {"paper": "all papers"}
+def totals_row(table: pd.DataFrame, label: str = "all papers") -> dict:
+    """The sums over the papers of `table`, in the same columns."""
+    row: dict = {"paper": label}
     for kind, column in KIND_COLUMNS.items():
         counts = {v: int(table[f"{kind}_{v}"].sum()) for v in VERDICTS}
         row[column] = _triple(counts)
@@ -56,17 +65,52 @@ def totals_row(table: pd.DataFrame) -> dict:
     return row
 
 
-def totals_sentence(table: pd.DataFrame) -> str:
-    """The top line: hard and soft claims across papers, and checks."""
-    total = (
-        table[table["paper"] == "all papers"].iloc[0] if (table["paper"] == "all papers").any() else totals_row(table)
-    )
-    papers = int((table["paper"] != "all papers").sum())
+def _papers(table: pd.DataFrame) -> pd.DataFrame:
+    """The paper rows of a table, without totals rows."""
+    return table[~table["paper"].isin(["all papers", FOUND, RECONSTRUCTED])]
+
+
+def _reconstructed(table: pd.DataFrame) -> pd.Series:
+    if "reconstruction" not in table.columns:
+        return pd.Series(False, index=table.index)
+    return table["reconstruction"].fillna(False).astype(bool)
+
+
+def split_reconstructions(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(found papers, reconstructions): the paper rows of each kind, each followed by its own totals row (a kind
+    with no paper gives an empty table)."""
+    papers = _papers(rows)
+    marked = _reconstructed(papers)
+    parts = []
+    for part, label in ((papers[~marked], FOUND), (papers[marked], RECONSTRUCTED)):
+        if part.empty:
+            parts.append(part.reset_index(drop=True))
+        else:
+            parts.append(pd.concat([part, pd.DataFrame([totals_row(part, label)])], ignore_index=True))
+    return parts[0], parts[1]
+
+
+def _sentence(total: dict | pd.Series) -> str:
     return (
-        f"**{papers} papers. Hard claims: {total['hard_holds']} hold, {total['hard_fails']} fail, "
+        f"Hard claims: {total['hard_holds']} hold, {total['hard_fails']} fail, "
         f"{total['hard_inconclusive']} inconclusive. Soft claims: {total['soft_holds']} hold, "
         f"{total['soft_fails']} fail, {total['soft_inconclusive']} inconclusive. "
-        f"Implementation checks: {total['checks_holds']}/{total['checks_total']} passed.**"
+        f"Implementation checks: {total['checks_holds']}/{total['checks_total']} passed."
+    )
+
+
+def totals_sentence(table: pd.DataFrame) -> str:
+    """The top line: hard and soft claims across found papers, and checks; then, apart, those of the papers whose
+    model is our reconstruction (never added to the found papers' counts)."""
+    papers = _papers(table)
+    marked = _reconstructed(papers)
+    found, rebuilt = papers[~marked], papers[marked]
+    head = f"**{len(found)} papers. {_sentence(totals_row(found))}**"
+    if rebuilt.empty:
+        return head
+    return (
+        f"{head} Counted apart, {len(rebuilt)} paper(s) not found, whose model is our reconstruction (their claims "
+        f"test our model, not the paper's): {_sentence(totals_row(rebuilt))}"
     )
 
 
@@ -81,3 +125,34 @@ SHOWN = [
     "job time (s)",
     "slowest job",
 ]
+
+
+def _linked(part: pd.DataFrame) -> pd.DataFrame:
+    """The shown columns, each paper's name a link to its report (totals rows unlinked)."""
+    totals = part["paper"].isin(["all papers", FOUND, RECONSTRUCTED])
+    return part.assign(paper=[p if t else f"[{p}]({p}/report.md)" for p, t in zip(part["paper"], totals)])[SHOWN]
+
+
+def board_markdown(rows: pd.DataFrame) -> str:
+    """The scoreboard's head: the top line, the table of found papers with their totals and, where any ran, the
+    reconstructions' table with theirs, under its own heading."""
+    found, rebuilt = split_reconstructions(rows)
+    lines = [totals_sentence(rows), "", markdown_table(_linked(found)) if len(found) else "No found paper ran.", ""]
+    if len(rebuilt):
+        lines += [
+            "## Reconstructions (counted apart)",
+            "",
+            "These papers were not found: each model is our reconstruction from the abstract and related work, so "
+            "their claims test our model, not the paper's, and are never added to the reproduced claims above.",
+            "",
+            markdown_table(_linked(rebuilt)),
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def board_csv(rows: pd.DataFrame) -> pd.DataFrame:
+    """scoreboard.csv: the shown columns of both tables and their totals, with a `reconstruction` column."""
+    found, rebuilt = split_reconstructions(rows)
+    table = pd.concat([found.assign(reconstruction=False), rebuilt.assign(reconstruction=True)], ignore_index=True)
+    return table[[*SHOWN, "reconstruction"]]
