@@ -1,6 +1,6 @@
 # Paper 09: noisy data and LLM pretraining loss divergence (Zhang et al. 2026, arXiv 2602.02400).
-# corpus (rules/corpus.smk; paper scale: paper 07's FineWeb-Edu shards) -> inject (one noise setting: tokens, mask,
-#   statistics) -> train (one shape x QK-norm x LR multiplier: every setting and seed of it as one batched ensemble;
+# corpus (rules/corpus.smk; paper scale: paper 07's FineWeb-Edu shards) -> inject (one noise setting: the statistics
+#   of every seed's noised stream) -> train (noises the clean stream as it reads it, one placement per seed) (one shape x QK-norm x LR multiplier: every setting and seed of it as one batched ensemble;
 #   one run per job at paper scale) -> tables (divergence detected from the curves, rates per cell) -> classifier
 #   (noise- vs LR-induced, leave one seed out) -> claims/figures -> report
 
@@ -12,9 +12,6 @@ rule noisy_divergence_inject:
     input:
         clean=nd_clean_train,
     output:
-        train=f"{ND}/data/{{setting}}/train.bin",
-        mask=f"{ND}/data/{{setting}}/mask.npy",
-        documents=f"{ND}/data/{{setting}}/documents.parquet",
         stats=f"{ND}/data/{{setting}}/stats.parquet",
     log:
         f"{ND_LOG}/inject/{{setting}}.log",
@@ -24,11 +21,11 @@ rule noisy_divergence_inject:
         setting=ND_SETTING,
     conda:
         "../envs/torch.yaml"  # its artifacts module measures GEMM rates with torch (imported where used)
-    # counted for chunks of ND_INJECT_CHUNK = 2^24 clean tokens of uint32 ids at the paper's alpha 0.55 (2.2 x as
-    # many tokens out): a chunk's clean, noised and mask arrays and their concatenations (0.5 GB), its statistics'
-    # temporaries (the int64 document index and noise ids of the noised chunk, 1.5 GB), the plan and the documents
-    # table of the stream's ~1M documents (0.5 GB), the interpreter and libraries (0.5 GB): 3 GB, not the whole
-    # stream (clean 3.6 GB, noised 8.9 GB and mask 2.2 GB at 9 shards) that it held before
+    # counted for groups of ND_INJECT_CHUNK = 2^24 clean tokens of uint32 ids at the paper's alpha 0.55 (2.2 x as
+    # many tokens out): a group's clean, noised and mask arrays and their concatenations (0.5 GB), its statistics'
+    # temporaries (the int64 document index and noise ids of the noised group, 1.5 GB), the plan of the stream's
+    # ~1M documents (0.1 GB), the interpreter and libraries (0.5 GB): 3 GB. Nothing is written but the statistics:
+    # the training jobs noise the clean stream as they read it, one placement per seed
     resources:
         mem_mb=4000,
         runtime=60,

@@ -20,9 +20,11 @@ COMPARISONS = {
     "wide_shape": "wide",
     "reference_setting": "insert-k5-a0.5-d0.5",
     "base_lr_multiplier": 1,
+    "scale_shapes": ["small", "deep"],
 }
 REF, LOW, HIGH = "insert-k5-a0.5-d0.5", "insert-k5-a0.25-d0.5", "insert-k5-a0.75-d0.5"
-FULL, OVERWRITE = "insert-full-a0.5-d0.5", "overwrite-k5-a0.5-d0.5"
+# overwrite at alpha 2/3 puts as much noise in the stream as insert at alpha 0.5 (1/3 at d 0.5); at alpha 0.5, 1/4
+FULL, OVERWRITE, OVERWRITE_EQUAL_ALPHA = "insert-full-a0.5-d0.5", "overwrite-k5-a0.667-d0.5", "overwrite-k5-a0.5-d0.5"
 CELLS = [  # (shape, qk_norm, lr multiplier, setting)
     ("deep", False, 1, "clean"),
     ("deep", False, 1, LOW),
@@ -36,6 +38,8 @@ CELLS = [  # (shape, qk_norm, lr multiplier, setting)
     ("deep", True, 100, "clean"),
     ("wide", False, 1, "clean"),
     ("wide", False, 1, REF),
+    ("small", False, 1, "clean"),
+    ("small", False, 1, REF),
 ]
 # base proxies (max attention logit) per cell: noise raises it, restricted more than full, QK-norm lowers it
 LOGIT = {
@@ -51,17 +55,20 @@ LOGIT = {
     ("deep", True, 100, "clean"): 80.0,
     ("wide", False, 1, "clean"): 7.0,
     ("wide", False, 1, REF): 7.5,
+    ("small", False, 1, "clean"): 3.0,
+    ("small", False, 1, REF): 3.5,
+    ("deep", False, 1, OVERWRITE_EQUAL_ALPHA): 4.5,
 }
 
 
-def runs(seeds=8, diverged=None, logit=None, jitter=0.02):
+def runs(seeds=8, diverged=None, logit=None, jitter=0.02, cells=CELLS):
     """A runs table: ``diverged`` maps a cell to how many of its seeds diverged (default: 6 of 8 noisy deep runs at
     the reference noise and above, none elsewhere ... then tuned per case); ``logit`` overrides the proxies."""
     diverged = diverged if diverged is not None else {}
     values = {**LOGIT, **(logit or {})}
     rng = np.random.default_rng(0)
     rows = []
-    for cell in CELLS:
+    for cell in cells:
         shape, qk, lr, setting = cell
         k = diverged.get(cell, 0)
         for seed in range(seeds):
@@ -215,6 +222,11 @@ VERDICT_CASES = [
     ("D12", "inconclusive", partial(given, clf=classifier(onset=None))),  # skipped: too few divergences
     ("D12", "inconclusive", partial(given, clf=classifier(onset=(0.8, 0.6, 0.95, 5, 5)))),  # interval around 0.75
     ("D12", "inconclusive", partial(given, clf=classifier(onset=(1.0, 1.0, 1.0, 20, 2)))),  # 2 runs in one class
+    ("D13", "holds", real),  # the deep shape 6/8 under the reference noise, the small one 0/8; clean 0/8 at both
+    ("D13", "fails", partial(with_runs, diverged=NONE, seeds=40)),  # 0/40 at both sizes: any gap below 0.25
+    ("D13", "inconclusive", partial(with_runs, diverged=NONE)),  # 0/8 at both: the interval reaches past 0.25
+    # the clean runs differ by size as much: the null passes too
+    ("D13", "inconclusive", partial(with_runs, diverged={**DIVERGING, ("deep", False, 1, "clean"): 8})),
     ("T1", "holds", real),
     ("T1", "fails", partial(given, throughput=throughput(0.02))),
     ("T1", "inconclusive", partial(given, throughput=pd.DataFrame())),
@@ -248,7 +260,7 @@ def test_claim_verdict_in_scenario(claim_id, expected, scenario):
 def test_every_claim_is_measured_and_the_kinds_are_as_stated():
     table = decided(real())
     assert set(table.index) == {d.claim_id for d in DEFINITIONS}
-    assert table.loc["D1", "kind"] == "hard" and set(table.loc[["C1", "C2", "C3", "C4", "C5"], "kind"]) == {"check"}
+    assert table.loc["D1", "kind"] == "soft" and set(table.loc[["C1", "C2", "C3", "C4", "C5"], "kind"]) == {"check"}
 
 
 def test_no_divergence_anywhere_leaves_every_rate_claim_inconclusive_with_its_runs():
@@ -271,3 +283,23 @@ def test_proxies_are_paired_by_seed():
         frame.loc[sel, "max_attn_logit"] *= seed_effect[frame.loc[sel, "seed"]]
     row = decided(inputs(runs=frame)).loc["D10"]
     assert row["value"] == pytest.approx(math.log(6.0 / 4.2)) and row["verdict"] == "holds"
+
+
+def test_insert_and_overwrite_are_compared_at_equal_stream_noise_share():
+    """D4 and D11 read the overwrite setting that puts as much noise into the stream as the reference insert (alpha
+    2/3 against insert's 0.5 at d 0.5), not the one at equal alpha (a quarter of the stream against a third): here
+    only the equal-alpha overwrite diverges, so D4 holds on the equal-share arm and would fail on the other."""
+    equal_alpha = ("deep", False, 1, OVERWRITE_EQUAL_ALPHA)
+    table = decided(with_runs(diverged={**DIVERGING, equal_alpha: 8}, cells=[*CELLS, equal_alpha]))
+    assert OVERWRITE in table.loc["D4", "note"] and OVERWRITE_EQUAL_ALPHA not in table.loc["D4", "note"]
+    assert table.loc["D4", "verdict"] == "holds"
+    assert OVERWRITE in table.loc["D11", "note"]
+
+
+def test_the_scale_claim_folds_the_gap_and_reads_the_configured_sizes():
+    smaller_diverges = {**DIVERGING, ("deep", False, 1, REF): 0, ("small", False, 1, REF): 6}
+    row = decided(with_runs(diverged=smaller_diverges)).loc["D13"]
+    assert row["value"] == pytest.approx(0.75) and row["verdict"] == "holds" and "-0.75" in row["note"]
+    one_size = {**COMPARISONS, "scale_shapes": ["deep"]}
+    measured = measure_claims(runs(diverged=DIVERGING), stats(), classifier(), throughput(), one_size)
+    assert math.isnan(next(m for m in measured if m.claim_id == "D13").value)

@@ -111,8 +111,8 @@ def test_leave_one_seed_out_never_trains_on_the_held_out_seed():
     flipped = frame["seed"] == 3
     frame.loc[flipped, "label"] = 1 - frame.loc[flipped, "label"]
     summary, predictions = loso(frame, "label", 3)
-    assert summary["accuracy"] == pytest.approx(30 / 40)
     assert (predictions[flipped] != frame.loc[flipped, "label"]).all()
+    assert summary["accuracy"] <= 30 / 40  # the other seeds' folds train on seed 3's flipped rows: some may err
 
 
 def test_the_bootstrap_resamples_seeds_not_runs():

@@ -2,7 +2,6 @@
 # schema cannot express (run when the workflow is parsed, before any job).
 from neurips26.common.config import ConfigError
 from neurips26.noisy_divergence import experiment as nd_experiment
-from neurips26.noisy_divergence.noise import CLEAN as ND_CLEAN
 from neurips26.symm_optim import sources as so_sources
 
 ND = "results/{scale}/noisy_divergence"
@@ -60,35 +59,20 @@ def nd_clean_train(wildcards):
     return nd_clean(wildcards)["train"]
 
 
-def nd_streams(wildcards):
-    """Per setting of a job's runs, the token files it trains on (clean: the corpus's)."""
-    _, runs = nd_experiment.job_members(nd_config(wildcards), wildcards.job)
-    files = {}
-    for run in runs:
-        setting = run["setting"]
-        if setting == ND_CLEAN:
-            files[setting] = nd_clean(wildcards)["train"]
-        else:
-            files[setting] = [
-                f"{ND}/data/{setting}/train.bin".format(scale=wildcards.scale)
-            ]
-    return files
-
-
 def nd_train_inputs(wildcards):
-    streams = nd_streams(wildcards)
-    return {
-        "train": sorted({f for files in streams.values() for f in files}),
-        "val": nd_clean(wildcards)["val"],
-    }
+    """The clean token files (every setting is noised from them as it is read) and the validation stream."""
+    clean = nd_clean(wildcards)
+    return {"train": clean["train"], "val": clean["val"]}
 
 
-@reads("noisy_divergence", ("noise",), ("corpus",))
+@reads("noisy_divergence", ("noise",), ("corpus",), ("seeds",))
 def nd_inject_params(wildcards):
-    """The injection's seed, its special ids and vocabulary size (the setting itself is the wildcard)."""
+    """The injection's seed, the training seeds (one placement each), its special ids and vocabulary size (the
+    setting itself is the wildcard)."""
     cfg = nd_config(wildcards)
     return {
         "seed": cfg["noise"]["seed"],
+        "seeds": cfg["seeds"],
         "allow_special": cfg["noise"]["allow_special"],
         "vocab_size": cfg["corpus"]["vocab_size"],
         "eot_id": cfg["corpus"]["eot_id"],
@@ -99,12 +83,8 @@ def nd_inject_params(wildcards):
 
 @reads("noisy_divergence", *nd_experiment.JOB_KEYS)
 def nd_job_params(wildcards):
-    """One job's runs, model, training settings, and which token files each setting trains on."""
-    cfg = nd_config(wildcards)
-    return {
-        **nd_experiment.job_params(cfg, wildcards.job),
-        "streams": nd_streams(wildcards),
-    }
+    """One job's runs, model, training settings and noise (each run noises the clean stream as it reads it)."""
+    return nd_experiment.job_params(nd_config(wildcards), wildcards.job)
 
 
 def nd_job_tables(wildcards, table):

@@ -1,5 +1,6 @@
 """Train one job ({job} = shape, QK-norm, LR multiplier, group): every noise setting and seed of it as one batched
-ensemble in the common loop (divergence recorded as an outcome, checkpoint beside the summary); then measure the
+ensemble in the common loop (divergence recorded as an outcome, checkpoint beside the summary), each run reading the
+clean stream noised with its own seed's placement, with its own noisy probe for the diagnostics; then measure the
 machine's matmul rate with the job's threads, for the report's tokens/s against GEMM FLOP/s."""
 
 import numpy as np
@@ -11,6 +12,7 @@ from neurips26.common.runtime import job_provenance, start_job
 from neurips26.common.token_files import read_tokens
 from neurips26.noisy_divergence import artifacts
 from neurips26.noisy_divergence.model import LM, LMConfig, n_parameters
+from neurips26.noisy_divergence.streams import run_stream
 from neurips26.noisy_divergence.training import TrainSettings, train_ensemble
 
 p = snakemake.params.job
@@ -19,12 +21,17 @@ log = start_job(snakemake)
 
 
 def stream(files):
-    """One token file stays memory-mapped (a noised stream: 8.9 GB at paper scale); shards are joined in memory."""
+    """One token file stays memory-mapped; shards are joined in memory (the clean stream: 3.6 GB at paper scale)."""
     return read_tokens(files[0]) if len(files) == 1 else np.concatenate([read_tokens(f) for f in files])
 
 
-streams = {s: stream(files) for s, files in p["streams"].items()}
+clean = stream(list(snakemake.input.train))
 val = stream(list(snakemake.input.val))
+vocab_size = p["model"]["vocab_size"]
+streams = [run_stream(clean, run["setting"], p["noise"], vocab_size, run["seed"]) for run in runs]
+settings = TrainSettings(**{**p["train"], "betas": tuple(p["train"]["betas"])})
+# each run's noisy probe: micro_batch fixed windows of its own stream (drawn by its seed) with their noise mask
+probes = [s.probe(settings.micro, settings.seq_len, run["seed"]) for s, run in zip(streams, runs)]
 models = [LM(LMConfig(**p["model"], seed=run["seed"])) for run in runs]
 labels = [f"{run['setting']} seed {run['seed']}" for run in runs]
 log.info(
@@ -33,9 +40,8 @@ log.info(
     len(runs),
     ", ".join(labels),
     n_parameters(models[0]),
-    {s: len(t) for s, t in streams.items()},
+    {f"{run['setting']} seed {run['seed']}": len(s.tokens) for s, run in zip(streams, runs)},
 )
-settings = TrainSettings(**{**p["train"], "betas": tuple(p["train"]["betas"])})
 loop_settings = loop.LoopSettings(
     checkpoint=loop.checkpoint_path(snakemake.output.summary),
     fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
@@ -45,13 +51,15 @@ device = loop.job_device()
 results, outcome = train_ensemble(
     models,
     [run["seed"] for run in runs],
-    [streams[run["setting"]] for run in runs],
+    [s.tokens for s in streams],
     val,
     settings,
     log=log.info,
     loop_settings=loop_settings,
     device=device,
     labels=labels,
+    noisy_probes=(np.stack([t for t, _ in probes]), np.stack([m for _, m in probes])),
+    noise_ids=[s.noise_ids for s in streams],
 )
 if outcome.diverged is not None:
     log.info("every run of the job diverged; the loop recorded: %s", outcome.diverged)

@@ -10,22 +10,30 @@ reads the leave-one-seed-out balanced accuracy with its bootstrap interval over 
 skipped. Checks read the injection statistics of every noise setting.
 
 Arms are found from the config's ``comparisons``: the deep and wide shapes, the reference noise setting (e.g.
-insert-k5-a0.5-d0.5) and the base learning-rate multiplier; the raised learning rate is the largest multiplier
-trained. Missing arms give NaN (inconclusive), never a value that passes.
+insert-k5-a0.5-d0.5), the base learning-rate multiplier and the model sizes (``scale_shapes``, smallest to
+largest); the raised learning rate is the largest multiplier trained. Insert and overwrite are compared at equal
+shares of noise in the training stream (``noise.stream_noise_share``; insert at alpha 0.5 and d 0.5 puts 1/3 of
+the stream's tokens as noise, overwrite at the same alpha 1/4, so the overwrite arm is the setting whose nominal
+share matches the reference's within ``SHARE_TOLERANCE``), not at equal alpha. Model scale (D13) is the rate gap
+between the largest and the smallest size, as an absolute value with Newcombe's interval folded at 0, and its null
+is the same gap of the clean runs. Missing arms give NaN (inconclusive), never a value that passes.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
 from neurips26.common.claims import Measured, measured_from_spread, rate_difference, t_interval, wilson
 
-from .noise import CLEAN, NoiseSetting, parse_setting
+from .noise import CLEAN, NoiseSetting, parse_setting, stream_noise_share
 
-__all__ = ["measure_claims"]
+__all__ = ["SHARE_TOLERANCE", "equal_share_overwrite", "measure_claims"]
+
+SHARE_TOLERANCE = 0.005  # nominal stream noise shares this close count as equal (rounding of alpha in names)
 
 
 def _arm(runs: pd.DataFrame, shape: str, qk: bool, lr: float, settings) -> pd.DataFrame:
@@ -71,6 +79,10 @@ def _paired_log_ratio(claim_id: str, a: pd.DataFrame, b: pd.DataFrame, what: str
     return measured_from_spread(claim_id, spread, note)
 
 
+def _noted(m: Measured, extra: str) -> Measured:
+    return replace(m, note=f"{m.note}; {extra}" if m.note else extra)
+
+
 def _setting(name: str) -> NoiseSetting:
     return parse_setting(name)
 
@@ -85,6 +97,63 @@ def _variant(settings: list[str], **changes) -> list[str]:
         if all(getattr(s, k) == v for k, v in changes.items()):
             out.append(name)
     return out
+
+
+def equal_share_overwrite(settings: list[str], ref: NoiseSetting) -> list[str]:
+    """The overwrite settings of the reference's vocabulary and document share whose stream noise share equals the
+    reference's (within :data:`SHARE_TOLERANCE`)."""
+    target = stream_noise_share(ref)
+    return [
+        name
+        for name in _variant(settings, kind="overwrite", vocab=ref.vocab, doc_fraction=ref.doc_fraction)
+        if abs(stream_noise_share(_setting(name)) - target) < SHARE_TOLERANCE
+    ]
+
+
+def _measured_shares(stats: pd.DataFrame, names: list[str]) -> str:
+    """The measured stream noise shares of settings (mean over placement seeds), for a note."""
+    if not len(stats) or "noise_share" not in stats:
+        return "measured shares unavailable"
+    shares = stats.groupby("setting")["noise_share"].mean()
+    return ", ".join(f"{n} {shares[n]:.4f}" if n in shares else f"{n} n/a" for n in names)
+
+
+def _scale_claim(claim_id: str, runs: pd.DataFrame, shapes: list[str], ref: str, base: float) -> Measured:
+    """|p(largest size) - p(smallest size)| under the reference noise (no QK-norm, base rate), Newcombe's interval
+    folded at 0; null: the same gap of the clean runs."""
+    if len(shapes) < 2:
+        return Measured(claim_id, math.nan, 0, note="fewer than two model sizes configured")
+    small, large = shapes[0], shapes[-1]
+
+    def arm(shape, setting):
+        return _arm(runs, shape, False, base, setting)
+
+    a, b = arm(large, ref), arm(small, ref)
+    ka, na, kb, nb = int(a["diverged"].sum()), len(a), int(b["diverged"].sum()), len(b)
+    ca, cb = arm(large, CLEAN), arm(small, CLEAN)
+    note = f"{ref}: {large} {ka}/{na} vs {small} {kb}/{nb}; clean (null): {large} {int(ca['diverged'].sum())}/{len(ca)}"
+    note += f" vs {small} {int(cb['diverged'].sum())}/{len(cb)}"
+    if not (na and nb):
+        return Measured(claim_id, math.nan, min(na, nb), note=note + ": an arm has no runs")
+    spread = rate_difference(ka, na, kb, nb)
+    low, high = (
+        (0.0, max(abs(spread.low), abs(spread.high)))
+        if spread.low <= 0 <= spread.high
+        else tuple(sorted((abs(spread.low), abs(spread.high))))
+    )
+    null = (
+        abs(ca["diverged"].mean() - cb["diverged"].mean()) if len(ca) and len(cb) else math.nan
+    )  # nothing to beat without clean runs at both sizes
+    return Measured(
+        claim_id,
+        abs(spread.mean),
+        spread.runs,
+        note=f"{note}; signed gap {spread.mean:+.3g}, {spread.method} [{spread.low:.3g}, {spread.high:.3g}] "
+        "folded at 0, runs taken as independent",
+        low=low,
+        high=high,
+        null=float(null),
+    )
 
 
 def _accuracy_claim(claim_id: str, clf: pd.DataFrame, task: str) -> Measured:
@@ -121,7 +190,8 @@ def measure_claims(
     lo_alpha = [s for s in same_kind if _setting(s).alpha == alphas[0]] if alphas else []
     hi_alpha = [s for s in same_kind if _setting(s).alpha == alphas[-1]] if alphas else []
     full = _variant(trained, kind=ref.kind, vocab="full", alpha=ref.alpha, doc_fraction=ref.doc_fraction)
-    overwrite = _variant(trained, kind="overwrite", vocab=ref.vocab, alpha=ref.alpha, doc_fraction=ref.doc_fraction)
+    overwrite = equal_share_overwrite(trained, ref)
+    shares = _measured_shares(stats, [ref.name, *overwrite[:1]])
 
     def arm(settings, shape=deep, qk=False, lr=base):
         return _arm(runs, shape, qk, lr, settings)
@@ -138,7 +208,10 @@ def measure_claims(
         if len(alphas) > 1
         else Measured("D2", math.nan, 0, note="fewer than two noise ratios trained"),
         _rate_claim("D3", arm(ref.name), arm(full), ref.name, "full vocabulary"),
-        _rate_claim("D4", arm(ref.name), arm(overwrite), ref.name, "overwrite"),
+        _noted(
+            _rate_claim("D4", arm(ref.name), arm(overwrite[:1]), ref.name, overwrite[0] if overwrite else "overwrite"),
+            f"equal stream noise share: {shares}",
+        ),
         _rate_claim("D5", arm(ref.name), arm(ref.name, shape=wide), f"{deep}", f"{wide}"),
         _rate_claim(
             "D8",
@@ -152,8 +225,14 @@ def measure_claims(
         _rate_claim("D7", arm(ref.name, qk=True), arm(ref.name), f"QK-norm under {ref.name}", "no QK-norm"),
         _paired_log_ratio("D9", arm(hi_alpha[:1]), arm(CLEAN), f"{hi_alpha[0] if hi_alpha else 'n/a'} vs clean"),
         _paired_log_ratio("D10", arm(ref.name), arm(full[:1]), f"{ref.name} vs full vocabulary"),
-        _paired_log_ratio("D11", arm(ref.name), arm(overwrite[:1]), f"{ref.name} vs overwrite"),
+        _noted(
+            _paired_log_ratio(
+                "D11", arm(ref.name), arm(overwrite[:1]), f"{ref.name} vs {overwrite[0] if overwrite else 'overwrite'}"
+            ),
+            f"equal stream noise share: {shares}",
+        ),
         _accuracy_claim("D12", clf, "onset"),
+        _scale_claim("D13", runs, list(comparisons.get("scale_shapes", [])), ref.name, base),
     ]
     lr_runs = arm(CLEAN, lr=high) if high > base else arm([])
     k, n = int(lr_runs["diverged"].sum()), len(lr_runs)
@@ -198,7 +277,7 @@ def _checks(stats: pd.DataFrame) -> list[Measured]:
             float(stats["count_error_max"].max(skipna=False)),
             n,
             note=f"largest |noise tokens - expected| per document (round(alpha n/(1-alpha)) inserted or round(alpha n) "
-            f"overwritten in a chosen document, 0 elsewhere) over {n} settings",
+            f"overwritten in a chosen document, 0 elsewhere) over {n} (setting, placement seed) streams",
         ),
         Measured(
             "C2",
@@ -221,9 +300,10 @@ def _checks(stats: pd.DataFrame) -> list[Measured]:
         ),
         Measured(
             "C5",
-            float(testable.min()) if len(testable) else math.nan,
+            min(1.0, len(testable) * float(testable.min())) if len(testable) else math.nan,
             len(testable),
             note=f"smallest chi-square p value of the noise ids against the uniform law on the noise vocabulary, "
-            f"over the {len(testable)} of {n} settings with at least 5 noise tokens per id",
+            f"Bonferroni-adjusted over the {len(testable)} of {n} (setting, placement seed) streams with at least 5 "
+            f"noise tokens per id (unadjusted {float(testable.min()) if len(testable) else math.nan:.3g})",
         ),
     ]

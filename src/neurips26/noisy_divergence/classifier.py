@@ -10,7 +10,12 @@ log-ratio to the run's first diagnostic step:
   most; ``growth_concentration``: that layer's log growth minus the median layer's;
 * ``attn_logit_growth``: log growth of the largest max attention logit over layers;
 * ``output_logit_growth``: of the largest |output logit|; ``resid_growth``: of the largest residual RMS over layers;
-* ``update_growth``: of the update norm.
+* ``update_growth``: of the update norm;
+* read on the run's own noisy probe and gradients (:mod:`.training`): ``noise_mass``, the largest over layers of
+  the attention mass from clean queries onto noise keys (a level, not a growth: at the first step it is about the
+  noise share); ``embed_noise_ratio``, the log of the noise ids' mean embedding row norm over the median row norm;
+  ``grad_depth``, the normalised depth of the block with the largest gradient norm, and ``grad_growth``, the log
+  growth of that largest block gradient norm.
 
 :func:`loso` fits a standardised logistic regression (scikit-learn) on all seeds but one and predicts the held-out
 seed's runs, for every seed; the score is the balanced accuracy over all held-out predictions (the mean of the two
@@ -35,6 +40,10 @@ FEATURES = (
     "output_logit_growth",
     "resid_growth",
     "update_growth",
+    "noise_mass",
+    "embed_noise_ratio",
+    "grad_depth",
+    "grad_growth",
 )
 
 
@@ -59,6 +68,7 @@ def features_at(diag: pd.DataFrame, steps: pd.DataFrame, step: int) -> dict:
     layers = len(growth)
     top = int(np.argmax(growth))
     rows = steps.set_index("step")
+    grads_first, grads_last = _column(first, "block_grad_norm"), _column(last, "block_grad_norm")
     return {
         "depth_of_growth": top / max(1, layers - 1),
         "growth_concentration": float(growth[top] - np.median(growth)),
@@ -66,7 +76,18 @@ def features_at(diag: pd.DataFrame, steps: pd.DataFrame, step: int) -> dict:
         "output_logit_growth": _log_ratio(rows.at[at[-1], "logit_max"], rows.at[recorded[0], "logit_max"]),
         "resid_growth": _log_ratio(last["resid_rms"].max(), first["resid_rms"].max()),
         "update_growth": _log_ratio(rows.at[at[-1], "update_norm"], rows.at[recorded[0], "update_norm"]),
+        "noise_mass": float(np.max(_column(last, "noise_mass"))),
+        "embed_noise_ratio": _log_ratio(rows.at[at[-1], "embed_noise_ratio"], 1.0)
+        if "embed_noise_ratio" in rows
+        else math.nan,
+        "grad_depth": float(np.argmax(grads_last)) / max(1, layers - 1) if np.isfinite(grads_last).all() else math.nan,
+        "grad_growth": _log_ratio(float(np.max(grads_last)), float(np.max(grads_first))),
     }
+
+
+def _column(rows: pd.DataFrame, name: str) -> np.ndarray:
+    """A diagnostic column of one step's layer rows (NaN where the tables predate it)."""
+    return rows[name].to_numpy(float) if name in rows else np.full(len(rows), math.nan)
 
 
 def balanced_accuracy(y: np.ndarray, pred: np.ndarray) -> float:

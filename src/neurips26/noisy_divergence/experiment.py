@@ -23,7 +23,16 @@ __all__ = [
 ]
 
 # the config keys a training job reads (its params), for the rerun test
-JOB_KEYS = (("shapes",), ("train",), ("jobs",), ("seeds",), ("members_per_job",), ("corpus", "vocab_size"))
+JOB_KEYS = (
+    ("shapes",),
+    ("train",),
+    ("jobs",),
+    ("seeds",),
+    ("members_per_job",),
+    ("corpus",),
+    ("noise",),
+    ("comparisons", "reference_setting"),
+)
 
 
 def special_ids(corpus: dict) -> list[int]:
@@ -65,7 +74,8 @@ def job_members(cfg: dict, name: str) -> tuple[dict, list[dict]]:
 
 def job_params(cfg: dict, name: str) -> dict:
     """What one training job reads: its runs, the model's shape (with QK-norm and the vocabulary), the training
-    settings with the peak learning rate multiplied, and the shape's name and multiplier for its tables."""
+    settings with the peak learning rate multiplied, the shape's name and multiplier for its tables, and the noise
+    (each run noises the clean stream as it reads it: ``streams.run_stream``)."""
     job, runs = job_members(cfg, name)
     shape = cfg["shapes"][job["shape"]]
     train = dict(cfg["train"])
@@ -78,6 +88,13 @@ def job_params(cfg: dict, name: str) -> dict:
         "lr_multiplier": job["lr_multiplier"],
         "model": {**shape, "vocab_size": cfg["corpus"]["vocab_size"], "qk_norm": job["qk_norm"], "init_std": init_std},
         "train": train,
+        "noise": {
+            "seed": cfg["noise"]["seed"],
+            "allow_special": cfg["noise"]["allow_special"],
+            "special_ids": special_ids(cfg["corpus"]),
+            "eot_id": cfg["corpus"]["eot_id"],
+            "reference_setting": cfg["comparisons"]["reference_setting"],
+        },
     }
 
 
@@ -126,3 +143,14 @@ def check_config(cfg: dict) -> None:
         if comparisons[key] not in cfg["shapes"]:
             raise ValueError(f"comparisons.{key} {comparisons[key]!r} is not among shapes {sorted(cfg['shapes'])}")
     parse_setting(comparisons["reference_setting"])
+    sizes = []
+    for name in comparisons["scale_shapes"]:
+        if name not in cfg["shapes"]:
+            raise ValueError(f"comparisons.scale_shapes names {name!r}, not among shapes {sorted(cfg['shapes'])}")
+        shape = cfg["shapes"][name]
+        inner = shape["n_heads"] * shape["head_dim"]
+        sizes.append(shape["n_layers"] * (4 * shape["d_model"] * inner + 3 * shape["d_model"] * shape["d_ff"]))
+    if sizes != sorted(set(sizes)):
+        raise ValueError(
+            f"comparisons.scale_shapes must go from the smallest model to the largest (block weights {sizes})"
+        )

@@ -3,10 +3,11 @@ r"""Device memory of one training step of paper 09, counted by running the step'
 :func:`step_memory` builds the ensemble of one job's shape with fake parameters (``FakeTensorMode``: shapes and
 dtypes, no storage), and runs what :func:`.training.train_ensemble` runs on a diagnostic step, the heaviest kind:
 the forward and backward of two micro-batches (the second is the first with gradients already held, the steady
-state of accumulation; further ones repeat it), per-member clipping, the copy of the weights for the update norm,
-AdamW's step, the float32 explicit-attention probe, and the checkpoint's copies of weights and AdamW state (the
-common loop clones them on the device before writing). A dispatch mode adds up the bytes of every storage an
-operation creates and subtracts them when the storage is freed; the peak of that sum is the count.
+state of accumulation; further ones repeat it), the per-block gradient norms, per-member clipping, the copy of the
+weights for the update norm, AdamW's step, the float32 explicit-attention probe and each member's noisy probe (with
+the attention mass on noise keys), the noise-embedding norm ratio, and the checkpoint's copies of weights and AdamW
+state (the common loop clones them on the device before writing). A dispatch mode adds up the bytes of every
+storage an operation creates and subtracts them when the storage is freed; the peak of that sum is the count.
 
 The fake tensors live on the CPU: bf16 autocast is CPU autocast and SDPA is its CPU fused kernel, standing in for
 their CUDA versions, which hold the same tensors (bfloat16 copies of the weights and activations, float32 loss,
@@ -27,7 +28,15 @@ from torch.utils._pytree import tree_leaves
 from neurips26.common.ensemble import Ensemble, StackedWeights, clip_grad_norm_per_member
 
 from .model import LM, LMConfig
-from .training import TrainSettings, accumulate_gradients, optimizers_of, probe_statistics
+from .training import (
+    TrainSettings,
+    accumulate_gradients,
+    block_gradient_norms,
+    embedding_noise_ratio,
+    noisy_probe_statistics,
+    optimizers_of,
+    probe_statistics,
+)
 
 __all__ = ["StepMemory", "step_memory"]
 
@@ -97,6 +106,7 @@ def step_memory(config: LMConfig, settings: TrainSettings, members: int = 1) -> 
             alive = torch.ones(members, dtype=torch.bool)
             two = replace(s, batch_size=s.micro * min(2, s.accumulation))  # the steady state of accumulation
             accumulate_gradients(ens, tokens[:, : two.batch_size, :-1], tokens[:, : two.batch_size, 1:], alive, two)
+            block_gradient_norms(ens.params, members, config.n_layers)
             clip_grad_norm_per_member(ens.params.values(), s.grad_clip)
             before = {n: p.detach().clone() for n, p in ens.params.items()}
             for opt in optimizers.values():
@@ -108,6 +118,11 @@ def step_memory(config: LMConfig, settings: TrainSettings, members: int = 1) -> 
                 )
                 del before, update
                 probe_statistics(ens, probe)
+                noisy = torch.zeros(members, s.micro, s.seq_len, dtype=torch.int64)
+                noisy_probe_statistics(ens, noisy, torch.zeros(members, s.micro, s.seq_len, dtype=torch.bool))
+                embedding_noise_ratio(
+                    ens.params["embed.weight"], torch.zeros(members, config.vocab_size, dtype=torch.bool)
+                )
             saved = [StackedWeights(ens.params).state_dict(), *(opt.state_dict() for opt in optimizers.values())]
             del saved
         return StepMemory(params=params, grads=params, optimizer=2 * params, peak=tracker.peak)

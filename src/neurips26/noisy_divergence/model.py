@@ -8,9 +8,12 @@ normalise q and k per head by RMSNorm, not LayerNorm) and the explicit-math atte
 statistics. Untied embedding and head, a final RMSNorm, N(0, init_std^2) initialisation of every linear and the
 embedding from a generator seeded by ``LMConfig.seed`` (the global random state is left alone).
 
-``forward(tokens, diagnostics, attention) -> (logits, diag)``: ``diag`` is (n_layers, len(DIAG)) per sequence
-batch: per layer the attention statistics (``ATTENTION_STATS``: max |logit|, mean entropy, q and k RMS) and the RMS
-of the residual stream after the block; empty when ``diagnostics`` is False. With diagnostics the attention runs by
+``forward(tokens, key_mask, diagnostics, attention) -> (logits, diag)``: ``diag`` is (n_layers, len(DIAG)) per
+sequence batch: per layer the attention statistics (``ATTENTION_STATS``: max |logit|, mean entropy, q and k RMS) and
+the RMS of the residual stream after the block; empty when ``diagnostics`` is False. With a ``key_mask`` (B, T) of
+noise positions, ``diag`` gains a last column (``DIAG_NOISY``): the attention mass that clean queries put on noise
+keys, averaged over heads and clean queries (the attention probabilities are recomputed from the block's own q and
+k, by the same explicit math, on diagnostic steps only). With diagnostics the attention runs by
 explicit math (its scores are needed); without, by ``attention``: ``explicit`` (the same math, statistics left out:
 the path of our smoke and quick runs, whose numbers were produced by it) or ``sdpa``
 (``torch.nn.functional.scaled_dot_product_attention``, a fused kernel that never holds the T x T scores: the path
@@ -20,18 +23,42 @@ member's statistics.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from neurips26.common.transformer import ATTENTION_STATS, HF, Block, rope_tables, seeded_normal_init_
+from neurips26.common.transformer import ATTENTION_STATS, HF, Block, apply_rope, rope_tables, seeded_normal_init_
 
 from .paths import ATTENTIONS
 
-__all__ = ["ATTENTIONS", "DIAG", "LM", "LMConfig", "n_parameters"]
+__all__ = ["ATTENTIONS", "DIAG", "DIAG_NOISY", "LM", "LMConfig", "n_parameters", "noise_attention_mass"]
 
 DIAG = (*ATTENTION_STATS, "resid_rms")
+DIAG_NOISY = (*DIAG, "noise_mass")
+
+
+@torch.no_grad()
+def noise_attention_mass(block: Block, x: torch.Tensor, cos, sin, key_mask: torch.Tensor) -> torch.Tensor:
+    """Mean over heads and clean queries of the causal attention probability that ``block`` puts on noise keys
+    (``key_mask`` (B, T) True at noise), for the block's input ``x`` (B, T, d): its own normed input, q and k
+    (q/k norm and rotary embedding included) and softmax(q k^T / sqrt(hs)) as the explicit path computes it. NaN
+    without a clean query."""
+    attn = block.attn
+    q, k, _ = attn._heads(getattr(block, block.layout.attn_norm)(x))
+    if cos is not None:
+        q = apply_rope(q, cos, sin, block.layout.rotate_first)
+        k = apply_rope(k, cos, sin, block.layout.rotate_first)
+    if k.shape[1] != q.shape[1]:
+        k = k.repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+    width = q.shape[2]
+    future = torch.full((width, width), float("-inf"), device=q.device).triu(1)
+    probs = torch.softmax((q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1]) + future, dim=-1)
+    noise = key_mask.to(probs.dtype)
+    on_noise = (probs * noise[:, None, None, :]).sum(-1).mean(1)  # (B, T): per query, mean over heads
+    clean = 1.0 - noise
+    return (on_noise * clean).sum() / clean.sum()
 
 
 @dataclass(frozen=True)
@@ -58,8 +85,8 @@ class LMConfig:
 
 
 class LM(nn.Module):
-    """``forward(tokens (B, T), diagnostics=True, attention="explicit") -> (logits (B, T, V), diag (n_layers,
-    len(DIAG)) or empty)``."""
+    """``forward(tokens (B, T), key_mask=None, diagnostics=True, attention="explicit") -> (logits (B, T, V), diag
+    (n_layers, len(DIAG)), with a key mask (n_layers, len(DIAG_NOISY)), or empty)``."""
 
     def __init__(self, config: LMConfig):
         super().__init__()
@@ -87,7 +114,11 @@ class LM(nn.Module):
         self.register_buffer("rope_sin", sin, persistent=False)
 
     def forward(
-        self, tokens: torch.Tensor, diagnostics: bool = True, attention: str = "explicit"
+        self,
+        tokens: torch.Tensor,
+        key_mask: torch.Tensor | None = None,
+        diagnostics: bool = True,
+        attention: str = "explicit",
     ) -> tuple[torch.Tensor, torch.Tensor]:
         if attention not in ATTENTIONS:
             raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}")
@@ -107,10 +138,12 @@ class LM(nn.Module):
         explicit = diagnostics if diagnostics or attention == "explicit" else None
         rows = []
         for block in self.blocks:
+            noisy = diagnostics and key_mask is not None
+            mass = noise_attention_mass(block, x, cos, sin, key_mask)[None] if noisy else None
             x, stats = block(x, cos, sin, stats=explicit)
             if diagnostics:
                 with torch.no_grad():
-                    rows.append(torch.cat([stats, x.square().mean().sqrt()[None]]))
+                    rows.append(torch.cat([stats, x.square().mean().sqrt()[None], *([] if mass is None else [mass])]))
         logits = self.lm_head(self.norm(x))
         return logits, torch.stack(rows) if diagnostics else logits.new_zeros(0)
 

@@ -17,9 +17,13 @@ The paper's body could not be read here, so the procedure below is our reconstru
   noised; the others are copied unchanged. Documents are the stream split at the end-of-text id, which stays
   where it is and is never noised.
 
-``round`` is half away from zero (``floor(x + 0.5)``), everywhere. Same seed, same bytes. :func:`injection_stats`
-re-derives every count from the written stream and its mask against the clean stream, so that the checks of the
-claims file test the output, not the code's intent.
+``round`` is half away from zero (``floor(x + 0.5)``), everywhere. Same seed, same bytes. The placement seed is a
+tuple of integers (the config's noise seed and the training seed, :func:`placement_seed`), so that each training
+seed reads its own draw of the noise and a divergence rate's interval over seeds includes the placement: the choice
+of documents comes from ``default_rng(seed)``, the noise of document i from its own generator
+``default_rng((*seed, i))``, so that any document can be noised alone, in any order, with the same result.
+:func:`injection_stats` re-derives every count from the stream and its mask against the clean stream, so that the
+checks of the claims file test the output, not the code's intent.
 
 Streaming (the paper's stream of 900M tokens, 2G after insertion at alpha 0.55): :func:`plan_injection` reads the
 clean stream once for its document boundaries and draws the documents to noise; :func:`inject_chunks` then yields
@@ -27,6 +31,9 @@ the noised tokens and mask of consecutive groups of whole documents of at most `
 longer document is a group alone), drawing from the same generator in the same order as :func:`inject_stream`, so
 that the concatenated chunks are its output, byte for byte; :func:`injection_stats_chunked` counts the statistics
 over the same groups and adds them up. ``stream`` there is anything with ``len`` and slicing (a memory map).
+:class:`NoisedStream` reads the noised stream of one placement seed without storing it: a slice noises only the
+documents it covers (paper scale: one stream per training seed is never written); ``materialize`` gives the whole
+stream at once (small scales), the same tokens.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ __all__ = [
     "documents",
     "inject_document",
     "InjectionPlan",
+    "NoisedStream",
     "inject_chunks",
     "inject_stream",
     "injection_stats",
@@ -52,6 +60,8 @@ __all__ = [
     "noise_count",
     "noise_vocabulary",
     "parse_setting",
+    "placement_seed",
+    "stream_noise_share",
 ]
 
 KINDS = ("insert", "overwrite")
@@ -99,6 +109,31 @@ def parse_setting(name: str) -> NoiseSetting:
 
 def _round(x: float) -> int:
     return int(math.floor(x + 0.5))
+
+
+def placement_seed(noise_seed: int, seed: int) -> tuple[int, int]:
+    """The placement seed of a training seed's stream: the config's noise seed and the training seed."""
+    return (int(noise_seed), int(seed))
+
+
+def _entropy(seed) -> tuple[int, ...]:
+    return tuple(int(x) for x in (seed if isinstance(seed, (tuple, list)) else (seed,)))
+
+
+def _doc_rng(seed, doc: int) -> np.random.Generator:
+    """The generator of document ``doc``'s noise (module docstring)."""
+    return np.random.default_rng((*_entropy(seed), int(doc)))
+
+
+def stream_noise_share(setting: NoiseSetting) -> float:
+    """The nominal share of noise tokens in the whole training stream (rounding aside): insert adds
+    ``alpha / (1 - alpha)`` noise tokens per clean token of a noised document, so ``d r / (1 + d r)`` with
+    ``r = alpha / (1 - alpha)``; overwrite replaces ``alpha`` of a noised document's tokens, so ``d alpha``. At
+    alpha 0.5 and d 0.5 that is 1/3 against 1/4: equal alphas are not equal amounts of noise."""
+    if setting.kind == "insert":
+        added = setting.doc_fraction * setting.alpha / (1.0 - setting.alpha)
+        return added / (1.0 + added)
+    return setting.doc_fraction * setting.alpha
 
 
 def noise_count(kind: str, alpha: float, n: int) -> int:
@@ -160,8 +195,16 @@ def inject_document(
     return tokens, mask
 
 
+def _choose(n_docs: int, setting: NoiseSetting, seed) -> np.ndarray:
+    """The documents to noise: round(doc_fraction N) of the N, without replacement, drawn by ``default_rng(seed)``."""
+    chosen = np.zeros(n_docs, dtype=bool)
+    rng = np.random.default_rng(_entropy(seed))
+    chosen[rng.choice(n_docs, size=_round(setting.doc_fraction * n_docs), replace=False)] = True
+    return chosen
+
+
 def inject_stream(
-    stream: np.ndarray, setting: NoiseSetting, vocab: np.ndarray, seed: int, eot: int = 0
+    stream: np.ndarray, setting: NoiseSetting, vocab: np.ndarray, seed, eot: int = 0
 ) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
     """(tokens, mask, documents table) of the stream with ``setting``'s noise; the table has one row per
     document: ``doc``, ``noised``, ``n_clean``, ``n_noise`` (as injected)."""
@@ -170,14 +213,12 @@ def inject_stream(
     if len(vocab) and int(vocab.max()) > int(np.iinfo(np.asarray(stream).dtype).max):
         raise ValueError(f"noise id {int(vocab.max())} does not fit the stream's {np.asarray(stream).dtype}")
     docs = documents(stream, eot)
-    rng = np.random.default_rng(seed)
-    chosen = np.zeros(len(docs), dtype=bool)
-    chosen[rng.choice(len(docs), size=_round(setting.doc_fraction * len(docs)), replace=False)] = True
+    chosen = _choose(len(docs), setting, seed)
     head = np.asarray([eot], dtype=np.asarray(stream).dtype)
     pieces, masks, rows = [], [], []
     for i, doc in enumerate(docs):
         if chosen[i]:
-            tokens, mask = inject_document(doc, setting.kind, setting.alpha, vocab, rng)
+            tokens, mask = inject_document(doc, setting.kind, setting.alpha, vocab, _doc_rng(seed, i))
         else:
             tokens, mask = doc, np.zeros(len(doc), dtype=bool)
         pieces += [head, tokens]
@@ -206,14 +247,14 @@ def _uniformity_p(counts: np.ndarray, vocab: np.ndarray) -> float:
 @dataclass(frozen=True)
 class InjectionPlan:
     """What streaming needs before the first chunk: each document's end-of-text position in the clean stream
-    (``starts``) and in the noised one (``out_starts``), the documents chosen, the noised length, and the
-    generator's state after the choice (the per-document draws follow from it)."""
+    (``starts``) and in the noised one (``out_starts``), the documents chosen, the noised length, and the placement
+    seed (each document's draws follow from it and its index)."""
 
     starts: np.ndarray
     out_starts: np.ndarray
     chosen: np.ndarray
     length: int
-    rng_state: dict
+    seed: tuple
 
 
 def _eot_positions(stream, eot: int, chunk_tokens: int, mask=None) -> np.ndarray:
@@ -226,7 +267,7 @@ def _eot_positions(stream, eot: int, chunk_tokens: int, mask=None) -> np.ndarray
     return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
 
 
-def plan_injection(stream, setting: NoiseSetting, seed: int, eot: int = 0, chunk_tokens: int = 1 << 24):
+def plan_injection(stream, setting: NoiseSetting, seed, eot: int = 0, chunk_tokens: int = 1 << 24):
     """The :class:`InjectionPlan` of ``stream`` (read ``chunk_tokens`` at a time) under ``setting`` and ``seed``."""
     if chunk_tokens < 1:
         raise ValueError(f"chunk_tokens must be >= 1, got {chunk_tokens}")
@@ -234,14 +275,15 @@ def plan_injection(stream, setting: NoiseSetting, seed: int, eot: int = 0, chunk
         raise ValueError(f"the token stream must start with the end-of-text id {eot}, got {int(stream[0])}")
     starts = _eot_positions(stream, eot, chunk_tokens).astype(np.int64)
     sizes = np.diff(np.append(starts, len(stream))) - 1
-    rng = np.random.default_rng(seed)
-    chosen = np.zeros(len(starts), dtype=bool)
-    chosen[rng.choice(len(starts), size=_round(setting.doc_fraction * len(starts)), replace=False)] = True
-    added = [noise_count(setting.kind, setting.alpha, int(n)) if setting.kind == "insert" else 0 for n in sizes]
-    out_sizes = 1 + sizes + np.asarray(added, dtype=np.int64) * chosen
+    chosen = _choose(len(starts), setting, seed)
+    if setting.kind == "insert":  # noise_count, vectorised: round(alpha n / (1 - alpha)) per document
+        added = np.floor(setting.alpha * sizes / (1.0 - setting.alpha) + 0.5).astype(np.int64)
+    else:
+        added = np.zeros(len(sizes), dtype=np.int64)
+    out_sizes = 1 + sizes + added * chosen
     out_starts = np.concatenate([[0], np.cumsum(out_sizes)[:-1]]).astype(np.int64)
     length = int(out_sizes.sum()) if len(starts) else len(stream)
-    return InjectionPlan(starts, out_starts, chosen, length, rng.bit_generator.state)
+    return InjectionPlan(starts, out_starts, chosen, length, _entropy(seed))
 
 
 def _groups(starts: np.ndarray, total: int, chunk_tokens: int) -> list[tuple[int, int]]:
@@ -264,8 +306,6 @@ def inject_chunks(
         raise ValueError(f"the noise vocabulary holds the end-of-text id {eot}: documents would be split by noise")
     if len(vocab) and int(vocab.max()) > int(np.iinfo(dtype).max):
         raise ValueError(f"noise id {int(vocab.max())} does not fit the stream's {dtype}")
-    rng = np.random.default_rng()
-    rng.bit_generator.state = plan.rng_state
     head = np.asarray([eot], dtype=dtype)
     ends = np.append(plan.starts[1:], len(stream))
     for d0, d1 in _groups(plan.starts, len(stream), chunk_tokens):
@@ -274,13 +314,85 @@ def inject_chunks(
         for i in range(d0, d1):
             doc = block[plan.starts[i] + 1 - plan.starts[d0] : ends[i] - plan.starts[d0]]
             if plan.chosen[i]:
-                tokens, mask = inject_document(doc, setting.kind, setting.alpha, vocab, rng)
+                tokens, mask = inject_document(doc, setting.kind, setting.alpha, vocab, _doc_rng(plan.seed, i))
             else:
                 tokens, mask = doc, np.zeros(len(doc), dtype=bool)
             pieces += [head, tokens]
             masks += [np.zeros(1, dtype=bool), mask]
             rows.append({"doc": i, "noised": bool(plan.chosen[i]), "n_clean": len(doc), "n_noise": int(mask.sum())})
         yield d0, d1, np.concatenate(pieces), np.concatenate(masks), rows
+
+
+class NoisedStream:
+    """The noised stream of ``clean`` under ``setting`` and placement ``seed``, read without being stored: ``len``,
+    ``stream[a:b]`` (tokens) and :meth:`read` (tokens and mask) noise only the documents the range covers, each from
+    its own generator, so that a read is the slice of :func:`inject_stream`'s output whatever was read before.
+    Holds the plan (a few integers per document), not the stream."""
+
+    def __init__(
+        self, clean, setting: NoiseSetting, vocab: np.ndarray, seed, eot: int = 0, chunk_tokens: int = 1 << 24
+    ):
+        dtype = np.asarray(clean[:1]).dtype
+        if np.isin(vocab, [eot]).any():
+            raise ValueError(f"the noise vocabulary holds the end-of-text id {eot}: documents would be split by noise")
+        if len(vocab) and int(vocab.max()) > int(np.iinfo(dtype).max):
+            raise ValueError(f"noise id {int(vocab.max())} does not fit the stream's {dtype}")
+        self.clean, self.setting, self.vocab, self.eot, self.dtype = clean, setting, np.asarray(vocab), eot, dtype
+        self.plan = plan_injection(clean, setting, seed, eot=eot, chunk_tokens=chunk_tokens)
+        self.ends = np.append(self.plan.starts[1:], len(clean))
+
+    def __len__(self) -> int:
+        return self.plan.length
+
+    def read(self, start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens, mask) of the noised stream's positions [start, stop), clipped to its length."""
+        start, stop = max(0, int(start)), min(int(stop), len(self))
+        if stop <= start:
+            return np.zeros(0, dtype=self.dtype), np.zeros(0, dtype=bool)
+        plan = self.plan
+        if not len(plan.starts):
+            return np.asarray(self.clean[start:stop]), np.zeros(stop - start, dtype=bool)
+        first = int(np.searchsorted(plan.out_starts, start, side="right")) - 1
+        last = int(np.searchsorted(plan.out_starts, stop, side="left"))
+        pieces, masks = [], []
+        for i in range(first, last):
+            doc = np.asarray(self.clean[plan.starts[i] + 1 : self.ends[i]])
+            if plan.chosen[i]:
+                rng = _doc_rng(plan.seed, i)
+                tokens, mask = inject_document(doc, self.setting.kind, self.setting.alpha, self.vocab, rng)
+            else:
+                tokens, mask = doc, np.zeros(len(doc), dtype=bool)
+            pieces += [np.asarray([self.eot], dtype=self.dtype), tokens.astype(self.dtype, copy=False)]
+            masks += [np.zeros(1, dtype=bool), mask]
+        at = start - int(plan.out_starts[first])
+        return np.concatenate(pieces)[at : at + stop - start], np.concatenate(masks)[at : at + stop - start]
+
+    def __getitem__(self, key):
+        if not isinstance(key, slice) or key.step not in (None, 1):
+            raise TypeError("a noised stream is read by contiguous slices")
+        start, stop, _ = key.indices(len(self))
+        return self.read(start, stop)[0]
+
+    def statistics(self, chunk_tokens: int = 1 << 24) -> dict:
+        """:func:`injection_stats` of this stream as it is read (groups of whole documents of at most
+        ``chunk_tokens`` clean tokens, each read once and counted against the clean documents, then added up)."""
+        plan, total = self.plan, {}
+        if not len(plan.starts):
+            tokens, mask = self.read(0, len(self))
+            return injection_stats(
+                np.asarray(self.clean[:]), tokens, mask, self.setting, self.vocab, plan.chosen, self.eot
+            )
+        for d0, d1 in _groups(plan.starts, len(self.clean), chunk_tokens):
+            stop = int(plan.out_starts[d1]) if d1 < len(plan.starts) else len(self)
+            tokens, mask = self.read(int(plan.out_starts[d0]), stop)
+            clean = np.asarray(self.clean[plan.starts[d0] : self.ends[d1 - 1]])
+            part = _stats_counts(clean, tokens, mask, self.setting, self.vocab, plan.chosen[d0:d1], self.eot)
+            _add_counts(total, part)
+        return _finish_stats(total, self.setting, self.vocab)
+
+    def materialize(self) -> tuple[np.ndarray, np.ndarray]:
+        """(tokens, mask) of the whole stream, read once (:func:`inject_chunks`): for streams that fit in memory."""
+        return self.read(0, len(self))
 
 
 def injection_stats(
@@ -400,11 +512,16 @@ def injection_stats_chunked(
         part = _stats_counts(
             clean[starts[d0] : ends[d1 - 1]], tokens[a:b], mask[a:b], setting, vocab, chosen[d0:d1], eot
         )
-        for key, value in part.items():
-            if key not in total:
-                total[key] = value
-            elif key == "count_error_max":
-                total[key] = float(np.nanmax([total[key], value]))
-            else:
-                total[key] = total[key] + value
+        _add_counts(total, part)
     return _finish_stats(total, setting, vocab)
+
+
+def _add_counts(total: dict, part: dict) -> None:
+    """Add one group's :func:`_stats_counts` into ``total`` (the largest count error kept, the rest summed)."""
+    for key, value in part.items():
+        if key not in total:
+            total[key] = value
+        elif key == "count_error_max":
+            total[key] = float(np.nanmax([total[key], value]))
+        else:
+            total[key] = total[key] + value

@@ -27,6 +27,7 @@ __all__ = [
 CELL = ["shape", "qk_norm", "lr_multiplier", "setting"]
 PROXY_STEPS = 3  # a run's proxy: the median over its last three diagnostic steps (one probe batch each)
 KEYS = [*CELL, "seed"]
+NOISY_PROXIES = {"noise_mass": "noise_mass", "max_logit_noisy": "max_attn_logit_noisy"}  # diag column -> runs column
 
 
 def setting_columns(setting: str) -> dict:
@@ -41,7 +42,10 @@ def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, 
     """One row per run: its summary, the detector's verdict (``diverged``, ``div_kind``, ``onset``), and the
     proxies on the clean probe batch, each the median over the last ``PROXY_STEPS`` diagnostic steps before any
     divergence (``max_attn_logit``: largest over layers; ``logit_max``: largest |output logit|; ``resid_rms``:
-    largest over layers), plus the attention logit's peak over the run; ``proxy_step`` is the last of those steps."""
+    largest over layers), plus the attention logit's peak over the run; ``proxy_step`` is the last of those steps.
+    Read on the run's own noisy probe at the same steps: ``noise_mass`` (largest over layers of the attention mass
+    from clean queries onto noise keys), ``max_attn_logit_noisy`` and the noise-embedding norm ratio
+    ``embed_noise_ratio``."""
     rows = []
     curves_by = dict(tuple(curves.groupby(KEYS, sort=False)))
     diag_by = dict(tuple(diag.groupby(KEYS, sort=False)))
@@ -55,7 +59,8 @@ def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, 
         d_before = d[d["step"] <= until]
         recorded = sorted(d_before["step"].unique())[-PROXY_STEPS:]
         last = recorded[-1] if recorded else None
-        per_step = d_before[d_before["step"].isin(recorded)].groupby("step")[["max_logit", "resid_rms"]].max()
+        noisy = [col for col in NOISY_PROXIES if col in d_before]
+        per_step = d_before[d_before["step"].isin(recorded)].groupby("step")[["max_logit", "resid_rms", *noisy]].max()
         c_last = c[c["step"].isin(recorded)]
         rows.append(
             {
@@ -70,6 +75,13 @@ def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, 
                 "logit_max": float(c_last["logit_max"].median()) if len(c_last) else math.nan,
                 "resid_rms": float(per_step["resid_rms"].median()) if len(per_step) else math.nan,
                 "peak_attn_logit": float(d["max_logit"].max()) if len(d) else math.nan,
+                **{
+                    NOISY_PROXIES[col]: float(per_step[col].median()) if col in per_step and len(per_step) else math.nan
+                    for col in NOISY_PROXIES
+                },
+                "embed_noise_ratio": float(c_last["embed_noise_ratio"].median())
+                if "embed_noise_ratio" in c_last and len(c_last)
+                else math.nan,
             }
         )
     return pd.DataFrame(rows)
@@ -160,6 +172,9 @@ def report_tables(inp, params) -> dict:
         .agg(
             runs=("seed", "size"),
             max_attn_logit=("max_attn_logit", "median"),
+            max_attn_logit_noisy=("max_attn_logit_noisy", "median"),
+            noise_mass=("noise_mass", "median"),
+            embed_noise_ratio=("embed_noise_ratio", "median"),
             logit_max=("logit_max", "median"),
             resid_rms=("resid_rms", "median"),
             final_val_loss=("final_val_loss", "median"),

@@ -21,7 +21,11 @@ Logged per step and member: training loss, learning rate, gradient norm before c
 ensemble's step (``step_seconds``, the same for every member); every ``diag_every`` steps (and at the last): the
 norm of the step's update ``||theta_after - theta_before||`` and, on one fixed batch of the clean validation stream
 shared by every member (the probe), the largest |output logit|, the mean log-partition ``log Z`` of the output
-softmax and per layer the attention statistics and residual RMS (``model.DIAG``); validation loss on the clean
+softmax and per layer the attention statistics and residual RMS (``model.DIAG``); per block the norm of the
+step's gradient before clipping (``block_grad_norm``); the ratio of the mean embedding row norm of the member's
+noise ids to the median row norm (``embed_noise_ratio``); and, on each member's own fixed noisy probe (windows of its
+training stream with their noise mask, ``noisy_probes``), per layer the largest attention logit and the attention
+mass from clean queries onto noise keys (``max_logit_noisy``, ``noise_mass``); validation loss on the clean
 validation stream every ``eval_every`` steps. Everything runs in the
 common loop on the job's device and is checkpointed, so a killed job resumes to the same result.
 
@@ -61,7 +65,7 @@ from neurips26.common.ensemble import Ensemble, StackedWeights, clip_grad_norm_p
 from neurips26.common.loop import LoopSettings
 from neurips26.common.optim import AdamW
 
-from .model import DIAG, LM
+from .model import DIAG, DIAG_NOISY, LM
 from .paths import ATTENTIONS
 
 __all__ = [
@@ -70,6 +74,9 @@ __all__ = [
     "TrainSettings",
     "accumulate_gradients",
     "autocast",
+    "block_gradient_norms",
+    "embedding_noise_ratio",
+    "noisy_probe_statistics",
     "lr_at",
     "optimizers_of",
     "probe_statistics",
@@ -143,11 +150,12 @@ def lr_at(step: int, s: TrainSettings) -> float:
     return s.lr * (s.min_lr_frac + (1 - s.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0))))
 
 
-def _windows(streams: Sequence[np.ndarray], rngs, s: TrainSettings, device) -> tuple[torch.Tensor, torch.Tensor]:
+def _windows(streams: Sequence, rngs, s: TrainSettings, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each member's ``batch_size`` random windows, read as contiguous slices (a noised stream is noised as read)."""
     rows = []
     for stream, rng in zip(streams, rngs):
         starts = rng.integers(0, len(stream) - s.seq_len - 1, size=s.batch_size)
-        rows.append(np.asarray(stream[starts[:, None] + np.arange(s.seq_len + 1)], dtype=np.int64))
+        rows.append(np.stack([np.asarray(stream[a : a + s.seq_len + 1], dtype=np.int64) for a in starts]))
     data = torch.from_numpy(np.stack(rows)).to(device)
     return data[..., :-1], data[..., 1:]
 
@@ -193,6 +201,38 @@ def probe_statistics(ens: Ensemble, probe: torch.Tensor) -> tuple[torch.Tensor, 
     float32 path."""
     out, diag = ens(probe, in_dims=None, diagnostics=True)
     return out.abs().flatten(1).amax(1), torch.logsumexp(out, dim=-1).flatten(1).mean(1), diag
+
+
+@torch.no_grad()
+def noisy_probe_statistics(ens: Ensemble, tokens: torch.Tensor, key_mask: torch.Tensor) -> torch.Tensor:
+    """Per member and layer ``DIAG_NOISY`` on each member's own probe windows ``tokens`` (S, n, T) with their noise
+    mask (S, n, T), by the explicit float32 path: (S, n_layers, len(DIAG_NOISY))."""
+    _, diag = ens(tokens, key_mask, in_dims=(0, 0), diagnostics=True)
+    return diag
+
+
+@torch.no_grad()
+def block_gradient_norms(params: dict[str, torch.Tensor], size: int, n_layers: int) -> torch.Tensor:
+    """(S, n_layers): each member's gradient norm over each block's parameters (``blocks.<i>.``)."""
+    total = None
+    for name, p in params.items():
+        if p.grad is None or not name.startswith("blocks."):
+            continue
+        layer = int(name.split(".")[1])
+        squares = p.grad.reshape(size, -1).double().square().sum(1)
+        if total is None:
+            total = torch.zeros(size, n_layers, dtype=torch.float64, device=p.grad.device)
+        total[:, layer] += squares
+    return total.sqrt() if total is not None else torch.full((size, n_layers), math.nan)
+
+
+@torch.no_grad()
+def embedding_noise_ratio(embedding: torch.Tensor, noise_ids: torch.Tensor) -> torch.Tensor:
+    """(S,): mean row norm of each member's noise ids (``noise_ids`` (S, vocab) bool) over its median row norm,
+    for the stacked embedding (S, vocab, d)."""
+    norms = embedding.detach().float().norm(dim=-1)
+    ids = noise_ids.to(norms.dtype)
+    return (norms * ids).sum(1) / ids.sum(1) / norms.median(dim=1).values
 
 
 def optimizers_of(params: dict[str, torch.Tensor], s: TrainSettings) -> dict[str, AdamW]:
@@ -276,10 +316,14 @@ def train_ensemble(
     loop_settings: LoopSettings | None = None,
     device: torch.device | str | None = None,
     labels: Sequence[str] | None = None,
+    noisy_probes: tuple[np.ndarray, np.ndarray] | None = None,
+    noise_ids: Sequence[np.ndarray] | None = None,
 ) -> tuple[list[MemberResult], loop.LoopResult]:
     """Train ``models`` (member i from its own ``LMConfig.seed``) on ``streams[i]`` with windows drawn by
-    ``seeds[i]`` as one batched ensemble (module docstring). Returns each member's result and the loop's result
-    (``diverged`` is set when every member diverged); the trained weights are written back into ``models``."""
+    ``seeds[i]`` as one batched ensemble (module docstring). ``noisy_probes``: each member's probe windows and
+    noise mask, (S, n, seq_len) each; ``noise_ids``: each member's noise vocabulary (the ids whose embedding norms
+    are compared). Returns each member's result and the loop's result (``diverged`` is set when every member
+    diverged); the trained weights are written back into ``models``."""
     s, size = settings, len(models)
     if size < 1 or len(seeds) != size or len(streams) != size:
         raise ValueError(
@@ -301,6 +345,16 @@ def train_ensemble(
     probe = torch.from_numpy(
         np.asarray(val_tokens[: n_probe * s.seq_len], dtype=np.int64).reshape(n_probe, s.seq_len)
     ).to(device)
+    probe_tokens = probe_mask = noise_rows = None
+    if noisy_probes is not None:
+        probe_tokens = torch.as_tensor(np.asarray(noisy_probes[0], dtype=np.int64), device=device)
+        probe_mask = torch.as_tensor(np.asarray(noisy_probes[1], dtype=bool), device=device)
+        if probe_tokens.shape[0] != size or probe_tokens.shape != probe_mask.shape:
+            raise ValueError(f"noisy probes must be (members, windows, positions) twice, got {probe_tokens.shape}")
+    if noise_ids is not None:
+        noise_rows = torch.zeros(size, models[0].config.vocab_size, dtype=torch.bool, device=device)
+        for i, ids in enumerate(noise_ids):
+            noise_rows[i, torch.as_tensor(np.asarray(ids, dtype=np.int64), device=device)] = True
     # plain dicts (what a checkpoint may hold); MemberResult at the end
     results = [{"steps": [], "diag": [], "non_finite_step": None, "non_finite_where": ""} for _ in range(size)]
     n_layers = models[0].config.n_layers
@@ -329,6 +383,7 @@ def train_ensemble(
         losses = _values(accumulate_gradients(ens, x, y, alive, s))
         bad = {i: "loss" for i in live if not math.isfinite(losses[i])}
         bad = {**{i: w for i, w in _bad_members(params, True, size).items() if i in live}, **bad}
+        block_grads = _values(block_gradient_norms(params, size, n_layers)) if record else None
         grad_norms = _values(clip_grad_norm_per_member(params.values(), s.grad_clip))
         frozen = [i for i in range(size) if i not in live or i in bad]
         if frozen:
@@ -351,6 +406,14 @@ def train_ensemble(
                 logit_max, log_z = _values(out_max), _values(out_log_z)
                 update_norm = _values(update.sqrt())
                 diag_rows = _values(diag)
+                noisy_rows = (
+                    _values(noisy_probe_statistics(ens, probe_tokens, probe_mask)) if probe_tokens is not None else None
+                )
+                embed_ratio = (
+                    _values(embedding_noise_ratio(params["embed.weight"], noise_rows))
+                    if noise_rows is not None
+                    else [math.nan] * size
+                )
         for i, where in sorted(bad.items()):
             results[i].update(non_finite_step=step, non_finite_where=where)
             log(f"{labels[i]}: step {step}: diverged (non-finite), first: {where}; loss {losses[i]}")
@@ -374,10 +437,16 @@ def train_ensemble(
             }
             row["val_loss"] = val[i] if evaluate and i in finite else math.nan
             if record:
-                row.update(logit_max=logit_max[i], log_z=log_z[i], update_norm=update_norm[i])
-                results[i]["diag"].extend(
-                    {"step": step, "layer": layer, **dict(zip(DIAG, diag_rows[i][layer]))} for layer in range(n_layers)
+                row.update(
+                    logit_max=logit_max[i], log_z=log_z[i], update_norm=update_norm[i], embed_noise_ratio=embed_ratio[i]
                 )
+                for layer in range(n_layers):
+                    entry = {"step": step, "layer": layer, **dict(zip(DIAG, diag_rows[i][layer]))}
+                    entry["block_grad_norm"] = block_grads[i][layer]
+                    if noisy_rows is not None:
+                        noisy = dict(zip(DIAG_NOISY, noisy_rows[i][layer]))
+                        entry.update(max_logit_noisy=noisy["max_logit"], noise_mass=noisy["noise_mass"])
+                    results[i]["diag"].append(entry)
             results[i]["steps"].append(row)
         if evaluate:
             shown = ", ".join(f"{labels[i]} {val[i]:.3f}" for i in finite[:4])
