@@ -209,3 +209,30 @@ def test_bad_orders_and_times_are_refused():
         rl_path(SMALL, strength, initial_u(SMALL), [2.0, 1.0])
     with pytest.raises(ValueError, match="trajectories are for sequential orders"):
         pipeline_trajectory(SMALL, 10.0, Allocation.post_training(0.5), order="joint")
+
+
+@pytest.mark.parametrize("rho", [0.3, 1.0])
+def test_sft_closed_form_of_the_null_model_matches_its_ode(rho):
+    """Without the pretraining gate the logits move at dz/du = 1: the closed form (rate eta L q) against the ODE of
+    sft_rate, and a skill pretraining never touched (s = 0) is learned too."""
+    null = SMALL.replace(plasticity="full", demo_quality=rho)
+    strength = skill_strength(null, 1.0)
+    assert strength.min() < 0.02  # rare skills barely pretrained
+    u0 = initial_u(null)
+    closed = sft_path(null, strength, u0, 400.0)
+    ode = solve_ivp(lambda t, u: sft_rate(null, strength, u), (0, 400.0), u0, rtol=1e-10, atol=1e-12).y[:, -1]
+    assert np.allclose(closed, ode, atol=1e-6)
+    task = task_distribution(null) > 0
+    gated = sft_path(SMALL.replace(demo_quality=rho), strength, u0, 400.0)
+    rare = task & (strength < 0.02)
+    assert rare.any() and np.all(np.abs(closed - u0)[rare] > 10 * np.abs(gated - u0)[rare])
+    assert sft_limit(null, np.zeros(null.n_skills)) == pytest.approx(rho**null.chain_length)
+
+
+def test_rl_rate_of_the_null_model_drops_the_strength_factor():
+    null = SMALL.replace(plasticity="full")
+    strength = skill_strength(SMALL, 100.0)
+    u = initial_u(SMALL)
+    gated, free = rl_rate(SMALL, strength, u), rl_rate(null, strength, u)
+    task = task_distribution(SMALL) > 0
+    assert np.allclose(gated[task], (strength * free)[task]) and np.all(free[~task] == 0)

@@ -113,6 +113,7 @@ def test_params_are_frozen():
         ({"s_floor": 1.5}, r"ModelParams.s_floor must be a finite number in \[0, 1\]"),
         ({"gen_overhead": -0.1}, "ModelParams.gen_overhead must be a finite number >= 0"),
         ({"z0": float("nan")}, "ModelParams.z0 must be a finite number"),
+        ({"plasticity": "none"}, r"ModelParams.plasticity must be one of \['pretrained', 'full'\]"),
     ],
 )
 def test_bad_parameters_are_refused_naming_the_field(changes, message):
@@ -147,3 +148,16 @@ def test_bad_share_budget_and_compute_are_refused():
         skill_strength(SMALL, [1.0, -2.0])
     with pytest.raises(ValueError, match="pretraining compute must be finite and >= 0"):
         pretraining_loss(SMALL, -2.0)
+
+
+def test_the_null_model_without_the_pretraining_gate_starts_alike_and_moves_every_logit_at_unit_rate():
+    from neurips26.multistage_training.model import logits, plasticity, step_success
+
+    null = SMALL.replace(plasticity="full")
+    strength = np.array([0.0, 0.3, 1.0])
+    assert np.array_equal(plasticity(SMALL, strength), strength) and np.all(plasticity(null, strength) == 1.0)
+    start = np.full(3, SMALL.u0)
+    assert np.allclose(step_success(null, strength, start), step_success(SMALL, strength, start))  # same start
+    moved = start + 0.5
+    assert np.allclose(logits(null, strength, moved) - logits(null, strength, start), 0.5)  # dz/du = 1
+    assert np.allclose(logits(SMALL, strength, moved) - logits(SMALL, strength, start), 0.5 * strength)  # dz/du = s

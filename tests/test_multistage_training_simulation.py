@@ -31,8 +31,12 @@ def within_standard_errors(samples, expected, atol=1e-4):
     return np.all(np.abs(mean - expected) <= Z * se + atol), np.max(np.abs(mean - expected) / (se + 1e-300))
 
 
-def test_one_rl_update_is_unbiased_for_the_rl_rate():
-    params = SMALL.replace(reward_noise=0.15, rl_lr=1.0)
+PLASTICITY = pytest.mark.parametrize("plasticity", ["pretrained", "full"])  # the model, and the null without the gate
+
+
+@PLASTICITY
+def test_one_rl_update_is_unbiased_for_the_rl_rate(plasticity):
+    params = SMALL.replace(reward_noise=0.15, rl_lr=1.0, plasticity=plasticity)
     strength = skill_strength(params, 200.0)
     u = initial_u(params) + np.linspace(0, 2, params.n_skills)
     start = np.tile(u, (40_000, 1))
@@ -52,12 +56,14 @@ def test_the_notes_mean_baseline_would_be_detected_as_biased():
     assert not ok
 
 
-def test_one_sft_update_is_unbiased_for_batch_times_the_sft_rate():
-    strength = skill_strength(SMALL, 200.0)
-    u = initial_u(SMALL)
+@PLASTICITY
+def test_one_sft_update_is_unbiased_for_batch_times_the_sft_rate(plasticity):
+    params = SMALL.replace(plasticity=plasticity)
+    strength = skill_strength(params, 200.0)
+    u = initial_u(params)
     start = np.tile(u, (20_000, 1))
-    delta = sft_update(SMALL, strength, start, 5, np.random.default_rng(2)) - start
-    ok, worst = within_standard_errors(delta, 5 * sft_rate(SMALL, strength, u), atol=0.0)
+    delta = sft_update(params, strength, start, 5, np.random.default_rng(2)) - start
+    ok, worst = within_standard_errors(delta, 5 * sft_rate(params, strength, u), atol=0.0)
     assert ok, f"worst deviation {worst:.1f} standard errors"
 
 

@@ -46,7 +46,9 @@ from .model import (
     StagePlan,
     check_budget,
     initial_u,
+    logits,
     mean_step_success,
+    plasticity,
     rl_cost,
     sft_cost,
     skill_strength,
@@ -78,19 +80,22 @@ _LOG_TINY = -745.0  # log of the smallest positive double: below it d is 0
 
 
 def sft_rate(params: ModelParams, strength, u) -> np.ndarray:
-    """Mean-field SFT drift ``du/dtau_sft = eta_s L q s (rho - pi)`` (per demonstration)."""
+    """Mean-field SFT drift ``du/dtau_sft = eta_s L q s (rho - pi)`` (per demonstration; ``s`` is the plasticity
+    ``dz/du``, 1 in the null model without the pretraining gate)."""
     q = task_distribution(params)
     pi = step_success(params, strength, u)
-    return params.sft_lr * params.chain_length * q * strength * (params.demo_quality - pi)
+    return params.sft_lr * params.chain_length * q * plasticity(params, strength) * (params.demo_quality - pi)
 
 
 def rl_rate(params: ModelParams, strength, u) -> np.ndarray:
-    """Mean-field RL drift ``du/dtau_rl = eta_r (1 - 2 eps_r) L q s pi (1 - pi) Pbar^(L-1)`` (per update)."""
+    """Mean-field RL drift ``du/dtau_rl = eta_r (1 - 2 eps_r) L q s pi (1 - pi) Pbar^(L-1)`` (per update; ``s`` is
+    the plasticity ``dz/du``, 1 in the null model without the pretraining gate)."""
     q = task_distribution(params)
     pi = step_success(params, strength, u)
     pbar = pi @ q
     gain = params.rl_lr * (1.0 - 2.0 * params.reward_noise) * params.chain_length
-    return gain * q * strength * pi * (1.0 - pi) * np.asarray(pbar)[..., None] ** (params.chain_length - 1)
+    drift = gain * q * plasticity(params, strength) * pi * (1.0 - pi)
+    return drift * np.asarray(pbar)[..., None] ** (params.chain_length - 1)
 
 
 def _log_abs_expm1(d):
@@ -147,18 +152,19 @@ def sft_path(params: ModelParams, strength, u_init, tau) -> np.ndarray:
     tau = np.asarray(tau, dtype=float)[..., None]
     if np.any(tau < 0):
         raise ValueError(f"SFT time must be >= 0, got {tau.ravel()!r}")
-    rate = params.sft_lr * params.chain_length * task_distribution(params) * strength**2
-    z_init = params.z0 + strength * u_init
+    gate = plasticity(params, strength)
+    rate = params.sft_lr * params.chain_length * task_distribution(params) * gate**2
+    z_init = logits(params, strength, u_init)
     z = sft_logits(params.demo_quality, rate, z_init, tau)
-    moved = strength > 0
-    return np.where(moved, u_init + (z - z_init) / np.where(moved, strength, 1.0), u_init)
+    moved = gate > 0
+    return np.where(moved, u_init + (z - z_init) / np.where(moved, gate, 1.0), u_init)
 
 
 def sft_limit(params: ModelParams, strength) -> float:
     """``lim P`` under SFT alone: ``pi_i -> rho`` where ``q_i s_i > 0``, unchanged elsewhere (``rho^L`` when every
     task skill was pretrained)."""
     q = task_distribution(params)
-    movable = (q > 0) & (np.asarray(strength) > 0)
+    movable = (q > 0) & (plasticity(params, strength) > 0)
     frozen = step_success(params, strength, params.u0)
     pbar = np.sum(np.where(movable, params.demo_quality, frozen) * q)
     return float(pbar**params.chain_length)

@@ -19,7 +19,11 @@ task-relevant set ``S = {1, 1 + stride, 1 + 2 stride, ...}`` and ``q_i = 0`` off
 
 The policy solves a step of skill ``i`` with probability ``pi_i = sigmoid(z_i)``, ``z_i = z0 + s_i u_i``, with
 ``u_i = u0`` after pretraining. Post-training moves only ``u``, and ``dz_i / du_i = s_i``: a skill that
-pretraining did not provide (``s_i = 0``) cannot be learned afterwards. A task succeeds when every step does::
+pretraining did not provide (``s_i = 0``) cannot be learned afterwards. This gate is the model's mechanism behind
+the pretraining ceiling and RL's amplification of pretrained skills; ``plasticity = "full"`` removes it (the null
+model of those claims): post-training then moves every logit at ``dz_i / du_i = 1``,
+``z_i = z0 + s_i u0 + (u_i - u0)``, while pretraining still sets the starting success. A task succeeds when every
+step does::
 
     P = E_task prod_j pi_{i_j} = Pbar^L,      Pbar = sum_k q_k pi_k.
 
@@ -52,15 +56,18 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.special import expit
 
-from neurips26.common.validation import check_number, integer, number, validate
+from neurips26.common.validation import check_number, choice, integer, number, validate
 
 __all__ = [
+    "PLASTICITIES",
     "Allocation",
     "ModelParams",
     "StagePlan",
     "check_budget",
     "initial_u",
+    "logits",
     "mean_step_success",
+    "plasticity",
     "pretraining_loss",
     "rl_cost",
     "sft_cost",
@@ -75,6 +82,7 @@ __all__ = [
 ]
 
 SUM_TOLERANCE = 1e-9
+PLASTICITIES = ("pretrained", "full")  # dz/du = s (the model) or 1 (the null model without the pretraining gate)
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,7 @@ class ModelParams:
     reward_noise: float = number(0.0, 0.5, high_open=True, default=0.0)
     rollouts: int = integer(1, default=4)
     gen_overhead: float = number(0.0, default=0.0)
+    plasticity: str = choice(PLASTICITIES, default="pretrained")
 
     def __post_init__(self):
         self.check()
@@ -186,9 +195,24 @@ def pretraining_loss(params: ModelParams, compute) -> np.ndarray:
     return np.exp(-compute[..., None] * p / params.n0) @ p
 
 
+def plasticity(params: ModelParams, strength) -> np.ndarray:
+    """``dz_i / du_i`` in post-training: the pretrained strength ``s_i``, or 1 with ``plasticity = "full"``."""
+    strength = np.asarray(strength, dtype=float)
+    return strength if params.plasticity == "pretrained" else np.ones_like(strength)
+
+
+def logits(params: ModelParams, strength, u) -> np.ndarray:
+    """Per-skill logits ``z_i = z0 + s_i u_i`` in the model; ``z0 + s_i u0 + (u_i - u0)`` in the null model without
+    the pretraining gate (broadcasting `strength` and `u`)."""
+    strength, u = np.asarray(strength, dtype=float), np.asarray(u, dtype=float)
+    if params.plasticity == "pretrained":
+        return params.z0 + strength * u
+    return params.z0 + strength * params.u0 + (u - params.u0)
+
+
 def step_success(params: ModelParams, strength, u) -> np.ndarray:
-    """Per-skill step success ``pi_i = sigmoid(z0 + s_i u_i)`` (broadcasting `strength` and `u`)."""
-    return expit(params.z0 + np.asarray(strength) * np.asarray(u))
+    """Per-skill step success ``pi_i = sigmoid(z_i)`` (:func:`logits`), broadcasting `strength` and `u`."""
+    return expit(logits(params, strength, u))
 
 
 def mean_step_success(params: ModelParams, strength, u) -> np.ndarray:

@@ -32,6 +32,7 @@ from .model import (
     ModelParams,
     initial_u,
     mean_step_success,
+    plasticity,
     rl_cost,
     sft_cost,
     skill_strength,
@@ -67,7 +68,7 @@ def sft_update(params: ModelParams, strength, u: np.ndarray, batch: int, rng: np
     skills = _draw_skills(params, rng, (runs, batch, params.chain_length))
     pi = np.take_along_axis(step_success(params, strength, u), skills.reshape(runs, -1), axis=1).reshape(skills.shape)
     labels = rng.random(skills.shape) < params.demo_quality
-    return u + params.sft_lr * strength * _per_skill(labels - pi, skills, params.n_skills)
+    return u + params.sft_lr * plasticity(params, strength) * _per_skill(labels - pi, skills, params.n_skills)
 
 
 def rl_update(params: ModelParams, strength, u: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -80,7 +81,7 @@ def rl_update(params: ModelParams, strength, u: np.ndarray, rng: np.random.Gener
     reward = reward.astype(float)
     baseline = (reward.sum(axis=1, keepdims=True) - reward) / (k - 1) if k > 1 else np.zeros_like(reward)
     score = (reward - baseline)[..., None] * (actions - pi)
-    return u + params.rl_lr / k * strength * _per_skill(score, skills, params.n_skills)
+    return u + params.rl_lr / k * plasticity(params, strength) * _per_skill(score, skills, params.n_skills)
 
 
 def simulate_stages(
