@@ -8,6 +8,8 @@ import pytest
 from neurips26.multistage_training.evaluation import (
     allocation_shift,
     amplification_summary,
+    budget_scaling,
+    ceiling_sweep,
     complementarity_table,
     fit_power_law,
     monotone_violation,
@@ -59,6 +61,9 @@ def test_predicted_ceiling_exponent_and_its_range():
 def test_complementarity_the_best_split_beats_both_single_stages():
     table = complementarity_table(SMALL, [1e4], [30.0, 3e3], n_grid=8)
     assert (table["mixed"] >= table[["sft_only", "rl_only"]].max(axis=1)).all()
+    single = table[["sft_only", "rl_only"]].max(axis=1)
+    assert np.allclose(table["margin"], table["interior"] - single) and (table["margin"] <= table["gain"] + 1e-12).all()
+    assert table["interior_share"].between(0, 1, inclusive="neither").all()
     assert (table["gain"] > 0.03).all() and table["sft_share"].between(0.05, 0.95).all()
     assert (table["sft_only"] <= table["sft_limit"] + 1e-12).all()  # SFT alone stays under its rho^L ceiling
     assert table["sft_limit"].iloc[-1] == pytest.approx(0.9**4)
@@ -136,3 +141,72 @@ def test_amplification_summary_by_hand():
     assert summary["off_task_max_abs_delta_u"] == 0.5
     assert summary["spearman_gain_strength"] == pytest.approx(-1.0)
     assert summary["success_gain_strong"] == pytest.approx(0.3) and summary["success_gain_weak"] == pytest.approx(0.1)
+
+
+def test_the_interior_margin_is_negative_where_a_single_stage_is_best():
+    """At a budget too small for RL to leave its plateau from a weak base, SFT alone is best: the gain over the
+    grid (which holds f = 1) is 0, the margin of the best interior split is negative."""
+    table = complementarity_table(SMALL, [30.0], [3.0], n_grid=4)
+    row = table.iloc[0]
+    assert row["sft_share"] in (0.0, 1.0) and row["gain"] == pytest.approx(0.0, abs=1e-12)
+    assert row["margin"] < 0 and 0 < row["interior_share"] < 1
+
+
+def test_ceiling_sweep_marks_the_main_rows_and_the_sweep_of_both_models():
+    table = ceiling_sweep(SMALL, 1e4, [1e3, 1e4], [3.0, 10.0, 30.0, 100.0], n_grid=4, window=(3.0, 30.0))
+    main = table[table["main"]]
+    assert len(main) == 4 and (main["plasticity"] == "pretrained").all() and (main["budget"] == 1e4).all()
+    swept = table[table["in_sweep"]]
+    assert set(swept["plasticity"]) == {"pretrained", "full"} and swept["base_compute"].max() == 30.0
+    assert swept.groupby("plasticity").size().to_dict() == {"full": 6, "pretrained": 6}  # 2 budgets x 3 computes
+    assert table["predicted_budget_exponent"].iloc[0] == pytest.approx(predicted_ceiling_exponent(SMALL, "budget"))
+    assert table["fit_points"].iloc[0] == 3
+
+
+def test_budget_scaling_recovers_the_exponents_of_an_exact_power_law():
+    computes, budgets = np.array([10.0, 100.0, 1000.0]), np.array([1e4, 1e5, 1e6])
+    c, b = np.meshgrid(computes, budgets)
+    failure = 2.0 * c**-0.25 * b**-0.1
+    table = pd.DataFrame({"plasticity": "pretrained", "in_sweep": True, "base_compute": c.ravel(),
+                          "budget": b.ravel(), "step_failure": failure.ravel()})  # fmt: skip
+    found = budget_scaling(table)
+    assert found["compute_exponent"] == pytest.approx(0.25) and found["budget_exponent"] == pytest.approx(0.1)
+    assert found["r2"] == pytest.approx(1.0) and found["points"] == 9
+    assert found["compute_exponent_1e+06"] == pytest.approx(0.25)
+    with pytest.raises(ValueError, match="two of each"):
+        budget_scaling(table[table["budget"] == 1e4])
+
+
+def test_without_the_pretraining_gate_the_ceiling_fades_with_the_budget():
+    """The mechanism behind C2: in the model the compute exponent of the failure does not fall as the budget grows;
+    without the gate, more budget lets every base model converge."""
+    params = ModelParams(n_skills=200, chain_length=4)
+    table = ceiling_sweep(params, 1e5, [1e4, 1e6], [10.0, 30.0, 100.0, 300.0], n_grid=6, window=(10.0, 300.0))
+    model, null = budget_scaling(table, "pretrained"), budget_scaling(table, "full")
+    assert model["compute_exponent_1e+06"] >= model["compute_exponent_10000"]
+    assert null["compute_exponent_1e+06"] < 0.5 * null["compute_exponent_10000"]
+
+
+def test_allocation_shift_adds_the_rollouts_sweep_at_the_first_noise():
+    table = allocation_shift(SMALL, 1e4, [1e2, 1e3], [0.6, 0.9], [0.0, 0.1], n_grid=4, rollouts=[1, 4])
+    main = table[table["main"]]
+    assert len(main) == 8 and (main["rollouts"] == SMALL.rollouts).all()
+    swept = table[~table["main"]]
+    assert len(swept) == 4 and (swept["rollouts"] == 1).all() and (swept["reward_noise"] == 0.0).all()
+    # RL four times cheaper: the optimal share of SFT is never larger at k = 1 in this setting
+    joined = swept.merge(main[main["reward_noise"] == 0.0], on=["demo_quality", "base_compute"])
+    assert (joined["sft_share_x"] <= joined["sft_share_y"] + 0.25).all()
+
+
+def test_amplification_table_sets_the_null_model_beside_the_model():
+    table = rl_amplification(SMALL, base_compute=300.0, rl_updates=1000.0)
+    task = table[table["task_relevant"]]
+    assert np.allclose(task["delta_z"], task["strength"] * task["delta_u"])
+    assert np.allclose(table["success_before_null"], table["success_before"])  # the same pretrained start
+    off = table[~table["task_relevant"]]
+    assert (off["delta_z_null"] == 0).all()
+    # without the gate, RL moves the weakly pretrained task skills far more than the model does
+    weak = task[task["strength"] < task["strength"].median()]
+    assert len(weak) and (weak["delta_z_null"] > weak["delta_z"]).all()
+    found = amplification_summary(table)
+    assert {"spearman_logit_strength", "spearman_logit_strength_null"} <= set(found)

@@ -37,6 +37,9 @@ def test_every_scale_of_the_config_passes_its_checks():
         (lambda c: c["ceiling"].update(window=[3000, 10000]), "ceiling.window \\[3000, 10000\\] holds 2"),
         (lambda c: c["allocation"].update(reward_noises=[0.6]), "allocation.reward_noises must lie in \\[0, 0.5\\)"),
         (lambda c: c["simulation"].update(seeds=[0, 0]), "simulation.seeds repeat"),
+        (lambda c: c["ceiling"].update(budgets=[1.0e5]), "ceiling.budgets must hold two budgets > 0"),
+        (lambda c: c["ceiling"].update(budgets=[1.0e5, 1.0e5]), "ceiling.budgets repeat"),
+        (lambda c: c["allocation"].update(rollouts=[0, 4]), "allocation.rollouts must be distinct and >= 1"),
     ],
 )
 def test_a_bad_config_is_refused_naming_the_problem(edit, match):

@@ -84,3 +84,14 @@ def test_bad_sweep_inputs_are_refused():
         sweep(SMALL, [1.0], [0.5], [10.0], demo_qualities=[1.5])
     with pytest.raises(ValueError, match="n_grid must be an integer >= 1"):
         optimal_allocation(SMALL, 1.0, n_grid=0)
+
+
+def test_an_interior_optimum_excludes_both_single_stages():
+    budget, base = 1e4, 300.0
+    free = optimal_allocation(SMALL, budget, base, n_grid=10)
+    inside = optimal_allocation(SMALL, budget, base, n_grid=10, interior=True)
+    assert 0 < free.allocation.sft < 1 and inside.success == pytest.approx(free.success, abs=1e-6)
+    ends = optimal_allocation(SMALL, 30.0, 3.0, n_grid=4, interior=True)
+    assert 1 / 8 <= ends.allocation.sft <= 7 / 8
+    with pytest.raises(ValueError, match="interior needs"):
+        optimal_allocation(SMALL, budget, base, n_grid=1, interior=True)

@@ -17,13 +17,17 @@ r"""Measurements of the abstract's four phenomena in the skill-chain model (our 
 
    (2/9 in ``C`` at ``alpha = alpha_task = 3/2``; the notes' heuristic ``(alpha - 1)/alpha`` misses that ``s_i``
    enters squared and that ``q_i`` weights the rate). It holds between the pretraining frontier and ``M``. The
-   pretraining loss itself scales as ``C^-(alpha - 1)/alpha`` (:func:`pretraining_loss_scaling`).
+   ceiling is a finite-budget effect (every task skill has ``s_i > 0`` and is learned in the end):
+   :func:`ceiling_sweep` sweeps the budget too, in the model and in the null model without the pretraining gate
+   (``plasticity = "full"``), and :func:`budget_scaling` fits ``C^-a B^-b`` to it. The pretraining loss itself
+   scales as ``C^-(alpha - 1)/alpha`` (:func:`pretraining_loss_scaling`).
 3. **Optimal allocation shifts with data quality and pretraining** (:func:`allocation_shift`,
    :func:`monotone_violation`): the optimal SFT share ``f*`` per (``rho``, ``C``); the model predicts it rises with
-   ``rho`` and falls with ``C``.
+   ``rho`` and falls with ``C``. The number of rollouts k only prices RL in the mean field, so it is swept too.
 4. **RL amplifies task-relevant pretrained skills** (:func:`rl_amplification`, :func:`amplification_summary`):
    the change ``Delta u_i`` under RL per skill; it is exactly 0 off the task (``q_i = 0``) and, per task
-   occurrence (``Delta u_i / q_i``), increases with the pretrained strength ``s_i``.
+   occurrence (``Delta u_i / q_i``), increases with the pretrained strength ``s_i`` (the rate's form); the same RL
+   in the null model without the pretraining gate is set beside it.
 """
 
 from __future__ import annotations
@@ -38,9 +42,11 @@ from neurips26.common.validation import check_number
 
 from .dynamics import post_train, rl_time_to_success, sft_limit
 from .model import (
+    PLASTICITIES,
     Allocation,
     ModelParams,
     initial_u,
+    logits,
     mean_step_success,
     pretraining_loss,
     skill_frequencies,
@@ -56,6 +62,8 @@ __all__ = [
     "PowerLawFit",
     "allocation_shift",
     "amplification_summary",
+    "budget_scaling",
+    "ceiling_sweep",
     "complementarity_table",
     "fit_power_law",
     "monotone_violation",
@@ -114,13 +122,20 @@ def complementarity_table(
     params: ModelParams, budgets, base_computes, n_grid: int = 20, order: str = "sft_rl"
 ) -> pd.DataFrame:
     """Per (budget, base_compute): SFT alone, RL alone, the best split (its SFT share and success), the gain over the
-    better single stage, and the SFT-alone limit ``lim P_SFT`` (``rho^L`` when every task skill was pretrained)."""
+    better single stage, the best split strictly inside (0, 1) (``interior_share``, ``interior``) and its `margin`
+    over the better single stage, and the SFT-alone limit ``lim P_SFT`` (``rho^L`` when every task skill was
+    pretrained). ``gain >= 0`` by construction (the grid holds f = 0 and f = 1); ``margin`` can be negative."""
     rows = []
     for budget in budgets:
         for base in base_computes:
             sft_only = success(params, budget, Allocation.post_training(1.0), base, order)
             rl_only = success(params, budget, Allocation.post_training(0.0), base, order)
             best = optimal_allocation(params, budget, base, order, n_grid)
+            inside = (
+                best
+                if 0.0 < best.allocation.sft < 1.0
+                else optimal_allocation(params, budget, base, order, n_grid, interior=True)
+            )
             single = max(sft_only, rl_only)
             rows.append(
                 {
@@ -131,6 +146,9 @@ def complementarity_table(
                     "sft_share": best.allocation.sft,
                     "mixed": best.success,
                     "gain": best.success - single,
+                    "interior_share": inside.allocation.sft,
+                    "interior": inside.success,
+                    "margin": inside.success - single,
                     "sft_limit": sft_limit(params, skill_strength(params, base)),
                 }
             )
@@ -194,11 +212,73 @@ def pretraining_ceiling(
     )
 
 
-def allocation_shift(
-    params: ModelParams, budget, base_computes, demo_qualities, reward_noises=None, n_grid: int = 20
+def ceiling_sweep(
+    params: ModelParams, budget, budgets, base_computes, n_grid: int = 20, window=None, order: str = "sft_rl"
 ) -> pd.DataFrame:
-    """The optimal SFT share per (demo quality, reward noise, pretraining compute) at one budget."""
-    return allocation_table(params, [budget], base_computes, demo_qualities, reward_noises, n_grid=n_grid)
+    """The ceiling table (:func:`pretraining_ceiling` at `budget`, the ``main`` rows, with its fit repeated on every
+    row) and the sweep of post-training budgets `budgets` over the computes inside `window`, in the model and in the
+    null model without the pretraining gate (``plasticity = "full"``): rows (plasticity, budget, base_compute,
+    sft_share, success, step_failure, task_failure, in_window, main, in_sweep, fitted_exponent, r2, fit_points,
+    predicted_exponent, predicted_budget_exponent); ``in_sweep`` marks the sweep's rows (the main rows in the window
+    belong to it when `budget` is one of `budgets`)."""
+    main = pretraining_ceiling(params, budget, base_computes, n_grid, window, order)
+    swept = float(budget) in {float(b) for b in budgets}
+    rows = [main.table.assign(plasticity=params.plasticity, budget=float(budget), main=True,
+                              in_sweep=main.table["in_window"] & swept)]  # fmt: skip
+    inside = main.table.loc[main.table["in_window"], "base_compute"].to_numpy()
+    for plasticity in (params.plasticity, *(p for p in PLASTICITIES if p != params.plasticity)):
+        setting = params.replace(plasticity=plasticity)
+        for swept in budgets:
+            if plasticity == params.plasticity and float(swept) == float(budget):
+                continue
+            found = pretraining_ceiling(setting, swept, inside, n_grid, None, order).table
+            rows.append(found.assign(plasticity=plasticity, budget=float(swept), main=False, in_sweep=True))
+    table = pd.concat(rows, ignore_index=True)
+    return table.assign(fitted_exponent=-main.fit.slope, r2=main.fit.r2, fit_points=main.fit.n,
+                        predicted_exponent=main.predicted_exponent,
+                        predicted_budget_exponent=predicted_ceiling_exponent(params, "budget"))  # fmt: skip
+
+
+def budget_scaling(table: pd.DataFrame, plasticity: str = "pretrained") -> dict[str, float]:
+    """The sweep of :func:`ceiling_sweep` for one plasticity (its ``in_sweep`` rows): the joint log-log fit of the
+    step failure over the in-window computes and every budget, ``log(1 - Pbar) = c - a log C - b log B``
+    (exponents a and b, R^2, points), and the compute exponent a_B fitted at each budget alone
+    (``compute_exponent_<budget>``)."""
+    rows = table[(table["plasticity"] == plasticity) & table["in_sweep"].astype(bool)]
+    computes, budgets = rows["base_compute"].to_numpy(float), rows["budget"].to_numpy(float)
+    failure = rows["step_failure"].to_numpy(float)
+    if len(rows) < 4 or len(set(computes)) < 2 or len(set(budgets)) < 2:
+        raise ValueError(f"a fit in compute and budget needs two of each, got {len(rows)} rows")
+    if not (np.all(np.isfinite(failure)) and np.all(failure > 0) and np.all(computes > 0) and np.all(budgets > 0)):
+        raise ValueError("a fit in compute and budget needs finite, positive failures, computes and budgets")
+    design = np.column_stack([np.ones_like(computes), np.log(computes), np.log(budgets)])
+    coef, *_ = np.linalg.lstsq(design, np.log(failure), rcond=None)
+    residual = np.log(failure) - design @ coef
+    spread = np.log(failure) - np.log(failure).mean()
+    found = {"compute_exponent": float(-coef[1]), "budget_exponent": float(-coef[2]),
+             "r2": float(1.0 - residual @ residual / (spread @ spread)), "points": len(rows)}  # fmt: skip
+    for value, part in rows.groupby("budget"):
+        if part["base_compute"].nunique() >= 3:
+            found[f"compute_exponent_{value:g}"] = -fit_power_law(part["base_compute"], part["step_failure"]).slope
+    return found
+
+
+def allocation_shift(
+    params: ModelParams, budget, base_computes, demo_qualities, reward_noises=None, n_grid: int = 20, rollouts=()
+) -> pd.DataFrame:
+    """The optimal SFT share per (demo quality, reward noise, pretraining compute) at one budget (the ``main`` rows,
+    at the model's k rollouts per RL update), and per (k, demo quality, pretraining compute) at the first reward
+    noise for each other k in `rollouts`: an RL update's mean-field drift does not depend on k, its cost k L does,
+    so k sets RL's price (column ``rollouts``)."""
+    main = allocation_table(params, [budget], base_computes, demo_qualities, reward_noises, n_grid=n_grid)
+    rows = [main.assign(rollouts=params.rollouts, main=True)]
+    first_noise = [params.reward_noise if reward_noises is None else list(reward_noises)[0]]
+    for k in dict.fromkeys(int(k) for k in rollouts):
+        if k != params.rollouts:
+            part = allocation_table(params.replace(rollouts=k), [budget], base_computes, demo_qualities, first_noise,
+                                    n_grid=n_grid)  # fmt: skip
+            rows.append(part.assign(rollouts=k, main=False))
+    return pd.concat(rows, ignore_index=True)
 
 
 def monotone_violation(
@@ -219,10 +299,15 @@ def rl_amplification(params: ModelParams, base_compute, rl_updates, sft_demos=0.
     """Per skill: RL's change of ``u`` (and of the step success) after optional SFT, from the pretrained model.
 
     Columns: rank, frequency ``p``, task_weight ``q``, task_relevant, strength ``s``, u_before, u_after, delta_u,
-    success_before, success_after."""
+    success_before, success_after, delta_z (the logit's change), and the same RL in the null model without the
+    pretraining gate (``plasticity = "full"``, ``dz/du = 1``; same pretrained start): success_before_null,
+    success_after_null, delta_z_null."""
     strength = skill_strength(params, base_compute)
     before = post_train(params, strength, initial_u(params), sft_demos, 0.0)
     after = post_train(params, strength, before, 0.0, rl_updates)
+    null = params.replace(plasticity="full")
+    null_before = post_train(null, strength, initial_u(null), sft_demos, 0.0)
+    null_after = post_train(null, strength, null_before, 0.0, rl_updates)
     return pd.DataFrame(
         {
             "rank": np.arange(1, params.n_skills + 1),
@@ -235,6 +320,10 @@ def rl_amplification(params: ModelParams, base_compute, rl_updates, sft_demos=0.
             "delta_u": after - before,
             "success_before": step_success(params, strength, before),
             "success_after": step_success(params, strength, after),
+            "delta_z": logits(params, strength, after) - logits(params, strength, before),
+            "success_before_null": step_success(null, strength, null_before),
+            "success_after_null": step_success(null, strength, null_after),
+            "delta_z_null": logits(null, strength, null_after) - logits(null, strength, null_before),
         }
     )
 
@@ -242,14 +331,33 @@ def rl_amplification(params: ModelParams, base_compute, rl_updates, sft_demos=0.
 def amplification_summary(table: pd.DataFrame) -> dict[str, float]:
     """Largest ``|Delta u|`` off the task, and over task skills the Spearman correlation of the per-occurrence gain
     ``Delta u / q`` with the pretrained strength, and the mean step-success gain of the strongest and weakest
-    quarter of task skills by strength."""
+    quarter of task skills by strength. Where the table has the logit columns: the Spearman correlation of the
+    per-occurrence logit change ``Delta z / q`` with the strength and the quarters' gains, in the model and in the
+    null model without the pretraining gate (suffix ``_null``)."""
     task = table[table["task_relevant"]]
     off = table[~table["task_relevant"]]
-    gain = task["success_after"] - task["success_before"]
     low, high = task["strength"].quantile([0.25, 0.75])
-    return {
+
+    def quarters(after: str, before: str) -> tuple[float, float]:
+        gain = task[after] - task[before]
+        return float(gain[task["strength"] >= high].mean()), float(gain[task["strength"] <= low].mean())
+
+    def spearman(column: str) -> float:
+        return float(stats.spearmanr(task[column] / task["task_weight"], task["strength"])[0])
+
+    strong, weak = quarters("success_after", "success_before")
+    found = {
         "off_task_max_abs_delta_u": float(off["delta_u"].abs().max()) if len(off) else 0.0,
-        "spearman_gain_strength": float(stats.spearmanr(task["delta_u"] / task["task_weight"], task["strength"])[0]),
-        "success_gain_strong": float(gain[task["strength"] >= high].mean()),
-        "success_gain_weak": float(gain[task["strength"] <= low].mean()),
+        "spearman_gain_strength": spearman("delta_u"),
+        "success_gain_strong": strong,
+        "success_gain_weak": weak,
     }
+    if {"delta_z", "delta_z_null", "success_before_null", "success_after_null"} <= set(table.columns):
+        strong_null, weak_null = quarters("success_after_null", "success_before_null")
+        found |= {
+            "spearman_logit_strength": spearman("delta_z"),
+            "spearman_logit_strength_null": spearman("delta_z_null"),
+            "success_gain_strong_null": strong_null,
+            "success_gain_weak_null": weak_null,
+        }
+    return found

@@ -7,11 +7,13 @@ Tables (one parquet file each, written by the ``phenomenon`` and ``simulate`` jo
 * ``complementarity``: per (budget, pretraining compute) SFT alone, RL alone, the best SFT share and its success,
   the gain over the better single stage, the SFT-alone limit (:func:`.evaluation.complementarity_table`);
 * ``plateau``: RL-alone updates to reach success 1/2 per chain length (:func:`.evaluation.plateau_table`);
-* ``ceiling``: the final success at the optimal split per pretraining compute, with the log-log fit of the step
-  failure over the configured window (``fitted_exponent`` = minus its slope, ``r2``, ``fit_points``) and the
-  exponent the model predicts (:func:`.evaluation.pretraining_ceiling`);
-* ``allocation``: the optimal SFT share per (demo quality, reward noise, pretraining compute)
-  (:func:`.evaluation.allocation_shift`);
+* ``ceiling``: the final success at the optimal split per pretraining compute at ``budget`` (the ``main`` rows),
+  with the log-log fit of the step failure over the configured window (``fitted_exponent`` = minus its slope,
+  ``r2``, ``fit_points``) and the exponent the model predicts; and the sweep over ``budgets`` of the computes in the
+  window, in the model and in the null model without the pretraining gate (column ``plasticity``;
+  :func:`.evaluation.ceiling_sweep`);
+* ``allocation``: the optimal SFT share per (demo quality, reward noise, pretraining compute) (the ``main`` rows),
+  and per number of RL rollouts k in ``rollouts`` at the first reward noise (:func:`.evaluation.allocation_shift`);
 * ``amplification``: per skill, RL's change of ``u`` from the pretrained model (:func:`.evaluation.rl_amplification`);
 * ``pretraining``: the excess pretraining loss per compute with its fit (:func:`.evaluation.pretraining_loss_scaling`);
 * ``simulation`` (one per configuration and seed): the stochastic pipeline's success, mean and standard error over
@@ -51,6 +53,7 @@ def check_config(cfg: dict) -> None:
     for name, values in (("complementarity.budgets", comp["budgets"]),
                          ("complementarity.base_computes", comp["base_computes"]),
                          ("ceiling.base_computes", ceil["base_computes"]),
+                         ("ceiling.budgets", ceil["budgets"]),
                          ("allocation.base_computes", alloc["base_computes"]),
                          ("pretraining.base_computes", cfg["pretraining"]["base_computes"])):  # fmt: skip
         _positive_grid(name, values)
@@ -66,6 +69,10 @@ def check_config(cfg: dict) -> None:
     inside = [c for c in ceil["base_computes"] if low <= c <= high]
     if len(inside) < 3:
         raise ValueError(f"ceiling.window {ceil['window']} holds {len(inside)} of ceiling.base_computes; a fit needs 3")
+    if len(ceil["budgets"]) < 2 or min(ceil["budgets"]) <= 0:
+        raise ValueError(f"ceiling.budgets must hold two budgets > 0 (a fit in the budget), got {ceil['budgets']}")
+    if any(k < 1 for k in alloc["rollouts"]) or len(set(alloc["rollouts"])) != len(alloc["rollouts"]):
+        raise ValueError(f"allocation.rollouts must be distinct and >= 1, got {alloc['rollouts']}")
     if params.alpha_task <= 1:
         raise ValueError(f"model.alpha_task must be > 1 for the ceiling's power law, got {params.alpha_task}")
     if any(c <= 0 for c in cfg["pretraining"]["base_computes"]):
@@ -99,13 +106,11 @@ def phenomenon_table(name: str, params, block: dict) -> pd.DataFrame:
         table = evaluation.plateau_table(params, block["chain_lengths"], block["base_compute"])
         return table.assign(base_compute=float(block["base_compute"]))
     if name == "ceiling":
-        found = evaluation.pretraining_ceiling(params, block["budget"], block["base_computes"], block["n_grid"],
-                                               tuple(block["window"]))  # fmt: skip
-        return found.table.assign(budget=float(block["budget"]), fitted_exponent=-found.fit.slope, r2=found.fit.r2,
-                                  fit_points=found.fit.n, predicted_exponent=found.predicted_exponent)  # fmt: skip
+        return evaluation.ceiling_sweep(params, block["budget"], block["budgets"], block["base_computes"],
+                                        block["n_grid"], tuple(block["window"]))  # fmt: skip
     if name == "allocation":
         table = evaluation.allocation_shift(params, block["budget"], block["base_computes"], block["demo_qualities"],
-                                            block["reward_noises"], block["n_grid"])  # fmt: skip
+                                            block["reward_noises"], block["n_grid"], block["rollouts"])  # fmt: skip
         return table.assign(n_grid=int(block["n_grid"]))
     if name == "amplification":
         table = evaluation.rl_amplification(params, block["base_compute"], block["rl_updates"], block["sft_demos"])

@@ -101,30 +101,36 @@ def optimal_allocation(
     n_grid: int = 20,
     include_pretrain: bool = False,
     refine: bool = True,
+    interior: bool = False,
 ) -> OptimalAllocation:
     """The allocation of `budget` maximising final success (module docstring): the SFT share of post-training,
-    or with `include_pretrain` a point of the (pretraining, SFT, RL) simplex."""
+    or with `include_pretrain` a point of the (pretraining, SFT, RL) simplex. With `interior` the SFT share stays
+    strictly inside (0, 1): the grid leaves out both single stages (f = 0 and f = 1) and the refinement stays within
+    [1/(2 n_grid), 1 - 1/(2 n_grid)], so that the result says what mixing the two stages gains over either alone."""
     check_int("n_grid", n_grid, 1)
+    if interior and (include_pretrain or n_grid < 2):
+        raise ValueError(f"interior needs the post-training split (no include_pretrain) and n_grid >= 2, got {n_grid}")
     if include_pretrain:
         points = simplex_grid(n_grid)
     else:
-        shares = np.linspace(0.0, 1.0, n_grid + 1)
+        shares = np.linspace(0.0, 1.0, n_grid + 1)[1:-1] if interior else np.linspace(0.0, 1.0, n_grid + 1)
         points = np.column_stack([np.zeros_like(shares), shares, 1.0 - shares])
     values = np.array([success(params, budget, _from_simplex(x), base_compute, order) for x in points])
     best = int(np.argmax(values))
     allocation, value = _from_simplex(points[best]), float(values[best])
     if refine and budget > 0:
-        candidate = _refine(params, budget, base_compute, order, points[best], 1.0 / n_grid, include_pretrain)
+        margin = 0.5 / n_grid if interior else 0.0
+        candidate = _refine(params, budget, base_compute, order, points[best], 1.0 / n_grid, include_pretrain, margin)
         candidate_value = success(params, budget, candidate, base_compute, order)
         if candidate_value > value:
             allocation, value = candidate, candidate_value
     return OptimalAllocation(allocation, value, float(values[best]))
 
 
-def _refine(params, budget, base_compute, order, start, step, include_pretrain) -> Allocation:
-    """Local maximisation around the grid's best point, within one grid step."""
+def _refine(params, budget, base_compute, order, start, step, include_pretrain, margin=0.0) -> Allocation:
+    """Local maximisation around the grid's best point, within one grid step (and `margin` away from f = 0, 1)."""
     if not include_pretrain:
-        lo, hi = max(0.0, start[1] - step), min(1.0, start[1] + step)
+        lo, hi = max(margin, start[1] - step), min(1.0 - margin, start[1] + step)
         found = optimize.minimize_scalar(
             lambda f: -success(params, budget, Allocation.post_training(f), base_compute, order),
             bounds=(lo, hi),
