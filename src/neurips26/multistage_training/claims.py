@@ -1,10 +1,13 @@
 """Paper 16's measured values for the claims and checks of ``config/claims/multistage_training.yaml``.
 
 The paper was not found: the model is our reconstruction (the skill-chain model of :mod:`.model`), so the claims
-are the abstract's four phenomena (and two the research notes add) measured in that model, and the checks are
-properties the model has by construction (the SFT fixed point, RL's zero rate off the task) or that the stochastic
-simulation verifies (the mean-field solution). Everything but the simulation is deterministic: a value rests on
-the cells of a table (``runs`` counts them), not on seeds.
+are the abstract's four phenomena (and what the research notes and our derivation add) measured in that model, and
+the checks are properties the model has by construction (the SFT fixed point, RL's zero rate off the task, the RL
+rate's ranking by pretrained strength), our derivation's exponent at one budget, or what the stochastic simulation
+verifies (the mean-field solution, in standard errors). Everything but the simulation is deterministic: a value
+rests on the cells of a table (``runs`` counts them), not on seeds. Claims C2, C6 and C10 are measured beside their
+null, the same measurement in the model without the pretraining gate (``plasticity = "full"``): a claim whose null
+passes too is not a holds (:class:`neurips26.common.claims.Measured`).
 
 Evidence must be complete: a missing table or column, an empty table, a NaN or infinite cell that a value reads,
 a repeated cell or a grid too small for the comparison leaves the claim inconclusive with the reason in the note
@@ -27,7 +30,7 @@ import pandas as pd
 
 from neurips26.common.claims import Definition, Measured
 
-from .evaluation import amplification_summary, monotone_violation
+from .evaluation import amplification_summary, budget_scaling, monotone_violation
 
 __all__ = ["OFF_TASK_TOLERANCE", "SUCCESS_TOLERANCE", "THRESHOLD_KEYS", "measure_claims", "threshold_mismatches"]
 
@@ -35,15 +38,18 @@ __all__ = ["OFF_TASK_TOLERANCE", "SUCCESS_TOLERANCE", "THRESHOLD_KEYS", "measure
 # table; K3's 1e-9 is a float64 zero, in the claims file only)
 THRESHOLD_KEYS = {
     "C1": "complementarity_gain",
-    "C2": "ceiling_tolerance",
+    "C2": "ceiling_persistence",
     "C3": "ceiling_r2",
     "C4": "shift_span",
     "C6": "amplification_spearman",
     "C7": "plateau_ratio",
     "C8": "loss_tolerance",
     "C9": "ceiling_tolerance",
+    "C10": "ceiling_tolerance",
     "K1": "sft_ceiling_tolerance",
-    "K2": "agreement",
+    "K2": "agreement_z",
+    "K4": "ceiling_tolerance",
+    "K5": "amplification_spearman",
 }
 SUCCESS_TOLERANCE = 1e-9  # C3: a fall of the final success larger than this (float64 noise of the optimiser) fails
 OFF_TASK_TOLERANCE = 1e-9  # K3's threshold, for the note
@@ -125,23 +131,40 @@ def _guard(claim_id: str, measure: Callable[..., Measured], *args) -> Measured:
 
 
 def _complementarity(tables: dict) -> Measured:
-    """C1: the largest gain of the best SFT -> RL split over the better single stage, over (budget, compute)."""
-    columns = ["budget", "base_compute", "sft_only", "rl_only", "sft_share", "mixed", "gain"]
+    """C1: the largest margin of the best split strictly inside (0, 1) over the better single stage, over (budget,
+    compute). The gain of the best split over the whole grid is >= 0 by construction (it holds f = 0 and f = 1);
+    the margin is what mixing adds and can be negative."""
+    columns = ["budget", "base_compute", "sft_only", "rl_only", "interior_share", "interior", "margin"]
     table = _table(tables, "complementarity", columns)
     _finite(table, columns, "complementarity")
-    best = table.loc[table["gain"].idxmax()]
-    positive = int((table["gain"] > 0).sum())
+    best = table.loc[table["margin"].idxmax()]
+    positive = int((table["margin"] > 0).sum())
     note = (
-        f"largest gain at budget {best['budget']:g}, pretraining compute {best['base_compute']:g}: best split "
-        f"(SFT share {best['sft_share']:.3g}) {best['mixed']:.4g} against SFT alone {best['sft_only']:.4g} and RL "
-        f"alone {best['rl_only']:.4g}; the split gains in {positive} of {len(table)} setting(s)"
+        f"largest margin at budget {best['budget']:g}, pretraining compute {best['base_compute']:g}: best interior "
+        f"split (SFT share {best['interior_share']:.3g}) {best['interior']:.4g} against SFT alone "
+        f"{best['sft_only']:.4g} and RL alone {best['rl_only']:.4g}; an interior split beats both in {positive} of "
+        f"{len(table)} setting(s)"
     )
-    return Measured("C1", float(best["gain"]), len(table), note=note)
+    return Measured("C1", float(best["margin"]), len(table), note=note)
+
+
+def _main_rows(tables: dict, name: str, columns: Sequence[str]) -> pd.DataFrame:
+    """The rows of a table flagged ``main`` (the ceiling at its budget in the model, the allocation at the model's
+    k); every row where the table has no such column."""
+    table = _table(tables, name, columns)
+    if "main" not in table.columns:
+        return table
+    if table["main"].isna().any():
+        raise Incomplete(f"{name}: the column main has missing values")
+    main = table[table["main"].astype(bool)]
+    if main.empty:
+        raise Incomplete(f"the {name} table has no main rows")
+    return main
 
 
 def _fitted_exponent(claim_id: str, tables: dict, name: str, what: str) -> Measured:
-    """C2, C8: |fitted / predicted - 1| of a table's log-log fit (columns repeated on every row)."""
-    table = _table(tables, name, ["base_compute", "fitted_exponent", "predicted_exponent", "fit_points"])
+    """K4, C8: |fitted / predicted - 1| of a table's log-log fit (columns repeated on every main row)."""
+    table = _main_rows(tables, name, ["base_compute", "fitted_exponent", "predicted_exponent", "fit_points"])
     points = _constant(table, "fit_points", name)
     if points < 3:
         raise Incomplete(f"{name}: the fit rests on {points:g} point(s); a power law needs 3")
@@ -166,14 +189,14 @@ def _notes_ceiling(tables: dict) -> Measured:
     """C9: the ceiling's fitted exponent against the research notes' heuristic (alpha - 1) / alpha (the pretraining
     table's predicted exponent) instead of the model's derived one."""
     notes = _constant(_table(tables, "pretraining", ["predicted_exponent"]), "predicted_exponent", "pretraining")
-    ceiling = _table(tables, "ceiling", ["predicted_exponent"]).assign(predicted_exponent=notes)
+    ceiling = _main_rows(tables, "ceiling", ["predicted_exponent"]).assign(predicted_exponent=notes)
     what = "step failure against pretraining compute, against the notes' heuristic (alpha - 1) / alpha"
     return _fitted_exponent("C9", {"ceiling": ceiling}, "ceiling", what)
 
 
 def _ceiling_power_law(tables: dict) -> Measured:
     """C3: the fit's R^2, or 0 when the final success falls anywhere as the pretraining compute grows."""
-    table = _table(tables, "ceiling", ["base_compute", "success", "r2", "fit_points"])
+    table = _main_rows(tables, "ceiling", ["base_compute", "success", "r2", "fit_points"])
     points = _constant(table, "fit_points", "ceiling")
     if points < 3:
         raise Incomplete(f"ceiling: the fit rests on {points:g} point(s); a power law needs 3")
@@ -198,34 +221,114 @@ def _ceiling_power_law(tables: dict) -> Measured:
     return Measured("C3", r2, int(points), note=note)
 
 
+SWEEP_COLUMNS = ["plasticity", "budget", "base_compute", "step_failure", "in_sweep", "predicted_budget_exponent"]
+
+
+def _sweep(tables: dict, plasticity: str) -> dict[str, float]:
+    """The budget sweep's fit for one plasticity (:func:`.evaluation.budget_scaling`) from complete evidence."""
+    table = _table(tables, "ceiling", SWEEP_COLUMNS)
+    rows = table[table["plasticity"] == plasticity]
+    if rows.empty:
+        raise Incomplete(f"ceiling: no rows of the {'null ' if plasticity == 'full' else ''}model ({plasticity})")
+    rows = rows[rows["in_sweep"].astype(bool)]
+    _finite(rows, ["budget", "base_compute", "step_failure"], f"ceiling ({plasticity})")
+    _unique_cells(rows, ["budget", "base_compute"], f"ceiling ({plasticity})")
+    if rows["budget"].nunique() < 2 or rows["base_compute"].nunique() < 3:
+        raise Incomplete(
+            f"ceiling ({plasticity}): {rows['budget'].nunique()} budget(s) x {rows['base_compute'].nunique()} "
+            "compute(s) in the window; the sweep needs 2 budgets and 3 computes"
+        )
+    if (rows["step_failure"] <= 0).any():
+        raise Incomplete(f"ceiling ({plasticity}): a step failure <= 0, no log-log fit")
+    found = budget_scaling(rows, plasticity)
+    found["budgets"] = sorted(rows["budget"].unique())
+    return found
+
+
+def _persistence(found: dict) -> tuple[float, float, float]:
+    """(compute exponent at the smallest budget, at the largest, their ratio; 0 unless the first is positive)."""
+    first, last = (found[f"compute_exponent_{b:g}"] for b in (found["budgets"][0], found["budgets"][-1]))
+    return first, last, (last / first if first > 0 else 0.0)
+
+
+def _ceiling_across_budgets(tables: dict) -> Measured:
+    """C2: the compute exponent of the step failure at the largest budget of the sweep over that at the smallest,
+    in the model; its null is the same ratio in the model without the pretraining gate."""
+    model, null = _sweep(tables, "pretrained"), _sweep(tables, "full")
+    first, last, ratio = _persistence(model)
+    null_first, null_last, null_ratio = _persistence(null)
+    low, high = model["budgets"][0], model["budgets"][-1]
+    every = ", ".join(f"{model['compute_exponent_' + format(b, 'g')]:.3g}" for b in model["budgets"])
+    note = (
+        f"compute exponent of the step failure {first:.4g} at budget {low:g} and {last:.4g} at {high:g} "
+        f"(at each budget: {every}); the null without the pretraining gate: {null_first:.4g} and {null_last:.4g} "
+        f"(ratio {null_ratio:.3g})"
+    )
+    return Measured("C2", ratio, len(model["budgets"]), note=note, null=null_ratio)
+
+
+def _budget_exponent(tables: dict) -> Measured:
+    """C10: |b / b_predicted - 1| of the joint fit ``1 - Pbar ~ C^-a B^-b`` over the sweep, in the model; its null
+    is the same in the model without the pretraining gate."""
+    table = _table(tables, "ceiling", SWEEP_COLUMNS)
+    predicted = _constant(table, "predicted_budget_exponent", "ceiling")
+    if predicted <= 0:
+        raise Incomplete(f"ceiling: the predicted budget exponent is {predicted:g}, not positive")
+    model, null = _sweep(tables, "pretrained"), _sweep(tables, "full")
+    error, null_error = (abs(found["budget_exponent"] / predicted - 1.0) for found in (model, null))
+    note = (
+        f"joint fit over {model['points']} (compute, budget) cells: budget exponent {model['budget_exponent']:.4g} "
+        f"against the predicted {predicted:.4g}, compute exponent {model['compute_exponent']:.4g} (C^2 B predicts "
+        f"twice the budget's: ratio {model['compute_exponent'] / model['budget_exponent']:.3g}), R^2 "
+        f"{model['r2']:.4g}; the null without the pretraining gate: budget exponent {null['budget_exponent']:.4g}, "
+        f"compute exponent {null['compute_exponent']:.4g}"
+    )
+    return Measured("C10", error, int(model["points"]), note=note, null=null_error)
+
+
 def _largest_span(table: pd.DataFrame, within: list[str]) -> float:
     """The largest span (max - min) of the optimal SFT share within the groups of ``within``."""
     return float(table.groupby(within)["sft_share"].agg(lambda s: s.max() - s.min()).max())
 
 
+def _spans(table: pd.DataFrame, within: list[str]) -> pd.Series:
+    """The span (max - min) of the optimal SFT share within each group of ``within``."""
+    return table.groupby(within)["sft_share"].agg(lambda s: s.max() - s.min())
+
+
 def _allocation_span(tables: dict) -> Measured:
-    """C4: the smaller of the largest span of the optimal SFT share along rho (within compute and reward noise) and
-    along the pretraining compute (within rho and reward noise); the reward noise's own span in the note."""
-    table = _table(tables, "allocation", ["base_compute", "demo_quality", "reward_noise", "sft_share"])
-    _finite(table, ["base_compute", "demo_quality", "reward_noise", "sft_share"], "allocation")
+    """C4: the smallest span of the optimal SFT share along rho (over the settings of compute and reward noise) and
+    along the pretraining compute (over the settings of rho and reward noise): the span must hold in every setting,
+    not in the best one. The largest spans and the reward noise's own span in the note."""
+    columns = ["base_compute", "demo_quality", "reward_noise", "sft_share"]
+    table = _main_rows(tables, "allocation", columns)
+    _finite(table, columns, "allocation")
+    _unique_cells(table, ["base_compute", "demo_quality", "reward_noise"], "allocation")
     short = [axis for axis in ("demo_quality", "base_compute") if table[axis].nunique() < 2]
     if short:
         raise Incomplete(f"allocation: a single value of {short}, no span along it")
-    along_rho = _largest_span(table, ["base_compute", "reward_noise"])
-    along_compute = _largest_span(table, ["demo_quality", "reward_noise"])
+    along_rho = _spans(table, ["base_compute", "reward_noise"])
+    along_compute = _spans(table, ["demo_quality", "reward_noise"])
     noise = _largest_span(table, ["base_compute", "demo_quality"]) if table["reward_noise"].nunique() > 1 else 0.0
+
+    def where(spans: pd.Series) -> str:
+        cell = dict(zip(spans.index.names, spans.idxmin() if spans.index.nlevels > 1 else (spans.idxmin(),)))
+        return ", ".join(f"{k} {v:g}" for k, v in cell.items())
+
     note = (
-        f"largest span of the optimal SFT share along rho {along_rho:.3g}, along the pretraining compute "
-        f"{along_compute:.3g}; along the reward noise {noise:.3g} (not claimed); {len(table)} settings"
+        f"smallest span of the optimal SFT share along rho {along_rho.min():.3g} (at {where(along_rho)}; largest "
+        f"{along_rho.max():.3g}), along the pretraining compute {along_compute.min():.3g} (at {where(along_compute)}; "
+        f"largest {along_compute.max():.3g}); along the reward noise at most {noise:.3g} (not claimed); "
+        f"{len(table)} settings"
     )
-    return Measured("C4", min(along_rho, along_compute), len(table), note=note)
+    return Measured("C4", float(min(along_rho.min(), along_compute.min())), len(table), note=note)
 
 
 def _allocation_direction(tables: dict) -> Measured:
     """C5: the largest step of the optimal SFT share against the predicted direction (down as rho grows, up as
     the compute grows) minus one grid step 1 / n_grid."""
     columns = ["base_compute", "demo_quality", "reward_noise", "sft_share"]
-    table = _table(tables, "allocation", [*columns, "n_grid"])
+    table = _main_rows(tables, "allocation", [*columns, "n_grid"])
     _finite(table, columns, "allocation")
     n_grid = _constant(table, "n_grid", "allocation")
     if n_grid < 1 or n_grid != int(n_grid):
@@ -247,6 +350,40 @@ def _allocation_direction(tables: dict) -> Measured:
     return Measured("C5", max(by_rho, by_compute) - step, len(table), note=note)
 
 
+def _allocation_rollouts(tables: dict) -> Measured:
+    """C11: the largest step of the optimal SFT share against the predicted directions (C5's) at any number of
+    rollouts k of the sweep (at its reward noise), minus one grid step; the spans per k in the note."""
+    columns = ["base_compute", "demo_quality", "reward_noise", "sft_share", "rollouts"]
+    table = _table(tables, "allocation", [*columns, "n_grid", "main"])
+    _finite(table, columns, "allocation")
+    n_grid = _constant(table, "n_grid", "allocation")
+    swept = table[~table["main"].astype(bool)]
+    if swept.empty:
+        raise Incomplete("allocation: no rows at another number of rollouts k; nothing to compare")
+    noise = swept["reward_noise"].unique()
+    if len(noise) != 1:
+        raise Incomplete(f"allocation: the k sweep runs at {len(noise)} reward noises, expected one")
+    rows = table[table["reward_noise"] == noise[0]]
+    _unique_cells(rows, ["rollouts", "demo_quality", "base_compute"], "allocation (k sweep)")
+    if rows["rollouts"].nunique() < 2:
+        raise Incomplete("allocation: a single number of rollouts at the sweep's reward noise")
+    if rows["demo_quality"].nunique() < 2 or rows["base_compute"].nunique() < 2:
+        raise Incomplete("allocation: the k sweep needs two values of rho and of the compute")
+    parts = []
+    worst = -math.inf
+    for k, part in rows.groupby("rollouts"):
+        by_rho = monotone_violation(part, "demo_quality", +1, within=("base_compute",))
+        by_compute = monotone_violation(part, "base_compute", -1, within=("demo_quality",))
+        worst = max(worst, by_rho, by_compute)
+        span_rho, span_c = _spans(part, ["base_compute"]), _spans(part, ["demo_quality"])
+        parts.append(
+            f"k = {k:g}: violations {by_rho:.3g} (rho), {by_compute:.3g} (compute), spans along rho "
+            f"{span_rho.min():.3g}-{span_rho.max():.3g}, along the compute {span_c.min():.3g}-{span_c.max():.3g}"
+        )
+    note = f"at reward noise {noise[0]:g}, tolerance one grid step 1/{n_grid:g}; " + "; ".join(parts)
+    return Measured("C11", worst - 1.0 / n_grid, int(rows["rollouts"].nunique()), note=note)
+
+
 def _task_skills(tables: dict) -> tuple[pd.DataFrame, pd.Series]:
     columns = ["task_relevant", "task_weight", "strength", "delta_u", "success_before", "success_after"]
     table = _table(tables, "amplification", columns)
@@ -256,8 +393,8 @@ def _task_skills(tables: dict) -> tuple[pd.DataFrame, pd.Series]:
 
 
 def _amplification(tables: dict) -> Measured:
-    """C6: Spearman of Delta u / q with the strength over task skills, or -1 when the strongest quarter of task
-    skills does not gain more step success than the weakest quarter."""
+    """K5: Spearman of Delta u / q with the strength over task skills, or -1 when the strongest quarter of task
+    skills does not gain more step success than the weakest quarter (the RL rate's form)."""
     table, relevant = _task_skills(tables)
     task = table[relevant]
     if len(task) < 3:
@@ -274,9 +411,41 @@ def _amplification(tables: dict) -> Measured:
     gains = f"step-success gain of the strongest quarter {strong:.4g}, of the weakest {weak:.4g}"
     if not strong > weak:
         note = f"value set to -1 (fails): the {gains}, the strongest not above; Spearman {rho:.4g}"
-        return Measured("C6", -1.0, len(task), note=note)
+        return Measured("K5", -1.0, len(task), note=note)
     note = f"Spearman of Delta u / q with the strength over {len(task)} task skills; {gains}"
-    return Measured("C6", float(rho), len(task), note=note)
+    return Measured("K5", float(rho), len(task), note=note)
+
+
+def _selective_amplification(tables: dict) -> Measured:
+    """C6: Spearman of the per-occurrence logit change Delta z / q with the strength over task skills (or -1 unless
+    the strongest quarter gains more step success than the weakest), in the model; its null is the same measurement
+    in the model without the pretraining gate."""
+    table, relevant = _task_skills(tables)
+    columns = ["delta_z", "delta_z_null", "success_before_null", "success_after_null"]
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise Incomplete(f"the amplification table lacks column(s) {missing} (the null model)")
+    task = table[relevant]
+    if len(task) < 3:
+        raise Incomplete(f"amplification: {len(task)} task skill(s); a rank correlation needs 3")
+    _finite(task, ["task_weight", "strength", "success_before", "success_after", *columns], "amplification (task)")
+    if (task["task_weight"] <= 0).any() or task["strength"].nunique() < 2:
+        raise Incomplete("amplification: a task weight <= 0 or a constant strength: no rank order")
+    found = amplification_summary(table.assign(task_relevant=relevant))
+    values = []
+    for suffix in ("", "_null"):
+        rho = found[f"spearman_logit_strength{suffix}"]
+        if not np.isfinite(rho):
+            raise Incomplete(f"amplification: the Spearman correlation{suffix} is undefined (Delta z / q constant)")
+        values.append(rho if found[f"success_gain_strong{suffix}"] > found[f"success_gain_weak{suffix}"] else -1.0)
+    note = (
+        f"Spearman of Delta z / q with the strength over {len(task)} task skills {found['spearman_logit_strength']:.4g}"
+        f" (strongest quarter's step-success gain {found['success_gain_strong']:.4g}, weakest "
+        f"{found['success_gain_weak']:.4g}); the null without the pretraining gate "
+        f"{found['spearman_logit_strength_null']:.4g} (gains {found['success_gain_strong_null']:.4g} and "
+        f"{found['success_gain_weak_null']:.4g}); a value of -1 means the strongest quarter did not gain more"
+    )
+    return Measured("C6", float(values[0]), len(task), note=note, null=float(values[1]))
 
 
 def _plateau(tables: dict) -> Measured:
@@ -322,9 +491,14 @@ def _sft_fixed_point(tables: dict, comp: dict) -> Measured:
     return Measured("K1", float(rows["sft_only"].max() - ceiling), len(rows), note=note)
 
 
+AGREEMENT_FLOOR = 1e-12  # K2: where the simulation has no spread (update 0), a gap above this fails
+NO_SPREAD_VALUE = 1e9  # K2's value then (infinitely many standard errors, kept finite so that it is decided)
+
+
 def _agreement(tables: dict) -> Measured:
-    """K2: the largest |mean over seeds of the simulated success - the mean-field success| over configurations and
-    recorded updates."""
+    """K2: the largest |mean over seeds of the simulated success - the mean-field success| in standard errors of
+    that mean (``sqrt(sum of the seeds' squared standard errors) / seeds``, each seed's runs independent), over
+    configurations and recorded updates; a point without spread (update 0) must agree to float precision."""
     columns = ["config", "seed", "update", "success_sim", "success_theory", "success_sim_se"]
     table = _table(tables, "simulation", columns)
     _finite(table, ["seed", "update", "success_sim", "success_theory", "success_sim_se"], "simulation")
@@ -336,17 +510,33 @@ def _agreement(tables: dict) -> Measured:
     if len(short):
         example = ", ".join(f"{k} {v}" for k, v in zip(keys, short.index[0]))
         raise Incomplete(f"simulation: {len(short)} recorded update(s) lack some seed of their config, e.g. {example}")
-    means = table.groupby(keys)[["success_sim", "success_theory"]].mean()
+    grouped = table.groupby(keys)
+    means = grouped[["success_sim", "success_theory"]].mean()
+    se = np.sqrt(grouped["success_sim_se"].agg(lambda v: float((v**2).sum()))) / grouped["seed"].nunique()
     gap = (means["success_sim"] - means["success_theory"]).abs()
-    worst = dict(zip(keys, gap.idxmax()))
+    spread = se > 0
+    z = (gap / se.where(spread)).fillna(0.0)
+    frozen = ~spread & (gap > AGREEMENT_FLOOR)
+    if frozen.any():
+        where = ", ".join(f"{k} {v}" for k, v in zip(keys, gap[frozen].idxmax()))
+        note = (
+            f"value set to {NO_SPREAD_VALUE:g} (fails): a gap of {gap[frozen].max():.3g} where the simulation has "
+            f"no spread ({where})"
+        )
+        return Measured("K2", NO_SPREAD_VALUE, int(seeds.min()), note=note)
+    worst = dict(zip(keys, z.idxmax()))
     where = ", ".join(f"{k} {v}" for k, v in worst.items())
     counts = f"{int(seeds.min())}" if seeds.min() == seeds.max() else f"{int(seeds.min())}-{int(seeds.max())}"
-    note = (
-        f"largest gap at {where}; {len(seeds)} config(s) x {counts} seed(s), "
-        f"{len(gap)} recorded points; largest standard error of a seed's mean over its runs "
-        f"{table['success_sim_se'].max():.3g}"
+    per_config = "; ".join(
+        f"{name}: {z.xs(name, level='config').max():.3g} SE (gap {gap.xs(name, level='config').max():.3g})"
+        for name in seeds.index
     )
-    return Measured("K2", float(gap.max()), int(seeds.min()), note=note)
+    note = (
+        f"largest gap in standard errors at {where}: {gap[z.idxmax()]:.3g} = {z.max():.3g} SE; per config {per_config};"
+        f" {len(seeds)} config(s) x {counts} seed(s), {len(gap)} recorded points; mean over points of the signed gap "
+        f"{float((means['success_sim'] - means['success_theory'])[spread].mean()):+.3g}"
+    )
+    return Measured("K2", float(z.max()), int(seeds.min()), note=note)
 
 
 def _off_task(tables: dict) -> Measured:
@@ -366,16 +556,20 @@ def measure_claims(tables: dict[str, pd.DataFrame], comp: dict) -> list[Measured
     """One :class:`Measured` per claim and check of the claims file (module docstring)."""
     return [
         _guard("C1", _complementarity, tables),
-        _guard("C2", _fitted_exponent, "C2", tables, "ceiling",
-               "step failure 1 - Pbar at the optimal split against pretraining compute"),
+        _guard("C2", _ceiling_across_budgets, tables),
         _guard("C3", _ceiling_power_law, tables),
         _guard("C4", _allocation_span, tables),
         _guard("C5", _allocation_direction, tables),
-        _guard("C6", _amplification, tables),
+        _guard("C6", _selective_amplification, tables),
         _guard("C7", _plateau, tables),
         _guard("C8", _fitted_exponent, "C8", tables, "pretraining", "excess pretraining loss against compute"),
         _guard("C9", _notes_ceiling, tables),
+        _guard("C10", _budget_exponent, tables),
+        _guard("C11", _allocation_rollouts, tables),
         _guard("K1", _sft_fixed_point, tables, comp),
         _guard("K2", _agreement, tables),
         _guard("K3", _off_task, tables),
+        _guard("K4", _fitted_exponent, "K4", tables, "ceiling",
+               "step failure 1 - Pbar at the optimal split against pretraining compute"),
+        _guard("K5", _amplification, tables),
     ]  # fmt: skip
