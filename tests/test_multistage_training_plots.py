@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 
 from conftest import ROOT
 from neurips26.common.paper_scale import paper_scale_paths
-from neurips26.common.report import render
+from neurips26.common.report import RECONSTRUCTION_LINE, render
 from neurips26.multistage_training import experiment, plots
 from neurips26.multistage_training.summary import report_tables, simulation_curves
 
@@ -25,13 +25,20 @@ REPORT = ROOT / "workflow/report/multistage_training"
 BLOCKS = {
     "complementarity": {"budgets": [1.0e3, 1.0e4], "base_computes": [1.0e2, 1.0e3], "n_grid": 4},
     "plateau": {"chain_lengths": [2, 4], "base_compute": 1.0e3},
-    "ceiling": {"budget": 1.0e5, "base_computes": [10, 100, 1000, 3000], "window": [10, 1000], "n_grid": 4},
+    "ceiling": {
+        "budget": 1.0e5,
+        "budgets": [1.0e4, 1.0e5],
+        "base_computes": [10, 100, 1000, 3000],
+        "window": [10, 1000],
+        "n_grid": 4,
+    },
     "allocation": {
         "budget": 1.0e4,
         "base_computes": [1.0e2, 1.0e3],
         "demo_qualities": [0.6, 0.9],
         "reward_noises": [0.0, 0.1],
         "n_grid": 4,
+        "rollouts": [1, 4],
     },
     "amplification": {"base_compute": 1.0e3, "rl_updates": 200, "sft_demos": 0},
     "pretraining": {"base_computes": [10, 30, 100, 300]},
@@ -97,10 +104,12 @@ def test_complementarity_figure_has_a_panel_per_pretraining_compute_and_the_plat
 def test_ceiling_figure_is_log_log_with_fit_and_prediction(tables):
     fig = plots.ceiling(_read(tables, "ceiling"), _read(tables, "pretraining"))
     assert isinstance(fig, Figure)
-    assert len(fig.axes) == 2
+    assert len(fig.axes) == 3  # the ceiling at its budget, the budget sweep, the pretraining loss
     for ax in fig.axes:
         assert ax.get_xscale() == ax.get_yscale() == "log"
         assert len(ax.get_lines()) >= 3  # points, fit, predicted slope
+    inside = sum(10 <= c <= 1000 for c in BLOCKS["ceiling"]["base_computes"])
+    assert len(fig.axes[1].get_lines()) == 2 * inside + 1  # model and null per compute, the predicted slope
 
 
 def test_allocation_figure_draws_a_line_per_compute_and_noise(tables):
@@ -108,6 +117,8 @@ def test_allocation_figure_draws_a_line_per_compute_and_noise(tables):
     assert isinstance(fig, Figure)
     block = BLOCKS["allocation"]
     assert len(fig.axes[0].get_lines()) == len(block["base_computes"]) * len(block["reward_noises"])
+    # the k sweep: a line per (compute, rho) against k
+    assert len(fig.axes[1].get_lines()) == len(block["base_computes"]) * len(block["demo_qualities"])
 
 
 def test_amplification_figure(tables):
@@ -115,6 +126,7 @@ def test_amplification_figure(tables):
     assert isinstance(fig, Figure)
     assert len(fig.axes) == 2
     assert fig.axes[0].get_yscale() == "symlog"
+    assert len(fig.axes[1].get_lines()) == 3  # before RL, after RL, after RL without the pretraining gate
 
 
 def test_agreement_figure_has_two_rows_per_config(tables):
@@ -149,10 +161,12 @@ NUMBERS = (
     "ceiling_predicted", "ceiling_error", "ceiling_r2", "loss_fitted", "loss_predicted", "loss_r2",
     "allocation_min", "allocation_max", "allocation_span", "allocation_rho_violation", "allocation_c_violation",
     "off_task_max", "amplification_spearman", "success_before_rl", "success_after_rl", "agreement_gap",
+    "agreement_z", "budget_predicted", "budget_exponent", "budget_compute_exponent", "null_budget_exponent",
+    "budget_first_compute_exponent", "budget_last_compute_exponent", "logit_spearman", "logit_spearman_null",
 )  # fmt: skip
 TABLES = (
-    "complementarity_table", "plateau_table", "ceiling_table", "pretraining_table", "allocation_table",
-    "amplification_table", "agreement_table",
+    "complementarity_table", "plateau_table", "ceiling_table", "sweep_table", "pretraining_table", "allocation_table",
+    "rollouts_table", "amplification_table", "agreement_table",
 )  # fmt: skip
 
 
@@ -178,13 +192,41 @@ def test_report_tables_give_the_tables_and_finite_key_numbers(found):
 def test_the_report_template_renders_with_the_tables(found, config):
     params = SimpleNamespace(paper_scale={}, benchmarks="unused", **config)
     text = render(REPORT / "report.md.j2", scale="smoke", params=params, claims="CLAIMS", n_claims=0,
-                  closing="CLOSING", **found)  # fmt: skip
+                  closing="CLOSING", reconstruction=RECONSTRUCTION_LINE, **found)  # fmt: skip
     assert text.startswith("# Paper 16: ")
+    assert text.splitlines()[2] == RECONSTRUCTION_LINE  # the mark sits right under the title
     assert "**our reconstruction**" in text
     for section in ("## Claims", "## 1. SFT and RL", "## 2. Pretraining", "## 3. The optimal allocation",
                     "## 4. RL selectively", "## Theory against simulation"):  # fmt: skip
         assert section in text
     assert text.rstrip().endswith("CLOSING")
+
+
+def test_the_paper_16_claims_file_marks_a_reconstruction_and_the_report_says_so_at_its_top(tmp_path):
+    from neurips26.common.claims import Measured, decide, load_definitions
+    from neurips26.common.io import write_parquet
+    from neurips26.common.report import write_report
+
+    definitions = load_definitions(ROOT / "config/claims/multistage_training.yaml")
+    assert all(d.reconstruction for d in definitions)
+    claims = decide(definitions, [Measured(d.claim_id, float("nan"), 0) for d in definitions])
+    path = tmp_path / "claims.parquet"
+    prov = {"git_commit": "abc", "config_hash": "def", "seed": 0, "packages": {"numpy": "2"}}
+    write_parquet(claims, path, prov)
+    template = tmp_path / "report.md.j2"
+    template.write_text("# Title\n\n{{ reconstruction }}\n\n{{ claims }}\n")
+    caption = tmp_path / "caption.rst"
+    caption.write_text("caption")
+    deviations = tmp_path / "deviations.md"
+    deviations.write_text("- none")
+    job = SimpleNamespace(
+        input=SimpleNamespace(claims=str(path), figures=[], captions=[], deviations=str(deviations),
+                              template=str(template), keys=lambda: ["claims"]),
+        output=[str(tmp_path / "report.md")], params=SimpleNamespace(benchmarks=str(tmp_path)),
+        wildcards=SimpleNamespace(scale="smoke"),
+    )  # fmt: skip
+    text = write_report(job, provenance_from=None)
+    assert text.splitlines()[2] == RECONSTRUCTION_LINE
 
 
 def test_paper_scale_rows_read_keys_of_the_paper_block():

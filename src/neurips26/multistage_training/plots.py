@@ -90,13 +90,25 @@ def complementarity(table: pd.DataFrame, plateau: pd.DataFrame):
     return fig
 
 
+def _main(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows flagged ``main`` (all rows of a table without the flag)."""
+    return table[table["main"].astype(bool)] if "main" in table else table
+
+
 def ceiling(table: pd.DataFrame, pretraining: pd.DataFrame):
     """Left: step failure ``1 - Pbar`` at the optimal split of the budget against the pretraining compute (log-log;
     filled points inside the fit window), the fitted line over the window and the model's predicted slope
-    ``-2 (alpha_t - 1) / (alpha_t + 2 alpha)`` through the window's centre. Right: the excess pretraining loss, its
+    ``-2 (alpha_t - 1) / (alpha_t + 2 alpha)`` through the window's centre. Middle (where the table has the budget
+    sweep): the step failure against the post-training budget per pretraining compute, in the model (solid) and
+    without the pretraining gate (dashed), with the predicted budget slope. Right: the excess pretraining loss, its
     fit and the slope ``-(alpha - 1) / alpha``."""
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
-    table = table.sort_values("base_compute")
+    sweep = table[table["in_sweep"].astype(bool)] if "in_sweep" in table else table.iloc[0:0]
+    if len(sweep):
+        fig, (left, middle, right) = plt.subplots(1, 3, figsize=(15, 3.8))
+        _budget_sweep(middle, table)
+    else:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    table = _main(table).sort_values("base_compute")
     inside, outside = table[table["in_window"]], table[~table["in_window"]]
     left.plot(inside["base_compute"], inside["step_failure"], "o", color="C0", label="optimal split, fit window")
     if len(outside):
@@ -143,13 +155,51 @@ def ceiling(table: pd.DataFrame, pretraining: pd.DataFrame):
     return fig
 
 
+def _budget_sweep(ax, table: pd.DataFrame) -> None:
+    """The ceiling's budget sweep: step failure against the budget per compute in the window, model and null."""
+    rows = table[table["in_sweep"].astype(bool)]
+    bases = sorted(rows["base_compute"].unique())
+    colours = plt.cm.viridis(np.linspace(0.0, 0.85, len(bases)))
+    for plasticity, style in (("pretrained", "o-"), ("full", "x--")):
+        for colour, base in zip(colours, bases):
+            part = rows[(rows["plasticity"] == plasticity) & (rows["base_compute"] == base)].sort_values("budget")
+            ax.plot(part["budget"], part["step_failure"], style, color=colour, ms=3, lw=1)
+    model = rows[rows["plasticity"] == "pretrained"]
+    if len(model) and "predicted_budget_exponent" in rows:
+        slope = float(rows["predicted_budget_exponent"].iloc[0])
+        x = np.geomspace(model["budget"].min(), model["budget"].max(), 20)
+        centre_x, centre_y = np.exp(np.log(model["budget"]).mean()), np.exp(np.log(model["step_failure"]).mean())
+        ax.plot(x, centre_y * (x / centre_x) ** -slope, ":", color="k", lw=1.2,
+                label=rf"predicted: $-(\alpha_t-1)/(\alpha_t+2\alpha)$ = {-slope:.3f}")  # fmt: skip
+    handles = [Line2D([], [], color=c, marker="o", ms=3, label=f"C = {_tokens(b)}") for c, b in zip(colours, bases)]
+    handles += [Line2D([], [], color="k", ls="-", label="model"),
+                Line2D([], [], color="k", ls="--", marker="x", ms=3, label="without the pretraining gate"),
+                Line2D([], [], color="k", ls=":", label="predicted budget slope")]  # fmt: skip
+    ax.legend(handles=handles, fontsize=6, loc="lower left", ncol=2)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("post-training budget B (tokens)")
+    ax.set_ylabel(r"step failure $1-\bar P$ at the optimal split")
+    ax.set_title("ceiling across budgets", fontsize=9)
+    ax.grid(alpha=0.3, lw=0.5, which="both")
+
+
 def allocation(table: pd.DataFrame):
-    """The optimal SFT share of the post-training budget against the demonstrations' quality ``rho``: a line per
-    pretraining compute (colour), the reward noise ``eps_r`` as the line style."""
+    """Left: the optimal SFT share of the post-training budget against the demonstrations' quality ``rho``: a line
+    per pretraining compute (colour), the reward noise ``eps_r`` as the line style (the model's k rollouts). Right
+    (where the table has the k sweep): the optimal SFT share against k per pretraining compute (colour) and rho
+    (line style), at the sweep's reward noise."""
+    swept = table[~table["main"].astype(bool)] if "main" in table else table.iloc[0:0]
+    full = table
+    table = _main(table)
     bases = sorted(table["base_compute"].unique())
     noises = sorted(table["reward_noise"].unique())
     colours = plt.cm.viridis(np.linspace(0.0, 0.85, len(bases)))
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    if len(swept):
+        fig, (ax, right) = plt.subplots(1, 2, figsize=(11.5, 4.0))
+        _rollouts(right, full, swept["reward_noise"].iloc[0], dict(zip(bases, colours)))
+    else:
+        fig, ax = plt.subplots(figsize=(6.4, 4.0))
     for colour, base in zip(colours, bases):
         for j, noise in enumerate(noises):
             part = table[(table["base_compute"] == base) & (table["reward_noise"] == noise)].sort_values("demo_quality")
@@ -167,10 +217,32 @@ def allocation(table: pd.DataFrame):
         title += f", budget B = {_tokens(table['budget'].iloc[0])}"
     if "chain_length" in table:
         title += f", L = {int(table['chain_length'].iloc[0])}"
+    if "rollouts" in table:
+        title += f", k = {int(table['rollouts'].iloc[0])}"
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3, lw=0.5)
     fig.tight_layout()
     return fig
+
+
+def _rollouts(ax, table: pd.DataFrame, noise: float, colours: dict) -> None:
+    """The optimal SFT share against the number of rollouts k per RL update, at one reward noise."""
+    rows = table[table["reward_noise"] == noise]
+    qualities = sorted(rows["demo_quality"].unique())
+    for base, colour in colours.items():
+        for j, quality in enumerate(qualities):
+            part = rows[(rows["base_compute"] == base) & (rows["demo_quality"] == quality)].sort_values("rollouts")
+            ax.plot(part["rollouts"], part["sft_share"], marker="o", ms=3, ls=_STYLES[j % len(_STYLES)], color=colour)
+    handles = [Line2D([], [], color=c, marker="o", ms=3, label=f"C = {_tokens(b)}") for b, c in colours.items()]
+    handles += [Line2D([], [], color="k", ls=_STYLES[j % len(_STYLES)], label=rf"$\rho$ = {q:g}")
+                for j, q in enumerate(qualities)]  # fmt: skip
+    ax.legend(handles=handles, fontsize=7, loc="upper left", ncol=2)
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0.0, 1.0)
+    ax.set_xlabel("rollouts k per RL update (an update costs k L tokens)")
+    ax.set_ylabel(r"optimal SFT share $f^*$")
+    ax.set_title(rf"allocation against k ($\epsilon_r$ = {noise:g})", fontsize=9)
+    ax.grid(alpha=0.3, lw=0.5, which="both")
 
 
 def amplification(table: pd.DataFrame):
@@ -201,6 +273,9 @@ def amplification(table: pd.DataFrame):
     task = task.sort_values("rank")
     right.plot(task["rank"], task["success_before"], "-", color="grey", label="before RL (pretrained)")
     right.plot(task["rank"], task["success_after"], "-", color="C0", lw=1.5, label="after RL")
+    if "success_after_null" in task:
+        right.plot(task["rank"], task["success_after_null"], "--", color="C1", lw=1,
+                   label="after RL without the pretraining gate")  # fmt: skip
     right.set_xscale("log")
     right.set_ylim(0.0, 1.02)
     right.set_xlabel("pretraining rank i of the task skill (1 = most frequent)")

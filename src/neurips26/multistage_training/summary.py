@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .evaluation import amplification_summary, monotone_violation
+from .evaluation import amplification_summary, budget_scaling, monotone_violation
 
 __all__ = ["report_tables", "simulation_curves"]
 
@@ -44,16 +44,17 @@ def simulation_curves(simulation: pd.DataFrame) -> pd.DataFrame:
 
 
 def _complementarity(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    best = table.loc[table["gain"].idxmax()]
+    best = table.loc[table["margin"].idxmax()]
     shown = _whole(table, ["budget", "base_compute"]).rename(
-        columns={"base_compute": "C", "budget": "B", "sft_share": "f*", "mixed": "best split", "sft_limit": "SFT limit"}
-    )[["B", "C", "sft_only", "rl_only", "f*", "best split", "gain", "SFT limit"]]
+        columns={"base_compute": "C", "budget": "B", "sft_share": "f*", "mixed": "best split",
+                 "interior_share": "interior f", "sft_limit": "SFT limit"}
+    )[["B", "C", "sft_only", "rl_only", "f*", "best split", "interior f", "margin", "SFT limit"]]  # fmt: skip
     numbers = {
-        "max_gain": float(best["gain"]),
+        "max_gain": float(best["margin"]),
         "max_gain_budget": float(best["budget"]),
         "max_gain_compute": float(best["base_compute"]),
-        "max_gain_share": float(best["sft_share"]),
-        "settings_with_gain": int((table["gain"] > 0).sum()),
+        "max_gain_share": float(best["interior_share"]),
+        "settings_with_gain": int((table["margin"] > 0).sum()),
         "settings": int(len(table)),
     }
     return shown, numbers
@@ -79,8 +80,36 @@ def _plateau(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     return shown, numbers
 
 
+def _main(table: pd.DataFrame) -> pd.DataFrame:
+    return table[table["main"].astype(bool)] if "main" in table else table
+
+
+def _budget_sweep(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """The ceiling's budget sweep: rows (model, C), a column per budget with the step failure, and the fits."""
+    rows = table[table["in_sweep"].astype(bool)]
+    wide = rows.pivot_table(index=["plasticity", "base_compute"], columns="budget", values="step_failure",
+                            aggfunc="first")  # fmt: skip
+    wide.columns = [f"1 - Pbar (B = {b:,.0f})" for b in wide.columns]
+    wide = wide.reset_index().rename(columns={"base_compute": "C"})
+    wide["plasticity"] = wide["plasticity"].map({"pretrained": "model", "full": "without the gate"})
+    numbers = {"budget_predicted": float(table["predicted_budget_exponent"].iloc[0])}
+    for plasticity, key in (("pretrained", "budget"), ("full", "null_budget")):
+        found = budget_scaling(table, plasticity)
+        budgets = sorted(rows.loc[rows["plasticity"] == plasticity, "budget"].unique())
+        first, last = (found[f"compute_exponent_{b:g}"] for b in (budgets[0], budgets[-1]))
+        numbers |= {
+            f"{key}_exponent": found["budget_exponent"],
+            f"{key}_compute_exponent": found["compute_exponent"],
+            f"{key}_r2": found["r2"],
+            f"{key}_first_compute_exponent": first,
+            f"{key}_last_compute_exponent": last,
+        }
+    numbers["sweep_budgets"] = ", ".join(f"{b:,.0f}" for b in sorted(rows["budget"].unique()))
+    return _whole(wide, ["C"]), numbers
+
+
 def _ceiling(table: pd.DataFrame, pretraining: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    table = table.sort_values("base_compute")
+    table = _main(table).sort_values("base_compute")
     shown = _whole(table, ["base_compute"]).rename(columns={"base_compute": "C", "sft_share": "f*"})[
         ["C", "f*", "success", "step_failure", "task_failure", "in_window"]
     ]
@@ -103,8 +132,19 @@ def _ceiling(table: pd.DataFrame, pretraining: pd.DataFrame) -> tuple[pd.DataFra
     return shown, loss_shown[["C", "excess loss"]], numbers
 
 
+def _rollouts(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows (k, demo quality), a column per pretraining compute: the optimal SFT share at the k sweep's noise."""
+    swept = table[~table["main"].astype(bool)]
+    rows = table[table["reward_noise"] == swept["reward_noise"].iloc[0]]
+    wide = rows.pivot_table(index=["rollouts", "demo_quality"], columns="base_compute", values="sft_share",
+                            aggfunc="first")  # fmt: skip
+    wide.columns = [f"f* (C = {c:g})" for c in wide.columns]
+    return wide.reset_index().rename(columns={"rollouts": "k", "demo_quality": "rho"})
+
+
 def _allocation(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """Rows (reward noise, demo quality), a column per pretraining compute: the optimal SFT share."""
+    table = _main(table)
     wide = table.pivot_table(index=["reward_noise", "demo_quality"], columns="base_compute", values="sft_share",
                              aggfunc="first")  # fmt: skip
     wide.columns = [f"f* (C = {c:g})" for c in wide.columns]
@@ -140,18 +180,31 @@ def _amplification(table: pd.DataFrame, chain_length: int) -> tuple[pd.DataFrame
         ("task success P before RL", before),
         ("task success P after RL", after),
     ]
+    if "spearman_logit_strength" in found:
+        null_after = float((weight * task["success_after_null"]).sum()) ** chain_length
+        rows += [
+            ("Spearman(Delta z / q, s) over task skills", found["spearman_logit_strength"]),
+            ("the same without the pretraining gate (null)", found["spearman_logit_strength_null"]),
+            ("null: mean step-success gain, strongest quarter", found["success_gain_strong_null"]),
+            ("null: mean step-success gain, weakest quarter", found["success_gain_weak_null"]),
+            ("null: task success P after RL", null_after),
+        ]
     shown = pd.DataFrame(rows, columns=["quantity", "value"]).astype({"value": object})
     numbers = {
         "off_task_max": found["off_task_max_abs_delta_u"],
         "amplification_spearman": found["spearman_gain_strength"],
         "success_before_rl": before,
         "success_after_rl": after,
+        "logit_spearman": found.get("spearman_logit_strength", float("nan")),
+        "logit_spearman_null": found.get("spearman_logit_strength_null", float("nan")),
     }
     return shown, numbers
 
 
 def _agreement(simulation: pd.DataFrame, configs: dict) -> tuple[pd.DataFrame, dict]:
     curves = simulation_curves(simulation)
+    spread = curves["success_sim_se"] > 0
+    curves["z"] = (curves["gap"].abs() / curves["success_sim_se"].where(spread)).fillna(0.0)
     rows = []
     for name in dict.fromkeys(simulation["config"]):
         part = curves[curves["config"] == name]
@@ -171,19 +224,25 @@ def _agreement(simulation: pd.DataFrame, configs: dict) -> tuple[pd.DataFrame, d
                 "max gap": abs(float(worst["gap"])),
                 "at compute": float(worst["compute"]),
                 "its SE": float(worst["success_sim_se"]),
+                "max gap / SE": float(part["z"].max()),
             }
         )
     table = _whole(pd.DataFrame(rows), ["B", "C", "at compute"])
-    worst = table.loc[table["max gap"].idxmax()]
-    return table, {"agreement_gap": float(worst["max gap"]), "agreement_config": str(worst["config"])}
+    worst = table.loc[table["max gap / SE"].idxmax()]
+    numbers = {"agreement_gap": float(table["max gap"].max()), "agreement_z": float(worst["max gap / SE"]),
+               "agreement_config": str(worst["config"])}  # fmt: skip
+    return table, numbers
 
 
 def report_tables(inp, params) -> dict:
     """The report's tables (DataFrames) and key numbers (floats, ints, names) from the pipeline's tables."""
     complementarity, comp_numbers = _complementarity(pd.read_parquet(inp.complementarity))
     plateau, plateau_numbers = _plateau(pd.read_parquet(inp.plateau))
-    ceiling, pretraining, ceiling_numbers = _ceiling(pd.read_parquet(inp.ceiling), pd.read_parquet(inp.pretraining))
-    allocation, allocation_numbers = _allocation(pd.read_parquet(inp.allocation))
+    ceiling_rows = pd.read_parquet(inp.ceiling)
+    ceiling, pretraining, ceiling_numbers = _ceiling(ceiling_rows, pd.read_parquet(inp.pretraining))
+    sweep, sweep_numbers = _budget_sweep(ceiling_rows)
+    allocation_rows = pd.read_parquet(inp.allocation)
+    allocation, allocation_numbers = _allocation(allocation_rows)
     chain_length = int(_get(_get(params, "model"), "chain_length"))
     amplification, amp_numbers = _amplification(pd.read_parquet(inp.amplification), chain_length)
     configs = dict(_get(_get(params, "simulation"), "configs"))
@@ -192,13 +251,16 @@ def report_tables(inp, params) -> dict:
         "complementarity_table": complementarity,
         "plateau_table": plateau,
         "ceiling_table": ceiling,
+        "sweep_table": sweep,
         "pretraining_table": pretraining,
         "allocation_table": allocation,
+        "rollouts_table": _rollouts(allocation_rows),
         "amplification_table": amplification,
         "agreement_table": agreement,
         **comp_numbers,
         **plateau_numbers,
         **ceiling_numbers,
+        **sweep_numbers,
         **allocation_numbers,
         **amp_numbers,
         **agreement_numbers,
