@@ -207,7 +207,7 @@ def test_smoke_run_writes_paper_09s_noise_runs_divergence_table_claims_and_figur
     figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
     assert figures == sorted(["divergence_rates", "max_logit_by_setting", "diagnostic_traces", "loss_curves"])
     claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
-    assert set(claims.index) == {f"D{i}" for i in range(1, 13)} | {"T1", "C1", "C2", "C3", "C4", "C5"}
+    assert set(claims.index) == {f"D{i}" for i in range(1, 14)} | {"T1", "C1", "C2", "C3", "C4", "C5"}
     checks = ["C1", "C2", "C3", "C4", "C5"]
     assert (claims.loc[checks, "kind"] == "check").all() and (claims.loc[checks, "verdict"] == "holds").all()
     runs = pd.read_parquet(out / "runs.parquet")
