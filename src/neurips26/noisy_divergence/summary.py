@@ -191,6 +191,7 @@ def report_tables(inp, params) -> dict:
         stats[
             [
                 "setting",
+                *(["seed"] if "seed" in stats else []),
                 "docs_noised",
                 "docs",
                 "tokens_noise",
