@@ -26,6 +26,20 @@ def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(facto
     assert_keeps_shapes(block, CONFIG["paper"], SHAPES)
     assert max(block["plateau"]["chain_lengths"]) == max(CONFIG["paper"]["plateau"]["chain_lengths"])
     assert block["simulation"]["seeds"] == [0] and rehearsal.fixtures(1) == {}
+    paper = CONFIG["paper"]  # the sweeps issue 40 added, cut to their two ends
+    assert block["ceiling"]["budgets"] == [min(paper["ceiling"]["budgets"]), max(paper["ceiling"]["budgets"])]
+    assert block["allocation"]["rollouts"] == [
+        min(paper["allocation"]["rollouts"]),
+        max(paper["allocation"]["rollouts"]),
+    ]
+
+
+def test_the_work_of_a_phenomenon_counts_its_sweeps():
+    """The ceiling's budget sweep and the allocation's rollouts sweep are part of their jobs' work."""
+    block = derived_rehearsal("multistage_training", CONFIG, SCHEMA)
+    for name, key, more in (("ceiling", "budgets", [1.0e9]), ("allocation", "rollouts", [32])):
+        grown = {**block[name], key: block[name][key] + more}
+        assert rehearsal._phenomenon_work(grown, name) > rehearsal._phenomenon_work(block[name], name)
 
 
 @pytest.mark.parametrize(

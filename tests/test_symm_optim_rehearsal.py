@@ -22,8 +22,8 @@ def test_the_rehearsal_block_passes_the_papers_checks_at_the_papers_shapes(facto
     experiment.check_config(block)
     assert block["model"] == paper["model"] and block["corpus"]["vocab_size"] == 151936
     assert block["train"]["seq_len"] == paper["train"]["seq_len"] == 1024
-    assert block["train"]["batch_size"] == factor and block["train"]["steps"] == 2
-    assert block["spectrum_steps"] == [2]  # the spectra of the 151,936 x 1,024 matrices are taken once
+    assert block["train"]["batch_size"] == factor and block["train"]["steps"] == 1
+    assert block["spectrum_steps"] == [1]  # the spectra of the 151,936 x 1,024 matrices are taken once
     # one job per kept method and router: the baselines and the heaviest updates, at the largest multiplier
     assert experiment.job_names(block) == [
         "dense/adamw_lr0_s44",
@@ -48,7 +48,7 @@ def test_the_fixture_shards_are_read_as_the_real_shards_by_the_papers_reader(tmp
         assert tokens[0] == rehearsal.QWEN3_EOT and int(tokens.max()) < block["corpus"]["vocab_size"]
         assert 10 < int((tokens == rehearsal.QWEN3_EOT).sum()) < tokens.size // 20  # documents of tens to 1,500
     train = artifacts.read_stream([paths[n] for n in files["train"]])
-    need = block["train"]["steps"] * 2 * (block["train"]["seq_len"] + 1)  # two steps at the doubled micro-batch
+    need = block["train"]["steps"] * 2 * (block["train"]["seq_len"] + 1)  # the steps at the doubled micro-batch
     assert train.size > need and artifacts.read_stream([paths[files["val"][0]]]).size >= block["train"]["eval_tokens"]
 
 

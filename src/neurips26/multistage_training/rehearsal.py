@@ -33,10 +33,14 @@ def _phenomenon_work(block: dict, name: str) -> float:
     if name == "plateau":
         return len(block["chain_lengths"])  # one RL ODE to the success level per chain length
     if name == "ceiling":
-        return len(block["base_computes"]) * _optimum(block["n_grid"])
+        # the main table, then the budget sweep in the model and in the null without the pretraining gate (an upper
+        # bound: the sweep reads only the computes inside the fit window)
+        return (1 + 2 * len(block["budgets"])) * len(block["base_computes"]) * _optimum(block["n_grid"])
     if name == "allocation":
         cells = len(block["base_computes"]) * len(block["demo_qualities"]) * len(block["reward_noises"])
-        return cells * _optimum(block["n_grid"])
+        # each other number of rollouts k at the first reward noise
+        swept = (len(set(block["rollouts"])) - 1) * len(block["base_computes"]) * len(block["demo_qualities"])
+        return (cells + swept) * _optimum(block["n_grid"])
     if name == "amplification":
         # the RL ODE's horizon (RK45, adaptive): an upper bound, its steps grow at most linearly with it
         return block["rl_updates"]
@@ -52,12 +56,14 @@ PLAN = Plan(
         "complementarity.base_computes": _ends,
         "plateau.chain_lengths": _ends,  # L = 2 and 12, the longest chain
         "ceiling.n_grid": 2,
+        "ceiling.budgets": _ends,  # the budget exponent's fit needs two budgets
         "allocation.n_grid": 2,
         # one cell of the allocation table (each costs about 2 s at 10,000 skills): the largest compute, the best
         # demonstrations and the noisiest reward
         "allocation.base_computes": largest,
         "allocation.demo_qualities": largest,
         "allocation.reward_noises": largest,
+        "allocation.rollouts": _ends,  # k = 1 and 16: the model's own k (4) is always computed beside them
         "amplification.rl_updates": 10,
         "pretraining.base_computes": _fit,
         "simulation.runs": 2,
@@ -77,7 +83,8 @@ PLAN = Plan(
     },
     note=(
         "grids of 2 allocations, one allocation cell (the largest compute, quality and noise), the two ends of the"
-        " complementarity's computes and budgets and of the chain lengths,"
+        " complementarity's computes and budgets, of the ceiling's budget sweep, of the rollouts swept and of the"
+        " chain lengths,"
         " 10 RL updates in the amplification table, 2 simulated runs of seed 0 per configuration; the number of"
         " skills (10,000), the ceiling's computes and window, and every simulated configuration are the paper's"
     ),

@@ -21,19 +21,19 @@ from .sources import shard_files
 FOLDER = "symm_optim/fineweb_edu_qwen3"  # the registry's folder (config/sources.yaml)
 QWEN3_VOCAB = 151936  # the embedding's rows (Qwen3's padded vocabulary)
 QWEN3_EOT = 151643  # <|endoftext|>: precedes every document; ids from it up are special tokens
-SHARD_TOKENS = 32768  # tokens per shard at items=1: paper 07's 2-step job reads 3 windows of 1,025 per step
+SHARD_TOKENS = 32768  # tokens per shard at items=1: paper 07's one-step job reads 3 windows of 1,025
 REHEARSAL_SHARDS = 1  # training shards the rehearsal reads (its `corpus.train_shards`)
 
 PLAN = Plan(
     budgets={
         "corpus.train_shards": REHEARSAL_SHARDS,
-        "train.steps": 2,
+        "train.steps": 1,
         "train.batch_size": 1,
-        "train.eval_every": 2,
+        "train.eval_every": 1,
         "train.eval_tokens": 1024,
         "train.vector_warmup": 1,
         "train.spike_skip": 1,
-        "spectrum_steps": lambda steps: [2],
+        "spectrum_steps": lambda steps: [1],
         "step_time_repeats": 1,
     },
     sweeps={
@@ -60,7 +60,7 @@ PLAN = Plan(
         ),
     },
     note=(
-        "2 steps of micro-batch 1 (and 2) at the real models, vocabulary and 1,024-token sequences, 1,024"
+        "one step of micro-batch 1 (and 2) at the real models, vocabulary and 1,024-token sequences, 1,024"
         " validation tokens, one FineWeb-Edu training shard, methods AdamW and hybrid, routers AdamW and centered"
         " left polar, the largest learning-rate multiplier and seed, one timing repeat"
     ),
