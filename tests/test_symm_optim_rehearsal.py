@@ -92,5 +92,5 @@ def test_the_work_of_the_cut_rules_extrapolates_to_paper_scale():
 
     block = derived_rehearsal("symm_optim", DATA, SCHEMA)
     train = work_ratio(rehearsal.PLAN, "symm_optim_train", DATA["paper"], block, {"arch": "dense"})
-    assert train == pytest.approx((30000 * 28 * 1024 + 61 * 10551296 / 3) / (2 * 1024 + 2 * 1024 / 3))
+    assert train == pytest.approx((30000 * 28 * 1024 + 61 * 10551296 / 3) / (1 * 1024 + 2 * 1024 / 3))
     assert work_ratio(rehearsal.PLAN, "symm_optim_step_time", DATA["paper"], block, {}) == 53 * 7 / (4 * 4)
