@@ -192,3 +192,10 @@ def test_optimizing_catalog_boxes_seeds_each_run_and_names_each_row():
     )
     np.testing.assert_array_equal(np.stack(run["x"].to_numpy()), alone.x)
     np.testing.assert_array_equal(run["y"].to_numpy(), alone.y)
+
+
+def test_progress_is_reported_after_every_trial_of_the_batch():
+    """A paper-scale optimize job decodes for hours: the script logs from this callback."""
+    calls = []
+    optimize_batch(untrained(), VOCAB, "LOW", PROBLEMS, [0, 1, 2, 3], 5, progress=lambda *a: calls.append(a))
+    assert calls == [(t, 5) for t in range(1, 6)]

@@ -19,7 +19,20 @@ log = start_job(snakemake, seed=params.seed)
 vocab = Vocabulary.from_json(open(inp.vocab).read())
 model = load_decoder(inp.model, job_device(), seed=params.seed)  # a GPU at paper scale (profiles/slurm)
 boxes = experiment.eval_boxes(pd.read_parquet(inp.blackboxes), params.boxes)
-start = time.perf_counter()
+start = last = time.perf_counter()
+
+
+def progress(done: int, budget: int) -> None:
+    """A line a minute (and at the last trial): a paper-scale job decodes for hours."""
+    global last
+    now = time.perf_counter()
+    if now - last >= 60 or done == budget:
+        rate = done / (now - start)
+        log.info("%s (%s): trial %d/%d, %.2f trials/s, ETA %.0f s", wc.condition, wc.decoding, done, budget, rate,
+                 (budget - done) / rate)  # fmt: skip
+        last = now
+
+
 table = optimize_boxes(
     model,
     vocab,
@@ -31,6 +44,7 @@ table = optimize_boxes(
     constrained=wc.decoding == "constrained",
     context=params.context,
     temperature=params.temperature,
+    progress=progress,
 )
 seconds = time.perf_counter() - start
 log.info(

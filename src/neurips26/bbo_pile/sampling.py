@@ -168,12 +168,13 @@ def optimize_batch(
     constrained: bool = True,
     temperature: float = 1.0,
     best_of: int = 1,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[SampledTrajectory]:
     """Run the model as an optimizer with ``budget`` trials on each problem ``(f, lo, hi)`` (or
     ``(f, lo, hi, log_scale)``), run i seeded by ``seeds[i]``, all runs' token steps decoded as one
     batch (see the module docstring). ``f`` maps configurations (n, d) to objective values (n,)
-    (minimised). ``context`` defaults to the model's. Returns one :class:`SampledTrajectory` per
-    problem."""
+    (minimised). ``context`` defaults to the model's. ``progress(done, budget)`` is called after each trial of
+    every run. Returns one :class:`SampledTrajectory` per problem."""
     if len(problems) != len(seeds) or not problems:
         raise ValueError(f"give one seed per problem: {len(problems)} problems, {len(seeds)} seeds")
     check_int("budget", budget, 1)
@@ -189,7 +190,7 @@ def optimize_batch(
     was_training = model.training
     model.eval()
     try:
-        for _ in range(budget):
+        for trial in range(budget):
             completions = _propose(model, vocab, runs, context, constrained, temperature, best_of)
             for i, run in enumerate(runs):
                 parsed = []
@@ -210,6 +211,8 @@ def optimize_batch(
                 run.bins.append(np.asarray(bins, dtype=np.int64))
                 run.y.append(float(y[0]))
                 run.valid.append(bool(decoded))
+            if progress is not None:
+                progress(trial + 1, budget)
     finally:
         model.train(was_training)
     return [
@@ -255,7 +258,7 @@ def optimize_boxes(
     """The model conditioned on ``condition`` as an optimizer on every catalog row of ``boxes`` x ``eval_seeds``
     (run ``(box, k)`` seeded by ``1000 seed + k``), all runs in one batch: one row per trial (``bb_id``,
     ``condition``, ``decoding``, ``seed`` = k, ``trial``, ``x``, ``y``, ``valid_decode``). ``options`` go to
-    :func:`optimize_batch` (``context``, ``temperature``, ``best_of``)."""
+    :func:`optimize_batch` (``context``, ``temperature``, ``best_of``, ``progress``)."""
     problems, seeds, ids = [], [], []
     for record in boxes.to_dict("records"):
         spec = BlackBoxSpec.from_record(record)
