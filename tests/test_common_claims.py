@@ -204,6 +204,34 @@ def test_a_claim_whose_null_also_passes_is_not_a_holds():
     assert table.loc[0, "null_value"] == 0.95 and table.loc[0, "verdict"] == "inconclusive"
 
 
+def test_a_null_decides_after_an_interval_over_seeds():
+    """The null is read only when the claim's own interval holds: an interval on the failing side or across the
+    threshold decides first, whatever the null."""
+    d = definition(">=", 0.8)
+    assert verdict(d, Measured("C1", 0.9, 5, low=0.85, high=0.95, null=0.5)) == ("holds", "")
+    outcome, reason = verdict(d, Measured("C1", 0.9, 5, low=0.85, high=0.95, null=0.82))
+    assert outcome == "inconclusive" and "null without the mechanism passes too" in reason
+    assert verdict(d, Measured("C1", 0.7, 5, low=0.65, high=0.75, null=0.95))[0] == "fails"
+    outcome, reason = verdict(d, Measured("C1", 0.85, 5, low=0.75, high=0.95, null=0.5))
+    assert outcome == "inconclusive" and "contains the threshold" in reason
+
+
+def test_claims_markdown_shows_the_null_column_only_where_a_null_was_measured():
+    defs = [definition(claim_id="C1"), definition(claim_id="C2")]
+    with_null = report.claims_markdown(decide(defs, [Measured("C1", 2.0, 1, null=0.25), Measured("C2", 2.0, 1)]))
+    header = next(line for line in with_null.splitlines() if line.startswith("| claim_id"))
+    assert "| null |" in header and "| 0.25 |" in with_null
+    without = report.claims_markdown(decide(defs, [Measured("C1", 2.0, 1), Measured("C2", 2.0, 1)]))
+    assert "| null |" not in without
+
+
+def test_the_scoreboards_legend_names_a_null_that_passes_too_as_a_reason_for_inconclusive():
+    from conftest import ROOT
+
+    legend = (ROOT / "scripts/common/scoreboard.py").read_text()
+    assert "its null passes too" in legend
+
+
 def test_the_reconstruction_mark_travels_from_the_claims_file_to_the_table(tmp_path):
     text = (
         "paper: demo\nexperiments: [demo_train]\nclaims:\n"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from conftest import ROOT
 from neurips26.common.claims import VERDICTS, decide, load_definitions
@@ -57,10 +58,12 @@ MODEL_SWEEP = {"a": (0.18, 0.2, 0.22), "b": 1 / 9}
 NULL_SWEEP = {"a": (0.06, 0.02, 0.001), "b": 1 / 3}
 
 
-def sweep_rows(plasticity, a=(0.18, 0.2, 0.22), b=1 / 9, budgets=SWEEP_BUDGETS):
+def sweep_rows(plasticity, a=(0.18, 0.2, 0.22), b=1 / 9, budgets=SWEEP_BUDGETS, thin=None):
+    """The sweep's rows of one plasticity; at the budget `thin` only the two smallest computes."""
     rows = [{"plasticity": plasticity, "budget": budget, "base_compute": c,
              "step_failure": 0.1 * c**-a_b * (budget / 1e4) ** -b}
-            for a_b, budget in zip(a, budgets) for c in SWEEP_COMPUTES]  # fmt: skip
+            for a_b, budget in zip(a, budgets) for c in SWEEP_COMPUTES
+            if not (budget == thin and c == SWEEP_COMPUTES[-1])]  # fmt: skip
     frame = pd.DataFrame(rows)
     success = (1 - frame["step_failure"]) ** LENGTH
     return frame.assign(
@@ -69,8 +72,9 @@ def sweep_rows(plasticity, a=(0.18, 0.2, 0.22), b=1 / 9, budgets=SWEEP_BUDGETS):
 
 
 def ceiling(success=(0.40, 0.55, 0.65, 0.74, 0.80), exponent=0.25, r2=0.99, fit_points=None, model=MODEL_SWEEP,
-            null=NULL_SWEEP, budgets=SWEEP_BUDGETS):  # fmt: skip
-    """The main rows (at budget 1e6, with the fit columns) and the budget sweep of the model and its null."""
+            null=NULL_SWEEP, budgets=SWEEP_BUDGETS, thin=None):  # fmt: skip
+    """The main rows (at budget 1e7, with the fit columns) and the budget sweep of the model and its null (`thin`:
+    a budget of the sweep with only two computes in both)."""
     computes = [10.0, 30.0, 100.0, 300.0, 1000.0][: len(success)]
     success = np.asarray(success, dtype=float)
     pbar = success ** (1 / LENGTH)
@@ -79,9 +83,9 @@ def ceiling(success=(0.40, 0.55, 0.65, 0.74, 0.80), exponent=0.25, r2=0.99, fit_
                           "plasticity": "pretrained", "budget": 1e7, "in_sweep": False})  # fmt: skip
     parts = [frame]
     if model is not None:
-        parts.append(sweep_rows("pretrained", budgets=budgets, **model))
+        parts.append(sweep_rows("pretrained", budgets=budgets, thin=thin, **model))
     if null is not None:
-        parts.append(sweep_rows("full", budgets=budgets, **null))
+        parts.append(sweep_rows("full", budgets=budgets, thin=thin, **null))
     frame = pd.concat(parts, ignore_index=True)
     return frame.assign(**fitted(computes, exponent, 2 / 9, r2, fit_points, predicted_budget_exponent=1 / 9))
 
@@ -158,7 +162,10 @@ def plateau(updates=PLATEAU):
                          "base_compute": 1e3})  # fmt: skip
 
 
-OFFSETS = {"sft_rl": (0.01, 0.03, -0.01), "rl_only": (-0.02, 0.0, 0.02)}  # per seed: seed means 0.01 and 0
+OFFSETS = {"sft_rl": (0.005, 0.015, -0.005), "rl_only": (-0.02, 0.0, 0.02)}  # per seed: seed means 0.005 and 0
+SIM_SE = (0.008, 0.009, 0.010)  # each seed's standard error: that of the mean over 3 seeds is sqrt(245e-6) / 3
+SIM_POINTS = 8  # 2 configs x 4 recorded updates
+Z_STAR = stats.norm.ppf(1 - 0.05 / (2 * SIM_POINTS))  # 2.734
 
 
 def simulation(offsets=OFFSETS, nan=False, drop=False):
@@ -169,7 +176,7 @@ def simulation(offsets=OFFSETS, nan=False, drop=False):
                 theory = 0.05 + 0.006 * update
                 rows.append({"update": update, "stage": "sft" if update < 50 else "rl",
                              "success_sim": theory + offset * (update > 0), "compute": 64.0 * update,
-                             "success_sim_se": 0.01 + 0.001 * seed, "success_theory": theory, "runs": 16,
+                             "success_sim_se": SIM_SE[seed], "success_theory": theory, "runs": 16,
                              "config": config, "seed": seed})  # fmt: skip
     frame = pd.DataFrame(rows)
     if nan:
@@ -206,39 +213,44 @@ VERDICT_CASES = [
     ("C1", "inconclusive", {"complementarity": None}),
     ("C1", "inconclusive", {"complementarity": EMPTY}),
     ("C2", "holds", {}),  # 0.22 / 0.18 in the model, 0.001 / 0.06 in the null
-    ("C2", "fails", {"ceiling": ceiling(model={"a": (0.22, 0.2, 0.18), "b": 1 / 9})}),  # the ceiling fades
-    ("C2", "inconclusive", {"ceiling": ceiling(null={"a": (0.06, 0.07, 0.08), "b": 1 / 3})}),  # the null passes too
+    # the exponent keeps 0.8 of itself: the dependence does not vanish (it failed the former threshold 1)
+    ("C2", "holds", {"ceiling": ceiling(model={"a": (0.2, 0.18, 0.16), "b": 1 / 9})}),
+    ("C2", "fails", {"ceiling": ceiling(model={"a": (0.22, 0.15, 0.08), "b": 1 / 9})}),  # 0.36: the ceiling fades
+    ("C2", "inconclusive", {"ceiling": ceiling(null={"a": (0.06, 0.05, 0.04), "b": 1 / 3})}),  # the null passes too
     ("C2", "inconclusive", {"ceiling": ceiling(null=None)}),  # no null
     ("C2", "inconclusive", {"ceiling": ceiling(budgets=(1e6, 1e6, 1e6))}),  # one budget: a repeated cell
-    ("C10", "holds", {}),  # b = 1/9 exactly
-    ("C10", "fails", {"ceiling": ceiling(model={"a": (0.18, 0.2, 0.22), "b": 0.16})}),  # 44% off
-    ("C10", "inconclusive", {"ceiling": ceiling(null={"a": (0.06, 0.02, 0.001), "b": 0.12})}),  # the null passes too
-    ("C10", "inconclusive", {"ceiling": ceiling(model=None)}),
-    ("K4", "holds", {}),  # 0.25 against 2/9: 12.5%
-    ("K4", "fails", {"ceiling": ceiling(exponent=0.35)}),
-    ("K4", "inconclusive", {"ceiling": ceiling(success=(0.4, 0.5))}),  # two computes
-    ("K4", "inconclusive", {"ceiling": ceiling(exponent=np.nan)}),
+    ("C2", "inconclusive", {"ceiling": ceiling(thin=1e6)}),  # the largest budget has two computes: no exponent
+    ("K6", "holds", {}),  # b = 1/9 exactly
+    ("K6", "fails", {"ceiling": ceiling(model={"a": (0.18, 0.2, 0.22), "b": 0.16})}),  # 44% off
+    ("K6", "inconclusive", {"ceiling": ceiling(model=None)}),
+    ("K6", "inconclusive", {"ceiling": ceiling(thin=1e4)}),
+    ("K4", "holds", {}),  # 0.18, 0.2, 0.22 against 2/9: at most 19% off
+    # 0.15 at the smallest budget is 32% off, though the fit at the ceiling's budget (0.25) is 12.5% off
+    ("K4", "fails", {"ceiling": ceiling(model={"a": (0.15, 0.2, 0.22), "b": 1 / 9})}),
+    ("K4", "inconclusive", {"ceiling": ceiling(thin=1e5)}),  # two computes at one budget
+    ("K4", "inconclusive", {"ceiling": ceiling(model=None)}),
     ("C3", "holds", {}),
     ("C3", "fails", {"ceiling": ceiling(r2=0.9)}),
     ("C3", "fails", {"ceiling": ceiling(success=(0.40, 0.55, 0.54, 0.74, 0.80))}),  # falls once: value 0
     ("C3", "inconclusive", {"ceiling": ceiling(success=(0.40, 0.55, np.nan, 0.74, 0.80))}),
     ("C3", "inconclusive", {"ceiling": ceiling(fit_points=2)}),
-    ("C4", "holds", {}),  # along rho 0.4, along the compute 0.25, in every setting
+    ("C4", "holds", {}),  # along rho 0.4, along the compute 0.25 at k = 4 and 0.5 at k = 1, in every setting
     ("C4", "fails", {"allocation": allocation({0.6: 0.3, 0.9: 0.7}, {1e2: 0.0, 1e3: -0.05})}),  # compute: 0.05
     ("C4", "fails", {"allocation": allocation({0.6: 0.3, 0.9: 0.4}, {1e2: 0.0, 1e3: -0.05})}),  # span 0.15
     ("C4", "fails", {"allocation": allocation(setting_shift={(0.9, 0.1): 0.4})}),  # one setting spans only 0.1
+    ("C4", "fails", {"allocation": allocation(by_k={1: {1e2: 0.0, 1e3: -0.05}})}),  # only 0.05 along C at k = 1
     ("C4", "inconclusive", {"allocation": allocation(nan=True)}),
     ("C4", "inconclusive", {"allocation": allocation({0.9: 0.6}, {1e3: 0.0}, noises=(0.0,))}),  # one cell
+    ("C4", "inconclusive", {"allocation": allocation().drop(columns="rollouts")}),
     ("C5", "holds", {}),
-    ("C5", "holds", {"allocation": allocation(by_compute={1e2: 0.0, 1e3: 0.05})}),  # a rise within one grid step
+    # a rise within one grid step, at every k
+    ("C5", "holds", {"allocation": allocation(by_compute={1e2: 0.0, 1e3: 0.05}, by_k={1: {1e2: 0.0, 1e3: 0.05}})}),
     ("C5", "fails", {"allocation": allocation(by_compute={1e2: 0.0, 1e3: 0.2})}),  # rises with the compute
     ("C5", "fails", {"allocation": allocation(by_rho={0.6: 0.6, 0.9: 0.3})}),  # falls with rho
+    ("C5", "fails", {"allocation": allocation(by_k={1: {1e2: 0.0, 1e3: 0.2}})}),  # rises with the compute at k = 1
     ("C5", "inconclusive", {"allocation": allocation(by_rho={0.9: 0.6})}),  # one rho: no direction
     ("C5", "inconclusive", {"allocation": allocation().drop(columns="n_grid")}),
-    ("C11", "holds", {}),  # k = 1: the compute's effect doubled, same directions
-    ("C11", "fails", {"allocation": allocation(by_k={1: {1e2: 0.0, 1e3: 0.2}})}),  # rises with the compute at k = 1
-    ("C11", "inconclusive", {"allocation": allocation(by_k={})}),  # no other k
-    ("C11", "inconclusive", {"allocation": allocation().drop(columns="rollouts")}),
+    ("C5", "inconclusive", {"allocation": allocation().drop(columns="rollouts")}),
     ("K5", "holds", {}),
     ("K5", "fails", {"amplification": amplification(reverse=True)}),  # Spearman -1
     ("K5", "fails", {"amplification": amplification(weak_gains_more=True)}),  # value set to -1
@@ -266,14 +278,20 @@ VERDICT_CASES = [
     ("K1", "fails", {"complementarity": complementarity({**CELLS, (1e4, 1e2): (0.68, 0.3, 0.6, 0.70)})}),
     ("K1", "inconclusive", {"complementarity": complementarity(nan="sft_only")}),
     ("K1", "inconclusive", {"comp": {k: v for k, v in COMP.items() if k != "demo_quality"}}),
-    ("K2", "holds", {}),  # 0.01 at sft_rl = 1.7 standard errors
+    ("K2", "holds", {}),  # sft_rl: 0.005 + 2.73 standard errors of 0.0052 = 0.019
     ("K2", "fails", {"simulation": simulation({**OFFSETS, "rl_only": (0.08, 0.07, 0.06)})}),
-    # a gap of 0.04 passed the old 0.05 tolerance: 6.9 standard errors here
+    # a gap of 0.04 passed the first absolute tolerance 0.05
     ("K2", "fails", {"simulation": simulation({**OFFSETS, "rl_only": (0.04, 0.04, 0.04)})}),
+    # a gap of 0.005 in a simulation too noisy to show equivalence: 0.17 standard errors passed the former 4
+    ("K2", "fails", {"simulation": simulation().assign(success_sim_se=0.05)}),
     ("K2", "fails", {"simulation": simulation({"sft_rl": (0.01, 0.01, 0.01)}).assign(success_sim_se=0.0)}),
     ("K2", "inconclusive", {"simulation": simulation(nan=True)}),
     ("K2", "inconclusive", {"simulation": simulation(drop=True)}),  # a seed lacks a recorded update
     ("K2", "inconclusive", {"simulation": simulation().iloc[0:0]}),
+    ("K2b", "holds", {}),  # 0.96 standard errors against z* = 2.73
+    ("K2b", "fails", {"simulation": simulation({**OFFSETS, "rl_only": (0.02, 0.02, 0.02)})}),  # 3.8 SE
+    ("K2b", "inconclusive", {"simulation": simulation().assign(success_sim_se=0.0)}),  # no spread anywhere
+    ("K2b", "inconclusive", {"simulation": simulation(nan=True)}),
     ("K3", "holds", {}),
     ("K3", "fails", {"amplification": amplification(off_delta=1e-3)}),
     ("K3", "inconclusive", {"amplification": amplification(task_only=True)}),  # no skill off the task
@@ -300,15 +318,15 @@ def test_the_values_are_the_numbers_computed_by_hand():
         "C6": 1.0,
         "C7": 4000 / 200,
         "C8": abs(0.35 / (1 / 3) - 1),
-        "C10": 0.0,
-        "C11": 0.0 - 1 / 10,
         "K1": 0.65 - 0.9**4,
-        # sft_rl: seed offsets 0.01, 0.03, -0.01 average 0.01 at every update after the first, in standard errors of
-        # the mean over seeds sqrt(0.010^2 + 0.011^2 + 0.012^2) / 3
-        "K2": 0.01 / (np.sqrt(0.01**2 + 0.011**2 + 0.012**2) / 3),
+        # sft_rl: seed offsets 0.005, 0.015, -0.005 average 0.005 at every update after the first, the standard error
+        # of the mean over seeds is sqrt(0.008^2 + 0.009^2 + 0.010^2) / 3 at every update; rl_only averages 0
+        "K2": 0.005 + Z_STAR * np.sqrt(245e-6) / 3,
+        "K2b": 0.005 / (np.sqrt(245e-6) / 3) / Z_STAR,
         "K3": 0.0,
-        "K4": abs(0.25 / (2 / 9) - 1),
+        "K4": abs(0.18 / (2 / 9) - 1),  # the smallest budget's exponent is the farthest
         "K5": 1.0,
+        "K6": 0.0,
     }
     for claim_id, value in expected.items():
         assert np.isclose(table.loc[claim_id, "value"], value, rtol=1e-9, atol=1e-12), claim_id
@@ -319,7 +337,7 @@ def test_the_values_are_the_numbers_computed_by_hand():
     assert decided(amplification=amplification(weak_gains_more=True)).loc["K5", "value"] == -1.0
     assert decided().loc["C6", "null_value"] == -1.0  # the null ranks the other way: its quarters' gains reversed
     assert np.isclose(decided().loc["C2", "null_value"], 0.001 / 0.06)
-    assert np.isclose(decided().loc["C10", "null_value"], abs((1 / 3) / (1 / 9) - 1))
+    assert np.isnan(decided().loc["K6", "null_value"])  # a check of our derivation: the null's fit is in the note
     # C1 reads the interior split's margin, which can be negative; the gain of the whole grid cannot
     ends = complementarity({cell: (s, r, 1.0, s) for cell, (s, r, _, _) in CELLS.items()})
     assert (ends["gain"] >= 0).all() and np.isclose(decided(complementarity=ends).loc["C1", "value"], -0.01)
@@ -329,7 +347,7 @@ def test_the_values_are_the_numbers_computed_by_hand():
 def test_incomplete_evidence_is_named_in_the_note():
     notes = decided(complementarity=None, ceiling=ceiling(fit_points=2), simulation=simulation(drop=True))["note"]
     assert "no complementarity table" in notes["C1"] and "no complementarity table" in notes["K1"]
-    assert "needs 3" in notes["K4"] and "lack some seed" in notes["K2"]
+    assert "needs 3" in notes["C3"] and "lack some seed" in notes["K2"]
     assert "passes too" in decided(amplification=amplification(null_passes=True)).loc["C6", "note"]
     assert "non-finite values" in decided(pretraining=pretraining(exponent=np.inf)).loc["C8", "note"]
 
@@ -338,19 +356,29 @@ def test_the_claims_file_thresholds_are_the_configs_comparisons():
     assert set(THRESHOLD_KEYS) <= {d.claim_id for d in DEFINITIONS}
     for scale in ("smoke", "quick", "paper"):
         assert threshold_mismatches(DEFINITIONS, CONFIG[scale]["comparisons"]) == [], scale
-    assert threshold_mismatches(DEFINITIONS, {**COMP, "agreement_z": 3.0}) == [
-        "K2: claims file threshold 4, comparisons.agreement_z 3.0"
+    assert threshold_mismatches(DEFINITIONS, {**COMP, "agreement_margin": 0.05}) == [
+        "K2: claims file threshold 0.025, comparisons.agreement_margin 0.05"
     ]
 
 
-def test_the_claims_file_marks_a_reconstruction_and_the_guaranteed_properties_are_checks():
+def test_the_claims_file_marks_a_reconstruction_and_what_the_model_guarantees_is_no_claim():
     assert all(d.reconstruction for d in DEFINITIONS)
     kinds = {d.claim_id: d.kind for d in DEFINITIONS}
-    # the ranking by strength follows from the RL rate's form, the exponent at one budget is our own derivation
-    assert kinds["K4"] == kinds["K5"] == "check"
-    statement = {d.claim_id: d.statement for d in DEFINITIONS}
-    assert "guaranteed" in statement["C1"] and "margin" in statement["C1"]
-    assert "standard errors" in statement["K2"]
+    # the ranking by strength follows from the RL rate's form; our derivation against our own model's output
+    assert kinds["K4"] == kinds["K5"] == kinds["K6"] == "check"
+    # both sides of the amplification hold by construction (test_the_smoke_configurations_real_tables_are_decided)
+    assert kinds["C6"] == "info"
+    assert not {"C10", "C11"} & set(kinds)  # folded into K6 and C5
+
+
+def test_a_budget_with_fewer_than_three_computes_leaves_the_sweeps_claims_inconclusive():
+    """The per-budget compute exponent needs 3 computes; a thin budget at either end of the sweep used to raise a
+    KeyError out of measure_claims."""
+    for budget in (1e4, 1e6):
+        table = decided(ceiling=ceiling(thin=budget))
+        for claim_id in ("C2", "K4", "K6"):
+            assert table.loc[claim_id, "verdict"] == "inconclusive"
+            assert f"2 at B = {budget:g}" in table.loc[claim_id, "note"], table.loc[claim_id, "note"]
 
 
 def test_the_smoke_configurations_real_tables_are_decided():
@@ -370,14 +398,19 @@ def test_the_smoke_configurations_real_tables_are_decided():
     table = decide(DEFINITIONS, measure_claims(real, comp)).set_index("claim_id")
     assert list(table.index) == [d.claim_id for d in DEFINITIONS]
     assert set(table["verdict"]) <= set(VERDICTS)
-    # every table is complete: each value is a number, and the checks hold (they are the model's construction)
+    # every table is complete: each value is a number, and the checks of the model's construction hold (K2, K2b, K4
+    # and K6 compare our approximation and derivation with one seed and two budgets: decided, not asserted)
     assert table["value"].notna().all(), table.loc[table["value"].isna(), "note"].to_dict()
-    assert (table.loc[table["kind"] == "check", "verdict"] == "holds").all(), table["note"].to_dict()
+    assert (table.loc[["K1", "K3", "K5"], "verdict"] == "holds").all(), table["note"].to_dict()
+    # C6 is info: the model ranks by strength by construction, and RL without the pretraining gate does too
+    threshold = next(d.threshold for d in DEFINITIONS if d.claim_id == "C6")
+    assert table.loc["C6", "value"] >= threshold and table.loc["C6", "null_value"] >= threshold
+    assert table.loc["C6", "verdict"] == "inconclusive"
 
 
-def test_k2_in_standard_errors_catches_a_quarter_error_in_the_rl_rate_that_the_old_tolerance_passed():
+def test_k2_catches_a_quarter_error_in_the_rl_rate_that_the_first_tolerance_passed():
     """Simulations with the RL learning rate 25% too high against the mean field at the true rate: the largest gap
-    stays under the old absolute tolerance 0.05 but lies tens of standard errors out; the true rate passes
+    stays under the first absolute tolerance 0.05 but fails K2's equivalence margin; the true rate passes
     (about 10 s)."""
     from neurips26.multistage_training.claims import _agreement
     from neurips26.multistage_training.experiment import model_params, simulation_table
@@ -396,4 +429,4 @@ def test_k2_in_standard_errors_catches_a_quarter_error_in_the_rl_rate_that_the_o
         found[scale] = (_agreement({"simulation": table}).value, (means["success_sim"] - means["success_theory"]).abs())
     threshold = next(d.threshold for d in DEFINITIONS if d.claim_id == "K2")
     assert found[1.0][0] <= threshold
-    assert found[1.25][1].max() < 0.05 and found[1.25][0] > 5 * threshold
+    assert found[1.25][1].max() < 0.05 and found[1.25][1].max() > threshold and found[1.25][0] > threshold

@@ -18,7 +18,7 @@ from conftest import ROOT
 from neurips26.common.paper_scale import paper_scale_paths
 from neurips26.common.report import RECONSTRUCTION_LINE, render
 from neurips26.multistage_training import experiment, plots
-from neurips26.multistage_training.summary import report_tables, simulation_curves
+from neurips26.multistage_training.summary import claim_numbers, report_tables, simulation_curves
 
 REPORT = ROOT / "workflow/report/multistage_training"
 
@@ -163,6 +163,8 @@ NUMBERS = (
     "off_task_max", "amplification_spearman", "success_before_rl", "success_after_rl", "agreement_gap",
     "agreement_z", "budget_predicted", "budget_exponent", "budget_compute_exponent", "null_budget_exponent",
     "budget_first_compute_exponent", "budget_last_compute_exponent", "logit_spearman", "logit_spearman_null",
+    "budget_ratio", "null_budget_ratio", "budget_first_gap", "budget_last_gap", "allocation_min_span",
+    "allocation_min_span_rho", "allocation_min_span_compute", "agreement_z_star", "agreement_bound",
 )  # fmt: skip
 TABLES = (
     "complementarity_table", "plateau_table", "ceiling_table", "sweep_table", "pretraining_table", "allocation_table",
@@ -171,9 +173,20 @@ TABLES = (
 
 
 @pytest.fixture(scope="module")
-def found(tables, config) -> dict:
+def claims(tables, config) -> pd.DataFrame:
+    """The claims decided on the same tables (the report's sentences read their verdicts)."""
+    from neurips26.common.claims import decide, load_definitions
+    from neurips26.multistage_training.claims import measure_claims
+
+    read = {name: pd.read_parquet(path) for name, path in tables.items()}
+    comp = {name: config["model"][name] for name in ("demo_quality", "chain_length")}
+    return decide(load_definitions(ROOT / "config/claims/multistage_training.yaml"), measure_claims(read, comp))
+
+
+@pytest.fixture(scope="module")
+def found(tables, config, claims) -> dict:
     inp = SimpleNamespace(**{name: str(path) for name, path in tables.items()})
-    return report_tables(inp, SimpleNamespace(**config))
+    return report_tables(inp, SimpleNamespace(**config)) | claim_numbers(claims)
 
 
 def test_report_tables_give_the_tables_and_finite_key_numbers(found):
@@ -200,6 +213,35 @@ def test_the_report_template_renders_with_the_tables(found, config):
                     "## 4. RL selectively", "## Theory against simulation"):  # fmt: skip
         assert section in text
     assert text.rstrip().endswith("CLOSING")
+
+
+def test_the_reports_conclusions_follow_the_verdicts_and_values(found, config):
+    """Each conclusion the report draws (the ceiling's persistence, the derivation in B, the allocation's directions,
+    the null's amplification) is conditional on its claim's verdict or value, never stated regardless."""
+    params = SimpleNamespace(paper_scale={}, benchmarks="unused", **config)
+
+    def text(**changed) -> str:
+        rendered = render(REPORT / "report.md.j2", scale="smoke", params=params, claims="CLAIMS", n_claims=0,
+                          closing="CLOSING", reconstruction="", **(found | changed))  # fmt: skip
+        return " ".join(rendered.split())
+
+    holds = text(verdicts=dict.fromkeys(found["verdicts"], "holds"))
+    fails = text(verdicts=dict.fromkeys(found["verdicts"], "fails"))
+    assert "does not vanish as the budget grows (C2 holds)" in holds and "(C2 fails, against 0.5)" in fails
+    assert "does not vanish" not in fails and "the ceiling persists" not in holds + fails
+    assert "the C^2 B derivation fails in B" in fails and "the C^2 B derivation fails" not in holds
+    assert "and so it does at every k up to one grid step (C5 holds)" in holds and "C5 fails" in fails
+    assert "not within 25% of it at every budget (K4 fails" in fails
+    null = found["logit_spearman_null"]
+    selective, gated = (
+        "RL without the pretraining gate amplifies selectively too",
+        "the gate is what makes RL selective",
+    )
+    above, below = (
+        text(thresholds=found["thresholds"] | {"C6": null - 0.01}),
+        text(thresholds=found["thresholds"] | {"C6": null + 0.01}),
+    )
+    assert selective in above and gated not in above and gated in below and selective not in below
 
 
 def test_the_paper_16_claims_file_marks_a_reconstruction_and_the_report_says_so_at_its_top(tmp_path):

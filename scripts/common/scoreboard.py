@@ -26,7 +26,9 @@ lines = [
     board_markdown(rows),
     "Claims are sentences of the papers decided from our experiments' outputs: holds / fails / inconclusive "
     "(missing evidence, fewer runs than the claim needs, an interval over seeds that contains the threshold, "
-    "or a margin inside the seed noise). Checks are properties our own code guarantees or verifies; they are "
+    "a margin inside the seed noise, or its null passes too: the same measurement without the paper's mechanism, "
+    "in the column `null`, meets the threshold as well). Checks are properties our own code guarantees or "
+    "verifies; they are "
     "counted apart and never as reproduced claims. `runs per claim` is the range of the evidence counts of "
     "the hard and soft claims: seeds, runs, cells or pairs, as each claim's metric says (the paper's report "
     "lists them). Job time is the sum of the `benchmark:` wall times of "

@@ -52,7 +52,8 @@ def is_reconstruction(claims: pd.DataFrame) -> bool:
 
 
 def claims_markdown(claims: pd.DataFrame) -> str:
-    """Every claim and check: value, threshold, the evidence it rests on and its verdict (checks last)."""
+    """Every claim and check: value, threshold, the evidence it rests on and its verdict (checks last); a `null`
+    column (the same measurement without the paper's mechanism) when some claim was measured beside its null."""
     order = {"hard": 0, "soft": 1, "info": 2, "check": 3}
     claims = claims.assign(_order=claims["kind"].map(order)).sort_values("_order", kind="stable")
 
@@ -67,6 +68,7 @@ def claims_markdown(claims: pd.DataFrame) -> str:
             "metric": claims["metric"],
             "value": claims["value"],
             "interval": [interval(r) for r in claims.itertuples()],
+            **({"null": claims["null_value"]} if _has_null(claims) else {}),
             "check": claims["comparison"] + " " + claims["threshold"].map(lambda t: f"{t:g}"),
             "runs": [f"{r.runs} (min {r.min_runs})" for r in claims.itertuples()],
             "verdict": claims["verdict"].map(VERDICT_CELLS),
@@ -77,6 +79,11 @@ def claims_markdown(claims: pd.DataFrame) -> str:
     )
     mark = f"{RECONSTRUCTION_LINE}\n\n" if is_reconstruction(claims) else ""
     return f"{mark}{verdict_line(claims)}\n\n{markdown_table(shown)}"
+
+
+def _has_null(claims: pd.DataFrame) -> bool:
+    """Whether some claim was measured beside its null (older tables lack the column)."""
+    return "null_value" in claims.columns and bool(np.isfinite(claims["null_value"].to_numpy(dtype=float)).any())
 
 
 def verdict_line(claims: pd.DataFrame) -> str:

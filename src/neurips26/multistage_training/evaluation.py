@@ -62,6 +62,7 @@ __all__ = [
     "PowerLawFit",
     "allocation_shift",
     "amplification_summary",
+    "bonferroni_quantile",
     "budget_scaling",
     "ceiling_sweep",
     "complementarity_table",
@@ -72,6 +73,7 @@ __all__ = [
     "pretraining_ceiling",
     "pretraining_loss_scaling",
     "rl_amplification",
+    "share_spans",
 ]
 
 
@@ -279,6 +281,20 @@ def allocation_shift(
                                     n_grid=n_grid)  # fmt: skip
             rows.append(part.assign(rollouts=k, main=False))
     return pd.concat(rows, ignore_index=True)
+
+
+def bonferroni_quantile(points: int, alpha: float = 0.05) -> float:
+    """``z* = Phi^-1(1 - alpha / (2 points))``: the two-sided normal quantile that holds `points` intervals
+    simultaneously at family-wise level `alpha` (Bonferroni)."""
+    if points < 1:
+        raise ValueError(f"a Bonferroni quantile needs at least one point, got {points}")
+    check_number("alpha", alpha, 0.0, 1.0, low_open=True, high_open=True)
+    return float(stats.norm.ppf(1.0 - alpha / (2 * points)))
+
+
+def share_spans(table: pd.DataFrame, within) -> pd.Series:
+    """The span (max - min) of the optimal SFT share within each group of the `within` columns."""
+    return table.groupby(list(within))["sft_share"].agg(lambda s: s.max() - s.min())
 
 
 def monotone_violation(

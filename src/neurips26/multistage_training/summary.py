@@ -7,9 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .evaluation import amplification_summary, budget_scaling, monotone_violation
+from .claims import AGREEMENT_ALPHA
+from .evaluation import amplification_summary, bonferroni_quantile, budget_scaling, monotone_violation, share_spans
 
-__all__ = ["report_tables", "simulation_curves"]
+__all__ = ["claim_numbers", "report_tables", "simulation_curves"]
 
 
 def _get(obj, name: str):
@@ -95,16 +96,30 @@ def _budget_sweep(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     numbers = {"budget_predicted": float(table["predicted_budget_exponent"].iloc[0])}
     for plasticity, key in (("pretrained", "budget"), ("full", "null_budget")):
         found = budget_scaling(table, plasticity)
-        budgets = sorted(rows.loc[rows["plasticity"] == plasticity, "budget"].unique())
-        first, last = (found[f"compute_exponent_{b:g}"] for b in (budgets[0], budgets[-1]))
+        part = rows[rows["plasticity"] == plasticity]
+        budgets = sorted(part["budget"].unique())
+        # a budget with fewer than 3 computes has no exponent of its own (the claims say so): NaN here
+        exponents = [found.get(f"compute_exponent_{b:g}", float("nan")) for b in budgets]
+        ends = part.sort_values("base_compute").groupby("budget")["step_failure"].agg(["first", "last"])
+        gaps = ends["first"] - ends["last"]
         numbers |= {
             f"{key}_exponent": found["budget_exponent"],
             f"{key}_compute_exponent": found["compute_exponent"],
             f"{key}_r2": found["r2"],
-            f"{key}_first_compute_exponent": first,
-            f"{key}_last_compute_exponent": last,
+            f"{key}_first_compute_exponent": exponents[0],
+            f"{key}_last_compute_exponent": exponents[-1],
+            f"{key}_ratio": exponents[-1] / exponents[0] if exponents[0] > 0 else 0.0,
+            f"{key}_exponents": ", ".join(f"{e:.3f} (B = {b:,.0f})" for b, e in zip(budgets, exponents)),
+            f"{key}_first_gap": float(gaps.iloc[0]),
+            f"{key}_last_gap": float(gaps.iloc[-1]),
+            f"{key}_gaps": ", ".join(f"{g:.3g} (B = {b:,.0f})" for b, g in gaps.items()),
         }
-    numbers["sweep_budgets"] = ", ".join(f"{b:,.0f}" for b in sorted(rows["budget"].unique()))
+    inside = rows["base_compute"]
+    numbers |= {
+        "sweep_budgets": ", ".join(f"{b:,.0f}" for b in sorted(rows["budget"].unique())),
+        "sweep_low_compute": float(inside.min()),
+        "sweep_high_compute": float(inside.max()),
+    }
     return _whole(wide, ["C"]), numbers
 
 
@@ -142,8 +157,28 @@ def _rollouts(table: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index().rename(columns={"rollouts": "k", "demo_quality": "rho"})
 
 
+def _smallest_spans(table: pd.DataFrame) -> dict:
+    """The smallest span of the optimal SFT share along rho and along the compute over every setting (k, reward
+    noise and the other axis), overall and per k (C4's reading)."""
+    along_rho = share_spans(table, ["rollouts", "reward_noise", "base_compute"])
+    along_compute = share_spans(table, ["rollouts", "reward_noise", "demo_quality"])
+    per_k = [
+        f"{along_compute.xs(k, level='rollouts').min():.3f} at k = {k:g}" for k in sorted(table["rollouts"].unique())
+    ]
+    return {
+        "allocation_min_span": float(min(along_rho.min(), along_compute.min())),
+        "allocation_min_span_rho": float(along_rho.min()),
+        "allocation_min_span_compute": float(along_compute.min()),
+        "allocation_min_span_compute_k": float(along_compute.idxmin()[0]),
+        "allocation_min_span_compute_rho": float(along_compute.idxmin()[2]),
+        "allocation_spans_per_k": ", ".join(per_k),
+    }
+
+
 def _allocation(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
-    """Rows (reward noise, demo quality), a column per pretraining compute: the optimal SFT share."""
+    """Rows (reward noise, demo quality), a column per pretraining compute: the optimal SFT share; and the smallest
+    spans over every setting, the swept k included."""
+    spans = _smallest_spans(table)
     table = _main(table)
     wide = table.pivot_table(index=["reward_noise", "demo_quality"], columns="base_compute", values="sft_share",
                              aggfunc="first")  # fmt: skip
@@ -160,6 +195,7 @@ def _allocation(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
         "allocation_c_violation": monotone_violation(
             table, "base_compute", -1, within=("demo_quality", "reward_noise")
         ),
+        **spans,
     }
     return wide, numbers
 
@@ -205,6 +241,8 @@ def _agreement(simulation: pd.DataFrame, configs: dict) -> tuple[pd.DataFrame, d
     curves = simulation_curves(simulation)
     spread = curves["success_sim_se"] > 0
     curves["z"] = (curves["gap"].abs() / curves["success_sim_se"].where(spread)).fillna(0.0)
+    z_star = bonferroni_quantile(len(curves), AGREEMENT_ALPHA)
+    curves["bound"] = curves["gap"].abs() + z_star * curves["success_sim_se"]
     rows = []
     for name in dict.fromkeys(simulation["config"]):
         part = curves[curves["config"] == name]
@@ -225,13 +263,35 @@ def _agreement(simulation: pd.DataFrame, configs: dict) -> tuple[pd.DataFrame, d
                 "at compute": float(worst["compute"]),
                 "its SE": float(worst["success_sim_se"]),
                 "max gap / SE": float(part["z"].max()),
+                "max abs(gap) + z* SE": float(part["bound"].max()),
+                "mean gap (sim - theory)": float(part["gap"].mean()),
             }
         )
     table = _whole(pd.DataFrame(rows), ["B", "C", "at compute"])
     worst = table.loc[table["max gap / SE"].idxmax()]
-    numbers = {"agreement_gap": float(table["max gap"].max()), "agreement_z": float(worst["max gap / SE"]),
-               "agreement_config": str(worst["config"])}  # fmt: skip
+    signed = table.set_index("config")["mean gap (sim - theory)"]
+    numbers = {
+        "agreement_gap": float(table["max gap"].max()),
+        "agreement_z": float(worst["max gap / SE"]),
+        "agreement_config": str(worst["config"]),
+        "agreement_z_star": z_star,
+        "agreement_points": len(curves),
+        "agreement_bound": float(table["max abs(gap) + z* SE"].max()),
+        "agreement_below": ", ".join(f"`{name}`" for name, gap in signed.items() if gap < 0) or "none",
+        "agreement_above": ", ".join(f"`{name}`" for name, gap in signed.items() if gap > 0) or "none",
+    }
     return table, numbers
+
+
+def claim_numbers(claims: pd.DataFrame) -> dict:
+    """What the report's sentences condition on: each claim's verdict, value, null value and threshold by id."""
+    claims = claims.set_index("claim_id")
+    return {
+        "verdicts": claims["verdict"].to_dict(),
+        "claim_values": claims["value"].to_dict(),
+        "null_values": claims["null_value"].to_dict(),
+        "thresholds": claims["threshold"].to_dict(),
+    }
 
 
 def report_tables(inp, params) -> dict:
