@@ -112,10 +112,11 @@ def stats(**override):
     return pd.DataFrame([{**row, **override}, {**row, "setting": FULL}])
 
 
-def classifier(onset=(0.95, 0.9, 1.0, 20, 20)):
-    """The classifier table with the onset task's (balanced accuracy, bootstrap low, high, class counts), or skipped."""
+def classifier(onset=(0.95, 0.9, 1.0, 20, 20), null=(0.55, 0.4, 0.7, 24, 8)):
+    """The classifier table with the onset task's and its null's (balanced accuracy, bootstrap low, high, class
+    counts), or skipped (None)."""
     rows = []
-    for task, values in (("onset", onset), ("run", (1.0, 1.0, 1.0, 24, 4))):
+    for task, values in (("onset", onset), ("null", null)):
         if values is None:
             rows.append(
                 {
@@ -222,6 +223,9 @@ VERDICT_CASES = [
     ("D12", "inconclusive", partial(given, clf=classifier(onset=None))),  # skipped: too few divergences
     ("D12", "inconclusive", partial(given, clf=classifier(onset=(0.8, 0.6, 0.95, 5, 5)))),  # interval around 0.75
     ("D12", "inconclusive", partial(given, clf=classifier(onset=(1.0, 1.0, 1.0, 20, 2)))),  # 2 runs in one class
+    # issue 40's review: features that tell the runs apart without any divergence (the null) decide nothing
+    ("D12", "inconclusive", partial(given, clf=classifier(null=(1.0, 1.0, 1.0, 24, 8)))),
+    ("D12", "inconclusive", partial(given, clf=classifier(null=None))),  # no null to beat
     ("D13", "holds", real),  # the deep shape 6/8 under the reference noise, the small one 0/8; clean 0/8 at both
     ("D13", "fails", partial(with_runs, diverged=NONE, seeds=40)),  # 0/40 at both sizes: any gap below 0.25
     ("D13", "inconclusive", partial(with_runs, diverged=NONE)),  # 0/8 at both: the interval reaches past 0.25

@@ -102,7 +102,7 @@ def _report_inputs(tmp_path, runs: pd.DataFrame, corpus_meta) -> SimpleNamespace
         [{"job": "j", "members": 1, "tokens": 1, "seconds": 1.0, "tokens_per_s": 1.0, "model_flops_per_s": 1.0,
           "gemm_model_flops_per_s": 2.0}]
     )  # fmt: skip
-    frames = {"runs": runs, "divergence": divergence_table(runs), "classifier": pd.DataFrame([{"task": "run"}]),
+    frames = {"runs": runs, "divergence": divergence_table(runs), "classifier": pd.DataFrame([{"task": "null"}]),
               "throughput": throughput}  # fmt: skip
     for name, frame in frames.items():
         paths[name] = tmp_path / f"{name}.parquet"

@@ -73,9 +73,10 @@ def test_the_classifier_reads_one_shape_without_qk_norm_and_labels_the_failure_m
     runs = runs_table(summary, curves, diag, DETECT)
     rows = classifier_table(runs, curves, diag, base_lr=1, shape="deep")
     assert set(rows["shape"]) == {"deep"} and not rows["qk_norm"].any()  # wide and QK-norm runs left out
-    run_task = rows[rows["task"] == "run"].set_index("setting")
-    assert run_task.loc["clean", "label"] == 1 and run_task.loc["insert-k5-a0.5-d0.5", "label"] == 0
-    assert len(run_task) == 2  # the clean run at the base rate is neither class
+    null = rows[rows["task"] == "null"]
+    # the null task: the runs that did not diverge, here the noisy one at the base rate; the diverged clean run at the
+    # raised rate is the onset task's only (before issue 40's review a "run" task held every run, diverged or not)
+    assert list(null["setting"]) == ["insert-k5-a0.5-d0.5"] and null["label"].tolist() == [0]
     onset = rows[rows["task"] == "onset"]
     assert len(onset) == 1 and onset["label"].iloc[0] == 1  # only the diverged run, LR-induced
     assert onset["attn_logit_growth"].iloc[0] == pytest.approx(math.log(15 / 5))  # read at the onset, not the end

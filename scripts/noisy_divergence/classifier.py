@@ -1,6 +1,7 @@
 """Noise- vs learning-rate-induced failure from the activation diagnostics of the deep shape: features per run (at a
-divergence's onset, or at the end of the run), then a logistic regression evaluated leave one seed out (balanced
-accuracy, bootstrap over seeds), skipped with its reason when the runs are too few."""
+divergence's onset, or at the end of a run that did not diverge), then a logistic regression evaluated leave one seed
+out (balanced accuracy, bootstrap over seeds) on the diverged runs (``onset``) and, as its null, on the runs that did
+not diverge (``null``), each skipped with its reason when the runs are too few."""
 
 import pandas as pd
 
@@ -20,7 +21,7 @@ features = classifier_table(
 )
 features["prediction"] = float("nan")
 rows = []
-for task in ("onset", "run"):
+for task in ("onset", "null"):
     rows_of_task = features["task"] == task
     summary, predictions = loso(
         features[rows_of_task], "label", params.classifier["min_per_class"], params.classifier["C"]

@@ -1,6 +1,6 @@
 """Train one job ({job} = shape, QK-norm, LR multiplier, group): every noise setting and seed of it as one batched
 ensemble in the common loop (divergence recorded as an outcome, checkpoint beside the summary), each run reading the
-clean stream noised with its own seed's placement, with its own noisy probe for the diagnostics; then measure the
+clean stream noised with its own seed's placement, every run measured on the same noisy probe; then measure the
 machine's matmul rate with the job's threads, for the report's tokens/s against GEMM FLOP/s."""
 
 import numpy as np
@@ -12,7 +12,7 @@ from neurips26.common.runtime import job_provenance, start_job
 from neurips26.common.token_files import read_tokens
 from neurips26.noisy_divergence import artifacts
 from neurips26.noisy_divergence.model import LM, LMConfig, n_parameters
-from neurips26.noisy_divergence.streams import run_stream
+from neurips26.noisy_divergence.streams import probe_stream, run_stream
 from neurips26.noisy_divergence.training import TrainSettings, train_ensemble
 
 p = snakemake.params.job
@@ -30,8 +30,10 @@ val = stream(list(snakemake.input.val))
 vocab_size = p["model"]["vocab_size"]
 streams = [run_stream(clean, run["setting"], p["noise"], vocab_size, run["seed"]) for run in runs]
 settings = TrainSettings(**{**p["train"], "betas": tuple(p["train"]["betas"])})
-# each run's noisy probe: micro_batch fixed windows of its own stream (drawn by its seed) with their noise mask
-probes = [s.probe(settings.micro, settings.seq_len, run["seed"]) for s, run in zip(streams, runs)]
+# the noisy probe, the same for every run: micro_batch fixed windows of the validation stream noised by the reference
+# setting, with their noise mask and the reference's noise ids
+probe = probe_stream(val, p["noise"], vocab_size)
+probe_tokens, probe_mask = probe.probe(settings.micro, settings.seq_len, p["noise"]["seed"])
 models = [LM(LMConfig(**p["model"], seed=run["seed"])) for run in runs]
 labels = [f"{run['setting']} seed {run['seed']}" for run in runs]
 log.info(
@@ -58,8 +60,8 @@ results, outcome = train_ensemble(
     loop_settings=loop_settings,
     device=device,
     labels=labels,
-    noisy_probes=(np.stack([t for t, _ in probes]), np.stack([m for _, m in probes])),
-    noise_ids=[s.noise_ids for s in streams],
+    noisy_probes=(np.stack([probe_tokens] * len(runs)), np.stack([probe_mask] * len(runs))),
+    noise_ids=[probe.noise_ids] * len(runs),
 )
 if outcome.diverged is not None:
     log.info("every run of the job diverged; the loop recorded: %s", outcome.diverged)

@@ -7,7 +7,8 @@ of one seed share their initialisation across settings (the notes say so). Mecha
 attention logit (on the clean probe batch) of two arms seed by seed (same initialisation and window seed), over the
 seeds where neither run diverged: the mean over seeds of ``log(a / b)`` with its t interval. The classifier claim
 reads the leave-one-seed-out balanced accuracy with its bootstrap interval over seeds, NaN when the classifier was
-skipped. Checks read the injection statistics of every noise setting.
+skipped, with the same classifier's balanced accuracy on the runs that did not diverge as its null. Checks read the
+injection statistics of every noise setting.
 
 Arms are found from the config's ``comparisons``: the deep and wide shapes, the reference noise setting (e.g.
 insert-k5-a0.5-d0.5), the base learning-rate multiplier and the model sizes (``scale_shapes``, smallest to
@@ -156,12 +157,28 @@ def _scale_claim(claim_id: str, runs: pd.DataFrame, shapes: list[str], ref: str,
     )
 
 
-def _accuracy_claim(claim_id: str, clf: pd.DataFrame, task: str) -> Measured:
-    row = clf[clf["task"] == task]
+def _accuracy_claim(claim_id: str, clf: pd.DataFrame, task: str, null_task: str) -> Measured:
+    """The ``task`` classifier's balanced accuracy; null: the ``null_task`` classifier's (the same features told apart
+    on runs without a divergence), NaN when it was skipped, so that a holds with no null to beat is inconclusive."""
+    row, null_row = clf[clf["task"] == task], clf[clf["task"] == null_task]
+    null_ok = len(null_row) and null_row["status"].iloc[0] == "ok"
+    null = float(null_row["balanced_accuracy"].iloc[0]) if null_ok else math.nan
+    null_note = (
+        f"null ({null_task}: the same classifier on runs that did not diverge, {int(null_row['n_class0'].iloc[0])} "
+        f"noise-trained vs {int(null_row['n_class1'].iloc[0])} raised-LR): balanced accuracy {null:.3f} "
+        f"[{float(null_row['low'].iloc[0]):.3f}, {float(null_row['high'].iloc[0]):.3f}]"
+        if null_ok
+        else f"null ({null_task}) skipped: "
+        + (null_row["reason"].iloc[0] if len(null_row) else f"no {null_task} classifier row")
+    )
     if row.empty or row["status"].iloc[0] != "ok":
         reason = row["reason"].iloc[0] if len(row) else f"no {task} classifier row"
         return Measured(
-            claim_id, math.nan, 0 if row.empty else int(row["n"].iloc[0]), note=f"classifier skipped: {reason}"
+            claim_id,
+            math.nan,
+            0 if row.empty else int(row["n"].iloc[0]),
+            note=f"classifier skipped: {reason}; {null_note}",
+            null=null,
         )
     r = row.iloc[0]
     return Measured(
@@ -169,9 +186,10 @@ def _accuracy_claim(claim_id: str, clf: pd.DataFrame, task: str) -> Measured:
         float(r["balanced_accuracy"]),
         int(min(r["n_class0"], r["n_class1"])),
         note=f"leave-one-seed-out balanced accuracy over {int(r['folds'])} seeds ({int(r['n_class0'])} noise-induced, "
-        f"{int(r['n_class1'])} LR-induced); plain accuracy {r['accuracy']:.3f}; 95% bootstrap over seeds",
+        f"{int(r['n_class1'])} LR-induced); plain accuracy {r['accuracy']:.3f}; 95% bootstrap over seeds; {null_note}",
         low=float(r["low"]),
         high=float(r["high"]),
+        null=null,
     )
 
 
@@ -231,7 +249,7 @@ def measure_claims(
             ),
             f"equal stream noise share: {shares}",
         ),
-        _accuracy_claim("D12", clf, "onset"),
+        _accuracy_claim("D12", clf, "onset", "null"),
         _scale_claim("D13", runs, list(comparisons.get("scale_shapes", [])), ref.name, base),
     ]
     lr_runs = arm(CLEAN, lr=high) if high > base else arm([])

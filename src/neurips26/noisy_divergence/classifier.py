@@ -11,11 +11,17 @@ log-ratio to the run's first diagnostic step:
 * ``attn_logit_growth``: log growth of the largest max attention logit over layers;
 * ``output_logit_growth``: of the largest |output logit|; ``resid_growth``: of the largest residual RMS over layers;
 * ``update_growth``: of the update norm;
-* read on the run's own noisy probe and gradients (:mod:`.training`): ``noise_mass``, the largest over layers of
-  the attention mass from clean queries onto noise keys (a level, not a growth: at the first step it is about the
-  noise share); ``embed_noise_ratio``, the log of the noise ids' mean embedding row norm over the median row norm;
-  ``grad_depth``, the normalised depth of the block with the largest gradient norm, and ``grad_growth``, the log
-  growth of that largest block gradient norm.
+* read on the noisy probe that every run shares (:func:`.streams.probe_stream`) and on the run's gradients
+  (:mod:`.training`): ``noise_mass_growth``, the log growth of the largest over layers of the attention mass from
+  clean queries onto noise keys over its uniform-attention value; ``embed_noise_growth``, the log growth of the
+  reference noise ids' mean embedding row norm over the median row norm; ``grad_growth``, the log growth of the
+  largest block gradient norm.
+
+Every feature is a change from the run's first diagnostic step, on inputs identical for every run: issue 40's review
+found that levels (noise mass, embedding ratio) read on each run's own probe encoded whether a run had trained on
+noise, which separates the classes without any divergence. :func:`loso` is therefore also run on the runs that did
+not diverge (noise-trained at the base rate against clean at the raised rate): that balanced accuracy is the null of
+the onset classifier's (what the features tell apart without a divergence).
 
 :func:`loso` fits a standardised logistic regression (scikit-learn) on all seeds but one and predicts the held-out
 seed's runs, for every seed; the score is the balanced accuracy over all held-out predictions (the mean of the two
@@ -40,9 +46,8 @@ FEATURES = (
     "output_logit_growth",
     "resid_growth",
     "update_growth",
-    "noise_mass",
-    "embed_noise_ratio",
-    "grad_depth",
+    "noise_mass_growth",
+    "embed_noise_growth",
     "grad_growth",
 )
 
@@ -76,11 +81,14 @@ def features_at(diag: pd.DataFrame, steps: pd.DataFrame, step: int) -> dict:
         "output_logit_growth": _log_ratio(rows.at[at[-1], "logit_max"], rows.at[recorded[0], "logit_max"]),
         "resid_growth": _log_ratio(last["resid_rms"].max(), first["resid_rms"].max()),
         "update_growth": _log_ratio(rows.at[at[-1], "update_norm"], rows.at[recorded[0], "update_norm"]),
-        "noise_mass": float(np.max(_column(last, "noise_mass"))),
-        "embed_noise_ratio": _log_ratio(rows.at[at[-1], "embed_noise_ratio"], 1.0)
+        "noise_mass_growth": _log_ratio(
+            float(np.max(_column(last, "noise_mass_ratio"))), float(np.max(_column(first, "noise_mass_ratio")))
+        ),
+        "embed_noise_growth": _log_ratio(
+            rows.at[at[-1], "embed_noise_ratio"], rows.at[recorded[0], "embed_noise_ratio"]
+        )
         if "embed_noise_ratio" in rows
         else math.nan,
-        "grad_depth": float(np.argmax(grads_last)) / max(1, layers - 1) if np.isfinite(grads_last).all() else math.nan,
         "grad_growth": _log_ratio(float(np.max(grads_last)), float(np.max(grads_first))),
     }
 

@@ -33,7 +33,16 @@ from neurips26.common.transformer import ATTENTION_STATS, HF, Block, apply_rope,
 
 from .paths import ATTENTIONS
 
-__all__ = ["ATTENTIONS", "DIAG", "DIAG_NOISY", "LM", "LMConfig", "n_parameters", "noise_attention_mass"]
+__all__ = [
+    "ATTENTIONS",
+    "DIAG",
+    "DIAG_NOISY",
+    "LM",
+    "LMConfig",
+    "n_parameters",
+    "noise_attention_mass",
+    "uniform_noise_mass",
+]
 
 DIAG = (*ATTENTION_STATS, "resid_rms")
 DIAG_NOISY = (*DIAG, "noise_mass")
@@ -59,6 +68,16 @@ def noise_attention_mass(block: Block, x: torch.Tensor, cos, sin, key_mask: torc
     on_noise = (probs * noise[:, None, None, :]).sum(-1).mean(1)  # (B, T): per query, mean over heads
     clean = 1.0 - noise
     return (on_noise * clean).sum() / clean.sum()
+
+
+def uniform_noise_mass(key_mask: torch.Tensor) -> torch.Tensor:
+    """What :func:`noise_attention_mass` gives for uniform causal attention, from the mask (..., B, T) alone: the
+    mean over clean queries t of the share of noise among keys 0..t (NaN without a clean query). The measured mass
+    divided by it says how much more than its share of the keys attention puts on noise."""
+    noise = key_mask.to(torch.float64)
+    share = noise.cumsum(-1) / torch.arange(1, noise.shape[-1] + 1, dtype=torch.float64, device=noise.device)
+    clean = 1.0 - noise
+    return (share * clean).sum((-2, -1)) / clean.sum((-2, -1))
 
 
 @dataclass(frozen=True)

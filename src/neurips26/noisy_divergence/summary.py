@@ -27,7 +27,8 @@ __all__ = [
 CELL = ["shape", "qk_norm", "lr_multiplier", "setting"]
 PROXY_STEPS = 3  # a run's proxy: the median over its last three diagnostic steps (one probe batch each)
 KEYS = [*CELL, "seed"]
-NOISY_PROXIES = {"noise_mass": "noise_mass", "max_logit_noisy": "max_attn_logit_noisy"}  # diag column -> runs column
+# diag column -> runs column
+NOISY_PROXIES = {"noise_mass_ratio": "noise_mass_ratio", "max_logit_noisy": "max_attn_logit_noisy"}
 
 
 def setting_columns(setting: str) -> dict:
@@ -43,9 +44,9 @@ def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, 
     proxies on the clean probe batch, each the median over the last ``PROXY_STEPS`` diagnostic steps before any
     divergence (``max_attn_logit``: largest over layers; ``logit_max``: largest |output logit|; ``resid_rms``:
     largest over layers), plus the attention logit's peak over the run; ``proxy_step`` is the last of those steps.
-    Read on the run's own noisy probe at the same steps: ``noise_mass`` (largest over layers of the attention mass
-    from clean queries onto noise keys), ``max_attn_logit_noisy`` and the noise-embedding norm ratio
-    ``embed_noise_ratio``."""
+    Read on the noisy probe every run shares, at the same steps: ``noise_mass_ratio`` (largest over layers of the
+    attention mass from clean queries onto noise keys, over its uniform-attention value), ``max_attn_logit_noisy``
+    and the reference noise ids' embedding norm ratio ``embed_noise_ratio``."""
     rows = []
     curves_by = dict(tuple(curves.groupby(KEYS, sort=False)))
     diag_by = dict(tuple(diag.groupby(KEYS, sort=False)))
@@ -104,8 +105,9 @@ def classifier_table(
 
     - ``task = onset``: diverged runs, ``label`` 1 for a clean run at a raised learning rate (LR-induced), 0 for a
       noisy run at the base learning rate (noise-induced); features at the onset;
-    - ``task = run``: every run that is noisy at the base learning rate (0) or clean at a raised one (1), diverged or
-      not; features at the last diagnostic step before any divergence.
+    - ``task = null``: the runs that did not diverge, noisy at the base learning rate (0) or clean at a raised one (1);
+      features at the end. What tells these apart is not a divergence: their balanced accuracy is the onset
+      classifier's null.
     """
     rows = []
     curves_by = dict(tuple(curves.groupby(KEYS, sort=False)))
@@ -121,9 +123,7 @@ def classifier_table(
         step = run["onset"] if run["diverged"] else math.inf
         features = classifier.features_at(diag_by[key], curves_by[key], step)
         base = {k: run[k] for k in KEYS} | {"label": int(clean_high), **features}
-        rows.append({**base, "task": "run"})
-        if run["diverged"]:
-            rows.append({**base, "task": "onset"})
+        rows.append({**base, "task": "onset" if run["diverged"] else "null"})
     return pd.DataFrame(rows, columns=["task", *KEYS, "label", *classifier.FEATURES])
 
 
@@ -173,7 +173,7 @@ def report_tables(inp, params) -> dict:
             runs=("seed", "size"),
             max_attn_logit=("max_attn_logit", "median"),
             max_attn_logit_noisy=("max_attn_logit_noisy", "median"),
-            noise_mass=("noise_mass", "median"),
+            noise_mass_ratio=("noise_mass_ratio", "median"),
             embed_noise_ratio=("embed_noise_ratio", "median"),
             logit_max=("logit_max", "median"),
             resid_rms=("resid_rms", "median"),

@@ -23,9 +23,12 @@ norm of the step's update ``||theta_after - theta_before||`` and, on one fixed b
 shared by every member (the probe), the largest |output logit|, the mean log-partition ``log Z`` of the output
 softmax and per layer the attention statistics and residual RMS (``model.DIAG``); per block the norm of the
 step's gradient before clipping (``block_grad_norm``); the ratio of the mean embedding row norm of the member's
-noise ids to the median row norm (``embed_noise_ratio``); and, on each member's own fixed noisy probe (windows of its
-training stream with their noise mask, ``noisy_probes``), per layer the largest attention logit and the attention
-mass from clean queries onto noise keys (``max_logit_noisy``, ``noise_mass``); validation loss on the clean
+noise ids to the median row norm (``embed_noise_ratio``); and, on the noisy probe (``noisy_probes``: windows with their
+noise mask; the workflow gives every member the same windows, :func:`.streams.probe_stream`), per layer the largest
+attention logit and the attention mass from clean queries onto noise keys (``max_logit_noisy``, ``noise_mass``) with
+that mass over its value under uniform causal attention (``noise_mass_ratio``, :func:`.model.uniform_noise_mass`:
+about the share of noise among the keys, which alone would make the mass a measure of the probe); validation loss on
+the clean
 validation stream every ``eval_every`` steps. Everything runs in the
 common loop on the job's device and is checkpointed, so a killed job resumes to the same result.
 
@@ -65,7 +68,7 @@ from neurips26.common.ensemble import Ensemble, StackedWeights, clip_grad_norm_p
 from neurips26.common.loop import LoopSettings
 from neurips26.common.optim import AdamW
 
-from .model import DIAG, DIAG_NOISY, LM
+from .model import DIAG, DIAG_NOISY, LM, uniform_noise_mass
 from .paths import ATTENTIONS
 
 __all__ = [
@@ -351,6 +354,7 @@ def train_ensemble(
         probe_mask = torch.as_tensor(np.asarray(noisy_probes[1], dtype=bool), device=device)
         if probe_tokens.shape[0] != size or probe_tokens.shape != probe_mask.shape:
             raise ValueError(f"noisy probes must be (members, windows, positions) twice, got {probe_tokens.shape}")
+        uniform_mass = _values(uniform_noise_mass(probe_mask))
     if noise_ids is not None:
         noise_rows = torch.zeros(size, models[0].config.vocab_size, dtype=torch.bool, device=device)
         for i, ids in enumerate(noise_ids):
@@ -445,7 +449,11 @@ def train_ensemble(
                     entry["block_grad_norm"] = block_grads[i][layer]
                     if noisy_rows is not None:
                         noisy = dict(zip(DIAG_NOISY, noisy_rows[i][layer]))
-                        entry.update(max_logit_noisy=noisy["max_logit"], noise_mass=noisy["noise_mass"])
+                        entry.update(
+                            max_logit_noisy=noisy["max_logit"],
+                            noise_mass=noisy["noise_mass"],
+                            noise_mass_ratio=noisy["noise_mass"] / uniform_mass[i],
+                        )
                     results[i]["diag"].append(entry)
             results[i]["steps"].append(row)
         if evaluate:
