@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT
-from neurips26.common.claims import decide, load_definitions
-from neurips26.noisy_divergence.claims import measure_claims
+from neurips26.common.claims import decide, load_definitions, rate_difference
+from neurips26.noisy_divergence.claims import did_interval, measure_claims
 
 DEFINITIONS = load_definitions(ROOT / "config/claims/noisy_divergence.yaml")
 COMPARISONS = {
@@ -23,8 +23,10 @@ COMPARISONS = {
     "scale_shapes": ["small", "deep"],
 }
 REF, LOW, HIGH = "insert-k5-a0.5-d0.5", "insert-k5-a0.25-d0.5", "insert-k5-a0.75-d0.5"
-# overwrite at alpha 2/3 puts as much noise in the stream as insert at alpha 0.5 (1/3 at d 0.5); at alpha 0.5, 1/4
-FULL, OVERWRITE, OVERWRITE_EQUAL_ALPHA = "insert-full-a0.5-d0.5", "overwrite-k5-a0.667-d0.5", "overwrite-k5-a0.5-d0.5"
+# overwrite at alpha 0.5 in 2/3 of the documents puts as much noise in the stream as insert at alpha 0.5 and d 0.5 (1/3)
+# and as much in a noised document (1/2); at alpha 2/3 and d 0.5 the stream's share only; at alpha 0.5 and d 0.5, 1/4
+FULL, OVERWRITE, OVERWRITE_EQUAL_ALPHA = "insert-full-a0.5-d0.5", "overwrite-k5-a0.5-d0.667", "overwrite-k5-a0.5-d0.5"
+OVERWRITE_SHARE_ONLY = "overwrite-k5-a0.667-d0.5"
 CELLS = [  # (shape, qk_norm, lr multiplier, setting)
     ("deep", False, 1, "clean"),
     ("deep", False, 1, LOW),
@@ -58,6 +60,7 @@ LOGIT = {
     ("small", False, 1, "clean"): 3.0,
     ("small", False, 1, REF): 3.5,
     ("deep", False, 1, OVERWRITE_EQUAL_ALPHA): 4.5,
+    ("deep", False, 1, OVERWRITE_SHARE_ONLY): 4.5,
 }
 
 
@@ -226,10 +229,18 @@ VERDICT_CASES = [
     # issue 40's review: features that tell the runs apart without any divergence (the null) decide nothing
     ("D12", "inconclusive", partial(given, clf=classifier(null=(1.0, 1.0, 1.0, 24, 8)))),
     ("D12", "inconclusive", partial(given, clf=classifier(null=None))),  # no null to beat
-    ("D13", "holds", real),  # the deep shape 6/8 under the reference noise, the small one 0/8; clean 0/8 at both
-    ("D13", "fails", partial(with_runs, diverged=NONE, seeds=40)),  # 0/40 at both sizes: any gap below 0.25
-    ("D13", "inconclusive", partial(with_runs, diverged=NONE)),  # 0/8 at both: the interval reaches past 0.25
-    # the clean runs differ by size as much: the null passes too
+    # the deep shape 16/20 under the reference noise, the small one 0/20; clean 0/20 at both
+    ("D13", "holds", partial(with_runs, diverged={("deep", False, 1, REF): 16}, seeds=20)),
+    # half the noisy runs of both sizes diverge, no clean one: the difference in differences is 0 within 0.25
+    (
+        "D13",
+        "fails",
+        partial(with_runs, diverged={("deep", False, 1, REF): 20, ("small", False, 1, REF): 20}, seeds=40),
+    ),
+    # issue 40's review: 0/n noisy runs at both sizes said "fails" on no evidence; now inconclusive
+    ("D13", "inconclusive", partial(with_runs, diverged=NONE, seeds=40)),
+    ("D13", "inconclusive", real),  # 6/8 against 0/8: the interval reaches below 0.25
+    # the clean runs differ by size as much: the difference in differences is about 0, within a wide interval
     ("D13", "inconclusive", partial(with_runs, diverged={**DIVERGING, ("deep", False, 1, "clean"): 8})),
     ("T1", "holds", real),
     ("T1", "fails", partial(given, throughput=throughput(0.02))),
@@ -289,21 +300,41 @@ def test_proxies_are_paired_by_seed():
     assert row["value"] == pytest.approx(math.log(6.0 / 4.2)) and row["verdict"] == "holds"
 
 
-def test_insert_and_overwrite_are_compared_at_equal_stream_noise_share():
-    """D4 and D11 read the overwrite setting that puts as much noise into the stream as the reference insert (alpha
-    2/3 against insert's 0.5 at d 0.5), not the one at equal alpha (a quarter of the stream against a third): here
-    only the equal-alpha overwrite diverges, so D4 holds on the equal-share arm and would fail on the other."""
-    equal_alpha = ("deep", False, 1, OVERWRITE_EQUAL_ALPHA)
-    table = decided(with_runs(diverged={**DIVERGING, equal_alpha: 8}, cells=[*CELLS, equal_alpha]))
-    assert OVERWRITE in table.loc["D4", "note"] and OVERWRITE_EQUAL_ALPHA not in table.loc["D4", "note"]
+def test_insert_and_overwrite_are_compared_at_equal_stream_and_document_noise_shares():
+    """D4 and D11 read the overwrite setting that puts as much noise into the stream and into a noised document as the
+    reference insert (alpha 0.5 in 2/3 of the documents), not the one at equal alpha and d (a quarter of the stream)
+    nor, since issue 40's review, the one at equal stream share only (alpha 2/3 at d 0.5: 2/3 of a noised document),
+    which is a sensitivity row: here only those two diverge, so D4 holds on the matched arm."""
+    equal_alpha, share_only = ("deep", False, 1, OVERWRITE_EQUAL_ALPHA), ("deep", False, 1, OVERWRITE_SHARE_ONLY)
+    cells = [*CELLS, equal_alpha, share_only]
+    table = decided(with_runs(diverged={**DIVERGING, equal_alpha: 8, share_only: 8}, cells=cells))
+    assert table.loc["D4", "note"].startswith(f"{REF} 6/8 vs {OVERWRITE} 0/8")
+    assert (
+        OVERWRITE_EQUAL_ALPHA not in table.loc["D4", "note"]
+        and f"sensitivity, {OVERWRITE_SHARE_ONLY}" in table.loc["D4", "note"]
+    )
     assert table.loc["D4", "verdict"] == "holds"
-    assert OVERWRITE in table.loc["D11", "note"]
+    assert OVERWRITE in table.loc["D11", "note"] and f"sensitivity, {OVERWRITE_SHARE_ONLY}" in table.loc["D11", "note"]
+
+
+def test_the_difference_in_differences_interval_is_newcombes_for_two_rates():
+    spread = rate_difference(6, 8, 1, 9)
+    estimate, low, high = did_interval([(6, 8), (1, 9)], [1, -1])
+    assert (estimate, low, high) == pytest.approx((spread.mean, spread.low, spread.high))
+    estimate, low, high = did_interval([(6, 8), (0, 8), (1, 8), (0, 8)], [1, -1, -1, 1])
+    assert estimate == pytest.approx(5 / 8) and low < 5 / 8 < high
+
+
+def test_the_proxy_claims_say_the_logit_level_does_not_predict_divergence_here():
+    table = decided(with_runs(diverged=NONE))
+    for claim in ("D9", "D10", "D11"):
+        assert "does not predict divergence: clean runs at LR x100 reach" in table.loc[claim, "note"]
 
 
 def test_the_scale_claim_folds_the_gap_and_reads_the_configured_sizes():
-    smaller_diverges = {**DIVERGING, ("deep", False, 1, REF): 0, ("small", False, 1, REF): 6}
-    row = decided(with_runs(diverged=smaller_diverges)).loc["D13"]
-    assert row["value"] == pytest.approx(0.75) and row["verdict"] == "holds" and "-0.75" in row["note"]
+    smaller_diverges = {("small", False, 1, REF): 16}
+    row = decided(with_runs(diverged=smaller_diverges, seeds=20)).loc["D13"]
+    assert row["value"] == pytest.approx(0.8) and row["verdict"] == "holds" and "-0.8" in row["note"]
     one_size = {**COMPARISONS, "scale_shapes": ["deep"]}
     measured = measure_claims(runs(diverged=DIVERGING), stats(), classifier(), throughput(), one_size)
     assert math.isnan(next(m for m in measured if m.claim_id == "D13").value)

@@ -30,11 +30,29 @@ def test_jobs_cover_settings_x_seeds_once_in_groups_of_members_per_job():
             (j["shape"], j["qk_norm"], j["lr_multiplier"], s, seed)
             for j in cfg["jobs"]
             for s in j["settings"]
-            for seed in cfg["seeds"]
+            for seed in j.get("seeds", cfg["seeds"])
         ]
-        assert members == expected
+        assert sorted(members) == sorted(expected) and len(set(members)) == len(members)
     assert experiment.job_names(CONFIG["quick"])[:2] == ["L4d48_noqk_lr1_g0", "L4d48_noqk_lr1_g1"]
     assert len(experiment.job_names(CONFIG["paper"])) == sum(len(j["settings"]) for j in CONFIG["paper"]["jobs"]) * 4
+
+
+def test_an_entry_with_its_own_seeds_joins_the_jobs_of_its_triple_and_a_repeated_run_is_refused():
+    """Issue 40's review: D10 needs more seeds of two settings only; an entry with its own seeds adds them to the
+    groups of its (shape, QK-norm, multiplier) instead of a second, clashing job name."""
+    cfg = {**CONFIG["smoke"], "members_per_job": 4}
+    cfg["jobs"] = [
+        {"shape": "L2d16", "qk_norm": False, "lr_multiplier": 1, "settings": ["clean"]},
+        {"shape": "L2d16", "qk_norm": False, "lr_multiplier": 1, "settings": ["insert-k5-a0.5-d0.5"], "seeds": [5, 6]},
+    ]
+    experiment.check_config(cfg)
+    assert experiment.job_names(cfg) == ["L2d16_noqk_lr1_g0"]
+    assert experiment.job_members(cfg, "L2d16_noqk_lr1_g0")[1][-1] == {"setting": "insert-k5-a0.5-d0.5", "seed": 6}
+    assert experiment.seeds_of(cfg, "insert-k5-a0.5-d0.5") == [5, 6] and experiment.seeds_of(cfg, "clean") == [0, 1]
+    cfg["jobs"][1]["seeds"] = [1, 5]
+    cfg["jobs"][1]["settings"] = ["clean"]
+    with pytest.raises(ValueError, match="repeats the run .* setting clean, seed 1"):
+        experiment.check_config(cfg)
 
 
 def test_a_jobs_params_carry_its_shape_and_multiplied_learning_rate():
@@ -48,7 +66,7 @@ def test_a_jobs_params_carry_its_shape_and_multiplied_learning_rate():
 
 def test_noise_settings_are_the_jobs_noisy_settings_in_order():
     names = [s.name for s in experiment.settings_of(CONFIG["quick"])]
-    assert names[0] == "insert-k5-a0.25-d0.5" and "clean" not in names and len(names) == len(set(names)) == 5
+    assert names[0] == "insert-k5-a0.25-d0.5" and "clean" not in names and len(names) == len(set(names)) == 6
 
 
 @pytest.mark.parametrize(
@@ -59,7 +77,7 @@ def test_noise_settings_are_the_jobs_noisy_settings_in_order():
         (lambda c: c["jobs"][0]["settings"].append("insert-k5-a0.5-d1.5"), "doc_fraction must lie in [0, 1]"),
         (lambda c: c["train"].update(seq_len=128), "train.seq_len 128 exceeds shapes.L4d48.context 64"),
         (lambda c: c["jobs"][0].update(shape="L9"), "jobs[0].shape 'L9' is not among shapes"),
-        (lambda c: c["jobs"].append(copy.deepcopy(c["jobs"][0])), "jobs[6] repeats shape L4d48"),
+        (lambda c: c["jobs"].append(copy.deepcopy(c["jobs"][0])), "repeats the run of shape L4d48"),
         (lambda c: c["comparisons"].update(wide_shape="L2"), "comparisons.wide_shape 'L2' is not among shapes"),
         (lambda c: c["comparisons"].update(scale_shapes=["L4d24", "L9"]), "comparisons.scale_shapes names 'L9'"),
         (lambda c: c["comparisons"].update(scale_shapes=["L4d48", "L4d24"]), "from the smallest model to the largest"),

@@ -65,14 +65,14 @@ def nd_train_inputs(wildcards):
     return {"train": clean["train"], "val": clean["val"]}
 
 
-@reads("noisy_divergence", ("noise",), ("corpus",), ("seeds",))
+@reads("noisy_divergence", ("noise",), ("corpus",), ("seeds",), ("jobs",))
 def nd_inject_params(wildcards):
-    """The injection's seed, the training seeds (one placement each), its special ids and vocabulary size (the
-    setting itself is the wildcard)."""
+    """The injection's seed, the training seeds of the setting (one placement each), its special ids and vocabulary
+    size (the setting itself is the wildcard)."""
     cfg = nd_config(wildcards)
     return {
         "seed": cfg["noise"]["seed"],
-        "seeds": cfg["seeds"],
+        "seeds": nd_experiment.seeds_of(cfg, wildcards.setting),
         "allow_special": cfg["noise"]["allow_special"],
         "vocab_size": cfg["corpus"]["vocab_size"],
         "eot_id": cfg["corpus"]["eot_id"],

@@ -14,15 +14,17 @@ Arms are found from the config's ``comparisons``: the deep and wide shapes, the 
 insert-k5-a0.5-d0.5), the base learning-rate multiplier and the model sizes (``scale_shapes``, smallest to
 largest); the raised learning rate is the largest multiplier trained. Insert and overwrite are compared at equal
 shares of noise in the training stream (``noise.stream_noise_share``; insert at alpha 0.5 and d 0.5 puts 1/3 of
-the stream's tokens as noise, overwrite at the same alpha 1/4, so the overwrite arm is the setting whose nominal
-share matches the reference's within ``SHARE_TOLERANCE``), not at equal alpha. Model scale (D13) is the rate gap
-between the largest and the smallest size, as an absolute value with Newcombe's interval folded at 0, and its null
-is the same gap of the clean runs. Missing arms give NaN (inconclusive), never a value that passes.
+the stream's tokens as noise, overwrite at the same alpha and d 1/4) and, where such a setting was trained, at the
+same alpha (the share of noise in a noised document: overwrite at alpha 0.5 in 2/3 of the documents); other
+equal-share overwrite settings are sensitivity rows in the notes. Model scale (D13) is the difference in differences
+of the rates (noisy minus clean) between the largest and the smallest size, folded at 0. Missing arms give NaN
+(inconclusive), never a value that passes.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -32,7 +34,7 @@ from neurips26.common.claims import Measured, measured_from_spread, rate_differe
 
 from .noise import CLEAN, NoiseSetting, parse_setting, stream_noise_share
 
-__all__ = ["SHARE_TOLERANCE", "equal_share_overwrite", "measure_claims"]
+__all__ = ["SHARE_TOLERANCE", "did_interval", "equal_share_overwrite", "measure_claims"]
 
 SHARE_TOLERANCE = 0.005  # nominal stream noise shares this close count as equal (rounding of alpha in names)
 
@@ -101,14 +103,16 @@ def _variant(settings: list[str], **changes) -> list[str]:
 
 
 def equal_share_overwrite(settings: list[str], ref: NoiseSetting) -> list[str]:
-    """The overwrite settings of the reference's vocabulary and document share whose stream noise share equals the
-    reference's (within :data:`SHARE_TOLERANCE`)."""
+    """The overwrite settings of the reference's vocabulary whose stream noise share equals the reference's (within
+    :data:`SHARE_TOLERANCE`), those also at the reference's alpha (the share of noise in a noised document) first:
+    they differ from the reference in the kind of noise only."""
     target = stream_noise_share(ref)
-    return [
+    matched = [
         name
-        for name in _variant(settings, kind="overwrite", vocab=ref.vocab, doc_fraction=ref.doc_fraction)
+        for name in _variant(settings, kind="overwrite", vocab=ref.vocab)
         if abs(stream_noise_share(_setting(name)) - target) < SHARE_TOLERANCE
     ]
+    return sorted(matched, key=lambda name: _setting(name).alpha != ref.alpha)
 
 
 def _measured_shares(stats: pd.DataFrame, names: list[str]) -> str:
@@ -119,41 +123,53 @@ def _measured_shares(stats: pd.DataFrame, names: list[str]) -> str:
     return ", ".join(f"{n} {shares[n]:.4f}" if n in shares else f"{n} n/a" for n in names)
 
 
+def did_interval(counts: list[tuple[int, int]], signs: list[int], level: float = 0.95) -> tuple[float, float, float]:
+    """(estimate, low, high) of sum_i sign_i k_i / n_i by the MOVER method with Wilson limits (Zou and Donner 2008;
+    Newcombe's difference interval is its two-rate case): each rate's distance to its own Wilson limit, added in
+    quadrature, on the side its sign sends it."""
+    estimate, down, up = 0.0, 0.0, 0.0
+    for (k, n), sign in zip(counts, signs):
+        p = k / n
+        low, high = wilson(k, n, level)
+        estimate += sign * p
+        down += (p - low) ** 2 if sign > 0 else (high - p) ** 2
+        up += (high - p) ** 2 if sign > 0 else (p - low) ** 2
+    return estimate, estimate - math.sqrt(down), estimate + math.sqrt(up)
+
+
 def _scale_claim(claim_id: str, runs: pd.DataFrame, shapes: list[str], ref: str, base: float) -> Measured:
-    """|p(largest size) - p(smallest size)| under the reference noise (no QK-norm, base rate), Newcombe's interval
-    folded at 0; null: the same gap of the clean runs."""
+    """The difference in differences (p_noisy,L - p_clean,L) - (p_noisy,S - p_clean,S) between the largest (L) and
+    smallest (S) size, reference noise, no QK-norm, base rate: the size effect on divergence beyond the clean runs'
+    (their gap is subtracted: the null is inside the measurement), folded at 0 with its MOVER interval. No evidence
+    (NaN) when no noisy run of either size diverged: 0 of n against 0 of n says nothing of a size effect."""
     if len(shapes) < 2:
         return Measured(claim_id, math.nan, 0, note="fewer than two model sizes configured")
     small, large = shapes[0], shapes[-1]
-
-    def arm(shape, setting):
-        return _arm(runs, shape, False, base, setting)
-
-    a, b = arm(large, ref), arm(small, ref)
-    ka, na, kb, nb = int(a["diverged"].sum()), len(a), int(b["diverged"].sum()), len(b)
-    ca, cb = arm(large, CLEAN), arm(small, CLEAN)
-    note = f"{ref}: {large} {ka}/{na} vs {small} {kb}/{nb}; clean (null): {large} {int(ca['diverged'].sum())}/{len(ca)}"
-    note += f" vs {small} {int(cb['diverged'].sum())}/{len(cb)}"
-    if not (na and nb):
-        return Measured(claim_id, math.nan, min(na, nb), note=note + ": an arm has no runs")
-    spread = rate_difference(ka, na, kb, nb)
-    low, high = (
-        (0.0, max(abs(spread.low), abs(spread.high)))
-        if spread.low <= 0 <= spread.high
-        else tuple(sorted((abs(spread.low), abs(spread.high))))
+    arms = {
+        (size, setting): _arm(runs, size, False, base, setting) for size in (large, small) for setting in (ref, CLEAN)
+    }
+    counts = {key: (int(a["diverged"].sum()), len(a)) for key, a in arms.items()}
+    note = (
+        f"{ref}: {large} {counts[large, ref][0]}/{counts[large, ref][1]} vs {small} "
+        f"{counts[small, ref][0]}/{counts[small, ref][1]}; clean: {large} {counts[large, CLEAN][0]}/"
+        f"{counts[large, CLEAN][1]} vs {small} {counts[small, CLEAN][0]}/{counts[small, CLEAN][1]}"
     )
-    null = (
-        abs(ca["diverged"].mean() - cb["diverged"].mean()) if len(ca) and len(cb) else math.nan
-    )  # nothing to beat without clean runs at both sizes
+    n_min = min(n for _, n in counts.values())
+    if n_min == 0:
+        return Measured(claim_id, math.nan, 0, note=note + ": an arm has no runs")
+    if counts[large, ref][0] == 0 and counts[small, ref][0] == 0:
+        return Measured(claim_id, math.nan, n_min, note=note + ": no noisy run of either size diverged")
+    order = [(large, ref), (large, CLEAN), (small, ref), (small, CLEAN)]
+    did, low, high = did_interval([counts[key] for key in order], [1, -1, -1, 1])
+    folded = (0.0, max(abs(low), abs(high))) if low <= 0 <= high else tuple(sorted((abs(low), abs(high))))
     return Measured(
         claim_id,
-        abs(spread.mean),
-        spread.runs,
-        note=f"{note}; signed gap {spread.mean:+.3g}, {spread.method} [{spread.low:.3g}, {spread.high:.3g}] "
-        "folded at 0, runs taken as independent",
-        low=low,
-        high=high,
-        null=float(null),
+        abs(did),
+        n_min,
+        note=f"{note}; difference in differences {did:+.3g}, 95% MOVER-Wilson interval [{low:.3g}, {high:.3g}] folded "
+        "at 0, runs taken as independent",
+        low=folded[0],
+        high=folded[1],
     )
 
 
@@ -214,6 +230,23 @@ def measure_claims(
     def arm(settings, shape=deep, qk=False, lr=base):
         return _arm(runs, shape, qk, lr, settings)
 
+    raised = arm(CLEAN, lr=high) if high > base else arm([])
+    calm = raised[~raised["diverged"]]["max_attn_logit"]
+    level_note = (
+        f"at this scale the attention-logit level does not predict divergence: clean runs at LR x{high:g} reach a max "
+        f"attention logit of {calm.max():.3g} (median {calm.median():.3g}) without diverging"
+        if len(calm)
+        else "no clean run at a raised learning rate without a divergence to compare the logit level with"
+    )
+
+    def overwrite_sensitivity(claim: Callable[[list[str]], Measured]) -> str:
+        rows = [(name, claim([name])) for name in overwrite[1:]]
+        return "; ".join(
+            f"sensitivity, {name} (equal stream share, alpha {_setting(name).alpha:g}): {m.value:+.3g} "
+            f"[{m.low if m.low is not None else math.nan:.3g}, {m.high if m.high is not None else math.nan:.3g}]"
+            for name, m in rows
+        )
+
     measured = [
         _rate_claim("D1", arm(noisy), arm(CLEAN), "noisy runs (all settings)", "clean runs"),
         _rate_claim(
@@ -228,7 +261,14 @@ def measure_claims(
         _rate_claim("D3", arm(ref.name), arm(full), ref.name, "full vocabulary"),
         _noted(
             _rate_claim("D4", arm(ref.name), arm(overwrite[:1]), ref.name, overwrite[0] if overwrite else "overwrite"),
-            f"equal stream noise share: {shares}",
+            "; ".join(
+                x
+                for x in (
+                    f"equal stream noise share: {shares}",
+                    overwrite_sensitivity(lambda o: _rate_claim("D4", arm(ref.name), arm(o), "", "")),
+                )
+                if x
+            ),
         ),
         _rate_claim("D5", arm(ref.name), arm(ref.name, shape=wide), f"{deep}", f"{wide}"),
         _rate_claim(
@@ -241,19 +281,29 @@ def measure_claims(
         if high > base
         else Measured("D8", math.nan, 0, note="no raised learning rate trained"),
         _rate_claim("D7", arm(ref.name, qk=True), arm(ref.name), f"QK-norm under {ref.name}", "no QK-norm"),
-        _paired_log_ratio("D9", arm(hi_alpha[:1]), arm(CLEAN), f"{hi_alpha[0] if hi_alpha else 'n/a'} vs clean"),
-        _paired_log_ratio("D10", arm(ref.name), arm(full[:1]), f"{ref.name} vs full vocabulary"),
+        _noted(
+            _paired_log_ratio("D9", arm(hi_alpha[:1]), arm(CLEAN), f"{hi_alpha[0] if hi_alpha else 'n/a'} vs clean"),
+            level_note,
+        ),
+        _noted(_paired_log_ratio("D10", arm(ref.name), arm(full[:1]), f"{ref.name} vs full vocabulary"), level_note),
         _noted(
             _paired_log_ratio(
                 "D11", arm(ref.name), arm(overwrite[:1]), f"{ref.name} vs {overwrite[0] if overwrite else 'overwrite'}"
             ),
-            f"equal stream noise share: {shares}",
+            "; ".join(
+                x
+                for x in (
+                    f"equal stream noise share: {shares}",
+                    overwrite_sensitivity(lambda o: _paired_log_ratio("D11", arm(ref.name), arm(o), "")),
+                    level_note,
+                )
+                if x
+            ),
         ),
         _accuracy_claim("D12", clf, "onset", "null"),
         _scale_claim("D13", runs, list(comparisons.get("scale_shapes", [])), ref.name, base),
     ]
-    lr_runs = arm(CLEAN, lr=high) if high > base else arm([])
-    k, n = int(lr_runs["diverged"].sum()), len(lr_runs)
+    k, n = int(raised["diverged"].sum()), len(raised)
     low, hi = wilson(k, n)
     measured.append(
         Measured(

@@ -1,9 +1,11 @@
 """Paper 09's config at one scale, read as the rules need it: the noise settings, the training jobs and their
 members, one job's params, and the checks the schema cannot express (run when the workflow is parsed).
 
-A job trains the runs of one (shape, QK-norm, learning-rate multiplier) as one batched ensemble: every setting it
-lists x every seed, setting-major, cut into groups of ``members_per_job`` (one group at smoke and quick scale,
-one run per job at paper scale). Its name is ``{shape}_{qk|noqk}_lr{multiplier}_g{group}``.
+A job trains runs of one (shape, QK-norm, learning-rate multiplier) as one batched ensemble: every setting of the
+config's job entries of that triple x each entry's seeds (its own ``seeds``, or the config's), entry by entry and
+setting-major, cut into groups of ``members_per_job`` (one run per job at paper scale). Its name is
+``{shape}_{qk|noqk}_lr{multiplier}_g{group}``. An entry with its own seeds adds seeds to a comparison without
+retraining the others (quick: 12 seeds of insert-k5 and insert-full for D3 and D10).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ __all__ = [
     "job_name",
     "job_names",
     "job_params",
+    "seeds_of",
     "settings_of",
     "special_ids",
 ]
@@ -53,22 +56,40 @@ def job_name(job: dict, group: int) -> str:
     return f"{job['shape']}_{'qk' if job['qk_norm'] else 'noqk'}_lr{job['lr_multiplier']:g}_g{group}"
 
 
-def _groups(cfg: dict, job: dict) -> list[list[dict]]:
-    runs = [{"setting": s, "seed": seed} for s in job["settings"] for seed in cfg["seeds"]]
+def _key(job: dict) -> tuple:
+    return (job["shape"], job["qk_norm"], job["lr_multiplier"])
+
+
+def _jobs(cfg: dict) -> list[tuple[str, dict, list[dict]]]:
+    """(name, the first entry of its triple, runs) of every job: the runs of each (shape, QK-norm, multiplier) in
+    groups of ``members_per_job``."""
+    by_key: dict[tuple, tuple[dict, list[dict]]] = {}
+    for job in cfg["jobs"]:
+        runs = [{"setting": s, "seed": seed} for s in job["settings"] for seed in job.get("seeds", cfg["seeds"])]
+        by_key.setdefault(_key(job), (job, []))[1].extend(runs)
     size = cfg["members_per_job"]
-    return [runs[i : i + size] for i in range(0, len(runs), size)]
+    return [
+        (job_name(job, g), job, runs[i : i + size])
+        for job, runs in by_key.values()
+        for g, i in enumerate(range(0, len(runs), size))
+    ]
 
 
 def job_names(cfg: dict) -> list[str]:
-    return [job_name(job, g) for job in cfg["jobs"] for g in range(len(_groups(cfg, job)))]
+    return [name for name, _, _ in _jobs(cfg)]
+
+
+def seeds_of(cfg: dict, setting: str) -> list[int]:
+    """Every training seed that reads ``setting`` (one placement each), in order of first use."""
+    seeds = [seed for job in cfg["jobs"] if setting in job["settings"] for seed in job.get("seeds", cfg["seeds"])]
+    return list(dict.fromkeys(seeds))
 
 
 def job_members(cfg: dict, name: str) -> tuple[dict, list[dict]]:
     """(the job's entry, its runs ``{setting, seed}``) for a job name; KeyError naming the known jobs."""
-    for job in cfg["jobs"]:
-        for g, runs in enumerate(_groups(cfg, job)):
-            if job_name(job, g) == name:
-                return job, runs
+    for job_name_, job, runs in _jobs(cfg):
+        if job_name_ == name:
+            return job, runs
     raise KeyError(f"no training job {name!r}; the config's jobs are {job_names(cfg)}")
 
 
@@ -134,10 +155,15 @@ def check_config(cfg: dict) -> None:
                     parse_setting(s)
                 except ValueError as error:
                     raise ValueError(f"jobs[{i}].settings: {error}") from None
-        key = (job["shape"], job["qk_norm"], job["lr_multiplier"])
-        if key in seen:
-            raise ValueError(f"jobs[{i}] repeats shape {key[0]}, qk_norm {key[1]}, lr_multiplier {key[2]}")
-        seen.add(key)
+        for s in job["settings"]:
+            for seed in job.get("seeds", cfg["seeds"]):
+                run = (*_key(job), s, seed)
+                if run in seen:
+                    raise ValueError(
+                        f"jobs[{i}] repeats the run of shape {run[0]}, qk_norm {run[1]}, lr_multiplier {run[2]}, "
+                        f"setting {s}, seed {seed}"
+                    )
+                seen.add(run)
     comparisons = cfg["comparisons"]
     for key in ("deep_shape", "wide_shape"):
         if comparisons[key] not in cfg["shapes"]:
