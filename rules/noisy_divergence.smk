@@ -2,7 +2,8 @@
 # corpus (rules/corpus.smk; paper scale: paper 07's FineWeb-Edu shards) -> inject (one noise setting: the statistics
 #   of every seed's noised stream) -> train (noises the clean stream as it reads it, one placement per seed) (one shape x QK-norm x LR multiplier: every setting and seed of it as one batched ensemble;
 #   one run per job at paper scale) -> tables (divergence detected from the curves, rates per cell) -> classifier
-#   (noise- vs LR-induced, leave one seed out) -> claims/figures -> report
+#   (noise- vs LR-induced, leave one seed out) -> claims/figures -> report; pilot (smoke, quick: the edge-of-stability
+#   pilot of issue 40's review, its own seeds) -> report
 
 
 include: "functions/noisy_divergence.smk"
@@ -57,6 +58,27 @@ rule noisy_divergence_train:
         matmul_repeats=paper_params("noisy_divergence", "matmul_repeats"),
     script:
         "../scripts/noisy_divergence/train.py"
+
+
+rule noisy_divergence_pilot:
+    input:
+        unpack(nd_train_inputs),
+    output:
+        pilot=f"{ND}/pilot.parquet",
+    log:
+        f"{ND_LOG}/pilot.log",
+    benchmark:
+        f"{ND_BENCH}/pilot.tsv"
+    conda:
+        "../envs/torch.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        pilot=nd_pilot_params,
+    script:
+        "../scripts/noisy_divergence/pilot.py"
 
 
 rule noisy_divergence_tables:
@@ -177,6 +199,7 @@ rule noisy_divergence_report:
         deviations="workflow/report/noisy_divergence/deviations.md",
         paper_scale="workflow/report/noisy_divergence/paper_scale.yaml",
         corpus_meta=nd_corpus_meta,
+        pilot=nd_pilot,
         template="workflow/report/noisy_divergence/report.md.j2",
     output:
         f"{ND}/report.md",

@@ -87,6 +87,19 @@ def nd_job_params(wildcards):
     return nd_experiment.job_params(nd_config(wildcards), wildcards.job)
 
 
+@reads("noisy_divergence", ("pilot",), *nd_experiment.JOB_KEYS, ("comparisons",), ("divergence",))
+def nd_pilot_params(wildcards):
+    """The edge-of-stability pilot's grid, seeds, model, training settings, noise and detector."""
+    return nd_experiment.pilot_params(nd_config(wildcards))
+
+
+def nd_pilot(wildcards):
+    """The pilot's table for the report, where the scale configures a pilot (smoke and quick)."""
+    if "pilot" not in nd_config(wildcards):
+        return []
+    return f"{ND}/pilot.parquet".format(scale=wildcards.scale)
+
+
 def nd_job_tables(wildcards, table):
     return [
         f"{ND}/runs/{job}_{table}.parquet".format(scale=wildcards.scale)

@@ -22,7 +22,16 @@ import pandas as pd
 
 from neurips26.common.claims import wilson
 
-__all__ = ["detect", "rates"]
+__all__ = ["detect", "rates", "smoothed"]
+
+
+def smoothed(losses, ema_beta: float) -> np.ndarray:
+    """The exponential moving average of ``losses`` started at the first loss."""
+    x = np.asarray(losses, dtype=float)
+    ema = np.empty_like(x)
+    for i, value in enumerate(x):
+        ema[i] = value if i == 0 else ema_beta * ema[i - 1] + (1 - ema_beta) * value
+    return ema
 
 
 def detect(
@@ -41,10 +50,7 @@ def detect(
         return False, "", -1
     if not np.isfinite(x).all():
         return True, "non_finite", int(np.flatnonzero(~np.isfinite(x))[0]) + 1
-    ema = np.empty_like(x)
-    ema[0] = x[0]
-    for i in range(1, len(x)):
-        ema[i] = ema_beta * ema[i - 1] + (1 - ema_beta) * x[i]
+    ema = smoothed(x, ema_beta)
     above = ema - np.minimum.accumulate(ema) > delta
     if not above[-1]:
         return False, "", -1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .noise import CLEAN, NoiseSetting, noise_vocabulary, parse_setting
 from .paths import ATTENTIONS, PRECISION_NAMES
+from .pilot import VARIANTS
 
 __all__ = [
     "JOB_KEYS",
@@ -20,6 +21,7 @@ __all__ = [
     "job_name",
     "job_names",
     "job_params",
+    "pilot_params",
     "seeds_of",
     "settings_of",
     "special_ids",
@@ -119,6 +121,22 @@ def job_params(cfg: dict, name: str) -> dict:
     }
 
 
+def pilot_params(cfg: dict) -> dict:
+    """What the edge-of-stability pilot reads (``pilot.py``): its grid and seeds, the deep shape without QK-norm, the
+    scale's training settings at the pilot's steps (the variants override them), the noise and the detector."""
+    pilot, shape = cfg["pilot"], cfg["shapes"][cfg["comparisons"]["deep_shape"]]
+    train = dict(cfg["train"])
+    init_std = train.pop("init_std")
+    return {
+        "grid": pilot["grid"],
+        "seeds": pilot["seeds"],
+        "model": {**shape, "vocab_size": cfg["corpus"]["vocab_size"], "qk_norm": False, "init_std": init_std},
+        "train": {**train, "steps": pilot["steps"], "eval_every": pilot["steps"]},
+        "noise": job_params(cfg, job_names(cfg)[0])["noise"],
+        "divergence": cfg["divergence"],
+    }
+
+
 def check_config(cfg: dict) -> None:
     """What the schema cannot say; ValueError naming the key."""
     vocab = cfg["corpus"]["vocab_size"]
@@ -164,6 +182,11 @@ def check_config(cfg: dict) -> None:
                         f"setting {s}, seed {seed}"
                     )
                 seen.add(run)
+    for entry in cfg.get("pilot", {}).get("grid", []):
+        if entry["variant"] not in VARIANTS:
+            raise ValueError(f"pilot.grid variant {entry['variant']!r} is not among {sorted(VARIANTS)}")
+    if set(cfg.get("pilot", {}).get("seeds", [])) & set(cfg["seeds"]):
+        raise ValueError("pilot.seeds must be apart from the scored seeds")
     comparisons = cfg["comparisons"]
     for key in ("deep_shape", "wide_shape"):
         if comparisons[key] not in cfg["shapes"]:

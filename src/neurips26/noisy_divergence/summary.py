@@ -206,6 +206,23 @@ def report_tables(inp, params) -> dict:
         else stats
     )
     shapes = pd.DataFrame([{"shape": k, **v} for k, v in params.shapes.items()])
+    pilot = (
+        pd.read_parquet(inp.pilot).drop(columns=["git_commit", "config_hash"], errors="ignore") if inp.pilot else None
+    )
+    pilot_cells = (
+        pilot.groupby(["variant", "lr_multiplier", "setting"], sort=False)
+        .agg(
+            runs=("seed", "size"),
+            diverged=("diverged", "sum"),
+            failed_to_learn=("failed_to_learn", "sum"),
+            largest_rise_max=("largest_rise", "max"),
+            min_loss_median=("min_loss", "median"),
+            final_loss_median=("final_loss", "median"),
+        )
+        .reset_index()
+        if pilot is not None
+        else None
+    )
     return {
         "cells": cells,
         "diverged": diverged,
@@ -214,6 +231,8 @@ def report_tables(inp, params) -> dict:
         "speed": speed,
         "injection": injection,
         "shapes": shapes,
+        "pilot": pilot_cells,
+        "pilot_unigram": float(pilot["unigram_entropy"].iloc[0]) if pilot is not None and len(pilot) else math.nan,
         "corpus": corpus_description(inp.corpus_meta, params.corpus),
         "n_runs": len(runs),
     }
