@@ -352,7 +352,7 @@ def _checks(stats: pd.DataFrame) -> list[Measured]:
             float(docs_off.max()),
             n,
             note="largest of |documents chosen - round(doc_fraction N)| and |documents with noise in the mask - "
-            "chosen documents with a positive count| over settings",
+            f"chosen documents with a positive count| over {n} (setting, placement seed) streams",
         ),
         Measured(
             "C3",
