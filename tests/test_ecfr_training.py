@@ -142,3 +142,23 @@ def test_stochastic_depth_drops_whole_samples_in_training_only_and_deepest_stage
     rates = [model.decoder.rgb[i].blocks[0].drop for i in range(4)]
     assert rates[0][0] == pytest.approx(0.2) and rates[-1][-1] == 0.0  # linspace(0, 0.2) reversed
     assert all(a >= b for stage in rates for a, b in zip(stage, stage[1:]))
+
+
+class _Ramp(torch.nn.Module):
+    """On a 2 x 2 grid, teacher features that all point one way and student features equal to them in the first
+    column and at 45 degrees to them in the second: the distance map is 0, then 1 - 1/sqrt(2), per column."""
+
+    def forward(self, rgb, depth):
+        n = len(rgb)
+        teacher = torch.tensor([1.0, 0.0]).view(1, 2, 1, 1).expand(n, 2, 2, 2)
+        student = torch.tensor([[1.0, 1.0], [0.0, 1.0]]).view(1, 2, 1, 2).expand(n, 2, 2, 2)  # 0 and 1 - 1/sqrt(2)
+        return [teacher], [teacher], [student], [student]
+
+
+def test_the_map_is_upsampled_with_the_grids_corners_aligned_as_the_reference():
+    """ADer's cal_anomaly_map upsamples with align_corners=True: the map is linear from the first pixel column to
+    the last (align_corners=False would hold the border half-cells flat)."""
+    x = torch.zeros(1, 3, 8, 8)
+    row = anomaly_maps(_Ramp(), x, x, cross=False, sigma=0.0)[0, 0]
+    left, right = 2 * 0.0, 2 * (1 - 2**-0.5)  # two compared pairs (RGB and depth), one scale each
+    assert np.allclose(row, np.linspace(left, right, 8), atol=1e-6)

@@ -7,8 +7,9 @@ ADer's ``cal_anomaly_map`` do.
   normalised with ImageNet's mean and standard deviation.
 * Loss: ``sum over the compared pairs and the three scales of 5 * MSE(teacher, student)`` (the reference's
   ``lam = 5``); which pairs are compared (cross- or same-modal) is :func:`.model.pairs`'.
-* Anomaly map: per pair and scale ``1 - cos(teacher, student)`` per pixel, bilinearly upsampled to the image, summed
-  (the reference's ``amap_mode='add'``), then a Gaussian blur (sigma 4 at 256 pixels, scaled with the image); the
+* Anomaly map: per pair and scale ``1 - cos(teacher, student)`` per pixel, bilinearly upsampled to the image with
+  the grids' corners aligned (ADer's ``F.interpolate(..., mode='bilinear', align_corners=True)``), summed (the
+  reference's ``amap_mode='add'``), then a Gaussian blur (sigma 4 at 256 pixels, scaled with the image); the
   image score is the map's maximum.
 * Optimisation: AdamW (weight decay 1e-4) with the learning rate divided by 10 at 80% of the steps, in the common
   loop (resumable); batches drawn by a seeded generator.
@@ -67,7 +68,7 @@ def anomaly_maps(model: ECFR, rgb: torch.Tensor, depth: torch.Tensor, cross: boo
         for teacher, student in compared:
             for t, s in zip(teacher, student):
                 distance = 1 - F.cosine_similarity(t, s, dim=1)[:, None]
-                amap = amap + F.interpolate(distance, size=size, mode="bilinear", align_corners=False)
+                amap = amap + F.interpolate(distance, size=size, mode="bilinear", align_corners=True)
         out.append(amap[:, 0].cpu().numpy())
     maps = np.concatenate(out)
     return np.stack([gaussian_filter(m, sigma) for m in maps])
