@@ -81,7 +81,8 @@ def test_a_per_class_run_killed_in_its_second_class_resumes_to_the_same_models(t
     cfg = {"teacher": {"widths": [8, 16, 32], "blocks": [1, 1, 1]}, "cfm": {"hidden": 8, "lr": 1e-3},
            "model": {"decoder": [64, 32, 16, 8], "depths": [2, 2, 2, 2], "heads": [2, 2, 1, 1], "agents": [4, 4, 4, 4],
                      "bottleneck_blocks": 1, "drop_path": 0.2},
-           "train": {"steps": 16, "batch": 4, "lr": 5e-3, "weight_decay": 1e-4, "decay_at": 0.8}}  # fmt: skip
+           "train": {"steps": 16, "batch": 4, "lr": 5e-3, "weight_decay": 1e-4, "decay_at": 0.8,
+                     "per_class": "epochs"}}  # fmt: skip
     whole, whole_rows = fit_run("ecfr", "per_class", 0, x, d, classes, cfg, None)
 
     def settings(group):

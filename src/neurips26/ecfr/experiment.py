@@ -5,8 +5,11 @@ schema cannot express (run when the workflow is parsed, so this module imports n
 Methods: ``ecfr`` (the paper's cross-modal reconstruction), ``same_modal`` (the same network, each stream
 reconstructing its own modality: the identical-shortcut control of equal capacity) and ``cfm`` (crossmodal feature
 mapping by per-pixel MLPs, Costanzino et al. 2024). Settings: ``unified`` (one model on the normal images of every
-class, the paper's multi-class setting) and ``per_class`` (one model per class, trained for as many epochs as the
-unified model: each class's model takes its share of the unified model's steps).
+class, the paper's multi-class setting) and ``per_class`` (one model per class). A per-class model's budget is the
+config's ``train.per_class``: ``steps`` trains each per-class model as many steps as the unified model (equal steps
+per model, so the per-class set costs as many times the unified model's compute as there are classes), ``epochs``
+as many epochs (each takes its class's share of the unified model's steps: equal total compute, the reference's 500
+epochs for every model).
 """
 
 from __future__ import annotations
@@ -126,10 +129,15 @@ def build_model(method: str, teacher: dict, model: dict, cfm: dict, size: int, s
     return net
 
 
-def class_steps(steps: int, n_class: int, n_total: int) -> int:
-    """A per-class model's steps: the unified model's steps times the class's share of the training images (equal
-    epochs), at least 1."""
-    return max(1, round(steps * n_class / n_total))
+def class_steps(steps: int, n_class: int, n_total: int, budget: str) -> int:
+    """A per-class model's steps under ``budget`` (the config's train.per_class): ``steps``, the unified model's
+    steps (equal steps per model); ``epochs``, the unified model's steps times the class's share of the training
+    images (equal epochs, equal total compute), at least 1."""
+    if budget == "steps":
+        return steps
+    if budget == "epochs":
+        return max(1, round(steps * n_class / n_total))
+    raise ValueError(f"unknown per-class budget {budget!r}; known: ['steps', 'epochs']")
 
 
 def fit_run(method: str, setting: str, seed: int, rgb, depth, classes: np.ndarray, cfg: dict, teacher_state,
@@ -147,7 +155,9 @@ def fit_run(method: str, setting: str, seed: int, rgb, depth, classes: np.ndarra
         idx = np.arange(len(classes)) if group == "all" else np.flatnonzero(classes == group)
         if len(idx) == 0:
             raise ValueError(f"class {group!r} has no normal training images")
-        steps = class_steps(cfg["train"]["steps"], len(idx), len(classes))
+        train = cfg["train"]
+        steps = train["steps"] if group == "all" else class_steps(train["steps"], len(idx), len(classes),
+                                                                  train["per_class"])  # fmt: skip
         net = build_model(method, cfg["teacher"], cfg["model"], cfg["cfm"], size, seed, teacher_state)
         settings = checkpoint(group) if checkpoint else None
         if log:
@@ -156,7 +166,6 @@ def fit_run(method: str, setting: str, seed: int, rgb, depth, classes: np.ndarra
             fitted = cfm_training.train_cfm(net, rgb[idx], depth[idx], steps, cfg["train"]["batch"], cfg["cfm"]["lr"],
                                             seed, settings, log)  # fmt: skip
         else:
-            train = cfg["train"]
             fitted = training.train(net, rgb[idx], depth[idx], steps, train["batch"], train["lr"],
                                     cross=method != "same_modal", seed=seed, weight_decay=train["weight_decay"],
                                     decay_at=train["decay_at"], loop_settings=settings, log=log)  # fmt: skip
