@@ -210,6 +210,7 @@ rule ecfr_figures:
     params:
         primary=paper_params("ecfr", "comparisons", "primary"),
         datasets=paper_params("ecfr", "datasets"),
+        sources=ec_dataset_sources,
     script:
         "../scripts/ecfr/figures.py"
 

@@ -111,6 +111,13 @@ def ec_models(wildcards):
 def ec_all_tables(wildcards):
     cfg = ec_config(wildcards)
     return {
+@reads("ecfr", ("datasets",))
+def ec_dataset_sources(wildcards):
+    """Each dataset's source (synthetic, mvtec3d, eyecandies): the claims set the published accuracy of a source
+    beside the runs of the dataset of that source."""
+    return {name: d["source"] for name, d in ec_config(wildcards)["datasets"].items()}
+
+
         "evaluations": [
             f"{EC}/runs/{d}/evaluation.parquet".format(scale=wildcards.scale)
             for d in cfg["datasets"]

@@ -15,6 +15,7 @@ measured = measure_claims(
     pd.read_parquet(inp.complexity),
     pd.read_parquet(inp.traces),
     snakemake.params.comparisons,
+    snakemake.params.sources,
 )
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
