@@ -3,7 +3,9 @@
 # data ({dataset}: synthetic RGB + depth, or MVTec 3D-AD / Eyecandies) and teacher (pretext-trained small ResNet, or
 #   ImageNet ResNet-34) -> train ({dataset}/{method}_{setting}_s{seed}: ecfr, same_modal, cfm; unified or per class)
 #   -> evaluate (per dataset: anomaly maps, I-/P-AUROC, AUPRO per class and defect) and complexity (params, FLOPs)
-#   -> tables -> claims/figures -> report
+#   -> tables -> claims/figures -> report.
+# tune (quick, smoke; not in the report's DAG): the pilot that chose the quick teacher, widths and steps, on a draw of
+#   the synthetic set no claim scores (`snakemake results/quick/ecfr/tuning/tuning.md`).
 
 
 include: "functions/ecfr.smk"
@@ -22,7 +24,7 @@ rule ecfr_data:
         f"{EC_BENCH}/data/{{dataset}}/{{draw}}.tsv"
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
-        draw=r"s\d+|fixed",
+        draw=r"s\d+|t\d+|fixed",
     conda:
         "../envs/data.yaml"
     resources:
@@ -54,6 +56,34 @@ rule ecfr_teacher:
         teacher=paper_params("ecfr", "teacher"),
     script:
         "../scripts/ecfr/teacher.py"
+
+
+rule ecfr_tune:
+    input:
+        unpack(ec_tuning_data),
+    output:
+        table=f"{EC}/tuning/tuning.parquet",
+        summary=f"{EC}/tuning/tuning.md",
+    log:
+        f"{EC_LOG}/tuning.log",
+    benchmark:
+        f"{EC}/tuning/benchmark.tsv"  # apart from the report's job times: the pilot is not part of its DAG
+    conda:
+        "../envs/torch.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=2000,
+        runtime=120,
+    params:
+        tuning=ec_tuning,
+        teacher=paper_params("ecfr", "teacher"),
+        model=paper_params("ecfr", "model"),
+        cfm=paper_params("ecfr", "cfm"),
+        train=paper_params("ecfr", "train"),
+        evaluate=paper_params("ecfr", "evaluate"),
+        methods=paper_params("ecfr", "methods"),
+    script:
+        "../scripts/ecfr/tune.py"
 
 
 rule ecfr_train:
@@ -180,6 +210,7 @@ rule ecfr_claims:
         runtime=10,
     params:
         comparisons=paper_params("ecfr", "comparisons"),
+        sources=ec_dataset_sources,
     script:
         "../scripts/ecfr/claims.py"
 
@@ -210,7 +241,6 @@ rule ecfr_figures:
     params:
         primary=paper_params("ecfr", "comparisons", "primary"),
         datasets=paper_params("ecfr", "datasets"),
-        sources=ec_dataset_sources,
     script:
         "../scripts/ecfr/figures.py"
 
@@ -251,5 +281,7 @@ rule ecfr_report:
         train=paper_params("ecfr", "train"),
         evaluate=paper_params("ecfr", "evaluate"),
         seeds=paper_params("ecfr", "seeds"),
+        comparisons=paper_params("ecfr", "comparisons"),
+        tuning=ec_tuning_or_none,
     script:
         "../scripts/ecfr/report.py"

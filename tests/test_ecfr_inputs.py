@@ -5,10 +5,11 @@ checks, with invalid (NaN) depth masked and counted."""
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
-import pytest
 import pandas as pd
+import pytest
 import yaml
 
 from conftest import ROOT, expect_config_error, planned_jobs
@@ -177,3 +178,14 @@ def test_invalid_depth_is_counted_and_masked_to_zero_before_normalisation():
     zero = (0 - z.min((1, 2))) / (z.max((1, 2)) - z.min((1, 2)))  # where 0 lands after each image's min-max
     for i in range(3):
         assert np.allclose(raw[i][np.isnan(split["depth"][i])], zero[i], atol=1e-5)
+
+
+def test_the_configs_header_names_only_step_counts_the_config_uses():
+    """The header said quick trains 200 steps long after quick moved to 150 (issue 40): every "<n> steps" it states
+    must be a step count of some block (training, teacher pretraining, a tuning candidate)."""
+    header = (ROOT / "config/ecfr.yaml").read_text().split("\nsmoke:")[0]
+    stated = {int(n.replace(",", "")) for n in re.findall(r"(\d[\d,]*) steps", header)}
+    used = set()
+    for block in CONFIG.values():
+        used |= {block["train"]["steps"], block["teacher"].get("steps", 0), *block.get("tuning", {}).get("steps", [])}
+    assert stated and stated <= used, sorted(stated - used)

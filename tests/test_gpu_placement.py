@@ -60,6 +60,9 @@ CPU_TRAINING = {
     # quick and smoke scale pretrain a 3-stage ResNet for 400 steps at 64 px on scikit-image's photographs; paper
     # scale only loads the ImageNet ResNet-34 weights, so a GPU request (which applies at every scale) would idle
     "ecfr_teacher": "a small ResNet pretrained at quick scale only; paper scale loads ImageNet weights",
+    # the pilot that chose paper 11's quick teacher, widths and steps on a draw no claim scores: quick and smoke scale
+    # only (paper scale takes the reference's settings and has no tuning block), small networks at 64 px
+    "ecfr_tune": "a quick-scale pilot of small networks at 64 px; paper scale has no tuning",
     # a sparse GP with 64 inducing points on 1,000 points (paper scale, batch 128): an M x M Cholesky and B x M
     # kernels per step; float64 throughout, where a GPU's throughput is small
     "gplvm_assvi_train": "a float64 sparse GP of 64 inducing points on 1,000 points",

@@ -58,8 +58,36 @@ def ec_teacher_inputs(wildcards):
 
 def ec_draw(dataset: dict, seed) -> str:
     """Which draw of a dataset a seed's runs use: the synthetic set is drawn anew per seed (data_seed + seed), so
-    that the seed spread covers the data; a real dataset is one fixed set."""
+    that the seed spread covers the data; a real dataset is one fixed set. (The tuning pilot's draw is t<data seed>,
+    ec_tuning_data.)"""
     return f"s{seed}" if dataset["source"] == "synthetic" else "fixed"
+
+
+@reads("ecfr", ("tuning",))
+def ec_tuning(wildcards):
+    """The tuning pilot's block (quick, smoke); paper scale has none: it takes the reference's settings."""
+    cfg = ec_config(wildcards)
+    if "tuning" not in cfg:
+        raise ValueError(
+            f"ecfr has no tuning pilot at scale {wildcards.scale}: its settings are the reference's"
+        )
+    return cfg["tuning"]
+
+
+@reads("ecfr", ("tuning",))
+def ec_tuning_or_none(wildcards):
+    """The tuning block for the report's text; None at paper scale (the reference's settings)."""
+    return ec_config(wildcards).get("tuning")
+
+
+def ec_tuning_data(wildcards):
+    """The tuning draw of the primary synthetic set (draw t<data seed>), which no claim scores."""
+    primary = ec_config(wildcards)["comparisons"]["primary"]
+    draw = f"t{ec_tuning(wildcards)['data_seed']}"
+    return {
+        split: f"{EC}/data/{primary}/{draw}/{split}.npz".format(scale=wildcards.scale)
+        for split in ("train", "test")
+    }
 
 
 def ec_data(wildcards):
@@ -81,6 +109,13 @@ def ec_test_sets(wildcards):
         )
         for _, _, s in ec_runs_of(wildcards)
     ]
+
+
+@reads("ecfr", ("datasets",))
+def ec_dataset_sources(wildcards):
+    """Each dataset's source (synthetic, mvtec3d, eyecandies): the claims set the published accuracy of a source
+    beside the runs of the dataset of that source."""
+    return {name: d["source"] for name, d in ec_config(wildcards)["datasets"].items()}
 
 
 @reads("ecfr", ("datasets",))
@@ -111,13 +146,6 @@ def ec_models(wildcards):
 def ec_all_tables(wildcards):
     cfg = ec_config(wildcards)
     return {
-@reads("ecfr", ("datasets",))
-def ec_dataset_sources(wildcards):
-    """Each dataset's source (synthetic, mvtec3d, eyecandies): the claims set the published accuracy of a source
-    beside the runs of the dataset of that source."""
-    return {name: d["source"] for name, d in ec_config(wildcards)["datasets"].items()}
-
-
         "evaluations": [
             f"{EC}/runs/{d}/evaluation.parquet".format(scale=wildcards.scale)
             for d in cfg["datasets"]

@@ -7,15 +7,13 @@ import pandas as pd
 
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.ecfr.data import check_classes, check_split, make_split
+from neurips26.ecfr.data import check_classes, check_split, draw_seed, make_split
 
 p = snakemake.params.dataset
 name, draw = snakemake.wildcards.dataset, snakemake.wildcards.draw
 log = start_job(snakemake)
 if p["source"] == "synthetic":
-    if not draw.startswith("s"):
-        raise ValueError(f"the synthetic set is drawn per seed (draw s<seed>), got {draw!r}")
-    classes, data_seed = p["classes"], p["data_seed"] + int(draw[1:])  # seed s draws its own images
+    classes, data_seed = p["classes"], draw_seed(draw, p["data_seed"])  # a scored seed's own draw, or the tuning one
     log.info("%s: draw %s, data seed %d", name, draw, data_seed)
     splits = {
         "train": make_split(classes, p["train_per_class"], 0, [], p["size"], p["invalid_depth"], 2 * data_seed),

@@ -28,8 +28,8 @@ from .names import MODALITY_OF
 from .names import SYNTHETIC_CLASSES as CLASSES
 from .names import SYNTHETIC_DEFECTS as DEFECTS
 
-__all__ = ["CLASSES", "DEFECTS", "MODALITY_OF", "Sample", "check_classes", "check_sample", "check_split", "make_sample",
-           "make_split"]  # fmt: skip
+__all__ = ["CLASSES", "DEFECTS", "MODALITY_OF", "Sample", "check_classes", "check_sample", "check_split", "draw_seed",
+           "make_sample", "make_split"]  # fmt: skip
 _PALETTE = {  # class colour (RGB in [0, 1]) and texture
     "ring": ((0.75, 0.55, 0.30), "brick"),
     "cookie": ((0.85, 0.70, 0.45), "gravel"),
@@ -207,6 +207,17 @@ def check_sample(rgb: np.ndarray, depth: np.ndarray, mask: np.ndarray | None, wh
         if mask.dtype != bool and not np.isin(mask, (0, 1)).all():
             raise ValueError(f"mask is not binary{at}")
     return int(np.isnan(depth).sum())
+
+
+def draw_seed(draw: str, data_seed: int) -> int:
+    """The data seed of a draw of the synthetic set: ``s<seed>`` is a scored seed's own draw (``data_seed + seed``),
+    ``t<data seed>`` the tuning pilot's draw at that data seed (the config checks keep it apart from the scored ones).
+    The training split is drawn with ``2 * data seed``, the test split with ``2 * data seed + 1``."""
+    if draw[:1] == "s" and draw[1:].isdigit():
+        return data_seed + int(draw[1:])
+    if draw[:1] == "t" and draw[1:].isdigit():
+        return int(draw[1:])
+    raise ValueError(f"the synthetic set is drawn per seed (s<seed>) or for tuning (t<data seed>), got {draw!r}")
 
 
 def make_split(classes: list[str], good: int, per_defect: int, defects: list[str], size: int, invalid_depth: float,

@@ -46,20 +46,7 @@ def check_config(cfg: dict) -> None:
     extra = [m for m in cfg["per_class_methods"] if m not in cfg["methods"]]
     if extra:
         raise ValueError(f"per_class_methods {extra} are not among the methods {cfg['methods']}")
-    teacher, model = cfg["teacher"], cfg["model"]
-    if tuple(reversed(model["decoder"][1:])) != tuple(teacher["widths"]):
-        raise ValueError(
-            f"model.decoder stages 1-3 {model['decoder'][1:]} must mirror teacher.widths {teacher['widths']}"
-        )
-    for a, b in zip(model["decoder"], model["decoder"][1:]):
-        if a != 2 * b:
-            raise ValueError(f"model.decoder widths must halve from stage to stage, got {model['decoder']}")
-    for d, h in zip(model["decoder"], model["heads"]):
-        if d % h:
-            raise ValueError(f"model.decoder width {d} is not a multiple of its {h} heads")
-    for a in model["agents"]:
-        if round(a**0.5) ** 2 != a:
-            raise ValueError(f"model.agents must be squares (agent tokens pooled to a square), got {model['agents']}")
+    _check_networks(cfg["teacher"], cfg["model"])
     for name, d in cfg["datasets"].items():
         if d["size"] % 32:
             raise ValueError(f"dataset {name}: size {d['size']} is not a multiple of 32 (the bottleneck's stride)")
@@ -99,6 +86,46 @@ def check_config(cfg: dict) -> None:
     for key in ("proposed", "same_modal", "mapping"):
         if comp[key] not in cfg["methods"]:
             raise ValueError(f"comparisons.{key} {comp[key]!r} is not among the methods {cfg['methods']}")
+    if "tuning" in cfg:
+        _check_tuning(cfg)
+
+
+def _check_networks(teacher: dict, model: dict) -> None:
+    if tuple(reversed(model["decoder"][1:])) != tuple(teacher["widths"]):
+        raise ValueError(
+            f"model.decoder stages 1-3 {model['decoder'][1:]} must mirror teacher.widths {teacher['widths']}"
+        )
+    for a, b in zip(model["decoder"], model["decoder"][1:]):
+        if a != 2 * b:
+            raise ValueError(f"model.decoder widths must halve from stage to stage, got {model['decoder']}")
+    for d, h in zip(model["decoder"], model["heads"]):
+        if d % h:
+            raise ValueError(f"model.decoder width {d} is not a multiple of its {h} heads")
+    for a in model["agents"]:
+        if round(a**0.5) ** 2 != a:
+            raise ValueError(f"model.agents must be squares (agent tokens pooled to a square), got {model['agents']}")
+
+
+def _check_tuning(cfg: dict) -> None:
+    """The tuning pilot (neurips26.ecfr.tuning) runs on the primary synthetic set drawn at its own data seed, with its
+    own training seed: neither may be one that a claim scores; every candidate's networks must be buildable."""
+    from .tuning import candidate_config, candidates
+
+    tuning, primary = cfg["tuning"], cfg["datasets"][cfg["comparisons"]["primary"]]
+    if primary["source"] != "synthetic":
+        raise ValueError(f"tuning runs on a synthetic primary dataset, not {primary['source']!r}")
+    scored = sorted(primary["data_seed"] + s for s in cfg["seeds"])
+    if tuning["data_seed"] in scored:
+        raise ValueError(f"tuning.data_seed {tuning['data_seed']} is the data seed of a scored draw "
+                         f"(data_seed + seed: {scored})")  # fmt: skip
+    if tuning["seed"] in cfg["seeds"]:
+        raise ValueError(f"tuning.seed {tuning['seed']} is a scored seed {cfg['seeds']}")
+    for candidate in candidates(tuning):
+        run = candidate_config(cfg, candidate)
+        try:
+            _check_networks(run["teacher"], run["model"])
+        except ValueError as error:
+            raise ValueError(f"tuning.widths {list(candidate.widths)}: {error}") from None
 
 
 def model_config(method: str, teacher: dict, model: dict, size: int, seed: int):
