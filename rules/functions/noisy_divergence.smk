@@ -87,7 +87,13 @@ def nd_job_params(wildcards):
     return nd_experiment.job_params(nd_config(wildcards), wildcards.job)
 
 
-@reads("noisy_divergence", ("pilot",), *nd_experiment.JOB_KEYS, ("comparisons",), ("divergence",))
+@reads(
+    "noisy_divergence",
+    ("pilot",),
+    *nd_experiment.JOB_KEYS,
+    ("comparisons",),
+    ("divergence",),
+)
 def nd_pilot_params(wildcards):
     """The edge-of-stability pilot's grid, seeds, model, training settings, noise and detector."""
     return nd_experiment.pilot_params(nd_config(wildcards))
