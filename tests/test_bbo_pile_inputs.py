@@ -1,6 +1,6 @@
 """Paper 05's bad inputs: inconsistent configs stop before any job, naming the key (unknown functions, runs naming
 missing models, heads that do not group, conditioning on an optimizer absent from the data, model seeds repeating
-the scale's seed, trajectories longer than the context)."""
+the scale's seed, trajectories longer than the context, no RS to normalise the regret)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,10 @@ CONFIG = yaml.safe_load((ROOT / "config/bbo_pile.yaml").read_text())
         (lambda c: c["model_seeds"].update(seeds=[0, 1]), "model_seeds.seeds: 0 is the scale's seed"),
         (lambda c: c["model_seeds"].update(run="d128_t1"), "model_seeds.run: 'd128_t1' is not one of runs"),
         (lambda c: c["model_seeds"].update(condition="TPE"), "model_seeds.condition: 'TPE' generates no training"),
+        (  # found by the rehearsal: without RS the tables job failed after every optimize job had run
+            lambda c: c.update(optimizers=[o for o in c["optimizers"] if o != "RS"]),
+            r"optimizers: \[.*\] lack RS, whose first trial normalises every regret",
+        ),
         (
             lambda c: c.update(context=256),
             r"context: a 24-trial trajectory on \S+ \(dim 5\) takes \d+ tokens, more than the context of 256",

@@ -16,6 +16,8 @@ from neurips26.bbo_pile.grammar import trial_length
 from neurips26.bbo_pile.tokenizer import header_ids
 from neurips26.bbo_pile.vocabulary import make_vocabulary
 
+REGRET_BASELINE = "RS"  # regret.normalized_regret's baseline: the regret is scaled by its median first value
+
 if TYPE_CHECKING:  # the config checks run at parse time, without pandas
     import pandas as pd
 
@@ -94,6 +96,11 @@ def check_config(cfg: dict) -> None:
     for name, run in cfg["runs"].items():
         if run["model"] not in cfg["models"]:
             raise ValueError(f"runs.{name}.model: {run['model']!r} is not one of models {sorted(cfg['models'])}")
+    if REGRET_BASELINE not in cfg["optimizers"]:
+        raise ValueError(
+            f"optimizers: {cfg['optimizers']} lack {REGRET_BASELINE}, whose first trial normalises every regret "
+            f"(regret.normalized_regret): the tables job would fail after every optimize job ran"
+        )
     ev = cfg["evaluate"]
     if ev["run"] not in cfg["runs"]:
         raise ValueError(f"evaluate.run: {ev['run']!r} is not one of runs {sorted(cfg['runs'])}")
