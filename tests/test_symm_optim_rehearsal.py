@@ -20,7 +20,9 @@ def test_the_rehearsal_block_passes_the_papers_checks_at_the_papers_shapes(facto
     block = derived_rehearsal("symm_optim", DATA, SCHEMA, factor)
     paper = DATA["paper"]
     experiment.check_config(block)
-    assert block["model"] == paper["model"] and block["corpus"]["vocab_size"] == 151936
+    assert block["model"]["dense"] == paper["model"]["dense"] and block["corpus"]["vocab_size"] == 151936
+    # the MoE's depth is cut (its job was killed at 23 GB on this machine), every matrix keeps its shape
+    assert block["model"]["moe"] == {**paper["model"]["moe"], "n_layers": rehearsal.MOE_LAYERS} != paper["model"]["moe"]
     assert block["train"]["seq_len"] == paper["train"]["seq_len"] == 1024
     assert block["train"]["batch_size"] == factor and block["train"]["steps"] == 1
     assert block["spectrum_steps"] == [1]  # the spectra of the 151,936 x 1,024 matrices are taken once

@@ -2,9 +2,11 @@
 (FineWeb-Edu shards in Qwen3 tokens, ``timlautk/finewebedu10B-qwen3``; paper 09 reads the same shards and builds
 them with :func:`fineweb_shards`).
 
-Shapes: the dense model (625.8M parameters with its untied 151,936 x 1,024 embedding and head) needs 9.3 GiB and
-the MoE model (953.3M) 14.2 GiB for fp32 weights, gradients and two optimizer moments (16 bytes a parameter), so
-both run at their real shapes on a 24 GB machine: no shape is cut.
+Shapes: the dense model (625.8M parameters with its untied 151,936 x 1,024 embedding and head) runs at its real
+shape (11.7 GB of host memory at micro-batch 2 on this machine). The MoE model (953.3M) does not: at micro-batch 2
+its job was killed by the kernel at 22-23 GB of host memory (the machine has 23 GB), so it runs 4 of its 12 layers
+(every matrix at its real shape: the 151,936 x 1,024 embedding and head, 32 experts of width 512, top 8, the router
+being the swept matrix); its real depth's device memory is not counted by the rehearsal (``MOE_REASON``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,14 @@ QWEN3_VOCAB = 151936  # the embedding's rows (Qwen3's padded vocabulary)
 QWEN3_EOT = 151643  # <|endoftext|>: precedes every document; ids from it up are special tokens
 SHARD_TOKENS = 32768  # tokens per shard at items=1: paper 07's one-step job reads 3 windows of 1,025
 REHEARSAL_SHARDS = 1  # training shards the rehearsal reads (its `corpus.train_shards`)
+
+MOE_LAYERS = 4  # of the paper's 12: what fits this 23 GB machine at micro-batch 2
+MOE_REASON = (
+    "the 953.3M MoE's job was killed by the kernel at 22-23 GB of host memory at micro-batch 2 (the machine has 23 GB);"
+    " 4 of its 12 layers run, every matrix at its real shape (the 151,936 x 1,024 embedding and head, 32 experts of"
+    " width 512, top 8, the router); its real depth's device memory is not counted here: weights, gradients and two"
+    " moments are 16 B x 953.3M = 15.3 GB, and the rest grows linearly with depth from the 4-layer count"
+)
 
 PLAN = Plan(
     budgets={
@@ -46,7 +56,7 @@ PLAN = Plan(
         "moe_seeds": largest,
     },
     micro_batch=("train.batch_size",),
-    shapes={},
+    shapes={"model.moe.n_layers": (MOE_LAYERS, MOE_REASON)},
     fixture_paths={},
     work={
         # tokens trained on, plus the validation passes (a forward pass: a third of a training token)
