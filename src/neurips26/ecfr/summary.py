@@ -1,12 +1,13 @@
-"""The tables paper 11's report and figures render besides the claims: the main metric table (class means, mean and
-sd over seeds, per dataset, method and setting, as the paper's Tables 1 and 7), per-class and per-defect image AUROC,
-the complexity table (Table 2), training and data summaries."""
+"""The tables paper 11's report and figures render besides the claims: the published accuracy beside ours (the
+README's quote of Tables 1 and 7, claims P1-P6), the main metric table (class means, mean and sd over seeds, per
+dataset, method and setting, as the paper's Tables 1 and 7), per-class and per-defect image AUROC, the complexity
+table (Table 2), training and data summaries."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["METRICS", "metric_table", "report_tables"]
+__all__ = ["METRICS", "metric_table", "published_table", "report_tables"]
 
 METRICS = ("i_auroc", "p_auroc", "aupro")
 
@@ -45,7 +46,31 @@ def _wide(table: pd.DataFrame, metric: str) -> pd.DataFrame:
     return wide.reset_index().rename_axis(columns=None)
 
 
-def report_tables(inp, params) -> dict:
+def published_table(claims: pd.DataFrame, means: pd.DataFrame, sources: dict[str, str], primary: str,
+                    proposed: str, scale: str) -> pd.DataFrame:  # fmt: skip
+    """One row per published number (claims P1-P6): the paper's value beside the proposed method's unified class
+    mean (mean ± sd over seeds) on the dataset of the same source where this scale runs one; elsewhere beside the
+    primary dataset's, labelled as not comparable."""
+    from .claims import PUBLISHED
+
+    names = {"mvtec3d": "MVTec 3D-AD", "eyecandies": "Eyecandies"}
+    labels = {"i_auroc": "I-AUROC", "p_auroc": "P-AUROC", "aupro": "AUPRO"}
+    ours = means[(means["method"] == proposed) & (means["setting"] == "unified") & (means["name"] == "mean")]
+    claims = claims.set_index("claim_id")
+    rows = []
+    for claim_id, (source, column) in PUBLISHED.items():
+        same = [name for name, s in sources.items() if s == source]
+        dataset = same[0] if same else primary
+        row = ours[ours["dataset"] == dataset]
+        cell = _cell(row[column].iloc[0], row[f"{column}_sd"].iloc[0]) if len(row) else "n/a"
+        where = f"{dataset} ({scale} scale)" if same else f"{dataset} ({scale} scale): not comparable"
+        rows.append({"published on": names[source], "metric": labels[column],
+                     "paper": f"{claims.loc[claim_id, 'paper_value']:.4f}", "ours": cell, "ours on": where,
+                     "claim": f"{claim_id}: {claims.loc[claim_id, 'verdict']}"})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def report_tables(inp, params, scale: str) -> dict:
     metrics = pd.read_parquet(inp.metrics)
     means = metric_table(metrics)
     main = _compact(means[means["name"] == "mean"], ["dataset", "method", "setting", "seeds"])
@@ -73,7 +98,12 @@ def report_tables(inp, params) -> dict:
     data_table["invalid_share"] = data_table["invalid_depth"] / data_table["pixels"]
     teacher = pd.read_parquet(inp.teacher).sort_values("step")
     tail = teacher.tail(max(1, len(teacher) // 10))  # the last tenth of the pretext steps
+    sources = {name: d["source"] for name, d in params.datasets.items()}
+    comp = params.comparisons
+    published = published_table(pd.read_parquet(inp.claims), means, sources, comp["primary"], comp["proposed"], scale)
     return {
+        "published_table": published,
+        "published_comparable": any(s in sources.values() for s in ("mvtec3d", "eyecandies")),
         "teacher_picture": float(tail["picture_accuracy"].mean()) if "picture_accuracy" in tail else float("nan"),
         "teacher_rotation": float(tail["rotation_accuracy"].mean()) if "rotation_accuracy" in tail else float("nan"),
         "main_table": main,
