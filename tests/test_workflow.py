@@ -496,15 +496,18 @@ def test_smoke_run_writes_paper_11s_metrics_claims_and_figures(smoke_run):
     assert set(complexity["configuration"]) == {"this scale"}  # smoke leaves the paper's networks out (time)
     assert not smoke["complexity"]["paper_configuration"]
     claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
-    assert set(claims.index) == {f"C{i}" for i in range(1, 8)} | {"K1", "K2", "K3"}
+    assert set(claims.index) == {f"C{i}" for i in range(1, 8)} | {f"P{i}" for i in range(1, 7)} | {"K1", "K2", "K3"}
     trained = claims.loc[["C1", "C2", "C3", "C4", "C5"]]
     assert len(smoke["seeds"]) == 1 and (trained["verdict"] == "inconclusive").all()  # comparisons need 3 seeds
+    published = claims.loc[[f"P{i}" for i in range(1, 7)]]  # the paper's numbers: smoke runs no real dataset
+    assert (published["verdict"] == "inconclusive").all() and published["paper_value"].notna().all()
     assert (claims.loc[["C6", "C7", "K1", "K2"], "verdict"] == "inconclusive").all()  # no paper rows: no evidence
     assert claims.loc["K3", "verdict"] == "holds"
     summary = pd.read_parquet(out / "data_summary.parquet")
     assert summary["invalid_depth"].sum() > 0  # invalid depth is counted
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "## Parameters and FLOPs" in report and "not ImageNet" in report
+    assert "## Published accuracy beside ours" in report and "not comparable" in report
     assert "Deviations" in report
 
 
