@@ -133,3 +133,12 @@ def test_the_loss_curves_figure_is_drawn_when_no_cell_of_the_deep_shape_was_trai
     fig = plots.loss_curves(curves, cells)
     assert len(fig.axes) == 1 and "no cell" in fig.axes[0].texts[0].get_text()
     assert plots.diagnostic_traces(tables()[2], curves, cells) is not None
+
+
+def test_the_rates_figure_takes_a_wilson_bound_a_rounding_error_past_the_rate():
+    """The quick run of issue 40's review stopped here: 0 of 12 has a Wilson lower bound of 2.8e-17, above p = 0."""
+    divergence = pd.DataFrame(
+        {"shape": ["deep"], "qk_norm": [False], "lr_multiplier": [1], "setting": ["clean"], "k": [0], "n": [12],
+         "p": [0.0], "low": [2.775558e-17], "high": [0.2425]}
+    )  # fmt: skip
+    assert plots.divergence_rates(divergence) is not None

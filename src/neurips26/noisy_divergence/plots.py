@@ -23,7 +23,8 @@ def divergence_rates(divergence: pd.DataFrame):
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(divergence) + 2), 4.5))
     x = np.arange(len(divergence))
     p = divergence["p"].to_numpy(float)
-    err = np.vstack([p - divergence["low"].to_numpy(float), divergence["high"].to_numpy(float) - p])
+    # clipped at 0: a Wilson bound of 0 of n can land a rounding error (1e-17) on the wrong side of p
+    err = np.maximum(np.vstack([p - divergence["low"].to_numpy(float), divergence["high"].to_numpy(float) - p]), 0.0)
     ax.bar(x, p, color="tab:red", alpha=0.7)
     ax.errorbar(x, p, yerr=err, fmt="none", color="black", capsize=3)
     for xi, (k, n) in zip(x, zip(divergence["k"], divergence["n"])):
