@@ -107,7 +107,8 @@ def _report_inputs(tmp_path, runs: pd.DataFrame, corpus_meta) -> SimpleNamespace
     for name, frame in frames.items():
         paths[name] = tmp_path / f"{name}.parquet"
         frame.to_parquet(paths[name])
-    return SimpleNamespace(**{k: str(v) for k, v in paths.items()}, stats=[], corpus_meta=corpus_meta)
+    # pilot: the rule's empty input where the scale has no pilot (paper)
+    return SimpleNamespace(**{k: str(v) for k, v in paths.items()}, stats=[], corpus_meta=corpus_meta, pilot=[])
 
 
 def test_the_report_describes_downloaded_shards_without_a_corpus_description(tmp_path):
