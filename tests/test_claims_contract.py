@@ -67,7 +67,9 @@ def test_every_paper_has_a_valid_claims_file_naming_itself(slug):
     data = load_yaml(claims_file(slug))
     assert data["paper"] == slug
     hard = [d for d in definitions if d.kind == "hard"]
-    assert hard, f"{slug} has no hard claim decided from its experiments"
+    # a paper whose central claims quick scale cannot decide says why instead (issue 40: paper 09's D1 is soft)
+    assert hard or data.get("no_hard_claim"), f"{slug} has no hard claim and does not say why (no_hard_claim)"
+    assert not (hard and data.get("no_hard_claim")), f"{slug} has hard claims and says it has none"
 
 
 @pytest.mark.parametrize("slug", PAPERS)

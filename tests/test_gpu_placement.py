@@ -47,6 +47,8 @@ GPU_RULES = sorted(rule for rule, res in PROFILE["set-resources"].items() if res
 # loop.job_device() all the same (the CPU here), and a test runs it on the fake device. Times are CPU seconds of one
 # thread, measured on the development machine.
 CPU_TRAINING = {
+    # paper 09's edge-of-stability pilot: tiny models (L4d48, 200 steps) at quick scale only; paper scale has no pilot
+    "noisy_divergence_pilot": "the quick-scale pilot's tiny models; no paper-scale job",
     # one full-batch L-BFGS solve of K (L + 1) coefficients (at most a few thousand) on a design matrix that numpy
     # builds on the CPU; its fit time is set against the CPU solvers in the speed claims
     "amortized_ot_fit": "a small full-batch L-BFGS solve on a numpy design matrix",

@@ -202,6 +202,7 @@ def test_a_run_killed_after_a_checkpoint_resumes_to_the_uninterrupted_result(tmp
 
 
 @pytest.mark.gpu_rule("noisy_divergence_train")
+@pytest.mark.gpu_rule("noisy_divergence_pilot")  # its script trains through train_ensemble on loop.job_device()
 def test_training_keeps_models_optimizers_and_batches_on_the_jobs_device():
     models = [LM(LMConfig(**SHAPE, seed=s)) for s in (0, 1)]
     two = TrainSettings(

@@ -7,6 +7,7 @@ import time
 import pandas as pd
 
 from neurips26.common.io import write_parquet
+from neurips26.common.loop import job_device
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.common.token_files import read_tokens
 from neurips26.noisy_divergence.model import LM, LMConfig
@@ -32,7 +33,7 @@ for entry in p["grid"]:
         val,
         settings,
         log=lambda _: None,
-        device="cpu",
+        device=job_device(),
     )
     for (setting, seed), r in zip(runs, results):
         losses = [row["train_loss"] for row in r.steps]
