@@ -24,12 +24,36 @@ rule ecfr_data:
         f"{EC_BENCH}/data/{{dataset}}/{{draw}}.tsv"
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
-        draw=r"s\d+|t\d+|fixed",
+        draw=r"s\d+|fixed",
     conda:
         "../envs/data.yaml"
     resources:
         mem_mb=lambda wc: 16000 if wc.scale == "paper" else 2000,
         runtime=lambda wc: 120 if wc.scale == "paper" else 10,
+    params:
+        dataset=ec_dataset_params,
+    script:
+        "../scripts/ecfr/data.py"
+
+
+# the tuning pilot's draw of the synthetic set (t<data seed>): its files and job time apart from the scored draws
+rule ecfr_tuning_data:
+    output:
+        train=f"{EC}/tuning/data/{{dataset}}/{{draw}}/train.npz",
+        test=f"{EC}/tuning/data/{{dataset}}/{{draw}}/test.npz",
+        summary=f"{EC}/tuning/data/{{dataset}}/{{draw}}/summary.parquet",
+    log:
+        f"{EC_LOG}/tuning/data/{{dataset}}/{{draw}}.log",
+    benchmark:
+        f"{EC}/tuning/benchmarks/data/{{dataset}}/{{draw}}.tsv"
+    wildcard_constraints:
+        dataset=r"[a-z0-9_]+",
+        draw=r"t\d+",
+    conda:
+        "../envs/data.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
     params:
         dataset=ec_dataset_params,
     script:
@@ -67,7 +91,7 @@ rule ecfr_tune:
     log:
         f"{EC_LOG}/tuning.log",
     benchmark:
-        f"{EC}/tuning/benchmark.tsv"  # apart from the report's job times: the pilot is not part of its DAG
+        f"{EC}/tuning/benchmarks/tune.tsv"  # apart from the report's job times: the pilot is not in its DAG
     conda:
         "../envs/torch.yaml"
     threads: torch_threads

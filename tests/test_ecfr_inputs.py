@@ -100,6 +100,12 @@ def test_the_smoke_dag_trains_every_run_once_and_evaluates_once_per_dataset(work
     assert jobs["ecfr_train"] == len(experiment.runs(smoke)) == 5 * len(smoke["seeds"])
     assert jobs["ecfr_evaluate"] == jobs["ecfr_data"] == len(smoke["datasets"])
     assert jobs["ecfr_teacher"] == jobs["ecfr_complexity"] == 1
+    assert "ecfr_tune" not in jobs and "ecfr_tuning_data" not in jobs  # the pilot is no part of the report
+
+
+def test_the_tuning_pilot_draws_its_own_data_and_trains_nothing_that_is_scored(workflow_copy):
+    jobs = planned_jobs(workflow_copy, "results/smoke/ecfr/tuning/tuning.md", config=("scale=smoke",))
+    assert jobs == {"ecfr_tuning_data": 1, "ecfr_tune": 1}
 
 
 def _split(**kwargs):

@@ -85,7 +85,9 @@ def ec_tuning_data(wildcards):
     primary = ec_config(wildcards)["comparisons"]["primary"]
     draw = f"t{ec_tuning(wildcards)['data_seed']}"
     return {
-        split: f"{EC}/data/{primary}/{draw}/{split}.npz".format(scale=wildcards.scale)
+        split: f"{EC}/tuning/data/{primary}/{draw}/{split}.npz".format(
+            scale=wildcards.scale
+        )
         for split in ("train", "test")
     }
 
