@@ -49,21 +49,26 @@ def _wide(table: pd.DataFrame, metric: str) -> pd.DataFrame:
 def published_table(claims: pd.DataFrame, means: pd.DataFrame, sources: dict[str, str], primary: str,
                     proposed: str, scale: str) -> pd.DataFrame:  # fmt: skip
     """One row per published number (claims P1-P6): the paper's value beside the proposed method's unified class
-    mean (mean ± sd over seeds) on the dataset of the same source where this scale runs one; elsewhere beside the
-    primary dataset's, labelled as not comparable."""
+    mean (mean ± sd over seeds) on the dataset of the same source where this scale runs one. A scale that runs no
+    real dataset sets the primary (synthetic) dataset's beside every row, labelled as not comparable; a scale that
+    runs a real dataset gives a published dataset it does not run no number ("n/a (not run)")."""
     from .claims import PUBLISHED
 
     names = {"mvtec3d": "MVTec 3D-AD", "eyecandies": "Eyecandies"}
     labels = {"i_auroc": "I-AUROC", "p_auroc": "P-AUROC", "aupro": "AUPRO"}
     ours = means[(means["method"] == proposed) & (means["setting"] == "unified") & (means["name"] == "mean")]
     claims = claims.set_index("claim_id")
+    runs_real = any(s in names for s in sources.values())
     rows = []
     for claim_id, (source, column) in PUBLISHED.items():
         same = [name for name, s in sources.items() if s == source]
-        dataset = same[0] if same else primary
-        row = ours[ours["dataset"] == dataset]
-        cell = _cell(row[column].iloc[0], row[f"{column}_sd"].iloc[0]) if len(row) else "n/a"
-        where = f"{dataset} ({scale} scale)" if same else f"{dataset} ({scale} scale): not comparable"
+        if same or not runs_real:
+            dataset = same[0] if same else primary
+            row = ours[ours["dataset"] == dataset]
+            cell = _cell(row[column].iloc[0], row[f"{column}_sd"].iloc[0]) if len(row) else "n/a"
+            where = f"{dataset} ({scale} scale)" if same else f"{dataset} ({scale} scale): not comparable"
+        else:
+            cell, where = "n/a (not run)", f"not run at {scale} scale"
         rows.append({"published on": names[source], "metric": labels[column],
                      "paper": f"{claims.loc[claim_id, 'paper_value']:.4f}", "ours": cell, "ours on": where,
                      "claim": f"{claim_id}: {claims.loc[claim_id, 'verdict']}"})  # fmt: skip
