@@ -29,3 +29,25 @@ def test_training_the_mlps_lowers_the_cosine_loss_and_maps_are_deterministic():
     assert not any(p.requires_grad for p in model.teacher.parameters())
     maps = cfm_maps(model, x[:2], d[:2], sigma=1.0)
     assert maps.shape == (2, 64, 64) and (maps >= 0).all() and np.array_equal(maps, cfm_maps(model, x[:2], d[:2], 1.0))
+
+
+def test_cfm_upsamples_features_and_maps_with_the_corners_aligned_as_ecfr_does(monkeypatch):
+    """C3 compares CFM's maps with ECFR's, which are upsampled with align_corners=True (ADer's): CFM's are too, both
+    the scales fused onto the finest grid and the map brought to the image size."""
+    import torch.nn.functional as F
+
+    calls = []
+    interpolate = F.interpolate
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs.get("align_corners"))
+        return interpolate(*args, **kwargs)
+
+    monkeypatch.setattr(F, "interpolate", spy)
+    model = CFM((8, 16, 32), hidden=16)
+    x, d = torch.rand(2, 3, 64, 64), torch.rand(2, 3, 64, 64)
+    cfm_maps(model, x, d, sigma=1.0)
+    assert calls and all(c is True for c in calls)
+    feats = [torch.arange(4.0).reshape(1, 1, 2, 2)]
+    fused = CFM.fuse([torch.zeros(1, 1, 4, 4), *feats])
+    assert fused[0, 1, 0, 0] == 0.0 and fused[0, 1, -1, -1] == 3.0  # the corners kept, as align_corners=True does

@@ -53,7 +53,7 @@ class CFM(nn.Module):
     def fuse(feats: list[torch.Tensor]) -> torch.Tensor:
         """The three scales upsampled to the finest grid and concatenated."""
         size = feats[0].shape[-2:]
-        return torch.cat([F.interpolate(f, size=size, mode="bilinear", align_corners=False) for f in feats], 1)
+        return torch.cat([F.interpolate(f, size=size, mode="bilinear", align_corners=True) for f in feats], 1)
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         return self.fuse(self.scales(x))
@@ -117,6 +117,6 @@ def cfm_maps(model: CFM, rgb: torch.Tensor, depth: torch.Tensor, sigma: float, b
     out = []
     for i in range(0, len(rgb), batch):
         amap, _ = cfm_maps_and_loss(*model(rgb[i : i + batch].to(device), depth[i : i + batch].to(device)))
-        amap = F.interpolate(amap, size=rgb.shape[-2:], mode="bilinear", align_corners=False)
+        amap = F.interpolate(amap, size=rgb.shape[-2:], mode="bilinear", align_corners=True)
         out.append(amap[:, 0].cpu().numpy())
     return np.stack([gaussian_filter(m, sigma) for m in np.concatenate(out)])
