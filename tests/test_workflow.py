@@ -218,7 +218,7 @@ def test_smoke_run_writes_paper_09s_noise_runs_divergence_table_claims_and_figur
     assert d1["verdict"] == "inconclusive" and d1["runs"] == len(clean) == 2
     assert f"{int(noisy['diverged'].sum())}/{len(noisy)} vs clean runs {int(clean['diverged'].sum())}/2" in d1["note"]
     classifier = pd.read_parquet(out / "classifier.parquet").set_index("task")
-    assert set(classifier.index) == {"onset", "run"} and set(classifier["status"]) <= {"ok", "skipped"}
+    assert set(classifier.index) == {"onset", "null"} and set(classifier["status"]) <= {"ok", "skipped"}
     skipped = classifier[classifier["status"] == "skipped"]
     assert skipped["reason"].str.contains("too few runs per class|seed").all()
     assert len(runs) == sum(len(j["settings"]) for j in smoke["jobs"]) * len(smoke["seeds"])
