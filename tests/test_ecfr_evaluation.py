@@ -25,7 +25,7 @@ def _maps():
     return maps, masks, cls, defect
 
 
-def test_run_metrics_are_per_class_their_mean_and_per_defect_against_every_normal_image():
+def test_run_metrics_are_per_class_their_mean_and_per_defect_averaged_over_classes():
     maps, masks, cls, defect = _maps()
     rows = {(r["group"], r["name"]): r for r in run_metrics(maps, masks, cls, defect)}
     assert set(rows) == {("class", "a"), ("class", "b"), ("class", "mean"), ("defect", "hole"), ("defect", "stain")}
@@ -35,8 +35,14 @@ def test_run_metrics_are_per_class_their_mean_and_per_defect_against_every_norma
     assert rows[("class", "a")]["aupro"] == aupro(maps[a], masks[a])
     for k in ("i_auroc", "p_auroc", "aupro"):
         assert rows[("class", "mean")][k] == pytest.approx((rows[("class", "a")][k] + rows[("class", "b")][k]) / 2)
-    hole = (defect == "hole") | (defect == "good")
-    assert rows[("defect", "hole")]["i_auroc"] == image_auroc(image_scores(maps[hole]), defect[hole] != "good")
+    for k, score in (("i_auroc", lambda m, k: image_auroc(image_scores(m[k]), defect[k] != "good")),
+                     ("p_auroc", lambda m, k: pixel_auroc(m[k], masks[k]))):  # fmt: skip
+        per_class = [score(maps, (cls == c) & ((defect == "hole") | (defect == "good"))) for c in ("a", "b")]
+        assert rows[("defect", "hole")][k] == pytest.approx(np.mean(per_class))
+    # not pooled: a class whose maps are all shifted up ranks its normals above the other class's defects
+    shifted = maps + 10.0 * (cls == "b")[:, None, None]
+    again = {(r["group"], r["name"]): r for r in run_metrics(shifted, masks, cls, defect)}
+    assert again[("defect", "hole")]["i_auroc"] == pytest.approx(rows[("defect", "hole")]["i_auroc"])
     assert image_scores(maps).tolist() == maps.reshape(8, -1).max(1).tolist()
 
 

@@ -107,9 +107,9 @@ def _single_modality(metrics: pd.DataFrame, dataset: str, proposed: str, control
         return Measured("C4", math.nan, 0, note=f"{dataset}: {error}")
     worst = min(spreads, key=lambda d: spreads[d].mean)
     runs = min(s.runs for s in spreads.values())
-    note = f"{dataset}: unified I-AUROC on each single-modality defect's images against the normal ones; " + "; ".join(
-        parts
-    )
+    note = (f"{dataset}: unified I-AUROC on each single-modality defect's images against the same class's normal "
+            "ones, averaged over classes; " + "; ".join(parts))  # fmt: skip
+
     if runs < 2:
         return Measured("C4", spreads[worst].mean, runs, note=note)
     return Measured("C4", spreads[worst].mean, runs, low=min(s.low for s in spreads.values()),
