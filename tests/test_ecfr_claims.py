@@ -234,6 +234,14 @@ def test_c5s_note_gives_the_steps_every_fitted_model_trained():
     assert "per_class 4, unified 20 steps per fitted model" in decided(trace=fewer).loc["C5", "note"]
 
 
+def test_c5s_note_says_an_equal_steps_verdict_does_not_carry_over_to_paper_scale():
+    note = decided().loc["C5", "note"]
+    assert "does not carry over to paper scale" in note and "as often as the unified model" in note
+    trace = traces()
+    fewer = trace[~((trace["setting"] == "per_class") & (trace["step"] > 4))]  # fewer steps: equal epochs
+    assert "does not carry over" not in decided(trace=fewer).loc["C5", "note"]
+
+
 @pytest.mark.parametrize(
     "offset, verdict",
     [(0.05, "fails"), (0.005, "holds"), (0.0, "holds"), (-0.005, "holds"), (-0.05, "fails"), (0.02, "inconclusive")],

@@ -140,8 +140,26 @@ def _setting_gap(metrics: pd.DataFrame, traces: pd.DataFrame, dataset: str, prop
         return Measured("C5", math.nan, 0, note=f"{dataset}: {error}")
     note = (f"{dataset}: class-mean I-AUROC unified minus per class, {proposed} {t_interval(gap[proposed]).text()}, "
             f"{control} {t_interval(gap[control]).text()}; their difference, paired by seed; "
-            f"{_steps_per_model(traces, dataset, (proposed, control))}")  # fmt: skip
+            f"{_steps_per_model(traces, dataset, (proposed, control))}"
+            f"{_exposure(traces, dataset, proposed)}")  # fmt: skip
     return measured_from_spread("C5", t_interval(diff), note)
+
+
+def _exposure(traces: pd.DataFrame, dataset: str, method: str) -> str:
+    """Where per-class models train as many steps as the unified one (quick, smoke), each sees its class's images
+    about as many times more often as there are classes: the setting and the exposure change together, so the
+    verdict does not carry over to paper scale's equal epochs."""
+    rows = traces[(traces["dataset"] == dataset) & (traces["method"] == method)]
+    steps = rows.groupby(["setting", "seed", "group"])["step"].max()
+    if not {"unified", "per_class"} <= set(steps.index.get_level_values("setting")):
+        return ""
+    per_class, unified = steps.loc["per_class"], steps.loc["unified"]
+    if per_class.median() < unified.median():
+        return ""
+    classes = per_class.groupby(level="seed").size().max()
+    return (f"; equal steps per model: each per-class model sees its class's images about {classes}x as often as the "
+            "unified model does, so exposure changes with the setting and this verdict does not carry over to paper "
+            "scale (equal epochs)")  # fmt: skip
 
 
 def _published(claim_id: str, metrics: pd.DataFrame, sources: dict[str, str], method: str) -> Measured:
