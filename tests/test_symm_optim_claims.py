@@ -165,6 +165,7 @@ def real(_monkeypatch) -> dict:
 
 def with_directions(monkeypatch, replace=None, remove=()) -> dict:
     """The symmetry table computed with some update rules replaced (a broken implementation) or absent."""
+    correct_checks()  # cached before the rules are patched: a first call under the patch cached the broken table
     for name, fn in (replace or {}).items():
         monkeypatch.setitem(theory.DIRECTIONS, name, fn)
     for name in remove:
