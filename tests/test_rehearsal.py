@@ -355,3 +355,21 @@ def test_a_job_whose_time_is_all_start_up_or_a_cut_shape_gets_no_prediction_and_
     found = problems(out).set_index("rule")["problem"]
     assert "time not estimated" in found["p_split"] and "cut shape" in found["q_train"]
     assert "p_train" not in found
+
+
+def test_a_fresh_rehearsal_asks_for_the_host_memory_the_plan_declares_and_a_later_one_for_what_it_measured(
+    tmp_path, monkeypatch
+):
+    """Two 15 GB CPU-run jobs of paper 07 were started side by side on a 23 GB machine (the rules ask for their GPU
+    jobs' host memory) and killed: the first run asks for the plan's number, later runs for the measured peak."""
+    with pytest.raises(ValueError, match="host_mb.train"):
+        Plan(host_mb={"train": (15000, " ")})
+    monkeypatch.syspath_prepend(str(ROOT / "tools"))
+    rehearse = importlib.import_module("rehearse")
+    declared = rehearse.host_memory(tmp_path, ["symm_optim"])
+    assert "symm_optim_train:mem_mb=15000" in declared and "symm_optim_step_time:mem_mb=15000" in declared
+    pd.DataFrame({"rule": ["symm_optim_train", "symm_optim_train"], "host_peak_mb": [9000.0, 10000.0]}).to_csv(
+        tmp_path / "jobs.csv", index=False
+    )
+    measured = rehearse.host_memory(tmp_path, ["symm_optim"])
+    assert "symm_optim_train:mem_mb=12200" in measured and "symm_optim_step_time:mem_mb=15000" in measured

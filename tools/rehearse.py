@@ -59,15 +59,20 @@ def training_rules() -> list[str]:
     return sorted(rule for rule, script in scripts.items() if "LoopSettings(" in script.read_text())
 
 
-def measured_memory(out: Path) -> list[str]:
-    """`--set-resources` of every rule's peak host memory in the previous rehearsal (results/rehearsal/jobs.csv),
-    so that Snakemake does not start two jobs that together pass the machine's memory (`--resources mem_mb`)."""
+def host_memory(out: Path, slugs: list[str]) -> list[str]:
+    """`--set-resources` of every rule's host memory when run on this CPU, so that Snakemake does not start two jobs
+    that together pass the machine's memory (`--resources mem_mb`): the peak of the previous rehearsal
+    (results/rehearsal/jobs.csv), else what the paper's plan declares (`Plan.host_mb`, for a fresh clone)."""
+    mb = {rule: need for slug in slugs for rule, (need, _) in plan_of(slug).host_mb.items()}
     path = out / "jobs.csv"
-    if not path.exists():
-        return []
-    jobs = pd.read_csv(path)
-    peaks = jobs.groupby("rule")["host_peak_mb"].max().dropna()
-    return [f"{rule}:mem_mb={int(peak * 1.2) + 200}" for rule, peak in peaks.items()]
+    if path.exists():
+        peaks = pd.read_csv(path).groupby("rule")["host_peak_mb"].max().dropna()
+        mb.update({rule: int(peak * 1.2) + 200 for rule, peak in peaks.items()})
+    return [f"{rule}:mem_mb={need}" for rule, need in sorted(mb.items())]
+
+
+def plan_of(slug: str):
+    return importlib.import_module(f"neurips26.{slug}.rehearsal").PLAN
 
 
 def prepare_copy(work: Path) -> None:
@@ -186,7 +191,7 @@ def rehearse(work: Path, slugs: list[str], memory: Path, args) -> tuple[Path | N
     env.pop("NEURIPS26_DEVICE", None)
     available = int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20 * 0.85)
     common = [f"-c{args.cores}", "--keep-going", "--resources", f"mem_mb={available}"]
-    known = measured_memory(args.out)
+    known = host_memory(args.out, slugs)
     if known:
         common += ["--set-resources", *known]
     with FixtureServer(payloads, registry) as server:

@@ -17,6 +17,10 @@ block (config/<slug>.yaml `paper:`), and nothing else:
   REHEARSAL.md predicts none for it.
 - `fixture_paths`: key paths that point at user-supplied files (data behind a login), replaced by the path of a
   fixture the rehearsal writes.
+- `host_mb`: rule -> (host memory in MB that one of its jobs holds when the rehearsal runs it on a CPU, the
+  reason: where it was measured): the first rehearsal on a fresh clone asks Snakemake for this much, so that two
+  such jobs are not started side by side on a machine they do not fit together (a rule's own request is its GPU
+  job's host memory, much less than a CPU-run job's). A later rehearsal asks for the peak it measured.
 - `not_rehearsed`: rule -> the reason a paper-scale rule cannot run in the rehearsal (REHEARSAL.md lists it; a
   paper-scale rule missing from the rehearsal without a reason is reported as a defect).
 - `work`: rule -> a function (config block, the job's wildcards) -> the work of one job in a unit of the rule's
@@ -56,6 +60,7 @@ class Plan:
     shapes: Mapping[str, tuple[Cut, str]] = field(default_factory=dict)
     fixture_paths: Mapping[str, str] = field(default_factory=dict)
     work: Mapping[str, Callable[[dict, dict], float]] = field(default_factory=dict)
+    host_mb: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     not_rehearsed: Mapping[str, str] = field(default_factory=dict)
     note: str = ""
 
@@ -69,6 +74,9 @@ class Plan:
         for key, (_, reason) in self.shapes.items():
             if not str(reason).strip():
                 raise ValueError(f"shapes.{key}: a shape cut needs its reason")
+        for rule, (mb, reason) in self.host_mb.items():
+            if not (isinstance(mb, int) and mb > 0 and str(reason).strip()):
+                raise ValueError(f"host_mb.{rule}: needs a positive number of MB and where it was measured")
         for rule, reason in self.not_rehearsed.items():
             if not str(reason).strip():
                 raise ValueError(f"not_rehearsed.{rule}: a rule left out needs its reason")

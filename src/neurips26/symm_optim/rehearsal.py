@@ -34,6 +34,11 @@ MOE_REASON = (
     " moments are 16 B x 953.3M = 15.3 GB, and the rest grows linearly with depth from the 4-layer count"
 )
 
+HOST_REASON = (
+    "the 625.8M dense model's job held 11.7 GB of host memory alone at micro-batch 2 and was killed at 14.4 and"
+    " 17.3 GB beside another job (weights, gradients and two moments: 10 GB, plus 1.2 GB of logits a micro-batch)"
+)
+
 PLAN = Plan(
     budgets={
         "corpus.train_shards": REHEARSAL_SHARDS,
@@ -58,6 +63,9 @@ PLAN = Plan(
     micro_batch=("train.batch_size",),
     shapes={"model.moe.n_layers": (MOE_LAYERS, MOE_REASON)},
     fixture_paths={},
+    # on this 23 GB CPU machine the dense jobs were killed at 14.4 and 17.3 GB when two ran side by side (the rules'
+    # requests, 6.3 GB, are the GPU jobs' host memory): one such job at a time
+    host_mb={rule: (15000, HOST_REASON) for rule in ("symm_optim_train", "symm_optim_step_time")},
     work={
         # tokens trained on, plus the validation passes (a forward pass: a third of a training token)
         "symm_optim_train": lambda cfg, wildcards: (
