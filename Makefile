@@ -3,7 +3,8 @@ VENV      := .venv
 PYTHON    := $(VENV)/bin/python
 SNAKEMAKE := $(VENV)/bin/snakemake
 SCALE     ?= quick
-CORES     ?= 2
+# every core of the machine (2 on the test machines); `make run CORES=4` to use fewer
+CORES     ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 STAMP     := $(VENV)/.installed
 
 .PHONY: run test lint report venv clean profile-imports ngspice rehearse

@@ -315,6 +315,11 @@ def test_scoreboard_counts_claims_by_kind_and_checks_apart():
     total = totals_row(table)
     assert total["hard claims"] == "2/1/1" and total["checks passed"] == "2/3"
     assert "Hard claims: 2 hold, 1 fail, 1 inconclusive" in totals_sentence(table)
+    # the share of hard and soft claims decided (info and checks not counted), per paper and in all
+    assert row["decided"] == "3/4 (75%)" and total["decided"] == "4/5 (80%)"
+    assert "Decided (hold or fail): 4/5 (80%)" in totals_sentence(table)
+    assert paper_row("none", _table({"I1": "holds", "K1": "holds"}), bench)["decided"] == "n/a"
+    assert "| decided |" in board_markdown(table)
 
 
 def test_claims_markdown_shows_verdicts_and_the_summary_line():

@@ -1,4 +1,5 @@
-"""The scoreboard's rows: per paper, the verdicts of its claims by kind, its checks, seeds and job time.
+"""The scoreboard's rows: per paper, the verdicts of its claims by kind, the share of its hard and soft claims
+decided, its checks, seeds and job time.
 
 Papers that were not found (claims files marked `reconstruction: true`) test our reconstruction of their model, not
 the paper's: their rows go in a table of their own, with their own totals, and the top line counts only the claims
@@ -25,6 +26,13 @@ def _triple(counts: dict[str, int]) -> str:
     return "/".join(str(counts[v]) for v in VERDICTS)
 
 
+def decided_share(row: dict) -> str:
+    """Of the hard and soft claims, how many are decided (hold or fail): `decided/total (percent)`, n/a for none."""
+    decided = sum(int(row[f"{kind}_{v}"]) for kind in ("hard", "soft") for v in ("holds", "fails"))
+    total = decided + sum(int(row[f"{kind}_inconclusive"]) for kind in ("hard", "soft"))
+    return f"{decided}/{total} ({100 * decided / total:.0f}%)" if total else "n/a"
+
+
 def paper_row(slug: str, claims: pd.DataFrame, bench: pd.DataFrame) -> dict:
     """One paper: `hard claims` etc. as holds/fails/inconclusive, checks passed/total, the range of runs the
     hard and soft claims rest on, jobs and their summed time, and whether it is a reconstruction. The raw counts
@@ -34,6 +42,7 @@ def paper_row(slug: str, claims: pd.DataFrame, bench: pd.DataFrame) -> dict:
         counts = _counts(claims, kind)
         row[column] = _triple(counts)
         row.update({f"{kind}_{v}": counts[v] for v in VERDICTS})
+    row["decided"] = decided_share(row)
     checks = claims[claims["kind"] == "check"]
     row["checks passed"] = f"{int((checks['verdict'] == 'holds').sum())}/{len(checks)}"
     row["checks_holds"], row["checks_total"] = int((checks["verdict"] == "holds").sum()), len(checks)
@@ -56,6 +65,7 @@ def totals_row(table: pd.DataFrame, label: str = "all papers") -> dict:
         counts = {v: int(table[f"{kind}_{v}"].sum()) for v in VERDICTS}
         row[column] = _triple(counts)
         row.update({f"{kind}_{v}": counts[v] for v in VERDICTS})
+    row["decided"] = decided_share(row)
     row["checks_holds"], row["checks_total"] = int(table["checks_holds"].sum()), int(table["checks_total"].sum())
     row["checks passed"] = f"{row['checks_holds']}/{row['checks_total']}"
     row["runs per claim"] = ""
@@ -95,6 +105,7 @@ def _sentence(total: dict | pd.Series) -> str:
         f"Hard claims: {total['hard_holds']} hold, {total['hard_fails']} fail, "
         f"{total['hard_inconclusive']} inconclusive. Soft claims: {total['soft_holds']} hold, "
         f"{total['soft_fails']} fail, {total['soft_inconclusive']} inconclusive. "
+        f"Decided (hold or fail): {decided_share(total)} of the hard and soft claims. "
         f"Implementation checks: {total['checks_holds']}/{total['checks_total']} passed."
     )
 
@@ -118,6 +129,7 @@ SHOWN = [
     "paper",
     "hard claims",
     "soft claims",
+    "decided",
     "info claims",
     "checks passed",
     "runs per claim",
