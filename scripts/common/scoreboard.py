@@ -30,7 +30,8 @@ lines = [
     "in the column `null`, meets the threshold as well). Checks are properties our own code guarantees or "
     "verifies; they are "
     "counted apart and never as reproduced claims. `decided` is the share of a paper's hard and soft claims "
-    "that hold or fail (the rest are inconclusive: too little evidence, or a null that passes too). `runs per claim` is the range of the evidence counts of "
+    "that hold or fail (the rest are inconclusive: too little evidence, or a null that passes too). "
+    "`runs per claim` is the range of the evidence counts of "
     "the hard and soft claims: seeds, runs, cells or pairs, as each claim's metric says (the paper's report "
     "lists them). Job time is the sum of the `benchmark:` wall times of "
     "the paper's jobs (with several cores the elapsed time is shorter).",
