@@ -214,7 +214,7 @@ rule analogtobi_figures:
             name: report(
                 f"{ATB}/figures/{name}.png",
                 caption=f"../workflow/report/analogtobi/{name}.rst",
-                category="02 analogtobi",
+                category="Paper 02: AnalogToBi",
             )
             for name in ATB_FIGURES
         },

@@ -249,7 +249,7 @@ rule ecfr_figures:
             name: report(
                 f"{EC}/figures/{name}.png",
                 caption=f"../workflow/report/ecfr/{name}.rst",
-                category="11 ecfr",
+                category="Paper 11: ECFR",
             )
             for name in EC_FIGURES
         },

@@ -227,7 +227,7 @@ rule fairness_audit_figures:
             name: report(
                 f"{FA}/figures/{name}.png",
                 caption=f"../workflow/report/fairness_audit/{name}.rst",
-                category="06 fairness_audit",
+                category="Paper 06: auditing unfairness bias",
             )
             for name in FA_FIGURES
         },

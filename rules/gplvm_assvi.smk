@@ -161,7 +161,7 @@ rule gplvm_assvi_figures:
             name: report(
                 f"{GP}/figures/{name}.png",
                 caption=f"../workflow/report/gplvm_assvi/{name}.rst",
-                category="17 gplvm_assvi",
+                category="Paper 17: GPLVM with amortized SSVI",
             )
             for name in GP_FIGURES
         },

@@ -107,7 +107,7 @@ rule multistage_training_figures:
             name: report(
                 f"{MT}/figures/{name}.png",
                 caption=f"../workflow/report/multistage_training/{name}.rst",
-                category="16 multistage_training",
+                category="Paper 16: multistage training",
             )
             for name in MT_FIGURES
         },

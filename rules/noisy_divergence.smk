@@ -165,7 +165,7 @@ rule noisy_divergence_figures:
             name: report(
                 f"{ND}/figures/{name}.png",
                 caption=f"../workflow/report/noisy_divergence/{name}.rst",
-                category="09 noisy_divergence",
+                category="Paper 09: noisy data and loss divergence",
             )
             for name in ND_FIGURES
         },

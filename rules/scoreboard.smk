@@ -6,10 +6,12 @@ rule scoreboard:
         unpack(scoreboard_inputs),
     output:
         report="results/{scale}/REPORT.md",
+        # the HTML report's landing page (workflow/report/workflow.rst includes it)
+        landing="results/{scale}/scoreboard.rst",
         table=report(
             "results/{scale}/scoreboard.csv",
             caption="../workflow/report/scoreboard.rst",
-            category="Scoreboard",
+            category="Overview: scoreboard",
         ),
     log:
         "results/{scale}/logs/scoreboard.log",

@@ -138,7 +138,7 @@ rule symm_optim_figures:
             name: report(
                 f"{SO}/figures/{name}.png",
                 caption=f"../workflow/report/symm_optim/{name}.rst",
-                category="07 symm_optim",
+                category="Paper 07: symmetry-compatible optimizers",
             )
             for name in SO_FIGURES
         },

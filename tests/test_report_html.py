@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SMOKE_PAPERS, smoke_targets, snakemake
+from conftest import PAPERS, ROOT, SMOKE_PAPERS, smoke_targets, snakemake
 
-CAPTIONS = sorted((ROOT / "workflow/report").rglob("*.rst"))
+# workflow.rst, the landing page, is a Jinja template that includes the scoreboard's rst (checked in the smoke report)
+CAPTIONS = sorted(p for p in (ROOT / "workflow/report").rglob("*.rst") if p.name != "workflow.rst")
 
 
 def docutils_messages(text: str) -> list[str]:
@@ -46,3 +47,26 @@ def test_the_html_report_of_the_smoke_run_builds_without_docutils_errors(smoke_r
     assert "System Message" not in page and "system-message" not in page
     for slug in SMOKE_PAPERS:  # every chosen paper's results are in the report
         assert f"results/smoke/{slug}/" in page, slug
+    if SMOKE_PAPERS == PAPERS:  # the landing page is the scoreboard (workflow/report/workflow.rst)
+        desc = re.search(r"var workflow_desc = (.*?);\n", page, re.S)
+        assert desc and "Scoreboard, scale smoke" in desc.group(1) and "decided" in desc.group(1)
+        assert "Overview: scoreboard" in page
+
+
+def test_each_papers_results_sit_under_one_category_named_paper_nn_and_its_title_in_paper_order():
+    """The HTML report's menu sorts categories by name: "Paper NN: title" puts the papers in order, the scoreboard
+    ("Overview: ...") before them; NN is the number the paper's own report gives itself."""
+    for slug in PAPERS:
+        categories = set(re.findall(r'category="([^"]+)"', (ROOT / f"rules/{slug}.smk").read_text()))
+        assert len(categories) == 1, (slug, categories)
+        number = {
+            m
+            for folder in ("workflow/report", "scripts", "src/neurips26")
+            for path in (ROOT / folder / slug).rglob("*")
+            if path.is_file() and path.suffix in {".j2", ".py", ".md"}
+            for m in re.findall(r"# Paper (\d\d)[: ]", path.read_text())
+        }
+        assert len(number) == 1, (slug, number)
+        assert re.fullmatch(rf"Paper {number.pop()}: \S.*", categories.pop()), slug
+    overview = re.findall(r'category="([^"]+)"', (ROOT / "rules/scoreboard.smk").read_text())
+    assert overview == ["Overview: scoreboard"] and sorted(["Paper 01: x", *overview])[0] == overview[0]

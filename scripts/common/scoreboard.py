@@ -8,7 +8,7 @@ from neurips26.common.io import atomic_path, read_provenance, write_text
 from neurips26.common.provenance import provenance_line
 from neurips26.common.report import claims_markdown, read_benchmarks
 from neurips26.common.runtime import start_job
-from neurips26.common.scoreboard import board_csv, board_markdown, paper_row, totals_sentence
+from neurips26.common.scoreboard import board_csv, board_markdown, board_rst, paper_row, totals_sentence
 
 log = start_job(snakemake)
 scale = snakemake.wildcards.scale
@@ -42,3 +42,4 @@ write_text(snakemake.output.report, "\n".join(lines))
 with atomic_path(snakemake.output.table) as tmp:
     board_csv(rows).to_csv(tmp, index=False)
 log.info("scoreboard for %d papers: %s", len(rows), totals_sentence(rows))
+write_text(snakemake.output.landing, board_rst(rows, scale))

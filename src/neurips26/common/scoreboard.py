@@ -163,6 +163,41 @@ def board_markdown(rows: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _list_table(part: pd.DataFrame) -> list[str]:
+    """reStructuredText list-table of the shown columns (cells as literal text: no markup in names)."""
+    lines = [".. list-table::", "   :header-rows: 1", ""]
+    for cells in [SHOWN, *part[SHOWN].astype(str).values.tolist()]:
+        lines += [f"   {'*' if i == 0 else ' '} - {_rst_cell(cell)}" for i, cell in enumerate(cells)]
+    return lines
+
+
+def _rst_cell(text: str) -> str:
+    """A cell's text with reStructuredText's inline markup characters escaped (`|`, `*`, `` ` ``, `_`)."""
+    escaped = "".join("\\" + c if c in "|*`_\\" else c for c in str(text))
+    return escaped if escaped.strip() else "\\ "
+
+
+def board_rst(rows: pd.DataFrame, scale: str) -> str:
+    """The HTML report's landing page (workflow/report/workflow.rst includes it): the top line, the found papers'
+    table and the reconstructions' table; each paper's results are under its category, "Paper NN: title"."""
+    found, rebuilt = split_reconstructions(rows)
+    title = f"Scoreboard, scale {scale}"
+    lines = [title, "=" * len(title), "", totals_sentence(rows), ""]
+    lines += [*_list_table(found), ""] if len(found) else ["No found paper ran.", ""]
+    if len(rebuilt):
+        head = "Reconstructions (counted apart)"
+        lines += [head, "-" * len(head), "", "These papers were not found: their claims test our reconstruction of "
+                  "the model, never added to the reproduced claims above.", "", *_list_table(rebuilt), ""]  # fmt: skip
+    lines += [
+        "Columns: hard, soft and info claims as holds/fails/inconclusive; ``decided``: the share of hard and soft "
+        "claims that hold or fail; checks are properties our own code guarantees, counted apart. Each paper's "
+        'claims, figures and tables are in the menu under *Results*, one category per paper ("Paper NN: title"); '
+        "the full scoreboard with every claim is the file REPORT.md beside this report's results.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def board_csv(rows: pd.DataFrame) -> pd.DataFrame:
     """scoreboard.csv: the shown columns of both tables and their totals, with a `reconstruction` column."""
     found, rebuilt = split_reconstructions(rows)
