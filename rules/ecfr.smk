@@ -55,7 +55,7 @@ rule ecfr_tuning_data:
         mem_mb=2000,
         runtime=10,
     params:
-        dataset=ec_dataset_params,
+        dataset=ec_tuning_dataset_params,
     script:
         "../scripts/ecfr/data.py"
 
@@ -103,8 +103,9 @@ rule ecfr_tune:
         teacher=paper_params("ecfr", "teacher"),
         model=paper_params("ecfr", "model"),
         cfm=paper_params("ecfr", "cfm"),
-        train=paper_params("ecfr", "train"),
-        evaluate=paper_params("ecfr", "evaluate"),
+        train=ec_tuning_train,
+        sigma=paper_params("ecfr", "evaluate", "sigma"),
+        aupro_limit=paper_params("ecfr", "evaluate", "aupro_limit"),
         methods=paper_params("ecfr", "methods"),
     script:
         "../scripts/ecfr/tune.py"

@@ -106,6 +106,24 @@ def test_the_smoke_dag_trains_every_run_once_and_evaluates_once_per_dataset(work
 def test_the_tuning_pilot_draws_its_own_data_and_trains_nothing_that_is_scored(workflow_copy):
     jobs = planned_jobs(workflow_copy, "results/smoke/ecfr/tuning/tuning.md", config=("scale=smoke",))
     assert jobs == {"ecfr_tuning_data": 1, "ecfr_tune": 1}
+    # a tuning draw of a real dataset (one fixed draw, the scored one) is refused before any job, naming it
+    target = "results/paper/ecfr/tuning/data/mvtec3d/t1000/train.npz"
+    expect_config_error(workflow_copy, target, "--config", "scale=paper", must_contain=("synthetic set only",))
+
+
+def test_the_tuning_pilots_params_carry_what_its_scripts_read():
+    """The pilot fits unified models and scores I-AUROC with sigma and the AUPRO limit: a change of `per_class` or
+    of the report's example count does not rerun it; its draw does not carry the scored draws' data seed."""
+    rules = (ROOT / "rules/ecfr.smk").read_text()
+    tune = rules.split("rule ecfr_tune:")[1].split("\nrule ")[0]
+    params = re.findall(r"^ {8}(\w+)=", tune.split("params:")[1], re.M)
+    script = (ROOT / "scripts/ecfr/tune.py").read_text()
+    assert sorted(params) == sorted(set(re.findall(r"\bp\.(\w+)", script)))
+    assert "ec_tuning_train" in tune and 'paper_params("ecfr", "evaluate")' not in tune
+    functions = (ROOT / "rules/functions/ecfr.smk").read_text()
+    assert "\"per_class\"" in functions.split("def ec_tuning_train")[1].split("\ndef ")[0]
+    data = rules.split("rule ecfr_tuning_data:")[1].split("\nrule ")[0]
+    assert "dataset=ec_tuning_dataset_params" in data
 
 
 def _split(**kwargs):

@@ -100,6 +100,9 @@ def test_a_tuning_draw_or_seed_that_is_scored_is_refused(edit, match):
 
 def test_a_scored_draw_is_offset_by_the_data_seed_and_the_tuning_draw_is_drawn_at_its_own():
     assert draw_seed("s2", 0) == 2 and draw_seed("s2", 10) == 12 and draw_seed("t1000", 10) == 1000
+    assert draw_seed("t1000", None) == 1000  # the tuning draw's params carry no data_seed
+    with pytest.raises(ValueError, match="needs the dataset's data_seed"):
+        draw_seed("s2", None)
     with pytest.raises(ValueError, match="drawn per seed \\(s<seed>\\) or for tuning \\(t<data seed>\\), got 'fixed'"):
         draw_seed("fixed", 0)
 

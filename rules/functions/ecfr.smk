@@ -44,6 +44,25 @@ def ec_dataset_params(wildcards):
     return ec_dataset(wildcards)
 
 
+@reads("ecfr", ("datasets",))
+def ec_tuning_dataset_params(wildcards):
+    """The tuning draw's dataset block: the synthetic set only (a real set has one fixed draw, scored), without its
+    `data_seed` (the draw's own seed, t<data seed>, is the tuning block's)."""
+    dataset = ec_dataset(wildcards)
+    if dataset["source"] != "synthetic":
+        raise ValueError(
+            f"ecfr's tuning pilot draws the synthetic set only; {wildcards.dataset!r} is {dataset['source']!r}"
+        )
+    return {key: value for key, value in dataset.items() if key != "data_seed"}
+
+
+@reads("ecfr", ("train",))
+def ec_tuning_train(wildcards):
+    """The train block the tuning pilot reads: it fits unified models only, so not `per_class`."""
+    train = ec_config(wildcards)["train"]
+    return {key: value for key, value in train.items() if key != "per_class"}
+
+
 def ec_data_inputs(wildcards):
     """The registered archive of a real dataset; nothing for the synthetic set."""
     return EC_ARCHIVES.get(ec_dataset(wildcards)["source"], {})

@@ -24,8 +24,8 @@ def load(path):
 
 train, test = load(snakemake.input.train), load(snakemake.input.test)
 cfg = {"teacher": p.teacher, "model": p.model, "cfm": p.cfm, "train": p.train}
-sigma = p.evaluate["sigma"] * test["rgb"].shape[-1] / 256  # the reference's sigma 4 is at 256 pixels
-table = tune(cfg, p.tuning, p.methods, train, test, sigma, p.evaluate["aupro_limit"], log.info)
+sigma = p.sigma * test["rgb"].shape[-1] / 256  # the reference's sigma 4 is at 256 pixels
+table = tune(cfg, p.tuning, p.methods, train, test, sigma, p.aupro_limit, log.info)
 best = pick(table)
 log.info("pick: %s (mean class-mean I-AUROC over methods %.4f)", best.name, best["criterion"])
 write_parquet(table, snakemake.output.table, job_provenance(snakemake, seed))

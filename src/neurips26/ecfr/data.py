@@ -209,11 +209,13 @@ def check_sample(rgb: np.ndarray, depth: np.ndarray, mask: np.ndarray | None, wh
     return int(np.isnan(depth).sum())
 
 
-def draw_seed(draw: str, data_seed: int) -> int:
+def draw_seed(draw: str, data_seed: int | None) -> int:
     """The data seed of a draw of the synthetic set: ``s<seed>`` is a scored seed's own draw (``data_seed + seed``),
     ``t<data seed>`` the tuning pilot's draw at that data seed (the config checks keep it apart from the scored ones).
     The training split is drawn with ``2 * data seed``, the test split with ``2 * data seed + 1``."""
     if draw[:1] == "s" and draw[1:].isdigit():
+        if data_seed is None:
+            raise ValueError(f"draw {draw!r} is a scored seed's draw: it needs the dataset's data_seed")
         return data_seed + int(draw[1:])
     if draw[:1] == "t" and draw[1:].isdigit():
         return int(draw[1:])
