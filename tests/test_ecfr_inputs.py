@@ -121,7 +121,7 @@ def test_the_tuning_pilots_params_carry_what_its_scripts_read():
     assert sorted(params) == sorted(set(re.findall(r"\bp\.(\w+)", script)))
     assert "ec_tuning_train" in tune and 'paper_params("ecfr", "evaluate")' not in tune
     functions = (ROOT / "rules/functions/ecfr.smk").read_text()
-    assert "\"per_class\"" in functions.split("def ec_tuning_train")[1].split("\ndef ")[0]
+    assert '"per_class"' in functions.split("def ec_tuning_train")[1].split("\ndef ")[0]
     data = rules.split("rule ecfr_tuning_data:")[1].split("\nrule ")[0]
     assert "dataset=ec_tuning_dataset_params" in data
 

@@ -13,7 +13,8 @@ p = snakemake.params.dataset
 name, draw = snakemake.wildcards.dataset, snakemake.wildcards.draw
 log = start_job(snakemake)
 if p["source"] == "synthetic":
-    classes, data_seed = p["classes"], draw_seed(draw, p.get("data_seed"))  # a scored seed's own draw, or the tuning one
+    # a scored seed's own draw, or the tuning one (whose params carry no data_seed)
+    classes, data_seed = p["classes"], draw_seed(draw, p.get("data_seed"))
     log.info("%s: draw %s, data seed %d", name, draw, data_seed)
     splits = {
         "train": make_split(classes, p["train_per_class"], 0, [], p["size"], p["invalid_depth"], 2 * data_seed),
