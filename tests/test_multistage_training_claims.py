@@ -71,23 +71,33 @@ def sweep_rows(plasticity, a=(0.18, 0.2, 0.22), b=1 / 9, budgets=SWEEP_BUDGETS, 
     )
 
 
+NULL_CEILING = (0.880, 0.881, 0.882, 0.883, 0.884)  # the null's success at the ceiling's budget: near-flat
+
+
 def ceiling(success=(0.40, 0.55, 0.65, 0.74, 0.80), exponent=0.25, r2=0.99, fit_points=None, model=MODEL_SWEEP,
-            null=NULL_SWEEP, budgets=SWEEP_BUDGETS, thin=None):  # fmt: skip
-    """The main rows (at budget 1e7, with the fit columns) and the budget sweep of the model and its null (`thin`:
-    a budget of the sweep with only two computes in both)."""
+            null=NULL_SWEEP, budgets=SWEEP_BUDGETS, thin=None, null_success=NULL_CEILING,
+            null_r2=0.6):  # fmt: skip
+    """The main rows (at budget 1e7, with the fit columns and the null model's ceiling beside them: its success
+    `null_success` and its fit's R^2 `null_r2`; None leaves them out) and the budget sweep of the model and its null
+    (`thin`: a budget of the sweep with only two computes in both)."""
     computes = [10.0, 30.0, 100.0, 300.0, 1000.0][: len(success)]
     success = np.asarray(success, dtype=float)
     pbar = success ** (1 / LENGTH)
     frame = pd.DataFrame({"base_compute": computes, "sft_share": 0.5, "success": success, "step_failure": 1 - pbar,
                           "task_failure": 1 - success, "in_window": True, "main": True,
                           "plasticity": "pretrained", "budget": 1e7, "in_sweep": False})  # fmt: skip
+    if null_success is not None:
+        frame["success_null"] = np.asarray(null_success, dtype=float)[: len(success)]
+        frame["step_failure_null"] = 1 - frame["success_null"] ** (1 / LENGTH)
+        frame["sft_share_null"] = 0.3
     parts = [frame]
     if model is not None:
         parts.append(sweep_rows("pretrained", budgets=budgets, thin=thin, **model))
     if null is not None:
         parts.append(sweep_rows("full", budgets=budgets, thin=thin, **null))
     frame = pd.concat(parts, ignore_index=True)
-    return frame.assign(**fitted(computes, exponent, 2 / 9, r2, fit_points, predicted_budget_exponent=1 / 9))
+    frame = frame.assign(**fitted(computes, exponent, 2 / 9, r2, fit_points, predicted_budget_exponent=1 / 9))
+    return frame if null_success is None else frame.assign(r2_null=null_r2, fitted_exponent_null=0.01)
 
 
 def pretraining(exponent=0.35, fit_points=None):
@@ -98,13 +108,18 @@ def pretraining(exponent=0.35, fit_points=None):
 
 SHARE_RHO = {0.6: 0.3, 0.9: 0.7}
 SHARE_COMPUTE = {1e2: 0.0, 1e3: -0.25}
+# the null without the pretraining gate: the share rises with the compute, by 0.15 (C5's null fails: 0.15 > one grid
+# step 0.1; C4's fails: 0.15 < 0.2); NULL_PASSES falls by 0.3 (both nulls pass)
+NULL_COMPUTE = {1e2: 0.0, 1e3: 0.15}
+NULL_PASSES = {1e2: 0.0, 1e3: -0.3}
 
 
 def allocation(by_rho=SHARE_RHO, by_compute=SHARE_COMPUTE, noises=(0.0, 0.1), n_grid=10, nan=False, by_k=None,
-               setting_shift=None):  # fmt: skip
+               setting_shift=None, null_compute=NULL_COMPUTE):  # fmt: skip
     """The optimal SFT share = by_rho[rho] + by_compute[C] (the same at every reward noise) at the model's k = 4
     (the main rows); at each other k of `by_k` (at the first noise) by_rho[rho] + by_k[k][C]. `setting_shift`
-    {(rho, noise): s} scales the compute's effect in one setting by s."""
+    {(rho, noise): s} scales the compute's effect in one setting by s. The null model's share (``sft_share_null``)
+    is by_rho[rho] + null_compute[C] in every row (None leaves the column out)."""
     shift = setting_shift or {}
     rows = [{"budget": 1e5, "base_compute": c, "demo_quality": q, "reward_noise": e, "chain_length": LENGTH,
              "pretrain_share": 0.0, "sft_share": by_rho[q] + shift.get((q, e), 1.0) * by_compute[c],
@@ -117,6 +132,9 @@ def allocation(by_rho=SHARE_RHO, by_compute=SHARE_COMPUTE, noises=(0.0, 0.1), n_
                  for q in by_rho for c in effect]  # fmt: skip
     frame = pd.DataFrame(rows)
     frame["rl_share"] = 1 - frame["sft_share"]
+    if null_compute is not None:
+        frame["sft_share_null"] = frame["demo_quality"].map(by_rho) + frame["base_compute"].map(null_compute)
+        frame["success_null"] = 0.6
     if nan:
         frame.loc[0, "sft_share"] = np.nan
     return frame
@@ -154,12 +172,18 @@ def amplification(n=16, reverse=False, weak_gains_more=False, flat=False, off_de
 
 
 PLATEAU = {2: 50.0, 4: 200.0, 6: 900.0, 8: 4000.0}
+PLATEAU_NULL = {2: 40.0, 4: 100.0, 6: 200.0, 8: 300.0}  # the null without the gate: L = 8 takes 3 times L = 4
 
 
-def plateau(updates=PLATEAU):
-    return pd.DataFrame({"chain_length": list(updates), "initial_step_success": 0.5,
-                         "updates_to_level": list(updates.values()), "plateau_scale": 1.0,
-                         "base_compute": 1e3})  # fmt: skip
+def plateau(updates=PLATEAU, null=PLATEAU_NULL):
+    """RL-alone updates to P = 1/2 per chain length, in the model and (`null`, None leaves it out) without the
+    pretraining gate."""
+    frame = pd.DataFrame({"chain_length": list(updates), "initial_step_success": 0.5,
+                          "updates_to_level": list(updates.values()), "plateau_scale": 1.0,
+                          "base_compute": 1e3})  # fmt: skip
+    if null is not None:
+        frame["updates_to_level_null"] = frame["chain_length"].map(null)
+    return frame
 
 
 OFFSETS = {"sft_rl": (0.005, 0.015, -0.005), "rl_only": (-0.02, 0.0, 0.02)}  # per seed: seed means 0.005 and 0
@@ -229,12 +253,18 @@ VERDICT_CASES = [
     ("K4", "fails", {"ceiling": ceiling(model={"a": (0.15, 0.2, 0.22), "b": 1 / 9})}),
     ("K4", "inconclusive", {"ceiling": ceiling(thin=1e5)}),  # two computes at one budget
     ("K4", "inconclusive", {"ceiling": ceiling(model=None)}),
-    ("C3", "holds", {}),
+    ("C3", "holds", {}),  # the null's R^2 0.6 fails
+    ("C3", "inconclusive", {"ceiling": ceiling(null_r2=0.99)}),  # the null without the gate is a power law too
+    ("C3", "inconclusive", {"ceiling": ceiling(null_success=None)}),  # no null measured
+    # the null's R^2 passes but its success falls once: the null's value is 0, it fails, C3 holds
+    ("C3", "holds", {"ceiling": ceiling(null_r2=0.99, null_success=(0.88, 0.87, 0.89, 0.90, 0.91))}),
     ("C3", "fails", {"ceiling": ceiling(r2=0.9)}),
     ("C3", "fails", {"ceiling": ceiling(success=(0.40, 0.55, 0.54, 0.74, 0.80))}),  # falls once: value 0
     ("C3", "inconclusive", {"ceiling": ceiling(success=(0.40, 0.55, np.nan, 0.74, 0.80))}),
     ("C3", "inconclusive", {"ceiling": ceiling(fit_points=2)}),
     ("C4", "holds", {}),  # along rho 0.4, along the compute 0.25 at k = 4 and 0.5 at k = 1, in every setting
+    ("C4", "inconclusive", {"allocation": allocation(null_compute=NULL_PASSES)}),  # the null spans 0.3: passes too
+    ("C4", "inconclusive", {"allocation": allocation(null_compute=None)}),  # no null measured
     ("C4", "fails", {"allocation": allocation({0.6: 0.3, 0.9: 0.7}, {1e2: 0.0, 1e3: -0.05})}),  # compute: 0.05
     ("C4", "fails", {"allocation": allocation({0.6: 0.3, 0.9: 0.4}, {1e2: 0.0, 1e3: -0.05})}),  # span 0.15
     ("C4", "fails", {"allocation": allocation(setting_shift={(0.9, 0.1): 0.4})}),  # one setting spans only 0.1
@@ -242,7 +272,9 @@ VERDICT_CASES = [
     ("C4", "inconclusive", {"allocation": allocation(nan=True)}),
     ("C4", "inconclusive", {"allocation": allocation({0.9: 0.6}, {1e3: 0.0}, noises=(0.0,))}),  # one cell
     ("C4", "inconclusive", {"allocation": allocation().drop(columns="rollouts")}),
-    ("C5", "holds", {}),
+    ("C5", "holds", {}),  # the null's share rises with the compute by 0.15, more than one grid step: it fails
+    ("C5", "inconclusive", {"allocation": allocation(null_compute=NULL_PASSES)}),  # the null keeps the directions too
+    ("C5", "inconclusive", {"allocation": allocation(null_compute=None)}),  # no null measured
     # a rise within one grid step, at every k
     ("C5", "holds", {"allocation": allocation(by_compute={1e2: 0.0, 1e3: 0.05}, by_k={1: {1e2: 0.0, 1e3: 0.05}})}),
     ("C5", "fails", {"allocation": allocation(by_compute={1e2: 0.0, 1e3: 0.2})}),  # rises with the compute
@@ -261,7 +293,10 @@ VERDICT_CASES = [
     ("C6", "inconclusive", {"amplification": amplification(null_passes=True)}),  # the null without the gate passes too
     ("C6", "inconclusive", {"amplification": amplification(null=False)}),  # no null measured
     ("C6", "inconclusive", {"amplification": amplification(flat=True)}),
-    ("C7", "holds", {}),  # 4000 / 200 = 20
+    ("C7", "holds", {}),  # 4000 / 200 = 20, the null 300 / 100 = 3
+    ("C7", "inconclusive", {"plateau": plateau(null={**PLATEAU_NULL, 8: 700.0})}),  # the null's 7 passes too
+    ("C7", "inconclusive", {"plateau": plateau(null={**PLATEAU_NULL, 8: np.inf})}),  # the null never reaches 1/2
+    ("C7", "inconclusive", {"plateau": plateau(null=None)}),  # no null measured
     ("C7", "inconclusive", {"plateau": plateau({2: 50.0, 6: 900.0})}),  # no L = 4 and 8: nothing to compare
     ("C7", "fails", {"plateau": plateau({**PLATEAU, 8: 600.0})}),  # 3
     ("C7", "inconclusive", {"plateau": plateau({4: 200.0})}),
@@ -338,6 +373,12 @@ def test_the_values_are_the_numbers_computed_by_hand():
     assert decided().loc["C6", "null_value"] == -1.0  # the null ranks the other way: its quarters' gains reversed
     assert np.isclose(decided().loc["C2", "null_value"], 0.001 / 0.06)
     assert decided().loc["C10", "null_value"] > 0.25  # the null without the gate misses the C^2 B prediction
+    nulls = decided()["null_value"]
+    assert np.isclose(nulls["C3"], 0.6) and np.isclose(nulls["C7"], 300 / 100)
+    assert np.isclose(nulls["C4"], 0.15)  # along the compute 0.15, along rho 0.4
+    assert np.isclose(nulls["C5"], 0.15 - 1 / 10)  # a rise of 0.15 against the predicted direction, minus a step
+    falls = ceiling(null_r2=0.99, null_success=(0.88, 0.87, 0.89, 0.90, 0.91))
+    assert decided(ceiling=falls).loc["C3", "null_value"] == 0.0
     # C1 reads the interior split's margin, which can be negative; the gain of the whole grid cannot
     ends = complementarity({cell: (s, r, 1.0, s) for cell, (s, r, _, _) in CELLS.items()})
     assert (ends["gain"] >= 0).all() and np.isclose(decided(complementarity=ends).loc["C1", "value"], -0.01)
@@ -366,10 +407,34 @@ def test_the_claims_file_marks_a_reconstruction_and_what_the_model_guarantees_is
     kinds = {d.claim_id: d.kind for d in DEFINITIONS}
     # the ranking by strength follows from the RL rate's form; our derivation against our own model's output;
     # the C^2 B prediction (C10) is a claim: it can fail, and it does at quick scale
-    assert kinds["K4"] == kinds["K5"] == "check" and kinds["C10"] == "soft"
+    assert kinds["K5"] == "check" and kinds["C10"] == "soft"
     # both sides of the amplification hold by construction (test_the_smoke_configurations_real_tables_are_decided)
     assert kinds["C6"] == "info"
     assert "C11" not in kinds and "K6" not in kinds  # C11 folded into C5; K6 was C10 between the two reviews
+
+
+def test_k4_our_derivation_against_our_model_is_info_with_its_budgets_and_threshold_unchanged():
+    """K4 can miss (28% at quick's smallest budget against 25%): a failing check reads as a broken implementation,
+    so it is info; its threshold and the budgets it reads stay as they were, and a miss is decided, not hidden."""
+    k4 = next(d for d in DEFINITIONS if d.claim_id == "K4")
+    assert k4.kind == "info" and k4.comparison == "<=" and k4.threshold == 0.25
+    assert THRESHOLD_KEYS["K4"] == "ceiling_tolerance" and CONFIG["quick"]["comparisons"]["ceiling_tolerance"] == 0.25
+    assert CONFIG["quick"]["ceiling"]["budgets"] == [1.0e4, 1.0e5, 1.0e6, 1.0e7]
+    assert "derivation" in k4.statement and "every budget" in k4.statement
+    missed = decided(ceiling=ceiling(model={"a": (0.15, 0.2, 0.22), "b": 1 / 9}))  # 32% off at the smallest budget
+    assert missed.loc["K4", "kind"] == "info" and missed.loc["K4", "verdict"] == "fails"
+    checks = missed[missed["kind"] == "check"]
+    assert "K4" not in checks.index and (checks["verdict"] == "holds").all(), checks["note"].to_dict()
+
+
+def test_every_hard_and_soft_claim_is_measured_beside_its_null():
+    """C1's null is inside its value (the better single stage); every other hard or soft claim sets the same
+    measurement without the pretraining gate beside it, in null_value."""
+    table = decided()
+    claims = table[table["kind"].isin(["hard", "soft"])].drop(index="C1")
+    assert set(claims.index) == {"C2", "C3", "C4", "C5", "C7", "C10"}
+    assert claims["null_value"].notna().all(), claims.loc[claims["null_value"].isna(), "note"].to_dict()
+    assert all("without the pretraining gate" in d.statement for d in DEFINITIONS if d.claim_id in claims.index)
 
 
 def test_a_budget_with_fewer_than_three_computes_leaves_the_sweeps_claims_inconclusive():
@@ -407,6 +472,8 @@ def test_the_smoke_configurations_real_tables_are_decided():
     threshold = next(d.threshold for d in DEFINITIONS if d.claim_id == "C6")
     assert table.loc["C6", "value"] >= threshold and table.loc["C6", "null_value"] >= threshold
     assert table.loc["C6", "verdict"] == "inconclusive"
+    # the null without the pretraining gate is computed beside every hard and soft claim but C1
+    assert table.loc[["C2", "C3", "C4", "C5", "C7", "C10"], "null_value"].notna().all(), table["note"].to_dict()
 
 
 def test_k2_catches_a_quarter_error_in_the_rl_rate_that_the_first_tolerance_passed():

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from neurips26.multistage_training.dynamics import rl_time_to_success
 from neurips26.multistage_training.evaluation import (
     allocation_shift,
     amplification_summary,
@@ -20,7 +21,8 @@ from neurips26.multistage_training.evaluation import (
     pretraining_loss_scaling,
     rl_amplification,
 )
-from neurips26.multistage_training.model import ModelParams
+from neurips26.multistage_training.model import ModelParams, initial_u, skill_strength
+from neurips26.multistage_training.sweeps import optimal_allocation
 
 SMALL = ModelParams(n_skills=60, chain_length=4)
 
@@ -222,3 +224,34 @@ def test_bonferroni_quantile_is_the_two_sided_normal_quantile_split_over_the_poi
     assert bonferroni_quantile(10, alpha=0.1) == pytest.approx(bonferroni_quantile(20, alpha=0.2))
     with pytest.raises(ValueError, match="at least one point"):
         bonferroni_quantile(0)
+
+
+def test_the_tables_set_the_null_model_without_the_gate_beside_the_model():
+    """The nulls of C3, C4, C5 and C7: the same measurement in the model without the pretraining gate, computed by
+    the jobs beside the model's (the ceiling at its budget over every compute, the allocation in every setting, the
+    plateau at every chain length)."""
+    null = SMALL.replace(plasticity="full")
+    computes, window = [3.0, 10.0, 30.0, 100.0], (3.0, 30.0)
+    table = ceiling_sweep(SMALL, 1e4, [1e3, 1e4], computes, n_grid=4, window=window)
+    main = table[table["main"]]
+    alone = pretraining_ceiling(null, 1e4, computes, n_grid=4, window=window)
+    assert np.allclose(main["success_null"], alone.table["success"]) and (table["r2_null"] == alone.fit.r2).all()
+    assert table.loc[~table["main"], "success_null"].isna().all()
+    # the null's sweep at the ceiling's budget reuses those rows: the same as solved on its own
+    swept = table[(table["plasticity"] == "full") & (table["budget"] == 1e4)].sort_values("base_compute")
+    fresh = pretraining_ceiling(null, 1e4, [3.0, 10.0, 30.0], n_grid=4).table
+    assert np.allclose(swept["step_failure"], fresh["step_failure"]) and swept["in_window"].all()
+
+    shift = allocation_shift(SMALL, 1e4, [1e2, 1e3], [0.6, 0.9], [0.0, 0.1], n_grid=4, rollouts=[1, 4])
+    assert shift[["sft_share_null", "success_null"]].notna().all().all()
+    row = shift[~shift["main"]].iloc[0]
+    setting = null.replace(rollouts=1, demo_quality=row["demo_quality"], reward_noise=row["reward_noise"])
+    best = optimal_allocation(setting, 1e4, row["base_compute"], n_grid=4)
+    assert row["sft_share_null"] == pytest.approx(best.allocation.sft) and row["success_null"] == best.success
+
+    plateau = plateau_table(SMALL, [4, 8], base_compute=1e3)
+    at8 = null.replace(chain_length=8)
+    expected = rl_time_to_success(at8, skill_strength(at8, 1e3), initial_u(at8), 0.5)
+    assert plateau["updates_to_level_null"].iloc[1] == pytest.approx(expected)
+    # without the gate RL is never slower here: every logit moves at least as fast (dz/du = 1 >= s)
+    assert (plateau["updates_to_level_null"] <= plateau["updates_to_level"]).all()

@@ -232,6 +232,16 @@ def test_the_reports_conclusions_follow_the_verdicts_and_values(found, config):
     assert "the C^2 B derivation fails in B" in fails and "the C^2 B derivation fails" not in holds
     assert "and so it does at every k up to one grid step (C5 holds)" in holds and "C5 fails" in fails
     assert "not within 25% of it at every budget (K4 fails" in fails
+    assert "reported as info (K4), neither a claim nor a check" in holds + fails
+    # a null without the pretraining gate that passes too: the report says the verdict is not the gate's doing
+    passing = {**found["null_values"], "C5": -0.05, "C7": found["thresholds"]["C7"] + 1.0}
+    undecided = text(verdicts=dict.fromkeys(found["verdicts"], "inconclusive"), null_values=passing,
+                     claim_values={**found["claim_values"], "C5": -0.05})  # fmt: skip
+    assert "but so does the null model without the pretraining gate" in undecided
+    assert "not from what pretraining provides, so C7 is inconclusive" in undecided
+    failing = {**found["null_values"], "C5": 0.2, "C7": found["thresholds"]["C7"] - 1.0}
+    decided = text(null_values=failing, claim_values={**found["claim_values"], "C5": -0.05})
+    assert "but so does the null model" not in decided and "not from what pretraining provides" not in decided
     null = found["logit_spearman_null"]
     selective, gated = (
         "RL without the pretraining gate amplifies selectively too",

@@ -3,12 +3,14 @@
 The paper was not found: the model is our reconstruction (the skill-chain model of :mod:`.model`), so the claims
 are the abstract's four phenomena (and what the research notes and our derivation add) measured in that model, and
 the checks are properties the model has by construction (the SFT fixed point, RL's zero rate off the task, the RL
-rate's ranking by pretrained strength), our derivation's exponents against our model's output (K4 in the compute at
-every budget of the sweep), or what the stochastic simulation verifies (the mean-field solution,
-an equivalence test in the simulation's standard errors). Everything but the simulation is deterministic: a value
-rests on the cells of a table (``runs`` counts them), not on seeds. C2 and C6 are measured beside their null, the
-same measurement in the model without the pretraining gate (``plasticity = "full"``): a claim whose null passes too
-is not a holds (:class:`neurips26.common.claims.Measured`).
+rate's ranking by pretrained strength) or what the stochastic simulation verifies (the mean-field solution, an
+equivalence test in the simulation's standard errors). Our derivation's exponents against our model's output are
+info (K4: the compute exponent at every budget of the sweep, which can miss: a derivation is not a guarantee of
+the code) or a claim (C10). Everything but the simulation is deterministic: a value
+rests on the cells of a table (``runs`` counts them), not on seeds. Every hard and soft claim but C1 (whose null is
+the better single stage, inside its value) is measured beside its null, the same measurement in the model
+without the pretraining gate (``plasticity = "full"``): C2, C3, C4, C5, C7 and C10 (and C6, info); a claim whose
+null passes too, or whose null is missing, is not a holds (:class:`neurips26.common.claims.Measured`).
 
 Evidence must be complete: a missing table or column, an empty table, a NaN or infinite cell that a value reads,
 a repeated cell or a grid too small for the comparison leaves the claim inconclusive with the reason in the note
@@ -195,8 +197,32 @@ def _notes_ceiling(tables: dict) -> Measured:
     return _fitted_exponent("C9", {"ceiling": ceiling}, "ceiling", what)
 
 
+def _power_law_r2(table: pd.DataFrame, success: str, r2: float) -> tuple[float, str]:
+    """C3's value for one model: the fit's R^2, or 0 when the final success (column `success`) falls by more than
+    :data:`SUCCESS_TOLERANCE` anywhere as the pretraining compute grows; with a description of the trend."""
+    ordered = table.sort_values("base_compute")
+    computes, values = ordered["base_compute"].to_numpy(), ordered[success].to_numpy()
+    fall = monotone_violation(table, "base_compute", +1, value=success, within=())
+    trend = (
+        f"final success {values[0]:.4g} at compute {computes[0]:g} to {values[-1]:.4g} at {computes[-1]:g} "
+        f"({len(table)} computes)"
+    )
+    if fall > SUCCESS_TOLERANCE:
+        k = int(np.argmin(np.diff(values)))
+        return 0.0, (
+            f"value set to 0: the final success falls by {fall:.3g} from compute {computes[k]:g} to "
+            f"{computes[k + 1]:g}; fit R^2 {r2:.4g}; {trend}"
+        )
+    return r2, f"{trend}, never falling"
+
+
+C3_NULL_COLUMNS = ["success_null", "r2_null"]
+
+
 def _ceiling_power_law(tables: dict) -> Measured:
-    """C3: the fit's R^2, or 0 when the final success falls anywhere as the pretraining compute grows."""
+    """C3: the fit's R^2, or 0 when the final success falls anywhere as the pretraining compute grows; its null is
+    the same measurement of the null model without the pretraining gate at the same budget and computes (NaN, so
+    that a holds is inconclusive, where the table lacks it)."""
     table = _main_rows(tables, "ceiling", ["base_compute", "success", "r2", "fit_points"])
     points = _constant(table, "fit_points", "ceiling")
     if points < 3:
@@ -204,22 +230,16 @@ def _ceiling_power_law(tables: dict) -> Measured:
     r2 = _constant(table, "r2", "ceiling")
     _finite(table, ["base_compute", "success"], "ceiling")
     _unique_cells(table, ["base_compute"], "ceiling")
-    ordered = table.sort_values("base_compute")
-    computes, success = ordered["base_compute"].to_numpy(), ordered["success"].to_numpy()
-    fall = monotone_violation(table, "base_compute", +1, value="success", within=())
-    trend = (
-        f"final success {success[0]:.4g} at compute {computes[0]:g} to {success[-1]:.4g} at {computes[-1]:g} "
-        f"({len(table)} computes)"
-    )
-    if fall > SUCCESS_TOLERANCE:
-        k = int(np.argmin(np.diff(success)))
-        note = (
-            f"value set to 0 (fails): the final success falls by {fall:.3g} from compute {computes[k]:g} to "
-            f"{computes[k + 1]:g}; fit R^2 {r2:.4g}; {trend}"
-        )
-        return Measured("C3", 0.0, int(points), note=note)
-    note = f"R^2 of the log-log fit of the step failure over {points:g} computes; {trend}, never falling"
-    return Measured("C3", r2, int(points), note=note)
+    value, trend = _power_law_r2(table, "success", r2)
+    note = f"R^2 of the log-log fit of the step failure over {points:g} computes; {trend}"
+    null = math.nan
+    if set(C3_NULL_COLUMNS) <= set(table.columns):
+        _finite(table, C3_NULL_COLUMNS, "ceiling (null)")
+        null, null_trend = _power_law_r2(table, "success_null", _constant(table, "r2_null", "ceiling (null)"))
+        note += f"; the null without the pretraining gate: R^2 {null:.4g} ({null_trend})"
+    else:
+        note += f"; no null measured (the ceiling table lacks {C3_NULL_COLUMNS})"
+    return Measured("C3", value, int(points), note=note, null=null)
 
 
 SWEEP_COLUMNS = ["plasticity", "budget", "base_compute", "step_failure", "in_sweep", "predicted_budget_exponent"]
@@ -301,8 +321,9 @@ def _predicted(tables: dict, column: str, what: str) -> float:
 
 
 def _derivation_at_every_budget(tables: dict) -> Measured:
-    """K4: the largest |a_B / a_predicted - 1| over the budgets of the sweep, a_B the compute exponent of the step
-    failure fitted at budget B alone (our derivation's exponent 2 (alpha_t - 1) / (alpha_t + 2 alpha))."""
+    """K4 (info): the largest |a_B / a_predicted - 1| over the budgets of the sweep, a_B the compute exponent of the
+    step failure fitted at budget B alone (our derivation's exponent 2 (alpha_t - 1) / (alpha_t + 2 alpha)): how
+    far our derivation is from our model's output, which it can miss (it does at quick scale's smallest budget)."""
     predicted = _predicted(tables, "predicted_exponent", "compute")
     model = _sweep(tables, "pretrained")
     errors = {b: abs(_exponent(model, b) / predicted - 1.0) for b in model["budgets"]}
@@ -354,14 +375,29 @@ def _where(spans: pd.Series) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in cell.items())
 
 
+def _null_shares(table: pd.DataFrame) -> pd.DataFrame | None:
+    """The allocation table with the null model's optimal share as ``sft_share`` (None where the table lacks it)."""
+    if "sft_share_null" not in table.columns:
+        return None
+    _finite(table, ["sft_share_null"], "allocation (null)")
+    return table.assign(sft_share=table["sft_share_null"])
+
+
+def _smallest_span(table: pd.DataFrame, extra: list[str]) -> tuple[pd.Series, pd.Series]:
+    """The spans of the optimal SFT share along rho and along the pretraining compute, per setting."""
+    along_rho = share_spans(table, ["rollouts", "reward_noise", "base_compute", *extra])
+    along_compute = share_spans(table, ["rollouts", "reward_noise", "demo_quality", *extra])
+    return along_rho, along_compute
+
+
 def _allocation_span(tables: dict) -> Measured:
     """C4: the smallest span of the optimal SFT share along rho (over the settings of k, reward noise and compute)
     and along the pretraining compute (over the settings of k, reward noise and rho): the span must hold in every
     setting, every swept number of rollouts k included, not in the best one. The smallest spans per k and the
-    reward noise's own span in the note."""
+    reward noise's own span in the note. The null is the same smallest span of the null model's optimal share
+    (without the pretraining gate) in the same settings."""
     table, extra = _allocation_rows(tables)
-    along_rho = share_spans(table, ["rollouts", "reward_noise", "base_compute", *extra])
-    along_compute = share_spans(table, ["rollouts", "reward_noise", "demo_quality", *extra])
+    along_rho, along_compute = _smallest_span(table, extra)
     per_k = "; ".join(
         f"k = {k:g}: {along_rho.xs(k, level='rollouts').min():.3g} along rho, "
         f"{along_compute.xs(k, level='rollouts').min():.3g} along the compute"
@@ -374,23 +410,40 @@ def _allocation_span(tables: dict) -> Measured:
         f"{_where(along_compute)}; largest {along_compute.max():.3g}); smallest per k: {per_k}; along the reward "
         f"noise at most {by_noise.max():.3g} (not claimed); {len(table)} settings"
     )
-    return Measured("C4", float(min(along_rho.min(), along_compute.min())), len(table), note=note)
+    null, nulls = math.nan, _null_shares(table)
+    if nulls is None:
+        note += "; no null measured (the allocation table lacks sft_share_null)"
+    else:
+        null_rho, null_compute = _smallest_span(nulls, extra)
+        null = float(min(null_rho.min(), null_compute.min()))
+        note += (
+            f"; the null without the pretraining gate: smallest span along rho {null_rho.min():.3g}, along the "
+            f"compute {null_compute.min():.3g} (largest {null_compute.max():.3g})"
+        )
+    return Measured("C4", float(min(along_rho.min(), along_compute.min())), len(table), note=note, null=null)
 
 
-def _allocation_direction(tables: dict) -> Measured:
-    """C5: the largest step of the optimal SFT share against the predicted direction (down as rho grows, up as
-    the compute grows) in any setting, every swept number of rollouts k included, minus one grid step 1 / n_grid;
-    the steps per k in the note."""
-    table, extra = _allocation_rows(tables)
-    n_grid = _constant(_table(tables, "allocation", ["n_grid"]), "n_grid", "allocation")
-    if n_grid < 1 or n_grid != int(n_grid):
-        raise Incomplete(f"allocation: n_grid {n_grid:g} is not a positive integer")
+def _violations(table: pd.DataFrame, extra: list[str]) -> tuple[float, list[str]]:
+    """The largest step of the optimal SFT share against the predicted directions over every k, and the steps per k."""
     parts, worst = [], 0.0
     for k, part in table.groupby("rollouts"):
         by_rho = monotone_violation(part, "demo_quality", +1, within=("base_compute", "reward_noise", *extra))
         by_compute = monotone_violation(part, "base_compute", -1, within=("demo_quality", "reward_noise", *extra))
         worst = max(worst, by_rho, by_compute)
         parts.append(f"k = {k:g}: {by_rho:.3g} along rho, {by_compute:.3g} along the compute")
+    return worst, parts
+
+
+def _allocation_direction(tables: dict) -> Measured:
+    """C5: the largest step of the optimal SFT share against the predicted direction (down as rho grows, up as
+    the compute grows) in any setting, every swept number of rollouts k included, minus one grid step 1 / n_grid;
+    the steps per k in the note. The null is the same of the null model's optimal share (without the pretraining
+    gate) in the same settings."""
+    table, extra = _allocation_rows(tables)
+    n_grid = _constant(_table(tables, "allocation", ["n_grid"]), "n_grid", "allocation")
+    if n_grid < 1 or n_grid != int(n_grid):
+        raise Incomplete(f"allocation: n_grid {n_grid:g} is not a positive integer")
+    worst, parts = _violations(table, extra)
     step = 1.0 / n_grid
     note = (
         f"largest step against the predicted direction (a fall of the optimal SFT share as rho grows, a rise as "
@@ -398,7 +451,14 @@ def _allocation_direction(tables: dict) -> Measured:
         f"{'; '.join(parts)}; {table['demo_quality'].nunique()} rho x {table['base_compute'].nunique()} computes x "
         f"{table['reward_noise'].nunique()} reward noise(s) x {table['rollouts'].nunique()} k"
     )
-    return Measured("C5", worst - step, len(table), note=note)
+    null, nulls = math.nan, _null_shares(table)
+    if nulls is None:
+        note += "; no null measured (the allocation table lacks sft_share_null)"
+    else:
+        null_worst, null_parts = _violations(nulls, extra)
+        null = null_worst - step
+        note += f"; the null without the pretraining gate: largest step {null_worst:.3g} ({'; '.join(null_parts)})"
+    return Measured("C5", worst - step, len(table), note=note, null=null)
 
 
 def _task_skills(tables: dict) -> tuple[pd.DataFrame, pd.Series]:
@@ -469,7 +529,9 @@ def _selective_amplification(tables: dict) -> Measured:
 
 
 def _plateau(tables: dict) -> Measured:
-    """C7: RL-alone updates to P = 1/2 at the longest chain over the shortest (L = 8 over L = 4 when both ran)."""
+    """C7: RL-alone updates to P = 1/2 at the longest chain over the shortest (L = 8 over L = 4 when both ran); the
+    null is the same ratio of RL alone from the same pretrained model without the pretraining gate (the target
+    P = 1/2 asks a higher step success of longer chains in both)."""
     table = _table(tables, "plateau", ["chain_length", "updates_to_level"])
     _finite(table, ["chain_length"], "plateau")
     _unique_cells(table, ["chain_length"], "plateau")
@@ -486,7 +548,17 @@ def _plateau(tables: dict) -> Measured:
     if used[short] <= 0:
         raise Incomplete(f"plateau: RL alone starts at P >= 1/2 at L = {short:g} (0 updates); no plateau to compare")
     note = f"updates to P = 1/2 at L = {long:g} over L = {short:g}; RL alone from the pretrained model: {listed}"
-    return Measured("C7", float(used[long] / used[short]), len(series), note=note)
+    null = math.nan
+    if "updates_to_level_null" in table.columns:
+        nulls = table.set_index("chain_length")["updates_to_level_null"].sort_index()
+        pair = pd.to_numeric(nulls[[short, long]], errors="coerce").to_numpy(dtype=float)
+        # a null that never reaches P = 1/2 at L = 8 (inf) is not finite: nothing to beat, a holds is inconclusive
+        null = float(pair[1] / pair[0]) if np.isfinite(pair).all() and pair[0] > 0 else math.nan
+        listed_null = ", ".join(f"L={length:g}: {value:.4g}" for length, value in nulls.items())
+        note += f"; the null without the pretraining gate: ratio {null:.4g} ({listed_null})"
+    else:
+        note += "; no null measured (the plateau table lacks updates_to_level_null)"
+    return Measured("C7", float(used[long] / used[short]), len(series), note=note, null=null)
 
 
 def _sft_fixed_point(tables: dict, comp: dict) -> Measured:

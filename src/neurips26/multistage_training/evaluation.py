@@ -159,11 +159,14 @@ def complementarity_table(
 
 def plateau_table(params: ModelParams, chain_lengths, base_compute, level: float = 0.5) -> pd.DataFrame:
     """RL alone from the pretrained model: updates to reach ``P = level`` per chain length, the initial step
-    success and the notes' plateau scale ``1 / (eta_r L Pbar0^(L-1))``."""
+    success and the notes' plateau scale ``1 / (eta_r L Pbar0^(L-1))``; and the same RL from the same pretrained
+    model without the pretraining gate (``plasticity = "full"``, the null model; the same starting success):
+    ``updates_to_level_null``."""
     check_number("level", level, 0.0, 1.0, low_open=True, high_open=True)
     rows = []
     for length in chain_lengths:
         setting = params.replace(chain_length=int(length))
+        null = setting.replace(plasticity="full")
         strength = skill_strength(setting, base_compute)
         pbar0 = float(mean_step_success(setting, strength, initial_u(setting)))
         rows.append(
@@ -172,6 +175,7 @@ def plateau_table(params: ModelParams, chain_lengths, base_compute, level: float
                 "initial_step_success": pbar0,
                 "updates_to_level": rl_time_to_success(setting, strength, initial_u(setting), level),
                 "plateau_scale": 1.0 / (setting.rl_lr * setting.chain_length * pbar0 ** (setting.chain_length - 1)),
+                "updates_to_level_null": rl_time_to_success(null, strength, initial_u(null), level),
             }
         )
     return pd.DataFrame(rows)
@@ -222,23 +226,34 @@ def ceiling_sweep(
     null model without the pretraining gate (``plasticity = "full"``): rows (plasticity, budget, base_compute,
     sft_share, success, step_failure, task_failure, in_window, main, in_sweep, fitted_exponent, r2, fit_points,
     predicted_exponent, predicted_budget_exponent); ``in_sweep`` marks the sweep's rows (the main rows in the window
-    belong to it when `budget` is one of `budgets`)."""
+    belong to it when `budget` is one of `budgets`). The null model's ceiling at `budget` over every compute is set
+    beside the main rows (``sft_share_null``, ``success_null``, ``step_failure_null``, NaN on the other rows), with
+    its fit over the window on every row (``fitted_exponent_null``, ``r2_null``); the null's sweep at `budget`
+    reuses those rows."""
     main = pretraining_ceiling(params, budget, base_computes, n_grid, window, order)
+    # the same ceiling at `budget` in the null model (C3's null): columns of the main rows, its fit on every row
+    null_plasticity = next(p for p in PLASTICITIES if p != params.plasticity)
+    null = pretraining_ceiling(params.replace(plasticity=null_plasticity), budget, base_computes, n_grid, window, order)
     swept = float(budget) in {float(b) for b in budgets}
-    rows = [main.table.assign(plasticity=params.plasticity, budget=float(budget), main=True,
-                              in_sweep=main.table["in_window"] & swept)]  # fmt: skip
+    nulls = null.table[["sft_share", "success", "step_failure"]].add_suffix("_null")
+    rows = [main.table.join(nulls).assign(plasticity=params.plasticity, budget=float(budget), main=True,
+                                          in_sweep=main.table["in_window"] & swept)]  # fmt: skip
     inside = main.table.loc[main.table["in_window"], "base_compute"].to_numpy()
-    for plasticity in (params.plasticity, *(p for p in PLASTICITIES if p != params.plasticity)):
+    for plasticity in (params.plasticity, null_plasticity):
         setting = params.replace(plasticity=plasticity)
         for swept in budgets:
-            if plasticity == params.plasticity and float(swept) == float(budget):
-                continue
-            found = pretraining_ceiling(setting, swept, inside, n_grid, None, order).table
+            if float(swept) == float(budget):
+                if plasticity == params.plasticity:
+                    continue
+                found = null.table[null.table["in_window"]].assign(in_window=True)  # computed above
+            else:
+                found = pretraining_ceiling(setting, swept, inside, n_grid, None, order).table
             rows.append(found.assign(plasticity=plasticity, budget=float(swept), main=False, in_sweep=True))
     table = pd.concat(rows, ignore_index=True)
     return table.assign(fitted_exponent=-main.fit.slope, r2=main.fit.r2, fit_points=main.fit.n,
                         predicted_exponent=main.predicted_exponent,
-                        predicted_budget_exponent=predicted_ceiling_exponent(params, "budget"))  # fmt: skip
+                        predicted_budget_exponent=predicted_ceiling_exponent(params, "budget"),
+                        fitted_exponent_null=-null.fit.slope, r2_null=null.fit.r2)  # fmt: skip
 
 
 def budget_scaling(table: pd.DataFrame, plasticity: str = "pretrained") -> dict[str, float]:
@@ -271,15 +286,21 @@ def allocation_shift(
     """The optimal SFT share per (demo quality, reward noise, pretraining compute) at one budget (the ``main`` rows,
     at the model's k rollouts per RL update), and per (k, demo quality, pretraining compute) at the first reward
     noise for each other k in `rollouts`: an RL update's mean-field drift does not depend on k, its cost k L does,
-    so k sets RL's price (column ``rollouts``)."""
-    main = allocation_table(params, [budget], base_computes, demo_qualities, reward_noises, n_grid=n_grid)
-    rows = [main.assign(rollouts=params.rollouts, main=True)]
+    so k sets RL's price (column ``rollouts``). Every row sets the null model without the pretraining gate
+    (``plasticity = "full"``) beside the model, in the same setting: ``sft_share_null``, ``success_null``."""
+
+    def both(setting: ModelParams, noises) -> pd.DataFrame:
+        """The optimal allocation in the model and, in the same settings, in the null model (``_null`` columns)."""
+        found = allocation_table(setting, [budget], base_computes, demo_qualities, noises, n_grid=n_grid)
+        null = allocation_table(setting.replace(plasticity="full"), [budget], base_computes, demo_qualities, noises,
+                                n_grid=n_grid)  # fmt: skip
+        return found.join(null[["sft_share", "success"]].add_suffix("_null"))
+
+    rows = [both(params, reward_noises).assign(rollouts=params.rollouts, main=True)]
     first_noise = [params.reward_noise if reward_noises is None else list(reward_noises)[0]]
     for k in dict.fromkeys(int(k) for k in rollouts):
         if k != params.rollouts:
-            part = allocation_table(params.replace(rollouts=k), [budget], base_computes, demo_qualities, first_noise,
-                                    n_grid=n_grid)  # fmt: skip
-            rows.append(part.assign(rollouts=k, main=False))
+            rows.append(both(params.replace(rollouts=k), first_noise).assign(rollouts=k, main=False))
     return pd.concat(rows, ignore_index=True)
 
 

@@ -73,6 +73,8 @@ def _plateau(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
             "notes' scale 1/(eta_r L Pbar0^(L-1))": table["plateau_scale"],
         }
     )
+    if "updates_to_level_null" in table:  # the null model without the pretraining gate (C7's null)
+        shown["without the gate"] = table["updates_to_level_null"]
     numbers = {
         "plateau_first_length": int(table["chain_length"].iloc[0]),
         "plateau_last_length": int(table["chain_length"].iloc[-1]),
