@@ -1,7 +1,8 @@
 # Paper 09: noisy data and LLM pretraining loss divergence (Zhang et al. 2026, arXiv 2602.02400).
 # corpus (rules/corpus.smk; paper scale: paper 07's FineWeb-Edu shards) -> inject (one noise setting: the statistics
 #   of every seed's noised stream) -> train (noises the clean stream as it reads it, one placement per seed) (one shape x QK-norm x LR multiplier: every setting and seed of it as one batched ensemble;
-#   one run per job at paper scale) -> tables (divergence detected from the curves, rates per cell) -> classifier
+#   one run per job at paper scale) -> tables (divergence detected from the curves, failure to learn against the
+#   clean stream's unigram entropy, rates per cell) -> classifier
 #   (noise- vs LR-induced, leave one seed out) -> claims/figures -> report; pilot (smoke, quick: the edge-of-stability
 #   pilot of issue 40's review, its own seeds) -> report
 
@@ -84,6 +85,7 @@ rule noisy_divergence_pilot:
 rule noisy_divergence_tables:
     input:
         unpack(nd_all_job_tables),
+        clean=nd_clean_train,
     output:
         runs=f"{ND}/runs.parquet",
         divergence=f"{ND}/divergence.parquet",
@@ -101,6 +103,7 @@ rule noisy_divergence_tables:
         runtime=10,
     params:
         divergence=paper_params("noisy_divergence", "divergence"),
+        vocab_size=paper_params("noisy_divergence", "corpus", "vocab_size"),
     script:
         "../scripts/noisy_divergence/tables.py"
 

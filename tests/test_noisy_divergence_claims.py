@@ -12,6 +12,7 @@ import pytest
 
 from conftest import ROOT
 from neurips26.common.claims import decide, load_definitions, rate_difference
+from neurips26.common.config import load_yaml
 from neurips26.noisy_divergence.claims import did_interval, measure_claims
 
 DEFINITIONS = load_definitions(ROOT / "config/claims/noisy_divergence.yaml")
@@ -64,10 +65,12 @@ LOGIT = {
 }
 
 
-def runs(seeds=8, diverged=None, logit=None, jitter=0.02, cells=CELLS):
+def runs(seeds=8, diverged=None, logit=None, jitter=0.02, cells=CELLS, failed=None):
     """A runs table: ``diverged`` maps a cell to how many of its seeds diverged (default: 6 of 8 noisy deep runs at
-    the reference noise and above, none elsewhere ... then tuned per case); ``logit`` overrides the proxies."""
+    the reference noise and above, none elsewhere ... then tuned per case); ``logit`` overrides the proxies;
+    ``failed`` maps a cell to how many of its seeds (the last ones) failed to learn (none by default)."""
     diverged = diverged if diverged is not None else {}
+    failed = failed or {}
     values = {**LOGIT, **(logit or {})}
     rng = np.random.default_rng(0)
     rows = []
@@ -83,6 +86,7 @@ def runs(seeds=8, diverged=None, logit=None, jitter=0.02, cells=CELLS):
                     "setting": setting,
                     "seed": seed,
                     "diverged": seed < k,
+                    "failed_to_learn": seed >= seeds - failed.get(cell, 0),
                     "max_attn_logit": values[cell] * math.exp(rng.normal(0, jitter)),
                 }
             )
@@ -182,6 +186,7 @@ def given(**kw):
 
 
 NONE = {}
+HOT, HOT_QK = ("deep", False, 100, "clean"), ("deep", True, 100, "clean")
 CLEAN_DIVERGES = {**DIVERGING, ("deep", False, 1, "clean"): 8, ("deep", False, 1, LOW): 8, ("deep", False, 1, HIGH): 0}
 QK_WORSE = {**DIVERGING, ("deep", True, 100, "clean"): 8, ("deep", False, 100, "clean"): 0}
 
@@ -205,12 +210,16 @@ VERDICT_CASES = [
     ("D6", "holds", real),
     ("D6", "fails", partial(with_runs, diverged=NONE)),
     ("D6", "inconclusive", partial(with_runs, diverged={("deep", False, 100, "clean"): 2}, seeds=4)),
+    # issue 40's second review: raised-rate runs that failed to learn (a collapsed model) decide nothing
+    ("D6", "inconclusive", partial(with_runs, diverged=NONE, failed={HOT: 8})),
+    ("D6", "inconclusive", partial(with_runs, failed={HOT: 1})),
     ("D7", "holds", real),
     ("D7", "fails", partial(with_runs, diverged={("deep", True, 1, REF): 8})),
     ("D7", "inconclusive", partial(with_runs, diverged=NONE)),
     ("D8", "holds", real),
     ("D8", "fails", partial(with_runs, diverged=QK_WORSE)),
     ("D8", "inconclusive", partial(with_runs, diverged=NONE)),
+    ("D8", "inconclusive", partial(with_runs, diverged=DIVERGING, failed={HOT_QK: 2})),
     ("D9", "holds", partial(with_runs, diverged=NONE)),
     ("D9", "fails", partial(with_runs, diverged=NONE, logit={("deep", False, 1, HIGH): 2.0})),
     ("D9", "inconclusive", partial(with_runs, diverged=NONE, seeds=2)),
@@ -229,6 +238,8 @@ VERDICT_CASES = [
     # issue 40's review: features that tell the runs apart without any divergence (the null) decide nothing
     ("D12", "inconclusive", partial(given, clf=classifier(null=(1.0, 1.0, 1.0, 24, 8)))),
     ("D12", "inconclusive", partial(given, clf=classifier(null=None))),  # no null to beat
+    # the LR-induced class read runs at the raised rate of which some failed to learn
+    ("D12", "inconclusive", partial(with_runs, diverged=DIVERGING, failed={HOT: 2})),
     # the deep shape 16/20 under the reference noise, the small one 0/20; clean 0/20 at both
     ("D13", "holds", partial(with_runs, diverged={("deep", False, 1, REF): 16}, seeds=20)),
     # half the noisy runs of both sizes diverge, no clean one: the difference in differences is 0 within 0.25
@@ -325,10 +336,61 @@ def test_the_difference_in_differences_interval_is_newcombes_for_two_rates():
     assert estimate == pytest.approx(5 / 8) and low < 5 / 8 < high
 
 
-def test_the_proxy_claims_say_the_logit_level_does_not_predict_divergence_here():
+def test_the_proxy_notes_give_the_logit_level_of_raised_rate_runs_that_learned_only():
+    """Issue 40's second review: the x100 runs that reached logits of ~1e4 "without diverging" had failed to learn;
+    the notes give the level of the raised-rate clean runs that learned, and leave the collapsed ones out."""
     table = decided(with_runs(diverged=NONE))
     for claim in ("D9", "D10", "D11"):
-        assert "does not predict divergence: clean runs at LR x100 reach" in table.loc[claim, "note"]
+        assert "clean runs at LR x100 that learned reach a max attention logit of 1.04e+04" in table.loc[claim, "note"]
+    table = decided(with_runs(diverged=NONE, failed={HOT: 8}))
+    for claim in ("D9", "D10", "D11"):
+        note = table.loc[claim, "note"]
+        assert "reach a max attention logit" not in note and "e+04" not in note
+        assert "8 of 8 clean runs at LR x100 failed to learn and are left out" in note
+    half = decided(with_runs(diverged=NONE, failed={HOT: 4}, logit={HOT: 50.0})).loc["D9", "note"]
+    assert "reach a max attention logit of" in half and "4 of 8 clean runs at LR x100 failed to learn" in half
+
+
+def test_claims_reading_collapsed_raised_rate_runs_say_so_and_keep_the_measured_value():
+    table = decided(with_runs(diverged=NONE, failed={HOT: 8}))
+    for claim in ("D6", "D8", "D12"):
+        note = table.loc[claim, "note"]
+        assert table.loc[claim, "verdict"] == "inconclusive" and "failed to learn" in note, note
+    assert "measured 0 [" in table.loc["D6", "note"] and "0/8 clean runs at LR x100 diverged" in table.loc["D6", "note"]
+    # runs that learned leave the verdicts as they were
+    assert decided(real()).loc[["D6", "D8", "D12"], "verdict"].tolist() == ["holds"] * 3
+
+
+def test_d1s_paper_value_is_in_its_note_beside_our_noisy_run_rate():
+    """Issue 40's second review: the paper's 0.5 is a noisy-run divergence rate (2 of 4 seeds), D1 a rate difference;
+    the number sits in the note beside ours, not in paper_value beside the difference."""
+    row = decided(with_runs(diverged=NONE)).loc["D1"]
+    assert math.isnan(row["paper_value"])
+    assert "noisy-run divergence rate: ours 0/40 = 0 (every noise setting pooled), the paper's 2/4 = 0.5" in row["note"]
+
+
+def test_insert_and_overwrite_say_equal_in_expectation_and_give_the_measured_shares():
+    """Issue 40's second review: the stream shares are equal only in expectation (quick: 0.316-0.361 insert against
+    0.355-0.385 overwrite over the placement seeds); the statements say so and the notes give the measured range."""
+    definitions = {d.claim_id: d for d in DEFINITIONS}
+    for claim in ("D4", "D11"):
+        text = " ".join(definitions[claim].statement.split())
+        assert "equal in expectation" in text and "the same shares of noise tokens" not in text
+        assert "the same share of noise tokens" not in text
+    shares = pd.DataFrame(
+        {"setting": [REF, REF, OVERWRITE, OVERWRITE], "seed": [0, 1, 0, 1], "noise_share": [0.316, 0.361, 0.355, 0.385]}
+    )
+    table = decided(given(stats=pd.concat([stats(), shares], ignore_index=True)))
+    for claim in ("D4", "D11"):
+        note = table.loc[claim, "note"]
+        assert f"{REF} 0.3385 (0.316-0.361 over 2 placement seeds)" in note
+        assert f"{OVERWRITE} 0.3700 (0.355-0.385 over 2 placement seeds)" in note
+
+
+def test_no_hard_claim_says_what_the_pilot_grid_found_and_its_power():
+    text = " ".join(load_yaml(ROOT / "config/claims/noisy_divergence.yaml")["no_hard_claim"].split())
+    assert "a 3-seed pilot grid found no CPU-sized regime where clean runs diverge (0 of 3 per cell" in text
+    assert f"a 20% divergence rate shows 0 of 3 with probability {0.8**3:.2f}" in text
 
 
 def test_the_scale_claim_folds_the_gap_and_reads_the_configured_sizes():

@@ -111,8 +111,10 @@ def test_the_classifier_features_are_changes_from_the_first_diagnostic_step():
     steps = pd.DataFrame({"step": [10, 20], "logit_max": [1.0, 2.0], "update_norm": [1.0, 1.0],
                           "embed_noise_ratio": [3.0, 6.0]})  # fmt: skip
     features = classifier.features_at(diag, steps, 20)
-    assert {"noise_mass_growth", "embed_noise_growth", "grad_growth"} <= set(classifier.FEATURES)
-    assert not {"noise_mass", "embed_noise_ratio", "grad_depth"} & set(classifier.FEATURES)
+    assert {"noise_mass_growth", "embed_noise_growth", "grad_growth"} <= set(classifier.RECORDED)
+    assert not {"noise_mass", "embed_noise_ratio", "grad_depth"} & set(classifier.RECORDED)
+    # the second review: the noise features (and the update norm's growth) read the run's cell; recorded, not classified
+    assert "grad_growth" in classifier.FEATURES and not set(classifier.CELL_FEATURES) & set(classifier.FEATURES)
     assert features["noise_mass_growth"] == pytest.approx(math.log(22 / 12))
     assert features["embed_noise_growth"] == pytest.approx(math.log(2.0))
     assert features["grad_growth"] == pytest.approx(math.log(2.0))

@@ -142,3 +142,57 @@ def test_features_read_the_growth_of_the_deepest_growing_layer():
     assert f["depth_of_growth"] == 1.0 and f["attn_logit_growth"] == pytest.approx(math.log(19 / 10))
     assert f["output_logit_growth"] == pytest.approx(math.log(2)) and f["update_growth"] == 0
     assert all(math.isnan(v) for v in features_at(diag, steps, 15).values())  # one diagnostic step: no growth
+
+
+def _cell_tables(seeds, rng):
+    """Runs, curves and diagnostics of the deep shape without QK-norm, none diverged: the reference noise at the base
+    rate (label 0) and clean data at a raised rate (label 1), alike in every diagnostic (seed-level draws from one law)
+    except what their cells set by construction: the update norm's growth (the rate), the noise mass's and the noise
+    ids' embedding's growth (whether the run trained on noise)."""
+    runs, curves, diag = [], [], []
+    for seed in seeds:
+        for setting, lr in (("insert-k5-a0.5-d0.5", 1), ("clean", 4)):
+            noisy = setting != "clean"
+            keys = {"shape": "deep", "qk_norm": False, "lr_multiplier": lr, "setting": setting, "seed": seed}
+            runs.append({**keys, "kind": "insert" if noisy else "clean", "diverged": False, "onset": -1})
+            for i, step in enumerate((10, 20)):
+                curves.append(
+                    {
+                        **keys,
+                        "step": step,
+                        "train_loss": 5.0 - i,
+                        "logit_max": float(rng.lognormal()),
+                        "update_norm": 1.0 if i == 0 else (0.5 if lr == 1 else 0.8),
+                        "embed_noise_ratio": 1.0 if i == 0 else (1.5 if noisy else 0.7),
+                    }
+                )
+                for layer in range(2):
+                    diag.append(
+                        {
+                            **keys,
+                            "step": step,
+                            "layer": layer,
+                            "max_logit": float(rng.lognormal()),
+                            "resid_rms": float(rng.lognormal()),
+                            "block_grad_norm": float(rng.lognormal()),
+                            "noise_mass_ratio": 1.0 if i == 0 else (2.0 if noisy else 0.9),
+                        }
+                    )
+    return pd.DataFrame(runs), pd.DataFrame(curves), pd.DataFrame(diag)
+
+
+def test_the_null_on_runs_that_differ_only_in_their_cell_does_not_score_one_by_construction():
+    """Issue 40's second review: with the update norm's, noise mass's and noise-id embedding's growth among the
+    features, the null (runs without a divergence, noise-trained at the base rate against clean at the raised rate)
+    scored 1.000, since those three record the cell whatever happens at a divergence. Here the runs differ in nothing
+    else: the classifier must do no better than its chance, not 1.0."""
+    from neurips26.noisy_divergence.summary import classifier_table
+
+    runs, curves, diag = _cell_tables(range(8), np.random.default_rng(0))
+    rows = classifier_table(runs, curves, diag, base_lr=1, shape="deep")
+    null = rows[rows["task"] == "null"]
+    assert len(null) == 16 and null["label"].sum() == 8
+    assert {"update_growth", "noise_mass_growth", "embed_noise_growth"} <= set(rows.columns)  # kept in the table
+    summary, _ = loso(null, "label", 3)
+    assert summary["status"] == "ok" and summary["balanced_accuracy"] < 0.75
+    assert not {"update_growth", "noise_mass_growth", "embed_noise_growth"} & set(FEATURES)

@@ -57,9 +57,9 @@ def test_an_entry_with_its_own_seeds_joins_the_jobs_of_its_triple_and_a_repeated
 
 def test_a_jobs_params_carry_its_shape_and_multiplied_learning_rate():
     quick = CONFIG["quick"]
-    params = experiment.job_params(quick, "L4d48_qk_lr100_g0")
+    params = experiment.job_params(quick, "L4d48_qk_lr4_g0")
     assert params["model"]["qk_norm"] and params["model"]["vocab_size"] == 512 and params["model"]["n_layers"] == 4
-    assert params["train"]["lr"] == pytest.approx(quick["train"]["lr"] * 100) and "init_std" not in params["train"]
+    assert params["train"]["lr"] == pytest.approx(quick["train"]["lr"] * 4) and "init_std" not in params["train"]
     with pytest.raises(KeyError, match="no training job 'L9d1_qk_lr1_g0'"):
         experiment.job_params(quick, "L9d1_qk_lr1_g0")
 

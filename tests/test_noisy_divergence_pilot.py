@@ -57,3 +57,37 @@ def test_the_pilot_seeds_stay_apart_from_the_scored_ones_and_variants_are_known(
     bad["pilot"]["grid"][0]["variant"] = "no_such"
     with pytest.raises(ValueError, match="pilot.grid variant 'no_such'"):
         experiment.check_config(bad)
+
+
+def test_the_quick_raised_rate_is_x4_in_both_raised_jobs_and_paper_scale_keeps_x10():
+    """Issue 40's second review: the scored runs at x100 never learned. The quick raised rate is x4, the largest pilot
+    multiplier at which every pilot run learned (clean and reference noise, with the scored optimizer: a cell of the
+    pilot grid), with and without QK-norm; paper scale's learning rates are left as they were."""
+    quick = CONFIG["quick"]
+    base = quick["comparisons"]["base_lr_multiplier"]
+    raised = {(job["qk_norm"], job["lr_multiplier"]) for job in quick["jobs"] if job["lr_multiplier"] != base}
+    assert raised == {(False, 4), (True, 4)}
+    ref = quick["comparisons"]["reference_setting"]
+    assert any(
+        entry["variant"] == "base" and entry["lr_multiplier"] == 4 and {"clean", ref} <= set(entry["settings"])
+        for entry in quick["pilot"]["grid"]
+    )
+    experiment.check_config(quick)
+    assert {job["lr_multiplier"] for job in CONFIG["paper"]["jobs"]} == {1, 10}
+    assert CONFIG["paper"]["train"]["lr"] == 0.0003
+
+
+def test_the_unigram_entropy_of_files_counts_them_as_one_stream_in_chunks(tmp_path):
+    """The tables job counts the clean stream's unigram entropy from its files (paper scale: 9 shards) a chunk at a
+    time; it equals the pilot's unigram_entropy of the joined stream."""
+    from neurips26.common.token_files import write_tokens
+    from neurips26.noisy_divergence.pilot import unigram_entropy_of_files
+
+    rng = np.random.default_rng(0)
+    parts = [rng.integers(0, 12, size=n).astype(np.uint32) for n in (37, 100)]
+    paths = [tmp_path / f"part{i}.bin" for i in range(2)]
+    for path, part in zip(paths, parts):
+        write_tokens(path, part)
+    expected = unigram_entropy(np.concatenate(parts), 16)
+    assert unigram_entropy_of_files(paths, 16, chunk=10) == pytest.approx(expected, rel=1e-12)
+    assert unigram_entropy_of_files(paths[:1], 16) == pytest.approx(unigram_entropy(parts[0], 16), rel=1e-12)

@@ -23,7 +23,7 @@ from neurips26.noisy_divergence.model import LM, LMConfig, n_parameters
 from neurips26.noisy_divergence.summary import divergence_table, failure_mode_cells, report_tables, runs_table
 from neurips26.symm_optim import rehearsal as symm_rehearsal
 from neurips26.symm_optim import sources
-from test_noisy_divergence_summary import DETECT, tables
+from test_noisy_divergence_summary import DETECT, UNIGRAM, tables
 
 DATA = load_yaml(ROOT / "config/noisy_divergence.yaml")
 SCHEMA = load_yaml(ROOT / "workflow/schemas/noisy_divergence.schema.yaml")
@@ -114,7 +114,7 @@ def _report_inputs(tmp_path, runs: pd.DataFrame, corpus_meta) -> SimpleNamespace
 def test_the_report_describes_downloaded_shards_without_a_corpus_description(tmp_path):
     """At paper scale the corpus is paper 07's downloaded shards, which have no meta.json (the report rule's input is
     empty): the description comes from the corpus block. The rehearsal's report job failed here."""
-    runs = runs_table(*tables(), DETECT)
+    runs = runs_table(*tables(), DETECT, UNIGRAM)
     params = SimpleNamespace(shapes=PAPER["shapes"], corpus=PAPER["corpus"])
     out = report_tables(_report_inputs(tmp_path, runs, []), params)
     assert "FineWeb-Edu" in out["corpus"] and "9 training shards" in out["corpus"] and "151,936" in out["corpus"]
@@ -126,7 +126,7 @@ def test_the_report_describes_downloaded_shards_without_a_corpus_description(tmp
 
 def test_the_loss_curves_figure_is_drawn_when_no_cell_of_the_deep_shape_was_trained():
     """The rehearsal trains the widest shape only; a paper block may likewise train no cell the figure shows."""
-    runs = runs_table(*tables(), DETECT)
+    runs = runs_table(*tables(), DETECT, UNIGRAM)
     curves = tables()[1]
     comparisons = {"deep_shape": "absent", "base_lr_multiplier": 1, "reference_setting": "insert-k5-a0.5-d0.5"}
     cells = failure_mode_cells(runs, comparisons)

@@ -11,14 +11,15 @@ from neurips26.common.loop import job_device
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.common.token_files import read_tokens
 from neurips26.noisy_divergence.model import LM, LMConfig
-from neurips26.noisy_divergence.pilot import VARIANTS, outcome, unigram_entropy
+from neurips26.noisy_divergence.pilot import VARIANTS, outcome, unigram_entropy_of_files
 from neurips26.noisy_divergence.streams import run_stream
 from neurips26.noisy_divergence.training import TrainSettings, train_ensemble
 
 p = snakemake.params.pilot
 log = start_job(snakemake)
 clean, val = read_tokens(snakemake.input.train[0]), read_tokens(snakemake.input.val[0])
-unigram = unigram_entropy(clean, p["model"]["vocab_size"])
+# the unigram level of the stream the pilot trains on (its first training file), counted as the tables job counts it
+unigram = unigram_entropy_of_files(list(snakemake.input.train)[:1], p["model"]["vocab_size"])
 rows = []
 for entry in p["grid"]:
     runs = [(setting, seed) for setting in entry["settings"] for seed in p["seeds"]]

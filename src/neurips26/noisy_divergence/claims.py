@@ -19,6 +19,13 @@ same alpha (the share of noise in a noised document: overwrite at alpha 0.5 in 2
 equal-share overwrite settings are sensitivity rows in the notes. Model scale (D13) is the difference in differences
 of the rates (noisy minus clean) between the largest and the smallest size, folded at 0. Missing arms give NaN
 (inconclusive), never a value that passes.
+
+A claim that reads runs at the raised learning rate (D6, D8, and D12 through its LR-induced class) is inconclusive
+(NaN, with the measured value and the count in the note) when any of those runs failed to learn (``failed_to_learn``
+of runs.parquet, the pilot's rule): issue 40's second review found the quick runs at x100 collapsed to the unigram
+level, and a collapsed model's divergence rate says nothing of learning-rate-induced divergence. The proxies' notes
+(D9-D11) give the attention-logit level of the raised-rate clean runs that learned without diverging, leaving the
+collapsed ones out.
 """
 
 from __future__ import annotations
@@ -33,10 +40,14 @@ import pandas as pd
 from neurips26.common.claims import Measured, measured_from_spread, rate_difference, t_interval, wilson
 
 from .noise import CLEAN, NoiseSetting, parse_setting, stream_noise_share
+from .pilot import UNIGRAM_MARGIN
 
-__all__ = ["SHARE_TOLERANCE", "did_interval", "equal_share_overwrite", "measure_claims"]
+__all__ = ["PAPER_NOISY_RATE", "SHARE_TOLERANCE", "did_interval", "equal_share_overwrite", "measure_claims"]
 
 SHARE_TOLERANCE = 0.005  # nominal stream noise shares this close count as equal (rounding of alpha in names)
+# the paper's noisy-run divergence rate, set beside ours in D1's note (D1 measures a rate difference): a 1.3B model with
+# 15% noisy data diverged in 2 of 4 seeds (Fig. 1, as the public summary gives it; the clean rate is not given there)
+PAPER_NOISY_RATE = (2, 4)
 
 
 def _arm(runs: pd.DataFrame, shape: str, qk: bool, lr: float, settings) -> pd.DataFrame:
@@ -86,6 +97,18 @@ def _noted(m: Measured, extra: str) -> Measured:
     return replace(m, note=f"{m.note}; {extra}" if m.note else extra)
 
 
+def _noisy_rate_note(noisy: pd.DataFrame) -> str:
+    """Our noisy-run divergence rate beside the paper's (D1 itself is a difference of rates, which the paper does not
+    give)."""
+    k, n = int(noisy["diverged"].sum()), len(noisy)
+    ours = f"{k}/{n} = {k / n:.3g}" if n else "no runs"
+    paper_k, paper_n = PAPER_NOISY_RATE
+    return (
+        f"noisy-run divergence rate: ours {ours} (every noise setting pooled), the paper's {paper_k}/{paper_n} = "
+        f"{paper_k / paper_n:g} (a 1.3B model with 15% noisy data, Fig. 1 per the public summary; no clean rate given)"
+    )
+
+
 def _setting(name: str) -> NoiseSetting:
     return parse_setting(name)
 
@@ -116,11 +139,35 @@ def equal_share_overwrite(settings: list[str], ref: NoiseSetting) -> list[str]:
 
 
 def _measured_shares(stats: pd.DataFrame, names: list[str]) -> str:
-    """The measured stream noise shares of settings (mean over placement seeds), for a note."""
+    """The measured stream noise shares of settings (mean, and range over placement seeds), for a note."""
     if not len(stats) or "noise_share" not in stats:
         return "measured shares unavailable"
-    shares = stats.groupby("setting")["noise_share"].mean()
-    return ", ".join(f"{n} {shares[n]:.4f}" if n in shares else f"{n} n/a" for n in names)
+    shares = stats.groupby("setting")["noise_share"].agg(["mean", "min", "max", "count"])
+    return ", ".join(
+        f"{n} {shares.at[n, 'mean']:.4f} ({shares.at[n, 'min']:.3f}-{shares.at[n, 'max']:.3f} over "
+        f"{shares.at[n, 'count']} placement seeds)"
+        if n in shares.index
+        else f"{n} n/a"
+        for n in names
+    )
+
+
+def _collapsed(m: Measured, raised: pd.DataFrame, what: str) -> Measured:
+    """``m`` made inconclusive (NaN, the measured value kept in the note) when any of the raised-rate runs it reads
+    failed to learn; unchanged otherwise."""
+    k, n = int(raised["failed_to_learn"].sum()), len(raised)
+    if not k:
+        return m
+    interval = f" [{m.low:.3g}, {m.high:.3g}]" if m.low is not None else ""
+    return replace(
+        m,
+        value=math.nan,
+        low=None,
+        high=None,
+        note=f"inconclusive: {k} of {n} {what} failed to learn (final smoothed training loss within "
+        f"{UNIGRAM_MARGIN:g} nats of the clean stream's unigram entropy, the pilot's rule): a collapsed model's "
+        f"divergence says nothing of learning-rate-induced divergence; measured {m.value:.3g}{interval}; {m.note}",
+    )
 
 
 def did_interval(counts: list[tuple[int, int]], signs: list[int], level: float = 0.95) -> tuple[float, float, float]:
@@ -171,6 +218,14 @@ def _scale_claim(claim_id: str, runs: pd.DataFrame, shapes: list[str], ref: str,
         low=folded[0],
         high=folded[1],
     )
+
+
+D12_FEATURES_NOTE = (
+    "features: the attention and output logits' growth, its depth and concentration, residual RMS and gradient norm "
+    "growth; the update norm's, noise mass's and noise-id embedding's growth are left out (issue 40's second review): "
+    "they read the run's cell (the learning rate, whether it trained on noise) with no divergence, and the null scored "
+    "1.000 with them"
+)
 
 
 def _accuracy_claim(claim_id: str, clf: pd.DataFrame, task: str, null_task: str) -> Measured:
@@ -231,13 +286,17 @@ def measure_claims(
         return _arm(runs, shape, qk, lr, settings)
 
     raised = arm(CLEAN, lr=high) if high > base else arm([])
-    calm = raised[~raised["diverged"]]["max_attn_logit"]
+    raised_qk = arm(CLEAN, qk=True, lr=high) if high > base else arm([])
+    learned = raised[~raised["diverged"] & ~raised["failed_to_learn"]]["max_attn_logit"]
+    collapsed = int(raised["failed_to_learn"].sum())
     level_note = (
-        f"at this scale the attention-logit level does not predict divergence: clean runs at LR x{high:g} reach a max "
-        f"attention logit of {calm.max():.3g} (median {calm.median():.3g}) without diverging"
-        if len(calm)
-        else "no clean run at a raised learning rate without a divergence to compare the logit level with"
+        f"the attention-logit level beside divergence: clean runs at LR x{high:g} that learned reach a max attention "
+        f"logit of {learned.max():.3g} (median {learned.median():.3g}) without diverging"
+        if len(learned)
+        else "no clean run at a raised learning rate learned without diverging: no logit level to set beside divergence"
     )
+    if collapsed:
+        level_note += f" ({collapsed} of {len(raised)} clean runs at LR x{high:g} failed to learn and are left out)"
 
     def overwrite_sensitivity(claim: Callable[[list[str]], Measured]) -> str:
         rows = [(name, claim([name])) for name in overwrite[1:]]
@@ -248,7 +307,10 @@ def measure_claims(
         )
 
     measured = [
-        _rate_claim("D1", arm(noisy), arm(CLEAN), "noisy runs (all settings)", "clean runs"),
+        _noted(
+            _rate_claim("D1", arm(noisy), arm(CLEAN), "noisy runs (all settings)", "clean runs"),
+            _noisy_rate_note(arm(noisy)),
+        ),
         _rate_claim(
             "D2",
             arm(hi_alpha),
@@ -271,12 +333,16 @@ def measure_claims(
             ),
         ),
         _rate_claim("D5", arm(ref.name), arm(ref.name, shape=wide), f"{deep}", f"{wide}"),
-        _rate_claim(
-            "D8",
-            arm(CLEAN, qk=True, lr=high),
-            arm(CLEAN, lr=high),
-            f"QK-norm at LR x{high:g}",
-            f"no QK-norm at LR x{high:g}",
+        _collapsed(
+            _rate_claim(
+                "D8",
+                arm(CLEAN, qk=True, lr=high),
+                arm(CLEAN, lr=high),
+                f"QK-norm at LR x{high:g}",
+                f"no QK-norm at LR x{high:g}",
+            ),
+            pd.concat([raised_qk, raised]),
+            f"clean runs at LR x{high:g} (with and without QK-norm)",
         )
         if high > base
         else Measured("D8", math.nan, 0, note="no raised learning rate trained"),
@@ -300,14 +366,27 @@ def measure_claims(
                 if x
             ),
         ),
-        _accuracy_claim("D12", clf, "onset", "null"),
+        _collapsed(
+            _noted(_accuracy_claim("D12", clf, "onset", "null"), D12_FEATURES_NOTE),
+            raised,
+            f"clean runs at LR x{high:g} (the LR-induced class)",
+        ),
         _scale_claim("D13", runs, list(comparisons.get("scale_shapes", [])), ref.name, base),
     ]
     k, n = int(raised["diverged"].sum()), len(raised)
     low, hi = wilson(k, n)
     measured.append(
-        Measured(
-            "D6", k / n, n, note=f"{k}/{n} clean runs at LR x{high:g} diverged; 95% Wilson interval", low=low, high=hi
+        _collapsed(
+            Measured(
+                "D6",
+                k / n,
+                n,
+                note=f"{k}/{n} clean runs at LR x{high:g} diverged; 95% Wilson interval",
+                low=low,
+                high=hi,
+            ),
+            raised,
+            f"clean runs at LR x{high:g}",
         )
         if n
         else Measured("D6", math.nan, 0, note="no clean runs at a raised learning rate")

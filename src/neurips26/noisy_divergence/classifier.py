@@ -23,6 +23,19 @@ noise, which separates the classes without any divergence. :func:`loso` is there
 not diverge (noise-trained at the base rate against clean at the raised rate): that balanced accuracy is the null of
 the onset classifier's (what the features tell apart without a divergence).
 
+The classifier reads :data:`FEATURES` only, not :data:`CELL_FEATURES` (computed and kept in the features table): the
+two classes are runs of different cells (noisy data at the base rate against clean data at a raised rate), and these
+three read the cell, whatever happens at a divergence (the second review of issue 40: with them the null scored 1.000
+at quick scale). ``noise_mass_growth`` and ``embed_noise_growth`` read how the model treats the reference noise ids,
+which only a noise-trained run sees often in training (they are rare in clean text: their embeddings get little input
+gradient and decay); ``update_growth`` is the growth of the weights' change per step, whose size the learning-rate
+multiplier sets (in the ratio to the first diagnostic step the multiplier cancels only as far as AdamW's normalised
+step and the weights behave alike at both rates: it encodes the rate less directly than the other two the noise, and
+its quick ranges overlap between the cells). Dropping them is the simpler of the review's two fixes (the other:
+differences from the non-diverged runs of the same cell, which need such runs in every cell and their features at each
+onset step). The remaining features may still differ between the cells without a divergence; the null measures by how
+much, and a null that reaches the threshold leaves the onset classifier's verdict inconclusive.
+
 :func:`loso` fits a standardised logistic regression (scikit-learn) on all seeds but one and predicts the held-out
 seed's runs, for every seed; the score is the balanced accuracy over all held-out predictions (the mean of the two
 classes' recalls, so that guessing the larger class scores 0.5), with a percentile bootstrap over seeds. It is
@@ -37,9 +50,9 @@ import math
 import numpy as np
 import pandas as pd
 
-__all__ = ["FEATURES", "balanced_accuracy", "features_at", "loso", "seed_bootstrap"]
+__all__ = ["CELL_FEATURES", "FEATURES", "RECORDED", "balanced_accuracy", "features_at", "loso", "seed_bootstrap"]
 
-FEATURES = (
+RECORDED = (
     "depth_of_growth",
     "growth_concentration",
     "attn_logit_growth",
@@ -50,6 +63,9 @@ FEATURES = (
     "embed_noise_growth",
     "grad_growth",
 )
+# what records a run's cell (learning rate, noise-trained or not) by construction: kept in the table, not classified
+CELL_FEATURES = ("update_growth", "noise_mass_growth", "embed_noise_growth")
+FEATURES = tuple(f for f in RECORDED if f not in CELL_FEATURES)
 
 
 def _log_ratio(a: float, b: float) -> float:
@@ -57,12 +73,12 @@ def _log_ratio(a: float, b: float) -> float:
 
 
 def features_at(diag: pd.DataFrame, steps: pd.DataFrame, step: int) -> dict:
-    """The features of one run at the last diagnostic step <= ``step`` (``diag``: the run's rows of
+    """The :data:`RECORDED` features of one run at the last diagnostic step <= ``step`` (``diag``: the run's rows of
     ``diag.parquet``; ``steps``: its rows of ``curves.parquet``); NaN features when no diagnostic step precedes."""
     recorded = np.sort(diag["step"].unique())
     at = recorded[recorded <= step]
     if len(at) < 2:
-        return dict.fromkeys(FEATURES, math.nan)
+        return dict.fromkeys(RECORDED, math.nan)
     first, last = (
         diag[diag["step"] == recorded[0]].sort_values("layer"),
         diag[diag["step"] == at[-1]].sort_values("layer"),

@@ -10,8 +10,9 @@ import math
 import pandas as pd
 
 from . import classifier
-from .divergence import detect, rates
+from .divergence import rates
 from .noise import CLEAN, parse_setting
+from .pilot import UNIGRAM_MARGIN, outcome
 
 __all__ = [
     "CELL",
@@ -39,8 +40,13 @@ def setting_columns(setting: str) -> dict:
     return {"kind": s.kind, "vocab": s.vocab, "alpha": s.alpha, "doc_fraction": s.doc_fraction}
 
 
-def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, divergence: dict) -> pd.DataFrame:
-    """One row per run: its summary, the detector's verdict (``diverged``, ``div_kind``, ``onset``), and the
+def runs_table(
+    summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, divergence: dict, unigram: float
+) -> pd.DataFrame:
+    """One row per run: its summary, the detector's verdict (``diverged``, ``div_kind``, ``onset``), whether it
+    ``failed_to_learn`` by the pilot's rule (:func:`.pilot.outcome`: the final smoothed training loss,
+    ``final_smoothed_loss``, within :data:`.pilot.UNIGRAM_MARGIN` nats of ``unigram``, the unigram entropy of the clean
+    training stream, kept as ``unigram_entropy``; the training loss counts the noise positions), and the
     proxies on the clean probe batch, each the median over the last ``PROXY_STEPS`` diagnostic steps before any
     divergence (``max_attn_logit``: largest over layers; ``logit_max``: largest |output logit|; ``resid_rms``:
     largest over layers), plus the attention logit's peak over the run; ``proxy_step`` is the last of those steps.
@@ -55,7 +61,8 @@ def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, 
         c = curves_by.get(key, pd.DataFrame(columns=["step", "train_loss"]))
         d = diag_by.get(key, pd.DataFrame(columns=["step", "max_logit", "resid_rms"]))
         nf = None if run["non_finite_step"] < 0 else int(run["non_finite_step"])
-        diverged, kind, onset = detect(c["train_loss"].to_numpy(), non_finite_step=nf, **divergence)
+        learned = outcome(c["train_loss"].to_numpy(), unigram, **divergence, non_finite_step=nf)
+        diverged, kind, onset = learned["diverged"], learned["kind"], learned["onset"]
         until = onset if diverged else math.inf
         d_before = d[d["step"] <= until]
         recorded = sorted(d_before["step"].unique())[-PROXY_STEPS:]
@@ -71,6 +78,9 @@ def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, 
                 "div_kind": kind,
                 "onset": onset,
                 "final_train_loss": float(c["train_loss"].iloc[-1]) if len(c) else math.nan,
+                "final_smoothed_loss": learned["final_loss"],
+                "unigram_entropy": unigram,
+                "failed_to_learn": learned["failed_to_learn"],
                 "proxy_step": -1 if last is None else int(last),
                 "max_attn_logit": float(per_step["max_logit"].median()) if len(per_step) else math.nan,
                 "logit_max": float(c_last["logit_max"].median()) if len(c_last) else math.nan,
@@ -89,17 +99,21 @@ def runs_table(summary: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, 
 
 
 def divergence_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Divergence rate per cell (shape, QK-norm, LR multiplier, setting) with its Wilson interval, beside the
-    median proxy over the cell's seeds."""
+    """Divergence rate per cell (shape, QK-norm, LR multiplier, setting) with its Wilson interval, beside the runs
+    that failed to learn (``failed_to_learn``, a count) and the median proxy over the cell's seeds."""
     table = rates(runs, CELL)
-    proxy = runs.groupby(CELL, sort=False)["max_attn_logit"].median().rename("median_max_attn_logit").reset_index()
-    return table.merge(proxy, on=CELL, how="left")
+    per_cell = (
+        runs.groupby(CELL, sort=False)
+        .agg(failed_to_learn=("failed_to_learn", "sum"), median_max_attn_logit=("max_attn_logit", "median"))
+        .reset_index()
+    )
+    return table.merge(per_cell, on=CELL, how="left")
 
 
 def classifier_table(
     runs: pd.DataFrame, curves: pd.DataFrame, diag: pd.DataFrame, base_lr: float, shape: str
 ) -> pd.DataFrame:
-    """The classifier's rows, one per run of ``shape`` without QK-norm it can use, with :data:`classifier.FEATURES`
+    """The classifier's rows, one per run of ``shape`` without QK-norm it can use, with :data:`classifier.RECORDED`
     (one shape only: a one-layer model's depth feature is constant, so mixed shapes would let shape stand for the
     label):
 
@@ -124,7 +138,7 @@ def classifier_table(
         features = classifier.features_at(diag_by[key], curves_by[key], step)
         base = {k: run[k] for k in KEYS} | {"label": int(clean_high), **features}
         rows.append({**base, "task": "onset" if run["diverged"] else "null"})
-    return pd.DataFrame(rows, columns=["task", *KEYS, "label", *classifier.FEATURES])
+    return pd.DataFrame(rows, columns=["task", *KEYS, "label", *classifier.RECORDED])
 
 
 def failure_mode_cells(runs: pd.DataFrame, comparisons: dict) -> list[dict]:
@@ -162,9 +176,10 @@ def report_tables(inp, params) -> dict:
     clf = pd.read_parquet(inp.classifier).drop(columns=["git_commit", "config_hash"], errors="ignore")
     throughput = pd.read_parquet(inp.throughput)
     stats = pd.concat([pd.read_parquet(p) for p in inp.stats], ignore_index=True) if inp.stats else pd.DataFrame()
-    cells = divergence.assign(rate=lambda f: [f"{k}/{n}" for k, n in zip(f["k"], f["n"])])[
-        [*CELL, "rate", "p", "low", "high", "median_max_attn_logit"]
-    ]
+    cells = divergence.assign(
+        rate=lambda f: [f"{k}/{n}" for k, n in zip(f["k"], f["n"])],
+        failed_to_learn=lambda f: [f"{int(m)}/{n}" for m, n in zip(f["failed_to_learn"], f["n"])],
+    )[[*CELL, "rate", "p", "low", "high", "failed_to_learn", "median_max_attn_logit"]]
     diverged = runs[runs["diverged"]][[*KEYS, "div_kind", "onset", "non_finite_where", "final_train_loss"]]
     proxies = (
         runs[~runs["diverged"]]
@@ -235,4 +250,6 @@ def report_tables(inp, params) -> dict:
         "pilot_unigram": float(pilot["unigram_entropy"].iloc[0]) if pilot is not None and len(pilot) else math.nan,
         "corpus": corpus_description(inp.corpus_meta, params.corpus),
         "n_runs": len(runs),
+        "unigram": float(runs["unigram_entropy"].iloc[0]) if len(runs) else math.nan,
+        "unigram_margin": UNIGRAM_MARGIN,
     }
