@@ -40,6 +40,16 @@ def test_the_work_of_a_phenomenon_counts_its_sweeps():
     for name, key, more in (("ceiling", "budgets", [1.0e9]), ("allocation", "rollouts", [32])):
         grown = {**block[name], key: block[name][key] + more}
         assert rehearsal._phenomenon_work(grown, name) > rehearsal._phenomenon_work(block[name], name)
+    # the allocation and the plateau are solved in the null model without the pretraining gate too: twice the work
+    alloc = block["allocation"]
+    settings = (
+        len(alloc["base_computes"])
+        * len(alloc["demo_qualities"])
+        * (len(alloc["reward_noises"]) + len(alloc["rollouts"]) - 1)
+    )
+    optimum = alloc["n_grid"] + 1 + rehearsal.REFINE
+    assert rehearsal._phenomenon_work(alloc, "allocation") == 2 * settings * optimum
+    assert rehearsal._phenomenon_work(block["plateau"], "plateau") == 2 * len(block["plateau"]["chain_lengths"])
 
 
 @pytest.mark.parametrize(

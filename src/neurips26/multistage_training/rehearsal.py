@@ -31,16 +31,16 @@ def _phenomenon_work(block: dict, name: str) -> float:
     if name == "complementarity":
         return len(block["budgets"]) * len(block["base_computes"]) * _optimum(block["n_grid"])
     if name == "plateau":
-        return len(block["chain_lengths"])  # one RL ODE to the success level per chain length
+        return 2 * len(block["chain_lengths"])  # one RL ODE to the success level per chain length, model and null
     if name == "ceiling":
-        # the main table, then the budget sweep in the model and in the null without the pretraining gate (an upper
-        # bound: the sweep reads only the computes inside the fit window)
-        return (1 + 2 * len(block["budgets"])) * len(block["base_computes"]) * _optimum(block["n_grid"])
+        # the main table in the model and in the null without the pretraining gate, then the budget sweep in both (an
+        # upper bound: the sweep reads only the computes inside the fit window, the null's at the main budget reused)
+        return (2 + 2 * len(block["budgets"])) * len(block["base_computes"]) * _optimum(block["n_grid"])
     if name == "allocation":
         cells = len(block["base_computes"]) * len(block["demo_qualities"]) * len(block["reward_noises"])
         # each other number of rollouts k at the first reward noise
         swept = (len(set(block["rollouts"])) - 1) * len(block["base_computes"]) * len(block["demo_qualities"])
-        return (cells + swept) * _optimum(block["n_grid"])
+        return 2 * (cells + swept) * _optimum(block["n_grid"])  # in the model and in the null, every setting
     if name == "amplification":
         # the RL ODE's horizon (RK45, adaptive): an upper bound, its steps grow at most linearly with it
         return block["rl_updates"]
