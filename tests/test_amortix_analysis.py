@@ -86,3 +86,16 @@ def test_the_scorer_counts_calls_caches_and_enforces_its_budget():
     with pytest.raises(budget.BudgetExceeded):
         scorer(["CCN", "CCC"])
     assert scorer.calls == 2  # nothing was scored by the refused call
+
+
+def test_the_pmo_table_has_one_row_per_oracle_method_and_seed():
+    from neurips26.amortix.summary import pmo_table
+
+    calls = pd.DataFrame(
+        [("qed", m, s, c, 0.1 * c + s, 1.0) for m in ("random", "amortized") for s in (0, 1, 2) for c in (1, 2)],
+        columns=["oracle", "method", "seed", "call", "score", "seconds"],
+    )
+    table = pmo_table(calls, budget=2, top_k=1, freq=1)
+    assert len(table) == 6 and sorted(table["seed"].unique()) == [0, 1, 2]
+    assert table.set_index(["method", "seed"]).loc[("random", 2), "top1"] == pytest.approx(2.2)
+    assert pmo_table(calls[calls["seed"] == 0].drop(columns="seed"), 2, 1, 1)["seed"].tolist() == [0, 0]

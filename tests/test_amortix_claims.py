@@ -45,6 +45,32 @@ class Scenario:
         ("drgrpo_s0", True, True),
         ("drgrpo_s1", True, True),
     )
+    # C3: greedy single-shot test score per seed of Dr. GRPO and of plain REINFORCE (the null), on two scaffolds
+    # where both add 5 atoms; the pretrained policy's greedy output adds 8 atoms and scores 0.40, its sample of 5
+    # added atoms (the size-matched baseline) 0.45 and its other sample (8 atoms) 0.38
+    c3_main: tuple[float, ...] = (0.55, 0.56, 0.58)
+    c3_null: tuple[float, ...] = (0.44, 0.45, 0.43)
+    c3_outputs: bool = True
+
+    def c3_rows(self) -> list[dict]:
+        rows = []
+
+        def add(method, scaffold, mode, sample, n_new, score):
+            terms = {"qed": score, "sa": 10 - 9 * score, "p_egfr": score, "p_cdk2": score}  # each term = score
+            rows.append(
+                dict(method=method, scaffold=scaffold, mode=mode, sample=sample, n_new=n_new, score=score)
+                | dict(valid=True, retained=True)
+                | terms
+            )
+
+        for scaffold in ("a", "b"):
+            add("pretrained", scaffold, "greedy", 0, 8, 0.40)
+            add("pretrained", scaffold, "sample", 0, 5, 0.45)
+            add("pretrained", scaffold, "sample", 1, 8, 0.38)
+            for variant, scores in (("drgrpo", self.c3_main), ("none", self.c3_null)):
+                for seed, score in enumerate(scores):
+                    add(f"{variant}_s{seed}", scaffold, "greedy", 0, 5, score)
+        return rows
 
     def tables(self) -> tuple[pd.DataFrame, ...]:
         rows = [] if self.pretrained is None else [("test", "pretrained (single shot)", self.pretrained)]
@@ -84,7 +110,11 @@ class Scenario:
             ],
             columns=["variant", "seed", "final_val_score"],
         )
-        outputs = pd.DataFrame(list(self.outputs), columns=["method", "valid", "retained"])
+        outputs = pd.DataFrame(list(self.outputs), columns=["method", "valid", "retained"]).assign(
+            scaffold="c1a", mode="sample", sample=0, n_new=0, score=np.nan
+        )
+        if self.c3_outputs:
+            outputs = pd.concat([pd.DataFrame(self.c3_rows()), outputs], ignore_index=True)
         return decoration, best_of_k, pmo, training, outputs
 
 
@@ -97,10 +127,10 @@ HOLDS = Scenario()
 VERDICT_CASES = [
     ("C1a", "holds", HOLDS),
     ("C1a", "fails", replace(HOLDS, outputs=HOLDS.outputs + (("drgrpo_s0", True, False),))),
-    ("C1a", "inconclusive", replace(HOLDS, outputs=(("drgrpo_s0", False, False),))),  # no valid output
+    ("C1a", "inconclusive", replace(HOLDS, outputs=(("drgrpo_s0", False, False),), c3_outputs=False)),  # none valid
     ("C1b", "holds", HOLDS),
     ("C1b", "fails", replace(HOLDS, outputs=HOLDS.outputs + (("drgrpo_s1", False, False),))),
-    ("C1b", "inconclusive", replace(HOLDS, outputs=())),  # no output at all
+    ("C1b", "inconclusive", replace(HOLDS, outputs=(), c3_outputs=False)),  # no output at all
     ("C2a", "holds", HOLDS),
     ("C2a", "fails", replace(HOLDS, global_val=(0.70, 0.71, 0.73))),  # the global baseline ends higher every seed
     ("C2a", "inconclusive", replace(HOLDS, drgrpo_val=(0.60,), global_val=(0.50,))),  # one seed
@@ -122,9 +152,12 @@ VERDICT_CASES = [
     ("C2b", "inconclusive", replace(HOLDS, drgrpo_val=(0.60, 0.62), global_val=(0.30, 0.70))),  # two seeds
     ("C2b", "inconclusive", HOLDS),  # three seeds: an F(2, 2) interval spans a factor of about 1500
     ("C3", "holds", HOLDS),
-    ("C3", "fails", replace(HOLDS, drgrpo_test=(0.30, 0.31, 0.33))),  # fine-tuning made single shots worse
-    ("C3", "inconclusive", replace(HOLDS, drgrpo_test=(0.55,))),  # one seed
-    ("C3", "inconclusive", replace(HOLDS, pretrained=None)),  # the pretrained row is missing
+    # above the pretrained start (0.40) but below the pretrained policy's output of the same size (0.45)
+    ("C3", "fails", replace(HOLDS, c3_main=(0.41, 0.42, 0.42))),
+    ("C3", "inconclusive", replace(HOLDS, c3_main=(0.55,))),  # one seed
+    ("C3", "inconclusive", replace(HOLDS, c3_null=(0.50, 0.52, 0.51))),  # plain REINFORCE passes too
+    ("C3", "inconclusive", replace(HOLDS, c3_null=())),  # the null was not run
+    ("C3", "inconclusive", replace(HOLDS, c3_outputs=False)),  # no outputs to match sizes in
     ("C4", "holds", HOLDS),
     ("C4", "fails", replace(HOLDS, best_of={1: 0.50, 2: 0.60, 4: 0.70})),  # best-of-4 beats every seed
     ("C4", "inconclusive", replace(HOLDS, best_of={1: 0.38, 2: 0.42})),  # no best-of-4 was drawn
@@ -162,6 +195,28 @@ def test_seeds_are_paired_and_counted():
     assert row["runs"] == 3  # drgrpo's fourth seed has no global partner
     assert row["value"] == pytest.approx(np.mean([0.10, 0.11, 0.11]))
     assert verdict_of("C3", HOLDS)["runs"] == 3
+
+
+def test_c3_is_measured_against_the_size_matched_pretrained_output_beside_its_null():
+    row = verdict_of("C3", HOLDS)
+    assert row["value"] == pytest.approx(np.mean([0.10, 0.11, 0.13]))  # minus the 5-atom sample (0.45), not 0.40
+    assert row["null_value"] == pytest.approx(-0.01)
+    assert "size change alone gives +0.0500" in row["note"]  # 0.45 against the greedy 0.40
+
+
+def test_the_size_matched_candidate_ignores_scores_and_prefers_the_greedy_output():
+    outputs = pd.DataFrame(HOLDS.c3_rows())
+    tie = outputs[outputs["method"] == "pretrained"].assign(n_new=5)  # every pretrained candidate adds 5 atoms
+    matched = claims.size_matched(pd.concat([tie, outputs[outputs["method"] == "drgrpo_s0"]]), "drgrpo_s0")
+    assert matched["mode"].tolist() == ["greedy", "greedy"] and matched["score"].tolist() == [0.40, 0.40]
+
+
+def test_the_gain_over_the_start_is_split_into_the_objectives_terms():
+    outputs = pd.DataFrame(HOLDS.c3_rows())
+    qed_only = outputs.assign(qed=np.where(outputs["method"] == "drgrpo_s0", outputs["qed"] + 0.4, outputs["qed"]))
+    gains = claims.beyond_size(qed_only, "drgrpo_s0")
+    assert gains["over_start_QED"] == pytest.approx((0.55 + 0.4 - 0.40) / 4)
+    assert gains["over_start_P1"] == pytest.approx((0.55 - 0.40) / 4) and gains["size"] == pytest.approx(0.05)
 
 
 def test_a_missing_instance_optimiser_is_not_dropped_from_the_best_of_two():

@@ -95,8 +95,8 @@ def per_instance(loop_settings=None, scaffolds=SCAFFOLDS, config=CONFIG):
     )
 
 
-def pmo(loop_settings=None, config=CONFIG):
-    return pmo_lite(policy_state(tiny_policy(3)), "qed", PMO, config, seed=0, loop_settings=loop_settings)
+def pmo(loop_settings=None, config=CONFIG, seeds=(0,)):
+    return pmo_lite(policy_state(tiny_policy(3)), "qed", PMO, config, seeds=list(seeds), loop_settings=loop_settings)
 
 
 # On the fake GPU every operation goes through meta kernels written in Python (milliseconds each): short runs and
@@ -239,10 +239,26 @@ def short_pmo(loop_settings=None):
     return pmo(loop_settings, config=SHORT)
 
 
-@pytest.mark.parametrize("run", [short_per_instance, short_pmo], ids=["per_instance", "pmo"])
+def two_seed_pmo(loop_settings=None):
+    return pmo(loop_settings, config=SHORT, seeds=(0, 1))
+
+
+@pytest.mark.parametrize(
+    "run, kill_step", [(short_per_instance, 2), (short_pmo, 2), (two_seed_pmo, 6)], ids=["per_instance", "pmo", "pmo2"]
+)
 def test_an_instance_optimisation_job_killed_after_a_run_resumes_to_the_uninterrupted_result(
-    run, monkeypatch, caplog, tmp_path
+    run, kill_step, monkeypatch, caplog, tmp_path
 ):
+    # two PMO seeds killed in seed 1's graph GA: its start population (seed 1's first samples) comes from the checkpoint
     whole = run()
-    resumed = killed_and_resumed(run, monkeypatch, caplog, tmp_path, kill_step=2, every_steps=1, resumes_at=1)
+    resumed = killed_and_resumed(
+        run, monkeypatch, caplog, tmp_path, kill_step=kill_step, every_steps=1, resumes_at=kill_step - 1
+    )
     pd.testing.assert_frame_equal(without_timing(resumed), without_timing(whole))
+
+
+def test_each_pmo_seed_runs_as_a_job_with_that_seed_alone():
+    both = without_timing(pmo(config=SHORT, seeds=(0, 1)))
+    assert both.groupby("seed")["method"].unique().map(sorted).tolist() == [sorted(PMO_METHODS)] * 2
+    alone = without_timing(pmo(config=SHORT, seeds=(1,)))
+    pd.testing.assert_frame_equal(both[both["seed"] == 1].reset_index(drop=True), alone)

@@ -1,6 +1,7 @@
 """PMO-lite on one RDKit oracle: from the start structure, with one oracle budget each, (a) sampling the
-pretrained policy (random), (b) amortized RL fine-tuning with Dr. GRPO, (c) the constrained graph GA; every
-method's oracle calls in order (unique molecules only, as in mol_opt), for the top-k AUC."""
+pretrained policy (random), (b) amortized RL fine-tuning with Dr. GRPO, (c) the constrained graph GA, once
+per seed of `pmo.seeds`; every method's oracle calls in order (unique molecules only, as in mol_opt), for the top-k
+AUC."""
 
 from neurips26.amortix import experiment
 from neurips26.amortix.instances import pmo_lite
@@ -19,6 +20,6 @@ loop_settings = loop.LoopSettings(
     fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
     name=f"PMO-lite {wc.oracle}",
 )
-table = pmo_lite(saved, wc.oracle, params.pmo, config, params.seed, loop_settings)
+table = pmo_lite(saved, wc.oracle, params.pmo, config, params.pmo["seeds"], loop_settings)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake, params.seed))
 loop.finish(loop_settings)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-CANDIDATE_COLUMNS = ["method", "scaffold", "sample", "smiles", "valid", "retained", "score", "success"]
+CANDIDATE_COLUMNS = ["method", "scaffold", "sample", "smiles", "valid", "retained", "n_new", "score", "success"]
 
 
 def candidate_frame(method: str, scaffolds: list[str], outcomes: list, repeats: int) -> pd.DataFrame:
-    """One row per generated candidate (`repeats` per scaffold, in scaffold order), before scoring."""
+    """One row per generated candidate (`repeats` per scaffold, in scaffold order), before scoring; `n_new` is the
+    number of atoms the decoration added (the size the C3 null matches)."""
     return pd.DataFrame(
         {
             "method": method,
@@ -20,6 +21,7 @@ def candidate_frame(method: str, scaffolds: list[str], outcomes: list, repeats: 
             "smiles": [o.smiles for o in outcomes],
             "valid": [o.valid for o in outcomes],
             "retained": [o.retained for o in outcomes],
+            "n_new": [int(o.n_new) for o in outcomes],
         }
     )
 

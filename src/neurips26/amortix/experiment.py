@@ -47,7 +47,7 @@ class EnvConfig:
 # the entries of `rl` and `pmo` that each step reads (rules/functions/amortix.smk hands exactly these to its jobs)
 RL_RUN_KEYS = ("steps", "batch_scaffolds", "group_size", "lr", "val_every", "val_scaffolds")  # one RL run
 RL_REPORT_KEYS = ("variants", "seeds", "extra_seeds", "steps", "batch_scaffolds", "group_size", "lr")  # the report
-PMO_RUN_KEYS = ("start", "budget", "group_size", "lr")  # one PMO-lite job (its oracle is a wildcard)
+PMO_RUN_KEYS = ("start", "budget", "group_size", "lr", "seeds")  # one PMO-lite job (its oracle is a wildcard)
 PMO_TABLE_KEYS = ("budget", "top_k", "freq")  # the PMO-lite table's top-k AUC
 
 

@@ -1,5 +1,5 @@
 """The instance-optimisation jobs that train: per-instance RL on each baseline test scaffold, and PMO-lite's three
-methods (random sampling, amortized RL, the constrained graph GA) on one oracle.
+methods (random sampling, amortized RL, the constrained graph GA) on one oracle, for each of its seeds.
 
 Both run in the common training loop with one whole instance run per loop step (a scaffold, or a PMO method), so
 a job stopped by SIGTERM or killed resumes after the last finished run; the runs inside (training.optimise_instance)
@@ -72,25 +72,28 @@ def pmo_lite(
     oracle_name: str,
     spec: dict,
     config: EnvConfig,
-    seed: int,
+    seeds: list[int],
     loop_settings: loop.LoopSettings | None = None,
 ) -> pd.DataFrame:
-    """From `spec["start"]`, with `spec["budget"]` oracle calls each: (a) sampling the pretrained policy
-    (random), (b) amortized RL fine-tuning with Dr. GRPO, (c) the constrained graph GA started from (a)'s first
-    group. Every method's oracle calls in order (unique molecules only, as in mol_opt)."""
+    """From `spec["start"]`, with `spec["budget"]` oracle calls each, for each of `seeds`: (a) sampling the
+    pretrained policy (random), (b) amortized RL fine-tuning with Dr. GRPO, (c) the constrained graph GA started
+    from (a)'s first group of that seed. Every method's oracle calls in order (unique molecules only, as in
+    mol_opt), with a `seed` column; a seed's runs are what a job with that seed alone writes (each run seeds its
+    own sampling stream, the GA its own generator)."""
     device, elements = loop.job_device(), element_index(config)
     oracle = objectives.make_oracle(oracle_name)
     start_scaffold = env.make_scaffold(spec["start"], config)
-    results: list[dict] = []  # one table per method as {column: values}: a checkpoint holds builtins only
-    carry = {"initial": []}  # the GA's starting population: the random method's first samples
+    results: list[dict] = []  # one table per (seed, method) as {column: values}: a checkpoint holds builtins only
+    carry: dict[str, list[str]] = {}  # per seed, the GA's starting population: the random method's first samples
+    runs = [(int(seed), method) for seed in seeds for method in PMO_METHODS]
 
     def step_fn(index: int) -> None:
-        method = PMO_METHODS[index]
+        seed, method = runs[index]
         start = time.perf_counter()
         if method == "graph_ga":
             calls = graph_ga.run_constrained_ga(
                 spec["start"],
-                carry["initial"],
+                carry[str(seed)],
                 oracle,
                 spec["budget"],
                 population_size=spec["group_size"],
@@ -115,17 +118,23 @@ def pmo_lite(
             )
             calls = pd.DataFrame(rows, columns=CALL_COLUMNS)
             if method == "random":
-                carry["initial"] = calls["smiles"].head(spec["group_size"]).tolist()
+                carry[str(seed)] = calls["smiles"].head(spec["group_size"]).tolist()
         seconds = time.perf_counter() - start
-        table = calls[["call", "smiles", "score"]].assign(method=method, oracle=oracle_name, seconds=seconds)
+        table = calls[["call", "smiles", "score"]].assign(method=method, oracle=oracle_name, seed=seed, seconds=seconds)
         results.append(table.to_dict("list"))
         log.info(
-            "%s on %s: %d calls in %.1f s, best %.3f", method, oracle_name, len(calls), seconds, calls["score"].max()
+            "%s on %s, seed %d: %d calls in %.1f s, best %.3f",
+            method,
+            oracle_name,
+            seed,
+            len(calls),
+            seconds,
+            calls["score"].max(),
         )
 
     loop.run_loop(
         step_fn,
-        len(PMO_METHODS),
+        len(runs),
         {"results": results, "carry": carry},
         loop_settings or loop.LoopSettings(name=f"PMO-lite {oracle_name}"),
     )

@@ -70,14 +70,18 @@ def best_of_k(table: pd.DataFrame):
 
 
 def pmo_curves(calls: pd.DataFrame, top_k: int):
-    """Running top-k mean against oracle calls, per method, one panel per oracle."""
+    """Running top-k mean against oracle calls, per method (one line per seed, one colour per method), one panel
+    per oracle."""
+    calls = calls if "seed" in calls.columns else calls.assign(seed=0)
     oracles = sorted(calls["oracle"].unique())
+    colours = {m: f"C{i}" for i, m in enumerate(sorted(calls["method"].unique()))}
     fig, axes = plt.subplots(1, len(oracles), figsize=(5 * len(oracles), 3.6), squeeze=False)
     for ax, oracle in zip(axes[0], oracles):
-        for method, run in calls[calls["oracle"] == oracle].groupby("method"):
+        for (method, seed), run in calls[calls["oracle"] == oracle].groupby(["method", "seed"]):
             scores = run.sort_values("call")["score"].to_numpy()
             running = [np.sort(scores[: i + 1])[-top_k:].mean() for i in range(len(scores))]
-            ax.plot(np.arange(1, len(scores) + 1), running, label=method)
+            first = seed == calls.loc[calls["method"] == method, "seed"].min()
+            ax.plot(np.arange(1, len(scores) + 1), running, color=colours[method], label=method if first else None)
         ax.set(xlabel="oracle calls", ylabel=f"top-{top_k} mean", title=oracle)
         ax.legend(fontsize=7)
     fig.tight_layout()

@@ -57,6 +57,7 @@ PLAN = Plan(
     sweeps={
         "rl.variants": lambda variants: ["drgrpo"] if "drgrpo" in variants else variants[:1],
         "rl.seeds": lambda seeds: seeds[:1],
+        "pmo.seeds": lambda seeds: seeds[:1],
         # the oracle with the most work per call (several similarities and properties)
         "pmo.oracles": lambda oracles: ["osimertinib_mpo"] if "osimertinib_mpo" in oracles else oracles[:1],
     },
@@ -84,8 +85,8 @@ PLAN = Plan(
         "amortix_per_instance": lambda cfg, wc: (
             cfg["baselines"]["scaffolds"] * cfg["baselines"]["per_instance"]["budget"]
         ),
-        # oracle calls of the three methods (policy sampling, Dr. GRPO fine-tuning, graph GA), one budget each
-        "amortix_pmo": lambda cfg, wc: cfg["pmo"]["budget"],
+        # oracle calls of the three methods (policy sampling, Dr. GRPO fine-tuning, graph GA), one budget each, per seed
+        "amortix_pmo": lambda cfg, wc: cfg["pmo"]["budget"] * len(cfg["pmo"]["seeds"]),
         # the summaries read one table per policy and PMO oracle
         **{f"amortix_{step}": lambda cfg, wc: _result_files(cfg) for step in ("tables", "claims", "figures", "report")},
     },

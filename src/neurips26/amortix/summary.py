@@ -104,13 +104,16 @@ def training_table(logs: pd.DataFrame, tail: int = 10) -> pd.DataFrame:
 
 
 def pmo_table(calls: pd.DataFrame, budget: int, top_k: int, freq: int) -> pd.DataFrame:
+    """One row per (oracle, method, seed) run of PMO-lite: its calls, top-k AUC, best and top-k mean scores."""
+    calls = calls if "seed" in calls.columns else calls.assign(seed=0)
     rows = []
-    for (oracle, method), run in calls.groupby(["oracle", "method"]):
+    for (oracle, method, seed), run in calls.groupby(["oracle", "method", "seed"]):
         scores = run.sort_values("call")["score"].to_numpy()
         rows.append(
             {
                 "oracle": oracle,
                 "method": method,
+                "seed": int(seed),
                 "calls": len(scores),
                 f"auc_top{top_k}": top_k_auc(scores, budget, k=top_k, freq=freq),
                 "top1": float(scores.max()) if len(scores) else np.nan,
