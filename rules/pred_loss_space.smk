@@ -199,6 +199,8 @@ rule pred_loss_space_claims:
         runtime=10,
     params:
         t_eps=paper_params("pred_loss_space", "noise", "t_eps"),
+        t_min=paper_params("pred_loss_space", "noise", "t_min"),
+        ranks=pls_output_ranks,
     script:
         "../scripts/pred_loss_space/claims.py"
 

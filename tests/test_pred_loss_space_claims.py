@@ -21,6 +21,9 @@ T_EPS = 0.05
 NO_BN = ("digits16", "jit_tiny", False)
 BN_TOY = ("toy_D512", "mlp_toy", True)
 BN_IMG = ("digits16", "jit_tiny_bn", True)
+NO_BN_TOY = ("toy_D16", "mlp_toy", False)
+RANKS = {"digits16/jit_tiny_bn": [256, 32], "toy_D512/mlp_toy": [512, 64]}
+T_MIN = 0.05
 
 
 def table(regimes: dict[tuple, callable], seeds=(0, 1, 2), jitter: float = 0.002) -> pd.DataFrame:
@@ -62,12 +65,31 @@ def table(regimes: dict[tuple, callable], seeds=(0, 1, 2), jitter: float = 0.002
 
 LOSS_EFFECT = {"x": 1.0, "eps": 1.5, "v": 0.8}
 PRED_EFFECT = {"x": 1.0, "eps": 4.0, "v": 2.0}
+NO_BN_PRED_EFFECT = {"x": 2.0, "eps": 4.0, "v": 1.0}  # without a bottleneck x is not the best on FD
 
 
-def paper_like(pred, loss):  # no bottleneck: loss drives MSE (small pred gaps), pred drives FD (large)
+def paper_like(pred, loss):  # no bottleneck: loss drives MSE (small pred gaps), pred drives FD (large), v best
+    return 0.1 * LOSS_EFFECT[loss] * (1 + 0.01 * PRED_EFFECT[pred]), 10 * NO_BN_PRED_EFFECT[pred] * (
+        1 + 0.01 * LOSS_EFFECT[loss]
+    )
+
+
+def x_best_anyway(pred, loss):  # no bottleneck, shaped as the paper says, but x wins FD here too (the audit's case)
     return 0.1 * LOSS_EFFECT[loss] * (1 + 0.01 * PRED_EFFECT[pred]), 10 * PRED_EFFECT[pred] * (
         1 + 0.01 * LOSS_EFFECT[loss]
     )
+
+
+def fd_only(pred, loss):  # a bottleneck regime where x wins FD but not MSE (the MSE half no longer decides C5)
+    return 0.1 * {"x": 3.0, "eps": 1.0, "v": 2.0}[pred], 10 * PRED_EFFECT[pred] * LOSS_EFFECT[loss] ** 0.1
+
+
+def floored(pred, loss):  # eps and v x errors far above the rank floors at t = 0.25 and 0.75
+    return {"x": 0.1, "eps": 10.0, "v": 1.0}[pred] * LOSS_EFFECT[loss] ** 0.1, 10 * PRED_EFFECT[pred]
+
+
+def no_loss_effect(pred, loss):  # no bottleneck: pred drives FD, but the MSE moves by no more than 2% with anything
+    return 0.1 * (1 + 0.005 * PRED_EFFECT[pred]) * (1 + 0.005 * LOSS_EFFECT[loss]), 10 * NO_BN_PRED_EFFECT[pred]
 
 
 def bottlenecked(pred, loss):  # x-prediction wins everything, pred explains most
@@ -176,24 +198,36 @@ VERDICT_CASES = [
     ("C4b", "fails", lambda mp: table({NO_BN: swapped, BN_TOY: bottlenecked})),  # MSE spread 4x across preds
     ("C4b", "inconclusive", lambda mp: paper_shaped(seeds=(0,))),
     ("C4b", "inconclusive", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked}, jitter=0.02)),  # noise
+    ("C4a", "inconclusive", lambda mp: paper_shaped(jitter=0.5)),  # its null: seeds alone spread FD 1.5-fold
+    ("C4b", "inconclusive", lambda mp: table({NO_BN: no_loss_effect, BN_TOY: bottlenecked})),  # null: losses too
+    ("C3", "inconclusive", lambda mp: table({NO_BN: paper_like, BN_TOY: paper_like})),  # null: the bottleneck too
     ("C5", "holds", lambda mp: paper_shaped()),
+    ("C5", "holds", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked, BN_IMG: fd_only})),  # x loses MSE
     ("C5", "fails", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked, BN_IMG: loss_driven})),
     ("C5", "inconclusive", lambda mp: paper_shaped(seeds=(0, 1))),
     ("C5", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), BN_IMG)),
     ("C5", "inconclusive", lambda mp: table({NO_BN: paper_like})),  # no bottleneck regime was run
-    ("C5b", "holds", lambda mp: paper_shaped()),
-    ("C5b", "fails", lambda mp: table({NO_BN: paper_like, BN_TOY: loss_driven, BN_IMG: bottlenecked})),
+    ("C5", "inconclusive", lambda mp: table({NO_BN: x_best_anyway, BN_TOY: bottlenecked, BN_IMG: bottlenecked})),
+    ("C5", "inconclusive", lambda mp: table({BN_TOY: bottlenecked, BN_IMG: bottlenecked})),  # no null regime
+    ("C5m", "holds", lambda mp: table({NO_BN: paper_like, BN_IMG: floored, BN_TOY: floored})),
+    ("C5m", "fails", lambda mp: paper_shaped()),  # eps and v below the floor: a head of larger rank than stated
+    ("C5m", "inconclusive", lambda mp: table({NO_BN: paper_like})),  # no bottleneck regime (smoke scale)
+    ("C5b", "holds", lambda mp: table({NO_BN_TOY: paper_like, BN_TOY: bottlenecked, BN_IMG: bottlenecked})),
+    ("C5b", "fails", lambda mp: table({NO_BN_TOY: paper_like, BN_TOY: loss_driven, BN_IMG: bottlenecked})),
+    ("C5b", "inconclusive", lambda mp: paper_shaped()),  # no toy regime without a bottleneck: no null (quick)
+    ("C5b", "inconclusive", lambda mp: table({NO_BN_TOY: x_best_anyway, BN_TOY: bottlenecked})),  # null passes
     ("C5b", "inconclusive", lambda mp: paper_shaped(seeds=(0, 1))),
     ("C5b", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), BN_TOY)),
     ("C6", "holds", lambda mp: paper_shaped()),
     ("C6", "fails", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked, BN_IMG: loss_driven})),
     ("C6", "inconclusive", lambda mp: paper_shaped(seeds=(0,))),
     ("C6", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), BN_TOY)),  # the defect: never dropped
+    ("C6", "inconclusive", lambda mp: table({NO_BN: bottlenecked, BN_TOY: bottlenecked})),  # null: pred rules too
 ]
 
 
 def decided(metrics: pd.DataFrame) -> pd.DataFrame:
-    return decide(DEFINITIONS, measure_claims(metrics, t_eps=T_EPS)).set_index("claim_id")
+    return decide(DEFINITIONS, measure_claims(metrics, t_eps=T_EPS, t_min=T_MIN, ranks=RANKS)).set_index("claim_id")
 
 
 @pytest.mark.parametrize("claim_id, expected, scenario", VERDICT_CASES)
@@ -217,14 +251,61 @@ def test_claims_rest_on_the_seeds_and_cells_they_read():
     assert table_.loc["C5", "note"].count("x won every") == 1
 
 
+def test_every_hard_and_soft_claim_is_measured_beside_its_null():
+    """Issue 41: each claim carries the value of its null, computed by the same job, and the report shows it."""
+    table_ = decided(table({NO_BN: paper_like, NO_BN_TOY: paper_like, BN_TOY: bottlenecked, BN_IMG: bottlenecked}))
+    claims = table_[table_["kind"].isin(["hard", "soft"])]
+    assert np.isfinite(claims["null_value"]).all(), claims["null_value"].to_dict()
+    assert (claims["verdict"] == "holds").all(), claims["note"].to_dict()
+    assert table_.loc["C5", "null_value"] < 0 and "null (image no-bottleneck regime)" in table_.loc["C5", "note"]
+
+
+def test_c5_is_not_a_holds_when_x_wins_fd_without_a_bottleneck_too():
+    """The audit's case: x wins FD with and without a bottleneck, so the bottleneck's effect is not shown."""
+    row = decided(table({NO_BN: x_best_anyway, BN_TOY: bottlenecked, BN_IMG: bottlenecked})).loc["C5"]
+    assert row["low"] > 0 and row["null_value"] > 0
+    assert row["verdict"] == "inconclusive" and "the null without the mechanism passes too" in row["note"]
+
+
+def test_c5_reads_fd_only_and_the_rank_floor_check_reports_the_mse_half():
+    table_ = decided(table({NO_BN: paper_like, BN_TOY: floored, BN_IMG: fd_only}))
+    assert table_.loc["C5", "verdict"] == "holds"  # x-prediction's MSE is the worst here: it no longer decides C5
+    floors = claims_module.rank_floor(256, 32, "eps", np.array([0.05, 0.95]), T_MIN)
+    assert floors == pytest.approx([(0.95 / 0.05) ** 2 * 224 / 256, (0.05 / 0.95) ** 2 * 224 / 256])
+    assert claims_module.rank_floor(256, 32, "v", np.array([0.5]), T_MIN) == pytest.approx([0.25 * 224 / 256])
+    checked = decided(table({NO_BN: paper_like, BN_TOY: floored, BN_IMG: floored})).loc["C5m"]
+    assert checked["verdict"] == "holds" and checked["runs"] == 2 * 2 * 9  # 2 regimes x eps, v x 3 losses x 3 seeds
+    assert "digits16/jit_tiny_bn (token 256, width 32)" in checked["note"] and "x-prediction 0.1" in checked["note"]
+
+
+def test_the_rank_floor_of_the_quick_image_bottleneck_matches_the_audit():
+    """The audit's floors: 35.7 (eps) and 0.29 (v) over quick's t grid for a rank-32 head on a 256-d token."""
+    grid = np.arange(0.05, 1.0, 0.1)
+    assert claims_module.rank_floor(256, 32, "eps", grid, T_MIN).mean() == pytest.approx(35.7, abs=0.05)
+    assert claims_module.rank_floor(256, 32, "v", grid, T_MIN).mean() == pytest.approx(0.29, abs=0.005)
+
+
+def test_output_ranks_name_every_bottleneck_regime_of_the_config():
+    import yaml
+
+    from neurips26.pred_loss_space.experiment import output_ranks
+
+    config = yaml.safe_load((ROOT / "config/pred_loss_space.yaml").read_text())
+    assert output_ranks(config["quick"]) == {"digits16/jit_tiny_bn": [256, 32], "toy_D512/mlp_toy": [512, 64]}
+    assert output_ranks(config["smoke"]) == {}
+    assert output_ranks(config["paper"])["imagenette64/jit_tiny_bn"] == [768, 192]  # 16 x 16 x 3 per token
+
+
 def test_the_checks_are_identities_of_real_conversions():
     """The checks hold to float32 rounding on an untrained model: they test conversions, not learning."""
-    measured = {m.claim_id: m for m in measure_claims(evaluated(), t_eps=T_EPS)}
+    measured = {m.claim_id: m for m in measure_claims(evaluated(), t_eps=T_EPS, t_min=T_MIN)}
     assert measured["C1"].value < 1e-5 and measured["C2"].value < 1e-5
 
 
 def test_seeds_not_shared_by_every_regime_are_left_out_and_said_so():
-    metrics = pd.concat([table({BN_TOY: bottlenecked}), table({BN_IMG: bottlenecked}, seeds=(0, 1, 2, 3))])
+    metrics = pd.concat(
+        [table({NO_BN: paper_like, BN_TOY: bottlenecked}), table({BN_IMG: bottlenecked}, seeds=(0, 1, 2, 3))]
+    )
     row = decided(metrics).loc["C6"]
     assert row["runs"] == 3 and "seeds shared by all 2 regimes: [0, 1, 2]" in row["note"]
     assert row["verdict"] == "holds"

@@ -88,6 +88,12 @@ def pls_model_spec(wildcards):
     )
 
 
+@reads("pred_loss_space", ("regimes",), ("archs",), ("datasets",))
+def pls_output_ranks(wildcards):
+    """'dataset/arch' -> [token dimension, width] of every bottleneck regime (the claims' rank-floor check)."""
+    return pls_experiment.output_ranks(pls_config(wildcards))
+
+
 @reads("pred_loss_space", ("regimes",))
 def pls_bottleneck(wildcards):
     return pls_experiment.regime_of(

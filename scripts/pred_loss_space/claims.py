@@ -8,7 +8,8 @@ from neurips26.common.runtime import job_provenance, start_job
 from neurips26.pred_loss_space.claims import measure_claims
 
 log = start_job(snakemake)
-measured = measure_claims(pd.read_parquet(snakemake.input.metrics), snakemake.params.t_eps)
+params = snakemake.params
+measured = measure_claims(pd.read_parquet(snakemake.input.metrics), params.t_eps, params.t_min, params.ranks)
 table = decide(load_definitions(snakemake.input.definitions), measured)
 log_verdicts(table, log)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake))

@@ -6,12 +6,21 @@ whatever the model learned. The claims (C3 to C6) compare the trained cells of t
 computed on every seed's own matrix, and decided from the spread of those per-seed values (a t interval
 over seeds). A regime whose cells are missing or not finite, or whose variance decomposition fails, makes
 the claim's value NaN (inconclusive) with the regime named in the note: it is never dropped.
+
+Every claim is measured beside its null (`Measured.null`), the same measurement without the paper's mechanism:
+the bottleneck claims (C5, C5b, C6) beside the regimes of the same kind without a bottleneck, the no-bottleneck
+role split (C3) beside the bottleneck regimes, the FD gap across prediction spaces (C4a) beside the FD gap across
+seeds of one cell, the small MSE gap across prediction spaces (C4b) beside the MSE gap across loss spaces. A claim
+whose null passes too is inconclusive (neurips26.common.claims.verdict). The check C5m verifies why the MSE half of
+the bottleneck comparison is not a claim: a linear head of rank `width` on a token of dimension `token_dim` leaves
+eps- and v-prediction an x error of at least (token_dim - width)/token_dim times their conversion weight,
+whatever the network learned.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -133,6 +142,7 @@ class Selection:
 TOY_ARCH = "mlp_toy"
 NO_BOTTLENECK, BOTTLENECK = Selection(False), Selection(True)
 IMAGE_BOTTLENECK, TOY_BOTTLENECK = Selection(True, toy=False), Selection(True, toy=True)
+IMAGE_NO_BOTTLENECK, TOY_NO_BOTTLENECK = Selection(False, toy=False), Selection(False, toy=True)
 
 
 def _regimes(metrics: pd.DataFrame, selection: Selection) -> list[tuple]:
@@ -188,6 +198,25 @@ def _shares(grid: pd.DataFrame, regime: tuple, seed: int, metric: str) -> dict[s
         ) from error
 
 
+Null = tuple[float, str]  # the null's value (mean over seeds, NaN where it cannot be measured) and its note
+
+
+def _null_spread(
+    metrics: pd.DataFrame, selection: Selection, metric_names: tuple[str, ...], statistic, combine
+) -> Null:
+    """The claim's own per-seed statistic on the regimes of `selection` (the same measurement without the
+    mechanism): its mean over seeds, and a note with the per-seed values and interval."""
+    try:
+        values, seeds, note = _per_seed(metrics, selection, metric_names, statistic, combine)
+    except Unmeasurable as error:
+        return NAN, f"null ({selection.text()}) not measurable: {error}"
+    if not all(np.isfinite(values)):
+        return NAN, f"null ({selection.text()}) per-seed values {values} not finite"
+    spread = t_interval(values)
+    parts = [f"null ({selection.text()}) {spread.text()}", f"per seed {dict(zip(seeds, np.round(values, 4).tolist()))}"]
+    return spread.mean, "; ".join([*parts, note] if note else parts)
+
+
 def _spread_claim(
     claim_id: str,
     metrics: pd.DataFrame,
@@ -196,32 +225,59 @@ def _spread_claim(
     statistic,
     combine,
     describe: Callable[[list[float], list[int]], str] = None,
+    null: Null | None = None,
 ) -> Measured:
+    null_value, null_note = (None, "") if null is None else null
     try:
         values, seeds, note = _per_seed(metrics, selection, metric_names, statistic, combine)
     except Unmeasurable as error:
-        return Measured(claim_id, NAN, 0, f"not measurable: {error}")
+        return Measured(claim_id, NAN, 0, "; ".join(p for p in (f"not measurable: {error}", null_note) if p))
     if not all(np.isfinite(values)):
         return Measured(claim_id, NAN, 0, f"per-seed values {values} not finite")
     parts = [f"per seed {dict(zip(seeds, np.round(values, 4).tolist()))}", note]
     if describe is not None:
         parts.append(describe(values, seeds))
-    return measured_from_spread(claim_id, t_interval(values), "; ".join(p for p in parts if p))
+    parts.append(null_note)
+    measured = measured_from_spread(claim_id, t_interval(values), "; ".join(p for p in parts if p))
+    return measured if null is None else replace(measured, null=null_value)
 
 
 def factor_roles(metrics: pd.DataFrame) -> Measured:
     """C3: without a bottleneck, min(loss - pred share of log-MSE variance, pred - loss share of log-FD
-    variance) over regimes, per seed; mean and t interval over seeds."""
+    variance) over regimes, per seed; mean and t interval over seeds. Null: the same in the bottleneck regimes,
+    where the paper has the prediction choice dominate both metrics."""
 
     def statistic(grids, regime, seed):
         mse, fdv = _shares(grids["mse"], regime, seed, "MSE"), _shares(grids["fd"], regime, seed, "FD")
         return min(mse["loss"] - mse["pred"], fdv["pred"] - fdv["loss"])
 
-    return _spread_claim("C3", metrics, NO_BOTTLENECK, ("mse", "fd"), statistic, min)
+    null = _null_spread(metrics, BOTTLENECK, ("mse", "fd"), statistic, min)
+    return _spread_claim("C3", metrics, NO_BOTTLENECK, ("mse", "fd"), statistic, min, null=null)
+
+
+def seed_ratio_null(metrics: pd.DataFrame, selection: Selection) -> Null:
+    """C4a's null: the max/min FD across the seeds of one (regime, pred, loss) cell (the same ratio over as many
+    runs, without changing the prediction space), averaged over the cells of `selection`'s regimes."""
+    frame = seed_cells(metrics, "fd")
+    frame = frame[[key in selection for key in frame[REGIME].itertuples(index=False, name=None)]]
+    if frame.empty:
+        return NAN, f"null (FD across seeds of one cell) not measurable: no {selection.text()} in the metrics"
+    values = frame["value"].to_numpy(dtype=float)
+    if not (np.isfinite(values) & (values > 0)).all():
+        return NAN, "null (FD across seeds of one cell) not measurable: an FD is not finite and positive"
+    cells = frame.groupby([*REGIME, "pred", "loss"])["value"]
+    if (cells.size() < 2).any():
+        return NAN, "null (FD across seeds of one cell) not measurable: a cell has fewer than 2 seeds"
+    ratios = cells.max() / cells.min()
+    return float(ratios.mean()), (
+        f"null (max/min FD across the {int(cells.size().min())} seeds of one cell, mean over {len(ratios)} cells) "
+        f"{ratios.mean():.4g} (largest {ratios.max():.4g})"
+    )
 
 
 def fd_ratio(metrics: pd.DataFrame) -> Measured:
-    """C4a: without a bottleneck, the mean over (regime, loss) of max/min FD across predictions, per seed."""
+    """C4a: without a bottleneck, the mean over (regime, loss) of max/min FD across predictions, per seed.
+    Null: the same max/min FD across the seeds of one cell."""
 
     def statistic(grids, regime, seed):
         table = grids["fd"]
@@ -234,56 +290,128 @@ def fd_ratio(metrics: pd.DataFrame) -> Measured:
         ("fd",),
         statistic,
         lambda per_regime: float(np.mean([v for r in per_regime for v in r])),
+        null=seed_ratio_null(metrics, NO_BOTTLENECK),
     )
 
 
 def mse_spread(metrics: pd.DataFrame) -> Measured:
-    """C4b: without a bottleneck, the max over (regime, loss) of (max - min)/min MSE across predictions."""
+    """C4b: without a bottleneck, the max over (regime, loss) of (max - min)/min MSE across predictions.
+    Null: the same spread across loss spaces (max over (regime, pred)), which the paper has control the MSE: if
+    it too is below the threshold, the MSE does not tell any choice apart and a small gap says nothing."""
 
     def statistic(grids, regime, seed):
         table = grids["mse"]
         return float(((table.max(axis=0) - table.min(axis=0)) / table.min(axis=0)).max())
 
-    return _spread_claim("C4b", metrics, NO_BOTTLENECK, ("mse",), statistic, max)
+    def across_losses(grids, regime, seed):
+        table = grids["mse"]
+        return float(((table.max(axis=1) - table.min(axis=1)) / table.min(axis=1)).max())
+
+    null = _null_spread(metrics, NO_BOTTLENECK, ("mse",), across_losses, max)
+    null = (null[0], null[1].replace("null (", "null (MSE spread across loss spaces, ", 1))
+    return _spread_claim("C4b", metrics, NO_BOTTLENECK, ("mse",), statistic, max, null=null)
 
 
-def x_margin(metrics: pd.DataFrame, claim_id: str = "C5", selection: Selection = IMAGE_BOTTLENECK) -> Measured:
-    """C5 (image regimes) and C5b (toy regimes): with a bottleneck, min over (regime, loss, metric in MSE and FD)
-    of log(min(eps, v) / x), per seed."""
+def _fd_margin(grids, regime, seed) -> list[tuple[str, float]]:
+    """(loss, log(min(FD eps, FD v) / FD x)) for each loss space of one regime and seed."""
+    table = grids["fd"]
+    if not {"x", "eps", "v"} <= set(table.index):
+        raise Unmeasurable(f"{regime_name(regime)}: the fd matrix lacks a prediction space (has {list(table.index)})")
+    return [
+        (loss, float(np.log(min(table.loc["eps", loss], table.loc["v", loss]) / table.loc["x", loss])))
+        for loss in table.columns
+    ]
+
+
+def x_margin(
+    metrics: pd.DataFrame,
+    claim_id: str = "C5",
+    selection: Selection = IMAGE_BOTTLENECK,
+    null_selection: Selection = IMAGE_NO_BOTTLENECK,
+) -> Measured:
+    """C5 (image regimes) and C5b (toy regimes): with a bottleneck, min over (regime, loss) of
+    log(min(FD eps, FD v) / FD x), per seed. Null: the same margin in the regimes of the same kind without a
+    bottleneck. (The MSE half is fixed by the architecture: the check C5m.)"""
     lost: list[str] = []
 
     def statistic(grids, regime, seed):
-        margins = []
-        for metric, table in grids.items():
-            if not {"x", "eps", "v"} <= set(table.index):
-                raise Unmeasurable(
-                    f"{regime_name(regime)}: the {metric} matrix lacks a prediction space (has {list(table.index)})"
-                )
-            for loss in table.columns:
-                margin = float(np.log(min(table.loc["eps", loss], table.loc["v", loss]) / table.loc["x", loss]))
-                margins.append(margin)
-                if margin <= 0:
-                    lost.append(f"{regime_name(regime)} s{seed} {metric} {loss}-loss")
-        return min(margins)
+        margins = _fd_margin(grids, regime, seed)
+        lost.extend(f"{regime_name(regime)} s{seed} {loss}-loss" for loss, m in margins if m <= 0)
+        return min(m for _, m in margins)
+
+    def null_statistic(grids, regime, seed):
+        return min(m for _, m in _fd_margin(grids, regime, seed))
 
     def describe(values, seeds):
-        return ("x lost: " + ", ".join(lost)) if lost else "x won every (regime, seed, loss, metric) comparison"
+        return ("x lost on FD: " + ", ".join(lost)) if lost else "x won every (regime, seed, loss) FD comparison"
 
-    return _spread_claim(claim_id, metrics, selection, ("mse", "fd"), statistic, min, describe)
+    null = _null_spread(metrics, null_selection, ("fd",), null_statistic, min)
+    return _spread_claim(claim_id, metrics, selection, ("fd",), statistic, min, describe, null=null)
 
 
 def pred_share(metrics: pd.DataFrame) -> Measured:
-    """C6: with a bottleneck, min over (regime, metric) of the pred share of log-MSE / log-FD variance, per seed."""
+    """C6: with a bottleneck, min over (regime, metric) of the pred share of log-MSE / log-FD variance, per seed.
+    Null: the same share in the regimes without a bottleneck, where the paper has the loss control the MSE."""
 
     def statistic(grids, regime, seed):
         return min(_shares(grids["mse"], regime, seed, "MSE")["pred"], _shares(grids["fd"], regime, seed, "FD")["pred"])
 
-    return _spread_claim("C6", metrics, BOTTLENECK, ("mse", "fd"), statistic, min)
+    null = _null_spread(metrics, NO_BOTTLENECK, ("mse", "fd"), statistic, min)
+    return _spread_claim("C6", metrics, BOTTLENECK, ("mse", "fd"), statistic, min, null=null)
 
 
-def measure_claims(metrics: pd.DataFrame, t_eps: float) -> list[Measured]:
+def rank_floor(token_dim: int, width: int, pred: str, t: np.ndarray, t_min: float) -> np.ndarray:
+    """The smallest expected per-coordinate x error that a linear head of rank `width` on a token of dimension
+    `token_dim` leaves prediction space `pred` at noise levels t: the unit-variance noise (eps) has
+    (token_dim - width) coordinates outside the head's range, which reach x_hat with the conversion's factor
+    (1 - t)/max(t, t_min) (eps) or 1 - t (v)."""
+    factor = {"eps": (1 - t) / np.maximum(t, t_min), "v": 1 - t}[pred]
+    return factor**2 * (token_dim - width) / token_dim
+
+
+def rank_floor_check(metrics: pd.DataFrame, ranks: dict[str, list[int]] | None, t_min: float) -> Measured:
+    """C5m: in every bottleneck regime, the per-t test x error of eps- and v-prediction over its rank floor
+    (`ranks`: 'dataset/arch' -> [token_dim, width]); the value is the smallest ratio over cells, seeds and t."""
+    table = _per_t(metrics, ["mse_x"])
+    if table.empty:
+        return Measured("C5m", NAN, 0, "no per-t mse_x rows in the metrics")
+    table = table[table.index.get_level_values("bottleneck").astype(bool)]
+    if table.empty:
+        return Measured("C5m", NAN, 0, "no bottleneck regime in the metrics")
+    ratios, notes, cells = [], [], 0
+    for (dataset, arch), rows in table.groupby(level=["dataset", "arch"]):
+        name = f"{dataset}/{arch}"
+        if not ranks or name not in ranks:
+            return Measured("C5m", NAN, 0, f"no token dimension and width given for {name}")
+        token_dim, width = ranks[name]
+        parts = []
+        for pred in SPACES:
+            part = rows[rows.index.get_level_values("pred") == pred]["mse_x"]
+            if part.empty:
+                continue
+            mean_error = float(part.groupby(level="t").mean().mean())
+            if pred == "x":
+                parts.append(f"x-prediction {mean_error:.4g}")
+                continue
+            t = part.index.get_level_values("t").to_numpy(dtype=float)
+            ratios.append(part.to_numpy(dtype=float) / rank_floor(token_dim, width, pred, t, t_min))
+            cells += len(part.index.droplevel("t").unique())
+            floor = float(rank_floor(token_dim, width, pred, np.unique(t), t_min).mean())
+            parts.append(f"{pred} {mean_error:.4g} (floor {floor:.4g})")
+        notes.append(f"{name} (token {token_dim}, width {width}): mean x error over t, " + ", ".join(parts))
+    values = np.concatenate(ratios) if ratios else np.array([NAN])
+    if not np.isfinite(values).all():
+        return Measured("C5m", NAN, 0, "an eps- or v-prediction x error is not finite; " + "; ".join(notes))
+    note = "smallest error/floor over cells, seeds and t; " + "; ".join(notes)
+    return Measured("C5m", float(values.min()), cells, note)
+
+
+def measure_claims(
+    metrics: pd.DataFrame, t_eps: float, t_min: float = 1e-3, ranks: dict[str, list[int]] | None = None
+) -> list[Measured]:
     """Every claim and check of config/claims/pred_loss_space.yaml. FD is each regime's sample-quality metric:
-    true FID where it was computed (paper scale, images), else the proxy."""
+    true FID where it was computed (paper scale, images), else the proxy. `ranks` gives each regime's token
+    dimension and network width ('dataset/arch' -> [token_dim, width]) for the rank-floor check."""
     view = quality_view(metrics)
     return [
         reweighting_check(metrics, t_eps),
@@ -291,7 +419,8 @@ def measure_claims(metrics: pd.DataFrame, t_eps: float) -> list[Measured]:
         factor_roles(view),
         fd_ratio(view),
         mse_spread(view),
-        x_margin(view, "C5", IMAGE_BOTTLENECK),
-        x_margin(view, "C5b", TOY_BOTTLENECK),
+        x_margin(view, "C5", IMAGE_BOTTLENECK, IMAGE_NO_BOTTLENECK),
+        rank_floor_check(metrics, ranks, t_min),
+        x_margin(view, "C5b", TOY_BOTTLENECK, TOY_NO_BOTTLENECK),
         pred_share(view),
     ]

@@ -76,6 +76,18 @@ def model_spec(cfg: dict, dataset: str, arch: str) -> dict:
     return {**cfg["archs"][arch], **data_shape(cfg["datasets"][dataset])}
 
 
+def output_ranks(cfg: dict) -> dict[str, list[int]]:
+    """'dataset/arch' -> [token dimension, width] of every bottleneck regime: the network's output per token lies
+    in an affine space of dimension `width` (its head is linear), the claims' rank-floor check reads it."""
+    ranks = {}
+    for regime in cfg["regimes"]:
+        if regime["bottleneck"]:
+            spec = model_spec(cfg, regime["dataset"], regime["arch"])
+            width = architectures.resolve_spec(regime["arch"], spec)["width"]
+            ranks[f"{regime['dataset']}/{regime['arch']}"] = [architectures.token_dim(regime["arch"], spec), width]
+    return ranks
+
+
 def data_shape(data: dict) -> dict:
     """The model's data keys: dim for a toy, channels and image_size for images."""
     if data["kind"] == "toy":
