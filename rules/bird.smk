@@ -229,6 +229,7 @@ rule bird_claims:
         runtime=10,
     params:
         nats=paper_params("bird", "thresholds", "nats"),
+        fraction_of_log_n=paper_params("bird", "thresholds", "fraction_of_log_n"),
         calibration_fraction=paper_params("bird", "thresholds", "calibration_fraction"),
         batch=paper_params("bird", "networks", "train", "batch"),
         early_steps=paper_params("bird", "networks", "early_steps"),

@@ -23,6 +23,7 @@ measured = claims.measure_claims(
     batch=params.batch,
     early_steps=params.early_steps,
     nats=params.nats,
+    fraction_of_log_n=params.fraction_of_log_n,
     local=claims.local_best(calibration),
 )
 table = decide(load_definitions(inp.definitions), measured)
