@@ -216,7 +216,9 @@ def test_the_gain_over_the_start_is_split_into_the_objectives_terms():
     qed_only = outputs.assign(qed=np.where(outputs["method"] == "drgrpo_s0", outputs["qed"] + 0.4, outputs["qed"]))
     gains = claims.beyond_size(qed_only, "drgrpo_s0")
     assert gains["over_start_QED"] == pytest.approx((0.55 + 0.4 - 0.40) / 4)
-    assert gains["over_start_P1"] == pytest.approx((0.55 - 0.40) / 4) and gains["size"] == pytest.approx(0.05)
+    assert gains["over_start_P_EGFR"] == pytest.approx((0.55 - 0.40) / 4) and gains["size"] == pytest.approx(0.05)
+    tdc = outputs.rename(columns={"p_egfr": "p_gsk3b", "p_cdk2": "p_jnk3"})  # the paper's objective names its targets
+    assert {"over_start_P_GSK3B", "over_start_P_JNK3"} <= set(claims.beyond_size(tdc, "drgrpo_s0"))
 
 
 def test_a_missing_instance_optimiser_is_not_dropped_from_the_best_of_two():

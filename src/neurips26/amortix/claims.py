@@ -20,13 +20,9 @@ from neurips26.common.claims import Measured, measured_from_spread, t_interval
 
 MAIN_VARIANT, BASELINE_VARIANT = "drgrpo", "global"
 NULL_VARIANT = "none"  # C3's null: RL on the same objective without a baseline or group normalisation
-# the objective's four terms as they enter the score (the mean of the four): name -> term from the components
-TERMS = {
-    "QED": lambda c: c["qed"],
-    "SA": lambda c: (10.0 - c["sa"]) / 9.0,
-    "P1": lambda c: c["p_egfr"],
-    "P2": lambda c: c["p_cdk2"],
-}
+# the objective's four terms as they enter the score (their mean): QED, (10 - SA) / 9 and the two activity
+# probabilities, whose columns are p_<target> (p_egfr, p_cdk2 for the surrogate; p_gsk3b, p_jnk3 with TDC's forests)
+OBJECTIVE_TERMS = 4
 INSTANCE_METHODS = ("graph GA", "per-instance RL")
 SINGLE_SHOT = re.compile(r"^amortized (?P<variant>\w+) seed (?P<seed>\d+) \(single shot\)$")
 
@@ -69,9 +65,18 @@ def size_matched(outputs: pd.DataFrame, policy: str, pool: str = "pretrained") -
     return order.groupby("scaffold", as_index=False).head(1).drop(columns=["distance", "greedy_first"])
 
 
+def objective_terms(rows: pd.DataFrame) -> dict[str, pd.Series]:
+    """The objective's terms of each row, by name: QED, SA ((10 - SA) / 9) and P_<TARGET> per activity column."""
+    terms = {"QED": rows["qed"], "SA": (10.0 - rows["sa"]) / 9.0}
+    return terms | {c.upper(): rows[c] for c in rows.columns if c.startswith("p_")}
+
+
 def _term_means(rows: pd.DataFrame) -> dict[str, float]:
     """Mean over rows of each objective term's share of the score (term / 4; invalid rows count 0)."""
-    return {name: float(np.nan_to_num(term(rows), nan=0.0).mean() / len(TERMS)) for name, term in TERMS.items()}
+    return {
+        name: float(np.nan_to_num(term.to_numpy(dtype=float), nan=0.0).mean() / OBJECTIVE_TERMS)
+        for name, term in objective_terms(rows).items()
+    }
 
 
 def beyond_size(outputs: pd.DataFrame, policy: str, pool: str = "pretrained") -> dict[str, float]:
@@ -115,7 +120,7 @@ def c3_beyond_size(outputs: pd.DataFrame) -> Measured:
     (t interval over seeds); the null is plain REINFORCE (`none`) measured the same way, the mean over its seeds
     (NaN without it, so a holds becomes inconclusive). The note splits the gain over the pretrained start into the
     objective's terms and gives what the change of size alone buys."""
-    needed = {"mode", "n_new", "scaffold", "score"}
+    needed = {"mode", "n_new", "scaffold", "score", "qed", "sa"}
     if not len(outputs) or not needed <= set(outputs.columns):
         return Measured("C3", math.nan, 0, note=f"the policies' outputs lack {sorted(needed - set(outputs.columns))}")
     main = {s: beyond_size(outputs, f"{MAIN_VARIANT}_s{s}") for s in _seeds_of(outputs, MAIN_VARIANT)}
@@ -128,7 +133,8 @@ def c3_beyond_size(outputs: pd.DataFrame) -> Measured:
         values = [r[key] for r in runs.values() if np.isfinite(r.get(key, math.nan))]
         return float(np.mean(values)) if values else math.nan
 
-    parts = ", ".join(f"{name} {mean(f'over_start_{name}', main):+.4f}" for name in TERMS)
+    names = list(objective_terms(outputs.head(0)))
+    parts = ", ".join(f"{name} {mean(f'over_start_{name}', main):+.4f}" for name in names)
     note = (
         f"beyond the size-matched pretrained baseline {_per_seed(gains)}; gain over the pretrained start "
         f"{mean('over_start', main):+.4f} (by term: {parts}), of which the size change alone gives "
