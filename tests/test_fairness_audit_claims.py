@@ -301,3 +301,42 @@ def test_cluster_bootstrap_resamples_whole_groups():
     assert spread.mean == pytest.approx(2.0) and spread.runs == 3 and 1.0 <= spread.low < 2.0 < spread.high <= 3.0
     one = cluster_bootstrap(groups[:1], lambda i: float(values[i].mean()))
     assert one.runs == 1 and np.isnan(one.low)
+
+
+def _c1_rows(dpi: pd.DataFrame, datasets, **columns) -> pd.DataFrame:
+    dpi = dpi.copy()
+    rows = dpi["dataset"].isin(datasets)
+    for column, value in columns.items():
+        dpi.loc[rows, column] = value
+    return dpi
+
+
+def test_c1_reads_a_negative_bound_estimate_as_zero():
+    # issue 41: a CE estimate of I(X_S; A) below -0.01 nats (its downward bias on feature sets without A-information)
+    # is not a bound below 0; the predictors of those data sets, fair up to their SE, satisfy the bound
+    given = inputs(BASE)
+    unbiased = DATASETS[:2]
+    given["dpi"] = _c1_rows(given["dpi"], unbiased, B_SP=-0.02, B_EO=-0.02, i_yhat_a=0.0005, i_yhat_a_given_y=0.0005)
+    table = decide(DEFINITIONS, measure_claims(**given, n_boot=300)).set_index("claim_id")
+    for claim_id in ("C1a", "C1b"):
+        row = table.loc[claim_id]
+        assert row["value"] == pytest.approx(1.0) and row["verdict"] == "holds", row["note"]
+        assert row["null_value"] == pytest.approx(len(unbiased) / len(DATASETS), abs=0.05)
+        assert "negative estimate(s) of B read as 0" in row["note"]
+
+
+def test_c1_is_inconclusive_when_the_null_without_a_bound_passes_too():
+    # issue 41: when every predictor's information is within 2 SE of 0, the bound B_SP(S) is not what holds it
+    given = inputs(BASE)
+    given["dpi"] = _c1_rows(given["dpi"], DATASETS, i_yhat_a=0.0005, i_yhat_a_given_y=0.0005)
+    table = decide(DEFINITIONS, measure_claims(**given, n_boot=300)).set_index("claim_id")
+    for claim_id in ("C1a", "C1b"):
+        row = table.loc[claim_id]
+        assert row["null_value"] == pytest.approx(1.0)
+        assert row["verdict"] == "inconclusive" and "null" in row["note"]
+
+
+def test_c1_null_fails_in_the_paper_world():
+    table = _verdicts_cached(BASE)
+    for claim_id in ("C1a", "C1b"):
+        assert table.loc[claim_id, "null_value"] < 0.95

@@ -43,6 +43,7 @@ What is measured, and on how many runs (a *run* is one sampled data set unless s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -68,6 +69,11 @@ CONDITIONAL_AXIOMS = {
 SYMMETRY_FLOOR = 1e-9  # nats: |phi_orig| below this counts as 0 (then any asymmetry is infinitely relative)
 
 
+def _with_null(measured: Measured, null: float) -> Measured:
+    """``measured`` with its null's value (the same measurement without the paper's mechanism)."""
+    return replace(measured, null=float(null))
+
+
 def relevance_aware(table: pd.DataFrame, notion: str) -> pd.DataFrame:
     """The rows of measures of ``notion`` whose family is relevance-aware (not a baseline)."""
     return table[(table["notion"] == notion) & table["family"].isin(RELEVANCE_FAMILIES)]
@@ -79,33 +85,48 @@ def relevance_aware(table: pd.DataFrame, notion: str) -> pd.DataFrame:
 
 def _c1(dpi: pd.DataFrame, scenario_of: Mapping[str, str]) -> list[Measured]:
     out = []
-    for claim_id, column, excess, se in (
-        ("C1a", "holds_sp", "excess_sp", "i_yhat_a_se"),
-        ("C1b", "holds_eo", "excess_eo", "i_yhat_a_given_y_se"),
+    for claim_id, info, bound, se in (
+        ("C1a", "i_yhat_a", "B_SP", "i_yhat_a_se"),
+        ("C1b", "i_yhat_a_given_y", "B_EO", "i_yhat_a_given_y_se"),
     ):
         nonempty = dpi[dpi["size"] > 0]
-        valid = np.isfinite(nonempty[excess].to_numpy(dtype=float)) & np.isfinite(nonempty[se].to_numpy(dtype=float))
-        rows = nonempty[valid]  # a predictor without its information or SE is no evidence either way
-        shares = rows.groupby("dataset")[column].mean() if len(rows) else pd.Series(dtype=float)
-        failed = rows[~rows[column].astype(bool)]
-        by_scenario = failed["dataset"].map(lambda d: scenario_of.get(d, "?")).value_counts().to_dict()
-        worst = failed.nlargest(3, excess)
+        columns = [nonempty[c].to_numpy(dtype=float) for c in (info, bound, se)]
+        valid = np.logical_and.reduce([np.isfinite(c) for c in columns])
+        rows = nonempty[valid]  # a predictor without its information, bound or SE is no evidence either way
+        i, b, s = (c[valid] for c in columns)
+        # an information is >= 0: a CE estimate below -NEG_TOL is the estimator's downward bias, read as 0
+        negative = b < 0
+        excess = i - np.maximum(b, 0.0)
+        held = pd.Series(excess <= 2 * s, index=rows.index)
+        null_held = pd.Series(i <= 2 * s, index=rows.index)  # the null: no bound at all (B = 0 for every S)
+        shares = held.groupby(rows["dataset"]).mean() if len(rows) else pd.Series(dtype=float)
+        null_shares = null_held.groupby(rows["dataset"]).mean() if len(rows) else pd.Series(dtype=float)
+        scenario = rows["dataset"].map(lambda d: scenario_of.get(d, "?"))
+        by_scenario = (~held).groupby(scenario).sum()
+        by_scenario = {k: int(v) for k, v in by_scenario.items() if v}
+        null_by_scenario = null_held.groupby(scenario).mean()
+        failed = rows.assign(_excess=excess)[~held.to_numpy()]
+        worst = failed.nlargest(3, "_excess")
         listed = ", ".join(
-            f"{d}/{c or '{}'} +{e:.4f}" for d, c, e in zip(worst["dataset"], worst["coalition"], worst[excess])
+            f"{d}/{c or '{}'} +{e:.4f}" for d, c, e in zip(worst["dataset"], worst["coalition"], worst["_excess"])
         )
         estimator = rows["estimator"].iat[0] if len(rows) else "?"
         note = (
             f"{len(rows)} tuned predictors in {len(shares)} data sets, pooled share "
-            f"{rows[column].mean() if len(rows) else float('nan'):.4f}; B from the {estimator} estimator, "
-            f"slack 2 SE from {N_BOOT} test-split bootstrap replicates per predictor; failures by scenario "
-            f"{by_scenario}; largest excess (nats): {listed or 'none'}"
+            f"{held.mean() if len(rows) else float('nan'):.4f}; B from the {estimator} estimator, "
+            f"{int(negative.sum())} negative estimate(s) of B read as 0; slack 2 SE from {N_BOOT} test-split "
+            f"bootstrap replicates per predictor; failures by scenario {by_scenario}; largest excess (nats): "
+            f"{listed or 'none'}; null (B = 0: the predictor's information within 2 SE of 0) mean share "
+            f"{null_shares.mean() if len(null_shares) else float('nan'):.4f}, by scenario "
+            + (", ".join(f"{k} {v:.2f}" for k, v in null_by_scenario.items()) or "none")
             + (
-                f"; {int((~valid).sum())} predictor(s) without a finite information or SE left out"
+                f"; {int((~valid).sum())} predictor(s) without a finite information, bound or SE left out"
                 if (~valid).any()
                 else ""
             )
         )
-        out.append(measured_from_spread(claim_id, bootstrap_interval(shares.to_numpy(dtype=float)), note))
+        null = float(null_shares.mean()) if len(null_shares) else float("nan")
+        out.append(_with_null(measured_from_spread(claim_id, bootstrap_interval(shares.to_numpy(dtype=float)), note), null))
     return out
 
 
