@@ -10,6 +10,9 @@ What is measured, and on how many runs (a *run* is one sampled data set unless s
   data sets with a percentile bootstrap interval over data sets. The two sides come from different estimators
   (the CE estimator of ``I(X_S; A)`` on all rows, the plug-in information of the MLP's test predictions), so
   nothing in our code makes the bound hold: a CE fit that misses dependence the MLP exploits breaks it.
+  A CE estimate of B below 0 (beyond the estimator's 0.01-nat clip) is read as 0: an information is
+  non-negative. The null is the same share with no bound (B = 0 for every S); it passes wherever the predictors
+  carry no bias, and a claim whose null also reaches the threshold is not a holds.
 * C2a-C2c (axiom table, checks) and C2d (info): the share of the required (measure, property) outcomes of the axiom
   table that hold. NaN (inconclusive) when the table has no measure of the kind the check talks about. Required outcomes
   (our reading, the paper's list is not recovered; the abstract names desired and undesired properties):
@@ -126,7 +129,9 @@ def _c1(dpi: pd.DataFrame, scenario_of: Mapping[str, str]) -> list[Measured]:
             )
         )
         null = float(null_shares.mean()) if len(null_shares) else float("nan")
-        out.append(_with_null(measured_from_spread(claim_id, bootstrap_interval(shares.to_numpy(dtype=float)), note), null))
+        out.append(
+            _with_null(measured_from_spread(claim_id, bootstrap_interval(shares.to_numpy(dtype=float)), note), null)
+        )
     return out
 
 
