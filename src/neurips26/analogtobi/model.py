@@ -9,7 +9,7 @@ scale's config. Weights are drawn N(0, 0.02^2) from a generator seeded by ``GPTC
 global random state is left alone.
 
 :meth:`GPT.decode_step` appends one token per row with a key/value cache, so that sampling costs one token's
-forward per step (every row of a sampling batch sits at the same position).
+forward per step (every row of a sampling batch sits at the same position), attending to the slots filled so far.
 """
 
 from __future__ import annotations
@@ -110,10 +110,11 @@ class GPT(nn.Module):
             raise ValueError(f"position {position} is beyond the cache capacity {capacity}")
         where = torch.full((len(token),), position, device=token.device)
         cos, sin = self._tables(where[:, None, None])
-        mask = (torch.arange(capacity, device=token.device) <= position)[None, None, None]
         x = self.wte(token[:, None])
-        for block, layer_cache in zip(self.blocks, cache):
-            x, _ = block(x, cos, sin, layer_cache, where, mask)
+        # attention over the filled slots 0..position only: views of the cache (the block writes the new key and
+        # value through them), equal to masking the empty slots after them, at a fraction of the cost early on
+        for block, (keys, values) in zip(self.blocks, cache):
+            x, _ = block(x, cos, sin, (keys[:, :, : position + 1], values[:, :, : position + 1]), where)
         return (self.norm_f(x) @ self.wte.weight.T)[:, 0]
 
 
