@@ -11,6 +11,14 @@ the classifier reading ports verbatim and the one reading them by class both pas
 (a seed that wrote no valid walk is no run for a rate over valid walks). A missing arm, or an arm without samples,
 gives NaN (inconclusive), never a value that passes.
 
+Nulls (issue 41: the same measurement without the paper's mechanism, beside the value; a holds whose null passes
+too is inconclusive): C4's null is the checks' own leniency, no model: the validity difference the two
+representations' checks give to the data's circuits (first walk of each) with one token replaced by another token of
+its kind, drawn per seed (:func:`corrupted_validity`): a positive null means the bipartite check lets more damaged
+walks through, so that a positive C4 could come from the check rather than the representation. C1's and C2's null
+is the random-logits baseline under the grammar (validity, and the DC convergence of its valid circuits); C9's is
+C10's permuted-request accuracy of the same valid samples.
+
 Checks read the data and the samples: every terminated grammar-decoded walk passes the ERC; every training
 circuit's bipartite walk is accepted by the grammar and decodes back to an isomorphic circuit; the same round trip for
 device-pin walks.
@@ -26,14 +34,15 @@ import pandas as pd
 
 from neurips26.common.claims import Measured, rate_difference, wilson
 
-from . import devpin, serialize
-from .evaluation import FEATURES
+from . import devpin, experiment, serialize
+from .evaluation import FEATURES, decode_checked
 from .generate import graph_of, isomorphic
 from .grammar import accepts
 from .metrics import median_bandwidth, mmd2, walk_ends, without_indices
 from .netlist import parse
+from .tokens import kind_of
 
-__all__ = ["REALISM_MIN_VALID", "measure_claims"]
+__all__ = ["REALISM_MIN_VALID", "corrupted_validity", "measure_claims"]
 
 _F = [f"f_{f}" for f in FEATURES]
 REALISM_MIN_VALID = 10  # valid samples per arm and seed below which the realism claim is inconclusive
@@ -145,6 +154,46 @@ def _permuted_types(valid: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["seed", "type_ok", "valid"])
 
 
+def corrupted_validity(walks: pd.DataFrame, rep: str, seed: int) -> tuple[int, int]:
+    """(valid, walks) of the data's circuits' first walks (``walk == 0``, every split) of representation ``rep``, each
+    with one token replaced by another token of its kind (bipartite: net, edge or device; device-pin: net, device or
+    pin; never the type token or ``TRUNCATE``), position and token drawn from a generator seeded by ``[seed, 41]``;
+    validity is :func:`.evaluation.decode_checked`'s, the samples' test (levels 1-4 of the representation's check,
+    then the designer rule)."""
+    vocab = experiment.vocabulary(rep)
+    kind = kind_of if rep == "bipart" else devpin.devpin_kind
+    kinds = {t: kind(t) for t in vocab.tokens}
+    pools = {k: [t for t in vocab.tokens if kinds[t] == k] for k in set(kinds.values())}
+    rng = np.random.default_rng([seed, 41])
+    first = walks[walks["walk"] == 0].sort_values("id")
+    valid = 0
+    for text in first["tokens"]:
+        tokens = text.split()
+        spots = [i for i, t in enumerate(tokens) if kinds.get(t) not in (None, "end", "type")]
+        i = spots[int(rng.integers(len(spots)))]
+        pool = [t for t in pools[kinds[tokens[i]]] if t != tokens[i]]
+        tokens[i] = pool[int(rng.integers(len(pool)))]
+        valid += decode_checked(tokens, rep)[0] == 0
+    return valid, len(first)
+
+
+def _leniency_null(walks: dict[str, pd.DataFrame], seeds: list[int]) -> tuple[float, str]:
+    """C4's null: the pooled validity difference bipart - devpin of :func:`corrupted_validity` over ``seeds``."""
+    if not seeds or any(not len(walks[r]) for r in ("bipart", "devpin")):
+        return math.nan, "the checks' leniency null: no walks"
+    counts = {r: [corrupted_validity(walks[r], r, s) for s in seeds] for r in ("bipart", "devpin")}
+    rates = {r: sum(v for v, _ in c) / max(1, sum(n for _, n in c)) for r, c in counts.items()}
+    null = rates["bipart"] - rates["devpin"]
+    listed = "; ".join(f"{r} " + ", ".join(f"{v}/{n}" for v, n in c) for r, c in counts.items())
+    return null, (f"null (the checks' leniency, no model: the data's circuits with one token replaced by another of "
+                  f"its kind, valid per seed {listed}): {rates['bipart']:.3f} - {rates['devpin']:.3f} = "
+                  f"{null:+.3f}")  # fmt: skip
+
+
+def _with_null(measured: Measured, null: float, what: str) -> Measured:
+    return replace(measured, null=null, note=f"{measured.note}; {what}")
+
+
 def _held_out_match(walks: pd.DataFrame, n: int) -> str:
     """The index-free n-gram test of held-out walks against the training walks (how often it matches a circuit the
     model never saw)."""
@@ -216,8 +265,10 @@ def measure_claims(
     random_sims = int(random_arm["spice_simulated"].sum()) if len(random_arm) else 0
     random_rate = (f"{int(random_arm['spice_converged'].sum())}/{random_sims}" if random_sims
                    else "none simulated")  # fmt: skip
-    electrical = replace(electrical, note=f"{electrical.note}; held-out real circuits under the same models and bias: "
-                                          f"{real}; the random baseline's valid circuits: {random_rate}")  # fmt: skip
+    random_converged = (int(random_arm["spice_converged"].sum()) / random_sims) if random_sims else math.nan
+    electrical = replace(electrical, null=random_converged,
+                         note=f"{electrical.note}; held-out real circuits under the same models and bias: {real}; "
+                              f"null (the random baseline's valid circuits): {random_rate}")  # fmt: skip
     if "unavailable" in set(metrics["spice"]):
         electrical = Measured("C2", math.nan, 0, note="ngspice is not installed: electrical validity not measured")
     main_valid = metrics[(metrics["config"] == cfg) & (metrics["decoding"] == dec) & metrics["valid"]]
@@ -226,8 +277,15 @@ def measure_claims(
     validity = _rate("C1", main_arm, "valid", "samples", f"validity of {cfg} {dec} (ERC levels 1-4 and level 5)")
     structural = main_arm.assign(structural=main_arm["valid"] + main_arm["erc5"])
     paper = _rate("C1", structural, "structural", "samples", "levels 1-4 only")
-    validity = replace(validity, note=f"{validity.note}; the paper's definition (levels 1-4 only, the designer rule "
-                                      f"left out): {paper.value:.3f} (paper 0.978; {paper.note})")  # fmt: skip
+    random_validity = _rate("C1", random_arm, "valid", "samples", "random logits + grammar")
+    validity = replace(validity, null=random_validity.value,
+                       note=f"{validity.note}; the paper's definition (levels 1-4 only, the designer rule left out): "
+                            f"{paper.value:.3f} (paper 0.978; {paper.note}); null (random logits under the grammar): "
+                            f"{random_validity.value:.3f} ({random_validity.note})")  # fmt: skip
+    permuted = _permuted_types(main_valid)
+    permuted_accuracy = (permuted["type_ok"].sum() / permuted["valid"].sum()) if permuted["valid"].sum() else math.nan
+    seeds = sorted(set(ablation["seed"]))
+    leniency, leniency_note = _leniency_null(walks, seeds)
     free_arm = _arm(ablation, cfg, "free")
     grammar_vs_free = _difference("C3", main_arm, free_arm, "valid", "samples", f"validity of {cfg} grammar vs free")
     shares = ", ".join(f"{name} {int(a['terminated'].sum())}/{int(a['samples'].sum())}"
@@ -242,13 +300,17 @@ def measure_claims(
         validity,
         electrical,
         grammar_vs_free,
-        _difference(
-            "C4",
-            _arm(ablation, "bipart-type-norename", "free"),
-            devpin_arm,
-            "valid",
-            "samples",
-            "validity of bipart-type-norename free vs devpin-type-norename free (both without a grammar)",
+        _with_null(
+            _difference(
+                "C4",
+                _arm(ablation, "bipart-type-norename", "free"),
+                devpin_arm,
+                "valid",
+                "samples",
+                "validity of bipart-type-norename free vs devpin-type-norename free (both without a grammar)",
+            ),
+            leniency,
+            leniency_note,
         ),  # fmt: skip
         _difference(
             "C5",
@@ -266,17 +328,22 @@ def measure_claims(
             _difference("C7", main_arm, norename, "novel_canonical", "valid", "ports by class"),
         ),
         memorisation,
-        _with_classifier_accuracy(
-            _both_settings(
-                _rate("C9", main_arm, "type_ok", "valid", f"type accuracy of {cfg} {dec}"),
-                _rate("C9", main_arm, "type_ok_canonical", "valid", "classifier reading ports by class"),
+        _with_null(
+            _with_classifier_accuracy(
+                _both_settings(
+                    _rate("C9", main_arm, "type_ok", "valid", f"type accuracy of {cfg} {dec}"),
+                    _rate("C9", main_arm, "type_ok_canonical", "valid", "classifier reading ports by class"),
+                ),
+                reference,
             ),
-            reference,
+            permuted_accuracy,
+            f"null (the same valid samples against their requested types permuted per seed, C10's null): "
+            f"{permuted_accuracy:.3f}",
         ),
         _difference(
             "C10",
             main_arm,
-            _permuted_types(main_valid),
+            permuted,
             "type_ok",
             "valid",
             f"type accuracy of {cfg} {dec} vs the same valid samples scored against permuted requested types",

@@ -1,0 +1,76 @@
+"""Paper 02's nulls (issue 41): each claim that has one is measured beside the same measurement without the paper's
+mechanism, and a null that passes too turns a holds into inconclusive. C4's null is the two representations' checks
+on the data's circuits with one token damaged (no model); C1 and C2 read the random-logits baseline; C9 reads C10's
+permuted-request accuracy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neurips26.analogtobi import claims as atb_claims
+from neurips26.analogtobi.claims import corrupted_validity, measure_claims
+from neurips26.analogtobi.summary import ablation_rows
+from neurips26.common.claims import decide
+from test_analogtobi_claims import DEFINITIONS, MAIN, changed, data, metrics_for, reference  # noqa: F401
+
+
+def _table(data, arms=None, leniency=None, monkeypatch=None):  # noqa: F811
+    circuits, walks = data
+    metrics = metrics_for(arms) if arms else metrics_for()
+    if leniency is not None:
+        monkeypatch.setattr(atb_claims, "corrupted_validity", lambda w, rep, seed: leniency[rep])
+    ref = reference()
+    measured = measure_claims(ablation_rows(metrics, ref), metrics, ref, circuits, walks, MAIN)
+    return decide(DEFINITIONS, measured).set_index("claim_id")
+
+
+def test_damaged_data_walks_are_drawn_per_seed_and_scored_by_each_representations_test(data):  # noqa: F811
+    _, walks = data
+    for rep in ("bipart", "devpin"):
+        n = int((walks[rep]["walk"] == 0).sum())
+        a, b = corrupted_validity(walks[rep], rep, 0), corrupted_validity(walks[rep], rep, 0)
+        assert a == b and a[1] == n and 0 <= a[0] <= n
+        assert a[0] < n  # one damaged token breaks some walk
+    valid = {s: corrupted_validity(walks["bipart"], "bipart", s)[0] for s in range(6)}
+    assert len(set(valid.values())) > 1 or all(v == 0 for v in valid.values())
+
+
+def test_the_representation_claim_holds_only_when_its_leniency_null_does_not_pass(data, monkeypatch):  # noqa: F811
+    table = _table(data, leniency={"bipart": (1, 100), "devpin": (1, 100)}, monkeypatch=monkeypatch)
+    assert table.loc["C4", "verdict"] == "holds" and table.loc["C4", "null_value"] == 0.0
+    assert "the checks' leniency" in table.loc["C4", "note"]
+    lenient = _table(data, leniency={"bipart": (10, 100), "devpin": (1, 100)}, monkeypatch=monkeypatch)
+    assert lenient.loc["C4", "verdict"] == "inconclusive"
+    assert lenient.loc["C4", "null_value"] == pytest.approx(0.09)
+    assert "null without the mechanism passes too" in lenient.loc["C4", "note"]
+
+
+def test_validity_and_electrical_validity_must_beat_the_random_baseline(data, monkeypatch):  # noqa: F811
+    zero = {"bipart": (0, 10), "devpin": (0, 10)}
+    base = _table(data, leniency=zero, monkeypatch=monkeypatch)
+    assert base.loc["C1", "verdict"] == "holds" and base.loc["C1", "null_value"] == pytest.approx(0.3)
+    assert base.loc["C2", "verdict"] == "holds" and base.loc["C2", "null_value"] == pytest.approx(0.5, abs=0.05)
+    easy = _table(data, arms=changed(**{"random|grammar": dict(valid=0.95, converged=1.0)}), leniency=zero,
+                  monkeypatch=monkeypatch)  # fmt: skip
+    assert easy.loc["C1", "verdict"] == "inconclusive" and easy.loc["C2", "verdict"] == "inconclusive"
+
+
+def test_type_accuracy_must_beat_its_permuted_requests(data, monkeypatch):  # noqa: F811
+    table = _table(data, leniency={"bipart": (0, 10), "devpin": (0, 10)}, monkeypatch=monkeypatch)
+    assert table.loc["C9", "verdict"] == "holds"
+    assert 0 < table.loc["C9", "null_value"] < 0.6 and "permuted" in table.loc["C9", "note"]
+
+
+def test_claims_comparing_sampled_methods_need_three_seeds(data, monkeypatch):  # noqa: F811
+    two = metrics_for(seeds=(0, 1))
+    circuits, walks = data
+    monkeypatch.setattr(atb_claims, "corrupted_validity", lambda w, rep, seed: (0, 10))
+    ref = reference()
+    table = decide(DEFINITIONS, measure_claims(ablation_rows(two, ref), two, ref, circuits, walks, MAIN))
+    table = table.set_index("claim_id")
+    for claim_id in ("C1", "C2", "C4", "C7", "C8", "C9", "C10"):
+        assert table.loc[claim_id, "verdict"] == "inconclusive", claim_id
+        assert "needs at least 3" in table.loc[claim_id, "note"], claim_id
+    assert np.isfinite(pd.to_numeric(table.loc["C4", "value"]))
