@@ -36,8 +36,10 @@ class Scenario:
     spread: float = 0.1
     rmse: tuple = (("ra", {4: 0.2, 8: 0.1, 16: 0.05}), ("oa", {4: 0.25, 8: 0.12, 16: 0.08}))
     metaot: float = 1.0
+    sliced: float = 0.5  # the sliced mean's median RMSE of f (no regression; the hard claims' null), every grid
     other_res: float = 0.12  # RA/OA median RMSE of f at the other digit grid
     warm: float = 20.0
+    warm_sliced: float = 80.0  # Sinkhorn iterations warm-started from the sliced mean
     cold: float = 100.0
     cost: tuple = (("ra", 0.01), ("min_swgg", 0.1))
     t_pred_colour: float = 1.0
@@ -109,6 +111,11 @@ class Scenario:
             batch("colour", "ra", "cold_zero_share", self.cold_zero, seed, projections=L)
             for task in ("digits", "sphere"):
                 batch(task, "ra", "t_pred_ms", self.t_ra * jitter, seed, projections=L)
+        for res in TEST_RES:  # the sliced mean: no fit, computed once at the base seed
+            per_pair("digits", "sliced_mean", "rmse_f", self.sliced, BASE_SEED, projections=L, res=res)
+        for task in ("digits", "colour"):
+            per_pair(task, "sliced_mean", "cold_iters", self.cold, BASE_SEED, projections=L)
+            per_pair(task, "sliced_mean", "warm_iters", self.warm_sliced, BASE_SEED, projections=L)
         for task in ("digits", "colour", "sphere"):  # baselines: run once, at the base seed
             per_pair(task, "min_swgg", "cost_rel_error", dict(self.cost)["min_swgg"], BASE_SEED, projections=L)
             batch(task, "exact_emd", "t_pred_ms", 1.0, BASE_SEED)
@@ -141,14 +148,20 @@ VERDICT_CASES = [
     ("C1", "holds", GOOD),
     ("C1", "fails", replace(GOOD, metaot=0.01)),  # Meta-OT predicts f ten times better
     ("C1", "fails", replace(GOOD, rmse=(("ra", {4: 0.2, 8: 0.1, 16: 0.05}), ("oa", {4: 2, 8: 2, 16: 2})))),  # OA loses
+    ("C1", "fails", replace(GOOD, sliced=0.05)),  # beats Meta-OT, but the sliced mean without regression does better
     ("C1", "inconclusive", replace(GOOD, drop=((("method", "metaot"),),))),  # no Meta-OT rows
+    ("C1", "inconclusive", replace(GOOD, drop=((("method", "sliced_mean"),),))),  # no null
     ("C1", "inconclusive", ONE_SEED),  # one fit: fewer seeds than min_runs
     ("C2", "holds", GOOD),
     ("C2", "fails", replace(GOOD, warm=95.0)),  # warm starts save almost nothing
     ("C2", "inconclusive", replace(GOOD, drop=((("task", "colour"), ("metric", "warm_iters")),))),
     ("C2", "inconclusive", replace(GOOD, warm=70.0, spread=0.3)),  # ratio at the threshold, inside the spread
+    ("C2", "inconclusive", replace(GOOD, warm_sliced=30.0)),  # warm starts from the sliced mean save as much
+    ("C2", "inconclusive", replace(GOOD, drop=((("method", "sliced_mean"), ("metric", "warm_iters")),))),  # no null
     ("C3", "holds", GOOD),
     ("C3", "fails", replace(GOOD, other_res=5.0)),  # 50x worse on the other grid
+    ("C3", "fails", replace(GOOD, other_res=0.6)),  # kept within 6x of the training grid, lost to the sliced mean
+    ("C3", "inconclusive", replace(GOOD, drop=((("method", "sliced_mean"), ("res", 12)),))),  # no null there
     ("C3", "inconclusive", replace(GOOD, drop=((("res", 12),),))),  # never evaluated on another grid
     ("C4", "holds", GOOD),
     ("C4", "fails", replace(GOOD, rmse=(("ra", {4: 0.05, 8: 0.1, 16: 0.2}), ("oa", {4: 0.05, 8: 0.12, 16: 0.3})))),
@@ -198,16 +211,41 @@ def test_every_defined_claim_is_measured_once_in_the_file_order():
 
 def test_values_and_runs_follow_the_numbers():
     table = claims_of(GOOD)
-    assert table.loc["C1", "value"] == pytest.approx(0.12, rel=0.1)  # OA/Meta-OT, the larger ratio
+    assert table.loc["C1", "value"] == pytest.approx(0.12 / 0.5, rel=0.1)  # OA/sliced mean, the largest ratio
     assert table.loc["C2", "value"] == pytest.approx(0.2, rel=0.1)
-    assert table.loc["C3", "value"] == pytest.approx(1.2, rel=0.1)
+    assert table.loc["C3", "value"] == pytest.approx(0.12 / 0.5, rel=0.1)  # RA at 12x12 / sliced mean at 12x12
     assert table.loc["C4", "value"] == pytest.approx(0.08 / 0.12, rel=0.1)  # OA L=8->16 is the flattest step
     assert table.loc["C6", "value"] == pytest.approx(max(1.05 / 1.1, 1.05 / 2.0), rel=0.02)
     assert table.loc["C8", "value"] == pytest.approx(0.05, rel=0.1)
     for claim in ("C1", "C2", "C3", "C4", "C5", "C6", "C7"):
         assert table.loc[claim, "runs"] == 3, claim
         assert table.loc[claim, "low"] <= table.loc[claim, "value"] <= table.loc[claim, "high"], claim
-    assert "test pairs per comparison [40, 40]" in table.loc["C1", "note"]
+    assert "test pairs per comparison [40, 40, 40, 40]" in table.loc["C1", "note"]
+
+
+def test_every_hard_claim_is_measured_beside_its_null_the_sliced_mean():
+    """C1-C3 carry the same measurement with the sliced mean (no regression) in place of RA-OT/OA-OT; the claims
+    table and the report show it (null_value)."""
+    table = claims_of(GOOD)
+    hard = table[table["kind"] == "hard"]
+    assert list(hard.index) == ["C1", "C2", "C3"]
+    assert hard["null_value"].notna().all()
+    assert table.loc["C1", "null_value"] == pytest.approx(1.0)  # max(sliced/Meta-OT = 0.5, 1)
+    assert table.loc["C2", "null_value"] == pytest.approx(0.8, rel=0.1)  # 80 / 100 iterations
+    assert table.loc["C3", "null_value"] == pytest.approx(1.0)
+    assert "sliced mean/Meta-OT 0.5" in table.loc["C1", "note"]
+    assert "the former C3" in table.loc["C3", "note"]
+
+
+def test_c1_does_not_hold_on_a_meta_ot_that_the_sliced_mean_already_beats():
+    """The audit of issue 41: the sliced mean without regression scored 0.89-0.94 against Meta-OT, so 'RA-OT and
+    OA-OT below Meta-OT' passed with no learning. RA and OA now also have to beat the sliced mean."""
+    no_learning = claims_of(
+        replace(
+            GOOD, rmse=(("ra", {4: 0.9, 8: 0.9, 16: 0.9}), ("oa", {4: 0.9, 8: 0.9, 16: 0.9})), sliced=0.9, metaot=1.0
+        )
+    )
+    assert no_learning.loc["C1", "verdict"] != "holds"
 
 
 def test_missing_evidence_gives_nan_and_a_reason_never_an_exception():

@@ -189,7 +189,8 @@ def test_fitted_models_sweep_projections_on_digits_and_metaot_only_on_fixed_supp
     assert experiment.fitted_models(cfg, "colour") == ["ra_L8", "oa_L8"]
 
 
-def test_predictions_run_only_ra_and_oa_at_the_main_l_on_other_resolutions(cfg):
+def test_predictions_run_ra_oa_and_the_sliced_mean_at_the_main_l_on_other_resolutions(cfg):
+    """The sliced mean on the other grids is claim C3's comparison and null (issue 41)."""
     runs = experiment.predictions(cfg, "digits")
     assert len(runs) == len(set(runs))
     on_test = {name for name, group in runs if group == "test"}
@@ -206,7 +207,14 @@ def test_predictions_run_only_ra_and_oa_at_the_main_l_on_other_resolutions(cfg):
         "sliced_mean_L16",
     }
     others = sorted((name, group) for name, group in runs if group != "test")
-    assert others == [("oa_L8", "test_r12"), ("oa_L8", "test_r16"), ("ra_L8", "test_r12"), ("ra_L8", "test_r16")]
+    assert others == [
+        ("oa_L8", "test_r12"),
+        ("oa_L8", "test_r16"),
+        ("ra_L8", "test_r12"),
+        ("ra_L8", "test_r16"),
+        ("sliced_mean_L8", "test_r12"),
+        ("sliced_mean_L8", "test_r16"),
+    ]
 
 
 def test_predictions_of_colour_and_sphere(cfg):
@@ -234,16 +242,21 @@ def test_extra_fit_seeds_refit_the_seeded_models_and_predict_on_every_group(cfg)
         "ra_L16",
         "oa_L16",
         "metaot",
+        "ra_L4_s3",
+        "oa_L4_s3",
         "ra_L8_s3",
         "oa_L8_s3",
+        "ra_L16_s3",
+        "oa_L16_s3",
         "metaot_s3",
-    ]
+    ]  # the L sweep at every fit seed on digits (claim C4 on every seed, issue 41)
     assert experiment.fitted_models(cfg, "colour") == ["ra_L8", "oa_L8", "ra_L8_s3"]  # no Meta-OT on moving supports
     assert experiment.fitted_models(cfg, "sphere") == ["ra_L8", "oa_L8", "metaot"]
     runs = experiment.predictions(cfg, "digits")
     assert len(runs) == len(set(runs))
     assert {("ra_L8_s3", g) for g in ("test", "test_r12", "test_r16")} <= set(runs)
     assert ("metaot_s3", "test") in runs and ("metaot_s3", "test_r12") not in runs
+    assert ("ra_L4_s3", "test") in runs and ("ra_L4_s3", "test_r12") not in runs  # other grids: the main L only
     assert not any(name.startswith("sliced_mean") and name.endswith("_s3") for name, _ in runs)
 
 

@@ -1,6 +1,6 @@
-"""Paper 18's prediction speed: the closed-form sliced duals give POT's autograd duals bit for bit (ties
-included), batched prediction equals one pair at a time, and cold Sinkhorn is timed to the prediction's
-marginal error with the work it needs."""
+"""Paper 18's prediction speed: the closed-form sliced duals give POT's autograd duals where nothing ties (where
+projections or cumulative weights tie, POT's are not Kantorovich potentials and ours are), batched prediction
+equals one pair at a time, and cold Sinkhorn is timed to the prediction's marginal error with the work it needs."""
 
 import numpy as np
 import pytest
@@ -25,35 +25,52 @@ def generic_pairs(rng, P=3, n=7, m=5, d=2):
 
 @pytest.mark.parametrize(
     "make",
-    [
-        pairs_with_ties,
-        lambda rng: pairs_with_ties(rng, n=8, m=16),
-        lambda rng: pairs_with_ties(rng, n=10, m=10, d=2),
-        generic_pairs,
-        lambda rng: generic_pairs(rng, n=1, m=4),
-    ],
-    ids=["ties", "ties_n_neq_m", "ties_2d", "generic", "one_atom"],
+    [generic_pairs, lambda rng: generic_pairs(rng, n=1, m=4)],
+    ids=["generic", "one_atom"],
 )
-def test_closed_form_sliced_duals_equal_pots_autograd_duals_bit_for_bit(make):
+def test_closed_form_sliced_duals_equal_pots_autograd_duals_where_nothing_ties(make):
     rng = np.random.default_rng(0)
     x, a, y, b = make(rng)
     theta = sliced.directions(8, x.shape[2], seed=3)
     phi, psi = sliced.sliced_potentials(x, a, y, b, theta)
     ref_phi, ref_psi = sliced.sliced_potentials_backprop(x, a, y, b, theta)
-    np.testing.assert_array_equal(phi, ref_phi)
-    np.testing.assert_array_equal(psi, ref_psi)
+    np.testing.assert_allclose(phi, ref_phi, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(psi, ref_psi, rtol=0, atol=1e-12)
 
 
-def test_sliced_duals_with_zero_weights_equal_pots():
+def _violation(phi, psi, x, y, theta):
+    """The largest phi_i + psi_j - |s_i - t_j|^2 over every pair and direction (> 0: not dual feasible)."""
+    s, t = np.einsum("pnd,ld->pnl", x, theta), np.einsum("pmd,ld->pml", y, theta)
+    gap = phi[:, :, None, :] + psi[:, None, :, :] - (s[:, :, None, :] - t[:, None, :, :]) ** 2
+    return gap.max()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [pairs_with_ties, lambda rng: pairs_with_ties(rng, n=8, m=16), lambda rng: pairs_with_ties(rng, n=10, m=10, d=2)],
+    ids=["ties", "ties_n_neq_m", "ties_2d"],
+)
+def test_sliced_duals_with_ties_are_feasible_where_pots_are_not(make):
+    """Issue 41: with duplicate colours and uniform weights, POT's gradients break the dual constraints; ours keep
+    them and attain the 1-D cost (the attained cost is tested in test_amortized_ot_math)."""
+    rng = np.random.default_rng(0)
+    x, a, y, b = make(rng)
+    theta = sliced.directions(8, x.shape[2], seed=3)
+    assert _violation(*sliced.sliced_potentials(x, a, y, b, theta), x, y, theta) <= 1e-12
+    assert _violation(*sliced.sliced_potentials_backprop(x, a, y, b, theta), x, y, theta) > 1e-3
+
+
+def test_sliced_duals_with_zero_weights_equal_pots():  # tied cumulative weights from a zero weight
     rng = np.random.default_rng(1)
     x, a, y, b = generic_pairs(rng, n=6, m=6)
     a[:, 2] = 0.0  # equal consecutive cumulative weights
     a /= a.sum(-1, keepdims=True)
     theta = sliced.directions(4, 2, seed=0)
-    for ours, ref in zip(
-        sliced.sliced_potentials(x, a, y, b, theta), sliced.sliced_potentials_backprop(x, a, y, b, theta)
-    ):
-        np.testing.assert_array_equal(ours, ref)
+    phi, psi = sliced.sliced_potentials(x, a, y, b, theta)
+    assert _violation(phi, psi, x, y, theta) <= 1e-12
+    dual = np.einsum("pnl,pn->pl", phi, a) + np.einsum("pml,pm->pl", psi, b)
+    ref_phi, ref_psi = sliced.sliced_potentials_backprop(x, a, y, b, theta)
+    np.testing.assert_allclose(dual, np.einsum("pnl,pn->pl", ref_phi, a) + np.einsum("pml,pm->pl", ref_psi, b))
 
 
 def colour_model(P=6, n=16, L=8, K=4):
@@ -74,8 +91,10 @@ def test_batched_prediction_equals_one_pair_at_a_time():
     np.testing.assert_allclose(batched, alone, rtol=1e-12, atol=1e-12)
 
 
-def test_prediction_equals_the_route_before_the_speed_work():
-    model, (x, a, y, b) = colour_model()
+def test_prediction_equals_the_route_before_the_speed_work_where_nothing_ties():
+    x, a, y, b = generic_pairs(np.random.default_rng(6), P=6, n=16, m=16, d=3)
+    truth = sinkhorn.solve_ground_truth(a, b, costs.cost_matrix(x, y, "sqeuclidean"), 0.1, 1e-9, 5000)
+    model, _ = method.fit_model("ra", x, a, y, b, truth.f, None, 8, 4, 1e-6, seed=0)
     np.testing.assert_allclose(
         method.predict_f(model, x, a, y, b), speed.predict_f_before(model, x, a, y, b), rtol=1e-12, atol=1e-12
     )
@@ -132,7 +151,7 @@ def test_side_by_side_matches_cold_sinkhorn_to_the_predictions_marginal_error():
         assert k == 0 or trajectory[p, k - 1] >= target[p]
 
 
-def test_profile_compares_equal_predictions_and_names_its_routes():
+def test_profile_times_both_routes_and_names_them():
     model, (x, a, y, b) = colour_model()
     tables = speed.profile_prediction(model, x, a, y, b, "sqeuclidean", 0.1, 1e-3, 500, repeats=1)
     summary = tables["summary"]

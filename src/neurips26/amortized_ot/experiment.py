@@ -76,13 +76,13 @@ def _sweep(cfg: dict, task: str) -> list[int]:
 
 
 def seeded_models(cfg: dict, task: str) -> list[str]:
-    """Model names refitted at every extra fit seed: RA/OA at the main L and Meta-OT, as `seeded_models` lists
-    them per task, e.g. ['ra_L32_s1', 'oa_L32_s1', 'metaot_s1', ...]."""
+    """Model names refitted at every extra fit seed: RA/OA and Meta-OT, as `seeded_models` lists them per task,
+    e.g. ['ra_L32_s1', 'oa_L32_s1', 'metaot_s1', ...]. RA/OA are refitted at every L of the task's sweep (digits:
+    the projections, so that claim C4 rests on every fit seed; the other tasks: the main L)."""
     kinds = cfg.get("seeded_models", {}).get(task, [])
-    main = cfg["main_projections"]
     names = []
     for seed in fit_seeds(cfg):
-        names += [f"{m}_L{main}_s{seed}" for m in ("ra", "oa") if m in kinds]
+        names += [f"{m}_L{L}_s{seed}" for L in _sweep(cfg, task) for m in ("ra", "oa") if m in kinds]
         if "metaot" in kinds and task in FIXED_SUPPORT_TASKS:
             names.append(f"metaot_s{seed}")
     return names
@@ -99,13 +99,15 @@ def fitted_models(cfg: dict, task: str) -> list[str]:
 
 def predictions(cfg: dict, task: str) -> list[tuple[str, str]]:
     """(predictor, test group) pairs: every model and the sliced-mean ablation on 'test'; RA/OA at the main L
-    (every fit) on the other resolutions (Meta-OT cannot change atom count)."""
+    (every fit) and the sliced mean at the main L (claim C3's null) on the other resolutions (Meta-OT cannot change
+    atom count)."""
     names = fitted_models(cfg, task) + [f"sliced_mean_L{L}" for L in _sweep(cfg, task)]
     runs = [(name, "test") for name in names]
     main = cfg["main_projections"]
     on_other_grids = [f"{m}_L{main}" for m in ("ra", "oa")] + [
-        name for name in seeded_models(cfg, task) if not name.startswith("metaot")
+        name for name in seeded_models(cfg, task) if parse_name(name, cfg["seed"])[:2] in (("ra", main), ("oa", main))
     ]
+    on_other_grids.append(f"sliced_mean_L{main}")
     runs += [(name, group) for name in on_other_grids for group in test_groups(cfg, task) if group != "test"]
     return runs
 

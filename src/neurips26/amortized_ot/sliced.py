@@ -60,36 +60,74 @@ def _centered(alpha: torch.Tensor, beta: torch.Tensor, wa: torch.Tensor, wb: tor
 def sliced_potentials(
     x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, theta: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact 1-D duals of every pair along every direction, cost |s - t|^2.
+    """Exact 1-D Kantorovich potentials of every pair along every direction, cost |s - t|^2.
 
     Returns phi (P, n, L) evaluated at the source atoms and psi (P, m, L) at the target atoms,
     centered per (pair, direction) so that <phi, a> = <psi, b>.
 
-    The duals are the gradients of the 1-D OT cost with respect to the weights, as POT's
-    `ot.lp.emd_1d_dual_backprop` computes them by backpropagating through `ot.wasserstein_1d`
-    (`sliced_potentials_backprop`), written out in closed form: the same operations in the same order,
-    without the autograd graph, with numpy's argsort where a row has no tied values and torch's sort
-    (the order POT's route gives tied values) where it has. The results are the same bit for bit; the
-    ties matter because the 1-D plan is degenerate there (duplicate atoms, equal cumulative weights) and
-    the dual is not unique.
+    The duals are those of the north-west-corner basis (staircase_duals): optimal and dual feasible for every
+    1-D problem, ties included. Where no projection or cumulative weight ties, they equal the gradients of the
+    1-D OT cost with respect to the weights that POT's `ot.lp.emd_1d_dual_backprop` computes
+    (`sliced_potentials_backprop`, the implementation before the colour fix), up to rounding. Where they tie
+    (duplicate colours, uniform weights: the colour task), POT's gradients are not Kantorovich potentials: they
+    break the constraints phi_i + psi_j <= |s_i - t_j|^2 (by up to 1.6 on quick's colour pairs, for potentials
+    whose range is 0.16) and give duplicate atoms different values, which the RA-OT fit and its plans inherited.
     """
     _check_dimension(x, theta)
     P, L = x.shape[0], theta.shape[0]
-    # one 1-D problem per row, (P * L, atoms), the same numbers as POT's (atoms, P * L) layout transposed
+    # one 1-D problem per row, (P * L, atoms)
     proj_x = np.einsum("pnd,ld->pln", x, theta).reshape(P * L, -1)
     proj_y = np.einsum("pmd,ld->plm", y, theta).reshape(P * L, -1)
     rows_a = np.repeat(a[:, None, :], L, axis=1).reshape(P * L, -1)
     rows_b = np.repeat(b[:, None, :], L, axis=1).reshape(P * L, -1)
-    grad_a, grad_b = _weight_gradients(proj_x, rows_a, proj_y, rows_b)
+    phi, psi = staircase_duals(proj_x, rows_a, proj_y, rows_b)
     wa, wb = (torch.from_numpy(_weight_columns(w, L)) for w in (a, b))
-    return _centered(grad_a.T.contiguous(), grad_b.T.contiguous(), wa, wb, a, b, P, L)
+    return _centered(torch.from_numpy(phi.T.copy()), torch.from_numpy(psi.T.copy()), wa, wb, a, b, P, L)
+
+
+def staircase_duals(u: np.ndarray, wu: np.ndarray, v: np.ndarray, wv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Optimal duals (phi (R, n), psi (R, m)) of R 1-D OT problems with cost |s - t|^2 (rows of u, v: positions;
+    wu, wv: weights), from the north-west-corner basis.
+
+    The monotone plan walks a staircase of cells (i, j) through the sorted atoms: from (0, 0), one step in u or in v
+    at each merged cumulative weight (u first where the cumulative weights tie, so the staircase never steps
+    diagonally), n + m - 1 cells. phi_i + psi_j = |u_i - v_j|^2 on every cell of the staircase fixes the duals
+    (phi_0 = 0); |s - t|^2 is a Monge cost, so these duals are feasible everywhere and, the plan living on the
+    staircase, optimal. A duplicate atom steps at zero cost change, so duplicates get the same potential.
+    """
+    R, n = u.shape
+    m = v.shape[1]
+    sort_u, sort_v = np.argsort(u, axis=-1, kind="stable"), np.argsort(v, axis=-1, kind="stable")
+    u_sorted, v_sorted = np.take_along_axis(u, sort_u, -1), np.take_along_axis(v, sort_v, -1)
+    cum_u = np.cumsum(np.take_along_axis(wu, sort_u, -1), -1)[:, :-1]
+    cum_v = np.cumsum(np.take_along_axis(wv, sort_v, -1), -1)[:, :-1]
+    order = np.argsort(np.concatenate([cum_u, cum_v], -1), axis=-1, kind="stable")  # u before v at equal levels
+    step_u = order < n - 1
+    i, j = np.cumsum(step_u, -1), np.cumsum(~step_u, -1)  # the cell after each step
+    rows = np.arange(R)[:, None]
+    here = (u_sorted[rows, i] - v_sorted[rows, j]) ** 2
+    before = np.where(
+        step_u,
+        (u_sorted[rows, np.maximum(i - 1, 0)] - v_sorted[rows, j]) ** 2,
+        (u_sorted[rows, i] - v_sorted[rows, np.maximum(j - 1, 0)]) ** 2,
+    )
+    change = here - before  # phi_i - phi_{i-1} on a u step, psi_j - psi_{j-1} on a v step
+    phi_sorted, psi_sorted = np.zeros((R, n)), np.empty((R, m))
+    phi_sorted[:, 1:] = np.cumsum(change[step_u].reshape(R, n - 1), -1)
+    psi_sorted[:, 0] = (u_sorted[:, 0] - v_sorted[:, 0]) ** 2
+    psi_sorted[:, 1:] = psi_sorted[:, :1] + np.cumsum(change[~step_u].reshape(R, m - 1), -1)
+    phi, psi = np.empty((R, n)), np.empty((R, m))
+    np.put_along_axis(phi, sort_u, phi_sorted, -1)
+    np.put_along_axis(psi, sort_v, psi_sorted, -1)
+    return phi, psi
 
 
 def sliced_potentials_backprop(
     x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray, theta: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """`sliced_potentials` by POT's autograd route (ot.lp.emd_1d_dual_backprop): the reference it is tested
-    against, and the implementation before the closed form (the speed profile's 'before')."""
+    """The sliced duals by POT's autograd route (ot.lp.emd_1d_dual_backprop): the reference `sliced_potentials`
+    equals where nothing ties, and the implementation before the closed form (the speed profile's 'before'). Where
+    projections or cumulative weights tie, these are not Kantorovich potentials (see sliced_potentials)."""
     import ot
 
     P, L = x.shape[0], theta.shape[0]
@@ -100,71 +138,3 @@ def sliced_potentials_backprop(
     psi = psi.detach().numpy().reshape(m, P, L).transpose(1, 0, 2)
     shift = 0.5 * (np.einsum("pml,pm->pl", psi, b) - np.einsum("pnl,pn->pl", phi, a))
     return phi + shift[:, None, :], psi - shift[:, None, :]
-
-
-def _sort_order(values: np.ndarray, group_rows: bool = False) -> torch.Tensor:
-    """The permutation torch.sort(values, dim=-1) returns, per row of a (rows, k) float64 array.
-
-    Rows without tied values have one sorting permutation, found by numpy's faster argsort; rows with
-    ties are sorted by torch, whose (unstable) order among equal values is the one POT's route uses.
-    `group_rows`: sort identical tied rows once (the same row gives the same permutation).
-    """
-    tied = (np.diff(np.sort(values, axis=-1), axis=-1) == 0).any(axis=-1)
-    if not tied.any():
-        return torch.from_numpy(np.argsort(values, axis=-1))
-    order = np.empty(values.shape, dtype=np.int64)
-    if not tied.all():
-        order[~tied] = np.argsort(values[~tied], axis=-1)
-    rows, inverse = values[tied], slice(None)
-    if group_rows:
-        rows, inverse = _distinct_rows(rows)
-    order[tied] = torch.sort(torch.from_numpy(rows), dim=-1)[1].numpy()[inverse]
-    return torch.from_numpy(order)
-
-
-def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows and the index of each row among them; one comparison when all rows are equal (uniform
-    weights give every 1-D problem the same cumulative weights)."""
-    if (rows == rows[0]).all():
-        return rows[:1], np.zeros(len(rows), dtype=np.int64)
-    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
-    return distinct, inverse.reshape(-1)
-
-
-def _reversed_cumsum(values: torch.Tensor) -> torch.Tensor:
-    return torch.flip(torch.cumsum(torch.flip(values, (-1,)), -1), (-1,))
-
-
-def _weight_gradients(u: np.ndarray, wu: np.ndarray, v: np.ndarray, wv: np.ndarray):
-    """d W2^2 / d weights of every row's 1-D problem (rows of u, v: atom positions; wu, wv: weights).
-
-    ot.wasserstein_1d (p = 2) sorts both measures, merges their cumulative weights into the quantile levels
-    q_0 <= ... <= q_{n+m-1}, and sums (q_k - q_{k-1}) D_k with D_k = |F_u^{-1}(q_k) - F_v^{-1}(q_k)|^2. Its
-    gradient: D_k - D_{k+1} at the level q_k, summed back from the cumulative weights onto the weights
-    (a reversed cumulative sum) and unsorted.
-    """
-    n, m = u.shape[1], v.shape[1]
-    sort_u, sort_v = _sort_order(u), _sort_order(v)
-    u, wu, v, wv = (torch.from_numpy(t) for t in (u, wu, v, wv))
-    u_sorted, v_sorted = torch.gather(u, -1, sort_u), torch.gather(v, -1, sort_v)
-    cum_u = torch.cumsum(torch.gather(wu, -1, sort_u), -1)
-    cum_v = torch.cumsum(torch.gather(wv, -1, sort_v), -1)
-    levels_unsorted = torch.cat([cum_u, cum_v], -1)
-    perm = _sort_order(levels_unsorted.numpy(), group_rows=True)
-    levels = torch.gather(levels_unsorted, -1, perm)
-    # searchsorted(cum, level, side='left'): the cumulative weights strictly below the level are the u (v)
-    # entries before the level's run of equal levels
-    starts = torch.ones(levels.shape, dtype=torch.bool)
-    starts[:, 1:] = levels[:, 1:] != levels[:, :-1]
-    run_start = torch.cummax(torch.where(starts, torch.arange(n + m), 0), -1).values
-    from_u = (perm < n).long()
-    index_u = torch.gather(torch.cumsum(from_u, -1) - from_u, -1, run_start)
-    index_v = (run_start - index_u).clamp_(0, m - 1)
-    index_u.clamp_(0, n - 1)
-    D = torch.pow(torch.abs(torch.gather(u_sorted, -1, index_u) - torch.gather(v_sorted, -1, index_v)), 2)
-    grad_levels = D.clone()
-    grad_levels[:, :-1] -= D[:, 1:]
-    grad_cum = torch.empty_like(grad_levels).scatter_(-1, perm, grad_levels)
-    grad_u = torch.empty_like(u).scatter_(-1, sort_u, _reversed_cumsum(grad_cum[:, :n]))
-    grad_v = torch.empty_like(v).scatter_(-1, sort_v, _reversed_cumsum(grad_cum[:, n:]))
-    return grad_u, grad_v

@@ -244,9 +244,9 @@ def profile_prediction(
 
     P = len(x)
     before, after = (lambda: predict_f_before(model, x, a, y, b)), (lambda: predict_f(model, x, a, y, b))
-    f_before, f_after = before(), after()
-    if not np.array_equal(f_before, f_after):
-        raise AssertionError("the prediction before and after differ; the profile compares equal outputs only")
+    # the two routes give the same f where no projection or cumulative weight ties; on colour (ties) 'before' keeps
+    # POT's duals, which are not Kantorovich potentials there (issue 41): the profile compares the time of the steps
+    f_after = after()
     run = side_by_side(after, x, a, y, b, cost, eps, tol, max_iter, repeats)
     seconds = alternate(
         {
