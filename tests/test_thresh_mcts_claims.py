@@ -46,6 +46,19 @@ def test_summarise_counts_errors_among_stopped_runs_only():
     assert row["lower_bound"] == pytest.approx(5 * evaluation.kl_bernoulli(0.1, 0.9))
 
 
+def test_summarise_counts_the_nulls_errors_among_the_runs_it_stopped():
+    runs = runs_frame("ratio", "I1", 0.1, [10, 20, 30, 40], [True, True, True, False], [False, False, False, True])
+    runs = runs.assign(null_tau=[5, 6, -1, 7], null_correct=[False, True, False, True])
+    # a rule without the null (LUCB's runs, or older tables) sits beside it in the same frame
+    other = runs_frame("lucb", "I1", 0.1, [10, 20], [True, True])
+    theory = pd.DataFrame({"instance": ["I1"], "t_star": [5.0]})
+    table = evaluation.summarise(pd.concat([runs, other], ignore_index=True), theory).set_index("rule")
+    assert table.loc["ratio", "null_stopped"] == 3 and table.loc["ratio", "null_errors"] == 1
+    assert table.loc["ratio", "null_error_rate"] == pytest.approx(1 / 3)
+    assert table.loc["ratio", "null_mean_tau"] == pytest.approx(6.0)
+    assert table.loc["lucb", "null_stopped"] == 0 and np.isnan(table.loc["lucb", "null_error_rate"])
+
+
 def tables(
     ratio_tau=100.0,
     d_tau=200.0,
@@ -67,12 +80,15 @@ def tables(
     rules=("ratio", "d_tracking", "uniform"),
     slow_ratio_on=(),
     unstopped=(),
+    null_errors=None,
 ):
     """The five evaluation tables of a run on I1..I3: stopping times per rule (mean, sd over `runs` runs), the
     same number of errors in every Track-and-Stop cell, cost slopes, timings per repeat (the largest tree's
     time of the ratio rule scaled by 1 + `wall_jitter` * (repeat - 1)), equivalence and DP-vs-LP checks. On the
     instances in `slow_ratio_on` the ratio rule is as slow as D-Tracking; the (rule, instance) pairs in
-    `unstopped` never stopped (every run censored)."""
+    `unstopped` never stopped (every run censored). M1's null (the same runs stopped without ln(1/delta)) makes
+    `null_errors` errors per cell, half the runs unless given."""
+    null_errors = runs // 2 if null_errors is None else null_errors
     rows = []
     taus = {"ratio": ratio_tau, "d_tracking": d_tau, "uniform": uniform_tau}
     for instance in ("I1", "I2", "I3"):
@@ -94,6 +110,9 @@ def tables(
                     "sd_tau": sd_tau,
                     "t_star": 10.0,
                     "tau_over_tstar_log": tau / (10 * np.log(1 / delta)),
+                    "null_stopped": runs,
+                    "null_errors": null_errors,
+                    "null_error_rate": null_errors / runs,
                 }
                 if (rule, instance) in unstopped:
                     row.update(
@@ -143,9 +162,18 @@ GOOD = dict(deltas=(0.1,))  # at delta = 0.1, 100 runs without an error show the
 VERDICT_CASES = [
     ("M1", "holds", GOOD),
     ("M1", "fails", dict(errors=30, deltas=(0.1,))),  # Clopper-Pearson lower bound 0.21 > delta
-    ("M1", "inconclusive", dict(deltas=(0.1, 0.01))),  # 0 errors in 100 runs cannot show a rate <= 0.01
-    ("M1", "inconclusive", dict(runs=5, deltas=(0.1,))),  # below the minimum number of runs
+    # 100 runs cannot show a rate <= 0.01 (368 can): M1 reads the delta = 0.1 cells, M1b pools the 0.01 ones
+    ("M1", "holds", dict(deltas=(0.1, 0.01))),
+    ("M1", "fails", dict(errors=5, deltas=(0.1, 0.01))),  # an unpowered cell refutes: 5 in 100, lower end 0.016
+    ("M1", "inconclusive", dict(runs=30, deltas=(0.1,))),  # 30 runs cannot show a rate <= 0.1 (36 can)
     ("M1", "inconclusive", dict(deltas=(0.1,), unstopped={("ratio", "I2")})),  # a cell where no run stopped
+    ("M1", "inconclusive", dict(deltas=(0.1,), null_errors=2)),  # the null without ln(1/delta) passes too
+    ("M1", "inconclusive", dict(deltas=(0.1,), errors=5)),  # 5 in 100: upper end 0.113 > delta, lower 0.016
+    ("M1b", "holds", dict(deltas=(0.1, 0.01))),  # 0 errors in 600 pooled runs: upper end 0.0061 <= 0.01
+    ("M1b", "fails", dict(deltas=(0.1, 0.01), errors=3)),  # 18 in 600: lower end 0.018 > 0.01
+    ("M1b", "inconclusive", dict(deltas=(0.1, 0.01), errors=1)),  # 6 in 600: [0.0037, 0.022] contains 0.01
+    ("M1b", "inconclusive", dict(deltas=(0.1, 0.01), null_errors=0)),  # the null passes too
+    ("M1b", "inconclusive", GOOD),  # every cell powered: nothing to pool
     ("M2a", "holds", GOOD),
     ("M2a", "fails", dict(ratio_tau=190.0)),
     ("M2a", "inconclusive", dict(ratio_tau=170.0, sd_tau=300.0)),  # intervals straddle 0.9 in every cell
@@ -192,6 +220,19 @@ def test_claim_verdict(claim_id, expected, scenario):
 def test_with_no_evidence_every_claim_and_check_is_inconclusive():
     table = decide(DEFINITIONS, claims.measure_claims(*empty_tables()))
     assert set(table["verdict"]) == {"inconclusive"}
+
+
+def test_runs_to_show_is_the_fewest_error_free_runs_whose_upper_end_reaches_delta():
+    for delta, n in ((0.1, 36), (0.01, 368), (0.001, 3688)):
+        assert claims.runs_to_show(delta) == n
+        assert evaluation.clopper_pearson(0, n)[1] <= delta < evaluation.clopper_pearson(0, n - 1)[1]
+
+
+def test_m1_carries_its_null_beside_its_value():
+    table = decide(DEFINITIONS, claims.measure_claims(*tables(deltas=(0.1, 0.01)))).set_index("claim_id")
+    assert table.loc["M1", "null_value"] == pytest.approx(0.5 / 0.1)  # half the null's runs wrong, over delta
+    assert table.loc["M1b", "null_value"] == pytest.approx(0.5 / 0.01)
+    assert "M1b" in table.loc["M1", "note"] and "null" in table.loc["M1", "note"]
 
 
 def test_ratio_interval_is_the_delta_method_on_the_log_ratio():

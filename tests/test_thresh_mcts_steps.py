@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from neurips26.common.report import render
-from neurips26.thresh_mcts import algorithms, checks, instances, simulation, summary
+from neurips26.thresh_mcts import algorithms, checks, instances, simulation, summary, theory
+from neurips26.thresh_mcts.batch import run_batch, track_and_stop
 from neurips26.thresh_mcts.theory import characteristic_time, kl_bernoulli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,19 +49,58 @@ def test_chunks_fit_the_tape_budget():
 
 
 def test_simulated_runs_are_the_scalar_runs_on_the_same_tapes(table, monkeypatch):
-    monkeypatch.setattr(simulation, "TAPE_BYTES", 3 * 9 * 400)  # chunks of 3 runs on I1
-    runs = simulation.simulate_rule(table, "ratio", [0.1], runs=7, t_max=400, seed=2)
-    assert list(runs.columns) == ["rule", "instance", "delta", "run", "tau", "censored", "correct"]
-    assert len(runs) == 7 * len(table)
+    monkeypatch.setattr(simulation, "TAPE_BYTES", 2 * 3 * 9 * 400)  # chunks of 3 runs on I1 (two deltas' copies)
+    runs = simulation.simulate_rule(table, "ratio", [0.1, 0.05], runs=7, t_max=400, seed=2)
+    assert list(runs.columns) == [
+        "rule",
+        "instance",
+        "delta",
+        "run",
+        "tau",
+        "censored",
+        "correct",
+        "null_tau",
+        "null_correct",
+    ]
+    assert len(runs) == 2 * 7 * len(table)
     for index, record in enumerate(table.to_dict("records")):
         tree, mu, theta, kind = instances.instance_problem(record)
-        rows = runs[runs["instance"] == record["id"]]
-        for r in range(7):
-            tape = instances.reward_tape(mu, kind, 400, seed=simulation.tape_seed(2, index, r))
-            scalar = algorithms.run(tree, theta, kind, tape, 0.1, "ratio", 400)
-            row = rows.iloc[r]
-            assert row["tau"] == scalar.tau and row["censored"] == scalar.censored
-            assert row["correct"] == (scalar.answer == (record["value"] >= theta))
+        for delta in (0.1, 0.05):
+            rows = runs[(runs["instance"] == record["id"]) & (runs["delta"] == delta)]
+            assert list(rows["run"]) == list(range(7))
+            for r in range(7):
+                tape = instances.reward_tape(mu, kind, 400, seed=simulation.tape_seed(2, index, r))
+                scalar = algorithms.run(tree, theta, kind, tape, delta, "ratio", 400)
+                row = rows.iloc[r]
+                assert row["tau"] == scalar.tau and row["censored"] == scalar.censored
+                assert row["correct"] == (scalar.answer == (record["value"] >= theta))
+                # the null stops on the same run, no later (its threshold lacks ln(1/delta) > 0)
+                assert 0 <= row["null_tau"] <= row["tau"] or row["censored"]
+
+
+def test_the_null_is_the_same_run_stopped_at_the_threshold_without_ln_one_over_delta(table, monkeypatch):
+    """M1's null reads the GLR of the very runs being scored: given the full threshold as its null threshold, it
+    stops where the run stops, with the run's answer, in the numpy rounds and in the scalar continuation alike."""
+    record = table.to_dict("records")[0]
+    tree, mu, theta, kind = instances.instance_problem(record)
+    tapes = simulation.run_tapes(mu, kind, 4000, seed=2, instance_index=0, runs=range(6))
+    plain = run_batch(tree, theta, kind, tapes, 0.1, "d_tracking", 4000, tail=0)
+    assert not plain.censored.any()
+    assert (plain.null_tau >= tree.n_leaves).all() and (plain.null_tau <= plain.tau).all()
+    assert (plain.null_tau < plain.tau).any()  # without ln(1/delta) it stops earlier
+    for tail in (0, 6):  # every round in numpy; every run in the scalar continuation from the start
+        again = run_batch(tree, theta, kind, tapes, 0.1, "d_tracking", 4000, tail=tail)
+        assert (again.null_tau == plain.null_tau).all() and (again.null_answer == plain.null_answer).all()
+    monkeypatch.setattr(track_and_stop, "_NullBeta", lambda k, conservative: algorithms._Beta(0.1, k, conservative))
+    for tail in (0, 6):
+        same = run_batch(tree, theta, kind, tapes, 0.1, "d_tracking", 4000, tail=tail)
+        assert (same.null_tau == same.tau).all() and (same.null_answer == same.answer).all()
+
+
+def test_null_threshold_is_beta_without_its_confidence_term():
+    t = np.array([1, 10, 1000])
+    assert np.allclose(theory.null_threshold(t), theory.beta_threshold(t, 0.01) + np.log(0.01))
+    assert np.allclose(theory.null_threshold(t, 9, True), theory.beta_threshold(t, 0.1, 9, True) + np.log(0.1))
 
 
 def test_per_round_cost_has_one_row_per_rule_repeat_and_depth():

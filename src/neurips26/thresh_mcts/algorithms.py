@@ -58,7 +58,7 @@ import numpy as np
 from neurips26.common.validation import check_choice, check_int, check_number
 
 from .incremental import IncrementalRatio, MinTree, leaf_divergence, leaf_state, pairwise_sum
-from .theory import KINDS, beta_threshold
+from .theory import KINDS, beta_threshold, null_threshold
 from .tree import Tree
 
 __all__ = [
@@ -325,6 +325,20 @@ class _Beta:
         if t >= self.table.shape[0]:
             size = max(2 * self.table.shape[0], t + 1, 1024)
             self.table = beta_threshold(np.arange(1, size + 1), *self.args)
+        return float(self.table[t - 1])
+
+
+class _NullBeta(_Beta):
+    """The threshold without its confidence term (:func:`theory.null_threshold`), tabulated like :class:`_Beta`."""
+
+    def __init__(self, n_leaves: int, conservative: bool):
+        self.args = (n_leaves, conservative)
+        self.table = np.empty(0)
+
+    def __call__(self, t: int) -> float:
+        if t >= self.table.shape[0]:
+            size = max(2 * self.table.shape[0], t + 1, 1024)
+            self.table = null_threshold(np.arange(1, size + 1), *self.args)
         return float(self.table[t - 1])
 
 

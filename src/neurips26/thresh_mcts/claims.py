@@ -5,15 +5,18 @@ from the runs' spread (delta method on the log ratio, treating the rules' runs a
 tapes, so the interval is conservative). A share of cells is reported with its range: from the cells the
 intervals decide to the cells they do not exclude. The error rate is compared with delta by its Clopper-Pearson
 interval: delta-correctness (error rate <= delta) is shown where the upper end is at most delta and refuted where
-the lower end exceeds it.
+the lower end exceeds it. M1 reads the cells whose planned runs can show it one by one, M1b pools the others per
+delta; both are measured beside their null, the same runs stopped by the threshold without its ln(1/delta) term.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
-from neurips26.common.claims import Measured, measured_from_spread, t_interval
+from neurips26.common.claims import Measured, clopper_pearson, measured_from_spread, t_interval
 from neurips26.thresh_mcts.evaluation import wall_slopes_by_repeat
 
 TRACK_AND_STOP = ("d_tracking", "c_tracking", "ratio")
@@ -74,9 +77,39 @@ def share_below(cells: pd.DataFrame, claim_id: str, below: float, prefix: str = 
     )
 
 
-def delta_correctness(summary: pd.DataFrame) -> Measured:
-    """M1: the largest error rate / delta over TaS cells, bounded by the largest Clopper-Pearson ends / delta."""
+def runs_to_show(delta: float) -> int:
+    """The fewest runs whose 95% Clopper-Pearson upper bound can reach `delta`: with no error, ``1 - 0.025^(1/n) <=
+    delta`` (36 at delta 0.1, 368 at 0.01, 3,688 at 0.001). A cell with fewer planned runs cannot show its error
+    rate <= delta whatever its outcome; it can only refute it."""
+    n = max(1, math.ceil(math.log(0.025) / math.log1p(-delta)) - 1)
+    while clopper_pearson(0, n)[1] > delta:
+        n += 1
+    return n
+
+
+def _tas_cells(summary: pd.DataFrame) -> pd.DataFrame:
     tas = summary[summary["rule"].isin(TRACK_AND_STOP)]
+    return tas.assign(
+        stopped=(tas["runs"] * (1 - tas["censored"])).round().astype(int),
+        powered=tas["runs"] >= tas["delta"].map(runs_to_show),
+    )
+
+
+def _null_text(cells: pd.DataFrame) -> str:
+    if "null_error_rate" not in cells:
+        return "null not measured"
+    return "null (the same runs stopped by the threshold without ln(1/delta)): " + ", ".join(
+        f"delta {d:g}: {int(g['null_errors'].sum())} errors in {int(g['null_stopped'].sum())} runs"
+        for d, g in cells.groupby("delta")
+    )
+
+
+def delta_correctness(summary: pd.DataFrame) -> Measured:
+    """M1: per (TaS rule, instance, delta) cell, error rate / delta, over the cells whose planned runs can show
+    error <= delta (:func:`runs_to_show`) and any other cell whose Clopper-Pearson lower bound refutes it; the
+    largest rate with the largest interval ends. Null: the largest error rate / delta of the same runs stopped by
+    the threshold without its confidence term, over the same cells."""
+    tas = _tas_cells(summary)
     if tas.empty:
         return Measured("M1", float("nan"), 0, note="no Track-and-Stop cell")
     if tas["error_rate"].isna().any():
@@ -91,25 +124,73 @@ def delta_correctness(summary: pd.DataFrame) -> Measured:
     scaled = tas.assign(
         rate=tas["error_rate"] / tas["delta"], low=tas["cp_low"] / tas["delta"], high=tas["cp_high"] / tas["delta"]
     )
-    worst = scaled.loc[scaled["rate"].idxmax()]
-    undecided = scaled[(scaled["high"] > 1) & (scaled["low"] <= 1)]
-    stopped = scaled["runs"] * (1 - scaled["censored"])
-    per_delta = ", ".join(
-        f"delta {d:g}: {int(g['errors'].sum())} errors in {int(stopped[g.index].sum())} stopped runs"
-        for d, g in scaled.groupby("delta")
+    cells = scaled[scaled["powered"] | (scaled["low"] > 1)]
+    left = sorted(set(scaled["delta"]) - set(cells["delta"]))
+    if cells.empty:
+        return Measured(
+            "M1",
+            float("nan"),
+            0,
+            note="no cell has the runs to show error <= delta ("
+            + ", ".join(f"delta {d:g} needs {runs_to_show(d)}" for d in sorted(set(scaled["delta"])))
+            + f"; {int(scaled['runs'].max())} planned)",
+        )
+    worst = cells.loc[cells["rate"].idxmax()]
+    undecided = cells[(cells["high"] > 1) & (cells["low"] <= 1)]
+    null = (
+        float((cells["null_error_rate"] / cells["delta"]).max(skipna=False))
+        if "null_error_rate" in cells
+        else float("nan")
     )
     note = (
-        f"worst cell {worst['rule']} on {worst['instance']} at delta {worst['delta']:g}: {int(worst['errors'])} "
-        f"errors in {int(stopped[worst.name])} stopped runs; {len(undecided)} of {len(scaled)} cells cannot show "
-        f"error <= delta with their number of runs; {per_delta}"
+        f"{len(cells)} cells at delta {', '.join(f'{d:g}' for d in sorted(set(cells['delta'])))} (runs >= "
+        + ", ".join(f"{runs_to_show(d)} at {d:g}" for d in sorted(set(cells["delta"])))
+        + f"); worst {worst['rule']} on {worst['instance']} at delta {worst['delta']:g}: {int(worst['errors'])} "
+        f"errors in {int(worst['stopped'])} stopped runs; {len(undecided)} cell(s) undecided; "
+        + (f"cells at delta {', '.join(f'{d:g}' for d in left)} are pooled in M1b; " if left else "")
+        + _null_text(cells)
     )
     return Measured(
         "M1",
-        float(scaled["rate"].max()),
-        int(stopped.min()),
+        float(cells["rate"].max()),
+        int(cells["stopped"].min()),
         note=note,
-        low=float(scaled["low"].max()),
-        high=float(scaled["high"].max()),
+        low=float(cells["low"].max()),
+        high=float(cells["high"].max()),
+        null=null,
+    )
+
+
+def pooled_delta_correctness(summary: pd.DataFrame) -> Measured:
+    """M1b: at each delta whose cells cannot show error <= delta one by one (:func:`runs_to_show`), the error rate
+    pooled over the TaS cells (rules and instances) / delta with its Clopper-Pearson interval; the largest over
+    those deltas. Null: the pooled error rate / delta of the same runs stopped without ln(1/delta)."""
+    tas = _tas_cells(summary)
+    left = tas[~tas["powered"]]
+    if left.empty:
+        return Measured("M1b", float("nan"), 0, note="every cell is powered on its own: M1 reads them all")
+    rows = []
+    for delta, group in left.groupby("delta"):
+        errors, stopped = int(group["errors"].sum()), int(group["stopped"].sum())
+        low, high = clopper_pearson(errors, stopped) if stopped else (float("nan"), float("nan"))
+        null_stopped = int(group["null_stopped"].sum()) if "null_stopped" in group else 0
+        null_rate = group["null_errors"].sum() / null_stopped if null_stopped else float("nan")
+        rows.append((delta, errors, stopped, errors / stopped if stopped else float("nan"), low, high, null_rate))
+    table = pd.DataFrame(rows, columns=["delta", "errors", "stopped", "rate", "low", "high", "null_rate"])
+    scaled = table[["rate", "low", "high", "null_rate"]].div(table["delta"], axis=0)
+    note = "; ".join(
+        f"delta {r.delta:g}: {r.errors} errors in {r.stopped} stopped runs over {len(left[left['delta'] == r.delta])} "
+        f"cells, null error rate {r.null_rate:.3f}"
+        for r in table.itertuples()
+    )
+    return Measured(
+        "M1b",
+        float(scaled["rate"].max(skipna=False)),
+        int(table["stopped"].min()),
+        note=note,
+        low=float(scaled["low"].max(skipna=False)),
+        high=float(scaled["high"].max(skipna=False)),
+        null=float(scaled["null_rate"].max(skipna=False)),
     )
 
 
@@ -157,6 +238,7 @@ def measure_claims(
     wall = t_interval(by_repeat["d_tracking"] - by_repeat["ratio_incremental"] if have else [])
     return [
         delta_correctness(summary),
+        pooled_delta_correctness(summary),
         share_below(ratio_vs_d, "M2a", 0.9),
         Measured(
             "M2b",

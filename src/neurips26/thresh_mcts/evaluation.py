@@ -15,7 +15,8 @@ from .theory import kl_bernoulli
 def summarise(runs: pd.DataFrame, theory: pd.DataFrame) -> pd.DataFrame:
     """One row per (rule, instance, delta): error rate over the runs that stopped (censored runs count as
     neither correct nor wrong; their share is reported), its Clopper-Pearson 95% interval, and the stopping
-    time's mean, sd and quantiles against T* ln(1/delta) and the lower bound T* kl(delta, 1 - delta)."""
+    time's mean, sd and quantiles against T* ln(1/delta) and the lower bound T* kl(delta, 1 - delta); and claim M1's
+    null, the error rate of the same runs stopped by the threshold without its confidence term (``null_*``)."""
     t_star = theory.set_index("instance")["t_star"]
     rows = []
     for (rule, instance, delta), group in runs.groupby(["rule", "instance", "delta"]):
@@ -24,6 +25,9 @@ def summarise(runs: pd.DataFrame, theory: pd.DataFrame) -> pd.DataFrame:
         low, high = clopper_pearson(errors, len(done))
         tau = done["tau"].to_numpy(float)
         ts = float(t_star[instance])
+        # M1's null: the same runs stopped by the threshold without its confidence term (-1: never stopped there)
+        null_done = group[group["null_tau"] >= 0] if "null_tau" in group else group.iloc[:0]
+        null_errors = int((~null_done["null_correct"].astype(bool)).sum()) if len(null_done) else 0
         rows.append(
             {
                 "rule": rule,
@@ -43,6 +47,10 @@ def summarise(runs: pd.DataFrame, theory: pd.DataFrame) -> pd.DataFrame:
                 "t_star": ts,
                 "lower_bound": ts * kl_bernoulli(delta, 1 - delta),
                 "tau_over_tstar_log": (tau.mean() / (ts * np.log(1 / delta))) if len(tau) else np.nan,
+                "null_stopped": len(null_done),
+                "null_errors": null_errors,
+                "null_error_rate": null_errors / len(null_done) if len(null_done) else np.nan,
+                "null_mean_tau": float(null_done["null_tau"].mean()) if len(null_done) else np.nan,
             }
         )
     return pd.DataFrame(rows)

@@ -308,9 +308,15 @@ def reward_tape(mu: Any, kind: str, length: int, seed: int) -> np.ndarray:
         raise ValueError("mu must be finite")
     if kind == "bernoulli" and ((mu < 0) | (mu > 1)).any():
         raise ValueError(f"Bernoulli mu must lie in [0, 1], got {mu[(mu < 0) | (mu > 1)][0]}")
+    return reward_draws(mu, kind, length, seed).astype(float)
+
+
+def reward_draws(mu: np.ndarray, kind: str, length: int, seed: int) -> np.ndarray:
+    """The draws of :func:`reward_tape` (checked arguments) before the cast to float: Bernoulli rewards as a
+    boolean array, which fills a byte tape without a float64 copy."""
     rng = np.random.default_rng(seed)
     if kind == "bernoulli":
-        return (rng.random((mu.size, length)) < mu[:, None]).astype(float)
+        return rng.random((mu.size, length)) < mu[:, None]
     return mu[:, None] + rng.standard_normal((mu.size, length))
 
 

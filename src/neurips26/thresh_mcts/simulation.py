@@ -16,7 +16,7 @@ import pandas as pd
 
 from . import algorithms
 from .batch import run_batch
-from .instances import instance_problem, random_instance, reward_tape
+from .instances import instance_problem, random_instance, reward_draws, reward_tape
 
 TAPE_BYTES = 2**28  # reward tapes of at most 256 MB at a time: runs are simulated in chunks that fit
 
@@ -40,9 +40,13 @@ def runs_per_chunk(n_leaves: int, t_max: int, runs: int, kind: str, budget: int 
 
 
 def run_tapes(mu, kind: str, t_max: int, seed: int, instance_index: int, runs: range) -> np.ndarray:
-    """``(len(runs), K, t_max)`` reward tapes of the given runs, in the storage type of :func:`tape_dtype`."""
-    tapes = [reward_tape(mu, kind, t_max, seed=tape_seed(seed, instance_index, r)) for r in runs]
-    return np.stack(tapes).astype(tape_dtype(kind))
+    """``(len(runs), K, t_max)`` reward tapes of the given runs, in the storage type of :func:`tape_dtype`: the
+    rewards of :func:`instances.reward_tape`, written run by run into one array (no float64 stack of all runs)."""
+    mu = np.asarray(mu, dtype=float)
+    out = np.empty((len(runs), mu.size, t_max), dtype=tape_dtype(kind))
+    for i, r in enumerate(runs):
+        out[i] = reward_draws(mu, kind, t_max, seed=tape_seed(seed, instance_index, r))
+    return out
 
 
 def simulate_rule(
@@ -56,47 +60,66 @@ def simulate_rule(
     log: logging.Logger | None = None,
 ) -> pd.DataFrame:
     """`runs` runs of `rule` on every instance (rows of :func:`instances.instances_frame`) and delta, advanced
-    together by :func:`batch.run_batch`: one row per run with its stopping time ``tau``, whether it was
-    censored at `t_max`, and whether it stopped with the right answer (``V >= theta``)."""
+    together by :func:`batch.run_batch` (every delta in one batch, on the same tapes): one row per run with its
+    stopping time ``tau``, whether it was censored at `t_max`, whether it stopped with the right answer
+    (``V >= theta``), and M1's null: ``null_tau`` and ``null_correct``, the same run stopped where the GLR first
+    exceeds the threshold without its confidence term (Track-and-Stop rules; -1 and False for LUCB)."""
+    deltas = [float(d) for d in deltas]
     frames = []
     for index, record in enumerate(instances.to_dict("records")):
         shape, mu, theta, kind = instance_problem(record)
         truth = bool(record["value"] >= theta)
-        chunk = runs_per_chunk(shape.n_leaves, t_max, runs, kind)
-        for delta in deltas:
-            start = time.perf_counter()
-            taus, answers, censored = [], [], []
-            for first in range(0, runs, chunk):
-                tapes = run_tapes(mu, kind, t_max, seed, index, range(first, min(first + chunk, runs)))
-                result = run_batch(shape, theta, kind, tapes, delta, rule, t_max, mu_true=mu, conservative=conservative)
-                taus.append(result.tau)
-                answers.append(result.answer)
-                censored.append(result.censored)
-            tau, answer, cens = np.concatenate(taus), np.concatenate(answers), np.concatenate(censored)
-            seconds = time.perf_counter() - start
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "rule": rule,
-                        "instance": record["id"],
-                        "delta": delta,
-                        "run": np.arange(len(tau)),
-                        "tau": tau,
-                        "censored": cens,
-                        "correct": (answer == truth) & ~cens,
-                    }
-                )
+        # the tapes of a chunk are read once per delta: the budget holds len(deltas) copies
+        chunk = runs_per_chunk(shape.n_leaves, t_max, runs, kind, TAPE_BYTES // len(deltas))
+        start = time.perf_counter()
+        parts = {d: [] for d in deltas}
+        for first in range(0, runs, chunk):
+            block = range(first, min(first + chunk, runs))
+            tapes = run_tapes(mu, kind, t_max, seed, index, block)
+            per_run_delta = np.repeat(deltas, len(block))
+            result = run_batch(
+                shape,
+                theta,
+                kind,
+                np.concatenate([tapes] * len(deltas)) if len(deltas) > 1 else tapes,
+                per_run_delta if len(deltas) > 1 else deltas[0],
+                rule,
+                t_max,
+                mu_true=mu,
+                conservative=conservative,
             )
+            for j, delta in enumerate(deltas):
+                take = slice(j * len(block), (j + 1) * len(block))
+                parts[delta].append(
+                    pd.DataFrame(
+                        {
+                            "rule": rule,
+                            "instance": record["id"],
+                            "delta": delta,
+                            "run": np.asarray(block),
+                            "tau": result.tau[take],
+                            "censored": result.censored[take],
+                            "correct": (result.answer[take] == truth) & ~result.censored[take],
+                            "null_tau": result.null_tau[take],
+                            "null_correct": (result.null_answer[take] == truth) & (result.null_tau[take] >= 0),
+                        }
+                    )
+                )
+        seconds = time.perf_counter() - start
+        for delta in deltas:
+            frame = pd.concat(parts[delta], ignore_index=True)
+            frames.append(frame)
             if log is not None:
+                stopped = ~frame["censored"]
                 log.info(
-                    "%s delta %g: mean tau %.0f, errors %d, censored %d, %.1f s (%.0f pulls/s)",
+                    "%s delta %g: mean tau %.0f, errors %d, censored %d, null errors %d (%.1f s for every delta)",
                     record["id"],
                     delta,
-                    tau[~cens].mean() if (~cens).any() else np.nan,
-                    int(((answer != truth) & ~cens).sum()),
-                    int(cens.sum()),
+                    frame["tau"][stopped].mean() if stopped.any() else np.nan,
+                    int((~frame["correct"] & stopped).sum()),
+                    int((~stopped).sum()),
+                    int((~frame["null_correct"] & (frame["null_tau"] >= 0)).sum()),
                     seconds,
-                    tau.sum() / seconds,
                 )
     return pd.concat(frames, ignore_index=True)
 

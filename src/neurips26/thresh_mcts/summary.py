@@ -43,6 +43,7 @@ def report_tables(
         "instances": instances[INSTANCE_COLUMNS],
         "tau": per_rule(summary, "mean_tau"),
         "errors": per_rule(summary, "errors"),
+        "null_errors": per_rule(summary, "null_errors") if "null_errors" in summary else None,
         "cost": cost,
         "slopes": slopes,
         "checks": check_numbers(equivalence, lp_check),

@@ -333,6 +333,18 @@ def beta_threshold(t: Any, delta: float, n_leaves: int | None = None, conservati
     return float(out) if out.ndim == 0 else out
 
 
+def null_threshold(t: Any, n_leaves: int | None = None, conservative: bool = False):
+    """The stopping threshold without its confidence term: ``beta(t, delta) + ln(delta)``, i.e. ``ln(1 + ln t)``
+    (``ln(K (1 + ln t))`` if conservative). A GLR rule stopped here ignores delta: claim M1's null, the same runs
+    stopped without the calibration that makes them delta-correct."""
+    t_arr = np.asarray(t, dtype=float)
+    if not np.isfinite(t_arr).all() or (t_arr < 1).any():
+        raise ValueError(f"t must be finite and >= 1, got {t!r}")
+    scale = float(check_int("n_leaves", n_leaves, 1)) if conservative else 1.0
+    out = np.log(scale * (1.0 + np.log(t_arr)))
+    return float(out) if out.ndim == 0 else out
+
+
 def kl_bernoulli(p: float, q: float) -> float:
     """``kl(p, q)`` of Bernoulli means; ``T* kl(delta, 1 - delta)`` is the lower bound on the expected stopping
     time of a delta-correct rule (Garivier and Kaufmann 2016, Theorem 1)."""

@@ -41,6 +41,10 @@ class BatchResult:
     forced: np.ndarray  # (R,) int64
     seconds: float
     scalar_runs: int = 0
+    # M1's null (Track-and-Stop rules only): the same run stopped at the first round where the GLR exceeds the
+    # threshold without its confidence term (theory.null_threshold); -1 / False where it never did (or for LUCB)
+    null_tau: np.ndarray | None = None
+    null_answer: np.ndarray | None = None
 
     @property
     def n_runs(self) -> int:
@@ -136,6 +140,8 @@ def run_batch(
         "rounds": np.zeros(r, dtype=np.int64),
         "forced": np.zeros(r, dtype=np.int64),
         "scalar_runs": 0,
+        "null_tau": np.full(r, -1, dtype=np.int64),
+        "null_answer": np.zeros(r, dtype=bool),
     }
     if r:
         lay = Layout(tree)

@@ -14,20 +14,25 @@ import time
 
 import numpy as np
 
-from ..algorithms import _FullEngine, _IncrementalEngine
+from ..algorithms import _FullEngine, _IncrementalEngine, _NullBeta
 from .handoff import CALIBRATION_ROUNDS, Handoff
 from .layout import Layout, divergences, first_true, pairwise
 
 
-def tas_scalar(lay, theta, kind, tape, beta, rule, t_max, t, counts, sums, cumulative, forced, w_oracle):
+def tas_scalar(
+    lay, theta, kind, tape, beta, rule, t_max, t, counts, sums, cumulative, forced, w_oracle, null_beta=None, null=None
+):
     """The loop of ``algorithms._track_and_stop`` from a mid-run state; returns
-    ``(tau, answer, censored, counts, forced)``."""
+    ``(tau, answer, censored, counts, forced)``. ``null``, where given, is a dict ``{"tau": -1}`` of a run that has
+    not crossed ``null_beta`` yet: the first round where the GLR exceeds it fills its ``tau`` and ``answer``."""
     k = lay.k
     counts, sums = counts.copy(), sums.copy()
     engine = (_IncrementalEngine if rule == "ratio" else _FullEngine)(lay.tree, theta, kind, counts, sums)
     length = tape.shape[1]
     while True:
         engine.evaluate()
+        if null is not None and null["tau"] < 0 and engine.root_z > null_beta(t):
+            null["tau"], null["answer"] = t, bool(engine.root_side)
         if engine.root_z > beta(t):
             return t, bool(engine.root_side), False, counts, forced
         if t >= t_max:
@@ -101,6 +106,7 @@ class TaS:
         self.f[0, lay.zero :] = 2.0
         self.cum = np.ones((k, r)) if rule == "c_tracking" else None
         self.forced = np.zeros(r, dtype=np.int64)
+        self.null_beta = _NullBeta(k, betas[0].args[2])  # M1's null: the same runs stopped without ln(1/delta)
         self._index()
         leaves = np.repeat(np.arange(k), r)
         self._set_leaves(leaves, leaves * r + np.tile(np.arange(r), k), self.counts.ravel(), self.sums.ravel())
@@ -230,6 +236,7 @@ class TaS:
             # a copy: the table sizes the scalar would have, not the batch's
             beta = copy.copy(self.betas[int(self.dix[i])])
             cum = None if self.cum is None else self.cum[:, i].copy()
+            null = {"tau": int(out["null_tau"][r])}
             tau, answer, censored, counts, forced = tas_scalar(
                 self.lay,
                 self.theta,
@@ -244,7 +251,11 @@ class TaS:
                 cum,
                 int(self.forced[i]),
                 self.w_oracle,
+                self.null_beta,
+                null,
             )
+            if out["null_tau"][r] < 0 <= null["tau"]:
+                out["null_tau"][r], out["null_answer"][r] = null["tau"], null["answer"]
             out["tau"][r], out["answer"][r], out["censored"][r] = tau, answer, censored
             out["counts"][r], out["forced"][r] = counts, forced
         out["scalar_runs"] += self.rid.shape[0]
@@ -284,7 +295,13 @@ def run_tas(lay, theta, kind, tapes, rule, dix, betas, t_max, w_oracle, tail, ou
             break
         start = time.perf_counter()
         saved = st.evaluate()
-        stop = st.f[1, root] > st.beta(t)
+        z = st.f[1, root]
+        crossed = (z > st.null_beta(t)) & (out["null_tau"][st.rid] < 0)
+        if crossed.any():
+            ids = st.rid[crossed]
+            out["null_tau"][ids] = t
+            out["null_answer"][ids] = st.f[0, root, crossed] == 1.0
+        stop = z > st.beta(t)
         if stop.any():
             ids = st.rid[stop]
             out["tau"][ids] = t
