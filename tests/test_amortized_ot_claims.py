@@ -233,7 +233,7 @@ def test_every_hard_claim_is_measured_beside_its_null_the_sliced_mean():
     assert table.loc["C1", "null_value"] == pytest.approx(1.0)  # max(sliced/Meta-OT = 0.5, 1)
     assert table.loc["C2", "null_value"] == pytest.approx(0.8, rel=0.1)  # 80 / 100 iterations
     assert table.loc["C3", "null_value"] == pytest.approx(1.0)
-    assert "sliced mean/Meta-OT 0.5" in table.loc["C1", "note"]
+    assert "sliced mean/Meta-OT 0.48" in table.loc["C1", "note"]  # 0.5 / (1 + 0.02 seed), over seeds
     assert "the former C3" in table.loc["C3", "note"]
 
 
@@ -308,8 +308,9 @@ def test_c3_compares_the_training_resolution_with_a_different_one():
     digits = frame["task"] == "digits"
     frame.loc[digits, "res"] = frame.loc[digits, "res"].map({8: 28, 12: 14})
     c3 = {m.claim_id: m for m in measure_claims(frame, L, {**RES, "digits": 28}, [28, 14], SWEEP, BASE_SEED)}["C3"]
-    assert c3.value == pytest.approx(5.0, rel=0.1)
-    assert "14x14 / 28x28" in c3.note and "Meta-OT: not applicable" in c3.note
+    assert c3.value == pytest.approx(1.0, rel=0.1)  # RA at 14x14 (0.5) / the sliced mean at 14x14 (0.5)
+    assert "14x14 RA/sliced mean" in c3.note and "Meta-OT: not applicable" in c3.note
+    assert "14x14 / 28x28" in c3.note  # RA-OT's own ratio (the former C3, 5x worse) stays in the note
 
 
 def test_c3_without_another_grid_is_inconclusive_not_an_error():
