@@ -240,7 +240,7 @@ def test_smoke_run_writes_paper_10s_ndcg_table_diagnostics_claims_and_figures(sm
     claims = pd.read_parquet(out / "claims.parquet")
     assert list(claims["claim_id"]) == ["C1", "C2", "C3", "C4a", "C4b", "C5"]
     assert dict(zip(claims["claim_id"], claims["kind"])) == {
-        "C1": "hard",
+        "C1": "soft",
         "C2": "soft",
         "C3": "soft",
         "C4a": "check",
