@@ -60,11 +60,13 @@ def test_smoke_run_writes_paper_01s_matrix_claims_and_figures(smoke_run):
     figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
     assert figures == sorted(["mse_heatmaps", "fd_heatmaps", "amplification", "loss_weights", "samples"])
     claims = pd.read_parquet(out / "claims.parquet")
-    assert list(claims["claim_id"]) == ["C1", "C2", "C3", "C4a", "C4b", "C5", "C5b", "C6"]
+    assert list(claims["claim_id"]) == ["C1", "C2", "C3", "C4a", "C4b", "C5", "C5m", "C5b", "C6"]
     kinds = claims.set_index("claim_id")["kind"]
-    assert set(kinds[["C1", "C2"]]) == {"check"} and kinds["C5"] == "hard" and "verdict" in claims
-    checks = claims[claims["kind"] == "check"]
-    assert (checks["verdict"] == "holds").all()  # identities of the conversions hold at any scale
+    assert set(kinds[["C1", "C2", "C5m"]]) == {"check"} and kinds["C5"] == "hard" and "verdict" in claims
+    identities = claims[claims["claim_id"].isin(["C1", "C2"])]
+    assert (identities["verdict"] == "holds").all()  # identities of the conversions hold at any scale
+    # C5m (eps/v errors at the rank floor of the linear head) needs a bottleneck regime's runs: none at smoke
+    assert claims.set_index("claim_id").loc["C5m", "verdict"] in {"holds", "inconclusive"}
     metrics = pd.read_parquet(out / "metrics.parquet")
     cells = metrics[metrics["metric"] == "mse"]
     smoke = yaml.safe_load((smoke_run / "config/pred_loss_space.yaml").read_text())["smoke"]
@@ -271,7 +273,7 @@ def test_smoke_run_writes_paper_12s_runs_checks_claims_and_figures(smoke_run):
     figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
     assert figures == sorted(["sample_complexity", "error_rates", "per_round_cost", "normalised_times"])
     claims = pd.read_parquet(out / "claims.parquet")
-    assert list(claims["claim_id"]) == ["M1", "M2a", "M2b", "M3", "M4", "M5", "M5a", "M5b", "M6", "M7"]
+    assert list(claims["claim_id"]) == ["M1", "M1b", "M2a", "M2b", "M3", "M4", "M5", "M5a", "M5b", "M6", "M7"]
     assert set(claims.loc[claims["kind"] == "check", "claim_id"]) == {"M5a", "M5b", "M6", "M7"}
     smoke = yaml.safe_load((smoke_run / "config/thresh_mcts.yaml").read_text())["smoke"]
     summary = pd.read_parquet(out / "summary.parquet")
