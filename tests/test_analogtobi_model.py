@@ -22,8 +22,9 @@ VOCAB = Vocabulary.bipartite()
 IDS = {t: i for i, t in enumerate(VOCAB.tokens)}
 
 
-def rows(n=24, context=96, seed=0):
-    circuits = generate.generate(n, {"Opamp": 1, "Mirror": 1}, seed=seed, max_devices=8)
+def rows(n=24, context=96, seed=0, families=("Opamp", "Mirror"), max_devices=8):
+    """n generated circuits' walks as token rows of context + 1, END-padded (test_analogtobi_speed uses it too)."""
+    circuits = generate.generate(n, dict.fromkeys(families, 1), seed=seed, max_devices=max_devices)
     rng = np.random.default_rng(seed)
     out = np.full((len(circuits), context + 1), IDS[END], dtype=np.int64)
     for i, (kind, _, c) in enumerate(circuits):

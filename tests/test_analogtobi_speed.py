@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.analogtobi import generate, serialize
-from neurips26.analogtobi.model import GPT, GPTConfig
-from neurips26.analogtobi.tokens import END, Vocabulary
+from neurips26.analogtobi.model import GPT
+from neurips26.analogtobi.tokens import END
 from neurips26.analogtobi.training import (
     TrainSettings,
     _eval_loss,
@@ -20,25 +19,17 @@ from neurips26.analogtobi.training import (
     walk_lengths,
     walk_loss,
 )
+from test_analogtobi_model import IDS
+from test_analogtobi_model import rows as model_rows
+from test_analogtobi_model import tiny as model_tiny
 
-VOCAB = Vocabulary.bipartite()
-IDS = {t: i for i, t in enumerate(VOCAB.tokens)}
 
-
-def rows(n=32, context=160, seed=0, max_devices=10):
-    circuits = generate.generate(n, {"Opamp": 1, "Mirror": 1, "LDO": 1}, seed=seed, max_devices=max_devices)
-    rng = np.random.default_rng(seed)
-    out = np.full((len(circuits), context + 1), IDS[END], dtype=np.int64)
-    for i, (kind, _, c) in enumerate(circuits):
-        walk = serialize.walk_tokens(c, kind, rng)[: context + 1]
-        out[i, : len(walk)] = [IDS[t] for t in walk]
-    return out
+def rows(n=32, context=160, seed=0):
+    return model_rows(n, context, seed, families=("Opamp", "Mirror", "LDO"), max_devices=10)
 
 
 def tiny(context=160, seed=0):
-    return GPTConfig(
-        vocab_size=len(VOCAB), d_model=32, n_layers=2, n_heads=2, mlp_hidden=64, context=context, seed=seed
-    )
+    return model_tiny(context, seed)
 
 
 def test_the_bucketed_loss_and_gradient_equal_the_whole_batchs():
