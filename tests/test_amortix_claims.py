@@ -152,11 +152,16 @@ VERDICT_CASES = [
     ("C2b", "inconclusive", replace(HOLDS, drgrpo_val=(0.60, 0.62), global_val=(0.30, 0.70))),  # two seeds
     ("C2b", "inconclusive", HOLDS),  # three seeds: an F(2, 2) interval spans a factor of about 1500
     ("C3", "holds", HOLDS),
+    # plain REINFORCE also gains beyond size (+0.02 to +0.03), Dr. GRPO by about 0.08 more on every seed
+    ("C3", "holds", replace(HOLDS, c3_null=(0.47, 0.48, 0.47))),
     # above the pretrained start (0.40) but below the pretrained policy's output of the same size (0.45)
     ("C3", "fails", replace(HOLDS, c3_main=(0.41, 0.42, 0.42))),
+    # Dr. GRPO gains beyond size, plain REINFORCE more on every seed
+    ("C3", "fails", replace(HOLDS, c3_null=(0.60, 0.61, 0.62))),
     ("C3", "inconclusive", replace(HOLDS, c3_main=(0.55,))),  # one seed
-    ("C3", "inconclusive", replace(HOLDS, c3_null=(0.50, 0.52, 0.51))),  # plain REINFORCE passes too
-    ("C3", "inconclusive", replace(HOLDS, c3_null=())),  # the null was not run
+    # both gain beyond size; the paired difference changes sign across seeds (-0.01, +0.03, -0.01)
+    ("C3", "inconclusive", replace(HOLDS, c3_main=(0.50, 0.53, 0.51), c3_null=(0.51, 0.50, 0.52))),
+    ("C3", "inconclusive", replace(HOLDS, c3_null=())),  # the null was not run: nothing to pair
     ("C3", "inconclusive", replace(HOLDS, c3_outputs=False)),  # no outputs to match sizes in
     ("C4", "holds", HOLDS),
     ("C4", "fails", replace(HOLDS, best_of={1: 0.50, 2: 0.60, 4: 0.70})),  # best-of-4 beats every seed
@@ -197,11 +202,24 @@ def test_seeds_are_paired_and_counted():
     assert verdict_of("C3", HOLDS)["runs"] == 3
 
 
-def test_c3_is_measured_against_the_size_matched_pretrained_output_beside_its_null():
+def test_c3_is_measured_against_the_size_matched_pretrained_output_minus_its_null():
     row = verdict_of("C3", HOLDS)
-    assert row["value"] == pytest.approx(np.mean([0.10, 0.11, 0.13]))  # minus the 5-atom sample (0.45), not 0.40
-    assert row["null_value"] == pytest.approx(-0.01)
+    # minus the 5-atom sample (0.45), not 0.40; the null's gains (-0.01, 0, -0.02) do not pass 0: the bar is 0
+    assert row["value"] == pytest.approx(np.mean([0.10, 0.11, 0.13]))
+    assert np.isnan(row["null_value"])  # the null is inside the value, not beside it
     assert "size change alone gives +0.0500" in row["note"]  # 0.45 against the greedy 0.40
+    assert "former C3" in row["note"] and "(mean -0.0100)" in row["note"]  # the former measurement stays visible
+
+
+def test_c3_subtracts_a_passing_null_seed_by_seed():
+    row = verdict_of("C3", replace(HOLDS, c3_null=(0.47, 0.48, 0.46)))  # null gains +0.02, +0.03, +0.01
+    assert row["value"] == pytest.approx(np.mean([0.10 - 0.02, 0.11 - 0.03, 0.13 - 0.01]))
+    assert row["runs"] == 3 and row["verdict"] == "holds"
+
+
+def test_beyond_null_is_the_margin_over_the_harder_of_null_and_threshold():
+    assert claims.beyond_null({0: 0.1, 1: 0.2, 2: 0.3}, {0: 0.05, 1: -0.1, 3: 0.0}) == pytest.approx({0: 0.05, 1: 0.2})
+    assert claims.beyond_null({0: 0.1}, {0: np.nan}) == {}
 
 
 def test_the_size_matched_candidate_ignores_scores_and_prefers_the_greedy_output():

@@ -4,13 +4,14 @@ thresholds, minimum seeds) are in config/claims/amortix.yaml.
 Claims comparing fine-tuned policies are decided from the spread over RL seeds: paired differences per seed
 (Dr. GRPO minus the global baseline, seed by seed; a fine-tuned seed minus the pretrained policy, which has one
 run) with a t interval. Missing rows give NaN (an inconclusive verdict), never a value that lets a comparison pass.
+C3's null (plain REINFORCE, which also beat the pretrained start) is subtracted seed by seed inside its value
+(`beyond_null`, issue 41), so C3 tests what group normalisation adds beyond RL without it.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -115,19 +116,33 @@ def _seeds_of(outputs: pd.DataFrame, variant: str) -> list[int]:
     return sorted(int(m.rsplit("_s", 1)[1]) for m in names if re.fullmatch(rf"{variant}_s\d+", m))
 
 
+def beyond_null(values: dict[int, float], null: dict[int, float], threshold: float = 0.0) -> dict[int, float]:
+    """Per seed, a claim's value (higher is better) minus the harder of its null's value on the same seed and the
+    threshold: value - max(null, threshold), for the seeds measured on both sides. Where the null passes the
+    threshold this is the paired difference from the null (what the mechanism adds beyond it); where it does not,
+    the value's own margin to the threshold. NaN values are dropped."""
+    return {
+        s: values[s] - max(null[s], threshold)
+        for s in sorted(set(values) & set(null))
+        if np.isfinite(values[s]) and np.isfinite(null[s])
+    }
+
+
 def c3_beyond_size(outputs: pd.DataFrame) -> Measured:
     """C3: per RL seed, the Dr. GRPO policy's single-shot test score minus the size-matched pretrained baseline's
-    (t interval over seeds); the null is plain REINFORCE (`none`) measured the same way, the mean over its seeds
-    (NaN without it, so a holds becomes inconclusive). The note splits the gain over the pretrained start into the
-    objective's terms and gives what the change of size alone buys."""
+    (its gain beyond size), minus the same for plain REINFORCE (`none`, the null) on the same seed, or minus 0 where
+    the null's gain is not above 0 (`beyond_null`); t interval over the paired seeds. No null field: the null is
+    subtracted inside the value. The note keeps the former measurement (Dr. GRPO's gain beyond size with its
+    interval, and the null's mean), splits the gain over the pretrained start into the objective's terms and gives
+    what the change of size alone buys."""
     needed = {"mode", "n_new", "scaffold", "score", "qed", "sa"}
     if not len(outputs) or not needed <= set(outputs.columns):
         return Measured("C3", math.nan, 0, note=f"the policies' outputs lack {sorted(needed - set(outputs.columns))}")
     main = {s: beyond_size(outputs, f"{MAIN_VARIANT}_s{s}") for s in _seeds_of(outputs, MAIN_VARIANT)}
     null = {s: beyond_size(outputs, f"{NULL_VARIANT}_s{s}") for s in _seeds_of(outputs, NULL_VARIANT)}
     gains = {s: r["beyond_size"] for s, r in main.items() if np.isfinite(r["beyond_size"])}
-    null_gains = [r["beyond_size"] for r in null.values() if np.isfinite(r["beyond_size"])]
-    null_value = float(np.mean(null_gains)) if null_gains else math.nan
+    null_gains = {s: r["beyond_size"] for s, r in null.items() if np.isfinite(r["beyond_size"])}
+    paired = beyond_null(gains, null_gains)
 
     def mean(key: str, runs: dict) -> float:
         values = [r[key] for r in runs.values() if np.isfinite(r.get(key, math.nan))]
@@ -135,16 +150,20 @@ def c3_beyond_size(outputs: pd.DataFrame) -> Measured:
 
     names = list(objective_terms(outputs.head(0)))
     parts = ", ".join(f"{name} {mean(f'over_start_{name}', main):+.4f}" for name in names)
+    unpaired = sorted((set(gains) | set(null_gains)) - set(paired))
+    former = t_interval(list(gains.values()))
     note = (
-        f"beyond the size-matched pretrained baseline {_per_seed(gains)}; gain over the pretrained start "
-        f"{mean('over_start', main):+.4f} (by term: {parts}), of which the size change alone gives "
-        f"{mean('size', main):+.4f} (added atoms {mean('n_new', main):.2f} against {mean('n_new_start', main):.2f}); "
-        f"null {NULL_VARIANT} beyond size: "
-        + (", ".join(f"s{s}: {r['beyond_size']:+.4f}" for s, r in null.items()) or "not run")
-        + f"; {NULL_VARIANT}'s gain over the start {mean('over_start', null):+.4f}"
+        f"{MAIN_VARIANT} minus max({NULL_VARIANT}, 0), beyond size, paired by RL seed: {_per_seed(paired)}"
+        + (f" (seeds without a partner: {unpaired})" if unpaired else "")
+        + f"; former C3 ({MAIN_VARIANT} beyond the size-matched pretrained baseline): {former.text()}, "
+        f"{_per_seed(gains)}; its null {NULL_VARIANT} beyond size: "
+        + (", ".join(f"s{s}: {v:+.4f}" for s, v in null_gains.items()) or "not run")
+        + (f" (mean {np.mean(list(null_gains.values())):+.4f})" if null_gains else "")
+        + f"; {MAIN_VARIANT}'s gain over the pretrained start {mean('over_start', main):+.4f} (by term: {parts}), of "
+        f"which the size change alone gives {mean('size', main):+.4f} (added atoms {mean('n_new', main):.2f} against "
+        f"{mean('n_new_start', main):.2f}); {NULL_VARIANT}'s gain over the start {mean('over_start', null):+.4f}"
     )
-    spread = t_interval(list(gains.values()))
-    return replace(measured_from_spread("C3", spread, note), null=null_value)
+    return measured_from_spread("C3", t_interval(list(paired.values())), note)
 
 
 def variance_ratio(numerator: list[float], denominator: list[float], confidence: float = 0.95) -> Measured:
@@ -218,7 +237,7 @@ def measure_claims(
     measured.append(Measured("C2b", ratio.value, ratio.runs, note=spread, low=ratio.low, high=ratio.high))
 
     # C3: fine-tuned (each seed) minus the size-matched pretrained baseline, single shot on the held-out test
-    # scaffolds, beside the null without group normalisation
+    # scaffolds, minus the same for the null without group normalisation (paired by seed)
     measured.append(c3_beyond_size(outputs))
     seeds = _single_shot_by_seed(decoration, MAIN_VARIANT)
 
