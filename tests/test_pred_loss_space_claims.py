@@ -96,6 +96,14 @@ def bottlenecked(pred, loss):  # x-prediction wins everything, pred explains mos
     return 0.1 * PRED_EFFECT[pred] * LOSS_EFFECT[loss] ** 0.1, 10 * PRED_EFFECT[pred] * LOSS_EFFECT[loss] ** 0.1
 
 
+def x_far_ahead(pred, loss):  # a bottleneck regime where x wins FD by 4x (log 4 = 1.39), 2x more than x_best_anyway
+    return 0.1 * PRED_EFFECT[pred], 10 * {"x": 1.0, "eps": 8.0, "v": 4.0}[pred] * LOSS_EFFECT[loss] ** 0.1
+
+
+def x_slightly_ahead(pred, loss):  # a bottleneck regime where x wins FD by 1.5x (log 1.5 = 0.41), less than without
+    return 0.1 * PRED_EFFECT[pred], 10 * {"x": 1.0, "eps": 1.5, "v": 1.5}[pred] * LOSS_EFFECT[loss] ** 0.1
+
+
 def swapped(pred, loss):  # no bottleneck with the roles swapped: pred drives MSE, loss drives FD
     return 0.1 * PRED_EFFECT[pred], 10 * LOSS_EFFECT[loss]
 
@@ -207,7 +215,12 @@ VERDICT_CASES = [
     ("C5", "inconclusive", lambda mp: paper_shaped(seeds=(0, 1))),
     ("C5", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), BN_IMG)),
     ("C5", "inconclusive", lambda mp: table({NO_BN: paper_like})),  # no bottleneck regime was run
-    ("C5", "inconclusive", lambda mp: table({NO_BN: x_best_anyway, BN_TOY: bottlenecked, BN_IMG: bottlenecked})),
+    # x also wins FD without a bottleneck (the null passes, log 2), by log 4 with one: the bottleneck adds log 2
+    ("C5", "holds", lambda mp: table({NO_BN: x_best_anyway, BN_TOY: bottlenecked, BN_IMG: x_far_ahead})),
+    # x wins FD with a bottleneck (log 1.5) but by less than without one (log 2)
+    ("C5", "fails", lambda mp: table({NO_BN: x_best_anyway, BN_TOY: bottlenecked, BN_IMG: x_slightly_ahead})),
+    # x wins FD by the same log 2 with and without a bottleneck: the difference is seed noise
+    ("C5", "inconclusive", lambda mp: table({NO_BN: x_best_anyway, BN_IMG: bottlenecked}, jitter=0.1)),
     ("C5", "inconclusive", lambda mp: table({BN_TOY: bottlenecked, BN_IMG: bottlenecked})),  # no null regime
     ("C5m", "holds", lambda mp: table({NO_BN: paper_like, BN_IMG: floored, BN_TOY: floored})),
     ("C5m", "fails", lambda mp: paper_shaped()),  # eps and v below the floor: a head of larger rank than stated
@@ -252,19 +265,32 @@ def test_claims_rest_on_the_seeds_and_cells_they_read():
 
 
 def test_every_hard_and_soft_claim_is_measured_beside_its_null():
-    """Issue 41: each claim carries the value of its null, computed by the same job, and the report shows it."""
+    """Issue 41: each claim carries the value of its null, computed by the same job, and the report shows it; C5
+    carries it inside its value (the paired difference) and in its note."""
     table_ = decided(table({NO_BN: paper_like, NO_BN_TOY: paper_like, BN_TOY: bottlenecked, BN_IMG: bottlenecked}))
-    claims = table_[table_["kind"].isin(["hard", "soft"])]
+    claims = table_[table_["kind"].isin(["hard", "soft"]) & (table_.index != "C5")]
     assert np.isfinite(claims["null_value"]).all(), claims["null_value"].to_dict()
-    assert (claims["verdict"] == "holds").all(), claims["note"].to_dict()
-    assert table_.loc["C5", "null_value"] < 0 and "null (image no-bottleneck regime)" in table_.loc["C5", "note"]
+    assert (table_.loc[[*claims.index, "C5"], "verdict"] == "holds").all(), table_["note"].to_dict()
+    assert np.isnan(table_.loc["C5", "null_value"]) and "null (image no-bottleneck regime)" in table_.loc["C5", "note"]
 
 
-def test_c5_is_not_a_holds_when_x_wins_fd_without_a_bottleneck_too():
-    """The audit's case: x wins FD with and without a bottleneck, so the bottleneck's effect is not shown."""
-    row = decided(table({NO_BN: x_best_anyway, BN_TOY: bottlenecked, BN_IMG: bottlenecked})).loc["C5"]
-    assert row["low"] > 0 and row["null_value"] > 0
-    assert row["verdict"] == "inconclusive" and "the null without the mechanism passes too" in row["note"]
+def test_c5_is_the_bottleneck_margin_minus_the_null_margin_seed_by_seed():
+    """The audit's case: x wins FD with and without a bottleneck. C5 then is the margin with a bottleneck minus the
+    margin without one, on the same seed, so it tests what the bottleneck adds."""
+    metrics = table({NO_BN: x_best_anyway, BN_TOY: bottlenecked, BN_IMG: x_far_ahead})
+    row = decided(metrics).loc["C5"]
+    assert row["value"] == pytest.approx(np.log(2), abs=0.01) and row["runs"] == 3 and row["verdict"] == "holds"
+    assert "former C5 (image bottleneck regime's margin alone)" in row["note"] and "per seed" in row["note"]
+    assert claims_module.x_margin(metrics).value == pytest.approx(np.log(4), abs=0.01)  # the former value
+    # where the null does not pass, the bar is 0: the value is the bottleneck margin itself
+    assert decided(paper_shaped()).loc["C5", "value"] == pytest.approx(np.log(2), abs=0.01)
+
+
+def test_beyond_null_is_the_margin_over_the_harder_of_null_and_threshold():
+    assert claims_module.beyond_null({0: 1.0, 1: 1.0, 2: 1.0}, {0: 0.4, 1: -0.5, 3: 0.0}) == pytest.approx(
+        {0: 0.6, 1: 1.0}
+    )
+    assert claims_module.beyond_null({0: 1.0}, {0: np.nan}) == {}
 
 
 def test_c5_reads_fd_only_and_the_rank_floor_check_reports_the_mse_half():
@@ -312,7 +338,7 @@ def test_seeds_not_shared_by_every_regime_are_left_out_and_said_so():
 
 
 def test_the_image_and_toy_bottleneck_claims_read_only_their_own_regimes():
-    measured = {m.claim_id: m for m in measure_claims(table({BN_IMG: bottlenecked}), T_EPS)}
+    measured = {m.claim_id: m for m in measure_claims(table({BN_IMG: bottlenecked, NO_BN: paper_like}), T_EPS)}
     assert measured["C5"].runs == 3 and np.isnan(measured["C5b"].value)
     assert "no toy bottleneck regime" in measured["C5b"].note
 
