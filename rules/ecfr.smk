@@ -124,7 +124,7 @@ rule ecfr_train:
         f"{EC_BENCH}/train/{{dataset}}/{{method}}_{{setting}}_s{{seed}}.tsv"
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
-        method="ecfr|same_modal|cfm",
+        method="ecfr|same_modal_b|same_modal|cfm",
         setting="unified|per_class",
         seed=r"\d+",
     conda:
@@ -306,6 +306,7 @@ rule ecfr_report:
         train=paper_params("ecfr", "train"),
         evaluate=paper_params("ecfr", "evaluate"),
         seeds=paper_params("ecfr", "seeds"),
+        per_class_seeds=ec_per_class_seeds,
         comparisons=paper_params("ecfr", "comparisons"),
         tuning=ec_tuning_or_none,
     script:

@@ -14,14 +14,17 @@ from neurips26.ecfr.claims import PAPER_GMACS, PAPER_PARAMS_M, PUBLISHED, PUBLIS
 
 DEFINITIONS = load_definitions(ROOT / "config/claims/ecfr.yaml")
 COMP = {"primary": "synthetic", "proposed": "ecfr", "same_modal": "same_modal", "mapping": "cfm",
-        "single_modality": {"contamination": "rgb", "bump_depth": "depth"}}  # fmt: skip
+        "single_modality": {"contamination": "rgb", "bump_depth": "depth"},
+        "same_modal_null": "same_modal_b"}  # fmt: skip
 SOURCES = {"synthetic": "synthetic"}  # quick scale's datasets; paper scale's are {"mvtec3d": "mvtec3d"}
 CLASSES = ("ring", "dome")
 DEFECTS = ("crack", "contamination", "bump_depth")
-# (method, setting) -> class-level I-AUROC, AUPRO, and I-AUROC on the RGB-only and depth-only defects
+# (method, setting) -> class-level I-AUROC, AUPRO, I-AUROC on the RGB-only and depth-only defects and on the defects
+# both modalities show (``both``, default ``i``: C4's null)
 GOOD = {
-    ("ecfr", "unified"): dict(i=0.80, pro=0.60, rgb=0.85, depth=0.75),
+    ("ecfr", "unified"): dict(i=0.80, pro=0.60, rgb=0.85, depth=0.75, both=0.70),
     ("same_modal", "unified"): dict(i=0.70, pro=0.50, rgb=0.80, depth=0.60),
+    ("same_modal_b", "unified"): dict(i=0.70, pro=0.50, rgb=0.80, depth=0.60),  # C1's null: the control refitted
     ("cfm", "unified"): dict(i=0.65, pro=0.40, rgb=0.90, depth=0.55),
     ("ecfr", "per_class"): dict(i=0.82, pro=0.60, rgb=0.85, depth=0.75),
     ("same_modal", "per_class"): dict(i=0.80, pro=0.55, rgb=0.80, depth=0.70),
@@ -29,15 +32,18 @@ GOOD = {
 # seed-to-seed jitter, different per run, so that paired differences spread and t intervals have a width
 JITTER = {("ecfr", "unified"): (0.0, 0.01, -0.01), ("same_modal", "unified"): (0.01, -0.01, 0.0),
           ("cfm", "unified"): (-0.005, 0.005, 0.01), ("ecfr", "per_class"): (0.005, 0.0, -0.005),
-          ("same_modal", "per_class"): (0.0, -0.005, 0.005)}  # fmt: skip
+          ("same_modal", "per_class"): (0.0, -0.005, 0.005),
+          ("same_modal_b", "unified"): (-0.01, 0.0, 0.01)}  # fmt: skip
 
 
-def metrics(values=GOOD, seeds=(0, 1, 2), flip=None, drop=None, defects=DEFECTS, dataset="synthetic"):
+def metrics(values=GOOD, seeds=(0, 1, 2), flip=None, drop=None, defects=DEFECTS, dataset="synthetic",
+            per_class_seeds=None):  # fmt: skip
     """Rows as the evaluate job writes them; ``flip`` = (method, setting, seed, column, value) overrides the class
-    mean's cell, ``drop`` = (method, setting, seed) removes a run."""
+    mean's cell, ``drop`` = (method, setting, seed) removes a run; ``per_class_seeds`` (default ``seeds``) the seeds
+    of the per-class runs."""
     rows = []
     for (m, setting), v in values.items():
-        for s in seeds:
+        for s in (per_class_seeds or seeds) if setting == "per_class" else seeds:
             e = JITTER[(m, setting)][s % 3]
             base = dict(dataset=dataset, method=m, setting=setting, seed=s)
             cells = {"i_auroc": v["i"] + e, "p_auroc": v.get("p", 0.9) + e, "aupro": v["pro"] + e}
@@ -45,7 +51,7 @@ def metrics(values=GOOD, seeds=(0, 1, 2), flip=None, drop=None, defects=DEFECTS,
                 rows.append({**base, "group": "class", "name": c, **cells})
             rows.append({**base, "group": "class", "name": "mean", **cells})
             for d in defects:
-                value = {"contamination": v["rgb"], "bump_depth": v["depth"]}.get(d, v["i"])
+                value = {"contamination": v["rgb"], "bump_depth": v["depth"]}.get(d, v.get("both", v["i"]))
                 rows.append({**base, "group": "defect", "name": d, "i_auroc": value + e, "p_auroc": 0.9, "aupro": 0.5})
     frame = pd.DataFrame(rows)
     if flip:
@@ -119,6 +125,12 @@ VERDICT_CASES = [
     ("C1", "inconclusive", {"frame": M(flip=("ecfr", "unified", 2, "i_auroc", 0.40))}),  # seeds disagree
     ("C1", "inconclusive", {"frame": M(flip=("ecfr", "unified", 1, "i_auroc", np.nan))}),
     ("C1", "inconclusive", {"frame": M(drop=("same_modal", "unified", 2))}),
+    # the null: the same-modal control refitted beats itself as ECFR beats it (its interval above 0 too)
+    ("C1", "inconclusive", {"frame": M(changed(("same_modal_b", "unified"), i=0.80))}),
+    ("C1", "inconclusive", {"frame": M({k: v for k, v in GOOD.items() if k[0] != "same_modal_b"})}),  # no null run
+    ("C1", "inconclusive", {"comparisons": {k: v for k, v in COMP.items() if k != "same_modal_null"}}),
+    ("C1", "holds", {"frame": M(changed(("same_modal_b", "unified"), i=0.73))}),  # a null above 0, within its noise
+    ("C1", "holds", {"frame": M(seeds=tuple(range(6)), per_class_seeds=(0, 1, 2))}),  # six seeds, per class three
     ("C2", "holds", {}),
     ("C2", "fails", {"frame": M(WORSE)}),
     ("C2", "inconclusive", {"frame": M(flip=("ecfr", "unified", 2, "aupro", 0.2))}),
@@ -133,10 +145,16 @@ VERDICT_CASES = [
     ("C4", "inconclusive", {"frame": M(changed(("ecfr", "unified"), rgb=0.80))}),  # equal on contamination
     ("C4", "inconclusive", {"frame": M(drop=("same_modal", "unified", 1))}),  # a control run is missing
     ("C4", "inconclusive", {"comparisons": {**COMP, "single_modality": {}}}),  # a dataset that labels none
+    # the null: ECFR gains as clearly on the defects both modalities show (no stream has to infer them)
+    ("C4", "inconclusive", {"frame": M(changed(("ecfr", "unified"), both=0.80))}),
+    ("C4", "inconclusive", {"frame": M(defects=("contamination", "bump_depth"))}),  # no both-modality defect: no null
+    ("C4", "fails", {"frame": M(changed(("ecfr", "unified"), both=0.80, depth=0.55))}),  # a fail is not a null's
     ("C5", "holds", {}),  # ecfr loses 0.02 from per class to unified, same_modal 0.10
     ("C5", "fails", {"frame": M(changed(("ecfr", "per_class"), i=0.95))}),
     ("C5", "inconclusive", {"frame": M(drop=("ecfr", "per_class", 0))}),
     ("C5", "inconclusive", {"frame": M(changed(("ecfr", "per_class"), i=0.90))}),  # the gaps are equal
+    ("C5", "holds", {"frame": M(seeds=tuple(range(6)), per_class_seeds=(0, 1, 2))}),  # on the per-class seeds
+    ("C5", "inconclusive", {"frame": M(seeds=(0, 1), per_class_seeds=(0, 1, 2))}),  # a per-class seed unpaired
     ("C6", "holds", {}),
     ("C6", "fails", {"comp": complexity(cfm_params=9.6)}),
     ("C6", "inconclusive", {"comp": complexity(paper=False)}),
@@ -251,3 +269,25 @@ def test_the_published_claims_are_two_sided(offset, verdict):
     row = decided(near("i_auroc", 0.9185 + offset), sources=MVTEC).loc["P1"]
     assert row["verdict"] == verdict, row["note"]
     assert np.isclose(row["value"], abs(offset))
+
+
+def test_the_hard_claims_carry_their_nulls_computed_beside_the_value():
+    """Issue 41: C1's null is the same-modal control refitted from another initialisation minus itself, C4's the same
+    measurement on the defects both modalities show; each is compared by the low end of its t interval."""
+    table = decided()
+    c1, c4 = table.loc["C1"], table.loc["C4"]
+    # refit - control per seed: (-0.01 - 0.01, 0 + 0.01, 0.01 - 0) = (-0.02, 0.01, 0.01): low end of its interval
+    diff = np.array([-0.02, 0.01, 0.01])
+    low = diff.mean() - 4.302652729911275 * diff.std(ddof=1) / np.sqrt(3)
+    assert np.isclose(c1["null_value"], low) and "null (the same without the mechanism" in c1["note"]
+    # ecfr - same_modal on the crack (both modalities): jitters (0, .01, -.01) - (.01, -.01, 0) about 0.70 - 0.70
+    diff = np.array([-0.01, 0.02, -0.01])
+    low = diff.mean() - 4.302652729911275 * diff.std(ddof=1) / np.sqrt(3)
+    assert np.isclose(c4["null_value"], low) and "defects both modalities show, crack" in c4["note"]
+    assert c1["verdict"] == c4["verdict"] == "holds"
+
+
+def test_c5_pairs_the_unified_runs_of_the_per_class_seeds_only():
+    row = decided(metrics(seeds=tuple(range(6)), per_class_seeds=(0, 1, 2))).loc["C5"]
+    assert row["runs"] == 3 and np.isclose(row["value"], (0.80 - 0.82) - (0.70 - 0.80), atol=1e-9)
+    assert decided(metrics(seeds=tuple(range(6)), per_class_seeds=(0, 1, 2))).loc["C1", "runs"] == 6

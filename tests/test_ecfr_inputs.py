@@ -41,6 +41,9 @@ def test_every_scale_of_the_config_passes_its_checks():
         (lambda c: c.update(methods=["ecfr", "same_modal"]), "comparisons.mapping 'cfm' is not among the methods"),
         (lambda c: c["comparisons"].update(single_modality={"bump_depth": "depth"}), "must name the primary synthetic"),
         (lambda c: c["datasets"]["synthetic"].update(defects=["crack", "hole"]), "must name the primary synthetic"),
+        (lambda c: c.update(per_class_seeds=[0, 9]), "per_class_seeds \\[9\\] are not among the seeds"),
+        (lambda c: c.update(per_class_seeds=[1, 1]), "per_class_seeds repeat"),
+        (lambda c: c["comparisons"].update(same_modal="cfm"), "same_modal_null refits 'same_modal'"),
     ],
 )
 def test_a_bad_config_is_refused_naming_the_problem(edit, match):
@@ -50,12 +53,48 @@ def test_a_bad_config_is_refused_naming_the_problem(edit, match):
         experiment.check_config(cfg)
 
 
-def test_the_runs_are_every_method_in_both_settings_and_seed():
+def test_the_runs_are_every_method_and_the_null_unified_on_every_seed_and_per_class_on_the_per_class_seeds():
     quick = CONFIG["quick"]
     runs = experiment.runs(quick)
-    per_seed = len(quick["methods"]) + len(quick["per_class_methods"])
-    assert len(runs) == per_seed * len(quick["seeds"])
+    unified = len(quick["methods"]) + 1  # the methods and C1's null (the same-modal refit)
+    assert len(runs) == unified * len(quick["seeds"]) + len(quick["per_class_methods"]) * len(quick["per_class_seeds"])
     assert ("synthetic", "ecfr", "per_class", 2) in runs and ("synthetic", "cfm", "per_class", 0) not in runs
+    assert ("synthetic", "same_modal_b", "unified", 5) in runs and ("synthetic", "ecfr", "per_class", 5) not in runs
+    assert not any(m == "same_modal_b" and setting == "per_class" for _, m, setting, _ in runs)
+    smoke = CONFIG["smoke"]  # no null and no per_class_seeds: every seed, as before
+    assert len(experiment.runs(smoke)) == 5 * len(smoke["seeds"])
+
+
+def test_quick_decides_the_unified_comparisons_on_six_seeds_with_twice_the_test_images():
+    """Issue 41: three seeds (t multiplier 4.30) and 10 normal + 4 defective images per type and class left C1 and C4
+    undecided; the unified runs now have six seeds, the test sets twice the images, and the per-class models (C5
+    only, five unified models' cost each) keep three seeds, so that the job time stays about the same."""
+    quick = CONFIG["quick"]
+    assert quick["seeds"] == [0, 1, 2, 3, 4, 5] and quick["per_class_seeds"] == [0, 1, 2]
+    synthetic = quick["datasets"]["synthetic"]
+    assert (synthetic["test_good_per_class"], synthetic["test_per_defect"]) == (20, 8)
+    assert quick["comparisons"]["same_modal_null"] == "same_modal_b"
+
+
+def test_the_null_refit_is_the_same_modal_network_from_another_initialisation():
+    from neurips26.ecfr.names import NULL_SEED_OFFSET, cross_modal, train_seed
+
+    assert not cross_modal("same_modal_b") and not cross_modal("same_modal") and cross_modal("ecfr")
+    assert train_seed("same_modal_b", 3) == 3 + NULL_SEED_OFFSET and train_seed("same_modal", 3) == 3
+    teacher, model = CONFIG["smoke"]["teacher"], CONFIG["smoke"]["model"]
+    a = experiment.build_model("same_modal", teacher, model, CONFIG["smoke"]["cfm"], 64, 0)
+    b = experiment.build_model("same_modal_b", teacher, model, CONFIG["smoke"]["cfm"], 64, 0)
+    assert a.cfg.cross is False and b.cfg.cross is False
+    # fitted from another seed: same shapes, other weights
+    train = {**CONFIG["smoke"]["train"], "steps": 2, "batch": 2}
+    cfg = {**{k: CONFIG["smoke"][k] for k in ("teacher", "model", "cfm")}, "train": train}
+    split = make_split(["ring"], 2, 0, [], 64, 0.0, seed=0)
+    rgb, depth = prepare(split["rgb"] / 255, split["depth"])
+    fitted = {m: experiment.fit_run(m, "unified", 0, rgb, depth, split["cls"], cfg, None)[0]["all"]
+              for m in ("same_modal", "same_modal_b")}  # fmt: skip
+    assert fitted["same_modal"].keys() == fitted["same_modal_b"].keys()
+    assert any(not np.allclose(v, fitted["same_modal_b"][k]) for k, v in fitted["same_modal"].items()
+               if v.is_floating_point())  # fmt: skip
 
 
 def test_a_per_class_model_takes_the_unified_steps_or_its_share_of_them_as_its_budget_says():

@@ -144,7 +144,14 @@ def ec_size(wildcards):
     return ec_dataset(wildcards)["size"]
 
 
-@reads("ecfr", ("methods",), ("per_class_methods",), ("seeds",))
+@reads(
+    "ecfr",
+    ("methods",),
+    ("per_class_methods",),
+    ("seeds",),
+    ("per_class_seeds",),
+    ("comparisons", "same_modal_null"),
+)
 def ec_runs_of(wildcards):
     """The runs of one dataset, as [method, setting, seed] in the order of the models' input."""
     cfg = ec_config(wildcards)
@@ -153,6 +160,12 @@ def ec_runs_of(wildcards):
         for d, m, setting, s in ecfr_experiment.runs(cfg)
         if d == wildcards.dataset
     ]
+
+
+@reads("ecfr", ("seeds",), ("per_class_seeds",))
+def ec_per_class_seeds(wildcards):
+    """The seeds whose per-class models are fitted (per_class_seeds; default every seed), for the report's text."""
+    return ecfr_experiment.per_class_seeds(ec_config(wildcards))
 
 
 def ec_models(wildcards):

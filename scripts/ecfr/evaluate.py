@@ -10,6 +10,7 @@ from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.ecfr.evaluation import run_metrics
 from neurips26.ecfr.experiment import score_run
+from neurips26.ecfr.names import SAME_MODAL_NULL
 from neurips26.ecfr.training import prepare
 
 p = snakemake.params
@@ -47,7 +48,7 @@ for (method, setting, seed), path, test_path in zip(p.runs, snakemake.input.mode
     mean = next(r for r in rows[::-1] if r["name"] == "mean")
     log.info("%s %s seed %d: class-mean I-AUROC %.4f, P-AUROC %.4f, AUPRO %.4f", method, setting, seed,
              mean["i_auroc"], mean["p_auroc"], mean["aupro"])  # fmt: skip
-    if seed == first_seed:
+    if seed == first_seed and method != SAME_MODAL_NULL:  # the null's refit looks as same_modal does
         examples[f"{method}_{setting}"] = maps[picks]
         shown = {"rgb": test["rgb"][picks], "depth": test["depth"][picks], "mask": masks[picks], "cls": cls[picks],
                  "defect": defect[picks]}  # fmt: skip

@@ -20,6 +20,7 @@ paper's (a leak, say) fails as a value far below it does.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -82,6 +83,69 @@ def _difference(claim_id, metrics, dataset, a, b, setting, column, note) -> Meas
     return measured_from_spread(claim_id, t_interval(diff), f"{dataset}: {note}")
 
 
+def _null_end(spread) -> float:
+    """The value a null is compared with: the low end of its t interval (NaN with fewer than two runs), so that the
+    null passes '> 0' exactly when it would hold by the claim's own rule (its whole interval above 0)."""
+    return float(spread.low) if spread.runs >= 2 and math.isfinite(spread.low) else math.nan
+
+
+def _refit_null(metrics: pd.DataFrame, dataset: str, control: str, refit: str | None) -> tuple[float, str]:
+    """C1's null: the same measurement without the cross-modal mechanism, the same-modal control's refit from another
+    initialisation (``refit``, comparisons.same_modal_null) minus the control, paired by seed; (the low end of its
+    t interval, a note). NaN where the refit was not run (a holds then becomes inconclusive)."""
+    if not refit:
+        return math.nan, "null: no refit of the same-modal control at this scale"
+    try:
+        diff = _paired(run_values(metrics, dataset, refit, "unified", "i_auroc"),
+                       run_values(metrics, dataset, control, "unified", "i_auroc"), f"{refit} unified",
+                       f"{control} unified")  # fmt: skip
+    except Incomplete as error:
+        return math.nan, f"null: {error}"
+    spread = t_interval(diff)
+    return _null_end(spread), (
+        f"null (the same without the mechanism: {refit}, {control} refitted from another "
+        f"initialisation, minus {control}) {spread.text()}, compared by its low end"
+    )
+
+
+def _c1(metrics: pd.DataFrame, dataset: str, proposed: str, control: str, refit: str | None) -> Measured:
+    """C1: class-mean I-AUROC of the proposed method minus the same-modal control (unified, paired by seed), beside
+    its null (:func:`_refit_null`)."""
+    measured = _difference("C1", metrics, dataset, proposed, control, "unified", "i_auroc",
+                           f"class-mean I-AUROC of {proposed} minus {control} (unified), paired by seed")  # fmt: skip
+    null, text = _refit_null(metrics, dataset, control, refit)
+    return replace(measured, null=null, note=f"{measured.note}; {text}")
+
+
+def _defect_differences(metrics, dataset, proposed, control, defects) -> dict[str, pd.Series]:
+    """Per defect type, the per-seed unified I-AUROC difference proposed - control on its images (raises Incomplete)."""
+    out = {}
+    for d in defects:
+        values = {m: run_values(metrics, dataset, m, "unified", "i_auroc", "defect", d) for m in (proposed, control)}
+        out[d] = _paired(values[proposed], values[control], f"{proposed} {d}", f"{control} {d}")
+    return out
+
+
+def _both_modality_null(metrics: pd.DataFrame, dataset: str, proposed: str, control: str,
+                        single: list[str]) -> tuple[float, str]:  # fmt: skip
+    """C4's null: the same measurement on the defect types visible in *both* modalities (those of the dataset not
+    labelled single-modality), where neither stream has to infer a defect its target modality does not show: per
+    seed the mean over those types of the I-AUROC difference; (the low end of its t interval, a note)."""
+    rows = metrics[(metrics["dataset"] == dataset) & (metrics["group"] == "defect")]
+    both = [d for d in dict.fromkeys(rows["name"]) if d not in single]
+    if not both:
+        return math.nan, "null: no defect type visible in both modalities"
+    try:
+        diffs = _defect_differences(metrics, dataset, proposed, control, both)
+    except Incomplete as error:
+        return math.nan, f"null: {error}"
+    spread = t_interval(pd.concat(diffs, axis=1).mean(axis=1))
+    return _null_end(spread), (
+        f"null (the same on the defects both modalities show, {', '.join(both)}; mean over "
+        f"them) {spread.text()}, compared by its low end"
+    )
+
+
 def _single_modality(metrics: pd.DataFrame, dataset: str, proposed: str, control: str,
                      modality_of: dict[str, str]) -> Measured:  # fmt: skip
     """C4: for each defect type visible in one modality only (``modality_of``, the config's
@@ -110,10 +174,12 @@ def _single_modality(metrics: pd.DataFrame, dataset: str, proposed: str, control
     note = (f"{dataset}: unified I-AUROC on each single-modality defect's images against the same class's normal "
             "ones, averaged over classes; " + "; ".join(parts))  # fmt: skip
 
+    null, text = _both_modality_null(metrics, dataset, proposed, control, defects)
+    note = f"{note}; {text}"
     if runs < 2:
-        return Measured("C4", spreads[worst].mean, runs, note=note)
+        return Measured("C4", spreads[worst].mean, runs, note=note, null=null)
     return Measured("C4", spreads[worst].mean, runs, low=min(s.low for s in spreads.values()),
-                    high=min(s.high for s in spreads.values()), note=note)  # fmt: skip
+                    high=min(s.high for s in spreads.values()), note=note, null=null)  # fmt: skip
 
 
 def _steps_per_model(traces: pd.DataFrame, dataset: str, methods: tuple[str, str]) -> str:
@@ -126,15 +192,19 @@ def _steps_per_model(traces: pd.DataFrame, dataset: str, methods: tuple[str, str
                      steps.agg(["min", "max"]).iterrows()) + " steps per fitted model"  # fmt: skip
 
 
+def _on_per_class_seeds(unified: pd.Series, per_class: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The unified runs of the seeds that have per-class models (config per_class_seeds: a subset at quick); a
+    per-class seed without a unified run is left for the pairing to name."""
+    return (unified[unified.index.isin(per_class.index)] if len(per_class) else unified), per_class
+
+
 def _setting_gap(metrics: pd.DataFrame, traces: pd.DataFrame, dataset: str, proposed: str, control: str) -> Measured:
     """C5: per seed, (unified - per_class) of the proposed method minus the same of the control, class-mean I-AUROC;
     the note gives the steps each fitted model trained (the per-class budget, config train.per_class)."""
     try:
-        gap = {
-            m: _paired(run_values(metrics, dataset, m, "unified", "i_auroc"),
-                       run_values(metrics, dataset, m, "per_class", "i_auroc"), f"{m} unified", f"{m} per_class")
-            for m in (proposed, control)
-        }  # fmt: skip
+        gap = {m: _paired(*_on_per_class_seeds(run_values(metrics, dataset, m, "unified", "i_auroc"),
+                                               run_values(metrics, dataset, m, "per_class", "i_auroc")),
+                          f"{m} unified", f"{m} per_class") for m in (proposed, control)}  # fmt: skip
         diff = _paired(gap[proposed], gap[control], f"{proposed} gap", f"{control} gap")
     except Incomplete as error:
         return Measured("C5", math.nan, 0, note=f"{dataset}: {error}")
@@ -236,8 +306,7 @@ def measure_claims(metrics: pd.DataFrame, complexity: pd.DataFrame, traces: pd.D
     primary, proposed = comp["primary"], comp["proposed"]
     same, mapping = comp["same_modal"], comp["mapping"]
     return [
-        _difference("C1", metrics, primary, proposed, same, "unified", "i_auroc",
-                    f"class-mean I-AUROC of {proposed} minus {same} (unified), paired by seed"),
+        _c1(metrics, primary, proposed, same, comp.get("same_modal_null")),
         _difference("C2", metrics, primary, proposed, same, "unified", "aupro",
                     f"class-mean AUPRO of {proposed} minus {same} (unified), paired by seed"),
         _difference("C3", metrics, primary, proposed, mapping, "unified", "i_auroc",

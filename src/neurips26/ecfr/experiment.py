@@ -18,9 +18,23 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .names import CFM, METHODS, RECONSTRUCTION, SETTINGS
+from .names import CFM, METHODS, RECONSTRUCTION, SAME_MODAL, SETTINGS, cross_modal, train_seed
 
-__all__ = ["build_model", "check_config", "class_steps", "fit_run", "model_config", "runs", "score_run"]
+__all__ = ["build_model", "check_config", "class_steps", "fit_run", "model_config", "null_methods", "per_class_seeds",
+           "runs", "score_run"]  # fmt: skip
+
+
+def null_methods(cfg: dict) -> list[str]:
+    """The runs of C1's null (comparisons.same_modal_null: the same-modal control refitted from another
+    initialisation), unified only; none where the config names none."""
+    null = cfg["comparisons"].get("same_modal_null")
+    return [null] if null else []
+
+
+def per_class_seeds(cfg: dict) -> list[int]:
+    """The seeds whose per-class models are fitted (per_class_seeds, default: every seed): a per-class run costs as
+    many unified models as there are classes, so quick fits them for a subset of the seeds."""
+    return list(cfg.get("per_class_seeds", cfg["seeds"]))
 
 
 def runs(cfg: dict) -> list[tuple[str, str, str, int]]:
@@ -29,8 +43,8 @@ def runs(cfg: dict) -> list[tuple[str, str, str, int]]:
         (d, m, setting, s)
         for d in cfg["datasets"]
         for setting in SETTINGS
-        for m in (cfg["methods"] if setting == "unified" else cfg["per_class_methods"])
-        for s in cfg["seeds"]
+        for m in ([*cfg["methods"], *null_methods(cfg)] if setting == "unified" else cfg["per_class_methods"])
+        for s in (cfg["seeds"] if setting == "unified" else per_class_seeds(cfg))
     ]
 
 
@@ -40,9 +54,12 @@ def check_config(cfg: dict) -> None:
     job does not know, a comparison that names nothing. These are also every refusal of the jobs' networks
     (``ECFRConfig`` built into ``ECFR``: mirrored, halving widths, heads dividing them, square agent counts), so
     that a block a job would refuse is refused when the workflow is parsed."""
-    for key in ("seeds", "methods", "per_class_methods"):
-        if len(set(cfg[key])) != len(cfg[key]):
+    for key in ("seeds", "methods", "per_class_methods", "per_class_seeds"):
+        if len(set(cfg.get(key, []))) != len(cfg.get(key, [])):
             raise ValueError(f"{key} repeat: {cfg[key]}")
+    extra = [s for s in per_class_seeds(cfg) if s not in cfg["seeds"]]
+    if extra:
+        raise ValueError(f"per_class_seeds {extra} are not among the seeds {cfg['seeds']}")
     extra = [m for m in cfg["per_class_methods"] if m not in cfg["methods"]]
     if extra:
         raise ValueError(f"per_class_methods {extra} are not among the methods {cfg['methods']}")
@@ -86,6 +103,9 @@ def check_config(cfg: dict) -> None:
     for key in ("proposed", "same_modal", "mapping"):
         if comp[key] not in cfg["methods"]:
             raise ValueError(f"comparisons.{key} {comp[key]!r} is not among the methods {cfg['methods']}")
+    if null_methods(cfg) and comp["same_modal"] != SAME_MODAL:
+        raise ValueError(f"comparisons.same_modal_null refits {SAME_MODAL!r}, but comparisons.same_modal is "
+                         f"{comp['same_modal']!r}")  # fmt: skip
     if "tuning" in cfg:
         _check_tuning(cfg)
 
@@ -135,7 +155,7 @@ def model_config(method: str, teacher: dict, model: dict, size: int, seed: int):
         backbone=tuple(teacher["widths"]), backbone_blocks=tuple(teacher["blocks"]), decoder=tuple(model["decoder"]),
         depths=tuple(model["depths"]), heads=tuple(model["heads"]), agents=tuple(model["agents"]),
         bottleneck_blocks=model["bottleneck_blocks"], drop_path=model["drop_path"], image_size=size,
-        cross=method != "same_modal", seed=seed,
+        cross=cross_modal(method), seed=seed,
     )  # fmt: skip
 
 
@@ -185,7 +205,8 @@ def fit_run(method: str, setting: str, seed: int, rgb, depth, classes: np.ndarra
         train = cfg["train"]
         steps = train["steps"] if group == "all" else class_steps(train["steps"], len(idx), len(classes),
                                                                   train["per_class"])  # fmt: skip
-        net = build_model(method, cfg["teacher"], cfg["model"], cfg["cfm"], size, seed, teacher_state)
+        net = build_model(method, cfg["teacher"], cfg["model"], cfg["cfm"], size, train_seed(method, seed),
+                          teacher_state)  # fmt: skip
         settings = checkpoint(group) if checkpoint else None
         if log:
             log(f"{method} {setting} seed {seed}: {group}, {len(idx)} images, {steps} steps")
@@ -194,7 +215,7 @@ def fit_run(method: str, setting: str, seed: int, rgb, depth, classes: np.ndarra
                                             seed, settings, log)  # fmt: skip
         else:
             fitted = training.train(net, rgb[idx], depth[idx], steps, train["batch"], train["lr"],
-                                    cross=method != "same_modal", seed=seed, weight_decay=train["weight_decay"],
+                                    cross=cross_modal(method), seed=seed, weight_decay=train["weight_decay"],
                                     decay_at=train["decay_at"], loop_settings=settings, log=log)  # fmt: skip
         rows += [{"group": group, **r} for r in fitted]
         # saved from the CPU, so that the scoring job loads them on any machine
@@ -224,7 +245,7 @@ def score_run(method: str, states: dict, rgb, depth, classes: np.ndarray, cfg: d
         if method == CFM:
             maps[idx] = cfm_training.cfm_maps(net, rgb[idx], depth[idx], sigma)
         else:
-            maps[idx] = training.anomaly_maps(net, rgb[idx], depth[idx], method != "same_modal", sigma)
+            maps[idx] = training.anomaly_maps(net, rgb[idx], depth[idx], cross_modal(method), sigma)
     missing = sorted(set(classes.tolist()) - set(states) - {"all"}) if "all" not in states else []
     if missing:
         raise ValueError(f"no per-class model for test classes {missing}")
