@@ -37,14 +37,32 @@ def test_damaged_data_walks_are_drawn_per_seed_and_scored_by_each_representation
     assert len(set(valid.values())) > 1 or all(v == 0 for v in valid.values())
 
 
-def test_the_representation_claim_holds_only_when_its_leniency_null_does_not_pass(data, monkeypatch):  # noqa: F811
+def test_the_representation_claim_is_its_difference_beyond_the_leniency_null(data, monkeypatch):  # noqa: F811
+    """Issue 41: C4 is the validity difference (base: 0.6 - 0.3 over 120 samples an arm) minus max(null, 0)."""
     table = _table(data, leniency={"bipart": (1, 100), "devpin": (1, 100)}, monkeypatch=monkeypatch)
-    assert table.loc["C4", "verdict"] == "holds" and table.loc["C4", "null_value"] == 0.0
-    assert "the checks' leniency" in table.loc["C4", "note"]
+    assert table.loc["C4", "verdict"] == "holds" and table.loc["C4", "value"] == pytest.approx(0.3)
+    assert np.isnan(table.loc["C4", "null_value"])  # the null is inside the value
+    assert "the checks' leniency" in table.loc["C4", "note"] and "former C4 +0.300" in table.loc["C4", "note"]
+    # the null passes (+0.09) and the difference beyond it (+0.21) excludes 0: holds (inconclusive before)
     lenient = _table(data, leniency={"bipart": (10, 100), "devpin": (1, 100)}, monkeypatch=monkeypatch)
-    assert lenient.loc["C4", "verdict"] == "inconclusive"
-    assert lenient.loc["C4", "null_value"] == pytest.approx(0.09)
-    assert "null without the mechanism passes too" in lenient.loc["C4", "note"]
+    assert lenient.loc["C4", "verdict"] == "holds" and lenient.loc["C4", "value"] == pytest.approx(0.21)
+    assert lenient.loc["C4", "low"] > 0
+    # the null passes (+0.28) and the difference beyond it (+0.02) does not exclude 0
+    close = _table(data, leniency={"bipart": (28, 100), "devpin": (0, 100)}, monkeypatch=monkeypatch)
+    assert close.loc["C4", "verdict"] == "inconclusive" and close.loc["C4", "low"] < 0 < close.loc["C4", "high"]
+    # the checks alone give more (+0.6) than the representation: fails
+    loose = _table(data, leniency={"bipart": (60, 100), "devpin": (0, 100)}, monkeypatch=monkeypatch)
+    assert loose.loc["C4", "verdict"] == "fails" and loose.loc["C4", "value"] == pytest.approx(-0.3)
+
+
+def test_the_null_difference_is_not_paired_and_uses_welchs_interval():
+    from scipy import stats
+
+    a, b = [0.50, 0.55, 0.62], [0.10, 0.02, 0.07, 0.05]
+    d, low, high = atb_claims.welch_interval(a, b)
+    expected = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert d == pytest.approx(np.mean(a) - np.mean(b)) and (low, high) == pytest.approx(tuple(expected))
+    assert np.isnan(atb_claims.welch_interval([0.5], b)[1]) and atb_claims.welch_interval([1, 1], [0, 0]) == (1, 1, 1)
 
 
 def test_validity_and_electrical_validity_must_beat_the_random_baseline(data, monkeypatch):  # noqa: F811
