@@ -217,11 +217,6 @@ def test_c3_subtracts_a_passing_null_seed_by_seed():
     assert row["runs"] == 3 and row["verdict"] == "holds"
 
 
-def test_beyond_null_is_the_margin_over_the_harder_of_null_and_threshold():
-    assert claims.beyond_null({0: 0.1, 1: 0.2, 2: 0.3}, {0: 0.05, 1: -0.1, 3: 0.0}) == pytest.approx({0: 0.05, 1: 0.2})
-    assert claims.beyond_null({0: 0.1}, {0: np.nan}) == {}
-
-
 def test_the_size_matched_candidate_ignores_scores_and_prefers_the_greedy_output():
     outputs = pd.DataFrame(HOLDS.c3_rows())
     tie = outputs[outputs["method"] == "pretrained"].assign(n_new=5)  # every pretrained candidate adds 5 atoms

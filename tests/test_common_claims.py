@@ -13,6 +13,7 @@ from neurips26.common.claims import (
     COLUMNS,
     Definition,
     Measured,
+    beyond_null,
     bootstrap_interval,
     clopper_pearson,
     decide,
@@ -343,3 +344,11 @@ def test_clopper_pearson_matches_known_values_and_refuses_impossible_counts():
     assert all(math.isnan(v) for v in clopper_pearson(0, 0))
     with pytest.raises(ValueError, match="0 <= events <= n"):
         clopper_pearson(11, 10)
+
+
+def test_beyond_null_is_the_margin_over_the_harder_of_null_and_threshold():
+    # seed 0: the null passes (0.4 > 0), so the value is the paired difference; seed 1: the null fails, the bar is 0;
+    # seed 2 has no null, seed 3 no value: both dropped; a NaN on either side drops the seed
+    assert beyond_null({0: 1.0, 1: 1.0, 2: 1.0}, {0: 0.4, 1: -0.5, 3: 0.0}) == pytest.approx({0: 0.6, 1: 1.0})
+    assert beyond_null({0: 0.1}, {0: np.nan}) == {}
+    assert beyond_null({0: 1.0}, {0: 0.2}, threshold=0.5) == pytest.approx({0: 0.5})

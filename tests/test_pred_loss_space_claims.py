@@ -286,13 +286,6 @@ def test_c5_is_the_bottleneck_margin_minus_the_null_margin_seed_by_seed():
     assert decided(paper_shaped()).loc["C5", "value"] == pytest.approx(np.log(2), abs=0.01)
 
 
-def test_beyond_null_is_the_margin_over_the_harder_of_null_and_threshold():
-    assert claims_module.beyond_null({0: 1.0, 1: 1.0, 2: 1.0}, {0: 0.4, 1: -0.5, 3: 0.0}) == pytest.approx(
-        {0: 0.6, 1: 1.0}
-    )
-    assert claims_module.beyond_null({0: 1.0}, {0: np.nan}) == {}
-
-
 def test_c5_reads_fd_only_and_the_rank_floor_check_reports_the_mse_half():
     table_ = decided(table({NO_BN: paper_like, BN_TOY: floored, BN_IMG: fd_only}))
     assert table_.loc["C5", "verdict"] == "holds"  # x-prediction's MSE is the worst here: it no longer decides C5

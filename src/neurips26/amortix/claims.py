@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from neurips26.common.claims import Measured, measured_from_spread, t_interval
+from neurips26.common.claims import Measured, beyond_null, measured_from_spread, t_interval
 
 MAIN_VARIANT, BASELINE_VARIANT = "drgrpo", "global"
 NULL_VARIANT = "none"  # C3's null: RL on the same objective without a baseline or group normalisation
@@ -114,18 +114,6 @@ def beyond_size(outputs: pd.DataFrame, policy: str, pool: str = "pretrained") ->
 def _seeds_of(outputs: pd.DataFrame, variant: str) -> list[int]:
     names = outputs["method"].drop_duplicates() if len(outputs) else pd.Series(dtype=object)
     return sorted(int(m.rsplit("_s", 1)[1]) for m in names if re.fullmatch(rf"{variant}_s\d+", m))
-
-
-def beyond_null(values: dict[int, float], null: dict[int, float], threshold: float = 0.0) -> dict[int, float]:
-    """Per seed, a claim's value (higher is better) minus the harder of its null's value on the same seed and the
-    threshold: value - max(null, threshold), for the seeds measured on both sides. Where the null passes the
-    threshold this is the paired difference from the null (what the mechanism adds beyond it); where it does not,
-    the value's own margin to the threshold. NaN values are dropped."""
-    return {
-        s: values[s] - max(null[s], threshold)
-        for s in sorted(set(values) & set(null))
-        if np.isfinite(values[s]) and np.isfinite(null[s])
-    }
 
 
 def c3_beyond_size(outputs: pd.DataFrame) -> Measured:

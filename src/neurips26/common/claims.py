@@ -355,6 +355,19 @@ def rate_difference(events_a: int, n_a: int, events_b: int, n_b: int, level: flo
     return Spread(d, low, high, min(n_a, n_b), f"{level:.0%} Newcombe (Wilson) interval")
 
 
+def beyond_null(values: dict, null: dict, threshold: float = 0.0) -> dict:
+    """Per run key (a seed), a claim's value (higher is better) minus the harder of its null's value on the same key
+    and the threshold: value - max(null, threshold), over the keys measured on both sides (finite values only).
+    Where the null passes the threshold this is the paired difference from the null (what the paper's mechanism
+    adds beyond it); where it does not, the value's own margin to the threshold, so a claim cannot hold because its
+    null is poor. Used where a claim's null also passes (issue 41): the claim is then stated as this difference."""
+    return {
+        k: values[k] - max(null[k], threshold)
+        for k in sorted(set(values) & set(null))
+        if _finite(values[k]) and _finite(null[k])
+    }
+
+
 def measured_from_spread(claim_id: str, spread: Spread, note: str = "") -> Measured:
     """A claim measured as a mean over seeds, decided by its interval (a single run has no interval: its
     verdict then needs `min_runs` 1 and is decided on the point value)."""

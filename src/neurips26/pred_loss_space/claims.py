@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from neurips26.common.claims import Measured, measured_from_spread, t_interval
+from neurips26.common.claims import Measured, beyond_null, measured_from_spread, t_interval
 from neurips26.pred_loss_space import effects
 from neurips26.pred_loss_space.names import REGIME, SPACES
 from neurips26.pred_loss_space.summary import quality_view, regime_name
@@ -349,18 +349,6 @@ def x_margin(
 
     null = _null_spread(metrics, null_selection, ("fd",), null_statistic, min)
     return _spread_claim(claim_id, metrics, selection, ("fd",), statistic, min, describe, null=null)
-
-
-def beyond_null(values: dict[int, float], null: dict[int, float], threshold: float = 0.0) -> dict[int, float]:
-    """Per seed, a claim's value (higher is better) minus the harder of its null's value on the same seed and the
-    threshold: value - max(null, threshold), for the seeds measured on both sides (finite values only). Where the
-    null passes the threshold this is the paired difference from the null (what the mechanism adds beyond it);
-    where it does not, the value's own margin to the threshold."""
-    return {
-        s: values[s] - max(null[s], threshold)
-        for s in sorted(set(values) & set(null))
-        if np.isfinite(values[s]) and np.isfinite(null[s])
-    }
 
 
 def x_margin_beyond_null(
