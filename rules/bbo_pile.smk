@@ -1,9 +1,10 @@
 # Paper 05: BBO-Pile, optimization trajectories and decoder-only models that imitate optimizers.
 # blackboxes (BBOB + shifted/rotated GO functions, split by black box) -> generate {family}_{optimizer}
-#   -> serialize (tokenizer, packed rows; at paper scale with BBO-Pile's train.txt/valid.txt from resources/) -> train {run} -> imitation, optimize {condition}_{decoding}
+#   -> serialize (tokenizer, packed rows; at paper scale with BBO-Pile's train.txt/valid.txt from resources/) -> train {run} -> optimize {condition}_{decoding}
 #   (+ reference: f* by random sampling) -> tables (regret, scaling fit) -> claims/figures -> report;
 #   claim B3's model seeds: train_seed {run} seed{group} (smoke, quick: one job trains every seed of the run as a
-#   batched ensemble, group 0-1-2; paper: one job per further seed, group 1, 2) -> optimize_seed (every seed) -> tables
+#   batched ensemble, group 0-1-2; paper: one job per further seed, group 1, 2) -> optimize_seed (every seed) -> tables;
+#   claim B2: imitation scores the held-out trajectories with every model seed of that run
 
 
 include: "functions/bbo_pile.smk"
@@ -130,7 +131,7 @@ rule bbo_pile_train:
 
 rule bbo_pile_imitation:
     input:
-        model=bp_evaluation_model,
+        models=bp_seed_models,
         vocab=f"{BP}/corpus/vocab.json",
         blackboxes=f"{BP}/blackboxes.parquet",
         trajectories=bp_trajectories,
@@ -150,7 +151,8 @@ rule bbo_pile_imitation:
     params:
         seed=paper_params("bbo_pile", "seed"),
         optimizers=paper_params("bbo_pile", "optimizers"),
-        run=paper_params("bbo_pile", "evaluate", "run"),
+        run=paper_params("bbo_pile", "model_seeds", "run"),
+        model_seeds=bp_model_seed_list,
     script:
         "../scripts/bbo_pile/imitation.py"
 

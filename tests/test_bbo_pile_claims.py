@@ -13,7 +13,14 @@ import pytest
 
 from conftest import ROOT
 from neurips26.bbo_pile import scaling as scaling_module
-from neurips26.bbo_pile.claims import measure_claims, seed_differences
+from neurips26.bbo_pile.claims import (
+    derangements,
+    imitation_margins,
+    imitation_null,
+    measure_claims,
+    measure_imitation,
+    seed_differences,
+)
 from neurips26.bbo_pile.regret import normalized_regret, seed_method
 from neurips26.bbo_pile.scaling import scaling_summary
 from neurips26.bbo_pile.summary import validity_table
@@ -72,26 +79,36 @@ def broken_frontier_summary() -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- imitation (B2)
-def imitation(own_margin=None, noise=0.05, optimizers=OPTIMIZERS, trajectories=20, seed=0) -> pd.DataFrame:
-    """Per-trajectory NLLs: each trajectory's NLL under a token is 2.0 + noise, minus `own_margin[true]` (default
-    0.3) under its own optimizer's token."""
+def imitation(
+    own_margin=None, noise=0.05, optimizers=OPTIMIZERS, trajectories=20, seed=0, seeds=(0, 1, 2), seed_shift=None
+) -> pd.DataFrame:
+    """Per-trajectory NLLs of each model seed: each trajectory's NLL under a token is 2.0 + noise, minus
+    `own_margin[true]` (default 0.3) under its own optimizer's token, plus `seed_shift[(seed, true)]` under it."""
     rng = np.random.default_rng(seed)
     rows = []
-    for true in optimizers:
-        for j in range(trajectories):
-            base = 2.0 + 0.2 * rng.standard_normal()
-            for cond in optimizers:
-                own = (own_margin or {}).get(true, 0.3) if cond == true else 0.0
-                rows.append(
-                    {
-                        "true_algo": true,
-                        "cond_algo": cond,
-                        "trajectory": j,
-                        "nll": base - own + noise * rng.standard_normal(),
-                        "n_tokens": 72,
-                    }
-                )
+    for k in seeds:
+        for true in optimizers:
+            for j in range(trajectories):
+                base = 2.0 + 0.2 * rng.standard_normal()
+                for cond in optimizers:
+                    own = (own_margin or {}).get(true, 0.3) if cond == true else 0.0
+                    own -= (seed_shift or {}).get((k, true), 0.0) if cond == true else 0.0
+                    rows.append(
+                        {
+                            "true_algo": true,
+                            "cond_algo": cond,
+                            "trajectory": j,
+                            "model_seed": k,
+                            "nll": base - own + noise * rng.standard_normal(),
+                            "n_tokens": 72,
+                        }
+                    )
     return pd.DataFrame(rows)
+
+
+def ignoring(seeds=(0, 1, 2), trajectories=20, seed=0) -> pd.DataFrame:
+    """Per-trajectory NLLs of models that ignore the token: the same NLL under every token (plus noise)."""
+    return imitation({a: 0.0 for a in OPTIMIZERS}, seeds=seeds, trajectories=trajectories, seed=seed)
 
 
 # ---------------------------------------------------------------- regret on held-out boxes (B3)
@@ -169,6 +186,9 @@ VERDICT_CASES = [
     ("B2", "fails", scenario(imitation_trajectories=lambda: imitation({"RS": -0.3}))),
     ("B2", "inconclusive", scenario(imitation_trajectories=lambda: imitation(optimizers=("RS", "CMA")))),
     ("B2", "inconclusive", scenario(imitation_trajectories=lambda: imitation({"LS": 0.005}))),
+    ("B2", "inconclusive", scenario(imitation_trajectories=lambda: imitation(seeds=(0,)))),  # one run
+    # a seed whose own token is worse than the others (tight over trajectories, wide over seeds)
+    ("B2", "inconclusive", scenario(imitation_trajectories=lambda: imitation(seed_shift={(1, "CMA"): 0.6}))),
     ("B3", "holds", scenario()),
     ("B3", "fails", scenario(regret=lambda: regret((2.0, 2.0, 2.0)))),
     ("B3", "inconclusive", scenario(regret=lambda: regret((0.3,)))),
@@ -204,7 +224,8 @@ def test_each_claim_holds_fails_or_is_inconclusive_in_its_scenario(claim_id, exp
 def test_in_the_holding_scenario_every_claim_holds_on_the_evidence_it_needs():
     table = decide(DEFINITIONS, measure_claims(**scenario()(), condition="CMA")).set_index("claim_id")
     assert (table["verdict"] == "holds").all(), table[["value", "runs", "note"]]
-    assert table.loc["B2", "runs"] == 4 and table.loc["B2", "value"] == 1.0  # a share, resting on 4 optimizers
+    assert table.loc["B2", "runs"] == 3 and table.loc["B2", "value"] == 1.0  # a share of 4 optimizers, 3 seeds
+    assert table.loc["B2", "null_value"] == 0.0  # under a wrong token every margin is negative
     assert table.loc["B3", "runs"] == 3 and table.loc["B3", "low"] <= table.loc["B3", "high"] < 0
     assert table.loc["B5", "runs"] == 3 and table.loc["B5", "noise"] > 0
 
@@ -230,3 +251,27 @@ def test_the_regret_difference_pairs_every_model_seed_with_random_search_on_the_
     box, seed = differences.index[5]
     assert differences.loc[(box, seed), SEEDS[1]] == pytest.approx(at[(box, seed, SEEDS[1])] - at[(box, seed, "RS")])
     assert seed_differences(table, "RS").empty  # no model seed conditioned on RS
+
+
+def test_b2_reads_every_model_seed_and_decides_on_the_union_of_the_seed_and_trajectory_intervals():
+    one_bad_seed = imitation(seed_shift={(1, "CMA"): 0.6})  # seed 1: CMA's own token 0.3 worse than the others
+    margins = imitation_margins(one_bad_seed).set_index("true_algo")
+    assert (margins["seeds"] == 3).all() and (margins["trajectories"] == 20).all()
+    cma = margins.loc["CMA"]
+    assert cma["margin"] == pytest.approx(0.1, abs=0.02)  # (0.3 - 0.3 + 0.3) / 3
+    assert cma["low"] == cma["seed_low"] < 0 < cma["high"] and cma["state"] == "undecided"
+    assert (margins.drop("CMA")["state"] == "imitated").all()
+    # without the model_seed column the table is one model's: the trajectories' interval alone
+    single = imitation_margins(imitation(seeds=(0,)).drop(columns="model_seed")).set_index("true_algo")
+    assert (single["seeds"] == 1).all() and single["seed_low"].isna().all() and (single["state"] == "imitated").all()
+
+
+def test_b2_null_permutes_the_tokens_and_is_near_one_half_for_a_model_that_ignores_them():
+    assert len(derangements(OPTIMIZERS)) == 9 and all(all(k != v for k, v in d.items()) for d in derangements("abc"))
+    assert imitation_null(imitation()) == 0.0  # an imitating model: every wrong token is worse than the others
+    assert 0.2 < imitation_null(ignoring(trajectories=200)) < 0.8
+    measured = measure_imitation(ignoring())
+    assert measured.null == imitation_null(ignoring()) and measured.runs == 3
+    # the null can pass: a model whose own token is the worst makes every wrong token beat the others' mean
+    anti = imitation({a: -0.3 for a in OPTIMIZERS})  # the own token worst: every wrong token beats the others' mean
+    assert imitation_null(anti) == 1.0

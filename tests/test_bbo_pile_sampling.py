@@ -199,3 +199,22 @@ def test_progress_is_reported_after_every_trial_of_the_batch():
     calls = []
     optimize_batch(untrained(), VOCAB, "LOW", PROBLEMS, [0, 1, 2, 3], 5, progress=lambda *a: calls.append(a))
     assert calls == [(t, 5) for t in range(1, 6)]
+
+
+def test_claim_b2_scores_the_trajectories_with_every_model_seed_and_pools_over_them():
+    from unittest import mock
+
+    from neurips26.bbo_pile import imitation as imitation_module
+
+    def fake_tables(model, vocab, boxes, trials, algorithms):
+        rows = pd.DataFrame(
+            {"true_algo": "LOW", "cond_algo": list(algorithms), "trajectory": 0, "nll": model, "n_tokens": 10}
+        )
+        return pool_imitation(rows), rows
+
+    with mock.patch.object(imitation_module, "imitation_tables", fake_tables):
+        pooled, rows = imitation_module.seed_imitation_tables({0: 1.0, 4: 3.0}, VOCAB, None, None, ["LOW", "HIGH"])
+    assert sorted(set(rows["model_seed"])) == [0, 4] and len(rows) == 4
+    assert (pooled["nll"] == 2.0).all() and (pooled["n_tokens"] == 20).all()  # pooled over both seeds' tokens
+    with pytest.raises(ValueError, match="no model seed"):
+        imitation_module.seed_imitation_tables({}, VOCAB, None, None, ["LOW"])

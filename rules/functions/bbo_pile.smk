@@ -148,6 +148,19 @@ def bp_seed_model(wildcards):
     return bp_file(wildcards, wildcards.run, int(wildcards.model_seed), "model")
 
 
+@reads("bbo_pile", ("seed",), ("model_seeds", "seeds"))
+def bp_model_seed_list(wildcards):
+    """The model seeds of `model_seeds.run` (the scale's seed first), in the order of bp_seed_models."""
+    return bp_experiment.model_seeds(bp_config(wildcards))
+
+
+def bp_seed_models(wildcards):
+    """Claim B2's checkpoints: one per model seed of `model_seeds.run` (a batched group's file once per seed)."""
+    cfg = bp_config(wildcards)
+    run = cfg["model_seeds"]["run"]
+    return [bp_file(wildcards, run, k, "model") for k in bp_experiment.model_seeds(cfg)]
+
+
 def bp_seed_optimized(wildcards):
     """Claim B3's model seeds (the scale's seed and the further ones) as optimizers, constrained decoding."""
     cfg = bp_config(wildcards)

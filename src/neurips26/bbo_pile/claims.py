@@ -8,10 +8,12 @@ computes only the measured values.
   minimum (strictly falling loss at rising compute), so a least-squares line through it always falls: a check of
   the frontier and the fit, not a finding.
 - B1b: Spearman(FLOPs, final validation loss) over the training runs.
-- B2: per true optimizer, the margin (mean NLL under the other tokens minus the NLL under its own token) of each
-  held-out trajectory; the optimizer is imitated when the t interval of its mean margin lies above 0, not imitated
-  when it lies below 0, undecided otherwise. The value is the share imitated by the mean margin, bounded by the
-  share decided imitated and the share not decided against.
+- B2: per true optimizer and model seed (the seeds of the run named in `model_seeds`), the margin (mean NLL under
+  the other tokens minus the NLL under its own token) of each held-out trajectory; the optimizer is imitated when
+  the union of the 95% t intervals over the seeds' mean margins and over the seed-averaged trajectories lies above
+  0, not imitated when it lies below 0, undecided otherwise. The value is the share imitated by the mean margin,
+  bounded by the share decided imitated and the share not decided against. Its null permutes the tokens: the same
+  share when each optimizer's trajectories are scored against another optimizer's token (mean over derangements).
 - B3: normalised regret at the last horizon of the model conditioned on one optimizer (constrained decoding) minus
   random search's, paired over (box, seed), for every model seed of the run named in the config's `model_seeds`.
   Decided by the union of two 95% t intervals: over the model seeds (each seed's mean difference) and over the
@@ -23,6 +25,8 @@ computes only the measured values.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 from scipy.stats import wilcoxon
@@ -33,71 +37,134 @@ from neurips26.common.claims import Measured, t_interval
 NAN = float("nan")
 
 
-def imitation_margins(trajectories: pd.DataFrame) -> pd.DataFrame:
-    """One row per true optimizer that is also a conditioning token, with at least one other token: `trajectories`
-    (how many), the mean margin (mean NLL under the other tokens minus NLL under its own, nats per value token),
-    its 95% t interval over the trajectories (`low`, `high`) and `state` (imitated / not imitated / undecided).
+def _seed_margins(part: pd.DataFrame, own: str, others: list[str]) -> pd.DataFrame:
+    """Margins (mean NLL under `others` minus NLL under `own`) of one true optimizer's trajectories: one row per
+    trajectory, one column per model seed (NaN where a seed lacks a token's NLL)."""
+    wide = part.pivot_table(index=["model_seed", "trajectory"], columns="cond_algo", values="nll")
+    return (wide[others].mean(axis=1) - wide[own]).unstack("model_seed")
 
-    `trajectories` has one row per (true_algo, cond_algo, trajectory) with `nll` (sampling.imitation_nll)."""
-    columns = ["true_algo", "trajectories", "margin", "low", "high", "state"]
+
+def _state(low: float, high: float) -> str:
+    if np.isfinite(low) and low > 0:
+        return "imitated"
+    if np.isfinite(high) and high < 0:
+        return "not imitated"
+    return "undecided"
+
+
+def imitation_margins(trajectories: pd.DataFrame, labels: dict | None = None) -> pd.DataFrame:
+    """One row per true optimizer that is also a conditioning token, with at least one other token: `seeds` (model
+    seeds), `trajectories` (scored by every seed), the mean margin (mean NLL under the other tokens minus the NLL
+    under its own, nats per value token, averaged over seeds and trajectories), its 95% t intervals over the model
+    seeds (each seed's mean margin; NaN with one seed) and over the trajectories (each one's margin averaged over
+    the seeds), `low`/`high` their union (the trajectories' interval alone with one seed) and `state` (imitated /
+    not imitated / undecided by the union; two seeds or more are needed where the table has several).
+
+    `trajectories` has one row per (true_algo, cond_algo, trajectory) with `nll` (sampling.imitation_nll), and a
+    `model_seed` column where several models scored them. `labels` (the permutation null): the token read as each
+    true optimizer's own (`{true: token}`), the true optimizer's own token where absent."""
+    columns = ["true_algo", "own", "seeds", "trajectories", "margin", "seed_low", "seed_high", "low", "high", "state"]
     if trajectories.empty:
         return pd.DataFrame(columns=columns)
+    if "model_seed" not in trajectories.columns:
+        trajectories = trajectories.assign(model_seed=0)
     conditions = set(trajectories["cond_algo"])
+    several = trajectories["model_seed"].nunique() > 1
     rows = []
     for algo, part in trajectories.groupby("true_algo", sort=True):
-        wide = part.pivot_table(index="trajectory", columns="cond_algo", values="nll")
-        others = [c for c in wide.columns if c != algo]
-        if algo not in conditions or algo not in wide.columns or not others:
+        own = (labels or {}).get(algo, algo)
+        others = sorted(conditions - {own})
+        if own not in conditions or not others:
             continue
-        margin = (wide[others].mean(axis=1) - wide[algo]).dropna()
-        spread = t_interval(margin.to_numpy())
-        if spread.runs >= 2 and spread.low > 0:
-            state = "imitated"
-        elif spread.runs >= 2 and spread.high < 0:
-            state = "not imitated"
+        by_seed = _seed_margins(part, own, others).dropna()
+        over_seeds = t_interval(by_seed.mean(axis=0).to_numpy())
+        over_trajectories = t_interval(by_seed.mean(axis=1).to_numpy())
+        if several:
+            ends = [over_seeds.low, over_seeds.high, over_trajectories.low, over_trajectories.high]
+            low, high = (min(ends), max(ends)) if np.isfinite(ends).all() else (NAN, NAN)
         else:
-            state = "undecided"
+            low, high = over_trajectories.low, over_trajectories.high
         rows.append(
             {
                 "true_algo": algo,
-                "trajectories": spread.runs,
-                "margin": spread.mean,
-                "low": spread.low,
-                "high": spread.high,
-                "state": state,
+                "own": own,
+                "seeds": by_seed.shape[1],
+                "trajectories": len(by_seed),
+                "margin": float(by_seed.to_numpy().mean()) if by_seed.size else NAN,
+                "seed_low": over_seeds.low,
+                "seed_high": over_seeds.high,
+                "low": low,
+                "high": high,
+                "state": _state(low, high),
             }
         )
     return pd.DataFrame(rows, columns=columns)
 
 
+def derangements(items) -> list[dict]:
+    """Every permutation of `items` that moves every item (as {item: image})."""
+    items = list(items)
+    return [dict(zip(items, p)) for p in itertools.permutations(items) if all(a != b for a, b in zip(items, p))]
+
+
+def imitation_null(trajectories: pd.DataFrame) -> float:
+    """B2's null, the tokens permuted: the share of optimizers whose margin is positive (as B2's value) when each
+    true optimizer's trajectories are scored against another optimizer's token as if it were their own, averaged
+    over every derangement of the optimizers that are both true optimizers and tokens. A model that ignores the
+    token gives margins of 0 in expectation (a share near 0.5); one that imitates gives negative margins under a
+    wrong token. NaN with fewer than two such optimizers."""
+    if trajectories.empty:
+        return NAN
+    algos = sorted(set(trajectories["true_algo"]) & set(trajectories["cond_algo"]))
+    shares = []
+    for labels in derangements(algos) if len(algos) >= 2 else []:
+        margins = imitation_margins(trajectories[trajectories["true_algo"].isin(algos)], labels)
+        if len(margins):
+            shares.append(float((margins["margin"] > 0).mean()))
+    return float(np.mean(shares)) if shares else NAN
+
+
+MIN_OPTIMIZERS = 3  # B2 compares at least three optimizers (smoke has two)
+
+
 def measure_imitation(trajectories: pd.DataFrame) -> Measured:
-    """B2: the share of optimizers imitated (see the module docstring); runs = optimizers compared."""
+    """B2: the share of optimizers imitated (see the module docstring) beside its null, the tokens permuted
+    (imitation_null); runs = model seeds (every optimizer's margins need each of them)."""
     margins = imitation_margins(trajectories)
     n = len(margins)
-    if n == 0:
+    seeds = int(margins["seeds"].min()) if n else 0
+    if n < MIN_OPTIMIZERS:
         return Measured(
             "B2",
             NAN,
-            0,
-            note="no optimizer is both a true optimizer and a conditioning token with another token to compare with",
+            seeds,
+            note=(
+                f"{n} optimizer(s) both a true optimizer and a conditioning token with another token to compare "
+                f"with; B2 needs at least {MIN_OPTIMIZERS}"
+            ),
         )
     imitated = int((margins["state"] == "imitated").sum())
     against = int((margins["state"] == "not imitated").sum())
     by_mean = int((margins["margin"] > 0).sum())
+    null = imitation_null(trajectories)
     text = ", ".join(
-        f"{r.true_algo} {r.margin:+.3f} [{r.low:+.3f}, {r.high:+.3f}] ({r.state}, {r.trajectories} traj.)"
+        f"{r.true_algo} {r.margin:+.4f} [{r.low:+.4f}, {r.high:+.4f}] (over seeds [{r.seed_low:+.4f}, "
+        f"{r.seed_high:+.4f}]; {r.state}, {r.trajectories} traj.)"
         for r in margins.itertuples()
     )
     return Measured(
         "B2",
         by_mean / n,
-        n,
+        seeds,
         low=imitated / n,
         high=(n - against) / n,
+        null=null,
         note=(
-            f"{imitated} of {n} optimizers imitated, {against} not, {n - imitated - against} "
-            f"undecided; low/high: shares decided imitated and not decided against; margins "
-            f"(others - own, nats per value token, 95% t interval over trajectories): {text}"
+            f"{imitated} of {n} optimizers imitated, {against} not, {n - imitated - against} undecided over "
+            f"{seeds} model seed(s); low/high: shares decided imitated and not decided against; margins (others - "
+            f"own, nats per value token, mean over seeds and trajectories; 95% interval: union of the t intervals "
+            f"over the seeds' means and over the seed-averaged trajectories): {text}; null (tokens permuted, mean "
+            f"over the derangements): share {null:.3f}"
         ),
     )
 

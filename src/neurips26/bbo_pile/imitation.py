@@ -15,7 +15,14 @@ from .tokenizer import encode_trajectory, header_ids, too_many_invalid
 from .training import sequence_nll
 from .vocabulary import Vocabulary
 
-__all__ = ["held_out_trajectories", "imitation_matrix", "imitation_nll", "imitation_tables", "pool_imitation"]
+__all__ = [
+    "held_out_trajectories",
+    "imitation_matrix",
+    "imitation_nll",
+    "imitation_tables",
+    "pool_imitation",
+    "seed_imitation_tables",
+]
 
 
 def held_out_trajectories(boxes: pd.DataFrame, trials: pd.DataFrame) -> tuple[dict, pd.DataFrame]:
@@ -46,6 +53,25 @@ def imitation_tables(
     by_algo, keys = held_out_trajectories(boxes, trials)
     per_trajectory = imitation_nll(model, vocab, by_algo, algorithms)
     per_trajectory = per_trajectory.merge(keys, on=["true_algo", "trajectory"], how="left")
+    return pool_imitation(per_trajectory), per_trajectory
+
+
+def seed_imitation_tables(
+    models: Mapping[int, Decoder],
+    vocab: Vocabulary,
+    boxes: pd.DataFrame,
+    trials: pd.DataFrame,
+    algorithms: Sequence[str],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`imitation_tables` for each model seed of a run (``{seed: model}``, claim B2): the per-trajectory rows
+    of every seed with its ``model_seed``, and the NLL pooled per (true_algo, cond_algo) over the seeds' tokens."""
+    if not models:
+        raise ValueError("no model seed to score the held-out trajectories with")
+    parts = [
+        imitation_tables(model, vocab, boxes, trials, algorithms)[1].assign(model_seed=int(seed))
+        for seed, model in models.items()
+    ]
+    per_trajectory = pd.concat(parts, ignore_index=True)
     return pool_imitation(per_trajectory), per_trajectory
 
 
