@@ -126,7 +126,7 @@ def test_smoke_run_writes_paper_05s_dataset_scaling_regret_claims_and_figures(sm
     assert figures == sorted(["scaling", "regret_curves", "imitation", "dataset"])
     claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
     assert list(claims.index) == ["B1a", "B1b", "B2", "B3", "B4a", "B4b", "B5"]
-    assert claims.loc[["B1a", "B4a"], "kind"].eq("check").all() and claims.loc["B2", "kind"] == "hard"
+    assert claims.loc[["B1a", "B4a"], "kind"].eq("check").all() and claims.loc["B2", "kind"] == "soft"
     assert claims.loc["B4a", "verdict"] == "holds"  # a check: constrained decoding is valid by construction
     assert claims.loc[["B2", "B3"], "verdict"].eq("inconclusive").all()  # smoke: 2 optimizers, 2 model seeds
     boxes = pd.read_parquet(out / "blackboxes.parquet")
