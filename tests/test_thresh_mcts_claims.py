@@ -81,13 +81,15 @@ def tables(
     slow_ratio_on=(),
     unstopped=(),
     null_errors=None,
+    errors_by_rule=None,
 ):
     """The five evaluation tables of a run on I1..I3: stopping times per rule (mean, sd over `runs` runs), the
     same number of errors in every Track-and-Stop cell, cost slopes, timings per repeat (the largest tree's
     time of the ratio rule scaled by 1 + `wall_jitter` * (repeat - 1)), equivalence and DP-vs-LP checks. On the
     instances in `slow_ratio_on` the ratio rule is as slow as D-Tracking; the (rule, instance) pairs in
     `unstopped` never stopped (every run censored). M1's null (the same runs stopped without ln(1/delta)) makes
-    `null_errors` errors per cell, half the runs unless given."""
+    `null_errors` errors per cell, half the runs unless given. `errors_by_rule`: per rule, its errors per cell in
+    place of `errors`."""
     null_errors = runs // 2 if null_errors is None else null_errors
     rows = []
     taus = {"ratio": ratio_tau, "d_tracking": d_tau, "uniform": uniform_tau}
@@ -95,15 +97,16 @@ def tables(
         for rule in rules:
             for i, delta in enumerate(deltas):
                 tau = (d_tau if rule == "ratio" and instance in slow_ratio_on else taus[rule]) * later_factor**i
-                low, high = evaluation.clopper_pearson(errors, runs)
+                wrong = (errors_by_rule or {}).get(rule, errors)
+                low, high = evaluation.clopper_pearson(wrong, runs)
                 row = {
                     "rule": rule,
                     "instance": instance,
                     "delta": delta,
                     "runs": runs,
                     "censored": 0.0,
-                    "errors": errors,
-                    "error_rate": errors / runs,
+                    "errors": wrong,
+                    "error_rate": wrong / runs,
                     "cp_low": low,
                     "cp_high": high,
                     "mean_tau": tau,
@@ -169,10 +172,15 @@ VERDICT_CASES = [
     ("M1", "inconclusive", dict(deltas=(0.1,), unstopped={("ratio", "I2")})),  # a cell where no run stopped
     ("M1", "inconclusive", dict(deltas=(0.1,), null_errors=2)),  # the null without ln(1/delta) passes too
     ("M1", "inconclusive", dict(deltas=(0.1,), errors=5)),  # 5 in 100: upper end 0.113 > delta, lower 0.016
-    ("M1b", "holds", dict(deltas=(0.1, 0.01))),  # 0 errors in 600 pooled runs: upper end 0.0061 <= 0.01
-    ("M1b", "fails", dict(deltas=(0.1, 0.01), errors=3)),  # 18 in 600: lower end 0.018 > 0.01
-    ("M1b", "inconclusive", dict(deltas=(0.1, 0.01), errors=1)),  # 6 in 600: [0.0037, 0.022] contains 0.01
-    ("M1b", "inconclusive", dict(deltas=(0.1, 0.01), null_errors=0)),  # the null passes too
+    # pooled per rule over the 3 instances (the rules share reward tapes, so they are never pooled together)
+    ("M1b", "holds", dict(runs=200, deltas=(0.1, 0.01))),  # 0 errors in 600 runs of a rule: upper end 0.0061
+    ("M1b", "inconclusive", dict(deltas=(0.1, 0.01))),  # 0 errors in 300 runs of a rule: upper end 0.0122 > 0.01
+    ("M1b", "fails", dict(deltas=(0.1, 0.01), errors=3)),  # 9 in 300: lower end 0.014 > 0.01
+    ("M1b", "inconclusive", dict(deltas=(0.1, 0.01), errors=1)),  # 3 in 300: [0.002, 0.029] contains 0.01
+    # one rule errs 2 times per cell (6 in 900: upper end 0.0145); pooled with D-Tracking's error-free runs on the
+    # same tapes, 6 in 1,800 (upper end 0.0072) would have held
+    ("M1b", "inconclusive", dict(runs=300, deltas=(0.1, 0.01), errors_by_rule={"ratio": 2})),
+    ("M1b", "inconclusive", dict(runs=200, deltas=(0.1, 0.01), null_errors=0)),  # the null passes too
     ("M1b", "inconclusive", GOOD),  # every cell powered: nothing to pool
     ("M2a", "holds", GOOD),
     ("M2a", "fails", dict(ratio_tau=190.0)),

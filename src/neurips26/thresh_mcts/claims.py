@@ -6,7 +6,8 @@ tapes, so the interval is conservative). A share of cells is reported with its r
 intervals decide to the cells they do not exclude. The error rate is compared with delta by its Clopper-Pearson
 interval: delta-correctness (error rate <= delta) is shown where the upper end is at most delta and refuted where
 the lower end exceeds it. M1 reads the cells whose planned runs can show it one by one, M1b pools the others per
-delta; both are measured beside their null, the same runs stopped by the threshold without its ln(1/delta) term.
+(delta, rule) over the instances (never over rules: they share reward tapes); both are measured beside their null,
+the same runs stopped by the threshold without its ln(1/delta) term.
 """
 
 from __future__ import annotations
@@ -162,25 +163,30 @@ def delta_correctness(summary: pd.DataFrame) -> Measured:
 
 
 def pooled_delta_correctness(summary: pd.DataFrame) -> Measured:
-    """M1b: at each delta whose cells cannot show error <= delta one by one (:func:`runs_to_show`), the error rate
-    pooled over the TaS cells (rules and instances) / delta with its Clopper-Pearson interval; the largest over
-    those deltas. Null: the pooled error rate / delta of the same runs stopped without ln(1/delta)."""
+    """M1b: at each delta whose cells cannot show error <= delta one by one (:func:`runs_to_show`), each TaS rule's
+    error rate pooled over the instances / delta with its Clopper-Pearson interval; the largest over rules and those
+    deltas (its interval: the largest ends). The rules run on the same reward tapes (instance, run), so a rate
+    pooled over rules would count one tape's outcome up to three times as if independent; pooled over the
+    instances of one rule, every run has its own tape and the binomial interval is honest. Null: the same per rule
+    and delta for the runs stopped without ln(1/delta), the largest."""
     tas = _tas_cells(summary)
     left = tas[~tas["powered"]]
     if left.empty:
         return Measured("M1b", float("nan"), 0, note="every cell is powered on its own: M1 reads them all")
     rows = []
-    for delta, group in left.groupby("delta"):
+    for (delta, rule), group in left.groupby(["delta", "rule"]):
         errors, stopped = int(group["errors"].sum()), int(group["stopped"].sum())
         low, high = clopper_pearson(errors, stopped) if stopped else (float("nan"), float("nan"))
         null_stopped = int(group["null_stopped"].sum()) if "null_stopped" in group else 0
         null_rate = group["null_errors"].sum() / null_stopped if null_stopped else float("nan")
-        rows.append((delta, errors, stopped, errors / stopped if stopped else float("nan"), low, high, null_rate))
-    table = pd.DataFrame(rows, columns=["delta", "errors", "stopped", "rate", "low", "high", "null_rate"])
+        rate = errors / stopped if stopped else float("nan")
+        rows.append((delta, rule, len(group), errors, stopped, rate, low, high, null_rate))
+    columns = ["delta", "rule", "cells", "errors", "stopped", "rate", "low", "high", "null_rate"]
+    table = pd.DataFrame(rows, columns=columns)
     scaled = table[["rate", "low", "high", "null_rate"]].div(table["delta"], axis=0)
-    note = "; ".join(
-        f"delta {r.delta:g}: {r.errors} errors in {r.stopped} stopped runs over {len(left[left['delta'] == r.delta])} "
-        f"cells, null error rate {r.null_rate:.3f}"
+    note = "per rule, pooled over instances (one run per reward tape): " + "; ".join(
+        f"delta {r.delta:g} {r.rule}: {r.errors} errors in {r.stopped} stopped runs over {r.cells} cells, "
+        f"null error rate {r.null_rate:.3f}"
         for r in table.itertuples()
     )
     return Measured(
