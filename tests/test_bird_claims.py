@@ -259,6 +259,17 @@ def memorizes_3x_late(k, snr, n):
     return exact_entropy(k, snr / 3, n)
 
 
+def ignores_n_3x_late(k, snr, n):
+    """A boundary that ignores N and sits a factor 3 above the theory's in SNR: the offset alone does not make it
+    follow the theory's N dependence."""
+    return ignores_n(k, snr / 3, n)
+
+
+def follows_theory_above_mid_only(k, snr, n):
+    """The theory's boundary at N > 256, the N-independent one at N <= 256: only one side of N_mid moves with N."""
+    return exact_entropy(k, snr, n) if n > 256 else ignores_n(k, snr, n)
+
+
 def ranks_reversed(k, snr, n):
     """Larger windows need more SNR: the measured critical SNR's order over windows is the theory's reversed."""
     return exact_entropy(10 - k if k else k, snr, n)
@@ -323,17 +334,26 @@ VERDICT_CASES = [
     ("C1b", "fails", replace(BASE, memorization=(("local_big", 0.5),))),
     ("C1b", "inconclusive", replace(BASE, memorization=(("cells", (("toeplitz16", 64), ("toeplitz16", 256))),))),
     ("C2a", "holds", BASE),
-    ("C2a", "fails", replace(BASE, phase=Phase(entropy=never_memorizes))),
-    # a boundary 10x off in SNR: most cells far from it agree trivially, only the near ones can tell
-    ("C2a", "fails", replace(BASE, phase=Phase(entropy=memorizes_10x_late))),
+    # the theory's N dependence with the boundary 3x late in SNR at every N (the quick field's C3b offset): C2a
+    # removes the offset fitted at the middle N, so it tests the N dependence, not the location (C3b's subject)
+    ("C2a", "holds", replace(BASE, phase=Phase(entropy=memorizes_3x_late))),
+    # nothing memorizes: no boundary at the middle N to fit the offset on, nothing to compare
+    ("C2a", "inconclusive", replace(BASE, phase=Phase(entropy=never_memorizes))),
+    # a boundary 10x off in SNR follows the theory's N dependence once shifted, but the shift moves the cells where
+    # theory and null disagree past the grid's edge: fewer than 10 are left (its location fails C3b)
+    ("C2a", "inconclusive", replace(BASE, phase=Phase(entropy=memorizes_10x_late))),
     # a boundary that ignores N: it agreed with the measurement near the boundary as often as the theory did
     ("C2a", "fails", replace(BASE, phase=Phase(entropy=ignores_n))),
+    ("C2a", "fails", replace(BASE, phase=Phase(entropy=ignores_n_3x_late))),
+    # the theory's N dependence on one side of N_mid only: both sides are required
+    ("C2a", "fails", replace(BASE, phase=Phase(entropy=follows_theory_above_mid_only))),
     ("C2a", "inconclusive", replace(BASE, phase=Phase(datasets=("digits16",)))),
     # the authors' 12-point grid alone leaves fewer than 10 cells where the theory and the null disagree
     ("C2a", "inconclusive", replace(BASE, phase=Phase(snrs=COARSE_SNRS, n_values=(64, 256)))),
     ("C2b", "holds", BASE),
-    ("C2b", "fails", replace(BASE, phase=Phase(entropy=never_memorizes))),
-    ("C2b", "fails", replace(BASE, phase=Phase(entropy=memorizes_10x_late))),
+    ("C2b", "holds", replace(BASE, phase=Phase(entropy=memorizes_3x_late))),
+    ("C2b", "inconclusive", replace(BASE, phase=Phase(entropy=never_memorizes))),
+    ("C2b", "fails", replace(BASE, phase=Phase(entropy=ignores_n_3x_late))),
     ("C2b", "fails", replace(BASE, phase=Phase(entropy=ignores_n))),
     ("C2b", "inconclusive", replace(BASE, phase=Phase(datasets=("toeplitz16",)))),
     ("C3a", "holds", BASE),
@@ -524,3 +544,32 @@ def test_growth_pairs_leave_out_windows_censored_at_the_smallest_window():
     ratio, low, high, null = claims.growth_ratio(pairs)
     assert low <= ratio <= high and ratio == pytest.approx(1.0, abs=0.15) and null == 0
     assert np.isnan(claims.growth_ratio(pairs.iloc[:0])[0])
+
+
+def test_c2_removes_the_boundarys_offset_fitted_at_the_middle_n():
+    """Review of issue 41 (item 1): a measured boundary 3x late in SNR at every N sided with the null below N_mid
+    and with the theory above it, so C2a measured C3b's location error and how many cells fell on each side."""
+    phase, _, _ = phase_tables(Phase(entropy=memorizes_3x_late, datasets=("toeplitz16",)))
+    offset, windows = claims.snr_offset(phase, 1 - FRACTION)
+    assert offset == pytest.approx(np.log10(3), abs=0.05) and windows >= 3
+    agreement = claims.n_dependence_agreement(phase, True, FRACTION)
+    assert agreement["below"] == 1.0 and agreement["above"] == 1.0 and agreement["null"] == 0.0
+    assert claims.middle_n([64, 256, 1024]) == [256] and claims.middle_n([256, 1024, 4096, 16384]) == [1024, 4096]
+
+
+def test_c2_is_decided_on_a_cluster_bootstrap_of_both_sides_of_n_mid():
+    row = claims_of(replace(BASE, phase=Phase(entropy=follows_theory_above_mid_only))).loc["C2a"]
+    assert row["value"] == 0.0 and row["null_value"] == 0.0 and np.isfinite([row["low"], row["high"]]).all()
+    assert "below" in row["note"] and "cluster bootstrap" in row["note"]
+    base = claims_of(BASE).loc["C2a"]
+    assert base["low"] <= base["value"] <= base["high"] and np.isfinite(base["low"])
+
+
+def test_c4a_bootstraps_blocks_of_snr_not_pairs():
+    """Review of issue 41 (item 14): the pairs at one SNR share k_mem, so the bootstrap resamples (dataset, SNR
+    band) blocks: copying every pair ten times within its block leaves the interval as it is."""
+    phase, _, kmem = phase_tables(Phase(datasets=("toeplitz16",)))
+    pairs = claims.growth_pairs(kmem, phase, FRACTION)
+    noisy = pairs.assign(growth=pairs["growth"] * np.random.default_rng(1).uniform(0.2, 1.8, len(pairs)))
+    copies = pd.concat([noisy] * 10, ignore_index=True)
+    assert claims.growth_ratio(copies) == pytest.approx(claims.growth_ratio(noisy))
