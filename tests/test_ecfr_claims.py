@@ -291,3 +291,13 @@ def test_c5_pairs_the_unified_runs_of_the_per_class_seeds_only():
     row = decided(metrics(seeds=tuple(range(6)), per_class_seeds=(0, 1, 2))).loc["C5"]
     assert row["runs"] == 3 and np.isclose(row["value"], (0.80 - 0.82) - (0.70 - 0.80), atol=1e-9)
     assert decided(metrics(seeds=tuple(range(6)), per_class_seeds=(0, 1, 2))).loc["C1", "runs"] == 6
+
+
+def test_c1_is_soft_at_quick_scales_zero_effect_and_c4_stays_hard_with_its_null():
+    """Issue 41: C1's effect is zero at quick scale on two independent sets of six seeds, so no seed count decides it
+    (soft, the reason in the claims file); C4 stays hard, beside its null."""
+    by_id = {d.claim_id: d for d in DEFINITIONS}
+    assert by_id["C1"].kind == "soft" and by_id["C4"].kind == "hard"
+    assert by_id["C1"].threshold == by_id["C4"].threshold == 0.0  # the thresholds stay
+    text = (ROOT / "config/claims/ecfr.yaml").read_text()
+    assert "quick scale cannot decide it at any number of seeds, because the effect there is zero" in text
