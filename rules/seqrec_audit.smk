@@ -169,10 +169,37 @@ rule seqrec_audit_tables:
         "../scripts/seqrec_audit/tables.py"
 
 
+# C1's training-free bound (issue 41): many data seeds of one regime, training-free methods only, in one job (about
+# 1 s of CPU per data seed at quick size); an empty table at a scale without a `bound` block
+rule seqrec_audit_bound:
+    output:
+        f"{SA}/table_bound.parquet",
+    log:
+        f"{SA_LOG}/bound.log",
+    benchmark:
+        f"{SA_BENCH}/bound.tsv"
+    conda:
+        "../envs/recsys.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    params:
+        seed=paper_params("seqrec_audit", "seed"),
+        synthetic=paper_params("seqrec_audit", "synthetic"),
+        min_length=paper_params("seqrec_audit", "min_length"),
+        methods=paper_params("seqrec_audit", "methods"),
+        protocol=paper_params("seqrec_audit", "protocol"),
+        tgh=paper_params("seqrec_audit", "tgh"),
+        bound=sa_bound_block,
+    script:
+        "../scripts/seqrec_audit/bound.py"
+
+
 rule seqrec_audit_claims:
     input:
         definitions=claims_definitions("seqrec_audit"),
         runs=f"{SA}/table_runs.parquet",
+        bound=f"{SA}/table_bound.parquet",
         run_diagnostics=f"{SA}/table_run_diagnostics.parquet",
         gains=f"{SA}/table_gains.parquet",
     output:

@@ -10,6 +10,7 @@ import yaml
 
 from conftest import ROOT
 from neurips26.common.claims import Spread, decide, load_definitions
+from neurips26.seqrec_audit import bound as bound_module
 from neurips26.seqrec_audit import claims, experiment, summary
 
 DEFINITIONS = load_definitions(ROOT / "config/claims/seqrec_audit.yaml")
@@ -96,6 +97,24 @@ def without(*datasets):
     return {d: s for d, s in SCORES.items() if d not in datasets}
 
 
+def bound_table(markov1=0.78, tgh=0.73, n_seeds=30, jitter=0.01, first_seed=1000):
+    """bound.py's table: shortcut_rich's training-free methods on `n_seeds` data seeds (no trained model), each
+    value jittered by a fixed random relative amount of size `jitter`."""
+    rng = np.random.default_rng(1)
+    methods = {"pop": 0.02, "markov1": markov1, "itemknn_last": 0.5, "tgh1": tgh, "tgh2": tgh - 0.02}
+    return pd.DataFrame(
+        [
+            {"dataset": "shortcut_rich", "data_seed": seed, "seed": -1, "method": m, "value": v * (1 + jitter * z)}
+            for seed in range(first_seed, first_seed + n_seeds)
+            for (m, v), z in zip(methods.items(), rng.standard_normal(len(methods)))
+        ],
+        columns=bound_module.COLUMNS,
+    )
+
+
+STRADDLING = changed("shortcut_rich", markov1=0.78)  # the runs' gain about -5%: their interval holds the threshold
+
+
 def verdicts(built) -> pd.DataFrame:
     return decide(DEFINITIONS, claims.measure_claims(*built)).set_index("claim_id")
 
@@ -107,6 +126,10 @@ VERDICT_CASES = [
     ("C1", "inconclusive", lambda: world(data_seeds=(0,))),  # one run: too thin
     ("C1", "inconclusive", lambda: world(changed("shortcut_rich", markov1=0.78), jitter=0.03)),  # straddles -5%
     ("C1", "inconclusive", lambda: world(without("shortcut_rich"))),
+    # the runs cannot decide, the training-free bound over 30 data seeds (an upper bound of the gain) lies below
+    ("C1", "fails", lambda: (*world(STRADDLING, jitter=0.03), bound_table())),
+    # ... a bound above the threshold decides nothing: trained models may still beat TGH
+    ("C1", "inconclusive", lambda: (*world(STRADDLING, jitter=0.03), bound_table(markov1=0.70))),
     # C2: the best trained model at least 10% above the best TGH on shortcut_poor
     ("C2", "holds", lambda: world()),
     ("C2", "fails", lambda: world(changed("shortcut_poor", sasrec=0.062, bert4rec=0.05))),  # 3% above TGH
@@ -140,13 +163,83 @@ def test_each_claim_holds_fails_or_is_inconclusive_as_its_evidence_says(claim_id
     assert row["verdict"] == expected, row["note"]
 
 
-def test_every_defined_claim_is_measured_once_and_c1_is_soft():
+def test_every_defined_claim_is_measured_once_and_c1_is_hard():
     table = verdicts(world())
     assert list(table.index) == [d.claim_id for d in DEFINITIONS]
-    # issue 41: C1's gain sits at its threshold at quick scale (no_hard_claim says why), so no claim is hard
-    assert table.loc["C1", "kind"] == "soft" and table.loc["C4a", "kind"] == "check"
-    assert "hard" not in set(table["kind"])
+    # issue 41 review item 6: C1 is hard again, decidable as a fails by its training-free bound
+    assert table.loc["C1", "kind"] == "hard" and table.loc["C4a", "kind"] == "check"
+    assert [c for c in table.index if table.loc[c, "kind"] == "hard"] == ["C1"]
+    assert not yaml.safe_load((ROOT / "config/claims/seqrec_audit.yaml").read_text()).get("no_hard_claim")
     assert table.loc["C1", "runs"] == 3 and table.loc["C5", "runs"] == 3
+    (c1,) = [d for d in DEFINITIONS if d.claim_id == "C1"]
+    assert c1.threshold == claims.C1_THRESHOLD and "table_bound.parquet" in c1.evidence
+
+
+def test_c1_fails_by_its_bound_with_the_bound_as_value_and_the_runs_in_the_note():
+    row = verdicts((*world(STRADDLING, jitter=0.03), bound_table())).loc["C1"]
+    assert row["verdict"] == "fails" and row["runs"] == 30 and row["high"] < -0.05
+    assert row["value"] == pytest.approx(0.73 / 0.78 - 1, abs=0.01)
+    assert "measured by the training-free bound" in row["note"] and "runs' gain" in row["note"]
+
+
+def test_c1_a_bound_that_fails_beside_runs_that_hold_decides_nothing():
+    # runs: TGH 0.74 against Markov-1 0.70 (holds); a bound from other data seeds below -0.05: a contradiction
+    row = verdicts((*world(), bound_table())).loc["C1"]
+    assert row["verdict"] == "inconclusive" and "holds" in row["note"]
+
+
+def test_c1_holds_from_its_runs_not_from_a_bound_above_the_threshold():
+    row = verdicts((*world(), bound_table(markov1=0.70))).loc["C1"]
+    assert row["verdict"] == "holds" and row["runs"] == 3 and "training-free bound" in row["note"]
+
+
+def test_bound_reads_the_block_and_ranks_only_training_free_methods():
+    assert bound_module.bound_seeds(None) == [] and bound_module.bound_seeds({"first_seed": 5, "n_seeds": 3}) == [
+        5,
+        6,
+        7,
+    ]
+    cfg = yaml.safe_load((ROOT / "config/seqrec_audit.yaml").read_text())["smoke"]
+    table = bound_module.training_free_runs(cfg, "shortcut_rich", [11, 12])
+    assert sorted(table["data_seed"].unique()) == [11, 12] and (table["seed"] == -1).all()
+    assert set(table["method"]) == set(cfg["methods"]) and not set(table["method"]) & set(TRAINED)
+    # a data seed's bound is the gain of that data seed's training-free methods, and differs between data seeds
+    spread = claims.bound_gain(table)
+    assert spread.runs == 2 and np.isfinite(spread.high)
+    again = bound_module.training_free_runs(cfg, "shortcut_rich", [11])
+    assert again["value"].tolist() == table[table["data_seed"] == 11]["value"].tolist()  # same seed, same numbers
+    assert bound_module.training_free_runs(cfg, "", []).empty
+
+
+def test_check_config_refuses_a_bound_on_an_unknown_regime_or_one_seed():
+    cfg = yaml.safe_load((ROOT / "config/seqrec_audit.yaml").read_text())["quick"]
+    experiment.check_config({**cfg, "bound": {"regime": "shortcut_rich", "first_seed": 1000, "n_seeds": 48}})
+    with pytest.raises(ValueError, match="bound.regime"):
+        experiment.check_config({**cfg, "bound": {"regime": "ml100k", "first_seed": 1000, "n_seeds": 48}})
+    with pytest.raises(ValueError, match="bound.n_seeds"):
+        experiment.check_config({**cfg, "bound": {"regime": "shortcut_rich", "first_seed": 1000, "n_seeds": 1}})
+
+
+def _with_regime(built, regime, gains_per_run):
+    """`built` with `regime`'s runs replaced by three data seeds where TGH scores (1 + gain) x Markov-1's 1.0."""
+    runs, *rest = built
+    runs = runs[runs["dataset"] != regime]
+    rows = [
+        {"dataset": regime, "data_seed": k, "seed": seed, "method": m, "value": v}
+        for k, g in enumerate(gains_per_run)
+        for m, v, seed in (("markov1", 1.0, -1), ("tgh1", 1.0 + g, -1), ("sasrec", 0.5, 0), ("bert4rec", 0.4, 0))
+    ]
+    return (pd.concat([runs, pd.DataFrame(rows)], ignore_index=True), *rest)
+
+
+def test_c3_reads_each_regime_at_97_5_percent():
+    # review item 18: only_lowbranch's gains -0.01, -0.03, -0.02: the 95% t interval [-0.045, +0.005] clears -0.05,
+    # the 97.5% one [-0.056, +0.016] does not; only_smooth is far below. "At least one of two" at 95% overall is
+    # not shown
+    built = _with_regime(world(), "only_lowbranch", [-0.01, -0.03, -0.02])
+    row = verdicts(built).loc["C3"]
+    assert row["low"] == pytest.approx(-0.02 - 6.205 * 0.01 / np.sqrt(3), abs=1e-3)
+    assert row["verdict"] == "inconclusive", row["note"]
 
 
 def test_c1_is_measured_beside_its_null_the_same_gain_on_shortcut_poor():

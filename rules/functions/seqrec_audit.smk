@@ -94,6 +94,12 @@ def sa_replicate_block(wildcards):
     return sa_config(wildcards).get("replicates", {"datasets": [], "seeds": []})
 
 
+@reads("seqrec_audit", ("bound",))
+def sa_bound_block(wildcards):
+    """The optional `bound` block (C1's training-free bound: regime, first_seed, n_seeds), or None."""
+    return sa_config(wildcards).get("bound")
+
+
 def sa_prepared(wildcards):
     """The prepared dataset's files, as named inputs."""
     base = SA_DATA.format(scale=wildcards.scale, dataset=wildcards.dataset)

@@ -9,7 +9,12 @@ from neurips26.seqrec_audit.claims import measure_claims
 
 inp = snakemake.input
 log = start_job(snakemake)
-measured = measure_claims(pd.read_parquet(inp.runs), pd.read_parquet(inp.run_diagnostics), pd.read_parquet(inp.gains))
+measured = measure_claims(
+    pd.read_parquet(inp.runs),
+    pd.read_parquet(inp.run_diagnostics),
+    pd.read_parquet(inp.gains),
+    pd.read_parquet(inp.bound),
+)
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake))

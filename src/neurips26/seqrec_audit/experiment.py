@@ -130,7 +130,8 @@ def training_free_methods(cfg: dict) -> list[str]:
 def check_config(cfg: dict) -> None:
     """Raise ValueError naming the key: unknown datasets or methods, TGH ring budgets that do not sum to 10 (or a
     variant name that does not start with `tgh`), a bad synthetic size, a trained model without valid settings,
-    replicates of a dataset that is not a synthetic regime of this scale, or with the scale's own seed."""
+    replicates of a dataset that is not a synthetic regime of this scale, or with the scale's own seed, a `bound`
+    block on a regime that is not among the datasets or with fewer than 2 data seeds."""
     for name in cfg["datasets"]:
         try:
             kind = dataset_kind(name)
@@ -156,6 +157,12 @@ def check_config(cfg: dict) -> None:
             )
     if cfg["seed"] in replicates.get("seeds", []):
         raise ValueError(f"replicates.seeds: {cfg['seed']} is the scale's own `seed` (the regimes themselves)")
+    bound = cfg.get("bound")
+    if bound:
+        if bound["regime"] not in REGIMES or bound["regime"] not in cfg["datasets"]:
+            raise ValueError(f"bound.regime: {bound['regime']} is not a synthetic regime among `datasets`")
+        if int(bound["n_seeds"]) < 2:
+            raise ValueError(f"bound.n_seeds: {bound['n_seeds']} data seeds give no interval (at least 2)")
     variants = cfg["tgh"]["variants"]
     for name, budgets in variants.items():
         if not name.startswith("tgh"):
