@@ -9,11 +9,12 @@ the claim's value NaN (inconclusive) with the regime named in the note: it is ne
 
 Every claim is measured beside its null (`Measured.null`), the same measurement without the paper's mechanism:
 the bottleneck claims (C5b, C6) beside the regimes of the same kind without a bottleneck, the no-bottleneck
-role split (C3) beside the bottleneck regimes, the FD gap across prediction spaces (C4a) beside the FD gap across
-seeds of one cell, the small MSE gap across prediction spaces (C4b) beside the MSE gap across loss spaces. A claim
-whose null passes too is inconclusive (neurips26.common.claims.verdict). C5, whose null passed too at quick scale
-(x also wins FD without a bottleneck), has its null inside its value instead (issue 41): per seed, the margin with a
-bottleneck minus the harder of the same margin without one and 0 (`x_margin_beyond_null`). The check C5m
+role split (C3) beside the bottleneck regimes (a null that cannot pass: its note says so, issue 41's review), the
+FD gap across prediction spaces (C4a) beside the FD gap across seeds of one cell, the small MSE gap across
+prediction spaces (C4b) beside the MSE gap across loss spaces. A claim whose null passes too is inconclusive
+(neurips26.common.claims.verdict). C5, whose null passed too at quick scale (x also wins FD without a bottleneck),
+has its null inside its value instead (issue 41): per seed, the margin with a bottleneck minus the harder of the
+same margin without one on the same data and 0 (`x_margin_beyond_null`). The check C5m
 verifies why the MSE half of the bottleneck comparison is not a claim: a linear head of rank `width` on a token of
 dimension `token_dim` leaves eps- and v-prediction an x error of at least (token_dim - width)/token_dim times their
 conversion weight, whatever the network learned.
@@ -132,13 +133,19 @@ class Selection:
 
     bottleneck: bool
     toy: bool | None = None
+    dataset: str | None = None  # where set, only that dataset's regimes
 
     def __contains__(self, key: tuple) -> bool:
-        return bool(key[2]) == self.bottleneck and (self.toy is None or (key[1] == TOY_ARCH) == self.toy)
+        return (
+            bool(key[2]) == self.bottleneck
+            and (self.toy is None or (key[1] == TOY_ARCH) == self.toy)
+            and (self.dataset is None or key[0] == self.dataset)
+        )
 
     def text(self) -> str:
         kind = {None: "", True: "toy ", False: "image "}[self.toy]
-        return f"{kind}{'bottleneck' if self.bottleneck else 'no-bottleneck'} regime"
+        where = "" if self.dataset is None else f" on {self.dataset}"
+        return f"{kind}{'bottleneck' if self.bottleneck else 'no-bottleneck'} regime{where}"
 
 
 TOY_ARCH = "mlp_toy"
@@ -253,8 +260,15 @@ def factor_roles(metrics: pd.DataFrame) -> Measured:
         mse, fdv = _shares(grids["mse"], regime, seed, "MSE"), _shares(grids["fd"], regime, seed, "FD")
         return min(mse["loss"] - mse["pred"], fdv["pred"] - fdv["loss"])
 
-    null = _null_spread(metrics, BOTTLENECK, ("mse", "fd"), statistic, min)
+    null_value, null_note = _null_spread(metrics, BOTTLENECK, ("mse", "fd"), statistic, min)
+    null = null_value, f"{C3_NULL_CAVEAT}; {null_note}"
     return _spread_claim("C3", metrics, NO_BOTTLENECK, ("mse", "fd"), statistic, min, null=null)
+
+
+C3_NULL_CAVEAT = (
+    "null not informative: in the bottleneck regimes the rank floors (C5m) give pred nearly all of the log-MSE "
+    "variance, so its MSE half is below 0 by construction and it cannot pass"
+)
 
 
 def seed_ratio_null(metrics: pd.DataFrame, selection: Selection) -> Null:
@@ -357,41 +371,52 @@ def x_margin_beyond_null(
     selection: Selection = IMAGE_BOTTLENECK,
     null_selection: Selection = IMAGE_NO_BOTTLENECK,
 ) -> Measured:
-    """C5 (issue 41): per seed, the FD margin of `x_margin` in the bottleneck regimes minus the harder of the same
-    margin without a bottleneck on the same seed (the null) and 0 (`beyond_null`); t interval over the seeds both
-    sides share. The null is inside the value (no null field); the note keeps the former measurement (the margin
-    with a bottleneck and its null, each with its interval)."""
+    """C5 (issue 41): per dataset of `selection`'s regimes and per seed, the FD margin of `x_margin` in that dataset's
+    bottleneck regimes minus the harder of the same margin in `null_selection`'s regimes on the same dataset and seed
+    (the null: the same data and training without the bottleneck) and 0 (`beyond_null`); per seed the smallest over
+    the datasets, t interval over the seeds every side shares. A bottleneck dataset without a no-bottleneck regime on
+    the same data gives NaN, named (a null on other data is not the same measurement without the mechanism). The
+    null is inside the value (no null field); the note keeps the former measurement (each side's margin with its
+    interval)."""
 
     def statistic(grids, regime, seed):
         return min(m for _, m in _fd_margin(grids, regime, seed))
 
-    sides, notes = {}, {}
-    for name, chosen in (("claim", selection), ("null", null_selection)):
-        try:
-            values, seeds, note = _per_seed(metrics, chosen, ("fd",), statistic, min)
-        except Unmeasurable as error:
-            return Measured(claim_id, NAN, 0, f"{chosen.text()} not measurable: {error}")
-        if not all(np.isfinite(values)):
-            return Measured(claim_id, NAN, 0, f"{chosen.text()}: per-seed values {values} not finite")
-        sides[name] = dict(zip(seeds, values))
-        spread = t_interval(values)
-        notes[name] = "; ".join(
-            p for p in (f"{spread.text()}, per seed {dict(zip(seeds, np.round(values, 4).tolist()))}", note) if p
-        )
-    paired = beyond_null(sides["claim"], sides["null"])
-    unpaired = sorted(set(sides["claim"]) ^ set(sides["null"]))
-    lost = [s for s, v in sides["claim"].items() if v <= 0]
+    datasets = sorted({key[0] for key in _regimes(metrics, selection)})
+    if not datasets:
+        return Measured(claim_id, NAN, 0, f"{selection.text()} not measurable: no {selection.text()} in the metrics")
+    by_dataset, notes, lost = {}, [], []
+    for dataset in datasets:
+        sides = {}
+        for name, chosen in (
+            ("claim", replace(selection, dataset=dataset)),
+            ("null", replace(null_selection, dataset=dataset)),
+        ):
+            try:
+                values, seeds, note = _per_seed(metrics, chosen, ("fd",), statistic, min)
+            except Unmeasurable as error:
+                return Measured(claim_id, NAN, 0, f"{chosen.text()} not measurable: {error}")
+            if not all(np.isfinite(values)):
+                return Measured(claim_id, NAN, 0, f"{chosen.text()}: per-seed values {values} not finite")
+            sides[name] = dict(zip(seeds, values))
+            spread = t_interval(values)
+            per_seed = dict(zip(seeds, np.round(values, 4).tolist()))
+            label = f"former C5 ({chosen.text()}'s margin alone)" if name == "claim" else f"null ({chosen.text()})"
+            notes.append("; ".join(p for p in (f"{label} {spread.text()}, per seed {per_seed}", note) if p))
+        lost += [f"{dataset} s{s}" for s, v in sides["claim"].items() if v <= 0]
+        by_dataset[dataset] = beyond_null(sides["claim"], sides["null"])
+        unpaired = sorted(set(sides["claim"]) ^ set(sides["null"]))
+        if unpaired:
+            notes.append(f"{dataset}: seeds without a partner: {unpaired}")
+    seeds = sorted(set.intersection(*(set(paired) for paired in by_dataset.values())))
+    paired = {s: min(by_dataset[d][s] for d in datasets) for s in seeds}
     note = "; ".join(
-        p
-        for p in (
-            f"{selection.text()} minus max({null_selection.text()}, 0), paired by seed: "
-            f"per seed {dict((s, round(v, 4)) for s, v in paired.items())}",
-            f"seeds without a partner: {unpaired}" if unpaired else "",
-            f"former C5 ({selection.text()}'s margin alone) {notes['claim']}",
-            f"x lost on FD with a bottleneck on seed(s) {lost}" if lost else "x won every bottleneck FD comparison",
-            f"null ({null_selection.text()}) {notes['null']}",
-        )
-        if p
+        [
+            f"{selection.text()} minus max({null_selection.text()} on the same dataset, 0), paired by seed, smallest "
+            f"over {datasets}: per seed {dict((s, round(v, 4)) for s, v in paired.items())}",
+            f"x lost on FD with a bottleneck on {lost}" if lost else "x won every bottleneck FD comparison",
+            *notes,
+        ]
     )
     return measured_from_spread(claim_id, t_interval(list(paired.values())), note)
 
