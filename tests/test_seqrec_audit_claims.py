@@ -163,13 +163,15 @@ def test_each_claim_holds_fails_or_is_inconclusive_as_its_evidence_says(claim_id
     assert row["verdict"] == expected, row["note"]
 
 
-def test_every_defined_claim_is_measured_once_and_c1_is_hard():
+def test_every_defined_claim_is_measured_once_and_c1_is_soft_with_the_reason():
     table = verdicts(world())
     assert list(table.index) == [d.claim_id for d in DEFINITIONS]
-    # issue 41 review item 6: C1 is hard again, decidable as a fails by its training-free bound
-    assert table.loc["C1", "kind"] == "hard" and table.loc["C4a", "kind"] == "check"
-    assert [c for c in table.index if table.loc[c, "kind"] == "hard"] == ["C1"]
-    assert not yaml.safe_load((ROOT / "config/claims/seqrec_audit.yaml").read_text()).get("no_hard_claim")
+    # issue 41: C1 is soft (its gain sits on the threshold: the 48-seed bound's interval holds -0.05); its bound can
+    # still decide a fails where a scale's bound block puts the interval below the threshold
+    assert table.loc["C1", "kind"] == "soft" and table.loc["C4a", "kind"] == "check"
+    assert not [c for c in table.index if table.loc[c, "kind"] == "hard"]
+    reason = yaml.safe_load((ROOT / "config/claims/seqrec_audit.yaml").read_text())["no_hard_claim"]
+    assert "-0.0514" in reason and "soft" in reason
     assert table.loc["C1", "runs"] == 3 and table.loc["C5", "runs"] == 3
     (c1,) = [d for d in DEFINITIONS if d.claim_id == "C1"]
     assert c1.threshold == claims.C1_THRESHOLD and "table_bound.parquet" in c1.evidence
