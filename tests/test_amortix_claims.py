@@ -45,9 +45,11 @@ class Scenario:
         ("drgrpo_s0", True, True),
         ("drgrpo_s1", True, True),
     )
-    # C3: greedy single-shot test score per seed of Dr. GRPO and of plain REINFORCE (the null), on two scaffolds
-    # where both add 5 atoms; the pretrained policy's greedy output adds 8 atoms and scores 0.40, its sample of 5
-    # added atoms (the size-matched baseline) 0.45 and its other sample (8 atoms) 0.38
+    # C3: sampled single-shot test score per seed of Dr. GRPO and of the global baseline (the null), on two scaffolds
+    # where both add 5 atoms in each of their two samples (their greedy outputs score 0.2 more: C3 must not read
+    # them); the pretrained policy's greedy output adds 8 atoms and scores 0.40 (its other greedy-mode numbers), its
+    # sample of 5 added atoms (the size-matched baseline) 0.45 and its other sample (8 atoms) 0.38. Plain REINFORCE
+    # (`none`, the former null) scores 0.30: it is no longer C3's null
     c3_main: tuple[float, ...] = (0.55, 0.56, 0.58)
     c3_null: tuple[float, ...] = (0.44, 0.45, 0.43)
     c3_outputs: bool = True
@@ -67,9 +69,11 @@ class Scenario:
             add("pretrained", scaffold, "greedy", 0, 8, 0.40)
             add("pretrained", scaffold, "sample", 0, 5, 0.45)
             add("pretrained", scaffold, "sample", 1, 8, 0.38)
-            for variant, scores in (("drgrpo", self.c3_main), ("none", self.c3_null)):
+            for variant, scores in (("drgrpo", self.c3_main), ("global", self.c3_null), ("none", (0.30,) * 3)):
                 for seed, score in enumerate(scores):
-                    add(f"{variant}_s{seed}", scaffold, "greedy", 0, 5, score)
+                    add(f"{variant}_s{seed}", scaffold, "greedy", 0, 5, score + 0.2)
+                    add(f"{variant}_s{seed}", scaffold, "sample", 0, 5, score)
+                    add(f"{variant}_s{seed}", scaffold, "sample", 1, 5, score)
         return rows
 
     def tables(self) -> tuple[pd.DataFrame, ...]:
@@ -111,8 +115,8 @@ class Scenario:
             columns=["variant", "seed", "final_val_score"],
         )
         outputs = pd.DataFrame(list(self.outputs), columns=["method", "valid", "retained"]).assign(
-            scaffold="c1a", mode="sample", sample=0, n_new=0, score=np.nan
-        )
+            scaffold="c1a", mode="greedy", sample=0, n_new=0, score=np.nan
+        )  # greedy: C3 reads the sampled outputs (c3_rows), these rows are for the checks C1a and C1b
         if self.c3_outputs:
             outputs = pd.concat([pd.DataFrame(self.c3_rows()), outputs], ignore_index=True)
         return decoration, best_of_k, pmo, training, outputs
@@ -207,7 +211,7 @@ def test_c3_is_measured_against_the_size_matched_pretrained_output_minus_its_nul
     # minus the 5-atom sample (0.45), not 0.40; the null's gains (-0.01, 0, -0.02) do not pass 0: the bar is 0
     assert row["value"] == pytest.approx(np.mean([0.10, 0.11, 0.13]))
     assert np.isnan(row["null_value"])  # the null is inside the value, not beside it
-    assert "size change alone gives +0.0500" in row["note"]  # 0.45 against the greedy 0.40
+    assert "size change alone gives +0.0350" in row["note"]  # 0.45 against the samples' mean 0.415, not greedy 0.40
     assert "former C3" in row["note"] and "(mean -0.0100)" in row["note"]  # the former measurement stays visible
 
 
@@ -217,19 +221,33 @@ def test_c3_subtracts_a_passing_null_seed_by_seed():
     assert row["runs"] == 3 and row["verdict"] == "holds"
 
 
-def test_the_size_matched_candidate_ignores_scores_and_prefers_the_greedy_output():
+def test_the_size_matched_candidate_ignores_scores_and_stays_within_the_decoding_mode():
+    """Review of issue 41 (item 20): a sampled output is matched with a sampled pretrained output only (greedy against
+    sampled would mix the size change with the decoding modes' gap); ties go to the lowest sample index."""
     outputs = pd.DataFrame(HOLDS.c3_rows())
     tie = outputs[outputs["method"] == "pretrained"].assign(n_new=5)  # every pretrained candidate adds 5 atoms
     matched = claims.size_matched(pd.concat([tie, outputs[outputs["method"] == "drgrpo_s0"]]), "drgrpo_s0")
-    assert matched["mode"].tolist() == ["greedy", "greedy"] and matched["score"].tolist() == [0.40, 0.40]
+    assert set(matched["mode"]) == {"sample"} and matched["sample"].tolist() == [0, 0, 0, 0]
+    assert matched["score"].tolist() == [0.45] * 4 and len(matched) == 4  # one per target sample (2 scaffolds x 2)
+    greedy = claims.size_matched(tie, "pretrained", mode="greedy")  # greedy decoding: one output, nothing to choose
+    assert set(greedy["mode"]) == {"greedy"} and greedy["score"].tolist() == [0.40, 0.40]
+
+
+def test_c3_null_is_the_global_baseline_not_plain_reinforce():
+    """Review of issue 41 (item 4): the null removes group centring only (the batch-mean baseline), not the baseline
+    too; plain REINFORCE (`none`, here far below the start) no longer sets the bar."""
+    assert claims.NULL_VARIANT == "global"
+    row = verdict_of("C3", replace(HOLDS, c3_null=(0.55, 0.56, 0.58)))  # global gains as much as Dr. GRPO
+    assert row["value"] == pytest.approx(0.0) and row["verdict"] != "holds"
+    assert "minus max(global, 0)" in row["note"]
 
 
 def test_the_gain_over_the_start_is_split_into_the_objectives_terms():
     outputs = pd.DataFrame(HOLDS.c3_rows())
     qed_only = outputs.assign(qed=np.where(outputs["method"] == "drgrpo_s0", outputs["qed"] + 0.4, outputs["qed"]))
     gains = claims.beyond_size(qed_only, "drgrpo_s0")
-    assert gains["over_start_QED"] == pytest.approx((0.55 + 0.4 - 0.40) / 4)
-    assert gains["over_start_P_EGFR"] == pytest.approx((0.55 - 0.40) / 4) and gains["size"] == pytest.approx(0.05)
+    assert gains["over_start_QED"] == pytest.approx((0.55 + 0.4 - 0.415) / 4)
+    assert gains["over_start_P_EGFR"] == pytest.approx((0.55 - 0.415) / 4) and gains["size"] == pytest.approx(0.035)
     tdc = outputs.rename(columns={"p_egfr": "p_gsk3b", "p_cdk2": "p_jnk3"})  # the paper's objective names its targets
     assert {"over_start_P_GSK3B", "over_start_P_JNK3"} <= set(claims.beyond_size(tdc, "drgrpo_s0"))
 

@@ -4,8 +4,10 @@ thresholds, minimum seeds) are in config/claims/amortix.yaml.
 Claims comparing fine-tuned policies are decided from the spread over RL seeds: paired differences per seed
 (Dr. GRPO minus the global baseline, seed by seed; a fine-tuned seed minus the pretrained policy, which has one
 run) with a t interval. Missing rows give NaN (an inconclusive verdict), never a value that lets a comparison pass.
-C3's null (plain REINFORCE, which also beat the pretrained start) is subtracted seed by seed inside its value
-(`beyond_null`, issue 41), so C3 tests what group normalisation adds beyond RL without it.
+C3's null (the global baseline: REINFORCE centred on the batch mean, which differs from Dr. GRPO only in centring
+rewards over the batch instead of within each scaffold's group) is subtracted seed by seed inside its value
+(`beyond_null`, issue 41), so C3 tests what group centring adds; both sides are measured on the policies' sampled
+outputs against size-matched sampled outputs of the pretrained policy (one decoding mode, issue 41's review).
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from scipy import stats
 from neurips26.common.claims import Measured, beyond_null, measured_from_spread, t_interval
 
 MAIN_VARIANT, BASELINE_VARIANT = "drgrpo", "global"
-NULL_VARIANT = "none"  # C3's null: RL on the same objective without a baseline or group normalisation
+# C3's null (issue 41's review): the batch-mean baseline, Dr. GRPO without its mechanism (group centring) and nothing
+# else; plain REINFORCE (`none`) would remove the baseline too
+NULL_VARIANT = BASELINE_VARIANT
 # the objective's four terms as they enter the score (their mean): QED, (10 - SA) / 9 and the two activity
 # probabilities, whose columns are p_<target> (p_egfr, p_cdk2 for the surrogate; p_gsk3b, p_jnk3 with TDC's forests)
 OBJECTIVE_TERMS = 4
@@ -49,21 +53,29 @@ def _per_seed(differences: dict[int, float]) -> str:
     return "per seed " + ", ".join(f"s{s}: {d:+.4f}" for s, d in differences.items()) if differences else "no seeds"
 
 
-def size_matched(outputs: pd.DataFrame, policy: str, pool: str = "pretrained") -> pd.DataFrame:
-    """C3's size-matched baseline: for each scaffold of `policy`'s greedy output, the `pool` policy's candidate
-    (greedy or sampled, valid and scaffold-retaining) whose number of added atoms (`n_new`) is closest to it; ties go
-    to the greedy candidate, then the lowest sample index. No oracle score enters the choice, so the baseline is the
-    pool policy changed in size only. One row per scaffold: scaffold, target_n_new, n_new, score and the components."""
-    target = outputs[(outputs["method"] == policy) & (outputs["mode"] == "greedy")]
-    candidates = outputs[(outputs["method"] == pool) & outputs["valid"].astype(bool) & outputs["retained"].astype(bool)]
+def size_matched(outputs: pd.DataFrame, policy: str, pool: str = "pretrained", mode: str = "sample") -> pd.DataFrame:
+    """C3's size-matched baseline, within one decoding mode (issue 41's review: matching a greedy output with a sampled
+    one mixes the size change with the gap between decoding modes): for each of `policy`'s outputs in `mode`, the
+    `pool` policy's output in the same mode (valid and scaffold-retaining) of the same scaffold whose number of added
+    atoms (`n_new`) is closest to it; ties go to the lowest sample index. No oracle score enters the choice, so the
+    baseline is the pool policy changed in size only. Greedy decoding has one output per scaffold, so only the sampled
+    mode (`evaluate.k_values`' largest K per scaffold) leaves a size to choose. One row per target output: scaffold,
+    target_sample, target_n_new, n_new, score and the components."""
+    target = outputs[(outputs["method"] == policy) & (outputs["mode"] == mode)]
+    candidates = outputs[
+        (outputs["method"] == pool)
+        & (outputs["mode"] == mode)
+        & outputs["valid"].astype(bool)
+        & outputs["retained"].astype(bool)
+    ]
     merged = candidates.merge(
-        target[["scaffold", "n_new"]].rename(columns={"n_new": "target_n_new"}), on="scaffold", how="inner"
+        target[["scaffold", "sample", "n_new"]].rename(columns={"sample": "target_sample", "n_new": "target_n_new"}),
+        on="scaffold",
+        how="inner",
     )
-    merged = merged.assign(
-        distance=(merged["n_new"] - merged["target_n_new"]).abs(), greedy_first=(merged["mode"] != "greedy")
-    )
-    order = merged.sort_values(["scaffold", "distance", "greedy_first", "sample"])
-    return order.groupby("scaffold", as_index=False).head(1).drop(columns=["distance", "greedy_first"])
+    merged = merged.assign(distance=(merged["n_new"] - merged["target_n_new"]).abs())
+    order = merged.sort_values(["scaffold", "target_sample", "distance", "sample"])
+    return order.groupby(["scaffold", "target_sample"], as_index=False).head(1).drop(columns=["distance"])
 
 
 def objective_terms(rows: pd.DataFrame) -> dict[str, pd.Series]:
@@ -80,23 +92,24 @@ def _term_means(rows: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def beyond_size(outputs: pd.DataFrame, policy: str, pool: str = "pretrained") -> dict[str, float]:
-    """`policy`'s single-shot gains on its scaffolds, scaffold by scaffold: `over_start` (minus `pool`'s greedy
-    output), `size` (the size-matched `pool` candidate minus `pool`'s greedy output: what a change of size alone
-    gives) and `beyond_size` (minus the size-matched candidate), each also per objective term (`over_start_QED`,
-    ...). NaN when the policy or the pool has no greedy output; a scaffold without a matched candidate is dropped."""
-    greedy = outputs[outputs["mode"] == "greedy"]
-    mine = greedy[greedy["method"] == policy].set_index("scaffold")
-    start = greedy[greedy["method"] == pool].set_index("scaffold")
-    matched = size_matched(outputs, policy, pool).set_index("scaffold")
-    scaffolds = sorted(set(mine.index) & set(start.index) & set(matched.index))
+def beyond_size(outputs: pd.DataFrame, policy: str, pool: str = "pretrained", mode: str = "sample") -> dict[str, float]:
+    """`policy`'s gains on its scaffolds within one decoding mode (`mode`: its sampled outputs by default, each a single
+    shot with no oracle call), means over the mode's outputs of the scaffolds both policies decoded: `over_start`
+    (minus `pool`'s outputs), `size` (the size-matched `pool` outputs minus `pool`'s outputs: what a change of size
+    alone gives) and `beyond_size` (minus the size-matched outputs), each also per objective term (`over_start_QED`,
+    ...). NaN when the policy or the pool has no output in `mode`; a scaffold without a matched candidate is
+    dropped."""
+    rows = outputs[outputs["mode"] == mode]
+    mine, start = rows[rows["method"] == policy], rows[rows["method"] == pool]
+    matched = size_matched(outputs, policy, pool, mode)
+    scaffolds = set(mine["scaffold"]) & set(start["scaffold"]) & set(matched["scaffold"])
     if not scaffolds:
         return {"over_start": math.nan, "size": math.nan, "beyond_size": math.nan, "scaffolds": 0}
 
     def score(rows: pd.DataFrame) -> float:
         return float(rows["score"].fillna(0.0).where(rows["valid"].astype(bool), 0.0).mean())
 
-    mine, start, matched = mine.loc[scaffolds], start.loc[scaffolds], matched.loc[scaffolds]
+    mine, start, matched = (frame[frame["scaffold"].isin(scaffolds)] for frame in (mine, start, matched))
     result = {
         "over_start": score(mine) - score(start),
         "size": score(matched) - score(start),
@@ -117,17 +130,18 @@ def _seeds_of(outputs: pd.DataFrame, variant: str) -> list[int]:
 
 
 def c3_beyond_size(outputs: pd.DataFrame) -> Measured:
-    """C3: per RL seed, the Dr. GRPO policy's single-shot test score minus the size-matched pretrained baseline's
-    (its gain beyond size), minus the same for plain REINFORCE (`none`, the null) on the same seed, or minus 0 where
-    the null's gain is not above 0 (`beyond_null`); t interval over the paired seeds. No null field: the null is
-    subtracted inside the value. The note keeps the former measurement (Dr. GRPO's gain beyond size with its
-    interval, and the null's mean), splits the gain over the pretrained start into the objective's terms and gives
-    what the change of size alone buys."""
-    needed = {"mode", "n_new", "scaffold", "score", "qed", "sa"}
+    """C3: per RL seed, the Dr. GRPO policy's sampled single-shot test score minus the size-matched sampled pretrained
+    baseline's (its gain beyond size, within one decoding mode), minus the same for the global baseline (the null,
+    `NULL_VARIANT`) on the same seed, or minus 0 where the null's gain is not above 0 (`beyond_null`); t interval over
+    the paired seeds. No null field: the null is subtracted inside the value. The note keeps the former measurement
+    (Dr. GRPO's gain beyond size with its interval, and the null's), splits the gain over the pretrained start into
+    the objective's terms, gives what the change of size alone buys and the greedy outputs' gain over the start."""
+    needed = {"mode", "n_new", "scaffold", "sample", "score", "qed", "sa"}
     if not len(outputs) or not needed <= set(outputs.columns):
         return Measured("C3", math.nan, 0, note=f"the policies' outputs lack {sorted(needed - set(outputs.columns))}")
     main = {s: beyond_size(outputs, f"{MAIN_VARIANT}_s{s}") for s in _seeds_of(outputs, MAIN_VARIANT)}
     null = {s: beyond_size(outputs, f"{NULL_VARIANT}_s{s}") for s in _seeds_of(outputs, NULL_VARIANT)}
+    greedy = {s: beyond_size(outputs, f"{MAIN_VARIANT}_s{s}", mode="greedy") for s in main}
     gains = {s: r["beyond_size"] for s, r in main.items() if np.isfinite(r["beyond_size"])}
     null_gains = {s: r["beyond_size"] for s, r in null.items() if np.isfinite(r["beyond_size"])}
     paired = beyond_null(gains, null_gains)
@@ -141,15 +155,18 @@ def c3_beyond_size(outputs: pd.DataFrame) -> Measured:
     unpaired = sorted((set(gains) | set(null_gains)) - set(paired))
     former = t_interval(list(gains.values()))
     note = (
-        f"{MAIN_VARIANT} minus max({NULL_VARIANT}, 0), beyond size, paired by RL seed: {_per_seed(paired)}"
+        f"{MAIN_VARIANT} minus max({NULL_VARIANT}, 0), beyond size, sampled outputs, paired by RL seed: "
+        f"{_per_seed(paired)}"
         + (f" (seeds without a partner: {unpaired})" if unpaired else "")
         + f"; former C3 ({MAIN_VARIANT} beyond the size-matched pretrained baseline): {former.text()}, "
         f"{_per_seed(gains)}; its null {NULL_VARIANT} beyond size: "
         + (", ".join(f"s{s}: {v:+.4f}" for s, v in null_gains.items()) or "not run")
         + (f" (mean {np.mean(list(null_gains.values())):+.4f})" if null_gains else "")
-        + f"; {MAIN_VARIANT}'s gain over the pretrained start {mean('over_start', main):+.4f} (by term: {parts}), of "
-        f"which the size change alone gives {mean('size', main):+.4f} (added atoms {mean('n_new', main):.2f} against "
-        f"{mean('n_new_start', main):.2f}); {NULL_VARIANT}'s gain over the start {mean('over_start', null):+.4f}"
+        + f"; {MAIN_VARIANT}'s sampled gain over the pretrained start {mean('over_start', main):+.4f} (by term: "
+        f"{parts}), of which the size change alone gives {mean('size', main):+.4f} (added atoms "
+        f"{mean('n_new', main):.2f} against {mean('n_new_start', main):.2f}); {NULL_VARIANT}'s "
+        f"{mean('over_start', null):+.4f}; greedy single shot: {MAIN_VARIANT} over the pretrained greedy output "
+        f"{mean('over_start', greedy):+.4f} (no size match within greedy decoding: one output per scaffold)"
     )
     return measured_from_spread("C3", t_interval(list(paired.values())), note)
 
@@ -224,8 +241,8 @@ def measure_claims(
         spread = f"seeds: {BASELINE_VARIANT} {len(base)}, {MAIN_VARIANT} {len(main)}"
     measured.append(Measured("C2b", ratio.value, ratio.runs, note=spread, low=ratio.low, high=ratio.high))
 
-    # C3: fine-tuned (each seed) minus the size-matched pretrained baseline, single shot on the held-out test
-    # scaffolds, minus the same for the null without group normalisation (paired by seed)
+    # C3: fine-tuned (each seed) minus the size-matched pretrained baseline, sampled single shots on the held-out test
+    # scaffolds, minus the same for the null without group centring (the global baseline; paired by seed)
     measured.append(c3_beyond_size(outputs))
     seeds = _single_shot_by_seed(decoration, MAIN_VARIANT)
 
