@@ -257,7 +257,11 @@ def test_extra_fit_seeds_refit_the_seeded_models_and_predict_on_every_group(cfg)
     assert {("ra_L8_s3", g) for g in ("test", "test_r12", "test_r16")} <= set(runs)
     assert ("metaot_s3", "test") in runs and ("metaot_s3", "test_r12") not in runs
     assert ("ra_L4_s3", "test") in runs and ("ra_L4_s3", "test_r12") not in runs  # other grids: the main L only
-    assert not any(name.startswith("sliced_mean") and name.endswith("_s3") for name, _ in runs)
+    # the sliced mean with seed 3's directions, on every group (the hard claims' null per fit seed, issue 41's review)
+    assert {("sliced_mean_L8_s3", g) for g in ("test", "test_r12", "test_r16")} <= set(runs)
+    assert ("sliced_mean_L4_s3", "test") not in runs  # the main L only
+    assert ("sliced_mean_L8_s3", "test") in experiment.predictions(cfg, "colour")
+    assert not any(name.startswith("sliced_mean") and "_s" in name for name, _ in experiment.predictions(cfg, "sphere"))
 
 
 def test_without_extra_seeds_nothing_is_refitted(cfg):
@@ -273,6 +277,7 @@ def test_without_extra_seeds_nothing_is_refitted(cfg):
         ("metaot", ("metaot", 0, 0)),
         ("metaot_s1", ("metaot", 0, 1)),
         ("sliced_mean_L8", ("sliced_mean", 8, 0)),
+        ("sliced_mean_L8_s2", ("sliced_mean", 8, 2)),
     ],
 )
 def test_parse_name_reads_method_projections_and_fit_seed(name, parsed):
@@ -386,3 +391,23 @@ def test_a_raster_that_is_not_global_is_refused(tmp_path):
     tifffile.imwrite(tmp_path / "bad.tif", np.ones((10, 10), dtype=np.float32))
     with pytest.raises(ValueError, match="equirectangular"):
         data.read_population_grid(tmp_path / "bad.tif")
+
+
+def test_the_sliced_mean_of_a_fit_seed_uses_that_seeds_directions():
+    """'sliced_mean_L8_s1' draws its directions from seed 1, those of ra_L8_s1 (issue 41's review: every fit seed's
+    null used the base seed's directions)."""
+    from neurips26.amortized_ot import method
+    from neurips26.amortized_ot.prediction import predictor
+    from neurips26.amortized_ot.sliced import directions, sliced_potentials
+
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(2, 5, 2)), rng.normal(size=(2, 6, 2))
+    a, b = np.full((2, 5), 1 / 5), np.full((2, 6), 1 / 6)
+
+    def expected(seed):
+        return method.sliced_mean_potential(sliced_potentials(x, a, y, b, directions(8, 2, seed))[0], 2)
+
+    seeded = predictor("sliced_mean_L8_s1", None, x, a, y, b, seed=0)()
+    base = predictor("sliced_mean_L8", None, x, a, y, b, seed=0)()
+    assert np.allclose(seeded, expected(1)) and np.allclose(base, expected(0))
+    assert not np.allclose(seeded, base)

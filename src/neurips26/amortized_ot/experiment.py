@@ -97,17 +97,30 @@ def fitted_models(cfg: dict, task: str) -> list[str]:
     return names + seeded_models(cfg, task)
 
 
+def seeded_sliced_means(cfg: dict, task: str) -> list[str]:
+    """The sliced mean at the main L with each extra fit seed's directions, e.g. ['sliced_mean_L32_s1', ...], on
+    every task where RA or OA is refitted: the hard claims' null per fit seed, drawn from the same directions as
+    that seed's RA/OA fits (sliced.directions(L, dim, seed)), so that their differences pair like with like
+    (issue 41's review). The sliced mean needs no fit: these are predictions only."""
+    kinds = cfg.get("seeded_models", {}).get(task, [])
+    if not any(m in kinds for m in ("ra", "oa")):
+        return []
+    return [f"sliced_mean_L{cfg['main_projections']}_s{seed}" for seed in fit_seeds(cfg)]
+
+
 def predictions(cfg: dict, task: str) -> list[tuple[str, str]]:
-    """(predictor, test group) pairs: every model and the sliced-mean ablation on 'test'; RA/OA at the main L
-    (every fit) and the sliced mean at the main L (claim C3's null) on the other resolutions (Meta-OT cannot change
+    """(predictor, test group) pairs: every model and the sliced-mean ablation on 'test' (at the main L also with
+    every extra fit seed's directions, seeded_sliced_means); RA/OA at the main L (every fit) and the sliced mean at
+    the main L (every fit seed's directions: the hard claims' null) on the other resolutions (Meta-OT cannot change
     atom count)."""
-    names = fitted_models(cfg, task) + [f"sliced_mean_L{L}" for L in _sweep(cfg, task)]
+    sliced = seeded_sliced_means(cfg, task)
+    names = fitted_models(cfg, task) + [f"sliced_mean_L{L}" for L in _sweep(cfg, task)] + sliced
     runs = [(name, "test") for name in names]
     main = cfg["main_projections"]
     on_other_grids = [f"{m}_L{main}" for m in ("ra", "oa")] + [
         name for name in seeded_models(cfg, task) if parse_name(name, cfg["seed"])[:2] in (("ra", main), ("oa", main))
     ]
-    on_other_grids.append(f"sliced_mean_L{main}")
+    on_other_grids += [f"sliced_mean_L{main}", *sliced]
     runs += [(name, group) for name in on_other_grids for group in test_groups(cfg, task) if group != "test"]
     return runs
 

@@ -27,12 +27,15 @@ from neurips26.common.io import load_npz
 
 def predictor(name: str, model_file: str | Path | None, x, a, y, b, seed: int) -> Callable[[], np.ndarray]:
     """A function computing f for the batch (x, a, y, b); `model_file` is the predictor's saved model (None for
-    the sliced mean). `seed` is the base seed: the sliced mean draws its directions from it."""
-    if parse_name(name, seed)[0] == "metaot":
+    the sliced mean). `seed` is the base seed; the sliced mean draws its directions from the fit seed its name
+    gives ('sliced_mean_L32_s1': seed 1, the directions of ra_L32_s1 and oa_L32_s1; 'sliced_mean_L32': the base
+    seed)."""
+    kind, projections, fit_seed = parse_name(name, seed)
+    if kind == "metaot":
         net = load_metaot(model_file, x, y)
         return lambda: net.predict(a, b)
-    if name.startswith("sliced_mean"):
-        theta = directions(int(name.split("_L")[1]), x.shape[2], seed)
+    if kind == "sliced_mean":
+        theta = directions(projections, x.shape[2], fit_seed)
         return lambda: method.sliced_mean_potential(sliced_potentials(x, a, y, b, theta)[0], x.shape[2])
     model = method.FittedModel.from_dict(load_npz(model_file))
     return lambda: method.predict_f(model, x, a, y, b)
