@@ -1,6 +1,7 @@
 """Paper 02's nulls (issue 41): each claim that has one is measured beside the same measurement without the paper's
 mechanism, and a null that passes too turns a holds into inconclusive. C4's null is the two representations' checks
-on the data's circuits with one token damaged (no model); C1 and C2 read the random-logits baseline; C9 reads C10's
+on the data's circuits with one token damaged (no model), counting the damaged walks a check passes while their
+decoded circuit fails the common netlist check; C1 and C2 read the random-logits baseline; C9 reads C10's
 permuted-request accuracy."""
 
 from __future__ import annotations
@@ -10,17 +11,30 @@ import pandas as pd
 import pytest
 
 from neurips26.analogtobi import claims as atb_claims
-from neurips26.analogtobi.claims import corrupted_validity, measure_claims
+from neurips26.analogtobi import erc
+from neurips26.analogtobi.claims import corrupted_validity, corrupted_walks, measure_claims
+from neurips26.analogtobi.evaluation import decode_checked
+from neurips26.analogtobi.netlist import Circuit, Device
 from neurips26.analogtobi.summary import ablation_rows
 from neurips26.common.claims import decide
 from test_analogtobi_claims import DEFINITIONS, MAIN, changed, data, metrics_for, reference  # noqa: F401
+
+
+def damaged(lenient: int, n: int, valid: int | None = None, start: int = 0) -> pd.DataFrame:
+    """corrupted_walks' table for circuits 0..n-1: circuits start.. start + lenient - 1 (mod n) lenient, the first
+    `valid` (at least the lenient ones) passing their check."""
+    ids = np.arange(n)
+    is_lenient = ((ids - start) % n) < lenient
+    is_valid = is_lenient | (ids < (valid or 0))
+    return pd.DataFrame({"id": ids, "valid": is_valid, "lenient": is_lenient})
 
 
 def _table(data, arms=None, leniency=None, monkeypatch=None):  # noqa: F811
     circuits, walks = data
     metrics = metrics_for(arms) if arms else metrics_for()
     if leniency is not None:
-        monkeypatch.setattr(atb_claims, "corrupted_validity", lambda w, rep, seed: leniency[rep])
+        frames = {r: v if isinstance(v, pd.DataFrame) else damaged(*v) for r, v in leniency.items()}
+        monkeypatch.setattr(atb_claims, "corrupted_walks", lambda w, rep, seed: frames[rep])
     ref = reference()
     measured = measure_claims(ablation_rows(metrics, ref), metrics, ref, circuits, walks, MAIN)
     return decide(DEFINITIONS, measured).set_index("claim_id")
@@ -35,6 +49,65 @@ def test_damaged_data_walks_are_drawn_per_seed_and_scored_by_each_representation
         assert a[0] < n  # one damaged token breaks some walk
     valid = {s: corrupted_validity(walks["bipart"], "bipart", s)[0] for s in range(6)}
     assert len(set(valid.values())) > 1 or all(v == 0 for v in valid.values())
+
+
+def test_a_walk_that_passes_its_check_decodes_to_a_circuit_that_passes_the_common_netlist_check(data):  # noqa: F811
+    """Issue 41's second review: the common check on decoded netlists (ERC levels 2-4 on the netlist, the designer
+    rule) is one test for both representations; each representation's check implies it on the data's walks and their
+    damaged copies, so a damaged walk that passes describes another valid circuit (robustness, not leniency)."""
+    _, walks = data
+    for rep in ("bipart", "devpin"):
+        for text in walks[rep]["tokens"]:
+            level, circuit = decode_checked(text.split(), rep)
+            assert level != 0 or erc.netlist_fault(circuit) == ""
+        for seed in range(6):
+            table = corrupted_walks(walks[rep], rep, seed)
+            assert list(table.columns) == ["id", "valid", "lenient"] and len(table) == len(walks[rep])
+            assert not table["lenient"].any() and (table["lenient"] <= table["valid"]).all()
+
+
+def test_the_common_netlist_check_refuses_what_levels_2_to_5_refuse():
+    ok = Circuit(
+        "<ok>",
+        [
+            Device("NM1", "NM", ("VOUT", "VIN1", "VSS", "VSS")),
+            Device("R1", "R", ("VDD", "VOUT")),
+        ],
+    )
+    assert erc.netlist_fault(ok) == "" and erc.design_fault(ok) == ""
+    shorted = Circuit("<s>", [*ok.devices, Device("R2", "R", ("VOUT", "VOUT"))])
+    assert erc.netlist_fault(shorted).startswith("level 3")
+    floating = Circuit(
+        "<f>", [Device("NM1", "NM", ("VOUT", "VIN1", "NET1", "VSS")), Device("R1", "R", ("VDD", "VOUT"))]
+    )
+    assert erc.netlist_fault(floating).startswith("level 4")
+    missing = Circuit("<m>", [Device("NM1", "NM", ("VOUT", "VIN1", "VSS")), Device("R1", "R", ("VDD", "VOUT"))])
+    assert erc.netlist_fault(missing).startswith("level 2")
+    idle = Circuit("<i>", [Device("R1", "R", ("VDD", "VSS")), Device("R2", "R", ("VDD", "VSS"))])
+    assert erc.netlist_fault(idle).startswith("level 5")
+
+
+def test_damaged_walks_that_describe_another_valid_circuit_are_not_leniency(data, monkeypatch):  # noqa: F811
+    """Issue 41's second review: a damaged bipartite walk that passes because a swapped index gives another valid
+    circuit is the representation's robustness; only walks whose decoded circuit fails the common check are the
+    checks' leniency. Half the bipartite walks pass, none leniently: C4 is the whole difference (+0.3)."""
+    robust = _table(data, leniency={"bipart": (0, 100, 50), "devpin": (0, 100, 2)}, monkeypatch=monkeypatch)
+    assert robust.loc["C4", "verdict"] == "holds" and robust.loc["C4", "value"] == pytest.approx(0.3)
+    assert "the former null" in robust.loc["C4", "note"] and "+0.480 bipart - devpin" in robust.loc["C4", "note"]
+
+
+def test_the_nulls_interval_clusters_by_circuit_not_by_pooled_draws(data, monkeypatch):  # noqa: F811
+    """Issue 41's review: the three draws damage the same circuits; the null's interval is a t interval over circuits
+    of each circuit's share, so three identical draws give the interval of one, not one sqrt(3) times narrower."""
+    from neurips26.common.claims import t_interval
+
+    frames = {"bipart": damaged(10, 100), "devpin": damaged(1, 100, start=50)}
+    lenient = atb_claims.leniency_by_circuit({r: [f, f, f] for r, f in frames.items()})
+    once = atb_claims.leniency_by_circuit({r: [f] for r, f in frames.items()})
+    assert lenient.tolist() == once.tolist() and lenient.mean() == pytest.approx(0.09)
+    spread = t_interval(once.tolist())
+    table = _table(data, leniency=frames, monkeypatch=monkeypatch)
+    assert f"[{spread.low:+.3f}, {spread.high:+.3f}]" in table.loc["C4", "note"]
 
 
 def test_the_representation_claim_is_its_difference_beyond_the_leniency_null(data, monkeypatch):  # noqa: F811
@@ -84,7 +157,7 @@ def test_type_accuracy_must_beat_its_permuted_requests(data, monkeypatch):  # no
 def test_claims_comparing_sampled_methods_need_three_seeds(data, monkeypatch):  # noqa: F811
     two = metrics_for(seeds=(0, 1))
     circuits, walks = data
-    monkeypatch.setattr(atb_claims, "corrupted_validity", lambda w, rep, seed: (0, 10))
+    monkeypatch.setattr(atb_claims, "corrupted_walks", lambda w, rep, seed: damaged(0, 10))
     ref = reference()
     table = decide(DEFINITIONS, measure_claims(ablation_rows(two, ref), two, ref, circuits, walks, MAIN))
     table = table.set_index("claim_id")

@@ -12,14 +12,16 @@ the classifier reading ports verbatim and the one reading them by class both pas
 gives NaN (inconclusive), never a value that passes.
 
 Nulls (issue 41: the same measurement without the paper's mechanism, beside the value; a holds whose null passes
-too is inconclusive): C4's null is the checks' own leniency, no model: the validity difference the two
-representations' checks give to the data's circuits (first walk of each) with one token replaced by another token of
-its kind, drawn per seed (:func:`corrupted_validity`): a positive null means the bipartite check lets more damaged
-walks through, so that a positive C4 could come from the check rather than the representation. It passed too at
-quick scale, so C4 subtracts it (issue 41, :func:`beyond_leniency`): the difference minus max(null, 0), not paired
-(the null is no run of the model). C1's and C2's null
-is the random-logits baseline under the grammar (validity, and the DC convergence of its valid circuits); C9's is
-C10's permuted-request accuracy of the same valid samples.
+too is inconclusive): C4's null is the checks' own leniency, no model: the data's circuits (first walk of each) with
+one token replaced by another token of its kind, drawn per seed (:func:`corrupted_walks`), counting a damaged walk
+that passes its representation's check while its decoded circuit fails the common netlist check
+(:func:`.erc.netlist_fault`), per circuit bipartite minus device-pin: a positive null means the bipartite check lets
+more faulty circuits through, so that a positive C4 could come from the check rather than the representation. (It
+counted every damaged walk that passed, until issue 41's second review: that included damaged walks describing
+another valid circuit, the representation's robustness, part of what C4 measures.) C4 subtracts it (issue 41,
+:func:`beyond_leniency`): the difference minus max(null, 0), not paired (the null is no run of the model).
+C1's and C2's null is the random-logits baseline under the grammar (validity, and the DC convergence of its valid
+circuits); C9's is C10's permuted-request accuracy of the same valid samples.
 
 Checks read the data and the samples: every terminated grammar-decoded walk passes the ERC; every training
 circuit's bipartite walk is accepted by the grammar and decodes back to an isomorphic circuit; the same round trip for
@@ -34,9 +36,9 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from neurips26.common.claims import Measured, rate_difference, wilson
+from neurips26.common.claims import Measured, rate_difference, t_interval, wilson
 
-from . import devpin, experiment, serialize
+from . import devpin, erc, experiment, serialize
 from .evaluation import FEATURES, decode_checked
 from .generate import graph_of, isomorphic
 from .grammar import accepts
@@ -44,7 +46,15 @@ from .metrics import median_bandwidth, mmd2, walk_ends, without_indices
 from .netlist import parse
 from .tokens import kind_of
 
-__all__ = ["REALISM_MIN_VALID", "beyond_leniency", "corrupted_validity", "measure_claims", "welch_interval"]
+__all__ = [
+    "REALISM_MIN_VALID",
+    "beyond_leniency",
+    "corrupted_validity",
+    "corrupted_walks",
+    "leniency_by_circuit",
+    "measure_claims",
+    "welch_interval",
+]
 
 _F = [f"f_{f}" for f in FEATURES]
 REALISM_MIN_VALID = 10  # valid samples per arm and seed below which the realism claim is inconclusive
@@ -156,35 +166,60 @@ def _permuted_types(valid: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["seed", "type_ok", "valid"])
 
 
-def corrupted_validity(walks: pd.DataFrame, rep: str, seed: int) -> tuple[int, int]:
-    """(valid, walks) of the data's circuits' first walks (``walk == 0``, every split) of representation ``rep``, each
-    with one token replaced by another token of its kind (bipartite: net, edge or device; device-pin: net, device or
-    pin; never the type token or ``TRUNCATE``), position and token drawn from a generator seeded by ``[seed, 41]``;
-    validity is :func:`.evaluation.decode_checked`'s, the samples' test (levels 1-4 of the representation's check,
-    then the designer rule)."""
+def corrupted_walks(walks: pd.DataFrame, rep: str, seed: int) -> pd.DataFrame:
+    """The data's circuits' first walks (``walk == 0``, every split) of representation ``rep``, each with one token
+    replaced by another token of its kind (bipartite: net, edge or device; device-pin: net, device or pin; never the
+    type token or ``TRUNCATE``), position and token drawn from a generator seeded by ``[seed, 41]``. One row per
+    circuit (``id``): ``valid``, the damaged walk passes :func:`.evaluation.decode_checked` (the samples' test: levels
+    1-4 of the representation's check, then the designer rule); ``lenient``, it passes while its decoded circuit fails
+    the common netlist check :func:`.erc.netlist_fault` (the check let a faulty circuit through). A valid damaged walk
+    whose circuit passes the common check describes another valid circuit: the representation's robustness, part of
+    what C4 measures, not the check's leniency."""
     vocab = experiment.vocabulary(rep)
     kind = kind_of if rep == "bipart" else devpin.devpin_kind
     kinds = {t: kind(t) for t in vocab.tokens}
     pools = {k: [t for t in vocab.tokens if kinds[t] == k] for k in set(kinds.values())}
     rng = np.random.default_rng([seed, 41])
     first = walks[walks["walk"] == 0].sort_values("id")
-    valid = 0
-    for text in first["tokens"]:
+    rows = []
+    for ident, text in zip(first["id"], first["tokens"]):
         tokens = text.split()
         spots = [i for i, t in enumerate(tokens) if kinds.get(t) not in (None, "end", "type")]
         i = spots[int(rng.integers(len(spots)))]
         pool = [t for t in pools[kinds[tokens[i]]] if t != tokens[i]]
         tokens[i] = pool[int(rng.integers(len(pool)))]
-        valid += decode_checked(tokens, rep)[0] == 0
-    return valid, len(first)
+        level, circuit = decode_checked(tokens, rep)
+        valid = level == 0
+        rows.append({"id": ident, "valid": valid, "lenient": bool(valid and erc.netlist_fault(circuit))})
+    return pd.DataFrame(rows, columns=["id", "valid", "lenient"])
 
 
-def _leniency_counts(walks: dict[str, pd.DataFrame], seeds: list[int]) -> dict[str, list[tuple[int, int]]] | None:
-    """C4's null, no model: per representation, (valid, walks) of :func:`corrupted_validity` for each of ``seeds``;
-    None without seeds or walks."""
+def corrupted_validity(walks: pd.DataFrame, rep: str, seed: int) -> tuple[int, int]:
+    """(valid, walks) of :func:`corrupted_walks`: the damaged data walks that pass the representation's check."""
+    damaged = corrupted_walks(walks, rep, seed)
+    return int(damaged["valid"].sum()), len(damaged)
+
+
+def _leniency_counts(walks: dict[str, pd.DataFrame], seeds: list[int]) -> dict[str, list[pd.DataFrame]] | None:
+    """C4's null, no model: per representation, :func:`corrupted_walks` for each of ``seeds``; None without seeds or
+    walks."""
     if not seeds or any(not len(walks[r]) for r in ("bipart", "devpin")):
         return None
-    return {r: [corrupted_validity(walks[r], r, s) for s in seeds] for r in ("bipart", "devpin")}
+    return {r: [corrupted_walks(walks[r], r, s) for s in seeds] for r in ("bipart", "devpin")}
+
+
+def leniency_by_circuit(null: dict[str, list[pd.DataFrame]], column: str = "lenient") -> pd.Series:
+    """Per circuit (the ids both representations have): the share of its damaged bipartite walks (one per draw)
+    flagged ``column`` minus that of its damaged device-pin walks. The draws damage the same circuits, so the circuit
+    is the unit: the mean of this series is the null, and its t interval over circuits the null's interval (a cluster
+    interval by circuit; pooling the draws as independent walks made it too narrow)."""
+    shares = {
+        r: pd.concat(frames).groupby("id")[column].mean() for r, frames in null.items() if frames and len(frames[0])
+    }
+    if set(shares) != {"bipart", "devpin"}:
+        return pd.Series(dtype=float)
+    ids = shares["bipart"].index.intersection(shares["devpin"].index)
+    return (shares["bipart"].loc[ids].astype(float) - shares["devpin"].loc[ids].astype(float)).sort_index()
 
 
 def welch_interval(a, b, confidence: float = 0.95) -> tuple[float, float, float]:
@@ -207,45 +242,59 @@ def welch_interval(a, b, confidence: float = 0.95) -> tuple[float, float, float]
     return d, d - half, d + half
 
 
-def beyond_leniency(claim_id: str, a: pd.DataFrame, b: pd.DataFrame, null: dict[str, list[tuple[int, int]]] | None,
+def beyond_leniency(claim_id: str, a: pd.DataFrame, b: pd.DataFrame, null: dict[str, list[pd.DataFrame]] | None,
                     what: str) -> Measured:  # fmt: skip
     """C4 (issue 41): the validity difference of arms ``a`` - ``b`` (pooled over seeds) minus the harder bar of its
-    null (the checks' leniency: the same difference on damaged data walks, per representation (valid, walks) for
-    each of ``seeds``) and 0: D - max(N, 0). The null is no run of the model, so nothing pairs the two: the interval
-    is the union of the MOVER interval built from the two Newcombe intervals (arms independent; the null's interval
-    clipped at 0 like its value) and Welch's t interval of the per-seed differences against the per-seed bars
-    max(n_s, 0). Runs: the seeds with evidence on the model's side. The note keeps the former measurement (the
-    difference with its interval, and the null)."""
+    null and 0: D - max(N, 0). The null is the checks' leniency (:func:`corrupted_walks`, one draw per seed): per
+    circuit, the share of its damaged bipartite walks that pass their check while the decoded circuit fails the
+    common netlist check, minus the same for its device-pin walks (:func:`leniency_by_circuit`); its interval is a t
+    interval over circuits (the draws damage the same circuits). The null is no run of the model, so nothing pairs
+    the two: the interval is the union of the MOVER interval built from D's Newcombe interval (arms independent) and
+    the null's interval (clipped at 0 like its value), and Welch's t interval of the per-seed differences against the
+    per-seed bars max(n_s, 0). Runs: the seeds with evidence on the model's side. The note keeps the former
+    measurement (the difference with its interval) and the former null (damaged walks that pass each check, which
+    counts the representation's robustness too)."""
     former = _difference(claim_id, a, b, "valid", "samples", what)
     if null is None:
         return Measured(claim_id, math.nan, 0, note=f"{former.note}; the checks' leniency null: no walks")
     if not math.isfinite(former.value):
         return replace(former, note=f"{former.note}; the checks' leniency null not compared")
-    kb, nb = sum(v for v, _ in null["bipart"]), sum(n for _, n in null["bipart"])
-    kd, nd = sum(v for v, _ in null["devpin"]), sum(n for _, n in null["devpin"])
+    lenient = leniency_by_circuit(null)
+    if not len(lenient):
+        return Measured(claim_id, math.nan, 0, note=f"{former.note}; the checks' leniency null: no common circuits")
     d1 = rate_difference(int(a["valid"].sum()), int(a["samples"].sum()), int(b["valid"].sum()), int(b["samples"].sum()))
-    d2 = rate_difference(kb, nb, kd, nd)
-    bar, bar_low, bar_high = max(d2.mean, 0.0), max(d2.low, 0.0), max(d2.high, 0.0)
+    d2 = t_interval(lenient.tolist())
+    d2_low, d2_high = (d2.low, d2.high) if math.isfinite(d2.low) else (d2.mean, d2.mean)
+    bar, bar_low, bar_high = max(d2.mean, 0.0), max(d2_low, 0.0), max(d2_high, 0.0)
     value = d1.mean - bar
     low = value - math.sqrt((d1.mean - d1.low) ** 2 + (bar_high - bar) ** 2)
     high = value + math.sqrt((d1.high - d1.mean) ** 2 + (bar - bar_low) ** 2)
     rate_a = a.set_index("seed")["valid"] / a.set_index("seed")["samples"].where(lambda t: t > 0)
     rate_b = b.set_index("seed")["valid"] / b.set_index("seed")["samples"].where(lambda t: t > 0)
     per_seed = (rate_a - rate_b).dropna()
-    bars = [max(vb / max(1, n1) - vd / max(1, n2), 0.0) for (vb, n1), (vd, n2) in zip(null["bipart"], null["devpin"])]
+    draws = list(zip(null["bipart"], null["devpin"]))
+    bars = [max(float(fb["lenient"].mean()) - float(fd["lenient"].mean()), 0.0) for fb, fd in draws]
     _, w_low, w_high = welch_interval(per_seed.tolist(), bars)
     if math.isfinite(w_low):
         low, high = min(low, w_low), max(high, w_high)
-    listed = "; ".join(f"{r} " + ", ".join(f"{v}/{n}" for v, n in c) for r, c in null.items())
+    listed = "; ".join(
+        f"{r} " + ", ".join(f"{int(f['lenient'].sum())} lenient of {int(f['valid'].sum())} valid/{len(f)}" for f in c)
+        for r, c in null.items()
+    )
+    passing = leniency_by_circuit(null, "valid")
     return Measured(claim_id, value, int(per_seed.count()), low=low, high=high,
                     note=f"difference minus max(null, 0): {d1.mean:+.3f} - max({d2.mean:+.3f}, 0) = {value:+.3f}; "
-                         f"interval: the MOVER interval of the two Newcombe intervals [{d1.low:+.3f}, {d1.high:+.3f}] "
-                         f"and [{d2.low:+.3f}, {d2.high:+.3f}] joined with Welch's t interval of the per-seed "
-                         f"differences against the per-seed bars max(null, 0) {[round(x, 3) for x in bars]} (not "
-                         f"paired: the null is no run of the model); former C4 {former.value:+.3f} "
-                         f"[{former.low:+.3f}, {former.high:+.3f}] ({former.note}); null (the checks' leniency, no "
-                         f"model: the data's circuits with one token replaced by another of its kind, valid per seed "
-                         f"{listed}): {kb / max(1, nb):.3f} - {kd / max(1, nd):.3f} = {d2.mean:+.3f}")  # fmt: skip
+                         f"interval: the MOVER interval of D's Newcombe interval [{d1.low:+.3f}, {d1.high:+.3f}] and "
+                         f"the null's t interval over {len(lenient)} circuits [{d2_low:+.3f}, {d2_high:+.3f}] joined "
+                         f"with Welch's t interval of the per-seed differences against the per-seed bars max(null, 0) "
+                         f"{[round(x, 3) for x in bars]} (not paired: the null is no run of the model); former C4 "
+                         f"{former.value:+.3f} [{former.low:+.3f}, {former.high:+.3f}] ({former.note}); null (the "
+                         f"checks' leniency, no model: the data's circuits with one token replaced by another of its "
+                         f"kind, a damaged walk that passes its representation's check while its decoded circuit "
+                         f"fails the common netlist check; per draw {listed}): {d2.mean:+.3f}; the former null (every "
+                         f"damaged walk that passes its check, which counts the damaged walks that describe another "
+                         f"valid circuit, the representation's robustness): {passing.mean():+.3f} bipart - devpin per "
+                         f"circuit")  # fmt: skip
 
 
 def _with_null(measured: Measured, null: float, what: str) -> Measured:

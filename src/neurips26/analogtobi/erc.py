@@ -16,7 +16,7 @@ from __future__ import annotations
 from .netlist import FAMILIES, PASSIVE, RAILS, Circuit, is_port
 from .tokens import CIRCUIT_TYPES, END, edge_family, edge_pins, kind_of, split_device
 
-__all__ = ["DESIGN_LEVEL", "design_fault", "erc_level"]
+__all__ = ["DESIGN_LEVEL", "design_fault", "erc_level", "netlist_fault"]
 
 DESIGN_LEVEL = 5
 _SUPPLY_PORTS = ("IB", "IIN", "IREF")  # current ports that feed a circuit without VDD, when they sit on a drain
@@ -79,6 +79,34 @@ def design_fault(circuit: Circuit) -> str:
         if not is_port(net) and any(f in _MOS and p == "G" for f, p in pins) and mos(pins, "GB"):
             return f"floating gate: {net} touches only MOS gates and bulks"
     return ""
+
+
+def netlist_fault(circuit: Circuit) -> str:
+    """Why a decoded circuit fails the common netlist check ("" when it passes), one test for either representation's
+    decoded circuit (issue 41's review of C4): ERC levels 2-4 restated on the netlist, then the designer rule.
+
+    * level 2: every device has a net on each of its family's pins;
+    * level 3: a passive's two terminals sit on two distinct nets;
+    * level 4: every internal net (``NET...``) touches at least two distinct devices;
+    * level 5: :func:`design_fault`.
+
+    A walk that passes its representation's own check decodes to a circuit that should pass this one; a damaged walk
+    that passes its check while its circuit fails here is one the check let through (leniency), whereas a damaged walk
+    whose circuit passes here describes another valid circuit (the representation's robustness)."""
+    devices_on: dict[str, set[str]] = {}
+    for d in circuit.devices:
+        pins = FAMILIES.get(d.family)
+        if pins is None or len(d.nets) != len(pins) or not all(d.nets):
+            return f"level 2: {d.name} lacks a net on a pin"
+        if d.family in PASSIVE and d.nets[0] == d.nets[1]:
+            return f"level 3: {d.name} has both terminals on {d.nets[0]}"
+        for net in d.nets:
+            devices_on.setdefault(net, set()).add(d.name)
+    for net, devices in devices_on.items():
+        if net.startswith("NET") and len(devices) < 2:
+            return f"level 4: internal net {net} touches one device"
+    fault = design_fault(circuit)
+    return f"level {DESIGN_LEVEL}: {fault}" if fault else ""
 
 
 def erc_level(tokens: list[str]) -> int:
