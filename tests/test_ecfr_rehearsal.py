@@ -31,16 +31,16 @@ def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(facto
     assert block["datasets"]["mvtec3d"]["size"] == 256
     assert block["train"] == {**PAPER["train"], "steps": 2, "batch": 2 * factor}
     assert block["seeds"] == [max(PAPER["seeds"])]
-    # every rule's runs: three unified methods, two per-class methods, one seed
+    # every rule's runs: three unified methods and C1's null, two per-class methods, one seed
     runs = experiment.runs(block)
-    assert len(runs) == 5 and {setting for _, _, setting, _ in runs} == {"unified", "per_class"}
+    assert len(runs) == 6 and {setting for _, _, setting, _ in runs} == {"unified", "per_class"}
 
 
 def test_the_work_functions_scale_the_rehearsal_to_the_paper():
     block = derived_rehearsal("ecfr", CONFIG, SCHEMA)
     plan, wildcards = rehearsal.PLAN, {"dataset": "mvtec3d"}
     assert work_ratio(plan, "ecfr_train", PAPER, block, wildcards) == PAPER["train"]["steps"] * 16 / (2 * 2)
-    assert work_ratio(plan, "ecfr_evaluate", PAPER, block, wildcards) == 3  # 15 runs against 5
+    assert work_ratio(plan, "ecfr_evaluate", PAPER, block, wildcards) == 3  # 18 runs against 6
     assert work_ratio(plan, "ecfr_report", PAPER, block, wildcards) == 1
 
 

@@ -42,6 +42,7 @@ import numpy as np
 
 from neurips26.common.rehearsal import Plan, largest
 
+from . import experiment
 from .names import EYECANDIES_CLASSES
 from .real import MVTEC3D_SPLIT_SIZES
 
@@ -76,8 +77,9 @@ MVTEC3D_SAMPLES = sum(MVTEC3D_SPLIT_SIZES.values())  # 4,147: 2,656 train, 294 v
 
 
 def _runs(cfg: dict) -> int:
-    """The runs one evaluation job scores (per dataset): every unified method and per-class method, per seed."""
-    return (len(cfg["methods"]) + len(cfg["per_class_methods"])) * len(cfg["seeds"])
+    """The runs one evaluation job scores (per dataset): every unified method (C1's null among them) and per-class
+    method, each on its seeds."""
+    return len(experiment.runs({**cfg, "datasets": {"one": None}}))
 
 
 PLAN = Plan(
