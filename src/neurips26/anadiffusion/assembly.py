@@ -1,0 +1,265 @@
+r"""Part-to-whole assembly, injection and localized editing (arXiv 2608.23014, project page
+AnaDiffusion/AnaDiffusion.github.io).
+
+The page: "Part assets are placed in fixed MNI152-aligned supports while uncertain boundaries and CSF remain
+open"; AnaDiffusion "composes generated regional assets in image space, and injects the re-encoded scaffold into the
+reverse diffusion trajectory"; for editing "a donor part can replace a selected generated region. AnaDiffusion
+reassembles, re-encodes, injects, and refines the modified asset set."
+
+* Everything here is population-level: a :class:`TemplateLayout` holds, for each part, one box (``support``, the
+  part's fixed grid on the template) and one placement mask on the template grid, and the template voxels left
+  open. No function takes a subject's segmentation: the masks have no subject axis, and :class:`TemplateLayout`
+  refuses one that has.
+* The scaffold (:func:`assemble_scaffold`): a canvas of background (-1, the [-1, 1] scaling's background), each
+  decoded part written where its template placement mask holds inside its support, every other voxel (open
+  boundaries, CSF, outside the brain) left at -1 for the whole-brain model to synthesise; no feathered blend. The
+  right hemisphere of the shared side-conditioned model is generated in the left hemisphere's frame (mirrored
+  left-right, axis X of a RAS grid) and flipped back here. The scaffold itself is the *naive paste* baseline (the
+  composite without refinement).
+* :func:`generate_parts` samples the part latents (DDIM) and decodes them; :func:`refine` encodes the scaffold,
+  injects it into the whole-brain trajectory (:func:`.diffusion.ddim_sample`) and decodes the result.
+* :func:`edit`: the recipients' assets with one part swapped for the donors', reassembled, re-encoded, injected and
+  refined with the recipients' own sampling noise, so that each edit is paired with its original sample. A donor
+  equal to its recipient is refused.
+
+Shapes: volumes are (..., 1, X, Y, Z) with any leading dimensions (a batch B, or seeds x batch); the batch is the
+last leading dimension.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import diffusion
+from .model import PART_MODELS, LatentAutoencoder, as_denoise
+
+__all__ = [
+    "BACKGROUND",
+    "Edit",
+    "PartAssets",
+    "Support",
+    "TemplateLayout",
+    "assemble_scaffold",
+    "crop",
+    "edit",
+    "generate_parts",
+    "part_training_crops",
+    "refine",
+    "support_shape",
+    "swap_part",
+]
+
+BACKGROUND = -1.0  # the [-1, 1] scaling's background, and the value of every open voxel of the scaffold
+Support = tuple[slice, slice, slice]  # a part's box on the template grid (X, Y, Z), start and stop given
+
+
+def support_shape(support: Sequence[slice], grid: Sequence[int] | None = None, where: str = "support") -> tuple:
+    """The (X, Y, Z) shape of a box; ValueError naming `where` unless it is three slices with start < stop, step 1,
+    inside `grid` when given."""
+    if len(support) != 3 or not all(isinstance(s, slice) for s in support):
+        raise ValueError(f"{where}: a support is three slices (X, Y, Z), got {support!r}")
+    for axis, s in zip("XYZ", support):
+        ok = isinstance(s.start, int) and isinstance(s.stop, int) and s.step in (None, 1) and 0 <= s.start < s.stop
+        if not ok or (grid is not None and s.stop > grid["XYZ".index(axis)]):
+            raise ValueError(f"{where}: axis {axis} slice {s} is not a non-empty box inside the grid {grid}")
+    return tuple(s.stop - s.start for s in support)
+
+
+@dataclass(frozen=True)
+class TemplateLayout:
+    """Where the parts go on the template grid (population-level, one for every sample): each part's support and
+    placement mask (bool (X, Y, Z), disjoint, inside its support), and ``open``, template voxels no part fills
+    (uncertain boundaries, CSF)."""
+
+    shape: tuple[int, int, int]
+    supports: Mapping[str, Support]
+    masks: Mapping[str, np.ndarray]
+    open: np.ndarray | None = None
+    placement: dict[str, torch.Tensor] = field(init=False, repr=False)
+
+    def __post_init__(self):
+        shape = tuple(int(s) for s in self.shape)
+        if set(self.supports) != set(self.masks):
+            raise ValueError(f"TemplateLayout: supports {sorted(self.supports)} and masks {sorted(self.masks)} differ")
+        open_ = np.zeros(shape, bool) if self.open is None else self._grid_mask(self.open, shape, "open")
+        placement, seen = {}, np.zeros(shape, bool)
+        for part in self.supports:
+            support_shape(self.supports[part], shape, where=f"TemplateLayout support of {part}")
+            mask = self._grid_mask(self.masks[part], shape, f"mask of {part}")
+            outside = mask.copy()
+            outside[self.supports[part]] = False
+            if outside.any():
+                raise ValueError(f"TemplateLayout: mask of {part} has {int(outside.sum())} voxels outside its support")
+            if (mask & seen).any():
+                raise ValueError(
+                    f"TemplateLayout: mask of {part} overlaps another part's ({int((mask & seen).sum())} voxels)"
+                )
+            seen |= mask
+            placement[part] = torch.from_numpy(mask & ~open_)
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "placement", placement)
+
+    @staticmethod
+    def _grid_mask(mask, shape: tuple, what: str) -> np.ndarray:
+        mask = np.asarray(mask)
+        if mask.shape != shape:
+            raise ValueError(
+                f"TemplateLayout: {what} has shape {mask.shape}, not the template grid {shape}; assembly takes "
+                "population-level template masks only, never one per subject"
+            )
+        if mask.dtype != bool:
+            raise ValueError(f"TemplateLayout: {what} must be boolean, got {mask.dtype}")
+        return mask
+
+
+def crop(volumes: torch.Tensor, support: Support, mirrored: bool = False) -> torch.Tensor:
+    """The box `support` of volumes (..., 1, X, Y, Z), flipped left-right (axis X) when `mirrored`."""
+    out = volumes[(..., *support)]
+    return out.flip(-3) if mirrored else out
+
+
+def part_training_crops(
+    volumes: torch.Tensor, subject_masks: torch.Tensor, support: Support, mirrored: bool = False
+) -> torch.Tensor:
+    """Training data of a part model: each subject's volume with voxels outside its own part mask set to
+    background, cropped to the part's template support (mirrored as its route says). Training only: the part
+    models learn from segmented subjects; generation and assembly use template masks (:class:`TemplateLayout`)."""
+    if subject_masks.shape != volumes.shape or subject_masks.dtype != torch.bool:
+        raise ValueError(
+            f"subject_masks must be boolean of the volumes' shape {tuple(volumes.shape)}, got "
+            f"{tuple(subject_masks.shape)} {subject_masks.dtype}"
+        )
+    return crop(torch.where(subject_masks, volumes, torch.full_like(volumes, BACKGROUND)), support, mirrored)
+
+
+def assemble_scaffold(parts: Mapping[str, torch.Tensor], layout: TemplateLayout, part_model: str) -> torch.Tensor:
+    """The scaffold (and naive-paste baseline): decoded part images (..., 1, *support shape), in their generation
+    frame, written at their template placement on a background canvas; open voxels stay -1."""
+    routes = PART_MODELS[part_model]
+    if set(parts) != set(layout.supports):
+        raise ValueError(f"parts {sorted(parts)} are not the layout's {sorted(layout.supports)}")
+    first = next(iter(parts.values()))
+    canvas = torch.full((*first.shape[:-3], *layout.shape), BACKGROUND, dtype=first.dtype, device=first.device)
+    for part, image in parts.items():
+        support = layout.supports[part]
+        expected = (*first.shape[:-3], *support_shape(support))
+        if tuple(image.shape) != expected:
+            raise ValueError(f"part {part}: image of shape {tuple(image.shape)}, expected {expected}")
+        placed = image.flip(-3) if routes[part].mirrored else image
+        where = layout.placement[part][support].to(canvas.device)
+        canvas[(..., *support)] = torch.where(where, placed, canvas[(..., *support)])
+    return canvas
+
+
+@dataclass(frozen=True)
+class PartAssets:
+    """Generated parts: latents and decoded images (..., 1, *support shape), in their generation frame."""
+
+    latents: dict[str, torch.Tensor]
+    images: dict[str, torch.Tensor]
+
+
+def generate_parts(
+    denoisers: Mapping[str, nn.Module],
+    autoencoder: LatentAutoencoder,
+    part_model: str,
+    noise: Mapping[str, diffusion.SamplingNoise],
+    schedule: diffusion.NoiseSchedule,
+    steps: int,
+) -> PartAssets:
+    """Sample each part's latent with its denoiser (by :data:`.model.PART_MODELS`; models or ensembles) from its
+    noise (``noise[part].start``, (..., C, x, y, z)) in `steps` DDIM steps, and decode it."""
+    latents, images = {}, {}
+    for part, route in PART_MODELS[part_model].items():
+        if part not in noise:
+            raise ValueError(f"no sampling noise for part {part}")
+        denoise = as_denoise(denoisers[route.denoiser], route.side)
+        latents[part] = diffusion.ddim_sample(denoise, noise[part], schedule, steps)
+        with torch.no_grad():
+            images[part] = autoencoder.decode(latents[part])
+    return PartAssets(latents, images)
+
+
+@torch.no_grad()
+def refine(
+    whole: nn.Module,
+    autoencoder: LatentAutoencoder,
+    scaffold: torch.Tensor,
+    noise: diffusion.SamplingNoise,
+    schedule: diffusion.NoiseSchedule,
+    steps: int,
+    r_inj: int = 10,
+    alpha: float = 1.0,
+) -> torch.Tensor:
+    """The coherent volume: the scaffold re-encoded (z_C), injected into the whole-brain trajectory with `r_inj`
+    DDIM steps remaining at strength `alpha`, denoised to 0 and decoded. alpha = 0 is the monolithic LDM's sample
+    for the same noise."""
+    diffusion.check_injection(r_inj, alpha, steps)
+    z_c = autoencoder.encode(scaffold)
+    z = diffusion.ddim_sample(as_denoise(whole), noise, schedule, steps, scaffold=z_c, r_inj=r_inj, alpha=alpha)
+    return autoencoder.decode(z)
+
+
+def swap_part(
+    images: Mapping[str, torch.Tensor], part: str, recipients: torch.Tensor, donors: torch.Tensor
+) -> dict[str, torch.Tensor]:
+    """The recipients' part images with `part` taken from the donors (indices along the batch dimension, pairwise);
+    ValueError for an unknown part, unequal index lists, an index out of range, or a donor equal to its
+    recipient."""
+    if part not in images:
+        raise ValueError(f"cannot swap part {part!r}: the assets hold {sorted(images)}")
+    recipients, donors = torch.as_tensor(recipients).long(), torch.as_tensor(donors).long()
+    if recipients.ndim != 1 or recipients.shape != donors.shape or len(recipients) == 0:
+        raise ValueError(f"recipients {tuple(recipients.shape)} and donors {tuple(donors.shape)}: need equal 1-D lists")
+    batch = images[part].shape[-5]
+    for name, index in (("recipient", recipients), ("donor", donors)):
+        if bool(((index < 0) | (index >= batch)).any()):
+            raise ValueError(f"{name} index outside the {batch} generated samples: {index.tolist()}")
+    same = (recipients == donors).nonzero().flatten().tolist()
+    if same:
+        raise ValueError(
+            f"edit {same[0]}: donor {int(donors[same[0]])} is its own recipient; an edit needs another sample"
+        )
+    dim = images[part].ndim - 5
+    out = {name: image.index_select(dim, recipients) for name, image in images.items()}
+    out[part] = images[part].index_select(dim, donors)
+    return out
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One batch of edits: the edited assets' scaffold (also their naive paste) and the refined volumes."""
+
+    scaffold: torch.Tensor
+    volumes: torch.Tensor
+
+
+def edit(
+    assets: PartAssets,
+    part: str,
+    recipients: torch.Tensor,
+    donors: torch.Tensor,
+    layout: TemplateLayout,
+    part_model: str,
+    whole: nn.Module,
+    autoencoder: LatentAutoencoder,
+    noise: diffusion.SamplingNoise,
+    schedule: diffusion.NoiseSchedule,
+    steps: int,
+    r_inj: int = 10,
+    alpha: float = 1.0,
+) -> Edit:
+    """Swap `part` of each recipient for its donor's, reassemble, re-encode, inject and refine with the recipient's
+    own sampling noise (``noise`` is the whole batch's; the recipients' rows are taken), so that the edit is paired
+    with the recipient's original sample."""
+    swapped = swap_part(assets.images, part, recipients, donors)
+    scaffold = assemble_scaffold(swapped, layout, part_model)
+    volumes = refine(
+        whole, autoencoder, scaffold, noise.select(torch.as_tensor(recipients).long()), schedule, steps, r_inj, alpha
+    )
+    return Edit(scaffold, volumes)

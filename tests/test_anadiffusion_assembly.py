@@ -1,0 +1,168 @@
+"""Paper 03 (AnaDiffusion): the scaffold at fixed template supports with open boundaries, the right hemisphere
+flipped back, injection through refine, and paired localized editing; only template masks enter assembly."""
+
+import numpy as np
+import pytest
+import torch
+
+from neurips26.anadiffusion import assembly as A
+from neurips26.anadiffusion import diffusion as D
+from neurips26.anadiffusion import model as M
+
+GRID = (24, 28, 24)
+SUPPORTS = {
+    "LH": (slice(0, 12), slice(0, 28), slice(4, 24)),
+    "RH": (slice(12, 24), slice(0, 28), slice(4, 24)),
+    "CB": (slice(8, 16), slice(0, 8), slice(0, 8)),
+}
+SCHEDULE, STEPS = D.NoiseSchedule(num_train_timesteps=100), 8
+
+
+def template_layout(open_band=True):
+    """An ellipsoid brain split at the midline, a cerebellum box, and an open band of one voxel on each side of the
+    midline (population-level masks, as a template would give)."""
+    x, y, z = np.meshgrid(*(np.arange(n) for n in GRID), indexing="ij")
+    brain = ((x - 11.5) / 11) ** 2 + ((y - 13.5) / 13) ** 2 + ((z - 13) / 10) ** 2 <= 1
+    cb = np.zeros(GRID, bool)
+    cb[SUPPORTS["CB"]] = True
+    cb &= brain
+    lh = brain & (x < 12) & ~cb
+    rh = brain & (x >= 12) & ~cb
+    band = (x >= 11) & (x <= 12) if open_band else None
+    return A.TemplateLayout(GRID, SUPPORTS, {"LH": lh, "RH": rh, "CB": cb}, open=band)
+
+
+def part_images(batch=2, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return {p: torch.rand((batch, 1, *A.support_shape(s)), generator=g) for p, s in SUPPORTS.items()}
+
+
+def test_scaffold_places_parts_at_their_supports_and_leaves_the_rest_open():
+    layout, parts = template_layout(), part_images()
+    scaffold = A.assemble_scaffold(parts, layout, "shared_side_cond")
+    assert scaffold.shape == (2, 1, *GRID)
+    filled = torch.zeros(GRID, dtype=torch.bool)
+    for part, support in SUPPORTS.items():
+        where = layout.placement[part]
+        filled |= where
+        expected = parts[part].flip(-3) if part == "RH" else parts[part]  # RH generated mirrored, flipped back
+        canvas = torch.full((2, 1, *GRID), -1.0)
+        canvas[(..., *support)] = expected
+        assert torch.equal(scaffold[..., where], canvas[..., where])
+    assert bool((scaffold[..., ~filled] == A.BACKGROUND).all())  # background, CSF and boundaries stay open
+    assert not bool(layout.placement["LH"][11].any()) and not bool(layout.placement["RH"][12].any())  # the band
+    # a voxel by hand: x = 22 is column 10 of the RH support, which the mirrored asset holds at column 12 - 1 - 10
+    vox = (slice(None), 0, 22, 14, 13)
+    assert bool(layout.placement["RH"][22, 14, 13])
+    assert torch.equal(scaffold[vox], parts["RH"][:, 0, 1, 14, 9])
+    separate = A.assemble_scaffold(parts, layout, "separate")  # separate hemisphere models: no mirroring
+    assert torch.equal(separate[vox], parts["RH"][:, 0, 10, 14, 9])
+
+
+def test_layout_takes_population_masks_only_and_refuses_bad_ones():
+    layout = template_layout()
+    masks = {p: layout.placement[p].numpy() for p in SUPPORTS}
+    per_subject = {p: np.stack([m, m]) for p, m in masks.items()}
+    with pytest.raises(ValueError, match="never one per subject"):
+        A.TemplateLayout(GRID, SUPPORTS, per_subject)
+    overlapping = {**masks, "CB": masks["CB"] | masks["LH"] & (np.arange(24)[:, None, None] >= 8)}
+    with pytest.raises(ValueError, match="outside its support|overlaps"):
+        A.TemplateLayout(GRID, SUPPORTS, overlapping)
+    shifted = {**masks, "CB": np.roll(masks["CB"], 10, axis=1)}
+    with pytest.raises(ValueError, match="outside its support"):
+        A.TemplateLayout(GRID, SUPPORTS, shifted)
+    with pytest.raises(ValueError, match="axis X"):
+        A.TemplateLayout(GRID, {**SUPPORTS, "CB": (slice(20, 30), slice(0, 8), slice(0, 8))}, masks)
+    with pytest.raises(ValueError, match="boolean"):
+        A.TemplateLayout(GRID, SUPPORTS, {**masks, "LH": masks["LH"].astype(np.uint8)})
+    with pytest.raises(ValueError, match="expected"):
+        A.assemble_scaffold({**part_images(), "CB": torch.zeros(2, 1, 8, 8, 4)}, layout, "shared_side_cond")
+
+
+def test_training_crops_keep_the_subjects_part_on_background_and_mirror_like_assembly():
+    volumes = torch.rand(2, 1, *GRID)
+    masks = torch.zeros_like(volumes, dtype=torch.bool)
+    masks[..., 14:20, :, :] = True
+    crop = A.part_training_crops(volumes, masks, SUPPORTS["RH"], mirrored=True)
+    assert crop.shape == (2, 1, 12, 28, 20)
+    unflipped = crop.flip(-3)  # x = 2..7 of the RH support hold the subject's part, the rest is background
+    torch.testing.assert_close(unflipped[..., 2:8, :, :], volumes[..., 14:20, :, 4:24])
+    assert bool((unflipped[..., :2, :, :] == -1).all()) and bool((unflipped[..., 8:, :, :] == -1).all())
+    with pytest.raises(ValueError, match="subject_masks"):
+        A.part_training_crops(volumes, masks.float(), SUPPORTS["RH"])
+
+
+def test_swap_takes_the_donors_part_and_refuses_a_donor_equal_to_its_recipient():
+    parts = part_images(batch=4)
+    swapped = A.swap_part(parts, "CB", torch.tensor([0, 3]), torch.tensor([2, 1]))
+    assert torch.equal(swapped["CB"], parts["CB"][[2, 1]]) and torch.equal(swapped["LH"], parts["LH"][[0, 3]])
+    with pytest.raises(ValueError, match="own recipient"):
+        A.swap_part(parts, "LH", torch.tensor([0, 1]), torch.tensor([2, 1]))
+    with pytest.raises(ValueError, match="outside"):
+        A.swap_part(parts, "LH", torch.tensor([0]), torch.tensor([4]))
+    with pytest.raises(ValueError, match="'XX'"):
+        A.swap_part(parts, "XX", torch.tensor([0]), torch.tensor([1]))
+
+
+class Recorder(torch.nn.Module):
+    """A stand-in denoiser that records its class labels and predicts a fixed function of z."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.tensor(0.2))
+        self.labels = []
+
+    def forward(self, z, t, class_labels=None):
+        self.labels.append(None if class_labels is None else class_labels.tolist())
+        return self.w * torch.tanh(z)
+
+
+@pytest.fixture(scope="module")
+def autoencoder():
+    torch.manual_seed(0)
+    return M.build_autoencoder(M.AUTOENCODERS["smoke"]).eval()
+
+
+def test_generate_parts_routes_each_part_to_its_model_and_side(autoencoder):
+    nets = {"hemisphere": Recorder(), "cb": Recorder()}
+    c = M.AUTOENCODERS["smoke"].latent_channels
+    noise = {
+        p: D.draw_sampling_noise((2, c, *(n // 2 for n in A.support_shape(s))), torch.Generator().manual_seed(i))
+        for i, (p, s) in enumerate(SUPPORTS.items())
+    }
+    assets = A.generate_parts(nets, autoencoder, "shared_side_cond", noise, SCHEDULE, STEPS)
+    assert nets["hemisphere"].labels == [[0, 0]] * STEPS + [[1, 1]] * STEPS  # LH left, then RH right
+    assert nets["cb"].labels == [None] * STEPS
+    for part, support in SUPPORTS.items():
+        assert assets.images[part].shape == (2, 1, *A.support_shape(support))
+        torch.testing.assert_close(assets.images[part], autoencoder.decode(assets.latents[part]))
+
+
+def test_refine_without_injection_is_the_monolithic_sample_and_an_edit_is_paired(autoencoder):
+    layout, whole = template_layout(), Recorder()
+    latent = (M.AUTOENCODERS["smoke"].latent_channels, 12, 14, 12)
+    noise = D.draw_sampling_noise((3, *latent), torch.Generator().manual_seed(5))
+    parts = part_images(batch=3)
+    parts["LH"][1] = parts["LH"][0]  # sample 1's left hemisphere is sample 0's
+    scaffold = A.assemble_scaffold(parts, layout, "shared_side_cond")
+    with torch.no_grad():
+        mono = autoencoder.decode(D.ddim_sample(M.as_denoise(whole), noise, SCHEDULE, STEPS))
+        off = A.refine(whole, autoencoder, scaffold, noise, SCHEDULE, STEPS, r_inj=4, alpha=0.0)
+        ours = A.refine(whole, autoencoder, scaffold, noise, SCHEDULE, STEPS, r_inj=4, alpha=1.0)
+        assets = A.PartAssets(latents={}, images=parts)
+
+        def edit_from(donor):
+            args = (layout, "shared_side_cond", whole, autoencoder, noise, SCHEDULE, STEPS)
+            return A.edit(assets, "LH", torch.tensor([0]), torch.tensor([donor]), *args, r_inj=4)
+
+        # recipient 0 takes donor 1's LH, which equals its own: the edit reproduces sample 0 (same noise)
+        same, changed = edit_from(1), edit_from(2)
+    assert torch.equal(off, mono)
+    assert (ours - mono).abs().mean() > 1e-3
+    assert torch.equal(same.scaffold, scaffold[[0]])
+    torch.testing.assert_close(same.volumes, ours[[0]], rtol=0, atol=1e-5)  # batch 1 against 3: conv rounding only
+    lh = layout.placement["LH"]
+    assert not torch.equal(changed.scaffold[..., lh], scaffold[[0]][..., lh])
+    assert torch.equal(changed.scaffold[..., ~lh], scaffold[[0]][..., ~lh])  # only the edited part's voxels move
+    with pytest.raises(ValueError, match="r_inj"):
+        A.refine(whole, autoencoder, scaffold, noise, SCHEDULE, STEPS, r_inj=STEPS + 1)
