@@ -30,6 +30,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from neurips26.anadiffusion.metrics import check_scaled_volumes
+
 __all__ = [
     "FEATURE_NETWORKS",
     "MEDICALNET_DEPTHS",
@@ -47,7 +49,6 @@ __all__ = [
 
 REGIONS = ("whole", "LH", "RH", "CB", "seam")  # the columns of the paper's Table 1
 BACKGROUND = -1.0
-_RANGE_TOLERANCE = 1e-5
 _SEGMENTATION_HEAD = "conv_seg."  # MedicalNet's decoder, absent from a feature extractor
 
 
@@ -213,18 +214,6 @@ def build_feature_network(name: str, weights: str | Path | None = None, seed: in
 # --------------------------------------------------------------------------------------------- regional features
 
 
-def _check_volumes(volumes) -> np.ndarray:
-    volumes = np.asarray(volumes)
-    if volumes.ndim != 4 or not np.issubdtype(volumes.dtype, np.floating):
-        raise ValueError(f"volumes must be a float array (N, D, H, W), got {volumes.dtype} {volumes.shape}")
-    if not np.isfinite(volumes).all():
-        raise ValueError(f"volumes hold {int((~np.isfinite(volumes)).sum())} non-finite voxels")
-    lo, hi = float(volumes.min()), float(volumes.max())
-    if lo < -1 - _RANGE_TOLERANCE or hi > 1 + _RANGE_TOLERANCE:
-        raise ValueError(f"volumes span [{lo:.4g}, {hi:.4g}], outside the paper's [-1, 1] scaling")
-    return volumes
-
-
 def _check_mask(mask, volumes: np.ndarray, name: str) -> np.ndarray:
     mask = np.asarray(mask)
     if mask.dtype != bool:
@@ -254,7 +243,7 @@ def regional_features(
     """Features (N, feature_dim) per region of `volumes` (N, D, H, W) in [-1, 1]: `network` applied to each volume
     masked to the region's mask (D, H, W for a fixed template region, or N, D, H, W per volume), `background`
     outside. `batch_size` volumes at a time on `device`; float64 on the CPU."""
-    volumes = _check_volumes(volumes)
+    volumes = check_scaled_volumes(volumes)
     masks = {name: _check_mask(mask, volumes, name) for name, mask in regions.items()}
     if not masks:
         raise ValueError("regions is empty: name at least one region mask")
@@ -271,6 +260,6 @@ def regional_features(
 
 def volume_features(network: nn.Module, volumes, batch_size: int = 8, device: str | torch.device = "cpu"):
     """Features (N, feature_dim) of whole volumes (N, D, H, W) in [-1, 1], no mask."""
-    volumes = _check_volumes(volumes)
+    volumes = check_scaled_volumes(volumes)
     whole = np.ones(volumes.shape[1:], dtype=bool)
     return regional_features(network, volumes, {"volume": whole}, batch_size, device)["volume"]

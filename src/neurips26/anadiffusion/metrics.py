@@ -32,6 +32,7 @@ __all__ = [
     "bootstrap_cohens_d",
     "bootstrap_frechet_distance",
     "bootstrap_mean",
+    "check_scaled_volumes",
     "cluster_bootstrap_weights",
     "cohens_d",
     "frechet_distance",
@@ -45,6 +46,7 @@ FID_TABLE_SCALE = 1e4  # Table 1 and 2 of the paper print FID x 1e4
 PAPER_BOOTSTRAP_REPLICATES = 5000
 CONFIDENCE = 0.95
 _MIN_PER_GROUP = 3  # Cohen's d
+_RANGE_TOLERANCE = 1e-5
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,20 @@ class BootstrapInterval:
 
 
 # --------------------------------------------------------------------------------------------- inputs and resampling
+
+
+def check_scaled_volumes(volumes, name: str = "volumes") -> np.ndarray:
+    """`volumes` when they are a finite float array (N, D, H, W) on the paper's [-1, 1] scale (background -1);
+    ValueError naming `name` otherwise. Shared by the feature networks, the segmenter and the editing scores."""
+    volumes = np.asarray(volumes)
+    if volumes.ndim != 4 or not np.issubdtype(volumes.dtype, np.floating):
+        raise ValueError(f"{name} must be a float array (N, D, H, W), got {volumes.dtype} {volumes.shape}")
+    if not np.isfinite(volumes).all():
+        raise ValueError(f"{name} hold {int((~np.isfinite(volumes)).sum())} non-finite voxels")
+    lo, hi = float(volumes.min()), float(volumes.max())
+    if lo < -1 - _RANGE_TOLERANCE or hi > 1 + _RANGE_TOLERANCE:
+        raise ValueError(f"{name} span [{lo:.4g}, {hi:.4g}], outside the paper's [-1, 1] scaling")
+    return volumes
 
 
 def _rows(x, name: str, min_rows: int = 2) -> np.ndarray:

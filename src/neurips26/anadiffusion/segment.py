@@ -18,6 +18,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from neurips26.anadiffusion.metrics import check_scaled_volumes
+
 __all__ = [
     "ANATOMY_THRESHOLD",
     "PROXY_RULES",
@@ -35,7 +37,6 @@ PROXY_RULES = {"ventricles": "csf", "cerebellum": "tissue", "brainstem": "tissue
 # FreeSurfer/SynthSeg label ids: lateral (4, 43) and inferior lateral (5, 44) ventricles, 3rd (14) and 4th (15)
 # ventricles; cerebellar white matter (7, 46) and cortex (8, 47); brainstem (16)
 SYNTHSEG_LABELS = {"ventricles": (4, 5, 14, 15, 43, 44), "cerebellum": (7, 8, 46, 47), "brainstem": (16,)}
-_RANGE_TOLERANCE = 1e-5
 
 
 def voxel_volume(voxel_size_mm) -> float:
@@ -46,23 +47,11 @@ def voxel_volume(voxel_size_mm) -> float:
     return float(np.prod(size))
 
 
-def _check_volumes(volumes) -> np.ndarray:
-    volumes = np.asarray(volumes)
-    if volumes.ndim != 4 or not np.issubdtype(volumes.dtype, np.floating):
-        raise ValueError(f"volumes must be a float array (N, D, H, W), got {volumes.dtype} {volumes.shape}")
-    if not np.isfinite(volumes).all():
-        raise ValueError(f"volumes hold {int((~np.isfinite(volumes)).sum())} non-finite voxels")
-    lo, hi = float(volumes.min()), float(volumes.max())
-    if lo < -1 - _RANGE_TOLERANCE or hi > 1 + _RANGE_TOLERANCE:
-        raise ValueError(f"volumes span [{lo:.4g}, {hi:.4g}], outside the paper's [-1, 1] scaling")
-    return volumes
-
-
 def proxy_segmentation(volumes, rois: Mapping[str, np.ndarray], csf_threshold: float = ANATOMY_THRESHOLD):
     """Boolean masks (N, D, H, W) per structure of `rois` (names from PROXY_RULES, each a template ROI (D, H, W)
     shared by every volume): CSF structures are the ROI's voxels below `csf_threshold`, tissue structures those at
     or above it. `volumes` (N, D, H, W) are in [-1, 1]."""
-    volumes = _check_volumes(volumes)
+    volumes = check_scaled_volumes(volumes)
     if not rois:
         raise ValueError(f"rois is empty: give template ROIs for some of {list(PROXY_RULES)}")
     if not np.isfinite(csf_threshold) or not -1 <= csf_threshold <= 1:
