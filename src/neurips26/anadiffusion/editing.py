@@ -125,7 +125,8 @@ def masked_ms_ssim(
     device: str | torch.device = "cpu",
 ) -> np.ndarray:
     """Regional MS-SSIM (N,) of paired volumes `x`, `y` (N, D, H, W) in [-1, 1] over `masks` (D, H, W shared, or
-    N, D, H, W): the module docstring's S(x, y | R). float64 on `device`, `batch_size` pairs at a time."""
+    N, D, H, W): the module docstring's S(x, y | R). Computed in float32 as MONAI does (float64 costs three times the
+    time on a CPU), on `device`, `batch_size` pairs at a time."""
     x, y = check_scaled_volumes(x, "x"), check_scaled_volumes(y, "y")
     if x.shape != y.shape:
         raise ValueError(f"paired volumes differ in shape: {x.shape} and {y.shape}")
@@ -139,21 +140,21 @@ def masked_ms_ssim(
             f"{kernel_size * 2 ** (n_scales - 1)} voxels; volumes {x.shape[1:]} allow at most {fit} scales"
         )
     masks = _check_masks(masks, len(x), x.shape[1:], "region")
-    window = _gaussian(kernel_size, kernel_sigma, torch.float64, device)
+    window = _gaussian(kernel_size, kernel_sigma, torch.float32, device)
     margin = (kernel_size - 1) // 2
     out = np.empty(len(x))
     for start in range(0, len(x), batch_size):
         stop = start + batch_size
-        weight = torch.as_tensor(np.array(masks[start:stop], dtype=np.float64), device=device)
-        a = torch.as_tensor(x[start:stop], dtype=torch.float64, device=device)
-        b = torch.as_tensor(y[start:stop], dtype=torch.float64, device=device)
+        weight = torch.as_tensor(np.array(masks[start:stop], dtype=np.float32), device=device)
+        a = torch.as_tensor(x[start:stop], dtype=torch.float32, device=device)
+        b = torch.as_tensor(y[start:stop], dtype=torch.float32, device=device)
         a, b = torch.where(weight > 0, a, BACKGROUND), torch.where(weight > 0, b, BACKGROUND)
         terms = []
         for scale in range(n_scales):
             ssim, cs = _ssim_and_cs(a, b, window)
             d, h, w = ssim.shape[1:]
             centres = weight[:, margin : margin + d, margin : margin + h, margin : margin + w]
-            total = centres.sum(dim=(1, 2, 3))
+            total = centres.sum(dim=(1, 2, 3), dtype=torch.float64)
             if (total <= 0).any():
                 item = start + int(torch.argmax((total <= 0).int()))
                 raise ValueError(
@@ -161,7 +162,7 @@ def masked_ms_ssim(
                     f"(kernel {kernel_size}); use fewer scales or a smaller window"
                 )
             chosen = ssim if scale == n_scales - 1 else cs
-            terms.append(torch.relu((chosen * centres).sum(dim=(1, 2, 3)) / total))
+            terms.append(torch.relu((chosen * centres).sum(dim=(1, 2, 3), dtype=torch.float64) / total))
             a, b, weight = (F.avg_pool3d(t[:, None], kernel_size=2)[:, 0] for t in (a, b, weight))
         out[start:stop] = torch.prod(torch.stack(terms) ** weights[:, None], dim=0).cpu().numpy()
     return out
