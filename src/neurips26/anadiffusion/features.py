@@ -9,8 +9,9 @@ region: whole brain, left and right hemisphere, cerebellum-brainstem, seam).
   (512-d for ResNet-10/18, 2048-d for ResNet-50), as 3D FID evaluations of brain MRI generators do. The weights come
   from the project's download rule with a pinned hash; `load_medicalnet` maps MedicalNet's checkpoint layout (a
   `state_dict` entry, DataParallel's `module.` prefix, the segmentation head `conv_seg.*`, which is dropped) and
-  refuses any other mismatch by name. Input intensities are z-scored per volume (MedicalNet trained on z-scored
-  volumes); which depth and normalisation the paper used is not published.
+  refuses any other mismatch by name. Each input volume is z-scored (mean and SD over all its voxels, the -1
+  background included; MedicalNet trained on z-scored volumes); which depth and normalisation the paper used is
+  not published.
 * Quick scale: `rand3d`, a PROXY, not MedicalNet: a fixed-seed random 3D CNN (three 3^3 stride-2 convolutions with
   16/32/64 channels and ReLU, He-normal weights drawn from numpy's PCG64 so the network is the same on every
   machine) whose channel-wise spatial mean and standard deviation give 128 features.

@@ -8,7 +8,10 @@ The paper reports "MedicalNet FID" per region (whole brain, each hemisphere, cer
 bootstrap replicates against 291 held-out ADNI scans. A subject-cluster bootstrap draws subjects with replacement
 and keeps every scan of a drawn subject, so scans of one subject never count as independent; real and generated sets
 are resampled independently (a generated sample is its own cluster unless told otherwise). Replicates are carried
-as multiplicity weights (B, n) so that every statistic is computed for all replicates at once.
+as multiplicity weights (B, n) so that every statistic is computed for all replicates at once. Intervals are
+percentile intervals; the Frechet distance is biased upward in small samples, and resampling (which duplicates rows)
+adds to that bias, so with few samples per feature dimension the replicates sit above the point estimate and the
+interval can exclude it (e.g. 32 against 32 samples of 128-d features).
 
 The Frechet distance ||mu_a - mu_b||^2 + tr(S_a + S_b - 2 (S_a S_b)^(1/2)) is computed exactly from Gram matrices:
 with Y = sqrt(w / (W - 1)) (x - mu) the weighted centred rows of a set (S = Y^T Y), the eigenvalues of S_a S_b are
