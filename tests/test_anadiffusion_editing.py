@@ -42,6 +42,19 @@ def test_whole_volume_score_equals_monai_ms_ssim_and_ssim():
     np.testing.assert_allclose(single, monai_ssim[:, 0].numpy(), rtol=1e-5)
 
 
+def test_regional_ssim_averages_the_windows_centred_in_the_region():
+    from monai.metrics.regression import compute_ssim_and_cs
+
+    x, y = brains(1, 12), brains(1, 13)
+    region = np.zeros(SHAPE, dtype=bool)
+    region[3:9, 5:20, 4:15] = True
+    ours = editing.masked_ms_ssim(x, y, region, n_scales=1, kernel_size=5)[0]
+    tx, ty = (torch.as_tensor(np.where(region, v, -1.0), dtype=torch.float32)[:, None] for v in (x, y))
+    ssim_map = compute_ssim_and_cs(tx, ty, 3, kernel_size=(5, 5, 5), kernel_sigma=(1.5,) * 3, data_range=2.0)[0]
+    centred = ssim_map[0, 0].numpy()[1:7, 3:18, 2:13]  # map index = voxel index - 2 (half the window)
+    assert ours == pytest.approx(centred.mean(), rel=1e-5)
+
+
 def test_ms_ssim_is_one_for_a_volume_with_itself_and_drops_with_noise():
     x = brains(2, 2)
     assert editing.masked_ms_ssim(x, x, BRAIN, **SSIM) == pytest.approx(1.0, abs=1e-12)
