@@ -75,8 +75,8 @@ def check_volumes(volumes: np.ndarray, template, affine: np.ndarray | None = Non
         check_affine(affine, template.affine, where=where)
     finite = np.isfinite(volumes)
     if not finite.all():
-        bad = np.argwhere(~finite)[0]
-        raise ValueError(f"{where}: {int((~finite).sum())} non-finite voxels (first at index {tuple(bad)})")
+        bad = tuple(int(i) for i in np.argwhere(~finite)[0])
+        raise ValueError(f"{where}: {int((~finite).sum())} non-finite voxels (first at index {bad})")
     lo, hi = float(volumes.min()), float(volumes.max())
     if lo < -1 - _RANGE_TOLERANCE or hi > 1 + _RANGE_TOLERANCE:
         raise ValueError(
