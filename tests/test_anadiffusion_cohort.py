@@ -137,6 +137,8 @@ def test_bad_cohort_arguments_are_refused(template):
         synthesize_cohort(template, 0, seed=0)
     with pytest.raises(ValueError, match="split"):
         synthesize_cohort(template, 2, seed=0, split="")
+    with pytest.raises(ValueError, match="seed"):
+        synthesize_cohort(template, 2, seed=1.5)
 
 
 # ---------------------------------------------------------------- checks of volumes and parts

@@ -138,6 +138,8 @@ def synthesize_cohort(
     settings = settings or CohortSettings()
     if isinstance(n_subjects, bool) or not isinstance(n_subjects, (int, np.integer)) or n_subjects < 1:
         raise ValueError(f"n_subjects must be an integer >= 1, got {n_subjects!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     if not isinstance(split, str) or not split:
         raise ValueError(f"split must be a non-empty string, got {split!r}")
     n = int(n_subjects)

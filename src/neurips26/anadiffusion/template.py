@@ -198,7 +198,8 @@ def _round_up(box_lo: int, box_hi: int, size: int, multiple: int) -> tuple[int, 
     return lo, lo + length
 
 
-def _support(mask: np.ndarray, margin: int, mirrored: bool = False) -> Support:
+def _support(mask: np.ndarray, margin: int) -> Support:
+    """The bounding box of `mask`, widened by `margin` voxels and rounded up to a multiple of 4 in every axis."""
     index = np.argwhere(mask)
     start, shape = [], []
     for axis, size in enumerate(mask.shape):
@@ -206,7 +207,7 @@ def _support(mask: np.ndarray, margin: int, mirrored: bool = False) -> Support:
                            _SUPPORT_MULTIPLE)  # fmt: skip
         start.append(lo)
         shape.append(hi - lo)
-    return Support(tuple(start), tuple(shape), mirrored)
+    return Support(tuple(start), tuple(shape))
 
 
 def _mirror_x(support: Support, size_x: int) -> Support:
@@ -287,7 +288,7 @@ def _build_template(voxel_mm, shape, support_margin_mm, seam_mm, ventricle_margi
     template = Template(
         voxel_mm=voxel_mm,
         affine=affine,
-        t1=clip_and_scale(t1),
+        t1=np.where(brain, clip_and_scale(t1), np.float32(-1.0)),
         gm=gm,
         wm=wm,
         brain=brain,
