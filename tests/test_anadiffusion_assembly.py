@@ -8,12 +8,13 @@ import torch
 from neurips26.anadiffusion import assembly as A
 from neurips26.anadiffusion import diffusion as D
 from neurips26.anadiffusion import model as M
+from neurips26.anadiffusion.template import Support
 
 GRID = (24, 28, 24)
-SUPPORTS = {
-    "LH": (slice(0, 12), slice(0, 28), slice(4, 24)),
-    "RH": (slice(12, 24), slice(0, 28), slice(4, 24)),
-    "CB": (slice(8, 16), slice(0, 8), slice(0, 8)),
+SUPPORTS = {  # the hemispheres' boxes overlap across the midline (x 10-13), as the template's do
+    "LH": Support((0, 0, 4), (14, 28, 20)),
+    "RH": Support((10, 0, 4), (14, 28, 20), mirrored=True),
+    "CB": Support((8, 0, 0), (8, 8, 8)),
 }
 SCHEDULE, STEPS = D.NoiseSchedule(num_train_timesteps=100), 8
 
@@ -24,7 +25,7 @@ def template_layout(open_band=True):
     x, y, z = np.meshgrid(*(np.arange(n) for n in GRID), indexing="ij")
     brain = ((x - 11.5) / 11) ** 2 + ((y - 13.5) / 13) ** 2 + ((z - 13) / 10) ** 2 <= 1
     cb = np.zeros(GRID, bool)
-    cb[SUPPORTS["CB"]] = True
+    cb[SUPPORTS["CB"].slices] = True
     cb &= brain
     lh = brain & (x < 12) & ~cb
     rh = brain & (x >= 12) & ~cb
@@ -34,12 +35,12 @@ def template_layout(open_band=True):
 
 def part_images(batch=2, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return {p: torch.rand((batch, 1, *A.support_shape(s)), generator=g) for p, s in SUPPORTS.items()}
+    return {p: torch.rand((batch, 1, *s.shape), generator=g) for p, s in SUPPORTS.items()}
 
 
 def test_scaffold_places_parts_at_their_supports_and_leaves_the_rest_open():
     layout, parts = template_layout(), part_images()
-    scaffold = A.assemble_scaffold(parts, layout, "shared_side_cond")
+    scaffold = A.assemble_scaffold(parts, layout)
     assert scaffold.shape == (2, 1, *GRID)
     filled = torch.zeros(GRID, dtype=torch.bool)
     for part, support in SUPPORTS.items():
@@ -47,16 +48,31 @@ def test_scaffold_places_parts_at_their_supports_and_leaves_the_rest_open():
         filled |= where
         expected = parts[part].flip(-3) if part == "RH" else parts[part]  # RH generated mirrored, flipped back
         canvas = torch.full((2, 1, *GRID), -1.0)
-        canvas[(..., *support)] = expected
+        canvas[(..., *support.slices)] = expected
+        np.testing.assert_array_equal(canvas.numpy(), support.place(parts[part].numpy(), GRID))  # template's twin
         assert torch.equal(scaffold[..., where], canvas[..., where])
     assert bool((scaffold[..., ~filled] == A.BACKGROUND).all())  # background, CSF and boundaries stay open
     assert not bool(layout.placement["LH"][11].any()) and not bool(layout.placement["RH"][12].any())  # the band
-    # a voxel by hand: x = 22 is column 10 of the RH support, which the mirrored asset holds at column 12 - 1 - 10
+    # a voxel by hand: x = 22 is column 12 of the RH support, which the mirrored asset holds at column 14 - 1 - 12
     vox = (slice(None), 0, 22, 14, 13)
     assert bool(layout.placement["RH"][22, 14, 13])
     assert torch.equal(scaffold[vox], parts["RH"][:, 0, 1, 14, 9])
-    separate = A.assemble_scaffold(parts, layout, "separate")  # separate hemisphere models: no mirroring
-    assert torch.equal(separate[vox], parts["RH"][:, 0, 10, 14, 9])
+    # x = 10 lies in both hemispheres' boxes: the template masks give it to LH (column 10 of LH's unmirrored box)
+    assert bool(layout.placement["LH"][10, 14, 13]) and not bool(layout.placement["RH"][10, 14, 13])
+    assert torch.equal(scaffold[(slice(None), 0, 10, 14, 13)], parts["LH"][:, 0, 10, 14, 9])
+
+
+def test_layout_from_the_template_uses_its_supports_and_part_masks():
+    from neurips26.anadiffusion.template import build_template
+
+    template = build_template(12.0, (16, 20, 16))
+    layout = A.TemplateLayout.from_template(template)
+    assert layout.supports == template.supports and layout.shape == template.shape
+    for part in template.supports:
+        np.testing.assert_array_equal(layout.placement[part].numpy(), template.part_mask(part))
+    volumes = torch.rand(2, 1, *template.shape)
+    for support in template.supports.values():  # the torch crop is the template's numpy crop
+        np.testing.assert_array_equal(A.crop(volumes, support).numpy(), support.crop(volumes.numpy()))
 
 
 def test_layout_takes_population_masks_only_and_refuses_bad_ones():
@@ -72,22 +88,24 @@ def test_layout_takes_population_masks_only_and_refuses_bad_ones():
     with pytest.raises(ValueError, match="outside its support"):
         A.TemplateLayout(GRID, SUPPORTS, shifted)
     with pytest.raises(ValueError, match="axis X"):
-        A.TemplateLayout(GRID, {**SUPPORTS, "CB": (slice(20, 30), slice(0, 8), slice(0, 8))}, masks)
+        A.TemplateLayout(GRID, {**SUPPORTS, "CB": Support((20, 0, 0), (10, 8, 8))}, masks)
+    with pytest.raises(ValueError, match="template.Support"):
+        A.TemplateLayout(GRID, {**SUPPORTS, "CB": (slice(8, 16), slice(0, 8), slice(0, 8))}, masks)
     with pytest.raises(ValueError, match="boolean"):
         A.TemplateLayout(GRID, SUPPORTS, {**masks, "LH": masks["LH"].astype(np.uint8)})
     with pytest.raises(ValueError, match="expected"):
-        A.assemble_scaffold({**part_images(), "CB": torch.zeros(2, 1, 8, 8, 4)}, layout, "shared_side_cond")
+        A.assemble_scaffold({**part_images(), "CB": torch.zeros(2, 1, 8, 8, 4)}, layout)
 
 
 def test_training_crops_keep_the_subjects_part_on_background_and_mirror_like_assembly():
     volumes = torch.rand(2, 1, *GRID)
     masks = torch.zeros_like(volumes, dtype=torch.bool)
     masks[..., 14:20, :, :] = True
-    crop = A.part_training_crops(volumes, masks, SUPPORTS["RH"], mirrored=True)
-    assert crop.shape == (2, 1, 12, 28, 20)
-    unflipped = crop.flip(-3)  # x = 2..7 of the RH support hold the subject's part, the rest is background
-    torch.testing.assert_close(unflipped[..., 2:8, :, :], volumes[..., 14:20, :, 4:24])
-    assert bool((unflipped[..., :2, :, :] == -1).all()) and bool((unflipped[..., 8:, :, :] == -1).all())
+    crop = A.part_training_crops(volumes, masks, SUPPORTS["RH"])
+    assert crop.shape == (2, 1, 14, 28, 20)
+    unflipped = crop.flip(-3)  # x = 4..9 of the RH support hold the subject's part, the rest is background
+    torch.testing.assert_close(unflipped[..., 4:10, :, :], volumes[..., 14:20, :, 4:24])
+    assert bool((unflipped[..., :4, :, :] == -1).all()) and bool((unflipped[..., 10:, :, :] == -1).all())
     with pytest.raises(ValueError, match="subject_masks"):
         A.part_training_crops(volumes, masks.float(), SUPPORTS["RH"])
 
@@ -127,14 +145,14 @@ def test_generate_parts_routes_each_part_to_its_model_and_side(autoencoder):
     nets = {"hemisphere": Recorder(), "cb": Recorder()}
     c = M.AUTOENCODERS["smoke"].latent_channels
     noise = {
-        p: D.draw_sampling_noise((2, c, *(n // 2 for n in A.support_shape(s))), torch.Generator().manual_seed(i))
+        p: D.draw_sampling_noise((2, c, *(n // 2 for n in s.shape)), torch.Generator().manual_seed(i))
         for i, (p, s) in enumerate(SUPPORTS.items())
     }
     assets = A.generate_parts(nets, autoencoder, "shared_side_cond", noise, SCHEDULE, STEPS)
     assert nets["hemisphere"].labels == [[0, 0]] * STEPS + [[1, 1]] * STEPS  # LH left, then RH right
     assert nets["cb"].labels == [None] * STEPS
     for part, support in SUPPORTS.items():
-        assert assets.images[part].shape == (2, 1, *A.support_shape(support))
+        assert assets.images[part].shape == (2, 1, *support.shape)
         torch.testing.assert_close(assets.images[part], autoencoder.decode(assets.latents[part]))
 
 
@@ -144,7 +162,7 @@ def test_refine_without_injection_is_the_monolithic_sample_and_an_edit_is_paired
     noise = D.draw_sampling_noise((3, *latent), torch.Generator().manual_seed(5))
     parts = part_images(batch=3)
     parts["LH"][1] = parts["LH"][0]  # sample 1's left hemisphere is sample 0's
-    scaffold = A.assemble_scaffold(parts, layout, "shared_side_cond")
+    scaffold = A.assemble_scaffold(parts, layout)
     with torch.no_grad():
         mono = autoencoder.decode(D.ddim_sample(M.as_denoise(whole), noise, SCHEDULE, STEPS))
         off = A.refine(whole, autoencoder, scaffold, noise, SCHEDULE, STEPS, r_inj=4, alpha=0.0)
@@ -152,7 +170,7 @@ def test_refine_without_injection_is_the_monolithic_sample_and_an_edit_is_paired
         assets = A.PartAssets(latents={}, images=parts)
 
         def edit_from(donor):
-            args = (layout, "shared_side_cond", whole, autoencoder, noise, SCHEDULE, STEPS)
+            args = (layout, whole, autoencoder, noise, SCHEDULE, STEPS)
             return A.edit(assets, "LH", torch.tensor([0]), torch.tensor([donor]), *args, r_inj=4)
 
         # recipient 0 takes donor 1's LH, which equals its own: the edit reproduces sample 0 (same noise)
@@ -166,3 +184,28 @@ def test_refine_without_injection_is_the_monolithic_sample_and_an_edit_is_paired
     assert torch.equal(changed.scaffold[..., ~lh], scaffold[[0]][..., ~lh])  # only the edited part's voxels move
     with pytest.raises(ValueError, match="r_inj"):
         A.refine(whole, autoencoder, scaffold, noise, SCHEDULE, STEPS, r_inj=STEPS + 1)
+
+
+def test_sample_methods_share_one_noise_ldm_is_alpha_zero_and_paste_is_the_scaffold(autoencoder):
+    layout = template_layout()
+    nets = {"hemisphere": Recorder(), "cb": Recorder(), "whole": Recorder()}
+    c = M.AUTOENCODERS["smoke"].latent_channels
+    part_noise = {
+        p: D.draw_sampling_noise((2, c, *(n // 2 for n in s.shape)), torch.Generator().manual_seed(i))
+        for i, (p, s) in enumerate(SUPPORTS.items())
+    }
+    whole_noise = D.draw_sampling_noise((2, c, 12, 14, 12), torch.Generator().manual_seed(9))
+    injections = {"ana": (4, 1.0), "off": (4, 0.0)}
+    args = (nets, autoencoder, layout, "shared_side_cond", part_noise, whole_noise, SCHEDULE, STEPS)
+    assets, volumes = A.sample_methods(*args, injections)
+    scaffold = A.assemble_scaffold(assets.images, layout)
+    assert set(volumes) == {"ldm", "paste", "ana", "off"}
+    torch.testing.assert_close(volumes["paste"], scaffold.clamp(-1, 1))
+    torch.testing.assert_close(volumes["off"], volumes["ldm"])  # alpha 0 is the monolithic LDM, same noise
+    ours = A.refine(nets["whole"], autoencoder, scaffold, whole_noise, SCHEDULE, STEPS, r_inj=4, alpha=1.0)
+    torch.testing.assert_close(volumes["ana"], ours.clamp(-1, 1))
+    assert all(float(v.abs().max()) <= 1.0 for v in volumes.values())
+    with pytest.raises(ValueError, match="injection 'bad'.*r_inj"):
+        A.sample_methods(*args, {"bad": (STEPS + 1, 1.0)})
+    with pytest.raises(ValueError, match="reserved"):
+        A.sample_methods(*args, {"paste": (4, 1.0)})

@@ -6,16 +6,21 @@ open"; AnaDiffusion "composes generated regional assets in image space, and inje
 reverse diffusion trajectory"; for editing "a donor part can replace a selected generated region. AnaDiffusion
 reassembles, re-encodes, injects, and refines the modified asset set."
 
-* Everything here is population-level: a :class:`TemplateLayout` holds, for each part, one box (``support``, the
-  part's fixed grid on the template) and one placement mask on the template grid, and the template voxels left
-  open. No function takes a subject's segmentation: the masks have no subject axis, and :class:`TemplateLayout`
-  refuses one that has.
+* Everything here is population-level: a :class:`TemplateLayout` holds, for each part, one box (a
+  :class:`.template.Support`, the part's fixed grid on the template: start, shape and whether it is mirrored) and one
+  placement mask on the template grid, and the template voxels left open (:meth:`TemplateLayout.from_template` takes
+  both from the template). No function takes a subject's segmentation: the masks have no subject axis, and
+  :class:`TemplateLayout` refuses one that has. The hemispheres' supports overlap across the midline (one box shape
+  for both, :mod:`.template`), so each voxel of the scaffold is decided by the template part masks, never by the
+  boxes.
 * The scaffold (:func:`assemble_scaffold`): a canvas of background (-1, the [-1, 1] scaling's background), each
   decoded part written where its template placement mask holds inside its support, every other voxel (open
-  boundaries, CSF, outside the brain) left at -1 for the whole-brain model to synthesise; no feathered blend. The
-  right hemisphere of the shared side-conditioned model is generated in the left hemisphere's frame (mirrored
-  left-right, axis X of a RAS grid) and flipped back here. The scaffold itself is the *naive paste* baseline (the
-  composite without refinement).
+  boundaries, CSF, outside the brain) left at -1 for the whole-brain model to synthesise; no feathered blend. A
+  part is generated in its support's frame (:func:`crop`: the right hemisphere's support is mirrored left-right,
+  axis X of a RAS grid, so the shared side-conditioned model sees one orientation) and flipped back here; the
+  training crops (:func:`part_training_crops`) use the same supports, so generation and assembly agree by
+  construction, for the shared model and for the separate-hemisphere ablation alike. The scaffold itself is the
+  *naive paste* baseline (the composite without refinement).
 * :func:`generate_parts` samples the part latents (DDIM) and decodes them; :func:`refine` encodes the scaffold,
   injects it into the whole-brain trajectory (:func:`.diffusion.ddim_sample`) and decodes the result.
 * :func:`edit`: the recipients' assets with one part swapped for the donors', reassembled, re-encoded, injected and
@@ -37,6 +42,7 @@ from torch import nn
 
 from . import diffusion
 from .model import PART_MODELS, LatentAutoencoder, as_denoise
+from .template import Support, Template
 
 __all__ = [
     "BACKGROUND",
@@ -50,24 +56,24 @@ __all__ = [
     "generate_parts",
     "part_training_crops",
     "refine",
-    "support_shape",
+    "check_support",
+    "sample_methods",
     "swap_part",
 ]
 
 BACKGROUND = -1.0  # the [-1, 1] scaling's background, and the value of every open voxel of the scaffold
-Support = tuple[slice, slice, slice]  # a part's box on the template grid (X, Y, Z), start and stop given
 
 
-def support_shape(support: Sequence[slice], grid: Sequence[int] | None = None, where: str = "support") -> tuple:
-    """The (X, Y, Z) shape of a box; ValueError naming `where` unless it is three slices with start < stop, step 1,
-    inside `grid` when given."""
-    if len(support) != 3 or not all(isinstance(s, slice) for s in support):
-        raise ValueError(f"{where}: a support is three slices (X, Y, Z), got {support!r}")
-    for axis, s in zip("XYZ", support):
-        ok = isinstance(s.start, int) and isinstance(s.stop, int) and s.step in (None, 1) and 0 <= s.start < s.stop
-        if not ok or (grid is not None and s.stop > grid["XYZ".index(axis)]):
-            raise ValueError(f"{where}: axis {axis} slice {s} is not a non-empty box inside the grid {grid}")
-    return tuple(s.stop - s.start for s in support)
+def check_support(support: Support, grid: Sequence[int] | None = None, where: str = "support") -> tuple:
+    """The (X, Y, Z) shape of a :class:`.template.Support`; ValueError naming `where` unless its box is non-empty
+    and inside `grid` when given."""
+    if not isinstance(support, Support):
+        raise ValueError(f"{where}: a support is a template.Support (start, shape, mirrored), got {support!r}")
+    for axis, start, size in zip("XYZ", support.start, support.shape):
+        stop = start + size
+        if start < 0 or size < 1 or (grid is not None and stop > grid["XYZ".index(axis)]):
+            raise ValueError(f"{where}: axis {axis} [{start}, {stop}) is not a non-empty box inside the grid {grid}")
+    return tuple(support.shape)
 
 
 @dataclass(frozen=True)
@@ -89,10 +95,10 @@ class TemplateLayout:
         open_ = np.zeros(shape, bool) if self.open is None else self._grid_mask(self.open, shape, "open")
         placement, seen = {}, np.zeros(shape, bool)
         for part in self.supports:
-            support_shape(self.supports[part], shape, where=f"TemplateLayout support of {part}")
+            check_support(self.supports[part], shape, where=f"TemplateLayout support of {part}")
             mask = self._grid_mask(self.masks[part], shape, f"mask of {part}")
             outside = mask.copy()
-            outside[self.supports[part]] = False
+            outside[self.supports[part].slices] = False
             if outside.any():
                 raise ValueError(f"TemplateLayout: mask of {part} has {int(outside.sum())} voxels outside its support")
             if (mask & seen).any():
@@ -103,6 +109,13 @@ class TemplateLayout:
             placement[part] = torch.from_numpy(mask & ~open_)
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "placement", placement)
+
+    @classmethod
+    def from_template(cls, template: Template, open: np.ndarray | None = None) -> TemplateLayout:
+        """The template's supports and part masks (population-level), with `open` voxels left to the whole-brain
+        model."""
+        masks = {part: template.part_mask(part) for part in template.supports}
+        return cls(template.shape, dict(template.supports), masks, open)
 
     @staticmethod
     def _grid_mask(mask, shape: tuple, what: str) -> np.ndarray:
@@ -117,42 +130,42 @@ class TemplateLayout:
         return mask
 
 
-def crop(volumes: torch.Tensor, support: Support, mirrored: bool = False) -> torch.Tensor:
-    """The box `support` of volumes (..., 1, X, Y, Z), flipped left-right (axis X) when `mirrored`."""
-    out = volumes[(..., *support)]
-    return out.flip(-3) if mirrored else out
+def crop(volumes: torch.Tensor, support: Support) -> torch.Tensor:
+    """The box of `support` of volumes (..., 1, X, Y, Z), flipped left-right (axis X) when it is mirrored: the
+    torch twin of :meth:`.template.Support.crop`."""
+    out = volumes[(..., *support.slices)]
+    return out.flip(-3) if support.mirrored else out
 
 
-def part_training_crops(
-    volumes: torch.Tensor, subject_masks: torch.Tensor, support: Support, mirrored: bool = False
-) -> torch.Tensor:
+def part_training_crops(volumes: torch.Tensor, subject_masks: torch.Tensor, support: Support) -> torch.Tensor:
     """Training data of a part model: each subject's volume with voxels outside its own part mask set to
-    background, cropped to the part's template support (mirrored as its route says). Training only: the part
-    models learn from segmented subjects; generation and assembly use template masks (:class:`TemplateLayout`)."""
+    background, cropped to the part's template support (in its frame, mirrored where the support is). Training only:
+    the part models learn from segmented subjects; generation and assembly use template masks
+    (:class:`TemplateLayout`)."""
     if subject_masks.shape != volumes.shape or subject_masks.dtype != torch.bool:
         raise ValueError(
             f"subject_masks must be boolean of the volumes' shape {tuple(volumes.shape)}, got "
             f"{tuple(subject_masks.shape)} {subject_masks.dtype}"
         )
-    return crop(torch.where(subject_masks, volumes, torch.full_like(volumes, BACKGROUND)), support, mirrored)
+    return crop(torch.where(subject_masks, volumes, torch.full_like(volumes, BACKGROUND)), support)
 
 
-def assemble_scaffold(parts: Mapping[str, torch.Tensor], layout: TemplateLayout, part_model: str) -> torch.Tensor:
-    """The scaffold (and naive-paste baseline): decoded part images (..., 1, *support shape), in their generation
+def assemble_scaffold(parts: Mapping[str, torch.Tensor], layout: TemplateLayout) -> torch.Tensor:
+    """The scaffold (and naive-paste baseline): decoded part images (..., 1, *support shape), in their support's
     frame, written at their template placement on a background canvas; open voxels stay -1."""
-    routes = PART_MODELS[part_model]
     if set(parts) != set(layout.supports):
         raise ValueError(f"parts {sorted(parts)} are not the layout's {sorted(layout.supports)}")
     first = next(iter(parts.values()))
     canvas = torch.full((*first.shape[:-3], *layout.shape), BACKGROUND, dtype=first.dtype, device=first.device)
     for part, image in parts.items():
         support = layout.supports[part]
-        expected = (*first.shape[:-3], *support_shape(support))
+        expected = (*first.shape[:-3], *support.shape)
         if tuple(image.shape) != expected:
             raise ValueError(f"part {part}: image of shape {tuple(image.shape)}, expected {expected}")
-        placed = image.flip(-3) if routes[part].mirrored else image
-        where = layout.placement[part][support].to(canvas.device)
-        canvas[(..., *support)] = torch.where(where, placed, canvas[(..., *support)])
+        placed = image.flip(-3) if support.mirrored else image
+        box = support.slices
+        where = layout.placement[part][box].to(canvas.device)
+        canvas[(..., *box)] = torch.where(where, placed, canvas[(..., *box)])
     return canvas
 
 
@@ -205,6 +218,41 @@ def refine(
     return autoencoder.decode(z)
 
 
+@torch.no_grad()
+def sample_methods(
+    denoisers: Mapping[str, nn.Module],
+    autoencoder: LatentAutoencoder,
+    layout: TemplateLayout,
+    part_model: str,
+    part_noise: Mapping[str, diffusion.SamplingNoise],
+    whole_noise: diffusion.SamplingNoise,
+    schedule: diffusion.NoiseSchedule,
+    steps: int,
+    injections: Mapping[str, tuple[int, float]],
+) -> tuple[PartAssets, dict[str, torch.Tensor]]:
+    """One batch of samples of every method from one set of noise: the part assets, and volumes (..., 1, X, Y, Z)
+    for ``ldm`` (the whole-brain denoiser alone from ``whole_noise``: the monolithic LDM, which is alpha = 0 of
+    every injection), ``paste`` (the scaffold of the assets, no refinement) and each named injection (r_inj, alpha),
+    refined from the same noise, so that the methods differ only by the scaffold and its injection. Volumes are
+    clipped to [-1, 1], the data's range (a decoder may overshoot it slightly)."""
+    reserved = {"ldm", "paste"} & set(injections)
+    if reserved:
+        raise ValueError(f"injection names {sorted(reserved)} are reserved for the baselines")
+    for name, (r_inj, alpha) in injections.items():
+        try:
+            diffusion.check_injection(r_inj, alpha, steps)
+        except ValueError as error:
+            raise ValueError(f"injection {name!r}: {error}") from None
+    assets = generate_parts(denoisers, autoencoder, part_model, part_noise, schedule, steps)
+    scaffold = assemble_scaffold(assets.images, layout)
+    whole = denoisers["whole"]
+    volumes = {"ldm": autoencoder.decode(diffusion.ddim_sample(as_denoise(whole), whole_noise, schedule, steps))}
+    volumes["paste"] = scaffold
+    for name, (r_inj, alpha) in injections.items():
+        volumes[name] = refine(whole, autoencoder, scaffold, whole_noise, schedule, steps, r_inj, alpha)
+    return assets, {name: v.clamp(-1.0, 1.0) for name, v in volumes.items()}
+
+
 def swap_part(
     images: Mapping[str, torch.Tensor], part: str, recipients: torch.Tensor, donors: torch.Tensor
 ) -> dict[str, torch.Tensor]:
@@ -245,7 +293,6 @@ def edit(
     recipients: torch.Tensor,
     donors: torch.Tensor,
     layout: TemplateLayout,
-    part_model: str,
     whole: nn.Module,
     autoencoder: LatentAutoencoder,
     noise: diffusion.SamplingNoise,
@@ -258,7 +305,7 @@ def edit(
     own sampling noise (``noise`` is the whole batch's; the recipients' rows are taken), so that the edit is paired
     with the recipient's original sample."""
     swapped = swap_part(assets.images, part, recipients, donors)
-    scaffold = assemble_scaffold(swapped, layout, part_model)
+    scaffold = assemble_scaffold(swapped, layout)
     volumes = refine(
         whole, autoencoder, scaffold, noise.select(torch.as_tensor(recipients).long()), schedule, steps, r_inj, alpha
     )
