@@ -1,0 +1,363 @@
+"""Paper 03's measured values for the claims and checks of ``config/claims/anadiffusion.yaml`` (AnaDiffusion, arXiv
+2608.23014; the project page's Tables 1, 2 and Fig. 4a).
+
+Methods (the ``method`` column of every evaluation table): ``ldm`` the monolithic whole-brain LDM (alpha = 0, the
+same run), ``paste`` the naive composite of the part assets (no refinement), ``ana`` AnaDiffusion (alpha 1, r_inj 10),
+``ana_r7`` and ``ana_r15`` its r_inj ablation. A seed is a training seed of the generative models; the methods of
+one seed share its models and its sampling noise, so comparisons are differences paired by seed, decided by their
+95% t interval over seeds (``common.claims.t_interval``). A claim over several items (regions, structures, parts,
+feature networks) takes the worst item's mean and the worst of each end of the items' intervals: it holds only when
+every item's interval is on the passing side and fails when some item's whole interval is on the failing side.
+The subject-cluster bootstrap intervals of the evaluation tables (``low``, ``high``) are shown in the report, never
+used here. Evidence must be complete: a missing seed, a duplicated row or a non-finite value leaves the claim
+inconclusive with the reason in the note, never a comparison of the rest.
+
+Tables read (one row per):
+* fd: (method, seed, region in whole/LH/RH/CB/seam, features), ``value`` the raw Frechet distance;
+* cohen_d: (method, seed, structure), ``abs_d``;
+* edits: one edit (method, seed, part, edit), the editing columns of ``editing.EditScores`` (target_transfer,
+  off_target_preservation, transfer_gain, locality_contrast, baseline_transfer, off_target_drift) and
+  ``off_target_baseline`` = S(original, donor | off target), C6's null;
+* memorization: (method, seed), ``ratio``;
+* assets: one part asset (seed, part, sample), ``mass`` (its mass above background, sum of (x + 1) / 2 over its
+  support) and ``mass_inside`` (the same inside its part's template placement mask);
+* traces: (model, seed, step), ``loss``;
+* the sampling and editing jobs' inputs (:class:`InputFile`) and the files that hold per-subject data (K1).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from neurips26.common.claims import Measured, Spread, beyond_null, measured_from_spread, t_interval
+
+from .published import FD_REGIONS, PAPER_INTERVALS, PARTS, STRUCTURES, mean_over_parts
+
+__all__ = ["FID_TABLE_SCALE", "PRESERVATION_LEVEL", "PUBLISHED_TOLERANCE", "InputFile", "Incomplete",
+           "distance_from_interval", "masks_at_inference", "measure_claims", "per_seed", "worst"]  # fmt: skip
+
+PROPOSED, MONOLITHIC, PASTE = "ana", "ldm", "paste"
+ABLATION = ("ana_r7", "ana_r15")
+FID_TABLE_SCALE = 1e4  # the page's tables print FID x 1e4 (metrics.FID_TABLE_SCALE)
+PRESERVATION_LEVEL = 0.9  # C6: the page's 0.936-0.950, rounded down
+PUBLISHED_TOLERANCE = 0.03  # P3, P4: on either side of the page's mean over parts
+REAL_DATASET = "adni"
+MEDICALNET = "medicalnet"  # the prefix of the paper-scale feature networks' names (medicalnet10/18/50)
+
+
+class Incomplete(ValueError):
+    """A compared run lacks a seed, is duplicated or has a non-finite value: the claim cannot be decided."""
+
+
+def per_seed(table: pd.DataFrame, column: str, **where) -> pd.Series:
+    """``column`` of the rows matching ``where`` (column=value), indexed by seed; Incomplete when none match or a
+    seed has more than one row (the where clause does not name one run)."""
+    rows = table
+    for key, value in where.items():
+        if key not in rows.columns:
+            raise Incomplete(f"the table has no column {key!r}")
+        rows = rows[rows[key] == value]
+    what = ", ".join(f"{k}={v}" for k, v in where.items())
+    if rows.empty or column not in rows.columns:
+        raise Incomplete(f"no {column} of {what}")
+    duplicated = sorted(rows["seed"][rows["seed"].duplicated()].unique().tolist())
+    if duplicated:
+        raise Incomplete(f"{what}: several rows for seeds {duplicated}")
+    values = rows.set_index("seed")[column].astype(float).sort_index()
+    bad = [f"seed {s}: {v}" for s, v in values.items() if not np.isfinite(v)]
+    if bad:
+        raise Incomplete(f"{what}: non-finite {column} ({'; '.join(bad)})")
+    return values
+
+
+def _same_seeds(a: pd.Series, b: pd.Series, what_a: str, what_b: str) -> None:
+    if set(a.index) != set(b.index):
+        raise Incomplete(f"seeds {sorted(a.index)} of {what_a} against {sorted(b.index)} of {what_b}")
+
+
+def _paired(a: pd.Series, b: pd.Series, what_a: str, what_b: str) -> pd.Series:
+    _same_seeds(a, b, what_a, what_b)
+    return a - b.reindex(a.index)
+
+
+def worst(claim_id: str, spreads: Mapping[str, Spread], comparison: str, note: str) -> Measured:
+    """The claim over several items: the worst item's mean over seeds (the largest for '<' claims, the smallest for
+    '>'), its interval the worst of each end of the items' intervals; no interval where an item rests on one run."""
+    if not spreads:
+        return Measured(claim_id, math.nan, 0, note=f"no items to compare; {note}")
+    pick = max if comparison in ("<", "<=") else min
+    name = pick(spreads, key=lambda k: spreads[k].mean)
+    runs = min(s.runs for s in spreads.values())
+    parts = "; ".join(f"{k}: {s.text()}" for k, s in spreads.items())
+    text = f"{note}; worst {name}; {parts}"
+    if runs < 2:
+        return Measured(claim_id, spreads[name].mean, runs, note=text)
+    low, high = pick(s.low for s in spreads.values()), pick(s.high for s in spreads.values())
+    return Measured(claim_id, spreads[name].mean, runs, low=low, high=high, note=text)
+
+
+def _features(fd: pd.DataFrame) -> list[str]:
+    return sorted(fd["features"].unique().tolist()) if "features" in fd.columns else []
+
+
+def _fd(fd: pd.DataFrame, method: str, region: str, features: str) -> pd.Series:
+    return per_seed(fd, "value", method=method, region=region, features=features)
+
+
+def _fd_claim(claim_id: str, fd: pd.DataFrame, regions: Sequence[str], baseline: str, what: str) -> Measured:
+    """Per region and feature network, FD(ana) - FD(baseline) paired by seed ('<' 0); the worst decides."""
+    spreads = {}
+    try:
+        for f in _features(fd):
+            for region in regions:
+                ours = _fd(fd, PROPOSED, region, f)
+                spreads[f"{region} ({f})"] = t_interval(
+                    _paired(ours, _fd(fd, baseline, region, f), f"{PROPOSED} {region}", f"{baseline} {region}")
+                )
+    except Incomplete as error:
+        return Measured(claim_id, math.nan, 0, note=f"fd: {error}")
+    return worst(claim_id, spreads, "<", f"raw FD of {PROPOSED} minus {what}, paired by seed")
+
+
+def _injection_point(fd: pd.DataFrame) -> Measured:
+    """C7: whole-brain FD at r_inj 10 minus the smaller of r_inj 7 and 15, paired by seed, per feature network."""
+    spreads = {}
+    try:
+        for f in _features(fd):
+            ours = _fd(fd, PROPOSED, "whole", f)
+            others = [_fd(fd, m, "whole", f) for m in ABLATION]
+            for m, series in zip(ABLATION, others):
+                _same_seeds(ours, series, PROPOSED, m)
+            best = pd.concat(others, axis=1).min(axis=1)
+            spreads[f"whole ({f})"] = t_interval(ours - best.reindex(ours.index))
+    except Incomplete as error:
+        return Measured("C7", math.nan, 0, note=f"fd: {error}")
+    return worst("C7", spreads, "<", f"raw whole-brain FD of {PROPOSED} (r_inj 10) minus min({', '.join(ABLATION)})")
+
+
+def _morphometry(cohen_d: pd.DataFrame) -> Measured:
+    """C4: per structure, |d|(ana) - |d|(ldm) paired by seed; the worst structure decides."""
+    spreads = {}
+    try:
+        for s in STRUCTURES:
+            ours = per_seed(cohen_d, "abs_d", method=PROPOSED, structure=s)
+            theirs = per_seed(cohen_d, "abs_d", method=MONOLITHIC, structure=s)
+            spreads[s] = t_interval(_paired(ours, theirs, f"{PROPOSED} {s}", f"{MONOLITHIC} {s}"))
+    except Incomplete as error:
+        return Measured("C4", math.nan, 0, note=f"cohen_d: {error}")
+    return worst("C4", spreads, "<", f"Cohen's |d| of {PROPOSED} minus {MONOLITHIC}, paired by seed")
+
+
+def edit_means(edits: pd.DataFrame, column: str, part: str, method: str = PROPOSED) -> pd.Series:
+    """Per seed, the mean over the edits of ``part`` by ``method`` of ``column`` (Incomplete where a value is
+    missing or non-finite)."""
+    rows = edits[(edits["method"] == method) & (edits["part"] == part)] if len(edits) else edits
+    if rows.empty:
+        raise Incomplete(f"no edits of {part} by {method}")
+    if column not in rows.columns:
+        raise Incomplete(f"edit.parquet has no column {column!r}")
+    values = rows[column].astype(float)
+    if not np.isfinite(values).all():
+        raise Incomplete(f"{method} {part}: non-finite {column} in {int((~np.isfinite(values)).sum())} edit(s)")
+    return values.groupby(rows["seed"]).mean().sort_index()
+
+
+def _drift(edits: pd.DataFrame, part: str) -> pd.Series:
+    """Off-target drift per seed: the column where written, else transfer gain - locality contrast (its definition)."""
+    if "off_target_drift" in edits.columns:
+        return edit_means(edits, "off_target_drift", part)
+    return edit_means(edits, "transfer_gain", part) - edit_means(edits, "locality_contrast", part)
+
+
+def _beyond(claim_id: str, edits: pd.DataFrame, column: str, null: str, threshold: float, what: str) -> Measured:
+    """Per part, ``column`` minus max(null, threshold) per seed (``beyond_null``) over the seeds' mean edits, '>' 0;
+    the worst part decides."""
+    spreads = {}
+    try:
+        for part in PARTS:
+            values = edit_means(edits, column, part)
+            nulls = _drift(edits, part) if null == "off_target_drift" else edit_means(edits, null, part)
+            _same_seeds(values, nulls, f"{column} {part}", f"{null} {part}")
+            beyond = beyond_null(values.to_dict(), nulls.to_dict(), threshold)
+            label = f"{part} ({column} {values.mean():.4g}, null {nulls.mean():.4g})"
+            spreads[label] = t_interval(list(beyond.values()))
+    except Incomplete as error:
+        return Measured(claim_id, math.nan, 0, note=f"edit: {error}")
+    return worst(claim_id, spreads, ">", what)
+
+
+def distance_from_interval(claim_id: str, spread: Spread, low: float, high: float, note: str) -> Measured:
+    """|distance| of our mean from the published interval [low, high] (0 inside), with the interval of that distance
+    implied by ours: 0 at its low end where the two intervals overlap, else the gap; at its high end the farther of
+    our ends' distances. '<=' 0 then holds only when our whole interval lies inside the published one."""
+
+    def distance(x: float) -> float:
+        return max(low - x, x - high, 0.0)
+
+    text = f"ours {spread.text()} beside the published [{low:.4g}, {high:.4g}]; {note}"
+    if spread.runs < 2 or not (math.isfinite(spread.low) and math.isfinite(spread.high)):
+        return Measured(claim_id, distance(spread.mean), spread.runs, note=text)
+    overlap = spread.low <= high and spread.high >= low
+    lower = 0.0 if overlap else min(distance(spread.low), distance(spread.high))
+    upper = max(distance(spread.low), distance(spread.high))
+    return Measured(claim_id, distance(spread.mean), spread.runs, low=lower, high=upper, note=text)
+
+
+def _published_fd(claim_id: str, fd: pd.DataFrame, region: str, dataset: str) -> Measured:
+    """P1, P2: ana's regional MedicalNet FID x 1e4 on ADNI against the page's interval."""
+    medicalnet = [f for f in _features(fd) if str(f).startswith(MEDICALNET)]
+    if dataset != REAL_DATASET or not medicalnet:
+        return Measured(claim_id, math.nan, 0, note=(
+            f"not comparable at this scale: data {dataset!r}, features {_features(fd)} (the paper's numbers are "
+            f"MedicalNet FID on ADNI)"))  # fmt: skip
+    try:
+        values = _fd(fd, PROPOSED, region, medicalnet[0]) * FID_TABLE_SCALE
+    except Incomplete as error:
+        return Measured(claim_id, math.nan, 0, note=f"fd: {error}")
+    low, high = PAPER_INTERVALS[("AnaDiffusion", region)]
+    return distance_from_interval(claim_id, t_interval(values), low, high,
+                                  f"{PROPOSED} {region} FID x 1e4 ({medicalnet[0]}, {dataset})")  # fmt: skip
+
+
+def _published_edit(claim_id: str, edits: pd.DataFrame, column: str, dataset: str) -> Measured:
+    """P3, P4: ana's mean over parts of an editing column on ADNI within PUBLISHED_TOLERANCE of the page's mean."""
+    if dataset != REAL_DATASET:
+        return Measured(claim_id, math.nan, 0, note=f"not comparable at this scale: data {dataset!r}, not ADNI")
+    try:
+        means = [edit_means(edits, column, part) for part in PARTS]
+        for part, series in zip(PARTS[1:], means[1:]):
+            _same_seeds(means[0], series, f"{column} {PARTS[0]}", f"{column} {part}")
+    except Incomplete as error:
+        return Measured(claim_id, math.nan, 0, note=f"edit: {error}")
+    paper = mean_over_parts(column)
+    return distance_from_interval(claim_id, t_interval(pd.concat(means, axis=1).mean(axis=1)),
+                                  paper - PUBLISHED_TOLERANCE, paper + PUBLISHED_TOLERANCE,
+                                  f"{PROPOSED} {column}, mean over {', '.join(PARTS)} ({dataset})")  # fmt: skip
+
+
+def _memorization(memorization: pd.DataFrame) -> Measured:
+    """C8: ana's median nearest-training distance ratio (samples / held-out reals), t interval over seeds."""
+    try:
+        ratio = per_seed(memorization, "ratio", method=PROPOSED)
+    except Incomplete as error:
+        return Measured("C8", math.nan, 0, note=f"memorization: {error}")
+    others = []
+    for method in sorted(set(memorization["method"]) - {PROPOSED}):
+        try:
+            others.append(f"{method} {t_interval(per_seed(memorization, 'ratio', method=method)).text()}")
+        except Incomplete:
+            continue
+    note = f"median nearest-training distance of {PROPOSED}'s samples / of held-out reals" + (
+        f"; the same for {', '.join(others)}" if others else "")  # fmt: skip
+    return measured_from_spread("C8", t_interval(ratio), note)
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input of a sampling or editing job: its path and, for an .npz file, its arrays' (dtype string, shape)."""
+
+    path: str
+    arrays: Mapping[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
+
+
+_MASK_WORDS = ("label", "mask", "seg", "parcel")
+
+
+def masks_at_inference(inputs: Sequence[InputFile], subject_files: Sequence[str]) -> list[str]:
+    """What in the sampling and editing jobs' inputs is per-subject (or per-sample) segmentation: an input that is one
+    of ``subject_files`` (the cohort's files of per-subject volumes and masks), an integer or boolean array with a
+    leading sample axis on a 3D grid (ndim >= 4), or an array named as a label map or mask with such an axis. The
+    template's population masks (X, Y, Z) carry no sample axis and pass."""
+    subjects = {os.path.normpath(p) for p in subject_files}
+    found = []
+    for item in inputs:
+        if os.path.normpath(item.path) in subjects:
+            found.append(f"{item.path} (per-subject data)")
+        for name, (dtype, shape) in item.arrays.items():
+            integer = np.dtype(dtype).kind in "biu"
+            named = any(word in name.lower() for word in _MASK_WORDS)
+            if len(shape) >= 4 and (integer or named):
+                found.append(f"{item.path}:{name} ({dtype} {tuple(shape)})")
+    return found
+
+
+def _no_masks(inputs: Sequence[InputFile], subject_files: Sequence[str]) -> Measured:
+    if not inputs:
+        return Measured("K1", math.nan, 0, note="no sampling or editing job inputs were given to inspect")
+    found = masks_at_inference(inputs, subject_files)
+    arrays = sum(len(i.arrays) for i in inputs)
+    note = (f"{len(inputs)} inputs of the sampling and editing jobs ({arrays} .npz arrays) against "
+            f"{len(subject_files)} per-subject files" + (f"; found: {', '.join(found)}" if found else ""))  # fmt: skip
+    return Measured("K1", float(len(found)), len(inputs), note=note)
+
+
+def _assets(assets: pd.DataFrame) -> Measured:
+    """K2: the smallest share of an asset's mass inside its placement mask, 0 for an empty asset."""
+    needed = {"seed", "part", "mass", "mass_inside"}
+    if assets.empty or not needed <= set(assets.columns):
+        return Measured("K2", math.nan, 0, note=f"assets: no rows or missing {sorted(needed - set(assets.columns))}")
+    mass, inside = assets["mass"].to_numpy(float), assets["mass_inside"].to_numpy(float)
+    if not (np.isfinite(mass).all() and np.isfinite(inside).all()):
+        return Measured("K2", math.nan, 0, note="assets: non-finite mass")
+    share = np.where(mass > 0, inside / np.where(mass > 0, mass, 1.0), 0.0)
+    empty = int((mass <= 0).sum())
+    lowest = assets.assign(share=share).groupby("part")["share"].min()
+    note = f"{len(share)} assets; smallest share per part: " + ", ".join(f"{p} {v:.4f}" for p, v in lowest.items())
+    return Measured("K2", float(share.min()), len(share), note=note + (f"; {empty} empty asset(s)" if empty else ""))
+
+
+def _training(traces: pd.DataFrame) -> Measured:
+    """K3: over every (model, seed), 1 - mean loss of the last tenth of its logged steps / that of the first tenth."""
+    if traces.empty:
+        return Measured("K3", math.nan, 0, note="no training traces")
+    broken = traces[~np.isfinite(traces["loss"].to_numpy(float))]
+    if len(broken):
+        where = sorted({(str(m), int(s)) for m, s in zip(broken["model"], broken["seed"])})
+        return Measured("K3", math.nan, 0, note=f"non-finite loss in (model, seed) {where}")
+    ordered = traces.sort_values("step")
+    rank = ordered.groupby(["model", "seed"]).cumcount()
+    size = ordered.groupby(["model", "seed"])["step"].transform("size")
+    tenth = np.maximum(1, size // 10)
+    first = ordered[rank < tenth].groupby(["model", "seed"])["loss"].mean()
+    last = ordered[rank >= size - tenth].groupby(["model", "seed"])["loss"].mean()
+    fall = 1 - last / first
+    bad = fall[~(first > 0)]
+    if len(bad):
+        return Measured("K3", math.nan, 0, note=f"non-positive loss in (model, seed) {list(bad.index)}")
+    weakest = fall.idxmin()
+    note = f"{len(fall)} (model, seed) traces; weakest {weakest[0]} seed {weakest[1]}; median fall {fall.median():.3g}"
+    return Measured("K3", float(fall.min()), len(fall), note=note)
+
+
+def measure_claims(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame, memorization: pd.DataFrame,
+                   assets: pd.DataFrame, traces: pd.DataFrame, inputs: Sequence[InputFile],
+                   subject_files: Sequence[str], dataset: str) -> list[Measured]:  # fmt: skip
+    """Every claim and check of the claims file; ``dataset`` names the data the models were trained and scored on
+    (``adni`` at paper scale: only then are the published numbers comparable)."""
+    others = [r for r in FD_REGIONS if r != "whole"]
+    preservation = ("off-target preservation minus max(S(original, donor | off target), "
+                    f"{PRESERVATION_LEVEL}) per seed")  # fmt: skip
+    return [
+        _fd_claim("C1", fd, ["whole"], MONOLITHIC, f"{MONOLITHIC} (alpha 0), whole brain"),
+        _fd_claim("C2", fd, others, MONOLITHIC, f"{MONOLITHIC} (alpha 0) per region"),
+        _fd_claim("C3", fd, ["seam"], PASTE, f"{PASTE} (no refinement), seam band"),
+        _morphometry(cohen_d),
+        _beyond("C5", edits, "transfer_gain", "off_target_drift", 0.0,
+                "transfer gain minus max(off-target drift, 0) per seed"),
+        _beyond("C6", edits, "off_target_preservation", "off_target_baseline", PRESERVATION_LEVEL, preservation),
+        _injection_point(fd),
+        _memorization(memorization),
+        _published_fd("P1", fd, "whole", dataset),
+        _published_fd("P2", fd, "seam", dataset),
+        _published_edit("P3", edits, "off_target_preservation", dataset),
+        _published_edit("P4", edits, "target_transfer", dataset),
+        _no_masks(inputs, subject_files),
+        _assets(assets),
+        _training(traces),
+    ]  # fmt: skip

@@ -1,0 +1,297 @@
+"""Paper 03's claims decided on built evaluation tables shaped as the evaluation jobs write them: every claim and check
+has a case where it holds, one where it fails and one where it is inconclusive (too few seeds, seeds that disagree, a
+missing or duplicated run, a non-finite value, a null that passes too, a scale without the paper's data)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from neurips26.anadiffusion.claims import InputFile, distance_from_interval, masks_at_inference, measure_claims
+from neurips26.anadiffusion.published import FD_REGIONS, PARTS, STRUCTURES, mean_over_parts
+from neurips26.common.claims import Spread, decide, load_definitions
+
+DEFINITIONS = load_definitions(ROOT / "config/claims/anadiffusion.yaml")
+SEEDS = (0, 1, 2)
+# raw FD per method, regions in FD_REGIONS order (whole, LH, RH, CB, seam)
+FD = {
+    "ldm": (1.00, 0.50, 0.50, 0.30, 0.20),
+    "paste": (1.50, 0.60, 0.60, 0.40, 0.50),
+    "ana": (0.80, 0.40, 0.40, 0.20, 0.10),
+    "ana_r7": (0.90, 0.45, 0.45, 0.25, 0.15),
+    "ana_r15": (0.95, 0.45, 0.45, 0.25, 0.15),
+}
+JITTER = {"ldm": (0.0, 0.01, -0.01), "paste": (0.01, -0.01, 0.0), "ana": (-0.005, 0.005, 0.01),
+          "ana_r7": (0.0, -0.01, 0.01), "ana_r15": (0.01, 0.0, -0.01)}  # fmt: skip
+ABS_D = {"ldm": (0.30, 0.40, 0.30), "ana": (0.10, 0.20, 0.15)}  # ventricles, cerebellum, brainstem
+# per edit of ana (every part unless overridden): the editing columns and C6's null
+EDIT = dict(target_transfer=0.90, off_target_preservation=0.95, transfer_gain=0.15, off_target_drift=0.03,
+            baseline_transfer=0.75, off_target_baseline=0.80)  # fmt: skip
+
+
+def fd_table(values=FD, seeds=SEEDS, features=("rand3d",), scale=1.0, set_cell=None, drop=None):
+    """fd.parquet rows; ``set_cell`` = (method, seed, region, value), ``drop`` = (method, seed)."""
+    rows = []
+    for f in features:
+        for m, v in values.items():
+            for s in seeds:
+                for region, x in zip(FD_REGIONS, v):
+                    value = (x + JITTER[m][s % 3]) * scale
+                    rows.append(dict(method=m, seed=s, region=region, features=f, value=value, low=0.5 * value,
+                                     high=1.5 * value, n_real=32, n_generated=32))  # fmt: skip
+    frame = pd.DataFrame(rows)
+    if set_cell:
+        m, s, region, value = set_cell
+        frame.loc[(frame["method"] == m) & (frame["seed"] == s) & (frame["region"] == region), "value"] = value
+    if drop:
+        frame = frame[~((frame["method"] == drop[0]) & (frame["seed"] == drop[1]))]
+    return frame
+
+
+def cohen_table(values=ABS_D, seeds=SEEDS):
+    rows = [dict(method=m, seed=s, structure=st, d=d + JITTER[m][s % 3], abs_d=d + JITTER[m][s % 3], low=0.0, high=1.0)
+            for m, v in values.items() for s in seeds for st, d in zip(STRUCTURES, v)]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+NULLS = ("off_target_drift", "off_target_baseline")
+
+
+def edit_table(seeds=SEEDS, edits=4, parts=PARTS, drop_column=None, **override):
+    """edit.parquet rows: ana's edits, ``override`` = column -> value or column -> {part: value}."""
+    rows = []
+    for s in seeds:
+        for part in parts:
+            for e in range(edits):
+                cells = {}
+                for column, base in EDIT.items():
+                    value = override.get(column, base)
+                    value = value.get(part, EDIT[column]) if isinstance(value, dict) else value
+                    jitter = JITTER["ldm" if column in NULLS else "ana"][s % 3]  # nulls spread apart
+                    cells[column] = value + 0.1 * jitter * (1 + e)
+                cells["locality_contrast"] = cells["transfer_gain"] - cells["off_target_drift"]
+                rows.append(dict(method="ana", seed=s, part=part, edit=e, recipient=e, donor=e + 1, **cells))
+    frame = pd.DataFrame(rows)
+    return frame.drop(columns=drop_column) if drop_column else frame
+
+
+def memorization_table(ratio=1.1, seeds=SEEDS):
+    return pd.DataFrame([dict(method=m, seed=s, sample_median=1.0, held_out_median=1.0, ratio=r + JITTER[m][s % 3])
+                         for m, r in (("ana", ratio), ("ldm", 1.0)) for s in seeds])  # fmt: skip
+
+
+def assets_table(inside=0.98, empty=False):
+    rows = [dict(seed=s, part=p, sample=i, mass=100.0, mass_inside=100.0 * inside) for s in SEEDS for p in PARTS
+            for i in range(2)]  # fmt: skip
+    if empty:
+        rows[0]["mass"] = rows[0]["mass_inside"] = 0.0
+    return pd.DataFrame(rows)
+
+
+def traces_table(final=0.5, nan=False):
+    rows = []
+    for model in ("ae", "hemisphere", "cb", "whole"):
+        for s in (0,) if model == "ae" else SEEDS:
+            losses = np.linspace(1.0, final, 20)
+            if nan and model == "cb":
+                losses[-1] = np.nan
+            rows += [dict(model=model, seed=s, step=i + 1, loss=x) for i, x in enumerate(losses)]
+    return pd.DataFrame(rows)
+
+
+TEMPLATE = InputFile(
+    "results/quick/anadiffusion/data/template.npz",
+    {"t1": ("float32", (20, 24, 20)), "parts": ("uint8", (20, 24, 20)), "support_LH": ("int64", (7,))},
+)
+MODELS = [InputFile(f"results/quick/anadiffusion/models/{m}.pt") for m in ("ae", "hemisphere", "cb", "whole")]
+SUBJECT_FILES = ["results/quick/anadiffusion/data/train.npz", "results/quick/anadiffusion/data/eval.npz"]
+INPUTS = [TEMPLATE, *MODELS]
+
+
+def decided(fd=None, cohen=None, edits=None, memo=None, assets=None, traces=None, inputs=INPUTS, dataset="synthbrain"):
+    measured = measure_claims(
+        fd_table() if fd is None else fd, cohen_table() if cohen is None else cohen,
+        edit_table() if edits is None else edits, memorization_table() if memo is None else memo,
+        assets_table() if assets is None else assets, traces_table() if traces is None else traces,
+        inputs, SUBJECT_FILES, dataset,
+    )  # fmt: skip
+    return decide(DEFINITIONS, measured).set_index("claim_id")
+
+
+def changed(method, **regions):
+    v = list(FD[method])
+    for region, x in regions.items():
+        v[FD_REGIONS.index(region)] = x
+    return {**FD, method: tuple(v)}
+
+
+def near_paper_fd(whole=36.0, seam=0.3):
+    """Paper scale: MedicalNet FD of ana (raw, x 1e-4 of the page's numbers) on ADNI, seed spread 0.1 x 1e-4."""
+    frame = fd_table(features=("medicalnet18",))
+    for region, centre in (("whole", whole), ("seam", seam)):
+        cells = (frame["method"] == "ana") & (frame["region"] == region)
+        frame.loc[cells, "value"] = (centre + frame.loc[cells, "seed"].map({0: 0.0, 1: 0.01, 2: -0.01})) * 1e-4
+    return frame
+
+
+def near_paper_edits(transfer=0.95, preservation=0.94):
+    return edit_table(target_transfer=transfer, off_target_preservation=preservation)
+
+
+ADNI = {"dataset": "adni"}
+VERDICT_CASES = [
+    ("C1", "holds", {}),
+    ("C1", "fails", {"fd": fd_table(changed("ana", whole=1.2))}),
+    ("C1", "inconclusive", {"fd": fd_table(seeds=(0, 1))}),  # two seeds: fewer than min_runs
+    ("C1", "inconclusive", {"fd": fd_table(set_cell=("ana", 2, "whole", 1.3))}),  # seeds disagree
+    ("C1", "inconclusive", {"fd": fd_table(set_cell=("ana", 1, "whole", np.nan))}),
+    ("C1", "inconclusive", {"fd": fd_table(drop=("ldm", 2))}),  # an unpaired seed
+    ("C1", "inconclusive", {"fd": fd_table(changed("ana", whole=1.0))}),  # equal to the LDM: within the seed spread
+    # a second feature network on which ana is worse: the worst network decides
+    ("C1", "fails", {"fd": pd.concat([fd_table(), fd_table(changed("ana", whole=1.2), features=("pca32",))])}),
+    ("C1", "holds", {"fd": fd_table(features=("rand3d", "pca32"))}),
+    ("C2", "holds", {}),
+    ("C2", "fails", {"fd": fd_table(changed("ana", seam=0.3))}),  # one region worse than the LDM
+    ("C2", "inconclusive", {"fd": fd_table(changed("ana", RH=0.5))}),  # equal in one region, better in the rest
+    ("C2", "inconclusive", {"fd": fd_table({k: v for k, v in FD.items() if k != "ldm"})}),  # no LDM run
+    ("C3", "holds", {}),
+    ("C3", "fails", {"fd": fd_table(changed("paste", seam=0.05))}),
+    ("C3", "inconclusive", {"fd": fd_table({k: v for k, v in FD.items() if k != "paste"})}),  # no paste run
+    ("C4", "holds", {}),
+    ("C4", "fails", {"cohen": cohen_table({**ABS_D, "ana": (0.10, 0.20, 0.50)})}),  # brainstem worse
+    ("C4", "inconclusive", {"cohen": cohen_table({**ABS_D, "ana": (0.10, 0.40, 0.15)})}),  # equal cerebellum
+    ("C4", "inconclusive", {"cohen": cohen_table(seeds=(0,))}),
+    ("C5", "holds", {}),
+    ("C5", "fails", {"edits": edit_table(transfer_gain={"CB": -0.05})}),  # CB moves away from the donor
+    # the null: the edit moves everything toward the donor as much off target as in the target
+    ("C5", "inconclusive", {"edits": edit_table(off_target_drift=0.15)}),
+    ("C5", "fails", {"edits": edit_table(off_target_drift=0.25)}),  # a global edit: more drift than transfer
+    ("C5", "inconclusive", {"edits": edit_table(parts=("LH", "RH"))}),  # no CB edits
+    ("C5", "holds", {"edits": edit_table(drop_column="off_target_drift")}),  # drift from gain - locality contrast
+    ("C6", "holds", {}),
+    ("C6", "fails", {"edits": edit_table(off_target_preservation={"RH": 0.85})}),
+    # the null: two different brains are as alike off target as the edit is to its original
+    ("C6", "inconclusive", {"edits": edit_table(off_target_baseline=0.95)}),
+    ("C6", "fails", {"edits": edit_table(off_target_baseline=0.97)}),
+    ("C6", "inconclusive", {"edits": edit_table(drop_column="off_target_baseline")}),  # the null not measured
+    ("C6", "inconclusive", {"edits": edit_table(seeds=(0, 1))}),
+    ("C7", "holds", {}),
+    ("C7", "fails", {"fd": fd_table(changed("ana_r15", whole=0.6))}),  # r_inj = 15 is best
+    ("C7", "inconclusive", {"fd": fd_table(changed("ana_r7", whole=0.8))}),  # r_inj = 7 ties
+    ("C7", "inconclusive", {"fd": fd_table({k: v for k, v in FD.items() if k != "ana_r15"})}),
+    ("C8", "holds", {}),
+    ("C8", "fails", {"memo": memorization_table(ratio=0.3)}),  # samples sit on training scans
+    ("C8", "inconclusive", {"memo": memorization_table(ratio=0.8)}),
+    ("C8", "inconclusive", {"memo": memorization_table(seeds=(0, 1))}),
+    ("P1", "holds", {"fd": near_paper_fd(whole=36.0), **ADNI}),
+    ("P1", "fails", {"fd": near_paper_fd(whole=80.0), **ADNI}),  # far above the interval
+    ("P1", "fails", {"fd": near_paper_fd(whole=5.0), **ADNI}),  # far below it
+    ("P1", "inconclusive", {"fd": near_paper_fd(whole=59.6), **ADNI}),  # our interval straddles its end
+    ("P1", "inconclusive", {}),  # quick: synthetic cohort, rand3d features
+    ("P1", "inconclusive", {"fd": near_paper_fd()}),  # MedicalNet features on synthetic data
+    ("P2", "holds", {"fd": near_paper_fd(seam=0.3), **ADNI}),
+    ("P2", "fails", {"fd": near_paper_fd(seam=2.0), **ADNI}),
+    ("P2", "inconclusive", {"fd": fd_table(), **ADNI}),  # ADNI scored with a proxy network
+    ("P3", "holds", {"edits": near_paper_edits(preservation=0.94), **ADNI}),
+    ("P3", "fails", {"edits": near_paper_edits(preservation=0.80), **ADNI}),
+    ("P3", "inconclusive", {"edits": near_paper_edits(preservation=0.94)}),  # not ADNI
+    ("P4", "holds", {"edits": near_paper_edits(transfer=0.95), **ADNI}),
+    ("P4", "fails", {"edits": near_paper_edits(transfer=0.99 + 0.02), **ADNI}),  # far above
+    ("P4", "inconclusive", {"edits": edit_table(parts=("LH",)), **ADNI}),  # parts missing
+    ("K1", "holds", {}),
+    ("K1", "fails", {"inputs": [*INPUTS, InputFile(SUBJECT_FILES[0])]}),  # a sampling job reads the cohort
+    ("K1", "fails", {"inputs": [*INPUTS, InputFile("x/samples.npz", {"part_masks": ("float32", (4, 20, 24, 20))})]}),
+    ("K1", "inconclusive", {"inputs": []}),
+    ("K2", "holds", {}),
+    ("K2", "fails", {"assets": assets_table(inside=0.8)}),
+    ("K2", "fails", {"assets": assets_table(empty=True)}),
+    ("K2", "inconclusive", {"assets": pd.DataFrame(columns=["seed", "part", "sample", "mass"])}),
+    ("K3", "holds", {}),
+    ("K3", "fails", {"traces": traces_table(final=1.2)}),
+    ("K3", "inconclusive", {"traces": traces_table(nan=True)}),
+]
+
+
+@pytest.mark.parametrize(
+    "claim_id, expected, scenario", VERDICT_CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)]
+)
+def test_claim_verdict_in_scenario(claim_id, expected, scenario):
+    table = decided(**scenario)
+    assert table.loc[claim_id, "verdict"] == expected, table.loc[claim_id, "note"]
+
+
+def test_the_values_are_the_paired_differences_stated():
+    table = decided()
+    jitter = np.mean(JITTER["ana"]) - np.mean(JITTER["ldm"])
+    assert np.isclose(table.loc["C1", "value"], 0.80 - 1.00 + jitter)
+    # the worst region against the LDM: seam and LH, RH, CB all -0.1 apart; seam is the largest after the jitter
+    assert np.isclose(table.loc["C2", "value"], -0.10 + jitter)
+    assert np.isclose(table.loc["C3", "value"], 0.10 - 0.50 + np.mean(JITTER["ana"]) - np.mean(JITTER["paste"]))
+    assert np.isclose(table.loc["C4", "value"], 0.15 - 0.30 + jitter)  # brainstem, the worst structure
+    assert np.isclose(table.loc["C5", "value"], 0.15 - 0.03, atol=1e-3)  # gain minus drift
+    assert np.isclose(table.loc["C6", "value"], 0.95 - 0.90, atol=1e-3)  # preservation minus max(0.80, 0.9)
+    r7 = np.array(FD["ana_r7"][0]) + np.array(JITTER["ana_r7"])
+    r15 = np.array(FD["ana_r15"][0]) + np.array(JITTER["ana_r15"])
+    ana = 0.80 + np.array(JITTER["ana"])
+    assert np.isclose(table.loc["C7", "value"], np.mean(ana - np.minimum(r7, r15)))
+    assert table.loc["C1", "runs"] == 3 and table.loc["C1", "min_runs"] == 3
+    assert not table["reconstruction"].any()  # the paper was found
+
+
+def test_the_hard_claims_state_their_null_inside_the_value():
+    """C5's null is the off-target drift: with a drift of 0.05 the value is the gain beyond it, not the gain."""
+    table = decided(edits=edit_table(off_target_drift=0.05))
+    assert np.isclose(table.loc["C5", "value"], 0.15 - 0.05, atol=1e-3)
+    assert "null" in table.loc["C5", "note"]
+    # a drift below 0 gives no credit: the value is the gain itself (beyond max(drift, 0))
+    assert np.isclose(decided(edits=edit_table(off_target_drift=-0.05)).loc["C5", "value"], 0.15, atol=1e-3)
+    kinds = {d.claim_id: d.kind for d in DEFINITIONS}
+    assert kinds["C1"] == kinds["C3"] == kinds["C5"] == "hard"
+    assert kinds["K1"] == kinds["K2"] == kinds["K3"] == "check"
+
+
+def test_the_worst_item_decides_and_names_itself():
+    note = decided(fd=fd_table(changed("ana", CB=0.35))).loc["C2", "note"]
+    assert "worst CB (rand3d)" in note
+
+
+def test_duplicated_runs_and_non_finite_values_are_named_never_dropped():
+    doubled = pd.concat([fd_table(), fd_table()[lambda f: (f["method"] == "ana") & (f["seed"] == 1)]])
+    assert "several rows for seeds [1]" in decided(fd=doubled).loc["C1", "note"]
+    row = decided(fd=fd_table(set_cell=("ldm", 0, "whole", np.inf))).loc["C1"]
+    assert row["verdict"] == "inconclusive" and "seed 0: inf" in row["note"]
+
+
+def test_the_published_numbers_are_the_project_pages():
+    """Table 1: AnaDiffusion WB 36.16 [19.16, 59.61], Seam 0.29 [0.17, 0.46]; Fig. 4a's means over parts."""
+    by_id = {d.claim_id: d for d in DEFINITIONS}
+    assert by_id["P1"].paper_value == pytest.approx(36.16) and by_id["P2"].paper_value == pytest.approx(0.29)
+    assert by_id["P3"].paper_value == pytest.approx(mean_over_parts("off_target_preservation"), abs=1e-4)
+    assert by_id["P4"].paper_value == pytest.approx(mean_over_parts("target_transfer"), abs=1e-4)
+    assert by_id["C1"].paper_value == pytest.approx((36.16 - 40.92) * 1e-4)
+    assert by_id["C7"].paper_value == pytest.approx((36.16 - 51.66) * 1e-4)
+    row = decided(fd=near_paper_fd(whole=36.0), dataset="adni").loc["P1"]
+    assert row["value"] == 0.0 and "medicalnet18" in row["note"]
+
+
+@pytest.mark.parametrize(
+    "ours, expected",
+    [((40.0, 39.0, 41.0), (0.0, 0.0, 0.0)),  # inside the published interval
+     ((65.0, 64.0, 68.0), (5.39, 4.39, 8.39)),  # above it: the gap, then the farther end
+     ((15.0, 13.0, 17.0), (4.16, 2.16, 6.16)),  # below it
+     ((59.0, 58.0, 60.0), (0.0, 0.0, 0.39))],  # straddling its upper end
+)  # fmt: skip
+def test_distance_from_interval_is_two_sided(ours, expected):
+    m = distance_from_interval("P1", Spread(*ours, runs=3), 19.16, 59.61, "")
+    assert (m.value, m.low, m.high) == pytest.approx(expected, abs=0.005)
+
+
+def test_no_mask_check_flags_subject_files_and_mask_arrays_but_not_the_template():
+    assert masks_at_inference(INPUTS, SUBJECT_FILES) == []
+    labelled = InputFile("a/eval.npz", {"volumes": ("float32", (5, 8, 8, 8)), "labels": ("uint8", (5, 8, 8, 8))})
+    found = masks_at_inference([labelled, InputFile("./" + SUBJECT_FILES[1])], SUBJECT_FILES)
+    assert found == ["a/eval.npz:labels (uint8 (5, 8, 8, 8))", f"./{SUBJECT_FILES[1]} (per-subject data)"]
+    generated = InputFile("s.npz", {"volumes_ana": ("float32", (3, 4, 8, 8, 8)), "seeds": ("int64", (3,))})
+    assert masks_at_inference([generated], SUBJECT_FILES) == []
