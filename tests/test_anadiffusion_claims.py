@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT
-from neurips26.anadiffusion.claims import InputFile, distance_from_interval, masks_at_inference, measure_claims
+from neurips26.anadiffusion.claims import distance_from_interval, masks_at_inference, measure_claims
 from neurips26.anadiffusion.published import FD_REGIONS, PARTS, STRUCTURES, mean_over_parts
 from neurips26.common.claims import Spread, decide, load_definitions
 
@@ -83,10 +83,10 @@ def memorization_table(ratio=1.1, seeds=SEEDS):
 
 
 def assets_table(inside=0.98, empty=False):
-    rows = [dict(seed=s, part=p, sample=i, mass=100.0, mass_inside=100.0 * inside) for s in SEEDS for p in PARTS
-            for i in range(2)]  # fmt: skip
+    rows = [dict(seed=s, part=p, sample=i, foreground_voxels=100, inside_voxels=round(100 * inside),
+                 inside_fraction=inside) for s in SEEDS for p in PARTS for i in range(2)]  # fmt: skip
     if empty:
-        rows[0]["mass"] = rows[0]["mass_inside"] = 0.0
+        rows[0].update(foreground_voxels=0, inside_voxels=0, inside_fraction=np.nan)
     return pd.DataFrame(rows)
 
 
@@ -101,13 +101,26 @@ def traces_table(final=0.5, nan=False):
     return pd.DataFrame(rows)
 
 
-TEMPLATE = InputFile(
-    "results/quick/anadiffusion/data/template.npz",
-    {"t1": ("float32", (20, 24, 20)), "parts": ("uint8", (20, 24, 20)), "support_LH": ("int64", (7,))},
-)
-MODELS = [InputFile(f"results/quick/anadiffusion/models/{m}.pt") for m in ("ae", "hemisphere", "cb", "whole")]
-SUBJECT_FILES = ["results/quick/anadiffusion/data/train.npz", "results/quick/anadiffusion/data/eval.npz"]
-INPUTS = [TEMPLATE, *MODELS]
+A = "results/quick/anadiffusion"
+SUBJECT_FILES = [f"{A}/data/train.npz", f"{A}/data/eval.npz"]
+
+
+def records(extra=(), jobs=("sample", "edit")):
+    """The input records of the sampling and editing jobs (artifacts.input_record): template and networks, and
+    for the edits the samples; ``extra`` rows (job, input, path, subject_masks) added."""
+    rows = []
+    for job in jobs:
+        given = {
+            "template": f"{A}/data/template.npz",
+            "autoencoder": f"{A}/models/ae.pt",
+            "whole": f"{A}/models/whole.pt",
+        }
+        given.update({"samples": f"{A}/samples/samples.npz"} if job == "edit" else {"cb": f"{A}/models/cb.pt"})
+        rows += [dict(job=job, input=k, path=v, subject_masks="") for k, v in given.items()]
+    return pd.DataFrame(rows + [dict(zip(("job", "input", "path", "subject_masks"), r)) for r in extra])
+
+
+INPUTS = records()
 
 
 def decided(fd=None, cohen=None, edits=None, memo=None, assets=None, traces=None, inputs=INPUTS, dataset="synthbrain"):
@@ -201,9 +214,10 @@ VERDICT_CASES = [
     ("P4", "fails", {"edits": near_paper_edits(transfer=0.99 + 0.02), **ADNI}),  # far above
     ("P4", "inconclusive", {"edits": edit_table(parts=("LH",)), **ADNI}),  # parts missing
     ("K1", "holds", {}),
-    ("K1", "fails", {"inputs": [*INPUTS, InputFile(SUBJECT_FILES[0])]}),  # a sampling job reads the cohort
-    ("K1", "fails", {"inputs": [*INPUTS, InputFile("x/samples.npz", {"part_masks": ("float32", (4, 20, 24, 20))})]}),
-    ("K1", "inconclusive", {"inputs": []}),
+    ("K1", "fails", {"inputs": records([("sample", "cohort", SUBJECT_FILES[0], "")])}),  # a job reads the cohort
+    ("K1", "fails", {"inputs": records([("edit", "masks", f"{A}/x.npz", "labels")])}),  # a per-subject label map
+    ("K1", "inconclusive", {"inputs": records(jobs=())}),
+    ("K1", "inconclusive", {"inputs": records().drop(columns="subject_masks")}),
     ("K2", "holds", {}),
     ("K2", "fails", {"assets": assets_table(inside=0.8)}),
     ("K2", "fails", {"assets": assets_table(empty=True)}),
@@ -290,8 +304,8 @@ def test_distance_from_interval_is_two_sided(ours, expected):
 
 def test_no_mask_check_flags_subject_files_and_mask_arrays_but_not_the_template():
     assert masks_at_inference(INPUTS, SUBJECT_FILES) == []
-    labelled = InputFile("a/eval.npz", {"volumes": ("float32", (5, 8, 8, 8)), "labels": ("uint8", (5, 8, 8, 8))})
-    found = masks_at_inference([labelled, InputFile("./" + SUBJECT_FILES[1])], SUBJECT_FILES)
-    assert found == ["a/eval.npz:labels (uint8 (5, 8, 8, 8))", f"./{SUBJECT_FILES[1]} (per-subject data)"]
-    generated = InputFile("s.npz", {"volumes_ana": ("float32", (3, 4, 8, 8, 8)), "seeds": ("int64", (3,))})
-    assert masks_at_inference([generated], SUBJECT_FILES) == []
+    extra = [("edit", "eval", "./" + SUBJECT_FILES[1], "labels"), ("sample", "x", f"{A}/y.npz", None)]
+    found = masks_at_inference(records(extra), SUBJECT_FILES)
+    assert found == [f"edit: ./{SUBJECT_FILES[1]} (per-subject data)", f"edit: ./{SUBJECT_FILES[1]} holds labels"]
+    note = decided(inputs=records(extra)).loc["K1", "note"]
+    assert "inputs per job: edit 5, sample 5" in note and "holds labels" in note

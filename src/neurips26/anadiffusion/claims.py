@@ -19,10 +19,11 @@ Tables read (one row per):
   off_target_preservation, transfer_gain, locality_contrast, baseline_transfer, off_target_drift) and
   ``off_target_baseline`` = S(original, donor | off target), C6's null;
 * memorization: (method, seed), ``ratio``;
-* assets: one part asset (seed, part, sample), ``mass`` (its mass above background, sum of (x + 1) / 2 over its
-  support) and ``mass_inside`` (the same inside its part's template placement mask);
+* assets: one part asset (seed, part, sample), ``foreground_voxels`` (its voxels above the evaluation's threshold)
+  and ``inside_voxels`` (those inside its part's template mask, in the support's frame);
 * traces: (model, seed, step), ``loss``;
-* the sampling and editing jobs' inputs (:class:`InputFile`) and the files that hold per-subject data (K1).
+* input records: one row per input of the sampling and editing jobs (job, input, path, subject_masks), and the
+  paths of the cohort's per-subject files (K1).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -39,8 +39,9 @@ from neurips26.common.claims import Measured, Spread, beyond_null, measured_from
 
 from .published import FD_REGIONS, PAPER_INTERVALS, PARTS, STRUCTURES, mean_over_parts
 
-__all__ = ["FID_TABLE_SCALE", "PRESERVATION_LEVEL", "PUBLISHED_TOLERANCE", "InputFile", "Incomplete",
-           "distance_from_interval", "masks_at_inference", "measure_claims", "per_seed", "worst"]  # fmt: skip
+__all__ = ["FID_TABLE_SCALE", "PRESERVATION_LEVEL", "PUBLISHED_TOLERANCE", "RECORD_COLUMNS", "Incomplete",
+           "distance_from_interval", "edit_means", "masks_at_inference", "measure_claims", "per_seed",
+           "worst"]  # fmt: skip
 
 PROPOSED, MONOLITHIC, PASTE = "ana", "ldm", "paste"
 ABLATION = ("ana_r7", "ana_r15")
@@ -258,55 +259,52 @@ def _memorization(memorization: pd.DataFrame) -> Measured:
     return measured_from_spread("C8", t_interval(ratio), note)
 
 
-@dataclass(frozen=True)
-class InputFile:
-    """One input of a sampling or editing job: its path and, for an .npz file, its arrays' (dtype string, shape)."""
-
-    path: str
-    arrays: Mapping[str, tuple[str, tuple[int, ...]]] = field(default_factory=dict)
+RECORD_COLUMNS = ("job", "input", "path", "subject_masks")
 
 
-_MASK_WORDS = ("label", "mask", "seg", "parcel")
-
-
-def masks_at_inference(inputs: Sequence[InputFile], subject_files: Sequence[str]) -> list[str]:
-    """What in the sampling and editing jobs' inputs is per-subject (or per-sample) segmentation: an input that is one
-    of ``subject_files`` (the cohort's files of per-subject volumes and masks), an integer or boolean array with a
-    leading sample axis on a 3D grid (ndim >= 4), or an array named as a label map or mask with such an axis. The
-    template's population masks (X, Y, Z) carry no sample axis and pass."""
+def masks_at_inference(records: pd.DataFrame, subject_files: Sequence[str]) -> list[str]:
+    """What the sampling and editing jobs were given that is per-subject segmentation. ``records``: one row per input
+    file of those jobs as each job recorded it (job, input, path, subject_masks: the ``;``-joined names of the
+    integer or boolean arrays with a leading subject axis on a 3-D grid that the file holds, empty where none;
+    ``artifacts.input_record``); an input is flagged when it holds such arrays or is one of ``subject_files`` (the
+    cohort's per-subject files, whatever they hold). The template's population masks (X, Y, Z) are not flagged."""
+    missing = [c for c in RECORD_COLUMNS if c not in records.columns]
+    if missing:
+        raise ValueError(f"the input records lack the columns {missing}")
     subjects = {os.path.normpath(p) for p in subject_files}
     found = []
-    for item in inputs:
-        if os.path.normpath(item.path) in subjects:
-            found.append(f"{item.path} (per-subject data)")
-        for name, (dtype, shape) in item.arrays.items():
-            integer = np.dtype(dtype).kind in "biu"
-            named = any(word in name.lower() for word in _MASK_WORDS)
-            if len(shape) >= 4 and (integer or named):
-                found.append(f"{item.path}:{name} ({dtype} {tuple(shape)})")
+    for row in records.itertuples(index=False):
+        masks = row.subject_masks if isinstance(row.subject_masks, str) else ""  # None or NaN: none
+        if os.path.normpath(str(row.path)) in subjects:
+            found.append(f"{row.job}: {row.path} (per-subject data)")
+        if masks:
+            found.append(f"{row.job}: {row.path} holds {masks}")
     return found
 
 
-def _no_masks(inputs: Sequence[InputFile], subject_files: Sequence[str]) -> Measured:
-    if not inputs:
-        return Measured("K1", math.nan, 0, note="no sampling or editing job inputs were given to inspect")
-    found = masks_at_inference(inputs, subject_files)
-    arrays = sum(len(i.arrays) for i in inputs)
-    note = (f"{len(inputs)} inputs of the sampling and editing jobs ({arrays} .npz arrays) against "
-            f"{len(subject_files)} per-subject files" + (f"; found: {', '.join(found)}" if found else ""))  # fmt: skip
-    return Measured("K1", float(len(found)), len(inputs), note=note)
+def _no_masks(records: pd.DataFrame, subject_files: Sequence[str]) -> Measured:
+    if records.empty:
+        return Measured("K1", math.nan, 0, note="no input records of the sampling and editing jobs")
+    try:
+        found = masks_at_inference(records, subject_files)
+    except ValueError as error:
+        return Measured("K1", math.nan, 0, note=str(error))
+    jobs = ", ".join(f"{job} {n}" for job, n in records.groupby("job").size().items())
+    note = (f"inputs per job: {jobs}; checked against {len(subject_files)} per-subject files"
+            + (f"; found: {'; '.join(found)}" if found else ""))  # fmt: skip
+    return Measured("K1", float(len(found)), len(records), note=note)
 
 
 def _assets(assets: pd.DataFrame) -> Measured:
-    """K2: the smallest share of an asset's mass inside its placement mask, 0 for an empty asset."""
-    needed = {"seed", "part", "mass", "mass_inside"}
+    """K2: the smallest share of an asset's foreground voxels inside its part's template mask, 0 for an empty asset."""
+    needed = {"seed", "part", "foreground_voxels", "inside_voxels"}
     if assets.empty or not needed <= set(assets.columns):
         return Measured("K2", math.nan, 0, note=f"assets: no rows or missing {sorted(needed - set(assets.columns))}")
-    mass, inside = assets["mass"].to_numpy(float), assets["mass_inside"].to_numpy(float)
-    if not (np.isfinite(mass).all() and np.isfinite(inside).all()):
-        return Measured("K2", math.nan, 0, note="assets: non-finite mass")
-    share = np.where(mass > 0, inside / np.where(mass > 0, mass, 1.0), 0.0)
-    empty = int((mass <= 0).sum())
+    total, inside = assets["foreground_voxels"].to_numpy(float), assets["inside_voxels"].to_numpy(float)
+    if not (np.isfinite(total).all() and np.isfinite(inside).all()):
+        return Measured("K2", math.nan, 0, note="assets: non-finite voxel counts")
+    share = np.where(total > 0, inside / np.where(total > 0, total, 1.0), 0.0)
+    empty = int((total <= 0).sum())
     lowest = assets.assign(share=share).groupby("part")["share"].min()
     note = f"{len(share)} assets; smallest share per part: " + ", ".join(f"{p} {v:.4f}" for p, v in lowest.items())
     return Measured("K2", float(share.min()), len(share), note=note + (f"; {empty} empty asset(s)" if empty else ""))
@@ -336,7 +334,7 @@ def _training(traces: pd.DataFrame) -> Measured:
 
 
 def measure_claims(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame, memorization: pd.DataFrame,
-                   assets: pd.DataFrame, traces: pd.DataFrame, inputs: Sequence[InputFile],
+                   assets: pd.DataFrame, traces: pd.DataFrame, input_records: pd.DataFrame,
                    subject_files: Sequence[str], dataset: str) -> list[Measured]:  # fmt: skip
     """Every claim and check of the claims file; ``dataset`` names the data the models were trained and scored on
     (``adni`` at paper scale: only then are the published numbers comparable)."""
@@ -357,7 +355,7 @@ def measure_claims(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame,
         _published_fd("P2", fd, "seam", dataset),
         _published_edit("P3", edits, "off_target_preservation", dataset),
         _published_edit("P4", edits, "target_transfer", dataset),
-        _no_masks(inputs, subject_files),
+        _no_masks(input_records, subject_files),
         _assets(assets),
         _training(traces),
     ]  # fmt: skip
