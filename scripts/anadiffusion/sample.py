@@ -1,0 +1,52 @@
+"""Paper 03's samples, per training seed of the denoisers: the part assets (shared hemisphere and CB models, DDIM),
+their naive paste at the template supports, the monolithic LDM (alpha 0) and every named injection, all from one
+noise per seed. The inputs are the template (population-level masks only) and the networks: no subject's
+segmentation; the job records what it was given (samples/inputs.parquet) for the claims' DAG check."""
+
+import numpy as np
+import torch
+
+from neurips26.anadiffusion import assembly, diffusion
+from neurips26.anadiffusion.artifacts import input_record, load_autoencoder, load_denoisers
+from neurips26.anadiffusion.experiment import noise_seed
+from neurips26.anadiffusion.template import template_from_arrays
+from neurips26.common.io import load_npz, save_npz, write_parquet
+from neurips26.common.runtime import job_provenance, start_job
+
+p = snakemake.params
+seeds, sampling = list(p.seeds), p.sampling
+log = start_job(snakemake, sampling["seed"])
+template = template_from_arrays(load_npz(snakemake.input.template))
+layout = assembly.TemplateLayout.from_template(template)
+autoencoder = load_autoencoder(snakemake.input.autoencoder)
+files = dict(zip(p.denoisers, snakemake.input.denoisers, strict=True))
+denoisers = {name: load_denoisers(path, name, seeds) for name, path in files.items()}
+schedule = diffusion.NoiseSchedule(**p.schedule)
+injections = {name: (spec["r_inj"], spec["alpha"]) for name, spec in p.injections.items()}
+channels = autoencoder.config.latent_channels
+factor = autoencoder.config.factor
+n, steps = sampling["samples"], sampling["ddim_steps"]
+
+out = {name: [] for name in p.methods}
+assets_by_part, starts, injected = {part: [] for part in template.supports}, [], []
+for i, seed in enumerate(seeds):
+    generator = torch.Generator().manual_seed(noise_seed(sampling["seed"], seed))
+    whole_noise = diffusion.draw_sampling_noise((n, channels, *(s // factor for s in template.shape)), generator)
+    part_noise = {part: diffusion.draw_sampling_noise((n, channels, *(s // factor for s in support.shape)), generator)
+                  for part, support in template.supports.items()}  # fmt: skip
+    nets = {name: models[i] for name, models in denoisers.items()}
+    assets, volumes = assembly.sample_methods(nets, autoencoder, layout, p.part_model, part_noise, whole_noise,
+                                              schedule, steps, injections)  # fmt: skip
+    for name in p.methods:
+        out[name].append(volumes[name][:, 0].numpy())
+    for part, image in assets.images.items():
+        assets_by_part[part].append(image[:, 0].numpy())
+    starts.append(whole_noise.start.numpy())
+    injected.append(whole_noise.injection.numpy())
+    log.info("seed %d: %s", seed, {name: f"{float(v.mean()):+.3f}" for name, v in volumes.items()})
+save_npz(snakemake.output.samples, seeds=np.array(seeds), noise_start=np.stack(starts),
+         noise_injection=np.stack(injected), **{f"volumes_{m}": np.stack(v).astype(np.float32) for m, v in out.items()},
+         **{f"asset_{part}": np.stack(v).astype(np.float32) for part, v in assets_by_part.items()})  # fmt: skip
+given = {"template": snakemake.input.template, "autoencoder": snakemake.input.autoencoder,
+         **{f"denoiser_{k}": v for k, v in files.items()}}  # fmt: skip
+write_parquet(input_record("sample", given), snakemake.output.inputs, job_provenance(snakemake, sampling["seed"]))

@@ -1,0 +1,172 @@
+"""Paper 03's evaluation tables in long form (arXiv 2608.23014, Table 1, Table 2 and Fig. 4a), from the metrics of
+:mod:`.features`, :mod:`.metrics`, :mod:`.segment` and :mod:`.editing`: everything here is arrays in, DataFrames out.
+
+* Regions (:func:`regions`): ``whole`` (the whole volume), ``LH``, ``RH``, ``CB`` (the template's part masks) and
+  ``seam`` (the template's seam band): population-level masks, the same for real and generated volumes.
+* Frechet distance (:func:`fd_table`): per (method, seed, region) the FD between the features of the held-out real
+  volumes and of as many generated volumes of that seed (the first ones; equal counts, so that the small-sample
+  bias of the FD is the same for every method), with the subject-cluster bootstrap interval beside it.
+* Regional volumes (:func:`volume_table`) by the one proxy segmenter, Cohen's d against the held-out reals
+  (:func:`cohen_d_table`), editing scores (:func:`edit_table`), memorization (:func:`memorization_table`) and the
+  part assets' mass inside their template part (:func:`asset_table`, the check that assets are non-empty and sit in
+  their supports' part).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from torch import nn
+
+from . import editing, features, metrics, segment
+from .template import Template
+from .volumes import PARTS
+
+__all__ = [
+    "asset_table",
+    "cohen_d_table",
+    "edit_table",
+    "fd_table",
+    "memorization_table",
+    "regions",
+    "volume_table",
+]
+
+
+def regions(template: Template) -> dict[str, np.ndarray]:
+    """The Frechet distance's regions (features.REGIONS) as template masks (X, Y, Z)."""
+    masks = {"whole": np.ones(template.shape, dtype=bool)}
+    masks.update({part: template.part_mask(part) for part in PARTS})
+    masks["seam"] = np.asarray(template.seam, dtype=bool)
+    return {name: masks[name] for name in features.REGIONS}
+
+
+def fd_table(
+    network: nn.Module,
+    real: np.ndarray,
+    generated: Mapping[tuple[str, int], np.ndarray],
+    masks: Mapping[str, np.ndarray],
+    replicates: int,
+    confidence: float,
+    seed: int = 0,
+    real_clusters: Sequence | None = None,
+) -> pd.DataFrame:
+    """Per (method, seed) of `generated` ({(method, seed): volumes (N, X, Y, Z)}) and region: the Frechet distance
+    of the network's regional features to those of the `real` held-out volumes, with its subject-cluster bootstrap
+    interval. Each generated set is cut to the real set's size."""
+    n_real = len(real)
+    real_features = features.regional_features(network, real, masks)
+    name = getattr(network, "name", type(network).__name__)
+    rows = []
+    for (method, s), volumes in generated.items():
+        if len(volumes) < n_real:
+            raise ValueError(f"{method} seed {s}: {len(volumes)} samples, fewer than the {n_real} real volumes")
+        gen_features = features.regional_features(network, volumes[:n_real], masks)
+        fds = metrics.regional_frechet_distances(
+            real_features, gen_features, real_clusters, None, replicates, confidence, seed
+        )
+        for region, interval in fds.items():
+            rows.append({"method": method, "seed": int(s), "region": region, "features": name,
+                         "value": interval.value, "low": interval.low, "high": interval.high,
+                         "n_real": n_real, "n_generated": n_real})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def volume_table(
+    sets: Mapping[tuple[str, int], np.ndarray], template: Template, csf_threshold: float = segment.ANATOMY_THRESHOLD
+) -> pd.DataFrame:
+    """Regional volumes (mm^3) of every volume of `sets` ({(source, seed): volumes (N, X, Y, Z)}; source ``real``
+    or a method) by the SynthSeg proxy with the template's ROIs: one row per (source, seed, sample)."""
+    rois = {"ventricles": template.ventricle_roi, "cerebellum": template.cerebellum, "brainstem": template.brainstem}
+    frames = []
+    for (source, s), volumes in sets.items():
+        measured = segment.proxy_structure_volumes(volumes, rois, template.voxel_mm, csf_threshold)
+        frame = pd.DataFrame({name: measured[name] for name in segment.STRUCTURES})
+        frames.append(frame.assign(source=source, seed=int(s), sample=np.arange(len(volumes))))
+    columns = ["source", "seed", "sample", *segment.STRUCTURES]
+    return pd.concat(frames, ignore_index=True)[columns]
+
+
+def cohen_d_table(volumes: pd.DataFrame, replicates: int, confidence: float, seed: int = 0) -> pd.DataFrame:
+    """Per (method, seed, structure): Cohen's d of the generated volumes against the real ones (source ``real``),
+    signed, its absolute value and the bootstrap interval of |d|. Where d is undefined (a zero pooled SD, fewer than
+    three volumes a side) the row holds NaN and says why in ``note``."""
+    real = volumes[volumes["source"] == "real"]
+    rows = []
+    for (method, s), group in volumes[volumes["source"] != "real"].groupby(["source", "seed"], sort=False):
+        for structure in segment.STRUCTURES:
+            row = {"method": method, "seed": int(s), "structure": structure, "n_real": len(real),
+                   "n_generated": len(group), "note": ""}  # fmt: skip
+            try:
+                d = metrics.cohens_d(group[structure], real[structure])
+                interval = metrics.bootstrap_cohens_d(
+                    group[structure], real[structure], replicates=replicates, confidence=confidence, seed=seed
+                )
+                row.update(d=d, abs_d=abs(d), low=interval.low, high=interval.high)
+            except ValueError as error:
+                row.update(d=np.nan, abs_d=np.nan, low=np.nan, high=np.nan, note=str(error))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def edit_table(
+    method: str,
+    seed: int,
+    part: str,
+    original: np.ndarray,
+    donor: np.ndarray,
+    edited: np.ndarray,
+    template: Template,
+    recipients: Sequence[int],
+    donors: Sequence[int],
+    n_scales: int,
+    kernel_size: int,
+    dilation_voxels: int,
+) -> pd.DataFrame:
+    """The editing scores (editing.EditScores columns) of the edits of one (method, seed, part): one row per edit,
+    with its recipient and donor sample indices and ``off_target_baseline`` = S(original, donor | off target), the
+    resemblance of two brains off target (what off-target preservation must beat)."""
+    target, brain = template.part_mask(part), np.asarray(template.brain, dtype=bool)
+    scores = editing.editing_scores(original, donor, edited, target, brain, dilation_voxels=dilation_voxels,
+                                    n_scales=n_scales, kernel_size=kernel_size)  # fmt: skip
+    off = editing.off_target_mask(brain, target, dilation_voxels)
+    frame = pd.DataFrame(scores.columns())
+    frame["off_target_baseline"] = editing.masked_ms_ssim(original, donor, off, n_scales, kernel_size)
+    frame.insert(0, "edit", np.arange(len(frame)))
+    frame.insert(0, "part", part)
+    frame.insert(0, "seed", int(seed))
+    frame.insert(0, "method", method)
+    return frame.assign(recipient=np.asarray(recipients), donor=np.asarray(donors))
+
+
+def memorization_table(
+    generated: Mapping[tuple[str, int], np.ndarray], held_out: np.ndarray, training: np.ndarray
+) -> pd.DataFrame:
+    """Per (method, seed): the median distance of its samples to their nearest training volume, that of the held-out
+    real volumes, and their ratio (metrics.memorization), on the flattened volumes; as many samples as held-out
+    volumes."""
+    rows = []
+    for (method, s), volumes in generated.items():
+        result = metrics.memorization(volumes[: len(held_out)], held_out, training)
+        rows.append({"method": method, "seed": int(s), "sample_median": result.sample_median,
+                     "held_out_median": result.held_out_median, "ratio": result.ratio})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def asset_table(assets: Mapping[str, np.ndarray], seeds: Sequence[int], template: Template) -> pd.DataFrame:
+    """Per (seed, part, sample) of the decoded part assets ({part: (S, N, *support shape)} in [-1, 1]-ish, in their
+    support's frame): ``mass``, the asset's mass above background (sum of (x + 1) / 2, clipped at 0, over its
+    support), and ``mass_inside``, the same inside the part's template mask cropped to the support in that frame."""
+    rows = []
+    for part, images in assets.items():
+        support = template.supports[part]
+        inside = support.crop(template.part_mask(part))
+        mass = np.clip((np.asarray(images, dtype=np.float64) + 1.0) / 2.0, 0.0, None)  # (S, N, *shape)
+        total = mass.reshape(*mass.shape[:2], -1).sum(-1)
+        held = (mass * inside).reshape(*mass.shape[:2], -1).sum(-1)
+        for i, s in enumerate(seeds):
+            rows.extend({"seed": int(s), "part": part, "sample": n, "mass": float(total[i, n]),
+                         "mass_inside": float(held[i, n])} for n in range(mass.shape[1]))  # fmt: skip
+    return pd.DataFrame(rows)

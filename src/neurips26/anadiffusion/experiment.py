@@ -1,0 +1,136 @@
+"""Paper 03's config at one scale, read as the rules need it: the methods and their injections, the denoisers a part
+layout trains, the edit pairs, and the checks the schema cannot express (run when the workflow is parsed, before any
+job; this module imports no torch, so that parsing stays cheap).
+
+Methods (the ``method`` column of every table; arXiv 2608.23014, project page, Tables 1 and 2):
+
+* ``ldm``: the monolithic whole-brain latent diffusion model, no scaffold. Its sample is the injection with
+  alpha = 0 from the same noise (:mod:`.diffusion`), so it is one run, counted once.
+* ``paste``: the naive composite of the decoded part assets at the template supports, without refinement.
+* every other method is a named injection of the config's ``injections`` block: ``{r_inj, alpha}`` (DDIM steps
+  remaining at the injection, strength), e.g. ``ana`` (the paper's default r_inj = 10, alpha = 1) and the r_inj
+  ablation ``ana_r7``, ``ana_r15``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+__all__ = [
+    "BASELINES",
+    "DENOISERS_OF",
+    "check_config",
+    "denoisers",
+    "edit_pairs",
+    "injections",
+    "methods",
+    "noise_seed",
+]
+
+BASELINES = ("ldm", "paste")
+# the denoisers each part layout trains (model.denoiser_names, without importing torch; a test keeps them equal)
+DENOISERS_OF = {"shared_side_cond": ("cb", "hemisphere", "whole"), "separate": ("cb", "lh", "rh", "whole")}
+# the factor by which each size's autoencoder, then its U-Net, divide an image side (model.AUTOENCODERS, DENOISERS)
+SIZE_FACTORS = {"smoke": (2, 2), "quick": (2, 2), "paper": (4, 4)}
+
+
+def methods(cfg: Mapping) -> list[str]:
+    """The methods the sampling job generates, in the config's order."""
+    return list(cfg["methods"])
+
+
+def injections(cfg: Mapping) -> dict[str, tuple[int, float]]:
+    """Every injected method of the config: name -> (r_inj, alpha)."""
+    return {
+        name: (int(cfg["injections"][name]["r_inj"]), float(cfg["injections"][name]["alpha"]))
+        for name in cfg["methods"]
+        if name not in BASELINES
+    }
+
+
+def denoisers(cfg: Mapping) -> list[str]:
+    """The denoisers one training job each (seeds batched inside it): the part models of the layout and ``whole``."""
+    return list(DENOISERS_OF[cfg["denoiser"]["part_model"]])
+
+
+def edit_pairs(cfg: Mapping) -> list[tuple[int, int]]:
+    """The (recipient, donor) sample indices of the edits, the same for every seed and part."""
+    return [(int(r), int(d)) for r, d in cfg["edit"]["pairs"]]
+
+
+def noise_seed(sampling_seed: int, seed: int) -> int:
+    """The seed of one training seed's sampling noise (every method of that seed shares it): a SeedSequence of
+    (sampling.seed, seed), so that seeds draw independent noise and a change of either draws anew."""
+    import numpy as np
+
+    return int(np.random.SeedSequence([int(sampling_seed), int(seed)]).generate_state(1)[0])
+
+
+def _check_unique(name: str, values) -> None:
+    values = list(values)
+    if len(set(map(str, values))) != len(values):
+        raise ValueError(f"{name} repeat: {values}")
+
+
+def check_config(cfg: Mapping) -> None:
+    """What the schema cannot say, so that a job would not refuse it later: repeated seeds, methods or edit pairs;
+    an unknown method (neither a baseline nor a named injection); an injection with r_inj outside [1, DDIM steps] or
+    alpha outside [0, 1]; a grid side the networks cannot halve (the autoencoder, then the U-Net: a multiple of 4 at
+    smoke and quick scale, 16 at paper scale); fewer samples than real held-out volumes where both are known (the
+    Frechet distances compare equal counts); an edit whose donor is its recipient or names a sample not generated;
+    an edit method that is not generated."""
+    for key in ("seeds", "methods"):
+        _check_unique(key, cfg[key])
+    unknown = [m for m in cfg["methods"] if m not in BASELINES and m not in cfg["injections"]]
+    if unknown:
+        raise ValueError(
+            f"methods {unknown} are unknown: a method is a baseline {list(BASELINES)} or a named injection of "
+            f"`injections` {sorted(cfg['injections'])}"
+        )
+    steps = cfg["sampling"]["ddim_steps"]
+    for name, spec in cfg["injections"].items():
+        r_inj, alpha = spec["r_inj"], spec["alpha"]
+        if not (isinstance(r_inj, int) and 1 <= r_inj <= steps):
+            raise ValueError(
+                f"injections.{name}.r_inj = {r_inj!r} must be an integer in [1, {steps}] (sampling.ddim_steps)"
+            )
+        if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and 0 <= alpha <= 1):
+            raise ValueError(f"injections.{name}.alpha = {alpha!r} must lie in [0, 1]")
+    if steps > cfg["schedule"]["num_train_timesteps"]:
+        raise ValueError(
+            f"sampling.ddim_steps = {steps} exceeds schedule.num_train_timesteps = "
+            f"{cfg['schedule']['num_train_timesteps']}"
+        )
+    ae_size, unet_size = cfg["autoencoder"]["size"], cfg["denoiser"]["size"]
+    ae, unet = SIZE_FACTORS[ae_size][0], SIZE_FACTORS[unet_size][1]
+    bad = [side for side in cfg["data"]["shape"] if side % (ae * unet)]
+    if bad:
+        raise ValueError(
+            f"data.shape {cfg['data']['shape']}: sides {bad} are not multiples of {ae * unet} (the {ae_size} "
+            f"autoencoder divides the image by {ae}, the {unet_size} U-Net its latent by {unet})"
+        )
+    n_eval = cfg["data"].get("eval")
+    if n_eval is not None and cfg["sampling"]["samples"] != n_eval:
+        raise ValueError(
+            f"sampling.samples = {cfg['sampling']['samples']} differs from data.eval = {n_eval}: the Frechet "
+            "distances compare as many generated as held-out real volumes"
+        )
+    pairs = edit_pairs(cfg)
+    _check_unique("edit.pairs", pairs)
+    for k, (recipient, donor) in enumerate(pairs):
+        if recipient == donor:
+            raise ValueError(f"edit.pairs[{k}]: donor {donor} is its own recipient; an edit needs another sample")
+        for name, index in (("recipient", recipient), ("donor", donor)):
+            if not 0 <= index < cfg["sampling"]["samples"]:
+                raise ValueError(
+                    f"edit.pairs[{k}]: {name} {index} is not among the {cfg['sampling']['samples']} samples per seed"
+                )
+    missing = [m for m in cfg["edit"]["methods"] if m not in cfg["methods"]]
+    if missing:
+        raise ValueError(f"edit.methods {missing} are not among the generated methods {cfg['methods']}")
+    refine = cfg["edit"]["methods"]
+    if [m for m in refine if m not in BASELINES and m not in cfg["injections"]]:
+        raise ValueError(f"edit.methods {refine}: each must be paste or a named injection")
+    if "ldm" in refine:
+        raise ValueError("edit.methods: ldm has no part assets to swap; edit paste or an injection")

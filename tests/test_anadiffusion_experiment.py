@@ -1,0 +1,67 @@
+"""Paper 03 (AnaDiffusion): the config as the rules read it, and every bad config refused when the workflow is parsed
+(before any job), naming the key."""
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from neurips26.anadiffusion import experiment as E
+from neurips26.anadiffusion import model as M
+from neurips26.common.config import validate
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "config" / "anadiffusion.yaml").read_text())
+SCHEMA = yaml.safe_load((ROOT / "workflow" / "schemas" / "anadiffusion.schema.yaml").read_text())
+
+
+def test_every_scale_passes_the_schema_and_the_parse_time_check():
+    validate(CONFIG, SCHEMA, "config/anadiffusion.yaml")
+    for scale in ("smoke", "quick", "paper"):
+        E.check_config(CONFIG[scale])
+    quick = CONFIG["quick"]
+    assert E.injections(quick) == {"ana": (10, 1.0), "ana_r7": (7, 1.0), "ana_r15": (15, 1.0)}
+    assert E.denoisers(quick) == ["cb", "hemisphere", "whole"] and len(quick["seeds"]) >= 3
+    assert quick["sampling"]["samples"] == quick["data"]["eval"]  # equal counts for the Frechet distances
+
+
+def test_the_parse_time_tables_agree_with_the_model_registry():
+    for part_model, names in E.DENOISERS_OF.items():
+        assert list(names) == M.denoiser_names(part_model)
+    for size, (ae, unet) in E.SIZE_FACTORS.items():
+        assert (M.AUTOENCODERS[size].factor, M.DENOISERS[size].factor) == (ae, unet)
+
+
+def bad(edit):
+    cfg = copy.deepcopy(CONFIG["quick"])
+    edit(cfg)
+    return cfg
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c: c["injections"]["ana"].update(r_inj=26), r"injections.ana.r_inj = 26 .*\[1, 25\]"),
+        (lambda c: c["injections"]["ana_r7"].update(r_inj=0), r"injections.ana_r7.r_inj = 0"),
+        (lambda c: c["injections"]["ana"].update(alpha=1.5), r"injections.ana.alpha = 1.5 must lie in \[0, 1\]"),
+        (lambda c: c["methods"].append("ana_r3"), r"methods \['ana_r3'\] are unknown"),
+        (lambda c: c["methods"].append("ldm"), r"methods repeat"),
+        (lambda c: c["data"].update(shape=[24, 30, 24]), r"sides \[30\] are not multiples of 4"),
+        (lambda c: c["edit"]["pairs"].append([5, 5]), r"edit.pairs\[8\]: donor 5 is its own recipient"),
+        (lambda c: c["edit"]["pairs"].append([0, 32]), r"donor 32 is not among the 32 samples"),
+        (lambda c: c["edit"].update(methods=["ldm"]), r"ldm has no part assets"),
+        (lambda c: c["sampling"].update(samples=16), r"sampling.samples = 16 differs from data.eval = 32"),
+        (lambda c: c["seeds"].append(0), r"seeds repeat"),
+    ],
+)
+def test_bad_configs_are_refused_naming_the_key(edit, message):
+    with pytest.raises(ValueError, match=message):
+        E.check_config(bad(edit))
+
+
+def test_paper_scale_needs_grid_sides_the_paper_networks_can_halve_four_times():
+    cfg = copy.deepcopy(CONFIG["paper"])
+    cfg["data"]["shape"] = [120, 128, 128]
+    with pytest.raises(ValueError, match=r"\[120\] are not multiples of 16"):
+        E.check_config(cfg)

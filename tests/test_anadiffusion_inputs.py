@@ -1,0 +1,91 @@
+"""Paper 03 (AnaDiffusion): what the jobs write and read back (splits, networks, the record of a generation job's
+inputs that the "no segmentation at inference" check reads) and the evaluation tables built from them."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from neurips26.anadiffusion import artifacts, editing, evaluation
+from neurips26.anadiffusion.claims import masks_at_inference
+from neurips26.anadiffusion.template import build_template
+from neurips26.common.io import save_npz
+
+
+@pytest.fixture(scope="module")
+def template():
+    return build_template(12.0, (16, 20, 16))
+
+
+def test_input_record_names_per_subject_masks_and_the_check_flags_only_those(tmp_path, template):
+    split, grid = tmp_path / "train.npz", tmp_path / "template.npz"
+    volumes = np.full((3, *template.shape), -1.0, np.float32)
+    artifacts.save_split(split, volumes, np.repeat(template.parts[None], 3, axis=0))
+    save_npz(grid, **template.as_arrays())
+    network = tmp_path / "whole.pt"
+    artifacts.save_network(network, "whole", "smoke", [0], [{"w": torch.zeros(2)}])
+    assert artifacts.npz_arrays(split) == {"volumes": ("<f4", (3, 16, 20, 16)), "labels": ("|u1", (3, 16, 20, 16))}
+    assert artifacts.npz_arrays(grid)["parts"] == ("|u1", (16, 20, 16))  # read from the headers, as np.load has it
+    record = artifacts.input_record("sample", {"template": str(grid), "networks": [str(network)]})
+    assert record["path"].tolist() == [str(grid), str(network)] and (record["subject_masks"] == "").all()
+    assert masks_at_inference(record, []) == []  # the template's population masks (X, Y, Z) pass
+    leaky = pd.concat([record, artifacts.input_record("sample", {"data": str(split)})], ignore_index=True)
+    assert leaky["subject_masks"].tolist()[-1] == "labels"
+    assert len(masks_at_inference(leaky, [])) == 1 and str(split) in masks_at_inference(leaky, [])[0]
+
+
+def test_network_files_round_trip_and_refuse_another_network_or_seeds(tmp_path):
+    path = tmp_path / "cb.pt"
+    states = [{"w": torch.full((2,), float(s))} for s in (0, 1, 2)]
+    artifacts.save_network(path, "cb", "quick", [0, 1, 2], states, {"latent_channels": 3, "sides": None})
+    stored = artifacts.load_network(path, "cb", [0, 1, 2])
+    assert stored["settings"] == {"latent_channels": 3, "sides": None}
+    assert torch.equal(stored["states"][2]["w"], torch.full((2,), 2.0))
+    with pytest.raises(ValueError, match="holds the network 'cb', not 'whole'"):
+        artifacts.load_network(path, "whole")
+    with pytest.raises(ValueError, match=r"holds the seeds \[0, 1, 2\], not \[0, 1\]"):
+        artifacts.load_network(path, "cb", [0, 1])
+    with pytest.raises(ValueError, match="state dicts"):
+        artifacts.save_network(path, "cb", "quick", [0, 1], states)
+
+
+def test_asset_mass_inside_its_part_by_hand(template):
+    seeds = [0, 1]
+    assets = {p: np.full((2, 3, *s.shape), -1.0, np.float32) for p, s in template.supports.items()}
+    inside = template.supports["LH"].crop(template.part_mask("LH"))
+    assets["LH"][1, 2][inside] = 1.0  # seed 1, sample 2: mass 1 on every voxel of its part
+    assets["LH"][1, 2][~inside] = 0.0  # and 0.5 on every other voxel of the support
+    table = evaluation.asset_table(assets, seeds, template).set_index(["seed", "part", "sample"])
+    row = table.loc[(1, "LH", 2)]
+    assert row["mass_inside"] == pytest.approx(inside.sum())
+    assert row["mass"] == pytest.approx(inside.sum() + 0.5 * (~inside).sum())
+    assert table.loc[(0, "CB", 0), "mass"] == 0.0 and len(table) == 2 * 3 * 3
+
+
+def test_fd_compares_equal_counts_and_cohen_d_says_why_it_is_undefined(template):
+    rng = np.random.default_rng(0)
+    real = rng.uniform(-1, 1, (4, *template.shape)).astype(np.float32)
+    generated = {("ana", 0): rng.uniform(-1, 1, (6, *template.shape)).astype(np.float32)}
+    network = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16 * 20 * 16, 3))
+    fd = evaluation.fd_table(network, real, generated, evaluation.regions(template), replicates=20, confidence=0.9)
+    assert set(fd["region"]) == {"whole", "LH", "RH", "CB", "seam"}
+    assert (fd["n_generated"] == 4).all() and (fd["low"] <= fd["high"]).all()
+    with pytest.raises(ValueError, match="fewer than the 4 real"):
+        evaluation.fd_table(network, real, {("ana", 0): real[:3]}, evaluation.regions(template), 20, 0.9)
+    cerebellum = [1.0, 2.0, 3.0, 2.0, 3.0, 4.0]  # d = (3 - 2) / 1
+    volumes = pd.DataFrame({"source": ["real"] * 3 + ["ana"] * 3, "seed": 0, "sample": [0, 1, 2] * 2,
+                            "ventricles": 5.0, "cerebellum": cerebellum, "brainstem": 1.0})  # fmt: skip
+    d = evaluation.cohen_d_table(volumes, replicates=20, confidence=0.9).set_index("structure")
+    assert d.loc["cerebellum", "d"] == pytest.approx(1.0) and d.loc["cerebellum", "note"] == ""
+    assert np.isnan(d.loc["ventricles", "abs_d"]) and "pooled SD 0" in d.loc["ventricles", "note"]
+
+
+def test_edit_rows_carry_the_two_brain_off_target_baseline(template):
+    rng = np.random.default_rng(1)
+    original, donor = (rng.uniform(-1, 1, (2, *template.shape)).astype(np.float32) for _ in range(2))
+    edited = np.where(template.part_mask("CB"), donor, original)
+    table = evaluation.edit_table("ana", 3, "CB", original, donor, edited, template, [0, 2], [1, 3], 1, 5, 1)
+    off = editing.off_target_mask(template.brain, template.part_mask("CB"), 1)
+    np.testing.assert_allclose(table["off_target_baseline"], editing.masked_ms_ssim(original, donor, off, 1, 5))
+    assert table[["seed", "part", "recipient", "donor"]].values.tolist() == [[3, "CB", 0, 1], [3, "CB", 2, 3]]
+    np.testing.assert_allclose(table["off_target_preservation"], 1.0)  # the edit left the off-target voxels alone
