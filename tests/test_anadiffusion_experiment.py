@@ -65,3 +65,18 @@ def test_paper_scale_needs_grid_sides_the_paper_networks_can_halve_four_times():
     cfg["data"]["shape"] = [120, 128, 128]
     with pytest.raises(ValueError, match=r"\[120\] are not multiples of 16"):
         E.check_config(cfg)
+
+
+@pytest.mark.parametrize("factor", [1, 2])
+def test_the_rehearsal_block_keeps_the_paper_shapes_and_cuts_budgets(factor):
+    from neurips26.common.config import derived_rehearsal
+
+    block = derived_rehearsal("anadiffusion", CONFIG, SCHEMA, factor)
+    E.check_config(block)
+    paper = CONFIG["paper"]
+    for key in ("schedule", "methods", "injections", "evaluate"):
+        assert block[key] == paper[key] or key == "evaluate" and block[key]["bootstrap"] == 10, key
+    assert block["data"]["shape"] == [128, 128, 128] and block["autoencoder"]["size"] == "paper"
+    assert block["autoencoder"]["batch"] == factor and block["denoiser"]["steps"] == 2
+    assert block["seeds"] == [max(paper["seeds"])] and block["edit"]["pairs"] == paper["edit"]["pairs"][:1]
+    assert block["data"]["adni_root"] and block["data"]["adni_manifest"]  # fixture paths replace the user's

@@ -55,11 +55,13 @@ def test_asset_mass_inside_its_part_by_hand(template):
     inside = template.supports["LH"].crop(template.part_mask("LH"))
     assets["LH"][1, 2][inside] = 1.0  # seed 1, sample 2: mass 1 on every voxel of its part
     assets["LH"][1, 2][~inside] = 0.0  # and 0.5 on every other voxel of the support
-    table = evaluation.asset_table(assets, seeds, template).set_index(["seed", "part", "sample"])
+    table = evaluation.asset_table(assets, seeds, template, threshold=0.5).set_index(["seed", "part", "sample"])
     row = table.loc[(1, "LH", 2)]
+    assert (row["foreground_voxels"], row["inside_voxels"]) == (inside.sum(), inside.sum())  # 1 > 0.5, 0 is not
     assert row["mass_inside"] == pytest.approx(inside.sum())
     assert row["mass"] == pytest.approx(inside.sum() + 0.5 * (~inside).sum())
-    assert table.loc[(0, "CB", 0), "mass"] == 0.0 and len(table) == 2 * 3 * 3
+    assert table.loc[(0, "CB", 0), "mass"] == 0.0 and table.loc[(0, "CB", 0), "foreground_voxels"] == 0
+    assert len(table) == 2 * 3 * 3
 
 
 def test_fd_compares_equal_counts_and_cohen_d_says_why_it_is_undefined(template):

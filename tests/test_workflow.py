@@ -8,6 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -530,3 +531,28 @@ def test_smoke_run_writes_paper_16s_phenomena_claims_and_figures(smoke_run):
     assert claims.loc["K3", "verdict"] == "holds"  # RL leaves task-irrelevant skills untouched, by construction
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "reconstruction" in report and "Deviations" in report
+
+
+@pytest.mark.paper("anadiffusion")
+def test_smoke_run_writes_paper_03s_samples_evaluation_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/anadiffusion"
+    smoke = yaml.safe_load((smoke_run / "config/anadiffusion.yaml").read_text())["smoke"]
+    seeds, n = smoke["seeds"], smoke["sampling"]["samples"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["slices", "assets", "edit", "regional_fd"])
+    with np.load(out / "samples/samples.npz") as samples:
+        for method in smoke["methods"]:
+            volumes = samples[f"volumes_{method}"]
+            assert volumes.shape == (len(seeds), n, *smoke["data"]["shape"]) and np.abs(volumes).max() <= 1
+    fd = pd.read_parquet(out / "evaluation/fd.parquet")
+    assert len(fd) == len(smoke["methods"]) * len(seeds) * 5 and (fd["n_generated"] == fd["n_real"]).all()
+    edits = pd.read_parquet(out / "evaluation/edit.parquet")
+    assert len(edits) == len(smoke["edit"]["methods"]) * len(seeds) * 3 * len(smoke["edit"]["pairs"])
+    inputs = pd.concat([pd.read_parquet(out / f"samples/{name}.parquet") for name in ("inputs", "edit_inputs")])
+    assert not inputs["path"].str.contains("/data/(?:train|eval)", regex=True).any()  # no subject's data at inference
+    assert (inputs["subject_masks"] == "").all()
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert len(seeds) < 3 and (claims.loc[["C1", "C3", "C5"], "verdict"] == "inconclusive").all()  # 3 seeds needed
+    assert claims.loc["K1", "verdict"] == "holds"
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "proxy" in report and "Deviations" in report

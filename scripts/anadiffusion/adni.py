@@ -7,7 +7,7 @@ are affinely registered to MNI152; labels train the part models only)."""
 import nibabel as nib
 import numpy as np
 
-from neurips26.anadiffusion.adni import check_manifest, preprocess_t1, split_subjects
+from neurips26.anadiffusion.adni import ADNI_ACCESS, AdniDataError, check_manifest, preprocess_t1, split_subjects
 from neurips26.anadiffusion.artifacts import save_split
 from neurips26.anadiffusion.template import template_from_arrays
 from neurips26.anadiffusion.volumes import check_volumes
@@ -18,6 +18,8 @@ p = snakemake.params
 split = snakemake.wildcards.split
 log = start_job(snakemake, p.split_seed)
 template = template_from_arrays(load_npz(snakemake.input.template))
+if not (p.adni_root and p.adni_manifest):
+    raise AdniDataError(f"data.adni_root and data.adni_manifest must both be set at scale paper. {ADNI_ACCESS}")
 manifest = check_manifest(p.adni_root, p.adni_manifest)
 assignment = split_subjects(manifest["subject"], seed=p.split_seed)
 wanted = {"train": "train", "eval": "test"}[split]

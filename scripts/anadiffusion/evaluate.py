@@ -32,7 +32,7 @@ write_parquet(volumes, out.volumes, prov)
 write_parquet(evaluation.cohen_d_table(volumes, e["bootstrap"], e["confidence"]), out.cohen_d, prov)
 write_parquet(evaluation.memorization_table(generated, real, training), out.memorization, prov)
 assets = {part: samples[f"asset_{part}"] for part in template.supports}
-write_parquet(evaluation.asset_table(assets, seeds, template), out.assets, prov)
+write_parquet(evaluation.asset_table(assets, seeds, template, e["asset_threshold"]), out.assets, prov)
 
 edits = load_edits(snakemake.input.edits)
 recipients, donors, ms = edits["recipients"], edits["donors"], e["ms_ssim"]

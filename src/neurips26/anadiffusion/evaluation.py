@@ -155,18 +155,23 @@ def memorization_table(
     return pd.DataFrame(rows)
 
 
-def asset_table(assets: Mapping[str, np.ndarray], seeds: Sequence[int], template: Template) -> pd.DataFrame:
-    """Per (seed, part, sample) of the decoded part assets ({part: (S, N, *support shape)} in [-1, 1]-ish, in their
-    support's frame): ``mass``, the asset's mass above background (sum of (x + 1) / 2, clipped at 0, over its
-    support), and ``mass_inside``, the same inside the part's template mask cropped to the support in that frame."""
+def asset_table(
+    assets: Mapping[str, np.ndarray], seeds: Sequence[int], template: Template, threshold: float
+) -> pd.DataFrame:
+    """Per (seed, part, sample) of the decoded part assets ({part: (S, N, *support shape)}, in their support's frame):
+    ``foreground_voxels`` (the asset's voxels above `threshold`) and ``inside_voxels`` (those the part's template
+    mask, cropped to the support in that frame, holds), and the same as mass above background, ``mass`` (sum of
+    (x + 1) / 2, clipped at 0, over the support) and ``mass_inside``."""
     rows = []
     for part, images in assets.items():
-        support = template.supports[part]
-        inside = support.crop(template.part_mask(part))
-        mass = np.clip((np.asarray(images, dtype=np.float64) + 1.0) / 2.0, 0.0, None)  # (S, N, *shape)
-        total = mass.reshape(*mass.shape[:2], -1).sum(-1)
-        held = (mass * inside).reshape(*mass.shape[:2], -1).sum(-1)
+        inside = template.supports[part].crop(template.part_mask(part))
+        images = np.asarray(images, dtype=np.float64)  # (S, N, *shape)
+        foreground, mass = images > threshold, np.clip((images + 1.0) / 2.0, 0.0, None)
+        counts = [(x.reshape(*x.shape[:2], -1).sum(-1), (x * inside).reshape(*x.shape[:2], -1).sum(-1))
+                  for x in (foreground, mass)]  # fmt: skip
+        (total, held), (weight, weight_inside) = counts
         for i, s in enumerate(seeds):
-            rows.extend({"seed": int(s), "part": part, "sample": n, "mass": float(total[i, n]),
-                         "mass_inside": float(held[i, n])} for n in range(mass.shape[1]))  # fmt: skip
+            rows.extend({"seed": int(s), "part": part, "sample": n, "foreground_voxels": int(total[i, n]),
+                         "inside_voxels": int(held[i, n]), "mass": float(weight[i, n]),
+                         "mass_inside": float(weight_inside[i, n])} for n in range(images.shape[1]))  # fmt: skip
     return pd.DataFrame(rows)

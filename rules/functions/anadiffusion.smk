@@ -1,0 +1,164 @@
+# Helpers of paper 03's rules (rules/anadiffusion.smk): paths, input lists, and the checks of the config that the
+# schema cannot express (run when the workflow is parsed, before any job).
+from neurips26.anadiffusion import experiment as anadiffusion_experiment
+from neurips26.anadiffusion.summary import TABLES as AD_TABLES
+
+AD = "results/{scale}/anadiffusion"
+AD_LOG = "results/{scale}/anadiffusion/logs"
+AD_BENCH = "results/{scale}/anadiffusion/benchmarks"
+AD_EVALUATION = ["fd", "volumes", "cohen_d", "edit", "memorization", "assets"]
+AD_FIGURES = ["slices", "assets", "edit", "regional_fd"]
+AD_TABLE_INPUTS = ["fd", "cohen_d", "edit", "memorization"]
+AD_CLAIMS_INPUTS = ["fd", "cohen_d", "edit", "memorization", "assets"]
+AD_GRID_KEYS = (
+    "voxel_mm",
+    "shape",
+    "support_margin_mm",
+    "seam_mm",
+    "ventricle_margin_mm",
+)
+AD_MEDICALNET = "resources/anadiffusion/resnet_10_23dataset.pth"
+
+for _scale in checked_scales(PAPERS, "anadiffusion"):
+    try:
+        anadiffusion_experiment.check_config(paper_config("anadiffusion", _scale))
+    except ValueError as error:
+        raise ConfigError(
+            f"invalid config in config/anadiffusion.yaml:\n  {_scale}: {error}"
+        ) from None
+
+
+def ad_config(wildcards):
+    return paper_config("anadiffusion", wildcards.scale)
+
+
+@reads("anadiffusion", *(("data", key) for key in AD_GRID_KEYS))
+def ad_grid(wildcards):
+    """The template's grid: what the template job reads of the data block."""
+    data = ad_config(wildcards)["data"]
+    return {key: data[key] for key in AD_GRID_KEYS}
+
+
+@reads("anadiffusion", ("data", "train"), ("data", "eval"), ("data", "seed"))
+def ad_cohort(wildcards):
+    """The synthetic cohort's sizes and seed (quick, smoke); a stop naming the scale where the data are ADNI."""
+    data = ad_config(wildcards)["data"]
+    if data["source"] != "synthbrain":
+        raise ValueError(
+            f"anadiffusion at scale {wildcards.scale} reads ADNI (rule anadiffusion_adni), not the synthetic cohort"
+        )
+    return {key: data[key] for key in ("train", "eval", "seed")}
+
+
+def ad_adni_value(key):
+    """A params function of the ADNI rule: data.`key` (adni_root, adni_manifest). Unset, a real run stops while
+    the DAG is built, before any job, with the library's explanation of how to obtain ADNI; a dry run (the plan of
+    paper scale) goes on, and the job itself would refuse the missing folder with the same explanation.
+    """
+
+    @reads("anadiffusion", ("data", key))
+    def value(wildcards):
+        from neurips26.anadiffusion.adni import ADNI_ACCESS
+
+        data = ad_config(wildcards)["data"]
+        if data["source"] != "adni":
+            raise ValueError(
+                f"anadiffusion at scale {wildcards.scale} uses the synthetic cohort, not ADNI"
+            )
+        if not data.get(key) and not workflow.dryrun:
+            raise ConfigError(
+                f"config/anadiffusion.yaml: {wildcards.scale}.data.{key} is not set. {ADNI_ACCESS}"
+            )
+        return data.get(key)
+
+    return value
+
+
+def ad_denoiser_names(wildcards):
+    return anadiffusion_experiment.denoisers(ad_config(wildcards))
+
+
+@reads("anadiffusion", ("denoiser", "part_model"))
+def ad_denoiser_params(wildcards):
+    return ad_denoiser_names(wildcards)
+
+
+def ad_denoiser_files(wildcards):
+    return [
+        f"{AD}/models/{name}.pt".format(scale=wildcards.scale)
+        for name in ad_denoiser_names(wildcards)
+    ]
+
+
+def ad_check_denoiser(wildcards):
+    """The {denoiser} wildcard names a denoiser of the config's part layout."""
+    names = ad_denoiser_names(wildcards)
+    if wildcards.denoiser not in names:
+        raise ValueError(
+            f"anadiffusion at scale {wildcards.scale} trains the denoisers {names}, not {wildcards.denoiser!r}"
+        )
+    return f"{AD}/latents/train.npz".format(scale=wildcards.scale)
+
+
+@reads("anadiffusion", ("methods",), ("injections",))
+def ad_injections(wildcards):
+    """The named injections the sampling job generates (each method that is not a baseline)."""
+    cfg = ad_config(wildcards)
+    return {
+        name: cfg["injections"][name]
+        for name in anadiffusion_experiment.injections(cfg)
+    }
+
+
+@reads("anadiffusion", ("edit", "methods"), ("injections",))
+def ad_edit_injections(wildcards):
+    """The injections the edit job refines with (its methods other than paste)."""
+    cfg = ad_config(wildcards)
+    return {m: cfg["injections"][m] for m in cfg["edit"]["methods"] if m != "paste"}
+
+
+def ad_feature_weights(wildcards):
+    """MedicalNet's weights (download rule) where the evaluation uses MedicalNet; nothing for the rand3d proxy."""
+    if ad_config(wildcards)["evaluate"]["features"].startswith("medicalnet"):
+        return {"weights": AD_MEDICALNET}
+    return {}
+
+
+def ad_data_rule_scale():
+    """Scales whose data come from the synthetic cohort, and those from ADNI (wildcard constraints)."""
+    synthetic = [
+        s
+        for s in checked_scales(PAPERS, "anadiffusion")
+        if PAPERS["anadiffusion"][s]["data"]["source"] == "synthbrain"
+    ]
+    return "|".join(synthetic), "|".join(
+        s for s in checked_scales(PAPERS, "anadiffusion") if s not in synthetic
+    )
+
+
+AD_SYNTHETIC_SCALES, AD_ADNI_SCALES = ad_data_rule_scale()
+
+
+def ad_traces(wildcards):
+    """Every network's training trace: the autoencoder's and each denoiser's."""
+    return [
+        f"{AD}/models/{name}_trace.parquet".format(scale=wildcards.scale)
+        for name in ["ae", *ad_denoiser_names(wildcards)]
+    ]
+
+
+def ad_subject_files(wildcards):
+    """The cohort's per-subject files (volumes and part labels, subject tables): what no sampling or editing job may
+    take (the claims' check K1)."""
+    return [
+        f"{AD}/data/{split}{suffix}".format(scale=wildcards.scale)
+        for split in ("train", "eval")
+        for suffix in (".npz", "_subjects.parquet")
+    ]
+
+
+@reads("anadiffusion", ("edit", "methods"))
+def ad_edit_method(wildcards):
+    """The edits the figure shows: the first refined method of edit.methods (paste only where it is the only one)."""
+    methods = ad_config(wildcards)["edit"]["methods"]
+    return next((m for m in methods if m != "paste"), methods[0])
