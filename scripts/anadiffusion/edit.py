@@ -10,6 +10,7 @@ import torch
 from neurips26.anadiffusion import assembly, diffusion
 from neurips26.anadiffusion.artifacts import input_record, load_autoencoder, load_denoisers, load_samples
 from neurips26.anadiffusion.template import template_from_arrays
+from neurips26.common import loop
 from neurips26.common.io import load_npz, save_npz, write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
@@ -18,21 +19,22 @@ seeds = list(p.seeds)
 log = start_job(snakemake)
 template = template_from_arrays(load_npz(snakemake.input.template))
 layout = assembly.TemplateLayout.from_template(template)
-autoencoder = load_autoencoder(snakemake.input.autoencoder)
-wholes = load_denoisers(snakemake.input.whole, "whole", seeds)
+device = loop.job_device()
+autoencoder = load_autoencoder(snakemake.input.autoencoder).to(device)
+wholes = [net.to(device) for net in load_denoisers(snakemake.input.whole, "whole", seeds)]
 samples = load_samples(snakemake.input.samples)
 if samples["seeds"].tolist() != seeds:
     raise ValueError(f"{snakemake.input.samples} holds seeds {samples['seeds'].tolist()}, not {seeds}")
 schedule = diffusion.NoiseSchedule(**p.schedule)
-recipients, donors = (torch.tensor(column) for column in zip(*p.pairs))
+recipients, donors = (torch.tensor(column, device=device) for column in zip(*p.pairs))
 parts = list(template.supports)
 edited = {method: np.empty((len(seeds), len(parts), len(recipients), *template.shape), np.float32)
           for method in p.methods}  # fmt: skip
 for i, _seed in enumerate(seeds):
-    images = {part: torch.from_numpy(samples[f"asset_{part}"][i])[:, None] for part in parts}
+    images = {part: torch.from_numpy(samples[f"asset_{part}"][i])[:, None].to(device) for part in parts}
     assets = assembly.PartAssets(latents={}, images=images)
-    noise = diffusion.SamplingNoise(torch.from_numpy(samples["noise_start"][i]),
-                                    torch.from_numpy(samples["noise_injection"][i]))  # fmt: skip
+    noise = diffusion.SamplingNoise(torch.from_numpy(samples["noise_start"][i]).to(device),
+                                    torch.from_numpy(samples["noise_injection"][i]).to(device))  # fmt: skip
     for j, part in enumerate(parts):
         for method in p.methods:
             if method == "paste":  # the swapped composite, not refined
@@ -41,10 +43,10 @@ for i, _seed in enumerate(seeds):
                 r_inj, alpha = p.injections[method]["r_inj"], p.injections[method]["alpha"]
                 volumes = assembly.edit(assets, part, recipients, donors, layout, wholes[i], autoencoder, noise,
                                         schedule, p.ddim_steps, r_inj, alpha).volumes  # fmt: skip
-            edited[method][i, j] = volumes[:, 0].clamp(-1.0, 1.0).numpy()
+            edited[method][i, j] = volumes[:, 0].clamp(-1.0, 1.0).cpu().numpy()
     log.info("seed %d: %d edits per part and method", seeds[i], len(recipients))
-save_npz(snakemake.output.edits, seeds=np.array(seeds), parts=np.array(parts), recipients=recipients.numpy(),
-         donors=donors.numpy(), **{f"edited_{m}": v for m, v in edited.items()})  # fmt: skip
+save_npz(snakemake.output.edits, seeds=np.array(seeds), parts=np.array(parts), recipients=recipients.cpu().numpy(),
+         donors=donors.cpu().numpy(), **{f"edited_{m}": v for m, v in edited.items()})  # fmt: skip
 given = {"template": snakemake.input.template, "autoencoder": snakemake.input.autoencoder,
          "whole": snakemake.input.whole, "samples": snakemake.input.samples}  # fmt: skip
 write_parquet(input_record("edit", given), snakemake.output.inputs, job_provenance(snakemake))

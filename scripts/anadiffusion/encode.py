@@ -9,6 +9,7 @@ from neurips26.anadiffusion import assembly
 from neurips26.anadiffusion.artifacts import load_autoencoder, load_split
 from neurips26.anadiffusion.template import template_from_arrays
 from neurips26.anadiffusion.volumes import PART_LABELS, PARTS
+from neurips26.common import loop
 from neurips26.common.io import load_npz, save_npz
 from neurips26.common.runtime import start_job
 
@@ -16,13 +17,14 @@ BATCH = 16
 log = start_job(snakemake)
 template = template_from_arrays(load_npz(snakemake.input.template))
 volumes, labels = load_split(snakemake.input.train)
-autoencoder = load_autoencoder(snakemake.input.autoencoder)
+device = loop.job_device()
+autoencoder = load_autoencoder(snakemake.input.autoencoder).to(device)
 x = torch.from_numpy(volumes)[:, None]
 
 
 @torch.no_grad()
 def encode(images: torch.Tensor) -> np.ndarray:
-    return torch.cat([autoencoder.encode(chunk) for chunk in images.split(BATCH)]).numpy()
+    return torch.cat([autoencoder.encode(chunk.to(device)).cpu() for chunk in images.split(BATCH)]).numpy()
 
 
 latents = {"whole": encode(x)}

@@ -8,6 +8,7 @@ import pandas as pd
 from neurips26.anadiffusion import evaluation, features
 from neurips26.anadiffusion.artifacts import load_edits, load_samples, load_split
 from neurips26.anadiffusion.template import template_from_arrays
+from neurips26.common import loop
 from neurips26.common.io import load_npz, write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
@@ -23,7 +24,9 @@ seeds = samples["seeds"].tolist()
 generated = {(m, s): samples[f"volumes_{m}"][i] for m in p.methods for i, s in enumerate(seeds)}
 
 network = features.build_feature_network(e["features"], snakemake.input.get("weights"), seed=e["feature_seed"])
-fd = evaluation.fd_table(network, real, generated, evaluation.regions(template), e["bootstrap"], e["confidence"])
+device = loop.job_device()
+fd = evaluation.fd_table(network, real, generated, evaluation.regions(template), e["bootstrap"], e["confidence"],
+                         device=device)  # fmt: skip
 write_parquet(fd, out.fd, prov)
 log.info("FD (whole, mean over seeds): %s", fd[fd.region == "whole"].groupby("method")["value"].mean().to_dict())
 
@@ -43,7 +46,8 @@ for method in p.edit_methods:
             volumes_of = samples[f"volumes_{method}"][i]
             frames.append(evaluation.edit_table(method, seed, part, volumes_of[recipients], volumes_of[donors],
                                                 edits[f"edited_{method}"][i, j], template, recipients, donors,
-                                                ms["n_scales"], ms["kernel_size"], ms["dilation_voxels"]))  # fmt: skip
+                                                ms["n_scales"], ms["kernel_size"], ms["dilation_voxels"],
+                                                device))  # fmt: skip
 table = pd.concat(frames, ignore_index=True)
 write_parquet(table, out.edit, prov)
 log.info("edits: %s", table.groupby(["method", "part"])["locality_contrast"].mean().round(4).to_dict())

@@ -10,6 +10,7 @@ from neurips26.anadiffusion import assembly, diffusion
 from neurips26.anadiffusion.artifacts import input_record, load_autoencoder, load_denoisers
 from neurips26.anadiffusion.experiment import noise_seed
 from neurips26.anadiffusion.template import template_from_arrays
+from neurips26.common import loop
 from neurips26.common.io import load_npz, save_npz, write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 
@@ -18,14 +19,20 @@ seeds, sampling = list(p.seeds), p.sampling
 log = start_job(snakemake, sampling["seed"])
 template = template_from_arrays(load_npz(snakemake.input.template))
 layout = assembly.TemplateLayout.from_template(template)
-autoencoder = load_autoencoder(snakemake.input.autoencoder)
+device = loop.job_device()
+autoencoder = load_autoencoder(snakemake.input.autoencoder).to(device)
 files = dict(zip(p.denoisers, snakemake.input.denoisers, strict=True))
-denoisers = {name: load_denoisers(path, name, seeds) for name, path in files.items()}
+denoisers = {name: [net.to(device) for net in load_denoisers(path, name, seeds)] for name, path in files.items()}
 schedule = diffusion.NoiseSchedule(**p.schedule)
 injections = {name: (spec["r_inj"], spec["alpha"]) for name, spec in p.injections.items()}
 channels = autoencoder.config.latent_channels
 factor = autoencoder.config.factor
 n, steps = sampling["samples"], sampling["ddim_steps"]
+
+
+def on_device(noise: diffusion.SamplingNoise) -> diffusion.SamplingNoise:
+    return diffusion.SamplingNoise(noise.start.to(device), noise.injection.to(device))
+
 
 out = {name: [] for name in p.methods}
 assets_by_part, starts, injected = {part: [] for part in template.supports}, [], []
@@ -35,12 +42,13 @@ for i, seed in enumerate(seeds):
     part_noise = {part: diffusion.draw_sampling_noise((n, channels, *(s // factor for s in support.shape)), generator)
                   for part, support in template.supports.items()}  # fmt: skip
     nets = {name: models[i] for name, models in denoisers.items()}
-    assets, volumes = assembly.sample_methods(nets, autoencoder, layout, p.part_model, part_noise, whole_noise,
-                                              schedule, steps, injections)  # fmt: skip
+    assets, volumes = assembly.sample_methods(nets, autoencoder, layout, p.part_model,
+                                              {part: on_device(z) for part, z in part_noise.items()},
+                                              on_device(whole_noise), schedule, steps, injections)  # fmt: skip
     for name in p.methods:
-        out[name].append(volumes[name][:, 0].numpy())
+        out[name].append(volumes[name][:, 0].cpu().numpy())
     for part, image in assets.images.items():
-        assets_by_part[part].append(image[:, 0].numpy())
+        assets_by_part[part].append(image[:, 0].cpu().numpy())
     starts.append(whole_noise.start.numpy())
     injected.append(whole_noise.injection.numpy())
     log.info("seed %d: %s", seed, {name: f"{float(v.mean()):+.3f}" for name, v in volumes.items()})

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import torch
 from torch import nn
 
 from . import editing, features, metrics, segment
@@ -52,18 +53,19 @@ def fd_table(
     confidence: float,
     seed: int = 0,
     real_clusters: Sequence | None = None,
+    device: str | torch.device = "cpu",
 ) -> pd.DataFrame:
     """Per (method, seed) of `generated` ({(method, seed): volumes (N, X, Y, Z)}) and region: the Frechet distance
     of the network's regional features to those of the `real` held-out volumes, with its subject-cluster bootstrap
-    interval. Each generated set is cut to the real set's size."""
+    interval. Each generated set is cut to the real set's size. Features are computed on `device`."""
     n_real = len(real)
-    real_features = features.regional_features(network, real, masks)
+    real_features = features.regional_features(network, real, masks, device=device)
     name = getattr(network, "name", type(network).__name__)
     rows = []
     for (method, s), volumes in generated.items():
         if len(volumes) < n_real:
             raise ValueError(f"{method} seed {s}: {len(volumes)} samples, fewer than the {n_real} real volumes")
-        gen_features = features.regional_features(network, volumes[:n_real], masks)
+        gen_features = features.regional_features(network, volumes[:n_real], masks, device=device)
         fds = metrics.regional_frechet_distances(
             real_features, gen_features, real_clusters, None, replicates, confidence, seed
         )
@@ -124,16 +126,17 @@ def edit_table(
     n_scales: int,
     kernel_size: int,
     dilation_voxels: int,
+    device: str | torch.device = "cpu",
 ) -> pd.DataFrame:
     """The editing scores (editing.EditScores columns) of the edits of one (method, seed, part): one row per edit,
     with its recipient and donor sample indices and ``off_target_baseline`` = S(original, donor | off target), the
     resemblance of two brains off target (what off-target preservation must beat)."""
     target, brain = template.part_mask(part), np.asarray(template.brain, dtype=bool)
     scores = editing.editing_scores(original, donor, edited, target, brain, dilation_voxels=dilation_voxels,
-                                    n_scales=n_scales, kernel_size=kernel_size)  # fmt: skip
+                                    n_scales=n_scales, kernel_size=kernel_size, device=device)  # fmt: skip
     off = editing.off_target_mask(brain, target, dilation_voxels)
     frame = pd.DataFrame(scores.columns())
-    frame["off_target_baseline"] = editing.masked_ms_ssim(original, donor, off, n_scales, kernel_size)
+    frame["off_target_baseline"] = editing.masked_ms_ssim(original, donor, off, n_scales, kernel_size, device=device)
     frame.insert(0, "edit", np.arange(len(frame)))
     frame.insert(0, "part", part)
     frame.insert(0, "seed", int(seed))
