@@ -164,26 +164,23 @@ def ad_edit_method(wildcards):
     return next((m for m in methods if m != "paste"), methods[0])
 
 
-def ad_plan_work(rule):
-    """The work of one job of `rule` for the plan of a scale, in voxels through a network (forward and backward
-    for training): the autoencoder's steps x batch x image voxels; a denoiser's steps x batch x seeds x latent
-    voxels of the whole grid (an upper bound for the part models, whose supports are smaller); sampling's samples x
-    seeds x DDIM steps x latent voxels (every method and part model of a seed runs at most that many steps).
-    """
+def ad_plan_work(step):
+    """The work of one job of rule anadiffusion_`step` for the plan of a scale, in voxels through a network
+    (forward and backward for training): the autoencoder's steps x batch x image voxels; a denoiser's steps x
+    batch x seeds x latent voxels of the whole grid (an upper bound for the part models, whose supports are
+    smaller); sampling's samples x seeds x DDIM steps x latent voxels (every method and part model of a seed runs
+    at most that many steps)."""
 
     def work(wildcards, scale):
         cfg = scale_block(PAPERS, "anadiffusion", scale)
         voxels = 1
         for side in cfg["data"]["shape"]:
             voxels *= side
-        latent = (
-            voxels
-            / anadiffusion_experiment.SIZE_FACTORS[cfg["autoencoder"]["size"]][0] ** 3
-        )
-        seeds = len(cfg["seeds"])
-        if rule == "anadiffusion_train_ae":
+        factor = anadiffusion_experiment.SIZE_FACTORS[cfg["autoencoder"]["size"]][0]
+        latent, seeds = voxels / factor**3, len(cfg["seeds"])
+        if step == "train_ae":
             return cfg["autoencoder"]["steps"] * cfg["autoencoder"]["batch"] * voxels
-        if rule == "anadiffusion_train_denoiser":
+        if step == "train_denoiser":
             return cfg["denoiser"]["steps"] * cfg["denoiser"]["batch"] * seeds * latent
         return (
             cfg["sampling"]["samples"] * seeds * cfg["sampling"]["ddim_steps"] * latent
@@ -192,9 +189,5 @@ def ad_plan_work(rule):
     return work
 
 
-for _rule in (
-    "anadiffusion_train_ae",
-    "anadiffusion_train_denoiser",
-    "anadiffusion_sample",
-):
-    PLAN_WORK[_rule] = ad_plan_work(_rule)
+for _step in ("train_ae", "train_denoiser", "sample"):
+    PLAN_WORK[f"anadiffusion_{_step}"] = ad_plan_work(_step)
