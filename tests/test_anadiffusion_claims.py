@@ -82,11 +82,19 @@ def memorization_table(ratio=1.1, seeds=SEEDS):
                          for m, r in (("ana", ratio), ("ldm", 1.0)) for s in seeds])  # fmt: skip
 
 
-def assets_table(inside=0.98, empty=False):
+def assets_table(inside=0.98, empty=False, reference=True, **scaffold):
+    """Generated assets (the share `inside` of their foreground in their part's mask; `empty`: the first has none)
+    with the scaffold counts of evaluation.scaffold_table (all as guaranteed unless `scaffold` sets one on the first
+    row), and the real training crops (seed -1) as reference."""
     rows = [dict(seed=s, part=p, sample=i, foreground_voxels=100, inside_voxels=round(100 * inside),
-                 inside_fraction=inside) for s in SEEDS for p in PARTS for i in range(2)]  # fmt: skip
+                 placed_voxels=120, mismatched_voxels=0, asset_voxels=110, open_voxels=500, open_filled=0,
+                 source="generated") for s in SEEDS for p in PARTS for i in range(2)]  # fmt: skip
     if empty:
-        rows[0].update(foreground_voxels=0, inside_voxels=0, inside_fraction=np.nan)
+        rows[0].update(foreground_voxels=0, inside_voxels=0, asset_voxels=0)
+    rows[0].update(scaffold)
+    if reference:
+        rows += [dict(seed=-1, part=p, sample=i, foreground_voxels=100, inside_voxels=80 + i, source="train_crop")
+                 for p in PARTS for i in range(3)]  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -218,10 +226,20 @@ VERDICT_CASES = [
     ("K1", "fails", {"inputs": records([("edit", "masks", f"{A}/x.npz", "labels")])}),  # a per-subject label map
     ("K1", "inconclusive", {"inputs": records(jobs=())}),
     ("K1", "inconclusive", {"inputs": records().drop(columns="subject_masks")}),
+    # K2: the assembly's guarantee, read back from the paste and the assets, not the models' quality
     ("K2", "holds", {}),
-    ("K2", "fails", {"assets": assets_table(inside=0.8)}),
-    ("K2", "fails", {"assets": assets_table(empty=True)}),
+    ("K2", "holds", {"assets": assets_table(inside=0.1)}),  # assets that spill out of their masks: C9's concern
+    ("K2", "fails", {"assets": assets_table(mismatched_voxels=3)}),  # the paste is not the asset in its mask
+    ("K2", "fails", {"assets": assets_table(open_filled=1)}),  # an open voxel is filled
+    ("K2", "fails", {"assets": assets_table(empty=True)}),  # an asset with nothing above background
+    ("K2", "inconclusive", {"assets": assets_table().drop(columns="mismatched_voxels")}),
+    ("K2", "inconclusive", {"assets": assets_table(mismatched_voxels=np.nan)}),
     ("K2", "inconclusive", {"assets": pd.DataFrame(columns=["seed", "part", "sample", "mass"])}),
+    ("C9", "holds", {}),
+    ("C9", "fails", {"assets": assets_table(inside=0.8)}),
+    ("C9", "fails", {"assets": assets_table(empty=True)}),
+    ("C9", "holds", {"assets": assets_table(reference=False)}),  # the reference is shown, never decides
+    ("C9", "inconclusive", {"assets": pd.DataFrame(columns=["seed", "part", "sample", "mass"])}),
     ("K3", "holds", {}),
     ("K3", "fails", {"traces": traces_table(final=1.2)}),
     ("K3", "inconclusive", {"traces": traces_table(nan=True)}),
@@ -264,6 +282,23 @@ def test_the_hard_claims_state_their_null_inside_the_value():
     kinds = {d.claim_id: d.kind for d in DEFINITIONS}
     assert kinds["C1"] == kinds["C3"] == kinds["C5"] == "hard"
     assert kinds["K1"] == kinds["K2"] == kinds["K3"] == "check"
+    assert kinds["C9"] == "info"
+
+
+def test_asset_share_is_information_with_the_real_crops_beside_and_k2_counts_what_breaks_the_assembly():
+    """C9 keeps the threshold 0.95 fixed before any result; the real crops' share is its reference in the note, not
+    its null (a null that passes would turn holds into inconclusive). K2 counts the open voxels once per paste."""
+    by_id = {d.claim_id: d for d in DEFINITIONS}
+    assert (by_id["C9"].comparison, by_id["C9"].threshold) == (">=", 0.95)
+    assert (by_id["K2"].comparison, by_id["K2"].threshold) == ("<=", 0.0)
+    table = decided(assets=assets_table(inside=0.5))
+    row = table.loc["C9"]
+    assert row["verdict"] == "fails" and row["value"] == pytest.approx(0.5) and np.isnan(row["null_value"])
+    assert "real training crops (9): CB 0.800 / 0.810" in row["note"]
+    opened = assets_table()
+    opened.loc[(opened["seed"] == 0) & (opened["sample"] == 0), "open_filled"] = 7  # one paste, three part rows
+    k2 = decided(assets=opened).loc["K2"]
+    assert k2["value"] == 7 and k2["verdict"] == "fails" and "7 open voxels" in k2["note"]
 
 
 def test_the_worst_item_decides_and_names_itself():

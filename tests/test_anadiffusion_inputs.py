@@ -64,6 +64,51 @@ def test_asset_mass_inside_its_part_by_hand(template):
     assert len(table) == 2 * 3 * 3
 
 
+def test_scaffold_table_reads_the_assembly_guarantee_back_and_names_each_breach(template):
+    """The paste of assembly.assemble_scaffold passes (0 mismatched, 0 open filled, non-empty assets); a voxel of a
+    part mask changed, an open voxel filled, or an asset at background each shows in its own column."""
+    from neurips26.anadiffusion import assembly
+
+    rng = np.random.default_rng(1)
+    seeds = [0, 1]
+    assets = {p: rng.uniform(-1.3, 1.3, (2, 3, *s.shape)).astype(np.float32) for p, s in template.supports.items()}
+    layout = assembly.TemplateLayout.from_template(template)
+    paste = assembly.assemble_scaffold({p: torch.from_numpy(a)[:, :, None] for p, a in assets.items()}, layout)
+    paste = paste[:, :, 0].clamp(-1, 1).numpy()
+    table = evaluation.scaffold_table(paste, assets, seeds, template).set_index(["seed", "part", "sample"])
+    assert (table[["mismatched_voxels", "open_filled"]] == 0).all().all() and (table["asset_voxels"] > 0).all()
+    assert table.loc[(0, "RH", 0), "placed_voxels"] == template.part_mask("RH").sum()
+    broken = paste.copy()
+    assets["CB"][1, 2] = -1.0  # seed 1, sample 2: an empty CB asset (and no longer the one pasted)
+    rh = np.argwhere(template.part_mask("RH"))[0]
+    broken[0, 1][tuple(rh)] += 0.5  # seed 0, sample 1: the paste is not the RH asset on one voxel
+    hole = np.argwhere(template.parts == 0)[0]
+    broken[1, 0][tuple(hole)] = 0.0  # seed 1, sample 0: an open voxel filled
+    table = evaluation.scaffold_table(broken, assets, seeds, template).set_index(["seed", "part", "sample"])
+    mismatched = table["mismatched_voxels"]
+    assert set(mismatched[mismatched > 0].index) == {(0, "RH", 1), (1, "CB", 2)} and mismatched[(0, "RH", 1)] == 1
+    assert table.loc[(1, "CB", 2), "asset_voxels"] == 0 and (table["asset_voxels"] > 0).sum() == len(table) - 1
+    assert table["open_filled"].groupby(level=["seed", "sample"]).max().to_dict() == {
+        (s, n): int((s, n) == (1, 0)) for s in seeds for n in range(3)}  # fmt: skip
+    with pytest.raises(ValueError, match="paste of shape"):
+        evaluation.scaffold_table(paste[:1], assets, seeds, template)
+
+
+def test_training_crops_are_the_part_models_training_crops(template):
+    from neurips26.anadiffusion import assembly
+
+    rng = np.random.default_rng(2)
+    volumes = rng.uniform(-1, 1, (2, *template.shape)).astype(np.float32)
+    labels = np.repeat(template.parts[None], 2, axis=0)
+    crops = evaluation.training_crops(volumes, labels, template)
+    for part, support in template.supports.items():
+        masks = torch.from_numpy(labels == {"LH": 1, "RH": 2, "CB": 3}[part])[:, None]
+        expected = assembly.part_training_crops(torch.from_numpy(volumes)[:, None], masks, support)[:, 0].numpy()
+        assert crops[part].shape == (1, 2, *support.shape) and np.array_equal(crops[part][0], expected)
+    share = evaluation.asset_table(crops, [-1], template, -0.5)
+    assert (share["inside_voxels"] == share["foreground_voxels"]).all()  # the template's own parts lie inside
+
+
 def test_fd_compares_equal_counts_and_cohen_d_says_why_it_is_undefined(template):
     rng = np.random.default_rng(0)
     real = rng.uniform(-1, 1, (4, *template.shape)).astype(np.float32)

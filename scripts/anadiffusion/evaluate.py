@@ -1,7 +1,9 @@
 """Paper 03's evaluation against the held-out real volumes (the eval split): regional Frechet distances on the
 feature network's features with subject-cluster bootstrap intervals (fd), regional volumes by the one proxy
 segmenter (volumes) and Cohen's d (cohen_d), editing scores (edit), nearest-training-neighbour memorization
-(memorization), and the part assets' mass inside their template part (assets)."""
+(memorization), and the part assets (assets): their share inside their template part beside the real training
+crops' (source train_crop, seed -1), and what the assembly guarantees, read back from the paste
+(evaluation.scaffold_table)."""
 
 import pandas as pd
 
@@ -18,7 +20,7 @@ log = start_job(snakemake, e["feature_seed"])
 prov = job_provenance(snakemake, e["feature_seed"])
 template = template_from_arrays(load_npz(snakemake.input.template))
 real, _ = load_split(snakemake.input.eval)
-training, _ = load_split(snakemake.input.train)
+training, training_labels = load_split(snakemake.input.train)
 samples = load_samples(snakemake.input.samples)
 seeds = samples["seeds"].tolist()
 generated = {(m, s): samples[f"volumes_{m}"][i] for m in p.methods for i, s in enumerate(seeds)}
@@ -35,7 +37,13 @@ write_parquet(volumes, out.volumes, prov)
 write_parquet(evaluation.cohen_d_table(volumes, e["bootstrap"], e["confidence"]), out.cohen_d, prov)
 write_parquet(evaluation.memorization_table(generated, real, training), out.memorization, prov)
 assets = {part: samples[f"asset_{part}"] for part in template.supports}
-write_parquet(evaluation.asset_table(assets, seeds, template, e["asset_threshold"]), out.assets, prov)
+generated_assets = evaluation.asset_table(assets, seeds, template, e["asset_threshold"]).merge(
+    evaluation.scaffold_table(samples["volumes_paste"], assets, seeds, template), on=["seed", "part", "sample"]
+)
+crops = evaluation.training_crops(training, training_labels, template)  # the real reference (seed -1: no seed)
+reference = evaluation.asset_table(crops, [-1], template, e["asset_threshold"])
+write_parquet(pd.concat([generated_assets.assign(source="generated"), reference.assign(source="train_crop")],
+                        ignore_index=True), out.assets, prov)  # fmt: skip
 
 edits = load_edits(snakemake.input.edits)
 recipients, donors, ms = edits["recipients"], edits["donors"], e["ms_ssim"]

@@ -19,8 +19,10 @@ Tables read (one row per):
   off_target_preservation, transfer_gain, locality_contrast, baseline_transfer, off_target_drift) and
   ``off_target_baseline`` = S(original, donor | off target), C6's null;
 * memorization: (method, seed), ``ratio``;
-* assets: one part asset (seed, part, sample), ``foreground_voxels`` (its voxels above the evaluation's threshold)
-  and ``inside_voxels`` (those inside its part's template mask, in the support's frame);
+* assets: one part asset (seed, part, sample, source: ``generated``, or ``train_crop`` for a real training crop, the
+  reference, seed -1), ``foreground_voxels`` (its voxels above the evaluation's threshold) and ``inside_voxels``
+  (those inside its part's template mask, in the support's frame), and for the generated ones the scaffold counts of
+  ``evaluation.scaffold_table`` (K2);
 * traces: (model, seed, step), ``loss``;
 * input records: one row per input of the sampling and editing jobs (job, input, path, subject_masks), and the
   paths of the cohort's per-subject files (K1).
@@ -295,19 +297,70 @@ def _no_masks(records: pd.DataFrame, subject_files: Sequence[str]) -> Measured:
     return Measured("K1", float(len(found)), len(records), note=note)
 
 
-def _assets(assets: pd.DataFrame) -> Measured:
-    """K2: the smallest share of an asset's foreground voxels inside its part's template mask, 0 for an empty asset."""
-    needed = {"seed", "part", "foreground_voxels", "inside_voxels"}
-    if assets.empty or not needed <= set(assets.columns):
-        return Measured("K2", math.nan, 0, note=f"assets: no rows or missing {sorted(needed - set(assets.columns))}")
+GENERATED, REFERENCE = "generated", "train_crop"  # the asset table's sources: the part assets, real training crops
+SCAFFOLD_COLUMNS = ("placed_voxels", "mismatched_voxels", "asset_voxels", "open_filled")
+
+
+def _source(assets: pd.DataFrame, source: str) -> pd.DataFrame:
+    """The asset table's rows of one source (every row is generated where the table has no ``source`` column)."""
+    if "source" not in assets.columns:
+        return assets if source == GENERATED else assets.iloc[0:0]
+    return assets[assets["source"] == source]
+
+
+def _inside_share(assets: pd.DataFrame) -> np.ndarray:
+    """Per asset, its foreground voxels inside its part's template mask / its foreground voxels (0 if none)."""
     total, inside = assets["foreground_voxels"].to_numpy(float), assets["inside_voxels"].to_numpy(float)
-    if not (np.isfinite(total).all() and np.isfinite(inside).all()):
-        return Measured("K2", math.nan, 0, note="assets: non-finite voxel counts")
-    share = np.where(total > 0, inside / np.where(total > 0, total, 1.0), 0.0)
-    empty = int((total <= 0).sum())
-    lowest = assets.assign(share=share).groupby("part")["share"].min()
-    note = f"{len(share)} assets; smallest share per part: " + ", ".join(f"{p} {v:.4f}" for p, v in lowest.items())
-    return Measured("K2", float(share.min()), len(share), note=note + (f"; {empty} empty asset(s)" if empty else ""))
+    return np.where(total > 0, inside / np.where(total > 0, total, 1.0), 0.0)
+
+
+def _asset_share(assets: pd.DataFrame) -> Measured:
+    """C9 (info, the part models' quality): the smallest share of a generated asset's foreground voxels inside its
+    part's template mask (0 for an empty asset); the same of the real training crops in the note, its reference."""
+    needed = {"seed", "part", "foreground_voxels", "inside_voxels"}
+    generated = _source(assets, GENERATED)
+    if generated.empty or not needed <= set(assets.columns):
+        return Measured("C9", math.nan, 0, note=f"assets: no rows or missing {sorted(needed - set(assets.columns))}")
+    share = _inside_share(generated)
+    if not np.isfinite(share).all():
+        return Measured("C9", math.nan, 0, note="assets: non-finite voxel counts")
+
+    def per_part(rows: pd.DataFrame, values: np.ndarray) -> str:
+        by_part = pd.Series(values, index=rows.index).groupby(rows["part"])
+        return ", ".join(f"{p} {low:.3f} / {mean:.3f}" for p, (low, mean) in by_part.agg(["min", "mean"]).iterrows())
+
+    empty = int((generated["foreground_voxels"] <= 0).sum())
+    note = f"{len(share)} generated assets, share (min / mean) per part: {per_part(generated, share)}"
+    note += f"; {empty} empty asset(s)" if empty else ""
+    reference = _source(assets, REFERENCE)
+    note += (f"; reference, the real training crops ({len(reference)}): {per_part(reference, _inside_share(reference))}"
+             if len(reference) else "; no real training crops in the table for reference")  # fmt: skip
+    return Measured("C9", float(share.min()), len(share), note=note)
+
+
+def _scaffold(assets: pd.DataFrame) -> Measured:
+    """K2: what the assembly guarantees, read back from the sampling job's outputs (``evaluation.scaffold_table``):
+    voxels of a part's template mask where the paste is not its asset, open voxels (outside every part mask) of the
+    paste that are not background -1 (counted once per sample), and empty assets (no voxel above background in its
+    mask); the count of all of these."""
+    generated = _source(assets, GENERATED)
+    missing = sorted(set(SCAFFOLD_COLUMNS) - set(assets.columns))
+    if generated.empty or missing:
+        return Measured("K2", math.nan, 0, note=f"assets: no generated rows or missing {missing}")
+    counts = generated[list(SCAFFOLD_COLUMNS)].to_numpy(float)
+    if not np.isfinite(counts).all():
+        return Measured("K2", math.nan, 0, note="assets: non-finite scaffold counts")
+    if (generated["placed_voxels"] <= 0).any():
+        return Measured("K2", math.nan, 0, note="assets: a part's template mask is empty; nothing to check")
+    mismatched = int(generated["mismatched_voxels"].sum())
+    open_filled = int(generated.groupby(["seed", "sample"])["open_filled"].max().sum())
+    empty = generated[generated["asset_voxels"] <= 0]
+    note = (f"{len(generated)} assets ({generated.groupby(['seed', 'sample']).ngroups} pastes): {mismatched} voxels "
+            f"of a part mask differ from its asset, {open_filled} open voxels are not background, {len(empty)} "
+            "empty asset(s)")  # fmt: skip
+    if len(empty):
+        note += f" ({', '.join(f'{r.part} seed {r.seed} sample {r.sample}' for r in empty.head(5).itertuples())})"
+    return Measured("K2", float(mismatched + open_filled + len(empty)), len(generated), note=note)
 
 
 def _training(traces: pd.DataFrame) -> Measured:
@@ -351,11 +404,12 @@ def measure_claims(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame,
         _beyond("C6", edits, "off_target_preservation", "off_target_baseline", PRESERVATION_LEVEL, preservation),
         _injection_point(fd),
         _memorization(memorization),
+        _asset_share(assets),
         _published_fd("P1", fd, "whole", dataset),
         _published_fd("P2", fd, "seam", dataset),
         _published_edit("P3", edits, "off_target_preservation", dataset),
         _published_edit("P4", edits, "target_transfer", dataset),
         _no_masks(input_records, subject_files),
-        _assets(assets),
+        _scaffold(assets),
         _training(traces),
     ]  # fmt: skip

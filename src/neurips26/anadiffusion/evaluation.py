@@ -8,8 +8,9 @@
   bias of the FD is the same for every method), with the subject-cluster bootstrap interval beside it.
 * Regional volumes (:func:`volume_table`) by the one proxy segmenter, Cohen's d against the held-out reals
   (:func:`cohen_d_table`), editing scores (:func:`edit_table`), memorization (:func:`memorization_table`) and the
-  part assets' mass inside their template part (:func:`asset_table`, the check that assets are non-empty and sit in
-  their supports' part).
+  part assets' share inside their template part (:func:`asset_table`, of the part models' quality; beside it the same
+  of the real training crops, :func:`training_crops`), and what the assembly guarantees (:func:`scaffold_table`: the
+  paste holds each part's asset only inside that part's template mask, background everywhere else).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import torch
 from torch import nn
 
 from . import editing, features, metrics, segment
+from .assembly import BACKGROUND
 from .template import Template
-from .volumes import PARTS
+from .volumes import PART_LABELS, PARTS
 
 __all__ = [
     "asset_table",
@@ -32,6 +34,8 @@ __all__ = [
     "fd_table",
     "memorization_table",
     "regions",
+    "scaffold_table",
+    "training_crops",
     "volume_table",
 ]
 
@@ -177,4 +181,53 @@ def asset_table(
             rows.extend({"seed": int(s), "part": part, "sample": n, "foreground_voxels": int(total[i, n]),
                          "inside_voxels": int(held[i, n]), "mass": float(weight[i, n]),
                          "mass_inside": float(weight_inside[i, n])} for n in range(images.shape[1]))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def training_crops(volumes: np.ndarray, labels: np.ndarray, template: Template) -> dict[str, np.ndarray]:
+    """The real counterpart of the part assets: each training subject's volume (N, X, Y, Z) with the voxels outside
+    its own part (``labels``, 0 background, 1 LH, 2 RH, 3 CB) set to background -1, cropped to the part's template
+    support in its frame ({part: (1, N, *support shape)}, a leading axis of one 'seed' as :func:`asset_table` takes),
+    as the part models' training crops are made (``assembly.part_training_crops``)."""
+    volumes, labels = np.asarray(volumes), np.asarray(labels)
+    if volumes.shape != labels.shape or volumes.ndim != 4:
+        raise ValueError(f"volumes {volumes.shape} and labels {labels.shape} must be one (N, X, Y, Z) shape")
+    return {part: support.crop(np.where(labels == PART_LABELS[part], volumes, BACKGROUND))[None]
+            for part, support in template.supports.items()}  # fmt: skip
+
+
+def scaffold_table(
+    paste: np.ndarray, assets: Mapping[str, np.ndarray], seeds: Sequence[int], template: Template
+) -> pd.DataFrame:
+    """What the assembly guarantees, read back from the sampling job's outputs: per (seed, part, sample), with
+    ``paste`` (S, N, X, Y, Z) the naive paste (the scaffold, clipped to [-1, 1]) and ``assets`` {part: (S, N,
+    *support shape)} the decoded part assets in their support's frame: ``placed_voxels`` (the part's template mask),
+    ``mismatched_voxels`` (voxels of that mask where the paste is not the asset, clipped and put back in template
+    orientation), ``asset_voxels`` (voxels of that mask where the asset is above background -1: 0 is an empty asset)
+    and, per (seed, sample), repeated on each part's row, ``open_voxels`` (voxels outside every part mask) and
+    ``open_filled`` (those where the paste is not background -1: the open voxels are left to the whole-brain
+    model)."""
+    paste = np.asarray(paste)
+    if paste.ndim != 5 or paste.shape[2:] != template.shape or paste.shape[0] != len(seeds):
+        raise ValueError(
+            f"paste of shape {paste.shape}: expected ({len(seeds)}, N, {', '.join(map(str, template.shape))})"
+        )
+    if set(assets) != set(template.supports):
+        raise ValueError(f"assets of parts {sorted(assets)}, the template has {sorted(template.supports)}")
+    covered = np.zeros(template.shape, bool)
+    per_part = {}
+    for part, support in template.supports.items():
+        mask = template.part_mask(part)
+        covered |= mask
+        placed = support.place(np.asarray(assets[part]), template.shape, fill=np.nan)[..., mask]  # (S, N, voxels)
+        per_part[part] = (int(mask.sum()), (np.clip(placed, BACKGROUND, 1.0) != paste[..., mask]).sum(-1),
+                          (placed > BACKGROUND).sum(-1))  # fmt: skip
+    open_filled = (paste[..., ~covered] != BACKGROUND).sum(-1)
+    rows = []
+    for part, (placed_voxels, mismatched, filled) in per_part.items():
+        for i, s in enumerate(seeds):
+            rows.extend({"seed": int(s), "part": part, "sample": n, "placed_voxels": placed_voxels,
+                         "mismatched_voxels": int(mismatched[i, n]), "asset_voxels": int(filled[i, n]),
+                         "open_voxels": int((~covered).sum()), "open_filled": int(open_filled[i, n])}
+                        for n in range(paste.shape[1]))  # fmt: skip
     return pd.DataFrame(rows)
