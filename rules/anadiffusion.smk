@@ -25,6 +25,7 @@ rule anadiffusion_template:
         runtime=10,
     params:
         grid=ad_grid,
+        support_multiple=ad_support_multiple,
     script:
         "../scripts/anadiffusion/template.py"
 

@@ -67,6 +67,35 @@ def test_paper_scale_needs_grid_sides_the_paper_networks_can_halve_four_times():
         E.check_config(cfg)
 
 
+def test_the_support_multiple_is_what_each_scales_networks_halve():
+    assert {scale: E.support_multiple(CONFIG[scale]) for scale in ("smoke", "quick", "paper")} == {
+        "smoke": 4, "quick": 4, "paper": 16}  # fmt: skip
+    for scale in ("smoke", "quick", "paper"):
+        ae, unet = M.AUTOENCODERS[CONFIG[scale]["autoencoder"]["size"]], M.DENOISERS[CONFIG[scale]["denoiser"]["size"]]
+        assert E.support_multiple(CONFIG[scale]) == ae.factor * unet.factor
+    with pytest.raises(ValueError, match="denoiser.size 'huge'"):
+        E.support_multiple({**CONFIG["paper"], "denoiser": {"size": "huge"}})
+
+
+def test_the_paper_blocks_supports_are_accepted_by_the_paper_networks():
+    """At the paper's 1.5 mm on 128^3, supports rounded to multiples of 4 (LH 60 x 128 x 104) are refused by the
+    paper-size networks (x4 autoencoder, 3-level U-Net: 16); the template step rounds them to the config's multiple."""
+    from neurips26.anadiffusion.template import build_template
+
+    paper = CONFIG["paper"]
+    grid = paper["data"]
+    template = build_template(grid["voxel_mm"], tuple(grid["shape"]), grid["support_margin_mm"], grid["seam_mm"],
+                              grid["ventricle_margin_mm"], E.support_multiple(paper))  # fmt: skip
+    ae, unet = M.AUTOENCODERS[paper["autoencoder"]["size"]], M.DENOISERS[paper["denoiser"]["size"]]
+    shapes = M.part_latent_shapes({p: s.shape for p, s in template.supports.items()}, ae, unet)
+    assert shapes["LH"] == shapes["RH"] and all(side % unet.factor == 0 for shape in shapes.values() for side in shape)
+    assert M.latent_shape(template.shape, ae, unet, where="grid") == (32, 32, 32)
+    for part, support in template.supports.items():  # each support still holds its part
+        outside = template.part_mask(part).copy()
+        outside[support.slices] = False
+        assert not outside.any(), part
+
+
 @pytest.mark.parametrize("factor", [1, 2])
 def test_the_rehearsal_block_keeps_the_paper_shapes_and_cuts_budgets(factor):
     from neurips26.common.config import derived_rehearsal

@@ -80,6 +80,17 @@ def test_supports_hold_their_parts_with_shapes_divisible_by_four(template):
     assert rh.start[0] == template.shape[0] - lh.start[0] - lh.shape[0]
 
 
+def test_supports_round_to_the_multiple_asked_and_keep_quicks_at_four(template):
+    """Quick's multiple stays 4: the default is the supports quick and smoke have always had."""
+    assert build_template(*QUICK, support_multiple=4) is template
+    wide = build_template(8.0, (32, 32, 32), support_multiple=16)
+    for part in PARTS:
+        assert all(n % 16 == 0 for n in wide.supports[part].shape), (part, wide.supports[part])
+        outside = wide.part_mask(part).copy()
+        outside[wide.supports[part].slices] = False
+        assert not outside.any(), part
+
+
 def test_right_hemisphere_crop_is_mirrored_into_the_left_orientation(template):
     lh, rh = template.supports["LH"], template.supports["RH"]
     assert (rh.crop(template.part_mask("RH")) == lh.crop(template.part_mask("LH"))).all()
@@ -154,6 +165,8 @@ def test_template_is_cached_and_read_only(template):
         ({"voxel_mm": 8.0, "shape": (16, 16, 16)}, "cannot hold the template brain"),
         ({"voxel_mm": -1.0, "shape": (24, 28, 24)}, "voxel_mm"),
         ({"voxel_mm": 8.0, "shape": (24, 28, 24), "seam_mm": float("nan")}, "seam_mm"),
+        ({"voxel_mm": 8.0, "shape": (24, 28, 24), "support_multiple": 8}, r"multiples of 8 \(support_multiple\)"),
+        ({"voxel_mm": 8.0, "shape": (24, 28, 24), "support_multiple": 3}, "even integer"),
     ],
 )
 def test_bad_grids_are_refused(kwargs, message):

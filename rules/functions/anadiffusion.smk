@@ -39,6 +39,13 @@ def ad_grid(wildcards):
     return {key: data[key] for key in AD_GRID_KEYS}
 
 
+@reads("anadiffusion", ("autoencoder", "size"), ("denoiser", "size"))
+def ad_support_multiple(wildcards):
+    """The side multiple of the grid and the part supports that the configured networks need (the autoencoder's
+    factor times the U-Net's 2^(levels - 1): 4 at smoke and quick, 16 at paper scale)."""
+    return anadiffusion_experiment.support_multiple(ad_config(wildcards))
+
+
 @reads("anadiffusion", ("data", "train"), ("data", "eval"), ("data", "seed"))
 def ad_cohort(wildcards):
     """The synthetic cohort's sizes and seed (quick, smoke); a stop naming the scale where the data are ADNI."""

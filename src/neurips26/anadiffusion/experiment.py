@@ -35,6 +35,17 @@ DENOISERS_OF = {"shared_side_cond": ("cb", "hemisphere", "whole"), "separate": (
 SIZE_FACTORS = {"smoke": (2, 2), "quick": (2, 2), "paper": (4, 4)}
 
 
+def support_multiple(cfg: Mapping) -> int:
+    """The multiple every side of the grid and of each part's support must be for the configured networks: the
+    autoencoder's factor (``autoencoder.size``) times the U-Net's 2^(levels - 1) (``denoiser.size``): 4 at smoke and
+    quick scale, 16 at paper scale (model.latent_shape refuses any other side)."""
+    ae_size, unet_size = cfg["autoencoder"]["size"], cfg["denoiser"]["size"]
+    for block, size in (("autoencoder", ae_size), ("denoiser", unet_size)):
+        if size not in SIZE_FACTORS:
+            raise ValueError(f"{block}.size {size!r} is not one of {sorted(SIZE_FACTORS)}")
+    return SIZE_FACTORS[ae_size][0] * SIZE_FACTORS[unet_size][1]
+
+
 def methods(cfg: Mapping) -> list[str]:
     """The methods the sampling job generates, in the config's order."""
     return list(cfg["methods"])
@@ -76,10 +87,10 @@ def _check_unique(name: str, values) -> None:
 def check_config(cfg: Mapping) -> None:
     """What the schema cannot say, so that a job would not refuse it later: repeated seeds, methods or edit pairs;
     an unknown method (neither a baseline nor a named injection); an injection with r_inj outside [1, DDIM steps] or
-    alpha outside [0, 1]; a grid side the networks cannot halve (the autoencoder, then the U-Net: a multiple of 4 at
-    smoke and quick scale, 16 at paper scale); fewer samples than real held-out volumes where both are known (the
-    Frechet distances compare equal counts); an edit whose donor is its recipient or names a sample not generated;
-    an edit method that is not generated."""
+    alpha outside [0, 1]; a grid side the networks cannot halve (the autoencoder, then the U-Net: a multiple of
+    :func:`support_multiple`, 4 at smoke and quick scale, 16 at paper scale); fewer samples than real held-out
+    volumes where both are known (the Frechet distances compare equal counts); an edit whose donor is its recipient
+    or names a sample not generated; an edit method that is not generated."""
     for key in ("seeds", "methods"):
         _check_unique(key, cfg[key])
     unknown = [m for m in cfg["methods"] if m not in BASELINES and m not in cfg["injections"]]
@@ -103,12 +114,13 @@ def check_config(cfg: Mapping) -> None:
             f"{cfg['schedule']['num_train_timesteps']}"
         )
     ae_size, unet_size = cfg["autoencoder"]["size"], cfg["denoiser"]["size"]
-    ae, unet = SIZE_FACTORS[ae_size][0], SIZE_FACTORS[unet_size][1]
-    bad = [side for side in cfg["data"]["shape"] if side % (ae * unet)]
+    multiple = support_multiple(cfg)
+    bad = [side for side in cfg["data"]["shape"] if side % multiple]
     if bad:
         raise ValueError(
-            f"data.shape {cfg['data']['shape']}: sides {bad} are not multiples of {ae * unet} (the {ae_size} "
-            f"autoencoder divides the image by {ae}, the {unet_size} U-Net its latent by {unet})"
+            f"data.shape {cfg['data']['shape']}: sides {bad} are not multiples of {multiple} (the {ae_size} "
+            f"autoencoder divides the image by {SIZE_FACTORS[ae_size][0]}, the {unet_size} U-Net its latent by "
+            f"{SIZE_FACTORS[unet_size][1]})"
         )
     n_eval = cfg["data"].get("eval")
     if n_eval is not None and cfg["sampling"]["samples"] != n_eval:

@@ -12,10 +12,8 @@ What cannot run (``not_rehearsed``), and why:
   ``neurips26.anadiffusion.adni`` imports them only when called and names them when missing. The manifest check
   itself is unit-tested (tests/test_anadiffusion_adni.py).
 * every rule downstream of it (the autoencoder, the latents, the denoisers, sampling, editing, evaluation and the
-  report side) reads the ADNI splits the job above writes; with no split they have nothing to read. Sampling at
-  paper scale has a second blocker: the paper-size networks halve a part's support four times (x16), and the
-  template rounds the supports to multiples of 4 voxels (a hemisphere box of 60 x 128 x 104 at 1.5 mm), which
-  ``model.latent_shape`` refuses with a message naming the side.
+  report side) reads the ADNI splits the job above writes; with no split they have nothing to read. (The supports
+  are rounded to the multiple the paper-size networks take, 16: ``experiment.support_multiple``.)
 """
 
 from __future__ import annotations
@@ -84,7 +82,6 @@ PLAN = Plan(
     },
     note=(
         "2 steps of micro-batch 1 (and 2) per network at the paper's shapes, the largest seed, 4 samples, one edit "
-        "pair per part; not runnable yet: ADNI preprocessing needs ANTsPy and HD-BET, and the paper-size networks "
-        "need supports divisible by 16"
+        "pair per part; not runnable yet: ADNI preprocessing needs ANTsPy and HD-BET"
     ),
 )

@@ -19,8 +19,9 @@ reads), ventricles = the template's CSF (grey + white matter probability < 0.5) 
 -10 < z < 30. The seam band is every brain voxel within ``seam_mm`` (at least one voxel) of another part.
 
 Each part has a support: its bounding box on the grid, widened by ``support_margin_mm`` (room for subjects' shapes)
-and rounded up to a multiple of 4 voxels in every axis (an autoencoder that halves the grid, then a U-Net level that
-halves it again). The two hemispheres share one support shape, the right one mirrored in x, so that one
+and rounded up to ``support_multiple`` voxels in every axis: the side the configured networks can halve (the
+autoencoder's factor times the U-Net's 2^(levels - 1): 4 at smoke and quick scale, 16 at paper scale;
+experiment.support_multiple). The two hemispheres share one support shape, the right one mirrored in x, so that one
 side-conditioned hemisphere model generates both (the paper's shared hemisphere model): ``support.crop`` flips the
 right hemisphere into the left's orientation and ``support.place`` flips it back.
 """
@@ -41,7 +42,7 @@ from .volumes import PART_LABELS, PARTS, clip_and_scale
 __all__ = ["PARTS", "PART_LABELS", "Support", "Template", "build_template", "load_mni152", "template_from_arrays"]
 
 _MAPS = ("t1", "gm", "wm")
-_SUPPORT_MULTIPLE = 4  # autoencoder x2 then one U-Net level x2
+SUPPORT_MULTIPLE = 4  # the default: autoencoder x2 then one U-Net level x2 (smoke, quick)
 _FWHM_PER_SIGMA = 2.0 * math.sqrt(2.0 * math.log(2.0))
 
 
@@ -198,13 +199,14 @@ def _round_up(box_lo: int, box_hi: int, size: int, multiple: int) -> tuple[int, 
     return lo, lo + length
 
 
-def _support(mask: np.ndarray, margin: int) -> Support:
-    """The bounding box of `mask`, widened by `margin` voxels and rounded up to a multiple of 4 in every axis."""
+def _support(mask: np.ndarray, margin: int, multiple: int) -> Support:
+    """The bounding box of `mask`, widened by `margin` voxels and rounded up to a multiple of `multiple` in every
+    axis."""
     index = np.argwhere(mask)
     start, shape = [], []
     for axis, size in enumerate(mask.shape):
         lo, hi = _round_up(int(index[:, axis].min()) - margin, int(index[:, axis].max()) + 1 + margin, size,
-                           _SUPPORT_MULTIPLE)  # fmt: skip
+                           multiple)  # fmt: skip
         start.append(lo)
         shape.append(hi - lo)
     return Support(tuple(start), tuple(shape))
@@ -221,21 +223,26 @@ def build_template(
     support_margin_mm: float = 8.0,
     seam_mm: float = 6.0,
     ventricle_margin_mm: float = 8.0,
+    support_multiple: int = SUPPORT_MULTIPLE,
 ) -> Template:
     """The template on a canvas of `shape` voxels of `voxel_mm` (defaults: the paper's 1.5 mm, 128^3).
 
-    Every axis of `shape` must be even (a grid symmetric about x = 0) and divisible by 4 (the supports); the canvas
-    must hold the template brain."""
+    Every axis of `shape` must be divisible by `support_multiple` (an even number: the grid is symmetric about
+    x = 0; the networks see the whole grid and each support, whose sides are rounded up to it); the canvas must
+    hold the template brain."""
+    if isinstance(support_multiple, bool) or not isinstance(support_multiple, (int, np.integer)) or (
+            support_multiple < 2 or support_multiple % 2):  # fmt: skip
+        raise ValueError(f"support_multiple must be an even integer >= 2, got {support_multiple!r}")
     return _build_template(float(voxel_mm), tuple(int(n) for n in shape), float(support_margin_mm), float(seam_mm),
-                           float(ventricle_margin_mm))  # fmt: skip
+                           float(ventricle_margin_mm), int(support_multiple))  # fmt: skip
 
 
 @cache
-def _build_template(voxel_mm, shape, support_margin_mm, seam_mm, ventricle_margin_mm) -> Template:
+def _build_template(voxel_mm, shape, support_margin_mm, seam_mm, ventricle_margin_mm, multiple) -> Template:
     if not (math.isfinite(voxel_mm) and voxel_mm > 0):
         raise ValueError(f"voxel_mm must be a positive number, got {voxel_mm!r}")
-    if len(shape) != 3 or any(n <= 0 or n % _SUPPORT_MULTIPLE for n in shape):
-        raise ValueError(f"shape must be three positive multiples of {_SUPPORT_MULTIPLE}, got {shape!r}")
+    if len(shape) != 3 or any(n <= 0 or n % multiple for n in shape):
+        raise ValueError(f"shape must be three positive multiples of {multiple} (support_multiple), got {shape!r}")
     for name, value in (("support_margin_mm", support_margin_mm), ("seam_mm", seam_mm),
                         ("ventricle_margin_mm", ventricle_margin_mm)):  # fmt: skip
         if not (math.isfinite(value) and value >= 0):
@@ -279,11 +286,11 @@ def _build_template(voxel_mm, shape, support_margin_mm, seam_mm, ventricle_margi
     ventricle_roi = ndimage.binary_dilation(ventricles, iterations=roi_voxels) & brain if roi_voxels else ventricles
     margin = math.ceil(support_margin_mm / voxel_mm)
     # one box for both hemispheres: the left one's and the mirrored right one's, together
-    hemisphere = _support((parts == PART_LABELS["LH"]) | (parts == PART_LABELS["RH"])[::-1], margin)
+    hemisphere = _support((parts == PART_LABELS["LH"]) | (parts == PART_LABELS["RH"])[::-1], margin, multiple)
     supports = {
         "LH": hemisphere,
         "RH": _mirror_x(hemisphere, shape[0]),
-        "CB": _support(cb, margin),
+        "CB": _support(cb, margin, multiple),
     }
     template = Template(
         voxel_mm=voxel_mm,
