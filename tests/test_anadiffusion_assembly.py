@@ -70,6 +70,16 @@ def test_layout_from_the_template_uses_its_supports_and_part_masks():
     assert layout.supports == template.supports and layout.shape == template.shape
     for part in template.supports:
         np.testing.assert_array_equal(layout.placement[part].numpy(), template.part_mask(part))
+    # the pipeline's layout (sample and edit jobs): the template's seam band and CSF (ventricles) stay open
+    pipeline = A.pipeline_layout(template)
+    open_ = template.seam | template.ventricles
+    assert open_.any() and (open_ & template.brain).sum() == open_.sum()
+    np.testing.assert_array_equal(pipeline.open, open_)
+    for part in template.supports:
+        np.testing.assert_array_equal(pipeline.placement[part].numpy(), template.part_mask(part) & ~open_)
+    parts = {p: torch.ones(1, 1, *s.shape) for p, s in template.supports.items()}
+    scaffold = A.assemble_scaffold(parts, pipeline)[0, 0].numpy()
+    assert (scaffold[open_] == A.BACKGROUND).all() and (scaffold[(template.parts > 0) & ~open_] == 1).all()
     volumes = torch.rand(2, 1, *template.shape)
     for support in template.supports.values():  # the torch crop is the template's numpy crop
         np.testing.assert_array_equal(A.crop(volumes, support).numpy(), support.crop(volumes.numpy()))
@@ -199,13 +209,17 @@ def test_sample_methods_share_one_noise_ldm_is_alpha_zero_and_paste_is_the_scaff
     args = (nets, autoencoder, layout, "shared_side_cond", part_noise, whole_noise, SCHEDULE, STEPS)
     assets, volumes = A.sample_methods(*args, injections)
     scaffold = A.assemble_scaffold(assets.images, layout)
-    assert set(volumes) == {"ldm", "paste", "ana", "off"}
+    assert set(volumes) == {"ldm", "paste", "ae_roundtrip", "ana", "off"}
     torch.testing.assert_close(volumes["paste"], scaffold.clamp(-1, 1))
+    # the refinement's null: the scaffold through the autoencoder, no diffusion
+    torch.testing.assert_close(volumes["ae_roundtrip"], autoencoder.decode(autoencoder.encode(scaffold)).clamp(-1, 1))
+    assert not torch.allclose(volumes["ae_roundtrip"], volumes["ana"])
     torch.testing.assert_close(volumes["off"], volumes["ldm"])  # alpha 0 is the monolithic LDM, same noise
     ours = A.refine(nets["whole"], autoencoder, scaffold, whole_noise, SCHEDULE, STEPS, r_inj=4, alpha=1.0)
     torch.testing.assert_close(volumes["ana"], ours.clamp(-1, 1))
     assert all(float(v.abs().max()) <= 1.0 for v in volumes.values())
     with pytest.raises(ValueError, match="injection 'bad'.*r_inj"):
         A.sample_methods(*args, {"bad": (STEPS + 1, 1.0)})
-    with pytest.raises(ValueError, match="reserved"):
-        A.sample_methods(*args, {"paste": (4, 1.0)})
+    for reserved in ("paste", "ae_roundtrip"):
+        with pytest.raises(ValueError, match="reserved"):
+            A.sample_methods(*args, {reserved: (4, 1.0)})

@@ -34,6 +34,34 @@ def test_input_record_names_per_subject_masks_and_the_check_flags_only_those(tmp
     assert len(masks_at_inference(leaky, [])) == 1 and str(split) in masks_at_inference(leaky, [])[0]
 
 
+def test_job_inputs_record_every_input_and_path_param_and_masks_of_any_dtype_and_dimension(tmp_path, template):
+    """The record is automatic (every input, named or not, and path-like params) and flags label maps stored as
+    float, flattened 2-D, in torch files and parquet columns; the template's 3-D masks and affine pass."""
+    grid, float_masks, flat, net, table, other = (tmp_path / n for n in (
+        "template.npz", "masks.npz", "flat.npz", "net.pt", "subjects.parquet", "extra.npz"))  # fmt: skip
+    save_npz(grid, **template.as_arrays())
+    save_npz(float_masks, volumes=np.random.default_rng(0).uniform(-1, 1, (2, 4, 4, 4)).astype(np.float32),
+             masks=np.repeat(template.brain[None], 2, axis=0).astype(np.float32))  # fmt: skip
+    save_npz(flat, labels=template.parts.reshape(1, -1).astype(np.int16))
+    save_npz(other, seeds=np.arange(3))
+    artifacts.save_network(net, "whole", "smoke", [0], [{"w": torch.randn(4, 4), "seg": torch.ones(2, 3, 3) > 0}])
+    pd.DataFrame({"subject": [0], "label_path": ["x"]}).to_parquet(table)
+
+    class Named(list):  # what snakemake.input offers: a list with named entries
+        def items(self):
+            return [("template", str(grid)), ("networks", [str(net)])]
+
+    given = artifacts.job_inputs(Named([str(grid), str(net), str(other)]), {"steps": 3, "extra": {"file": str(flat)},
+                                                                           "names": ["cb", "whole"]})  # fmt: skip
+    assert given == {"template": [str(grid)], "networks": [str(net)], "input2": [str(other)],
+                     "params.extra.file": [str(flat)]}  # fmt: skip
+    record = artifacts.input_record("sample", {**given, "data": [str(float_masks), str(table)]}).set_index("path")
+    masks = record["subject_masks"].to_dict()
+    assert masks == {str(grid): "", str(net): "states[0].seg", str(other): "", str(flat): "labels",
+                     str(float_masks): "masks", str(table): "label_path"}  # fmt: skip
+    assert "parts" in artifacts.subject_mask_arrays(grid)  # outside the template's own input, a 3-D map is flagged
+
+
 def test_network_files_round_trip_and_refuse_another_network_or_seeds(tmp_path):
     path = tmp_path / "cb.pt"
     states = [{"w": torch.full((2,), float(s))} for s in (0, 1, 2)]
@@ -75,6 +103,14 @@ def test_scaffold_table_reads_the_assembly_guarantee_back_and_names_each_breach(
     layout = assembly.TemplateLayout.from_template(template)
     paste = assembly.assemble_scaffold({p: torch.from_numpy(a)[:, :, None] for p, a in assets.items()}, layout)
     paste = paste[:, :, 0].clamp(-1, 1).numpy()
+    # the pipeline's layout leaves the seam band and CSF open: the table reads that paste back with its open voxels
+    open_ = assembly.open_voxels(template)
+    piped = assembly.assemble_scaffold({p: torch.from_numpy(a)[:, :, None] for p, a in assets.items()},
+                                       assembly.pipeline_layout(template))[:, :, 0].clamp(-1, 1).numpy()  # fmt: skip
+    opened = evaluation.scaffold_table(piped, assets, seeds, template, open_)
+    assert (opened[["mismatched_voxels", "open_filled"]] == 0).all().all()
+    assert (opened["open_voxels"] == (~(template.parts > 0) | open_).sum()).all()
+    assert (evaluation.scaffold_table(piped, assets, seeds, template)["mismatched_voxels"] > 0).all()
     table = evaluation.scaffold_table(paste, assets, seeds, template).set_index(["seed", "part", "sample"])
     assert (table[["mismatched_voxels", "open_filled"]] == 0).all().all() and (table["asset_voxels"] > 0).all()
     assert table.loc[(0, "RH", 0), "placed_voxels"] == template.part_mask("RH").sum()
@@ -115,8 +151,22 @@ def test_fd_compares_equal_counts_and_cohen_d_says_why_it_is_undefined(template)
     generated = {("ana", 0): rng.uniform(-1, 1, (6, *template.shape)).astype(np.float32)}
     network = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16 * 20 * 16, 3))
     fd = evaluation.fd_table(network, real, generated, evaluation.regions(template), replicates=20, confidence=0.9)
-    assert set(fd["region"]) == {"whole", "LH", "RH", "CB", "seam"}
+    assert set(fd["region"]) == {"whole", "brain", "LH", "RH", "CB", "seam"}
     assert (fd["n_generated"] == 4).all() and (fd["low"] <= fd["high"]).all()
+    # brain: the same FD inside the template brain only (background outside it set aside)
+    outside = real.copy()
+    outside[:, ~template.brain] = 1.0
+    moved = evaluation.fd_table(network, real, {("ana", 0): outside}, evaluation.regions(template), 20, 0.9)
+    moved = moved.set_index("region")["value"]
+    assert moved["brain"] == pytest.approx(0.0, abs=1e-6) and moved["whole"] > 1e-3
+    # the real-vs-real reference: disjoint training subsets as large as the held-out set, method real
+    training = rng.uniform(-1, 1, (9, *template.shape)).astype(np.float32)
+    subsets = evaluation.real_subsets(training, 4)
+    assert list(subsets) == [("real", 0), ("real", 1)] and np.array_equal(subsets[("real", 1)], training[4:8])
+    reference = evaluation.real_reference(network, real, training, evaluation.regions(template), 20, 0.9)
+    assert set(reference["method"]) == {"real"} and set(reference["seed"]) == {0, 1} and len(reference) == 12
+    with pytest.raises(ValueError, match="no subset of 4"):
+        evaluation.real_subsets(training[:3], 4)
     with pytest.raises(ValueError, match="fewer than the 4 real"):
         evaluation.fd_table(network, real, {("ana", 0): real[:3]}, evaluation.regions(template), 20, 0.9)
     cerebellum = [1.0, 2.0, 3.0, 2.0, 3.0, 4.0]  # d = (3 - 2) / 1

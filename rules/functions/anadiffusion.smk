@@ -119,9 +119,13 @@ def ad_injections(wildcards):
 
 @reads("anadiffusion", ("edit", "methods"), ("injections",))
 def ad_edit_injections(wildcards):
-    """The injections the edit job refines with (its methods other than paste)."""
+    """The injections the edit job refines with (its methods other than the baselines paste and ae_roundtrip)."""
     cfg = ad_config(wildcards)
-    return {m: cfg["injections"][m] for m in cfg["edit"]["methods"] if m != "paste"}
+    return {
+        m: cfg["injections"][m]
+        for m in cfg["edit"]["methods"]
+        if m not in anadiffusion_experiment.BASELINES
+    }
 
 
 def ad_feature_weights(wildcards):
@@ -155,20 +159,23 @@ def ad_traces(wildcards):
 
 
 def ad_subject_files(wildcards):
-    """The cohort's per-subject files (volumes and part labels, subject tables): what no sampling or editing job may
-    take (the claims' check K1)."""
+    """The per-subject files: the cohort's (or ADNI's) outputs (volumes and part labels, subject tables) and the
+    encode rule's training latents (each subject's whole brain and part crops cut by its own mask): what no
+    sampling or editing job may take (the claims' check K1)."""
     return [
         f"{AD}/data/{split}{suffix}".format(scale=wildcards.scale)
         for split in ("train", "eval")
         for suffix in (".npz", "_subjects.parquet")
-    ]
+    ] + [f"{AD}/latents/train.npz".format(scale=wildcards.scale)]
 
 
 @reads("anadiffusion", ("edit", "methods"))
 def ad_edit_method(wildcards):
     """The edits the figure shows: the first refined method of edit.methods (paste only where it is the only one)."""
     methods = ad_config(wildcards)["edit"]["methods"]
-    return next((m for m in methods if m != "paste"), methods[0])
+    return next(
+        (m for m in methods if m not in anadiffusion_experiment.BASELINES), methods[0]
+    )
 
 
 def ad_plan_work(step):

@@ -1,14 +1,15 @@
 """Paper 03's localized edits, per seed and part: the same (recipient, donor) pairs of generated samples, the
-recipient's part assets with that part taken from the donor, reassembled at the template supports; `paste` keeps
-the swapped composite, an injection re-encodes it, injects it and refines it with the recipient's own noise (paired
-with its original sample). Inputs: the template, the networks and the samples; no subject's segmentation (recorded
-in edit_inputs.parquet)."""
+recipient's part assets with that part taken from the donor, reassembled at the template supports (seam band and
+CSF left open: assembly.pipeline_layout); `paste` keeps the swapped composite, `ae_roundtrip` encodes and decodes it
+(no diffusion), an injection re-encodes it, injects it and refines it with the recipient's own noise (paired with its
+original sample). Inputs: the template, the networks and the samples; no subject's segmentation (every input file
+and path-like param recorded in edit_inputs.parquet by artifacts.job_inputs)."""
 
 import numpy as np
 import torch
 
 from neurips26.anadiffusion import assembly, diffusion
-from neurips26.anadiffusion.artifacts import input_record, load_autoencoder, load_denoisers, load_samples
+from neurips26.anadiffusion.artifacts import input_record, job_inputs, load_autoencoder, load_denoisers, load_samples
 from neurips26.anadiffusion.template import template_from_arrays
 from neurips26.common import loop
 from neurips26.common.io import load_npz, save_npz, write_parquet
@@ -18,7 +19,7 @@ p = snakemake.params
 seeds = list(p.seeds)
 log = start_job(snakemake)
 template = template_from_arrays(load_npz(snakemake.input.template))
-layout = assembly.TemplateLayout.from_template(template)
+layout = assembly.pipeline_layout(template)
 device = loop.job_device()
 autoencoder = load_autoencoder(snakemake.input.autoencoder).to(device)
 wholes = [net.to(device) for net in load_denoisers(snakemake.input.whole, "whole", seeds)]
@@ -39,6 +40,9 @@ for i, _seed in enumerate(seeds):
         for method in p.methods:
             if method == "paste":  # the swapped composite, not refined
                 volumes = assembly.assemble_scaffold(assembly.swap_part(images, part, recipients, donors), layout)
+            elif method == "ae_roundtrip":  # the swapped composite encoded and decoded, no diffusion
+                scaffold = assembly.assemble_scaffold(assembly.swap_part(images, part, recipients, donors), layout)
+                volumes = assembly.roundtrip(autoencoder, scaffold)
             else:
                 r_inj, alpha = p.injections[method]["r_inj"], p.injections[method]["alpha"]
                 volumes = assembly.edit(assets, part, recipients, donors, layout, wholes[i], autoencoder, noise,
@@ -47,6 +51,8 @@ for i, _seed in enumerate(seeds):
     log.info("seed %d: %d edits per part and method", seeds[i], len(recipients))
 save_npz(snakemake.output.edits, seeds=np.array(seeds), parts=np.array(parts), recipients=recipients.cpu().numpy(),
          donors=donors.cpu().numpy(), **{f"edited_{m}": v for m, v in edited.items()})  # fmt: skip
-given = {"template": snakemake.input.template, "autoencoder": snakemake.input.autoencoder,
-         "whole": snakemake.input.whole, "samples": snakemake.input.samples}  # fmt: skip
-write_parquet(input_record("edit", given), snakemake.output.inputs, job_provenance(snakemake))
+write_parquet(
+    input_record("edit", job_inputs(snakemake.input, snakemake.params)),
+    snakemake.output.inputs,
+    job_provenance(snakemake),
+)

@@ -1,5 +1,7 @@
 """Paper 03's evaluation against the held-out real volumes (the eval split): regional Frechet distances on the
-feature network's features with subject-cluster bootstrap intervals (fd), regional volumes by the one proxy
+feature network's features with subject-cluster bootstrap intervals (fd; regions whole, brain, LH, RH, CB, seam;
+beside the methods the real-vs-real reference, method real: disjoint training subsets as large as the eval set
+against it), regional volumes by the one proxy
 segmenter (volumes) and Cohen's d (cohen_d), editing scores (edit), nearest-training-neighbour memorization
 (memorization), and the part assets (assets): their share inside their template part beside the real training
 crops' (source train_crop, seed -1), and what the assembly guarantees, read back from the paste
@@ -7,7 +9,7 @@ crops' (source train_crop, seed -1), and what the assembly guarantees, read back
 
 import pandas as pd
 
-from neurips26.anadiffusion import evaluation, features
+from neurips26.anadiffusion import assembly, evaluation, features
 from neurips26.anadiffusion.artifacts import load_edits, load_samples, load_split
 from neurips26.anadiffusion.template import template_from_arrays
 from neurips26.common import loop
@@ -27,8 +29,10 @@ generated = {(m, s): samples[f"volumes_{m}"][i] for m in p.methods for i, s in e
 
 network = features.build_feature_network(e["features"], snakemake.input.get("weights"), seed=e["feature_seed"])
 device = loop.job_device()
-fd = evaluation.fd_table(network, real, generated, evaluation.regions(template), e["bootstrap"], e["confidence"],
-                         device=device)  # fmt: skip
+masks = evaluation.regions(template)
+fd = pd.concat([evaluation.fd_table(network, real, generated, masks, e["bootstrap"], e["confidence"], device=device),
+                evaluation.real_reference(network, real, training, masks, e["bootstrap"], e["confidence"],
+                                          device=device)], ignore_index=True)  # fmt: skip
 write_parquet(fd, out.fd, prov)
 log.info("FD (whole, mean over seeds): %s", fd[fd.region == "whole"].groupby("method")["value"].mean().to_dict())
 
@@ -38,7 +42,8 @@ write_parquet(evaluation.cohen_d_table(volumes, e["bootstrap"], e["confidence"])
 write_parquet(evaluation.memorization_table(generated, real, training), out.memorization, prov)
 assets = {part: samples[f"asset_{part}"] for part in template.supports}
 generated_assets = evaluation.asset_table(assets, seeds, template, e["asset_threshold"]).merge(
-    evaluation.scaffold_table(samples["volumes_paste"], assets, seeds, template), on=["seed", "part", "sample"]
+    evaluation.scaffold_table(samples["volumes_paste"], assets, seeds, template, assembly.open_voxels(template)),
+    on=["seed", "part", "sample"],
 )
 crops = evaluation.training_crops(training, training_labels, template)  # the real reference (seed -1: no seed)
 reference = evaluation.asset_table(crops, [-1], template, e["asset_threshold"])

@@ -1,13 +1,15 @@
 """Paper 03's samples, per training seed of the denoisers: the part assets (shared hemisphere and CB models, DDIM),
-their naive paste at the template supports, the monolithic LDM (alpha 0) and every named injection, all from one
-noise per seed. The inputs are the template (population-level masks only) and the networks: no subject's
-segmentation; the job records what it was given (samples/inputs.parquet) for the claims' DAG check."""
+their naive paste at the template supports (seam band and CSF left open: assembly.pipeline_layout), its autoencoder
+round trip without diffusion (ae_roundtrip, the refinement's null), the monolithic LDM (alpha 0) and every named
+injection, all from one noise draw per seed. The inputs are the template (population-level masks only) and the
+networks: no subject's segmentation; the job records every input file and path-like param (artifacts.job_inputs,
+samples/inputs.parquet) for the claims' DAG check."""
 
 import numpy as np
 import torch
 
 from neurips26.anadiffusion import assembly, diffusion
-from neurips26.anadiffusion.artifacts import input_record, load_autoencoder, load_denoisers
+from neurips26.anadiffusion.artifacts import input_record, job_inputs, load_autoencoder, load_denoisers
 from neurips26.anadiffusion.experiment import noise_seed
 from neurips26.anadiffusion.template import template_from_arrays
 from neurips26.common import loop
@@ -18,7 +20,7 @@ p = snakemake.params
 seeds, sampling = list(p.seeds), p.sampling
 log = start_job(snakemake, sampling["seed"])
 template = template_from_arrays(load_npz(snakemake.input.template))
-layout = assembly.TemplateLayout.from_template(template)
+layout = assembly.pipeline_layout(template)
 device = loop.job_device()
 autoencoder = load_autoencoder(snakemake.input.autoencoder).to(device)
 files = dict(zip(p.denoisers, snakemake.input.denoisers, strict=True))
@@ -55,6 +57,8 @@ for i, seed in enumerate(seeds):
 save_npz(snakemake.output.samples, seeds=np.array(seeds), noise_start=np.stack(starts),
          noise_injection=np.stack(injected), **{f"volumes_{m}": np.stack(v).astype(np.float32) for m, v in out.items()},
          **{f"asset_{part}": np.stack(v).astype(np.float32) for part, v in assets_by_part.items()})  # fmt: skip
-given = {"template": snakemake.input.template, "autoencoder": snakemake.input.autoencoder,
-         **{f"denoiser_{k}": v for k, v in files.items()}}  # fmt: skip
-write_parquet(input_record("sample", given), snakemake.output.inputs, job_provenance(snakemake, sampling["seed"]))
+write_parquet(
+    input_record("sample", job_inputs(snakemake.input, snakemake.params)),
+    snakemake.output.inputs,
+    job_provenance(snakemake, sampling["seed"]),
+)

@@ -14,6 +14,7 @@ arrays each holds (the "no segmentation at inference" check, K1 of the claims, r
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,6 +26,8 @@ from neurips26.common.io import atomic_path, load_npz, save_npz
 
 __all__ = [
     "input_record",
+    "is_label_map",
+    "job_inputs",
     "load_autoencoder",
     "load_denoisers",
     "load_edits",
@@ -117,6 +120,12 @@ def load_edits(path: str | Path) -> dict[str, np.ndarray]:
 def npz_arrays(path: str | Path) -> dict[str, tuple[str, tuple[int, ...]]]:
     """The arrays of an ``.npz`` file as {name: (dtype string, shape)} (read from the headers, not the data); empty for
     files of other types (networks)."""
+    return {name: (dtype.str, shape) for name, (dtype, shape, _) in _npz_heads(path).items()}
+
+
+def _npz_heads(path: str | Path, head: int = 0) -> dict[str, tuple[np.dtype, tuple[int, ...], np.ndarray | None]]:
+    """{name: (dtype, shape, the first `head` elements or None)} of an ``.npz`` file's arrays, read from the stream
+    (never the whole array)."""
     path = Path(path)
     if path.suffix != ".npz":
         return {}
@@ -127,25 +136,135 @@ def npz_arrays(path: str | Path) -> dict[str, tuple[str, tuple[int, ...]]]:
                 version = np.lib.format.read_magic(f)
                 read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
                 shape, _, dtype = read(f)
-            out[member.removesuffix(".npy")] = (dtype.str, tuple(int(n) for n in shape))
+                values = None
+                if head and dtype.kind in "biuf" and not dtype.hasobject:
+                    count = min(int(np.prod(shape)), head)
+                    values = np.frombuffer(f.read(count * dtype.itemsize), dtype=dtype, count=count)
+            out[member.removesuffix(".npy")] = (dtype, tuple(int(n) for n in shape), values)
     return out
 
 
-def subject_mask_arrays(path: str | Path) -> list[str]:
-    """The arrays of an ``.npz`` file that are per-subject masks: integer or boolean arrays with a subject axis in
-    front of a 3-D grid (ndim >= 4; label maps such as a split's ``labels``). A population-level template mask is
-    3-D and is not one; files of other types (networks) hold no arrays."""
+MASK_LEVELS = 16  # a float array with at most this many distinct, integral values (in its head) is a label map
+HEAD = 1 << 20  # elements of an array read to decide whether it is a label map
+MASK_NAME = re.compile(r"mask|label|seg|parc|aseg", re.IGNORECASE)  # a table column that holds a segmentation
+
+
+def is_label_map(dtype: np.dtype, shape: Sequence[int], values: np.ndarray | None) -> bool:
+    """Whether an array of `dtype` and `shape` (with `values`, its first elements, when read) is a mask or label map:
+    at least two dimensions and boolean, integer, or float with two to :data:`MASK_LEVELS` distinct integral
+    values. A volume of intensities has many distinct values (a constant float array, e.g. an empty volume, holds no
+    segmentation); a float mask (0/1 or a label map stored as float) is caught; a 1-D array (seeds, indices) is not
+    a map."""
+    dtype = np.dtype(dtype)
+    if len(shape) < 2 or dtype.kind not in "biuf":
+        return False
+    if dtype.kind in "biu":
+        return True
+    if values is None or values.size == 0:
+        return False
+    distinct = np.unique(values)
+    return 2 <= len(distinct) <= MASK_LEVELS and bool(np.all(np.isfinite(distinct) & (distinct == np.round(distinct))))
+
+
+def _tensors(obj, prefix: str = ""):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        yield prefix, obj
+    elif isinstance(obj, Mapping):
+        for key, value in obj.items():
+            yield from _tensors(value, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(obj, list | tuple):
+        for i, value in enumerate(obj):
+            yield from _tensors(value, f"{prefix}[{i}]")
+
+
+def subject_mask_arrays(path: str | Path, population: bool = False) -> list[str]:
+    """The arrays of a file that are masks or label maps (:func:`is_label_map`), of any dtype and dimension from two
+    up: ``.npz`` arrays (read from the stream: the header and the first :data:`HEAD` elements), tensors of a torch
+    file (``weights_only`` load), NIfTI images (``.nii``, ``.nii.gz``) and the columns of a parquet table whose
+    name says segmentation (:data:`MASK_NAME`; a table holds no grid). With `population` (the template's file) a
+    map of at most 3 dimensions is the population-level template's (its masks, its affine), not a subject's; a map
+    with a subject axis (ndim >= 4) still is listed. Other file types hold no arrays."""
+    path = Path(path)
+    name = path.name
+    if name.endswith(".npz"):
+        found = [(key, dtype, shape, values) for key, (dtype, shape, values) in _npz_heads(path, HEAD).items()]
+    elif name.endswith(".pt") or name.endswith(".pth"):
+        import torch
+
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+        found = [(key, np.dtype(str(t.dtype).removeprefix("torch.").replace("bfloat16", "float32")), tuple(t.shape),
+                  t.flatten()[:HEAD].float().numpy() if t.is_floating_point() else None)
+                 for key, t in _tensors(payload)]  # fmt: skip
+    elif name.endswith(".nii") or name.endswith(".nii.gz"):
+        import nibabel
+
+        image = nibabel.load(path)
+        data = np.asanyarray(image.dataobj)
+        found = [("image", data.dtype, data.shape, data.reshape(-1)[:HEAD])]
+    elif name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        return sorted(column for column in pq.read_schema(path).names if MASK_NAME.search(column))
+    else:
+        return []
     return sorted(
-        name for name, (dtype, shape) in npz_arrays(path).items() if len(shape) >= 4 and np.dtype(dtype).kind in "biu"
-    )
+        key for key, dtype, shape, values in found
+        if is_label_map(dtype, shape, values) and not (population and len(shape) <= 3)
+    )  # fmt: skip
 
 
-def input_record(job: str, inputs: Mapping[str, Sequence[str] | str]) -> pd.DataFrame:
-    """What a generation job was given: one row per input file (job, input name, path, and the names of the
-    per-subject mask arrays it holds, ``;``-joined, empty where none)."""
+PATH_SUFFIXES = (".npz", ".npy", ".pt", ".pth", ".parquet", ".nii", ".nii.gz", ".csv", ".tsv", ".json", ".h5")
+
+
+def _path_like(value: str) -> bool:
+    return Path(value).is_file() or ("/" in value and value.endswith(PATH_SUFFIXES))
+
+
+def _param_paths(value, name: str):
+    if isinstance(value, str | Path):
+        if _path_like(str(value)):
+            yield name, str(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _param_paths(item, f"{name}.{key}")
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _param_paths(item, name)
+
+
+def job_inputs(inputs, params=None) -> dict[str, list[str]]:
+    """Every file a job was given, by name: each item of its inputs (``snakemake.input``: named entries under their
+    names, any unnamed one as ``input<i>``; a mapping or list works too) and every path-like string in its params
+    (``params.<name>[.<key>]``: a string naming an existing file or a path with a data file's suffix). Nothing is
+    left out by hand: the record is the job's whole interface to files."""
+    out: dict[str, list[str]] = {}
+    named = dict(inputs.items()) if hasattr(inputs, "items") else {}
+    seen = set()
+    for key, value in named.items():
+        paths = [str(value)] if isinstance(value, str | Path) else [str(v) for v in value]
+        out.setdefault(key, []).extend(paths)
+        seen.update(paths)
+    if not isinstance(inputs, Mapping):
+        for i, value in enumerate(inputs):
+            if str(value) not in seen:
+                out.setdefault(f"input{i}", []).append(str(value))
+    if params is not None:
+        for key, value in params.items() if hasattr(params, "items") else []:
+            for label, path in _param_paths(value, f"params.{key}"):
+                out.setdefault(label, []).append(path)
+    return out
+
+
+def input_record(job: str, inputs: Mapping[str, Sequence[str] | str],
+                 population: Sequence[str] = ("template",)) -> pd.DataFrame:  # fmt: skip
+    """What a generation job was given: one row per input file (job, input name, path, and the names of the mask or
+    label arrays it holds, :func:`subject_mask_arrays`, ``;``-joined, empty where none). Inputs named in
+    `population` (the template) may hold population-level masks of up to 3 dimensions."""
     rows = []
     for name, paths in inputs.items():
         for path in [paths] if isinstance(paths, str | Path) else paths:
-            rows.append({"job": job, "input": name, "path": str(path),
-                         "subject_masks": ";".join(subject_mask_arrays(path))})  # fmt: skip
+            masks = subject_mask_arrays(path, population=name in population)
+            rows.append({"job": job, "input": name, "path": str(path), "subject_masks": ";".join(masks)})
     return pd.DataFrame(rows, columns=["job", "input", "path", "subject_masks"])

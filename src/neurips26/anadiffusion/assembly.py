@@ -20,9 +20,13 @@ reassembles, re-encodes, injects, and refines the modified asset set."
   axis X of a RAS grid, so the shared side-conditioned model sees one orientation) and flipped back here; the
   training crops (:func:`part_training_crops`) use the same supports, so generation and assembly agree by
   construction, for the shared model and for the separate-hemisphere ablation alike. The scaffold itself is the
-  *naive paste* baseline (the composite without refinement).
+  *naive paste* baseline (the composite without refinement). The pipeline's layout (:func:`pipeline_layout`)
+  leaves open the template's seam band (the uncertain boundaries between parts) and its CSF (the ventricles):
+  :func:`open_voxels`, from the template only.
 * :func:`generate_parts` samples the part latents (DDIM) and decodes them; :func:`refine` encodes the scaffold,
   injects it into the whole-brain trajectory (:func:`.diffusion.ddim_sample`) and decodes the result.
+* :func:`sample_methods` also returns ``ae_roundtrip``, the scaffold encoded and decoded by the autoencoder without
+  any diffusion: the null of the refinement (what the autoencoder's round trip of the scaffold alone gives).
 * :func:`edit`: the recipients' assets with one part swapped for the donors', reassembled, re-encoded, injected and
   refined with the recipients' own sampling noise, so that each edit is paired with its original sample. A donor
   equal to its recipient is refused.
@@ -54,9 +58,12 @@ __all__ = [
     "crop",
     "edit",
     "generate_parts",
+    "open_voxels",
     "part_training_crops",
+    "pipeline_layout",
     "refine",
     "check_support",
+    "roundtrip",
     "sample_methods",
     "swap_part",
 ]
@@ -128,6 +135,20 @@ class TemplateLayout:
         if mask.dtype != bool:
             raise ValueError(f"TemplateLayout: {what} must be boolean, got {mask.dtype}")
         return mask
+
+
+def open_voxels(template: Template) -> np.ndarray:
+    """The template voxels the scaffold leaves open (bool (X, Y, Z)): the seam band (every brain voxel within the
+    template's seam width of another part: the uncertain boundaries) and the template's CSF (its ventricles). The
+    page: "Part assets are placed in fixed MNI152-aligned supports while uncertain boundaries and CSF remain open".
+    Population-level: from the template only, the same for every sample."""
+    return np.asarray(template.seam, dtype=bool) | np.asarray(template.ventricles, dtype=bool)
+
+
+def pipeline_layout(template: Template) -> TemplateLayout:
+    """The layout the sampling and editing jobs use: the template's supports and part masks, with
+    :func:`open_voxels` left to the whole-brain model."""
+    return TemplateLayout.from_template(template, open=open_voxels(template))
 
 
 def crop(volumes: torch.Tensor, support: Support) -> torch.Tensor:
@@ -219,6 +240,13 @@ def refine(
 
 
 @torch.no_grad()
+def roundtrip(autoencoder: LatentAutoencoder, scaffold: torch.Tensor) -> torch.Tensor:
+    """The scaffold encoded and decoded by the autoencoder, no diffusion: the ``ae_roundtrip`` null of the refinement
+    (the same assets, the same autoencoder; what :func:`refine` adds beyond it is the whole-brain denoiser)."""
+    return autoencoder.decode(autoencoder.encode(scaffold))
+
+
+@torch.no_grad()
 def sample_methods(
     denoisers: Mapping[str, nn.Module],
     autoencoder: LatentAutoencoder,
@@ -232,10 +260,13 @@ def sample_methods(
 ) -> tuple[PartAssets, dict[str, torch.Tensor]]:
     """One batch of samples of every method from one set of noise: the part assets, and volumes (..., 1, X, Y, Z)
     for ``ldm`` (the whole-brain denoiser alone from ``whole_noise``: the monolithic LDM, which is alpha = 0 of
-    every injection), ``paste`` (the scaffold of the assets, no refinement) and each named injection (r_inj, alpha),
-    refined from the same noise, so that the methods differ only by the scaffold and its injection. Volumes are
+    every injection), ``paste`` (the scaffold of the assets, no refinement), ``ae_roundtrip`` (the scaffold encoded
+    and decoded, no diffusion: :func:`roundtrip`) and each named injection (r_inj, alpha), refined with the same
+    whole-brain denoiser and noise (with alpha = 1 the steps before the injection are skipped, so an injection's
+    sample depends on ``whole_noise.injection``, not on its start), so that the methods differ only by the scaffold
+    and its injection. Volumes are
     clipped to [-1, 1], the data's range (a decoder may overshoot it slightly)."""
-    reserved = {"ldm", "paste"} & set(injections)
+    reserved = {"ldm", "paste", "ae_roundtrip"} & set(injections)
     if reserved:
         raise ValueError(f"injection names {sorted(reserved)} are reserved for the baselines")
     for name, (r_inj, alpha) in injections.items():
@@ -248,6 +279,7 @@ def sample_methods(
     whole = denoisers["whole"]
     volumes = {"ldm": autoencoder.decode(diffusion.ddim_sample(as_denoise(whole), whole_noise, schedule, steps))}
     volumes["paste"] = scaffold
+    volumes["ae_roundtrip"] = roundtrip(autoencoder, scaffold)
     for name, (r_inj, alpha) in injections.items():
         volumes[name] = refine(whole, autoencoder, scaffold, whole_noise, schedule, steps, r_inj, alpha)
     return assets, {name: v.clamp(-1.0, 1.0) for name, v in volumes.items()}

@@ -1,8 +1,12 @@
 """Paper 03's evaluation tables in long form (arXiv 2608.23014, Table 1, Table 2 and Fig. 4a), from the metrics of
 :mod:`.features`, :mod:`.metrics`, :mod:`.segment` and :mod:`.editing`: everything here is arrays in, DataFrames out.
 
-* Regions (:func:`regions`): ``whole`` (the whole volume), ``LH``, ``RH``, ``CB`` (the template's part masks) and
+* Regions (:func:`regions`): ``whole`` (the whole volume), ``brain`` (inside the template brain only: the whole
+  volume's FD without the background outside the brain), ``LH``, ``RH``, ``CB`` (the template's part masks) and
   ``seam`` (the template's seam band): population-level masks, the same for real and generated volumes.
+* Real-vs-real reference (:func:`real_reference`): the same FD of disjoint subsets of the training volumes (each as
+  large as the held-out set) against the held-out set, rows of method ``real``: the FD two real samples of that
+  size reach, the floor no generator can be expected to beat.
 * Frechet distance (:func:`fd_table`): per (method, seed, region) the FD between the features of the held-out real
   volumes and of as many generated volumes of that seed (the first ones; equal counts, so that the small-sample
   bias of the FD is the same for every method), with the subject-cluster bootstrap interval beside it.
@@ -28,24 +32,48 @@ from .template import Template
 from .volumes import PART_LABELS, PARTS
 
 __all__ = [
+    "REGIONS",
     "asset_table",
     "cohen_d_table",
     "edit_table",
     "fd_table",
     "memorization_table",
+    "real_reference",
     "regions",
     "scaffold_table",
     "training_crops",
     "volume_table",
 ]
 
+REGIONS = ("whole", "brain", *features.REGIONS[1:])  # features.REGIONS with the brain-only whole beside `whole`
+
+
+def real_subsets(training: np.ndarray, size: int) -> dict[tuple[str, int], np.ndarray]:
+    """Disjoint consecutive subsets of `size` training volumes, as many as fit: {("real", k): volumes}, the
+    generated-set form of :func:`fd_table` for the real-vs-real reference (:func:`real_reference`)."""
+    count = len(training) // size if size > 0 else 0
+    if count < 1:
+        raise ValueError(f"real reference: {len(training)} training volumes hold no subset of {size}")
+    return {("real", k): training[k * size : (k + 1) * size] for k in range(count)}
+
+
+def real_reference(network: nn.Module, real: np.ndarray, training: np.ndarray, masks: Mapping[str, np.ndarray],
+                   replicates: int, confidence: float, seed: int = 0,
+                   device: str | torch.device = "cpu") -> pd.DataFrame:  # fmt: skip
+    """Rows of method ``real`` (seed = subset index) in :func:`fd_table`'s form: the FD of each disjoint subset of
+    the training volumes, as large as the held-out set `real`, against `real`: what two independent real samples of
+    that size score (training subjects are independent of the held-out ones)."""
+    return fd_table(network, real, real_subsets(training, len(real)), masks, replicates, confidence, seed,
+                    device=device)  # fmt: skip
+
 
 def regions(template: Template) -> dict[str, np.ndarray]:
-    """The Frechet distance's regions (features.REGIONS) as template masks (X, Y, Z)."""
-    masks = {"whole": np.ones(template.shape, dtype=bool)}
+    """The Frechet distance's regions (:data:`REGIONS`: the page's Table 1 columns, features.REGIONS, and ``brain``)
+    as template masks (X, Y, Z)."""
+    masks = {"whole": np.ones(template.shape, dtype=bool), "brain": np.asarray(template.brain, dtype=bool)}
     masks.update({part: template.part_mask(part) for part in PARTS})
     masks["seam"] = np.asarray(template.seam, dtype=bool)
-    return {name: masks[name] for name in features.REGIONS}
+    return {name: masks[name] for name in REGIONS}
 
 
 def fd_table(
@@ -197,17 +225,26 @@ def training_crops(volumes: np.ndarray, labels: np.ndarray, template: Template) 
 
 
 def scaffold_table(
-    paste: np.ndarray, assets: Mapping[str, np.ndarray], seeds: Sequence[int], template: Template
+    paste: np.ndarray,
+    assets: Mapping[str, np.ndarray],
+    seeds: Sequence[int],
+    template: Template,
+    open_voxels: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """What the assembly guarantees, read back from the sampling job's outputs: per (seed, part, sample), with
     ``paste`` (S, N, X, Y, Z) the naive paste (the scaffold, clipped to [-1, 1]) and ``assets`` {part: (S, N,
-    *support shape)} the decoded part assets in their support's frame: ``placed_voxels`` (the part's template mask),
+    *support shape)} the decoded part assets in their support's frame and `open_voxels` the layout's open voxels
+    (bool (X, Y, Z), assembly.open_voxels; none when omitted): ``placed_voxels`` (the part's template mask less the
+    open voxels: where the assembly writes it),
     ``mismatched_voxels`` (voxels of that mask where the paste is not the asset, clipped and put back in template
     orientation), ``asset_voxels`` (voxels of that mask where the asset is above background -1: 0 is an empty asset)
-    and, per (seed, sample), repeated on each part's row, ``open_voxels`` (voxels outside every part mask) and
+    and, per (seed, sample), repeated on each part's row, ``open_voxels`` (voxels outside every placement) and
     ``open_filled`` (those where the paste is not background -1: the open voxels are left to the whole-brain
-    model)."""
+    model; the open voxels are among them)."""
     paste = np.asarray(paste)
+    open_ = np.zeros(template.shape, bool) if open_voxels is None else np.asarray(open_voxels, dtype=bool)
+    if open_.shape != template.shape:
+        raise ValueError(f"open_voxels of shape {open_.shape}, not the template grid {template.shape}")
     if paste.ndim != 5 or paste.shape[2:] != template.shape or paste.shape[0] != len(seeds):
         raise ValueError(
             f"paste of shape {paste.shape}: expected ({len(seeds)}, N, {', '.join(map(str, template.shape))})"
@@ -217,7 +254,7 @@ def scaffold_table(
     covered = np.zeros(template.shape, bool)
     per_part = {}
     for part, support in template.supports.items():
-        mask = template.part_mask(part)
+        mask = template.part_mask(part) & ~open_
         covered |= mask
         placed = support.place(np.asarray(assets[part]), template.shape, fill=np.nan)[..., mask]  # (S, N, voxels)
         per_part[part] = (int(mask.sum()), (np.clip(placed, BACKGROUND, 1.0) != paste[..., mask]).sum(-1),

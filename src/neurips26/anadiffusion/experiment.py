@@ -5,8 +5,12 @@ job; this module imports no torch, so that parsing stays cheap).
 Methods (the ``method`` column of every table; arXiv 2608.23014, project page, Tables 1 and 2):
 
 * ``ldm``: the monolithic whole-brain latent diffusion model, no scaffold. Its sample is the injection with
-  alpha = 0 from the same noise (:mod:`.diffusion`), so it is one run, counted once.
+  alpha = 0 from the same noise (:mod:`.diffusion`), so it is one run, counted once. With alpha = 1 the injection
+  replaces the trajectory (the steps before it are skipped): an injected method is paired with ldm by the
+  whole-brain denoiser's weights (and the seed's noise draw), but starts from the injection noise, not ldm's z_T.
 * ``paste``: the naive composite of the decoded part assets at the template supports, without refinement.
+* ``ae_roundtrip``: that composite encoded and decoded by the autoencoder, no diffusion: the null of the refinement
+  (what the injection and whole-brain denoising add beyond the autoencoder's round trip of the scaffold).
 * every other method is a named injection of the config's ``injections`` block: ``{r_inj, alpha}`` (DDIM steps
   remaining at the injection, strength), e.g. ``ana`` (the paper's default r_inj = 10, alpha = 1) and the r_inj
   ablation ``ana_r7``, ``ana_r15``.
@@ -28,7 +32,7 @@ __all__ = [
     "noise_seed",
 ]
 
-BASELINES = ("ldm", "paste")
+BASELINES = ("ldm", "paste", "ae_roundtrip")
 # the denoisers each part layout trains (model.denoiser_names, without importing torch; a test keeps them equal)
 DENOISERS_OF = {"shared_side_cond": ("cb", "hemisphere", "whole"), "separate": ("cb", "lh", "rh", "whole")}
 # the factor by which each size's autoencoder, then its U-Net, divide an image side (model.AUTOENCODERS, DENOISERS)
@@ -143,6 +147,6 @@ def check_config(cfg: Mapping) -> None:
         raise ValueError(f"edit.methods {missing} are not among the generated methods {cfg['methods']}")
     refine = cfg["edit"]["methods"]
     if [m for m in refine if m not in BASELINES and m not in cfg["injections"]]:
-        raise ValueError(f"edit.methods {refine}: each must be paste or a named injection")
+        raise ValueError(f"edit.methods {refine}: each must be paste, ae_roundtrip or a named injection")
     if "ldm" in refine:
         raise ValueError("edit.methods: ldm has no part assets to swap; edit paste or an injection")
