@@ -42,7 +42,8 @@ def ad_grid(wildcards):
 @reads("anadiffusion", ("autoencoder", "size"), ("denoiser", "size"))
 def ad_support_multiple(wildcards):
     """The side multiple of the grid and the part supports that the configured networks need (the autoencoder's
-    factor times the U-Net's 2^(levels - 1): 4 at smoke and quick, 16 at paper scale)."""
+    factor times the U-Net's 2^(levels - 1): 4 at smoke and quick, 16 at paper scale).
+    """
     return anadiffusion_experiment.support_multiple(ad_config(wildcards))
 
 
