@@ -69,7 +69,7 @@ rule anadiffusion_adni:
         split="train|eval",
         scale=AD_ADNI_SCALES,
     conda:
-        "../envs/mri.yaml"
+        "../envs/adni.yaml"
     threads: torch_threads
     resources:
         mem_mb=32000,

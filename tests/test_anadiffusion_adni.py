@@ -1,8 +1,8 @@
 """Paper-scale ADNI input: the user's manifest check, the subject split and the preprocessing chain (paper 03).
 
-N4 and the affine registration need antspyx and skull stripping needs hd-bet (with its downloaded weights); neither
-is in the project's environment, so their tests run only where antspyx is importable, and the chain is tested with
-those steps replaced by stand-ins."""
+N4 and the affine registration need antspyx and skull stripping needs hd-bet (with its downloaded weights); both are
+in the ADNI rule's own env (envs/adni.yaml), not in the development environment, so their tests run only where
+antspyx is importable, and the chain is tested with those steps replaced by stand-ins."""
 
 import hashlib
 import sys
@@ -193,3 +193,25 @@ def test_affine_registration_recovers_a_shift_and_scale():
     target = np.asarray(reference.dataobj)
     assert np.corrcoef(after.ravel(), target.ravel())[0, 1] > 0.97 > np.corrcoef(before.ravel(), target.ravel())[0, 1]
     assert mask.shape == reference.shape
+
+
+def test_the_adni_rule_has_its_own_env_with_the_preprocessing_packages_at_versions_their_pins_allow():
+    """antspyx 0.6.3 requires numpy < 2.4 and scipy < 1.16 (its wheel's Requires-Dist); hd-bet 2.0.1 needs nnunetv2
+    and SimpleITK. The project's numpy 2.4.6 and scipy 1.17.1 do not satisfy antspyx, so the rule has its own env."""
+    import re
+    from pathlib import Path
+
+    import yaml
+    from packaging.version import Version
+
+    root = Path(__file__).resolve().parents[1]
+    rules = (root / "rules/anadiffusion.smk").read_text()
+    block = rules[rules.index("rule anadiffusion_adni:") :].split("\nrule ", 1)[0]
+    env = re.search(r'conda:\s*"\.\./(envs/[^"]+)"', block).group(1)
+    assert env == "envs/adni.yaml"
+    spec = yaml.safe_load((root / env).read_text())
+    pins = dict(item.split("==") for dep in spec["dependencies"] if isinstance(dep, dict) for item in dep["pip"])
+    assert {"antspyx", "hd-bet", "nnunetv2", "simpleitk", "nibabel", "torch"} <= set(pins)
+    assert pins["antspyx"] == "0.6.3" and pins["hd-bet"] == "2.0.1"
+    assert Version(pins["numpy"]) < Version("2.4") and Version(pins["scipy"]) < Version("1.16")
+    assert Version(pins["nnunetv2"]) >= Version("2.5.1")  # hd-bet 2.0.1's floor

@@ -8,9 +8,10 @@ by fixture paths.
 What cannot run (``not_rehearsed``), and why:
 
 * ``anadiffusion_adni``: the paper's preprocessing (N4 and the affine registration by ANTsPy, skull stripping by
-  HD-BET, whose network weights are fetched on first use) needs packages the pinned environments do not hold;
-  ``neurips26.anadiffusion.adni`` imports them only when called and names them when missing. The manifest check
-  itself is unit-tested (tests/test_anadiffusion_adni.py).
+  HD-BET) runs in the rule's own env (envs/adni.yaml), but HD-BET fetches its network weights on first use and the
+  rehearsal has no ADNI scans (fixture paths only); ``neurips26.anadiffusion.adni`` imports those packages only
+  when called and names them when missing. The manifest check itself is unit-tested
+  (tests/test_anadiffusion_adni.py).
 * every rule downstream of it (the autoencoder, the latents, the denoisers, sampling, editing, evaluation and the
   report side) reads the ADNI splits the job above writes; with no split they have nothing to read. (The supports
   are rounded to the multiple the paper-size networks take, 16: ``experiment.support_multiple``.)
@@ -61,8 +62,8 @@ PLAN = Plan(
     },
     not_rehearsed={
         "anadiffusion_adni": (
-            "the paper's preprocessing needs ANTsPy (N4, affine registration) and HD-BET (skull stripping, weights "
-            "fetched on first use), which the pinned environments do not hold"
+            "the paper's preprocessing (ANTsPy N4 and affine registration, HD-BET skull stripping; envs/adni.yaml) "
+            "needs ADNI scans, which the rehearsal has as fixture paths only, and HD-BET's weights (fetched on use)"
         ),
         **{
             f"anadiffusion_{step}": _DOWNSTREAM
@@ -82,6 +83,6 @@ PLAN = Plan(
     },
     note=(
         "2 steps of micro-batch 1 (and 2) per network at the paper's shapes, the largest seed, 4 samples, one edit "
-        "pair per part; not runnable yet: ADNI preprocessing needs ANTsPy and HD-BET"
+        "pair per part; not runnable yet: ADNI preprocessing needs the scans and HD-BET's weights"
     ),
 )
