@@ -19,25 +19,32 @@ SEEDS = (0, 1, 2)
 FD = {
     "ldm": (1.00, 0.50, 0.50, 0.30, 0.20),
     "paste": (1.50, 0.60, 0.60, 0.40, 0.50),
+    "ae_roundtrip": (1.10, 0.55, 0.55, 0.35, 0.25),  # the scaffold through the autoencoder, no diffusion
     "ana": (0.80, 0.40, 0.40, 0.20, 0.10),
     "ana_r7": (0.90, 0.45, 0.45, 0.25, 0.15),
     "ana_r15": (0.95, 0.45, 0.45, 0.25, 0.15),
 }
 JITTER = {"ldm": (0.0, 0.01, -0.01), "paste": (0.01, -0.01, 0.0), "ana": (-0.005, 0.005, 0.01),
-          "ana_r7": (0.0, -0.01, 0.01), "ana_r15": (0.01, 0.0, -0.01)}  # fmt: skip
+          "ana_r7": (0.0, -0.01, 0.01), "ana_r15": (0.01, 0.0, -0.01), "ae_roundtrip": (0.005, -0.005, 0.0),
+          "real": (0.0, 0.0, 0.0)}  # fmt: skip
+BRAIN = 0.9  # the brain-only FD of every method: this share of its whole-volume FD unless `brain` overrides it
 ABS_D = {"ldm": (0.30, 0.40, 0.30), "ana": (0.10, 0.20, 0.15)}  # ventricles, cerebellum, brainstem
 # per edit of ana (every part unless overridden): the editing columns and C6's null
 EDIT = dict(target_transfer=0.90, off_target_preservation=0.95, transfer_gain=0.15, off_target_drift=0.03,
             baseline_transfer=0.75, off_target_baseline=0.80)  # fmt: skip
 
 
-def fd_table(values=FD, seeds=SEEDS, features=("rand3d",), scale=1.0, set_cell=None, drop=None):
-    """fd.parquet rows; ``set_cell`` = (method, seed, region, value), ``drop`` = (method, seed)."""
+def fd_table(values=FD, seeds=SEEDS, features=("rand3d",), scale=1.0, set_cell=None, drop=None, brain=None):
+    """fd.parquet rows as evaluation.fd_table writes them (regions FD_REGIONS and brain; the real-vs-real reference
+    rows, method real, on two subsets); ``set_cell`` = (method, seed, region, value), ``drop`` = (method, seed),
+    ``brain`` = {method: brain-only FD}."""
     rows = []
     for f in features:
-        for m, v in values.items():
-            for s in seeds:
-                for region, x in zip(FD_REGIONS, v):
+        for m, v in {**values, "real": (0.05,) * len(FD_REGIONS)}.items():
+            for s in (0, 1) if m == "real" else seeds:
+                whole = (v[0] + JITTER[m][s % 3]) * scale
+                cells = [*zip(FD_REGIONS, v), ("brain", (brain or {}).get(m, BRAIN * whole / scale - JITTER[m][s % 3]))]
+                for region, x in cells:
                     value = (x + JITTER[m][s % 3]) * scale
                     rows.append(dict(method=m, seed=s, region=region, features=f, value=value, low=0.5 * value,
                                      high=1.5 * value, n_real=32, n_generated=32))  # fmt: skip
@@ -77,9 +84,11 @@ def edit_table(seeds=SEEDS, edits=4, parts=PARTS, drop_column=None, **override):
     return frame.drop(columns=drop_column) if drop_column else frame
 
 
-def memorization_table(ratio=1.1, seeds=SEEDS):
+def memorization_table(ratio=1.1, seeds=SEEDS, null=0.5):
+    """memorization.parquet rows: ana's ratio and its null, the LDM's (`null`; None: no LDM rows)."""
+    methods = (("ana", ratio),) + ((("ldm", null),) if null is not None else ())
     return pd.DataFrame([dict(method=m, seed=s, sample_median=1.0, held_out_median=1.0, ratio=r + JITTER[m][s % 3])
-                         for m, r in (("ana", ratio), ("ldm", 1.0)) for s in seeds])  # fmt: skip
+                         for m, r in methods for s in seeds])  # fmt: skip
 
 
 def assets_table(inside=0.98, empty=False, reference=True, **scaffold):
@@ -173,13 +182,19 @@ VERDICT_CASES = [
     # a second feature network on which ana is worse: the worst network decides
     ("C1", "fails", {"fd": pd.concat([fd_table(), fd_table(changed("ana", whole=1.2), features=("pca32",))])}),
     ("C1", "holds", {"fd": fd_table(features=("rand3d", "pca32"))}),
+    # the round trip of the scaffold without diffusion beats ana: the refinement adds nothing beyond it
+    ("C1", "fails", {"fd": fd_table(changed("ae_roundtrip", whole=0.6))}),
+    ("C1", "inconclusive", {"fd": fd_table(changed("ae_roundtrip", whole=0.8))}),  # ties ana
+    ("C1", "inconclusive", {"fd": fd_table({k: v for k, v in FD.items() if k != "ae_roundtrip"})}),  # no null run
+    ("C1", "fails", {"fd": fd_table(brain={"ana": 1.5})}),  # better on the whole volume, worse inside the brain
     ("C2", "holds", {}),
     ("C2", "fails", {"fd": fd_table(changed("ana", seam=0.3))}),  # one region worse than the LDM
     ("C2", "inconclusive", {"fd": fd_table(changed("ana", RH=0.5))}),  # equal in one region, better in the rest
     ("C2", "inconclusive", {"fd": fd_table({k: v for k, v in FD.items() if k != "ldm"})}),  # no LDM run
     ("C3", "holds", {}),
-    ("C3", "fails", {"fd": fd_table(changed("paste", seam=0.05))}),
-    ("C3", "inconclusive", {"fd": fd_table({k: v for k, v in FD.items() if k != "paste"})}),  # no paste run
+    ("C3", "fails", {"fd": fd_table(changed("ae_roundtrip", seam=0.05))}),
+    ("C3", "holds", {"fd": fd_table(changed("paste", seam=0.05))}),  # the paste is reported, it does not decide
+    ("C3", "inconclusive", {"fd": fd_table({k: v for k, v in FD.items() if k != "ae_roundtrip"})}),  # no null run
     ("C4", "holds", {}),
     ("C4", "fails", {"cohen": cohen_table({**ABS_D, "ana": (0.10, 0.20, 0.50)})}),  # brainstem worse
     ("C4", "inconclusive", {"cohen": cohen_table({**ABS_D, "ana": (0.10, 0.40, 0.15)})}),  # equal cerebellum
@@ -206,6 +221,8 @@ VERDICT_CASES = [
     ("C8", "fails", {"memo": memorization_table(ratio=0.3)}),  # samples sit on training scans
     ("C8", "inconclusive", {"memo": memorization_table(ratio=0.8)}),
     ("C8", "inconclusive", {"memo": memorization_table(seeds=(0, 1))}),
+    ("C8", "inconclusive", {"memo": memorization_table(null=1.0)}),  # the LDM passes too: the null passes
+    ("C8", "inconclusive", {"memo": memorization_table(null=None)}),  # no null measured
     ("P1", "holds", {"fd": near_paper_fd(whole=36.0), **ADNI}),
     ("P1", "fails", {"fd": near_paper_fd(whole=80.0), **ADNI}),  # far above the interval
     ("P1", "fails", {"fd": near_paper_fd(whole=5.0), **ADNI}),  # far below it
@@ -257,10 +274,21 @@ def test_claim_verdict_in_scenario(claim_id, expected, scenario):
 def test_the_values_are_the_paired_differences_stated():
     table = decided()
     jitter = np.mean(JITTER["ana"]) - np.mean(JITTER["ldm"])
-    assert np.isclose(table.loc["C1", "value"], 0.80 - 1.00 + jitter)
+    # the worst of whole and brain against the better null per seed (ldm: the round trip is worse here); brain is
+    # BRAIN x the whole-volume values, so its difference is the smaller one
+    assert np.isclose(table.loc["C1", "value"], BRAIN * (0.80 - 1.00 + jitter))
+    assert "ae_roundtrip" in table.loc["C1", "note"] and "real-vs-real FD" in table.loc["C1", "note"]
     # the worst region against the LDM: seam and LH, RH, CB all -0.1 apart; seam is the largest after the jitter
     assert np.isclose(table.loc["C2", "value"], -0.10 + jitter)
-    assert np.isclose(table.loc["C3", "value"], 0.10 - 0.50 + np.mean(JITTER["ana"]) - np.mean(JITTER["paste"]))
+    assert np.isclose(table.loc["C3", "value"], 0.10 - 0.25 + np.mean(JITTER["ana"]) - np.mean(JITTER["ae_roundtrip"]))
+    assert "- paste" in table.loc["C3", "note"]  # the second null, reported
+    # the better null decides per seed: a round trip better than the LDM becomes C1's reference
+    closer = decided(fd=fd_table(changed("ae_roundtrip", whole=0.9)))
+    rt = np.mean(JITTER["ana"]) - np.mean(JITTER["ae_roundtrip"])
+    assert np.isclose(closer.loc["C1", "value"], BRAIN * (0.80 - 0.90 + rt))
+    c8 = decided(memo=memorization_table(null=1.0)).loc["C8"]
+    assert c8["verdict"] == "inconclusive" and np.isclose(c8["null_value"], np.mean(1.0 + np.array(JITTER["ldm"])))
+    assert "null without the mechanism passes too" in c8["note"]
     assert np.isclose(table.loc["C4", "value"], 0.15 - 0.30 + jitter)  # brainstem, the worst structure
     assert np.isclose(table.loc["C5", "value"], 0.15 - 0.03, atol=1e-3)  # gain minus drift
     assert np.isclose(table.loc["C6", "value"], 0.95 - 0.90, atol=1e-3)  # preservation minus max(0.80, 0.9)
