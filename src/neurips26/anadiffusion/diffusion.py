@@ -36,6 +36,8 @@ import torch
 
 from neurips26.common.validation import check_int, check_number, integer, number, validate
 
+from .monai_import import monai_module
+
 __all__ = [
     "Denoise",
     "NoiseSchedule",
@@ -69,7 +71,7 @@ class NoiseSchedule:
 
     @cached_property
     def alphas_cumprod(self) -> torch.Tensor:
-        from monai.networks.schedulers import DDPMScheduler
+        DDPMScheduler = monai_module("monai.networks.schedulers").DDPMScheduler
 
         scheduler = DDPMScheduler(
             num_train_timesteps=self.num_train_timesteps,
@@ -81,7 +83,7 @@ class NoiseSchedule:
 
     def ddim_timesteps(self, steps: int) -> torch.Tensor:
         """MONAI's DDIM timesteps for `steps` steps, from T - 1 down to 0 (int64)."""
-        from monai.networks.schedulers import DDIMScheduler
+        DDIMScheduler = monai_module("monai.networks.schedulers").DDIMScheduler
 
         check_int("steps (DDIM)", steps, 1, who="NoiseSchedule")
         if steps > self.num_train_timesteps:

@@ -32,6 +32,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from neurips26.anadiffusion.metrics import check_scaled_volumes
+from neurips26.anadiffusion.monai_import import monai_module
 
 __all__ = [
     "FEATURE_NETWORKS",
@@ -85,9 +86,8 @@ class RandomProxy3D(nn.Module):
 
 
 def _medicalnet_builders() -> dict[int, Callable]:
-    from monai.networks.nets import resnet10, resnet18, resnet50
-
-    return {10: resnet10, 18: resnet18, 50: resnet50}
+    nets = monai_module("monai.networks.nets")
+    return {10: nets.resnet10, 18: nets.resnet18, 50: nets.resnet50}
 
 
 MEDICALNET_DEPTHS = (10, 18, 50)
@@ -99,9 +99,9 @@ def medicalnet_backbone(depth: int = 10) -> nn.Module:
     dilations; its forward returns the global average of layer4 (B, 512 or 2048)."""
     if depth not in MEDICALNET_DEPTHS:
         raise ValueError(f"MedicalNet depth must be one of {MEDICALNET_DEPTHS}, got {depth!r}")
-    from monai.networks.nets.resnet import get_medicalnet_pretrained_resnet_args
+    resnet = monai_module("monai.networks.nets.resnet")
 
-    bias_downsample, shortcut_type = get_medicalnet_pretrained_resnet_args(depth)
+    bias_downsample, shortcut_type = resnet.get_medicalnet_pretrained_resnet_args(depth)
     model = _medicalnet_builders()[depth](
         spatial_dims=3,
         n_input_channels=1,

@@ -35,6 +35,8 @@ from torch import nn
 from neurips26.common.ensemble import Ensemble
 from neurips26.common.validation import check_choice, choice, integer, validate
 
+from .monai_import import monai_module
+
 __all__ = [
     "AUTOENCODERS",
     "DENOISERS",
@@ -173,7 +175,7 @@ class LatentAutoencoder(nn.Module):
 
     def __init__(self, config: AutoencoderConfig):
         super().__init__()
-        from monai.networks.nets import AutoencoderKL  # 2-5 s to import: only where a network is built
+        AutoencoderKL = monai_module("monai.networks.nets").AutoencoderKL  # 1-3 s to import: only where built
 
         self.config = config
         self.net = AutoencoderKL(
@@ -218,7 +220,7 @@ def build_autoencoder(config: AutoencoderConfig) -> LatentAutoencoder:
 def build_denoiser(config: DenoiserConfig, latent_channels: int, sides: int | None = None) -> nn.Module:
     """One ``DiffusionModelUNet`` for latents of `latent_channels`, class-conditional on `sides` labels when given
     (the shared hemisphere model: ``model(z, t, class_labels=side)``)."""
-    from monai.networks.nets import DiffusionModelUNet
+    DiffusionModelUNet = monai_module("monai.networks.nets").DiffusionModelUNet
 
     return DiffusionModelUNet(
         spatial_dims=3,
