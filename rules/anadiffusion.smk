@@ -263,6 +263,8 @@ rule anadiffusion_tables:
 rule anadiffusion_claims:
     input:
         **{name: f"{AD}/evaluation/{name}.parquet" for name in AD_CLAIMS_INPUTS},
+        volumes=f"{AD}/evaluation/volumes.parquet",
+        eval_subjects=f"{AD}/data/eval_subjects.parquet",
         definitions=claims_definitions("anadiffusion"),
         traces=ad_traces,
         input_records=[

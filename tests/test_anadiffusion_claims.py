@@ -9,7 +9,13 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT
-from neurips26.anadiffusion.claims import distance_from_interval, masks_at_inference, measure_claims
+from neurips26.anadiffusion.claims import (
+    PROXY_AGREEMENT,
+    distance_from_interval,
+    masks_at_inference,
+    measure_claims,
+    proxy_agreement,
+)
 from neurips26.anadiffusion.published import FD_REGIONS, PARTS, STRUCTURES, mean_over_parts
 from neurips26.common.claims import Spread, decide, load_definitions
 
@@ -118,6 +124,22 @@ def traces_table(final=0.5, nan=False):
     return pd.DataFrame(rows)
 
 
+def eval_volumes(untracked=(), scans=8, true=True):
+    """volumes.parquet's real rows and the eval subjects table: the proxy tracks each structure's true volume
+    (r about 0.99) except the ``untracked`` ones, whose proxy runs against it (r about -0.99); ``true`` False: a
+    subjects table without true volumes (ADNI)."""
+    truth = {s: 1000.0 * (k + 1) + 100.0 * np.arange(scans) for k, s in enumerate(STRUCTURES)}
+    wobble = np.array([0.0, 30.0, -20.0, 10.0, -30.0, 20.0, -10.0, 0.0])[:scans]
+    proxy = {s: 0.8 * (v[::-1] if s in untracked else v) + wobble for s, v in truth.items()}
+    volumes = pd.DataFrame({"source": "real", "seed": 0, "sample": np.arange(scans), **proxy})
+    ldm = volumes.assign(source="ldm", seed=1)  # generated rows are not the real scans
+    subjects = pd.DataFrame({"subject": [f"eval-{i:04d}" for i in range(scans)], "group": "CN"})
+    if true:
+        subjects = subjects.assign(**{f"{s}_mm3": v for s, v in truth.items()})
+    return pd.concat([ldm, volumes], ignore_index=True), subjects
+
+
+EVAL_VOLUMES = eval_volumes()
 A = "results/quick/anadiffusion"
 SUBJECT_FILES = [f"{A}/data/train.npz", f"{A}/data/eval.npz"]
 
@@ -140,12 +162,13 @@ def records(extra=(), jobs=("sample", "edit")):
 INPUTS = records()
 
 
-def decided(fd=None, cohen=None, edits=None, memo=None, assets=None, traces=None, inputs=INPUTS, dataset="synthbrain"):
+def decided(fd=None, cohen=None, edits=None, memo=None, assets=None, traces=None, inputs=INPUTS, dataset="synthbrain",
+            volumes=EVAL_VOLUMES):  # fmt: skip
     measured = measure_claims(
         fd_table() if fd is None else fd, cohen_table() if cohen is None else cohen,
         edit_table() if edits is None else edits, memorization_table() if memo is None else memo,
         assets_table() if assets is None else assets, traces_table() if traces is None else traces,
-        inputs, SUBJECT_FILES, dataset,
+        inputs, SUBJECT_FILES, dataset, volumes=volumes[0], eval_subjects=volumes[1],
     )  # fmt: skip
     return decide(DEFINITIONS, measured).set_index("claim_id")
 
@@ -171,6 +194,7 @@ def near_paper_edits(transfer=0.95, preservation=0.94):
 
 
 ADNI = {"dataset": "adni"}
+WORSE_VENTRICLES = cohen_table({**ABS_D, "ana": (0.50, 0.20, 0.15)})  # ana worse than the LDM on the ventricles only
 VERDICT_CASES = [
     ("C1", "holds", {}),
     ("C1", "fails", {"fd": fd_table(changed("ana", whole=1.2))}),
@@ -199,6 +223,17 @@ VERDICT_CASES = [
     ("C4", "fails", {"cohen": cohen_table({**ABS_D, "ana": (0.10, 0.20, 0.50)})}),  # brainstem worse
     ("C4", "inconclusive", {"cohen": cohen_table({**ABS_D, "ana": (0.10, 0.40, 0.15)})}),  # equal cerebellum
     ("C4", "inconclusive", {"cohen": cohen_table(seeds=(0,))}),
+    # C10: the proxy does not measure the ventricles, so ana's worse ventricles do not decide C4; where it does, they do
+    ("C4", "holds", {"cohen": WORSE_VENTRICLES, "volumes": eval_volumes(untracked=("ventricles",))}),
+    ("C4", "fails", {"cohen": WORSE_VENTRICLES}),
+    ("C4", "inconclusive", {"volumes": eval_volumes(untracked=STRUCTURES)}),  # no structure measured
+    # ADNI (no true volumes): every structure decides, whatever the proxy
+    ("C4", "fails", {"cohen": WORSE_VENTRICLES, "volumes": eval_volumes(untracked=STRUCTURES, true=False)}),
+    ("C4", "inconclusive", {"volumes": eval_volumes(scans=2)}),  # too few scans to tell
+    ("C10", "holds", {}),
+    ("C10", "fails", {"volumes": eval_volumes(untracked=("ventricles",))}),
+    ("C10", "inconclusive", {"volumes": eval_volumes(true=False)}),  # no ground truth (ADNI)
+    ("C10", "inconclusive", {"volumes": (EVAL_VOLUMES[0], EVAL_VOLUMES[1].iloc[:-1])}),  # scans do not pair up
     ("C5", "holds", {}),
     ("C5", "fails", {"edits": edit_table(transfer_gain={"CB": -0.05})}),  # CB moves away from the donor
     # the null: the edit moves everything toward the donor as much off target as in the target
@@ -372,3 +407,28 @@ def test_no_mask_check_flags_subject_files_and_mask_arrays_but_not_the_template(
     assert found == [f"edit: ./{SUBJECT_FILES[1]} (per-subject data)", f"edit: ./{SUBJECT_FILES[1]} holds labels"]
     note = decided(inputs=records(extra)).loc["K1", "note"]
     assert "inputs per job: edit 5, sample 5" in note and "holds labels" in note
+
+
+def test_proxy_agreement_is_the_correlation_on_the_real_scans_and_c4_names_what_it_leaves_out():
+    volumes, subjects = eval_volumes(untracked=("ventricles",))
+    found = proxy_agreement(volumes, subjects)
+    real = volumes[volumes["source"] == "real"]
+    for s in STRUCTURES:
+        assert found[s] == pytest.approx(np.corrcoef(real[s], subjects[f"{s}_mm3"])[0, 1])
+    assert found["ventricles"] < PROXY_AGREEMENT <= min(found["cerebellum"], found["brainstem"])
+    assert proxy_agreement(*eval_volumes(true=False)) is None
+    table = decided(volumes=(volumes, subjects))
+    c10, c4 = table.loc["C10"], table.loc["C4"]
+    assert c10["value"] == pytest.approx(found["ventricles"]) and c10["runs"] == 8
+    assert "C4 reads the structures at r >= 0.5 (ours): cerebellum, brainstem" in c10["note"]
+    assert "ventricles left out" in c4["note"] and "worst ventricles" not in c4["note"]
+    # the worst of the structures kept: brainstem (0.15 - 0.30), as with all three
+    assert c4["value"] == pytest.approx(decided().loc["C4", "value"])
+    assert "the proxy segmenter measures" in decided(volumes=eval_volumes(untracked=STRUCTURES)).loc["C4", "note"]
+
+
+def test_c6_says_when_its_null_never_decides():
+    quick = decided().loc["C6", "note"]  # the null 0.80 is below 0.9 on every (part, seed)
+    assert "the null is above 0.9 on 0 of 9 (part, seed) means: the level 0.9 decides, never the null" in quick
+    above = decided(edits=edit_table(off_target_baseline={"CB": 0.93})).loc["C6", "note"]
+    assert "the null is above 0.9 on 3 of 9 (part, seed) means" in above and "never the null" not in above

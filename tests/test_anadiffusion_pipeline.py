@@ -92,13 +92,16 @@ def _tables(template, tmp_path, swap=False, cache={}):  # noqa: B006 (one build 
     )
     traces = pd.DataFrame([dict(model=m, seed=s, step=i, loss=1.0 - 0.04 * i) for m in ("ae", "whole")
                            for s in SEEDS for i in range(20)])  # fmt: skip
+    subjects = pd.DataFrame({"subject": [f"eval-{i}" for i in range(N)], "ventricles_mm3": np.arange(N) * 10.0,
+                             "cerebellum_mm3": np.arange(N) * 10.0, "brainstem_mm3": np.arange(N) * 10.0})  # fmt: skip
     cache["rest"] = (cohen, pd.concat(edits, ignore_index=True), memo, asset_rows, traces, records,
-                     [str(tmp_path / "train.npz")])  # fmt: skip
+                     [str(tmp_path / "train.npz")], volumes, subjects)  # fmt: skip
     return _decide(fd, *cache["rest"]), fd
 
 
 def _decide(fd, *rest):
-    measured = measure_claims(fd, *rest, "synthbrain")
+    *tables, volumes, subjects = rest
+    measured = measure_claims(fd, *tables, "synthbrain", volumes=volumes, eval_subjects=subjects)
     return decide(load_definitions(ROOT / "config/claims/anadiffusion.yaml"), measured).set_index("claim_id")
 
 
@@ -110,5 +113,10 @@ def test_claims_read_the_tables_the_evaluation_code_writes(template, tmp_path):
     assert "real-vs-real FD" in table.loc["C1", "note"] and "- paste" in table.loc["C3", "note"]
     assert table.loc["C1", "runs"] == len(SEEDS) and table.loc["C5", "runs"] == len(SEEDS)
     assert not table.loc[["C2", "C4", "C5", "C6", "C8"], "note"].str.contains("no column|no value|no edits").any()
+    # C10 pairs volume_table's real rows with the subjects' true volumes (made up here; this tiny template's proxy
+    # ventricles are constant, which C10 says, rather than a pairing or a column it cannot find)
+    note = table.loc["C10", "note"]
+    assert "proxy against true volumes" in note and "constant proxy" in note, note
+    assert not any(x in note for x in ("real scans in the volumes table", "no column", "missing")), note
     swapped, _ = _tables(template, tmp_path, swap=True)  # ana no better than the round trip of its scaffold
     assert swapped.loc["C1", "verdict"] == "fails" and swapped.loc["C3", "verdict"] == "fails"

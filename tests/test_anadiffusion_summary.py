@@ -34,7 +34,17 @@ def test_the_regional_cells_are_the_seed_t_interval_and_the_mean_bootstrap_ends(
     assert cell == f"{spread.mean:.4g} [{spread.low:.4g}, {spread.high:.4g}]"
     boot = quick["regional_fd_bootstrap"].set_index("method").loc["ana", "WB"]
     assert boot == f"{spread.mean:.4g} [{ana['low'].mean():.4g}, {ana['high'].mean():.4g}]"
-    assert list(quick["regional_fd"].columns) == ["features", "method", "WB", "LH", "RH", "CB", "Seam"]
+    assert list(quick["regional_fd"].columns) == ["features", "method", "WB", "Brain", "LH", "RH", "CB", "Seam"]
+
+
+def test_the_wide_fd_tables_show_the_brain_the_round_trip_and_the_real_reference_beside_ana(quick):
+    """C1 decides on the brain too and against the round trip; the real-vs-real FD is the floor: all in the report."""
+    fd = fd_table()
+    for name in ("regional_fd", "regional_fd_bootstrap"):
+        table = quick[name]
+        assert list(table["method"]) == ["ldm", "paste", "ae_roundtrip", "ana", "ana_r7", "ana_r15", "real"]
+        brain = fd[(fd["method"] == "real") & (fd["region"] == "brain")]["value"]
+        assert table.set_index("method").loc["real", "Brain"].startswith(f"{brain.mean():.4g} [")
 
 
 def test_at_quick_scale_ours_stand_beside_the_paper_as_raw_and_not_comparable(quick):

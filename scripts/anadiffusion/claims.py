@@ -1,7 +1,9 @@
 """Paper 03's claims: measured by the library from the evaluation tables, the training traces and the sampling and
 editing jobs' input records, decided against config/claims/anadiffusion.yaml.
 
-snakemake.input: definitions (the claims file); fd, cohen_d, edit, memorization, assets (evaluation/*.parquet);
+snakemake.input: definitions (the claims file); fd, cohen_d, edit, memorization, assets, volumes
+(evaluation/*.parquet); eval_subjects (data/eval_subjects.parquet: the held-out scans, with their true volumes where
+the cohort is synthetic);
 traces (list: models/*_trace.parquet, the model named by the file's stem before ``_trace``); input_records (list:
 the sampling and editing jobs' records of their inputs, samples/*inputs.parquet).
 snakemake.params: subject_files (list: the cohort's per-subject files, data/train.npz and data/eval.npz), dataset
@@ -32,6 +34,8 @@ measured = measure_claims(
     pd.concat([pd.read_parquet(p) for p in inp.input_records], ignore_index=True),
     list(snakemake.params.subject_files),
     snakemake.params.dataset,
+    volumes=pd.read_parquet(inp.volumes),
+    eval_subjects=pd.read_parquet(inp.eval_subjects),
 )
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)

@@ -19,6 +19,10 @@ inconclusive with the reason in the note, never a comparison of the rest.
 Tables read (one row per):
 * fd: (method, seed, region in whole/brain/LH/RH/CB/seam, features), ``value`` the raw Frechet distance;
 * cohen_d: (method, seed, structure), ``abs_d``;
+* volumes: (source, seed, sample), a column per structure (the proxy segmenter's volume in mm^3); its ``real`` rows
+  are the held-out real scans in the order of the eval subjects table;
+* eval_subjects: one row per held-out real scan, in the eval volumes' order; where the cohort is synthetic its true
+  volumes ``<structure>_mm3`` (C10: does the proxy segmenter measure each structure?); ADNI's table has none;
 * edits: one edit (method, seed, part, edit), the editing columns of ``editing.EditScores`` (target_transfer,
   off_target_preservation, transfer_gain, locality_contrast, baseline_transfer, off_target_drift) and
   ``off_target_baseline`` = S(original, donor | off target), C6's null;
@@ -46,15 +50,17 @@ from neurips26.common.claims import Measured, Spread, beyond_null, measured_from
 
 from .published import FD_REGIONS, PAPER_INTERVALS, PARTS, STRUCTURES, mean_over_parts
 
-__all__ = ["FID_TABLE_SCALE", "PRESERVATION_LEVEL", "PUBLISHED_TOLERANCE", "RECORD_COLUMNS", "Incomplete",
-           "distance_from_interval", "edit_means", "masks_at_inference", "measure_claims", "per_seed",
-           "worst"]  # fmt: skip
+__all__ = ["FID_TABLE_SCALE", "PRESERVATION_LEVEL", "PROXY_AGREEMENT", "PUBLISHED_TOLERANCE", "RECORD_COLUMNS",
+           "Incomplete", "distance_from_interval", "edit_means", "masks_at_inference", "measure_claims", "per_seed",
+           "proxy_agreement", "worst"]  # fmt: skip
 
 PROPOSED, MONOLITHIC, PASTE, ROUNDTRIP, REAL = "ana", "ldm", "paste", "ae_roundtrip", "real"
 ABLATION = ("ana_r7", "ana_r15")
 FID_TABLE_SCALE = 1e4  # the page's tables print FID x 1e4 (metrics.FID_TABLE_SCALE)
 PRESERVATION_LEVEL = 0.9  # C6: the page's 0.936-0.950, rounded down
 PUBLISHED_TOLERANCE = 0.03  # P3, P4: on either side of the page's mean over parts
+PROXY_AGREEMENT = 0.5  # C10 (ours): the correlation of proxy and true volumes a structure needs to count in C4
+TRUE_VOLUME = "{}_mm3"  # the eval subjects table's true volume of a structure (the synthetic cohort only)
 REAL_DATASET = "adni"
 MEDICALNET = "medicalnet"  # the prefix of the paper-scale feature networks' names (medicalnet10/18/50)
 
@@ -160,17 +166,73 @@ def _injection_point(fd: pd.DataFrame) -> Measured:
     return worst("C7", spreads, "<", f"raw whole-brain FD of {PROPOSED} (r_inj 10) minus min({', '.join(ABLATION)})")
 
 
-def _morphometry(cohen_d: pd.DataFrame) -> Measured:
-    """C4: per structure, |d|(ana) - |d|(ldm) paired by seed; the worst structure decides."""
+def proxy_agreement(volumes: pd.DataFrame, eval_subjects: pd.DataFrame) -> dict[str, float] | None:
+    """Per structure, the Pearson correlation over the held-out real scans of the proxy segmenter's volume (the
+    ``real`` rows of ``volumes``, by sample) with the scan's true volume (``eval_subjects``' ``<structure>_mm3``, row
+    i = sample i); None where the subjects table has no true volumes (ADNI: SynthSeg is the segmenter and there is
+    no ground truth). Incomplete where the scans do not pair up or a correlation is undefined."""
+    columns = [TRUE_VOLUME.format(s) for s in STRUCTURES]
+    if not any(c in eval_subjects.columns for c in columns):
+        return None
+    missing = [c for c in columns if c not in eval_subjects.columns]
+    if missing:
+        raise Incomplete(f"eval subjects: true volumes {missing} missing beside the others")
+    real = volumes[volumes["source"] == REAL].sort_values("sample") if "source" in volumes.columns else volumes[:0]
+    if len(real) != len(eval_subjects) or not np.array_equal(real["sample"].to_numpy(), np.arange(len(real))):
+        raise Incomplete(f"{len(real)} real scans in the volumes table (samples "
+                         f"{real['sample'].tolist()[:5]}...) against {len(eval_subjects)} eval subjects")  # fmt: skip
+    if len(real) < 3:
+        raise Incomplete(f"{len(real)} real scans: too few for a correlation")
+    found = {}
+    for s, column in zip(STRUCTURES, columns):
+        if s not in real.columns:
+            raise Incomplete(f"the volumes table has no column {s!r}")
+        proxy, true = real[s].to_numpy(float), eval_subjects[column].to_numpy(float)
+        if not (np.isfinite(proxy).all() and np.isfinite(true).all()):
+            raise Incomplete(f"{s}: non-finite proxy or true volumes")
+        if proxy.std() == 0 or true.std() == 0:
+            raise Incomplete(f"{s}: constant {'proxy' if proxy.std() == 0 else 'true'} volumes, no correlation")
+        found[s] = float(np.corrcoef(proxy, true)[0, 1])
+    return found
+
+
+def _agreement(volumes: pd.DataFrame, eval_subjects: pd.DataFrame) -> tuple[Measured, list[str] | None, str]:
+    """C10 (info): the smallest over structures of the proxy-true correlation on the real eval scans; also the
+    structures C4 reads (those at PROXY_AGREEMENT or above; every one where true volumes are unknown; None where the
+    agreement could not be measured) and the note C4 carries."""
+    try:
+        found = proxy_agreement(volumes, eval_subjects)
+    except Incomplete as error:
+        note = f"proxy against true volumes: {error}"
+        return Measured("C10", math.nan, 0, note=note), None, note
+    if found is None:
+        note = "no true volumes of the eval scans (ADNI: SynthSeg, no ground truth): C4 reads every structure"
+        return Measured("C10", math.nan, 0, note=note), list(STRUCTURES), note
+    kept = [s for s, r in found.items() if r >= PROXY_AGREEMENT]
+    text = ", ".join(f"{s} {r:.3f}" for s, r in found.items())
+    note = (f"Pearson r of proxy and true volumes on the {len(eval_subjects)} real eval scans: {text}; C4 reads the "
+            f"structures at r >= {PROXY_AGREEMENT} (ours): {', '.join(kept) if kept else 'none'}")  # fmt: skip
+    return Measured("C10", min(found.values()), len(eval_subjects), note=note), kept, note
+
+
+def _morphometry(cohen_d: pd.DataFrame, structures: Sequence[str] | None, agreement: str) -> Measured:
+    """C4: per structure the proxy segmenter measures (C10), |d|(ana) - |d|(ldm) paired by seed; the worst of them
+    decides; inconclusive where none is measured."""
+    if not structures:
+        return Measured("C4", math.nan, 0, note=f"no structure the proxy segmenter measures decides; {agreement}")
     spreads = {}
     try:
-        for s in STRUCTURES:
+        for s in structures:
             ours = per_seed(cohen_d, "abs_d", method=PROPOSED, structure=s)
             theirs = per_seed(cohen_d, "abs_d", method=MONOLITHIC, structure=s)
             spreads[s] = t_interval(_paired(ours, theirs, f"{PROPOSED} {s}", f"{MONOLITHIC} {s}"))
     except Incomplete as error:
         return Measured("C4", math.nan, 0, note=f"cohen_d: {error}")
-    return worst("C4", spreads, "<", f"Cohen's |d| of {PROPOSED} minus {MONOLITHIC}, paired by seed")
+    left_out = [s for s in STRUCTURES if s not in structures]
+    what = f"Cohen's |d| of {PROPOSED} minus {MONOLITHIC}, paired by seed, over {', '.join(structures)}"
+    if left_out:
+        what += f" ({', '.join(left_out)} left out: the proxy does not measure it; {agreement})"
+    return worst("C4", spreads, "<", what)
 
 
 def edit_means(edits: pd.DataFrame, column: str, part: str, method: str = PROPOSED) -> pd.Series:
@@ -196,13 +258,15 @@ def _drift(edits: pd.DataFrame, part: str) -> pd.Series:
 
 def _beyond(claim_id: str, edits: pd.DataFrame, column: str, null: str, threshold: float, what: str) -> Measured:
     """Per part, ``column`` minus max(null, threshold) per seed (``beyond_null``) over the seeds' mean edits, '>' 0;
-    the worst part decides."""
-    spreads = {}
+    the worst part decides. The note says on how many (part, seed) means the null is above the threshold: on none,
+    the threshold alone decides and the null never does."""
+    spreads, above, total = {}, 0, 0
     try:
         for part in PARTS:
             values = edit_means(edits, column, part)
             nulls = _drift(edits, part) if null == "off_target_drift" else edit_means(edits, null, part)
             _same_seeds(values, nulls, f"{column} {part}", f"{null} {part}")
+            above, total = above + int((nulls > threshold).sum()), total + len(nulls)
             beyond = beyond_null(values.to_dict(), nulls.to_dict(), threshold)
             label = f"{part} ({column} {values.mean():.4g}, null {nulls.mean():.4g}"
             if len(edits) and (edits["method"] == ROUNDTRIP).any():  # the round trip's own edits, reported
@@ -211,6 +275,9 @@ def _beyond(claim_id: str, edits: pd.DataFrame, column: str, null: str, threshol
             spreads[label] = t_interval(list(beyond.values()))
     except Incomplete as error:
         return Measured(claim_id, math.nan, 0, note=f"edit: {error}")
+    what += f"; the null is above {threshold:g} on {above} of {total} (part, seed) means"
+    if not above:
+        what += f": the level {threshold:g} decides, never the null"
     return worst(claim_id, spreads, ">", what)
 
 
@@ -414,12 +481,15 @@ def _training(traces: pd.DataFrame) -> Measured:
 
 def measure_claims(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame, memorization: pd.DataFrame,
                    assets: pd.DataFrame, traces: pd.DataFrame, input_records: pd.DataFrame,
-                   subject_files: Sequence[str], dataset: str) -> list[Measured]:  # fmt: skip
+                   subject_files: Sequence[str], dataset: str, *, volumes: pd.DataFrame,
+                   eval_subjects: pd.DataFrame) -> list[Measured]:  # fmt: skip
     """Every claim and check of the claims file; ``dataset`` names the data the models were trained and scored on
-    (``adni`` at paper scale: only then are the published numbers comparable)."""
+    (``adni`` at paper scale: only then are the published numbers comparable); ``volumes`` and ``eval_subjects``
+    decide which structures C4 reads (C10)."""
     others = [r for r in FD_REGIONS if r != "whole"]
     preservation = ("off-target preservation minus max(S(original, donor | off target), "
                     f"{PRESERVATION_LEVEL}) per seed")  # fmt: skip
+    agreement, structures, agreement_note = _agreement(volumes, eval_subjects)
     return [
         _fd_claim("C1", fd, ["whole", "brain"], [MONOLITHIC, ROUNDTRIP],
                   f"min({MONOLITHIC} (alpha 0), {ROUNDTRIP} (no diffusion)), whole volume and brain only"),
@@ -427,13 +497,14 @@ def measure_claims(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame,
                   f"min({MONOLITHIC} (alpha 0), {ROUNDTRIP} (no diffusion)) per region"),
         _fd_claim("C3", fd, ["seam"], [ROUNDTRIP], f"{ROUNDTRIP} (the scaffold encoded and decoded), seam band",
                   reported=[PASTE]),
-        _morphometry(cohen_d),
+        _morphometry(cohen_d, structures, agreement_note),
         _beyond("C5", edits, "transfer_gain", "off_target_drift", 0.0,
                 "transfer gain minus max(off-target drift, 0) per seed"),
         _beyond("C6", edits, "off_target_preservation", "off_target_baseline", PRESERVATION_LEVEL, preservation),
         _injection_point(fd),
         _memorization(memorization),
         _asset_share(assets),
+        agreement,
         _published_fd("P1", fd, "whole", dataset),
         _published_fd("P2", fd, "seam", dataset),
         _published_edit("P3", edits, "off_target_preservation", dataset),

@@ -27,10 +27,15 @@ __all__ = ["METHOD_LABELS", "TABLES", "cell", "comparable", "editing_table", "me
 METHOD_LABELS = {
     "ldm": "LDM (monolithic, alpha = 0)",
     "paste": "naive paste (no refinement)",
+    "ae_roundtrip": "paste through the autoencoder (no diffusion)",
     "ana": "AnaDiffusion (alpha = 1, r_inj = 10)",
     "ana_r7": "AnaDiffusion r_inj = 7",
     "ana_r15": "AnaDiffusion r_inj = 15",
+    "real": "real vs real (disjoint training subsets)",
 }
+# the regions of our FD tables: the page's, with the template brain only (C1's second region) after the whole volume
+REGIONS = ("whole", "brain", *published.FD_REGIONS[1:])
+REGION_HEADERS = {**published.FD_HEADERS, "brain": "Brain"}
 
 
 def cell(mean: float, low: float, high: float, digits: int = 4) -> str:
@@ -66,19 +71,20 @@ def regional_long(fd: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(rows)
     if out.empty:
         return out
-    out = _order(_order(out, "region", published.FD_REGIONS), "method", METHOD_LABELS)
+    out = _order(_order(out, "region", REGIONS), "method", METHOD_LABELS)
     return _order(out, "features", list(dict.fromkeys(fd["features"]))).reset_index(drop=True)
 
 
 def regional_wide(long: pd.DataFrame, bootstrap: bool = False) -> pd.DataFrame:
-    """Rows (features, method), a column per region (the page's names WB, LH, RH, CB, Seam): ``mean [t interval]``,
-    or with ``bootstrap`` ``mean [bootstrap interval]``."""
+    """Rows (features, method), every method of the table (the round trip and the real-vs-real reference
+    included), a column per region (the page's names WB, LH, RH, CB, Seam, and Brain: the template brain only):
+    ``mean [t interval]``, or with ``bootstrap`` ``mean [bootstrap interval]``."""
     ends = ("bootstrap_low", "bootstrap_high") if bootstrap else ("low", "high")
     table = long.assign(cell=[cell(r["mean"], r[ends[0]], r[ends[1]]) for _, r in long.iterrows()])
     wide = table.pivot_table(index=["features", "method"], columns="region", values="cell", aggfunc="first",
                              sort=False)  # fmt: skip
-    wide = wide.reindex(columns=[r for r in published.FD_REGIONS if r in wide.columns])
-    return wide.rename(columns=published.FD_HEADERS).reset_index().rename_axis(columns=None)
+    wide = wide.reindex(columns=[r for r in REGIONS if r in wide.columns])
+    return wide.rename(columns=REGION_HEADERS).reset_index().rename_axis(columns=None)
 
 
 def morphometry_table(cohen_d: pd.DataFrame) -> pd.DataFrame:
