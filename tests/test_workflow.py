@@ -545,7 +545,10 @@ def test_smoke_run_writes_paper_03s_samples_evaluation_claims_and_figures(smoke_
             volumes = samples[f"volumes_{method}"]
             assert volumes.shape == (len(seeds), n, *smoke["data"]["shape"]) and np.abs(volumes).max() <= 1
     fd = pd.read_parquet(out / "evaluation/fd.parquet")
-    assert len(fd) == len(smoke["methods"]) * len(seeds) * 5 and (fd["n_generated"] == fd["n_real"]).all()
+    regions = {"whole", "brain", "LH", "RH", "CB", "seam"}
+    generated = fd[fd["method"] != "real"]  # the real-vs-real reference rows apart
+    assert set(fd["region"]) == regions and len(generated) == len(smoke["methods"]) * len(seeds) * len(regions)
+    assert set(fd.loc[fd["method"] == "real", "region"]) == regions and (fd["n_generated"] == fd["n_real"]).all()
     edits = pd.read_parquet(out / "evaluation/edit.parquet")
     assert len(edits) == len(smoke["edit"]["methods"]) * len(seeds) * 3 * len(smoke["edit"]["pairs"])
     inputs = pd.concat([pd.read_parquet(out / f"samples/{name}.parquet") for name in ("inputs", "edit_inputs")])
