@@ -9,6 +9,8 @@ that superior or anterior is up.
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -41,7 +43,7 @@ def _show(ax, plane: np.ndarray, title: str = "", ylabel: str = "") -> None:
     if title:
         ax.set_title(title, fontsize=8)
     if ylabel:
-        ax.set_ylabel(ylabel, fontsize=7)
+        ax.set_ylabel(textwrap.fill(ylabel, 24), fontsize=7)  # long method names wrap within their row
 
 
 def orthogonal_slices(volumes: dict[str, np.ndarray], centre=None):
