@@ -15,7 +15,7 @@ from __future__ import annotations
 import operator
 import random
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from sympy import Integer, Rational
 
@@ -42,7 +42,7 @@ COMBINE = {  # the final step of a two-person problem: (question, step text); {X
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _divisors(value: int, largest: int) -> tuple[int, ...]:
     """Divisors d of `value` with SMALLEST <= d <= largest and value / d >= SMALLEST."""
     return tuple(d for d in range(SMALLEST, min(largest, value // SMALLEST) + 1) if value % d == 0)
