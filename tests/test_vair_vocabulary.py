@@ -40,6 +40,7 @@ def test_vocabulary_rejects_unknown_words_by_name(vocab):
 
 def test_vocabulary_round_trips_and_reads_integers(vocab):
     assert Vocabulary.from_json(vocab.to_json()) == vocab
+    assert "17" in Vocabulary.from_texts([SLIP], successors=True) and "17" not in vocab
     ids = vocab.encode([SHORT])[0]
     assert vocab.decode(ids) == SHORT
     values = vocab.integer_value(torch.tensor(ids)).tolist()
@@ -96,8 +97,9 @@ def test_grade_encoding_rejects_mismatched_labels_and_grades(vocab):
 def test_first_error_labels_follow_the_first_error_convention():
     assert first_error_labels(3, -1) == (1, 1, 1)
     assert first_error_labels(4, 1) == (1, 0, -1, -1)
+    assert first_error_labels(2, 2) == (1, 1)  # only the stated answer disagrees with the last step
     with pytest.raises(ValueError):
-        first_error_labels(2, 2)
+        first_error_labels(2, 3)
 
 
 def test_prompts_cut_after_solution_and_sequences_combine(vocab):

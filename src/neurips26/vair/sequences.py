@@ -101,10 +101,13 @@ class Sequences:
 def first_error_labels(n_steps: int, first_invalid_step: int) -> tuple[int, ...]:
     """Step labels under the first-error convention of process supervision (PRM800K, Lightman et al. 2023): steps
     before the first invalid one are valid (1), the first invalid step is invalid (0), later steps are unlabelled (-1);
-    ``first_invalid_step`` -1 labels every step valid."""
-    if not -1 <= first_invalid_step < max(n_steps, 0) or n_steps < 0:
-        raise ValueError(f"first_invalid_step {first_invalid_step} is not -1 or a step of {n_steps}")
-    if first_invalid_step == -1:
+    ``first_invalid_step`` -1 (valid reasoning) or ``n_steps`` (every step holds, only the stated answer disagrees
+    with the last step: ``items.Item``) labels every step valid."""
+    if n_steps < 0 or not -1 <= first_invalid_step <= n_steps:
+        raise ValueError(
+            f"first_invalid_step {first_invalid_step} is not -1 or one of the {n_steps} steps or past them"
+        )
+    if first_invalid_step in (-1, n_steps):
         return (1,) * n_steps
     return (1,) * first_invalid_step + (0,) + (-1,) * (n_steps - first_invalid_step - 1)
 

@@ -70,12 +70,15 @@ class Vocabulary:
         self._ids = vocab
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str], extra_words: Iterable[str] = ()) -> Vocabulary:
-        """Every whitespace-separated word of ``texts`` and ``extra_words`` after the special tokens. A text that
-        contains a special token is rejected (it would be read as a marker)."""
+    def from_texts(cls, texts: Iterable[str], extra_words: Iterable[str] = (), successors: bool = False) -> Vocabulary:
+        """Every whitespace-separated word of ``texts`` and ``extra_words`` after the special tokens; with
+        ``successors`` also ``n + 1`` for every integer word ``n`` (the patching's counterfactuals change a number by
+        +1). A text that contains a special token is rejected (it would be read as a marker)."""
         words: set[str] = set(extra_words)
         for text in texts:
             words.update(text.split())
+        if successors:
+            words.update(str(int(w) + 1) for w in list(words) if _INTEGER.fullmatch(w))
         clash = sorted(words & set(SPECIALS))
         if clash:
             raise ValueError(f"rendered texts contain the special tokens {clash}")
