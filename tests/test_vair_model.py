@@ -7,7 +7,10 @@ import pytest
 import torch
 
 from neurips26.common.ensemble import Ensemble
+from neurips26.vair.decoding import grade, greedy_decode, read_answers
 from neurips26.vair.model import Decoder, DecoderConfig, Patch, config_for
+from neurips26.vair.sequences import encode_grade, solve_prompts
+from neurips26.vair.vocabulary import NOT_AN_INTEGER, Vocabulary
 
 
 def _model(seed: int = 0) -> Decoder:
@@ -80,3 +83,60 @@ def test_initialisation_is_the_seed_and_the_ensemble_forward_is_each_members():
         DecoderConfig(vocab_size=5, context=4, d_model=30, n_heads=4)
     with pytest.raises(ValueError, match="unknown model size"):
         config_for("huge", 5, 4)
+
+
+# ---- decoding (neurips26.vair.decoding) ----------------------------------------------------------------------------
+
+TEXTS = [
+    "ava has 3 pens . how many ? SOLUTION 3 + 4 = 7 ANSWER 7",
+    "ben has 12 pens . ben buys 2 more pens . how many pens ? SOLUTION 12 + 2 = 14 14 * 2 = 28 ANSWER 28",
+]
+
+
+def _naive_greedy(model, prompt: list[int], steps: int) -> list[int]:
+    tokens = list(prompt)
+    for _ in range(steps):
+        logits, _ = model(torch.tensor([tokens]))
+        tokens.append(int(logits[0, -1].argmax()))
+    return tokens[len(prompt) :]
+
+
+def test_cached_greedy_decoding_equals_recomputing_every_prefix():
+    vocab = Vocabulary.from_texts(TEXTS)
+    model = Decoder(config_for("tiny", len(vocab), context=40, seed=4)).eval()
+    prompts, lengths = solve_prompts(vocab, TEXTS)
+    eos = vocab.id("<eos>")
+    out = greedy_decode(model, prompts, lengths, max_new=6, stop=eos)
+    for row in range(2):
+        expected = _naive_greedy(model, prompts[row, : lengths[row]].tolist(), 6)
+        stop_at = expected.index(eos) + 1 if eos in expected else 6
+        assert out[row, :stop_at].tolist() == expected[:stop_at]
+        assert (out[row, stop_at:] == eos).all()
+
+
+def test_answers_are_read_after_the_first_answer_word():
+    vocab = Vocabulary.from_texts(TEXTS)
+    words = [["3", "+", "4", "=", "7", "ANSWER", "7"], ["ANSWER", "ava", "<eos>", "<eos>"], ["7", "<eos>"], ["ANSWER"]]
+    rows = [torch.tensor([vocab.id(w) for w in ws]) for ws in words]
+    answers = [int(read_answers(vocab, r[None])[0]) for r in rows]
+    assert answers == [7, NOT_AN_INTEGER, NOT_AN_INTEGER, NOT_AN_INTEGER]
+
+
+def test_grading_reads_the_verdict_logits_and_the_last_solution_state_of_every_member():
+    vocab = Vocabulary.from_texts(TEXTS)
+    models = [Decoder(config_for("tiny", len(vocab), context=40, seed=s)) for s in (0, 1)]
+    for model in models:  # a head bias (zero for member 0) that makes member 1 write <G2> everywhere
+        model.lm_head.bias = torch.nn.Parameter(torch.zeros(len(vocab)))
+    with torch.no_grad():
+        models[1].lm_head.bias[vocab.id("<G2>")] = 1e3
+    ens = Ensemble(models)
+    out = grade(ens, vocab, TEXTS, hidden=True, chunk=1)
+    seq = encode_grade(vocab, TEXTS, [0, 0])
+    for i, model in enumerate(models):
+        logits, states = model(seq.tokens, residual=True)
+        at = logits[torch.arange(2), seq.verdict]
+        assert out.grades[i].tolist() == at[:, vocab.verdict_ids].argmax(-1).tolist()
+        assert out.invalid[i].tolist() == [not bool(torch.isin(a.argmax(), vocab.verdict_ids)) for a in at]
+        assert torch.allclose(out.hidden[i], states.transpose(1, 2)[torch.arange(2), seq.last_solution], atol=1e-5)
+    assert out.grades[1].tolist() == [2, 2] and not out.invalid[1].any() and out.invalid[0].all()
+    assert out.hidden.shape == (2, 2, 3, 32) and torch.allclose(out.verdict_probs.sum(-1), torch.ones(2, 2))
