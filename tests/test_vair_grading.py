@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import pytest
-from test_vair_backends import make_items
 
 from neurips26.common.claims import rate_difference, wilson
 from neurips26.vair.backends import AnswerOnlyBackend, RandomBackend, Reply, RuleBackend, TextBackend
@@ -26,6 +25,7 @@ from neurips26.vair.grading import (
     solve_tasks,
     unparseable_table,
 )
+from test_vair_backends import make_items
 
 
 @pytest.fixture(scope="module")
