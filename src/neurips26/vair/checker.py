@@ -73,19 +73,21 @@ class CheckResult:
 
 def stated_numbers(texts: Iterable[str]) -> frozenset:
     """The exact values (sympy Rationals) the texts state (module docstring)."""
-    values = set()
-    for text in texts:
-        text = _THOUSANDS.sub("", text.lower())
-        for match in _COMPOUND.finditer(text):
-            values.add(Integer(_TENS[match.group(1)] + _UNITS.index(match.group(2))))
-        for digits, percent, word in _STATED.findall(text):
-            if digits:
-                value = Rational(digits)
-                values.add(value)
-                if percent:
-                    values.add(value / 100)
-            elif word in NUMBER_WORDS:
-                values.update(NUMBER_WORDS[word])
+    return frozenset().union(*(_stated_in(text) for text in texts))
+
+
+@lru_cache(maxsize=65536)
+def _stated_in(text: str) -> frozenset:
+    text = _THOUSANDS.sub("", text.lower())
+    values = {Integer(_TENS[m.group(1)] + _UNITS.index(m.group(2))) for m in _COMPOUND.finditer(text)}
+    for digits, percent, word in _STATED.findall(text):
+        if digits:
+            value = Rational(digits)
+            values.add(value)
+            if percent:
+                values.add(value / 100)
+        elif word in NUMBER_WORDS:
+            values.update(NUMBER_WORDS[word])
     return frozenset(values)
 
 

@@ -1,0 +1,233 @@
+"""The paper's four answer-preserving flaws (VAIR: missing premise, missing reasoning step, shuffled reasoning,
+circular reasoning; arXiv 2606.01462) and the arithmetic slip that makes a wrong-answer (IAIR) solution, as
+transformations of a gold calculator-step solution.
+
+Each transformation is ``f(problem, steps, rng) -> (shown sentences, steps)`` or None when the problem offers no
+place for it; the solution's stated answer is its last step's result.
+- missing_premise: drop the sentence that states a number a step uses (the solution is unchanged);
+- missing_step: delete a step whose result a later step uses (the final step is kept, so is the answer);
+- shuffled: move a step to just after the first step that uses its result (a use before definition; the final
+  step stays last);
+- circular: the paper's circular reasoning, a solution that presupposes its conclusion: the step deriving one
+  input of the final step is replaced by its derivation from the final answer (final ``A = x + y`` and step
+  ``... = x`` become ``A - y = x``), so the answer is used to justify the quantity it is then computed from;
+- arithmetic_slip (IAIR): one step's result off by 1-3, the error carried through every later step to the answer.
+The paper's circular items were written by an LLM with an adversarial prompt and all its items checked by hand;
+here :func:`make_item` certifies every item with the step checker instead: a VAIR item keeps the ground-truth
+answer and fails the reasoning check, an IAIR item has a wrong answer, else ValueError.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from neurips26.vair.checker import check_solution, evaluate, stated_numbers
+from neurips26.vair.items import FLAWS, IAIR_FLAW, Item, Problem, SolvedProblem, Step
+
+__all__ = [
+    "ALL_FLAWS",
+    "FLAW_TRANSFORMS",
+    "SLIP_DELTAS",
+    "arithmetic_slip",
+    "circular",
+    "make_item",
+    "missing_premise",
+    "missing_step",
+    "shuffled",
+]
+
+Transform = Callable[[Problem, tuple[Step, ...], np.random.Generator], tuple | None]
+SLIP_DELTAS = (1, 2, 3)  # the size of an arithmetic slip, with either sign
+_INVERSE = {  # final step `x op y = A`: (x from A and y, y from A and x)
+    "+": ("{A} - {y}", "{A} - {x}"),
+    "-": ("{A} + {y}", "{x} - {A}"),
+    "*": ("{A} / {y}", "{A} / {x}"),
+    "/": ("{A} * {y}", "{x} / {A}"),
+}
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*|\.\d+")
+
+
+def _operands(step: Step) -> tuple:
+    return evaluate(step.expression)[1]
+
+
+def _restep(step: Step, expression: str, result: int, text: str | None = None) -> Step:
+    """`step` with a new expression and result, its text's annotation rewritten (or the given text)."""
+    annotation = f"{expression} = {result}"
+    return Step(expression, result, text if text is not None else step.text.replace(step.annotation, annotation))
+
+
+def _pick(candidates: Sequence, rng: np.random.Generator):
+    return candidates[int(rng.integers(len(candidates)))] if candidates else None
+
+
+def missing_premise(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator):
+    """Drop a sentence stating a number that a step uses and that nothing else shown states or derives earlier."""
+    per_sentence = [stated_numbers([s]) for s in problem.sentences]
+    results = [step.result for step in steps]
+    candidates = []
+    for index, numbers in enumerate(per_sentence):
+        elsewhere = stated_numbers([problem.question]).union(*(n for i, n in enumerate(per_sentence) if i != index))
+        for k, step in enumerate(steps):
+            if any(v in numbers and v not in elsewhere and v not in results[:k] for v in _operands(step)):
+                candidates.append(index)
+                break
+    index = _pick(candidates, rng)
+    if index is None:
+        return None
+    return problem.sentences[:index] + problem.sentences[index + 1 :], steps
+
+
+def _first_user(steps: tuple[Step, ...], k: int, stated: frozenset) -> int | None:
+    """The first step after k that uses step k's result, when that result is neither stated nor derived by
+    another step before that use (so that the use depends on step k alone)."""
+    value = steps[k].result
+    if value in stated:
+        return None
+    for j in range(k + 1, len(steps)):
+        if value in _operands(steps[j]):
+            others = [s.result for i, s in enumerate(steps[:j]) if i != k]
+            return None if value in others else j
+    return None
+
+
+def missing_step(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator):
+    """Delete a step (never the final one) whose result a later step uses."""
+    stated = stated_numbers([*problem.sentences, problem.question])
+    candidates = [k for k in range(len(steps) - 1) if _first_user(steps, k, stated) is not None]
+    k = _pick(candidates, rng)
+    return None if k is None else (problem.sentences, steps[:k] + steps[k + 1 :])
+
+
+def shuffled(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator):
+    """Move a step to just after the first step that uses its result (that user is not the final step)."""
+    stated = stated_numbers([*problem.sentences, problem.question])
+    pairs = [(k, _first_user(steps, k, stated)) for k in range(len(steps) - 1)]
+    pair = _pick([(k, j) for k, j in pairs if j is not None and j < len(steps) - 1], rng)
+    if pair is None:
+        return None
+    k, j = pair
+    order = [*range(k), *range(k + 1, j + 1), k, *range(j + 1, len(steps))]
+    return problem.sentences, tuple(steps[i] for i in order)
+
+
+def circular(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator):
+    """Derive an input of the final step from the final answer (module docstring); the final step must be one
+    binary operation ``x op y`` and the replaced step's other operand known before it."""
+    parts = steps[-1].expression.split()
+    parts = parts if len(parts) == 3 else re.split(r"\s*([-+*/])\s*", steps[-1].expression.strip())
+    if len(parts) != 3 or parts[1] not in _INVERSE:
+        return None
+    x, op, y = parts
+    answer = steps[-1].result
+    stated = stated_numbers([*problem.sentences, problem.question])
+    if answer in stated:
+        return None
+    results = [step.result for step in steps]
+    candidates = []
+    for side, (mine, other) in enumerate(((x, y), (x, y)[::-1])):
+        value, known = evaluate(mine)[0], evaluate(other)[0]
+        producers = [k for k in range(len(steps) - 1) if results[k] == value]
+        if not producers or value in stated:
+            continue
+        k = producers[0]
+        if known in stated or known in results[:k]:
+            expression = _INVERSE[op][side].format(A=answer, x=x, y=y)
+            if evaluate(expression)[0] == value:
+                candidates.append((k, expression))
+    chosen = _pick(candidates, rng)
+    if chosen is None:
+        return None
+    k, expression = chosen
+    text = f"Since the answer is {answer}, {expression} = {steps[k].result}."
+    return problem.sentences, steps[:k] + (_restep(steps[k], expression, steps[k].result, text),) + steps[k + 1 :]
+
+
+def _substitute(expression: str, changed: dict[int, int]) -> str:
+    """`expression` with every integer literal that is a key of `changed` replaced by its value."""
+
+    def swap(match: re.Match) -> str:
+        number = match.group().replace(",", "")
+        return str(changed[int(number)]) if number.isdigit() and int(number) in changed else match.group()
+
+    return _NUMBER.sub(swap, expression)
+
+
+def arithmetic_slip(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator):
+    """Put one step's result off by 1-3 and recompute every later step with the wrong value (a later result must
+    stay a non-negative integer, and the final answer must change)."""
+    tries = [(k, sign * d) for k in range(len(steps)) for d in SLIP_DELTAS for sign in (1, -1)]
+    for index in rng.permutation(len(tries)):
+        k, delta = tries[int(index)]
+        slipped = steps[k].result + delta
+        if slipped < 0:
+            continue
+        changed = {steps[k].result: slipped}
+        new = [*steps[:k], _restep(steps[k], steps[k].expression, slipped)]
+        for step in steps[k + 1 :]:
+            expression = _substitute(step.expression, changed)
+            if expression == step.expression:
+                new.append(step)
+                continue
+            value = evaluate(expression)[0]
+            if value is None or not value.is_Integer or value < 0:
+                break
+            changed[step.result] = int(value)
+            new.append(_restep(step, expression, int(value)))
+        else:
+            if new[-1].result != steps[-1].result:
+                return problem.sentences, tuple(new)
+    return None
+
+
+FLAW_TRANSFORMS: dict[str, Transform] = dict(
+    zip(FLAWS, (missing_premise, missing_step, shuffled, circular), strict=True)
+)
+ALL_FLAWS: dict[str, Transform] = {**FLAW_TRANSFORMS, IAIR_FLAW: arithmetic_slip}
+
+
+def make_item(solved: SolvedProblem, flaw: str, rng: np.random.Generator, *, item_id: str, split: str) -> Item | None:
+    """The item of `flaw` ("none" for the gold solution) on `solved`, labelled with the checker's verdict; None when
+    the flaw has no place in this problem. ValueError when the gold solution is not valid, a VAIR flaw changes the
+    answer or passes the checker, or a slip leaves the answer right."""
+    problem = solved.problem
+    if flaw == "none":
+        category, shown = "VAVR", (problem.sentences, solved.steps)
+    elif flaw in ALL_FLAWS:
+        category = "IAIR" if flaw == IAIR_FLAW else "VAIR"
+        shown = ALL_FLAWS[flaw](problem, solved.steps, rng)
+        if shown is None:
+            return None
+    else:
+        raise ValueError(f"unknown flaw {flaw!r}; known: none, {', '.join(ALL_FLAWS)}")
+    sentences, steps = shown
+    answer = steps[-1].result
+    name = f"{flaw} on problem {problem.problem_id}"
+    if category != "IAIR" and answer != problem.answer:
+        raise ValueError(f"{name} changes the answer: {problem.answer} -> {answer}")
+    if category == "IAIR" and answer == problem.answer:
+        raise ValueError(f"{name} leaves the answer {answer} right")
+    verdict = check_solution(sentences, problem.question, steps, answer, problem.answer)
+    if verdict.reasoning_valid != (category == "VAVR"):
+        raise ValueError(
+            f"{name}: the checker cannot verify the item: it finds the reasoning "
+            f"{'valid' if verdict.reasoning_valid else 'invalid'} ({verdict.reason}: {verdict.detail})"
+        )
+    return Item(
+        item_id=item_id,
+        problem_id=problem.problem_id,
+        category=category,
+        flaw=flaw,
+        problem_sentences=tuple(sentences),
+        question=problem.question,
+        steps=tuple(steps),
+        answer=answer,
+        gt_answer=problem.answer,
+        answer_valid=verdict.answer_valid,
+        reasoning_valid=verdict.reasoning_valid,
+        first_invalid_step=verdict.first_invalid_step,
+        split=split,
+    )
