@@ -173,3 +173,34 @@ def test_hf_backend_decodes_only_the_new_tokens_of_each_batch():
     # the prompt itself holds six calibration verdicts: decoding it too would make every reply ambiguous
     assert [r.raw for r in replies] == ["GRADE: 1", "GRADE: 2", "GRADE: 3"]
     assert [r.value for r in replies] == [1, 2, 3] and backend.external
+
+
+def test_hf_backend_runs_a_tiny_random_chat_model(tmp_path):
+    """Where transformers is installed (envs/llm.yaml): a 2-layer random Llama with a byte-level BPE and a chat
+    template, saved and loaded through make_hf_backend; batched replies equal single ones (left padding, greedy)."""
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    bpe.pre_tokenizer, bpe.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>", "</s>", "<unk>"], initial_alphabet=alphabet)
+    bpe.train_from_iterator(["GRADE: 3 ANSWER: 12 problem solution"] * 8, trainer)
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>")
+    tokenizer.chat_template = (
+        "{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}</s>{% endfor %}"
+        "{% if add_generation_prompt %}<s>assistant: {% endif %}"
+    )
+    tokenizer.save_pretrained(tmp_path)
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=2, max_position_embeddings=8192, bos_token_id=0, eos_token_id=1,
+    )  # fmt: skip
+    transformers.LlamaForCausalLM(config).save_pretrained(tmp_path)
+    backend = make_backend("hf", model=tmp_path, prompts=PROMPTS, max_new_tokens=6, batch_size=2)
+    problems = ["Tom has 3 boxes.", "A longer problem with many more words in it, to be padded on the left."]
+    batched = backend.grade_texts(problems, ["one step", "s"])
+    alone = [backend.grade_texts([p], [s])[0] for p, s in zip(problems, ["one step", "s"])]
+    assert [r.raw for r in batched] == [r.raw for r in alone] and all(r.raw for r in batched)
+    assert all(r.value is None or r.value in range(4) for r in batched)
