@@ -41,6 +41,9 @@ def test_vocabulary_rejects_unknown_words_by_name(vocab):
 def test_vocabulary_round_trips_and_reads_integers(vocab):
     assert Vocabulary.from_json(vocab.to_json()) == vocab
     assert "17" in Vocabulary.from_texts([SLIP], successors=True) and "17" not in vocab
+    successor = vocab.successor_ids()
+    assert successor[vocab.id("7")] == vocab.id("8") and successor[vocab.id("8")] == -1  # no "9"
+    assert successor[vocab.id("Tom")] == -1
     ids = vocab.encode([SHORT])[0]
     assert vocab.decode(ids) == SHORT
     values = vocab.integer_value(torch.tensor(ids)).tolist()

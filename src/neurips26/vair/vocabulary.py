@@ -143,6 +143,14 @@ class Vocabulary:
         integers: a vectorised read of decoded answers."""
         return self._integer_table().to(ids.device)[ids]
 
+    def successor_ids(self) -> torch.Tensor:
+        """(V,) the id of the word ``n + 1`` for each integer word ``n``, -1 where the word is not an integer or its
+        successor is not in the vocabulary (the patching's counterfactual N -> N+1)."""
+        values = self._integer_table()
+        return torch.tensor(
+            [self._ids.get(str(int(v) + 1), -1) if v != NOT_AN_INTEGER else -1 for v in values.tolist()]
+        )
+
     def _integer_table(self) -> torch.Tensor:
         if not hasattr(self, "_integers"):
             self._integers = torch.tensor([int(w) if _INTEGER.fullmatch(w) else NOT_AN_INTEGER for w in self._words])
