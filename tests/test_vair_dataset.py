@@ -6,8 +6,13 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
+from neurips26.vair.checker import verify_item
+from neurips26.vair.dataset import PAPER_COUNTS, applicability, build_items, counts
+from neurips26.vair.flaws import FLAW_TRANSFORMS
+from neurips26.vair.items import FLAWS, check_splits
 from neurips26.vair.problems import certify, generate_problems
 
 OPERATORS = {"+": Fraction.__add__, "-": Fraction.__sub__, "*": Fraction.__mul__, "/": Fraction.__truediv__}
@@ -63,3 +68,69 @@ def test_sympy_certifies_integer_trees_and_refuses_fractions():
     assert certify(("-", ("*", 12, 3), 5)) == 31
     assert certify(("/", ("+", 10, 11), 7)) == 3
     assert certify(("/", 7, 2)) is None
+
+
+@pytest.fixture(scope="module")
+def items(problems):
+    return build_items(problems[:80], np.random.default_rng(3), eval_fraction=0.25)
+
+
+def test_every_item_carries_the_checkers_verdict(items):
+    for item in items:
+        verify_item(item)
+    assert {(i.category, i.answer_valid, i.reasoning_valid) for i in items} == {
+        ("VAVR", True, True),
+        ("VAIR", True, False),
+        ("IAIR", False, False),
+    }
+
+
+def test_each_problem_has_its_gold_a_slip_and_one_item_per_applicable_flaw(problems, items):
+    by_problem = {}
+    for item in items:
+        by_problem.setdefault(item.problem_id, []).append(item.flaw)
+    assert len(by_problem) == 80
+    for solved in problems[:80]:
+        made = by_problem[solved.problem.problem_id]
+        applicable = [f for f in FLAWS if FLAW_TRANSFORMS[f](solved.problem, solved.steps, np.random.default_rng(0))]
+        assert sorted(made) == sorted(["none", "arithmetic_slip", *applicable])
+
+
+def test_splits_are_by_problem_and_sized_by_the_eval_fraction(items):
+    check_splits(items)
+    eval_problems = {i.problem_id for i in items if i.split == "eval"}
+    assert len(eval_problems) == 20
+    assert build_items(generate_problems(80, seed=7), np.random.default_rng(3), eval_fraction=0.25) == items
+    with pytest.raises(ValueError, match="eval_fraction"):
+        build_items([], np.random.default_rng(0), eval_fraction=1.5)
+
+
+def test_several_distinct_items_per_flaw_where_the_problem_allows(problems):
+    chain = next(p for p in problems if len(p.steps) == 5 and len(p.problem.sentences) == 6)
+    items = build_items([chain], np.random.default_rng(0), per_flaw={"missing_premise": 3, "shuffled": 0})
+    premise = [i for i in items if i.flaw == "missing_premise"]
+    assert len(premise) == 3 and len({i.problem_sentences for i in premise}) == 3
+    assert len({i.item_id for i in items}) == len(items) and not any(i.flaw == "shuffled" for i in items)
+    with pytest.raises(ValueError, match="per-flaw counts"):
+        build_items([chain], np.random.default_rng(0), per_flaw={"typo": 1})
+
+
+def test_counts_sit_beside_the_papers(items):
+    table = counts(items).set_index(["category", "flaw"])
+    assert table.loc[("VAVR", "none"), "total"] == 80 == table.loc[("IAIR", "arithmetic_slip"), "total"]
+    assert table.loc[("VAVR", "none"), "eval"] == 20
+    assert table["total"].sum() == len(items)
+    assert table.loc["VAIR", "paper"].to_dict() == {
+        "missing_premise": 258,
+        "missing_step": 228,
+        "shuffled": 259,
+        "circular": 256,
+    }
+    assert sum(PAPER_COUNTS[("VAIR", f)] for f in FLAWS) == 1001
+
+
+def test_applicability_rates_are_shares_of_problems(problems):
+    rates = applicability(problems[:80], np.random.default_rng(0)).set_index("flaw")
+    assert rates.loc["missing_premise", "rate"] == rates.loc["missing_step", "rate"] == 1.0
+    two_step_chains = sum(len(p.steps) == 2 for p in problems[:80])
+    assert rates.loc["shuffled", "applicable"] <= 80 - two_step_chains

@@ -15,6 +15,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from functools import lru_cache
 
 import pandas as pd
 
@@ -178,8 +179,14 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-def _render_shown(sentences: Iterable[str], question: str) -> str:
+@lru_cache(maxsize=65536)
+def _render_shown(sentences: tuple[str, ...], question: str) -> str:
     return " ".join(words(" ".join([*sentences, question])))
+
+
+@lru_cache(maxsize=65536)
+def _render_step(expression: str, result: int) -> str:
+    return " ".join([*words(expression), "=", str(result)])
 
 
 def render_problem(problem: Problem) -> str:
@@ -191,7 +198,7 @@ def render(item: Item) -> str:
     """The small model's text: the shown problem and question on one line, ``SOLUTION``, one line per step
     ``<expr> = <result>`` and ``ANSWER <n>``; every number and operator a whitespace-separated word."""
     lines = [_render_shown(item.problem_sentences, item.question), "SOLUTION"]
-    lines += [" ".join([*words(step.expression), "=", str(step.result)]) for step in item.steps]
+    lines += [_render_step(step.expression, step.result) for step in item.steps]
     lines.append(f"ANSWER {item.answer}")
     return "\n".join(lines)
 
@@ -225,16 +232,24 @@ def items_from_frame(frame: pd.DataFrame) -> list[Item]:
     missing = [c for c in _COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"an items table needs the columns {missing}")
+    steps: dict[tuple, Step] = {}  # items of one problem share steps: each is built (and validated) once
+
+    def step(expression: str, result: int, text: str) -> Step:
+        key = (expression, result, text)
+        if key not in steps:
+            steps[key] = Step(expression, int(result), text)
+        return steps[key]
+
     items = []
-    for row in frame[_COLUMNS].itertuples(index=False):
-        values = row._asdict()
-        values["problem_sentences"] = tuple(json.loads(values["problem_sentences"]))
-        values["steps"] = tuple(Step(e, int(r), t) for e, r, t in json.loads(values["steps"]))
+    for values in zip(*(frame[c].tolist() for c in _COLUMNS), strict=True):
+        row = dict(zip(_COLUMNS, values, strict=True))
+        row["problem_sentences"] = tuple(json.loads(row["problem_sentences"]))
+        row["steps"] = tuple(step(*triple) for triple in json.loads(row["steps"]))
         for name in ("answer", "gt_answer", "first_invalid_step"):
-            values[name] = int(values[name])
+            row[name] = int(row[name])
         for name in ("answer_valid", "reasoning_valid"):
-            values[name] = bool(values[name])
-        items.append(Item(**values))
+            row[name] = bool(row[name])
+        items.append(Item(**row))
     return items
 
 
