@@ -19,6 +19,7 @@ from neurips26.vair.backends import (
     SolveTask,
     TextBackend,
     make_backend,
+    register_backend,
 )
 from neurips26.vair.checker import verify_item
 from neurips26.vair.hf_backend import HFBackend
@@ -99,12 +100,31 @@ def test_random_backend_does_not_solve(items):
         backend.solve([SolveTask("p1", "text", items["VAVR"])])
 
 
-def test_the_registry_builds_backends_by_name_and_names_the_known_ones():
+def test_the_registry_builds_backends_by_name_and_names_the_registered_ones():
+    import neurips26.vair.http_backend  # noqa: F401  (registers "http", as hf_backend, imported above, registers "hf")
+
     assert {"rule", "answer_only", "random", "http", "hf"} <= set(BACKENDS)
     assert make_backend("random", seed=3).seed == 3
     assert make_backend("rule").name == "rule" and not make_backend("rule").external
-    with pytest.raises(ValueError, match=r"unknown backend 'gpt'; known backends: \['answer_only'"):
+    assert make_backend("http", base_url="http://127.0.0.1:9", model="m", prompts=PROMPTS).external
+    with pytest.raises(ValueError, match=r"unknown backend 'gpt'; registered backends: \['answer_only'"):
         make_backend("gpt")
+    with pytest.raises(ValueError, match="is taken"):
+        register_backend("rule", AnswerOnlyBackend)
+    register_backend("rule", RuleBackend)  # the same factory again: accepted
+
+
+def test_external_backends_register_only_when_their_module_is_imported():
+    import subprocess
+
+    code = (
+        "import sys; from neurips26.vair import grading; from neurips26.vair.backends import BACKENDS, make_backend\n"
+        "assert 'http' not in BACKENDS and 'requests' not in sys.modules\n"
+        "try: make_backend('hf')\n"
+        "except ValueError as e: print(e)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "import neurips26.vair.hf_backend to register it" in out
 
 
 class Echo(TextBackend):

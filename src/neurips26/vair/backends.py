@@ -13,10 +13,11 @@ To add a backend, write a class with
     def solve(self, tasks: Sequence[SolveTask]) -> list[Reply]: ...   # one reply per task, in order
     def grade(self, tasks: Sequence[GradeTask]) -> list[Reply]: ...   # one reply per task, in order
 
-and a factory (keyword options -> backend) in BACKENDS; import a backend with heavy dependencies inside its factory,
-as `http` and `hf` do. A text backend (one prompt per task) can subclass TextBackend and implement `solve_texts` and
-`grade_texts` instead. A reply keeps the raw text and the parsed value (an answer for solve, a grade 0-3 for grade),
-None when it could not be read.
+and a factory (keyword options -> backend) in BACKENDS. A backend with heavy dependencies (torch, transformers, an
+HTTP client) lives in its own module, which calls `register_backend(name, factory)` when imported, as `http` and
+`hf` do: a job that runs it imports that module, and only such a job needs those dependencies. A text backend (one
+prompt per task) can subclass TextBackend and implement `solve_texts` and `grade_texts` instead. A reply keeps the
+raw text and the parsed value (an answer for solve, a grade 0-3 for grade), None when it could not be read.
 
 The model-free backends:
 - `rule`: the step checker (upper bound). Grades 3 when the checker accepts the solution's answer and every step, 1
@@ -189,29 +190,27 @@ class RandomBackend(ModelFreeBackend):
         _not_applicable(self, "solve")
 
 
-def _http(**options) -> Backend:
-    from neurips26.vair.http_backend import make_http_backend
-
-    return make_http_backend(**options)
-
-
-def _hf(**options) -> Backend:
-    from neurips26.vair.hf_backend import make_hf_backend
-
-    return make_hf_backend(**options)
-
-
 BACKENDS: dict[str, Callable[..., Backend]] = {
     "rule": RuleBackend,
     "answer_only": AnswerOnlyBackend,
     "random": RandomBackend,
-    "http": _http,
-    "hf": _hf,
 }
+# Backends with heavy dependencies live in their own modules and register themselves when imported, so that a job
+# importing this module (or neurips26.vair.grading) does not need what they need.
+REGISTERED_ON_IMPORT = {"http": "neurips26.vair.http_backend", "hf": "neurips26.vair.hf_backend"}
+
+
+def register_backend(name: str, factory: Callable[..., Backend]) -> None:
+    """Add `factory` (keyword options -> backend) to BACKENDS as `name`; ValueError when another factory has it."""
+    if BACKENDS.get(name, factory) is not factory:
+        raise ValueError(f"backend name {name!r} is taken by {BACKENDS[name]!r}")
+    BACKENDS[name] = factory
 
 
 def make_backend(name: str, **options) -> Backend:
-    """The backend registered as `name`, built from its keyword `options`; ValueError naming the known ones."""
+    """The backend registered as `name`, built from its keyword `options`; ValueError naming the registered ones (and
+    the module to import for a backend that registers on import)."""
     if name not in BACKENDS:
-        raise ValueError(f"unknown backend {name!r}; known backends: {sorted(BACKENDS)}")
+        hint = f" (import {REGISTERED_ON_IMPORT[name]} to register it)" if name in REGISTERED_ON_IMPORT else ""
+        raise ValueError(f"unknown backend {name!r}{hint}; registered backends: {sorted(BACKENDS)}")
     return BACKENDS[name](**options)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from neurips26.vair.backends import Reply, TextBackend
+from neurips26.vair.backends import Reply, TextBackend, register_backend
 from neurips26.vair.prompt import Message, PromptSpec, build_grading_prompt, build_solving_prompt, load_prompt_spec
 from neurips26.vair.verdicts import parse_answer, parse_grade
 
@@ -101,3 +101,6 @@ def make_hf_backend(
     lm = transformers.AutoModelForCausalLM.from_pretrained(str(model), revision=revision, dtype=dtype)
     lm = lm.to(device).eval()
     return HFBackend(lm=lm, tokenizer=tokenizer, prompts=spec, **options)
+
+
+register_backend("hf", make_hf_backend)

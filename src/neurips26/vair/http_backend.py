@@ -27,7 +27,7 @@ from pathlib import Path
 
 import requests
 
-from neurips26.vair.backends import Reply, TextBackend
+from neurips26.vair.backends import Reply, TextBackend, register_backend
 from neurips26.vair.prompt import Message, PromptSpec, build_grading_prompt, build_solving_prompt, load_prompt_spec
 from neurips26.vair.verdicts import parse_answer, parse_grade
 
@@ -178,3 +178,6 @@ def make_http_backend(base_url: str, model: str, prompts: str | Path | PromptSpe
     workers, log_every, name)."""
     spec = prompts if isinstance(prompts, PromptSpec) else load_prompt_spec(prompts)
     return HttpBackend(base_url=base_url, model=model, prompts=spec, **options)
+
+
+register_backend("http", make_http_backend)
