@@ -116,7 +116,8 @@ def shuffled(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator
 
 def circular(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator):
     """Derive an input of the final step from the final answer (module docstring); the final step must be one
-    binary operation ``x op y`` and the replaced step's other operand known before it."""
+    binary operation ``x op y``, the replaced step the only one giving its value, the other operand known before
+    it and the answer neither stated nor derived before it."""
     parts = steps[-1].expression.split()
     parts = parts if len(parts) == 3 else re.split(r"\s*([-+*/])\s*", steps[-1].expression.strip())
     if len(parts) != 3 or parts[1] not in _INVERSE:
@@ -131,10 +132,10 @@ def circular(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator
     for side, (mine, other) in enumerate(((x, y), (x, y)[::-1])):
         value, known = evaluate(mine)[0], evaluate(other)[0]
         producers = [k for k in range(len(steps) - 1) if results[k] == value]
-        if not producers or value in stated:
+        if len(producers) != 1 or value in stated:
             continue
         k = producers[0]
-        if known in stated or known in results[:k]:
+        if answer not in results[:k] and (known in stated or known in results[:k]):
             expression = _INVERSE[op][side].format(A=answer, x=x, y=y)
             if evaluate(expression)[0] == value:
                 candidates.append((k, expression))
