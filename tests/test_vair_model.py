@@ -140,3 +140,46 @@ def test_grading_reads_the_verdict_logits_and_the_last_solution_state_of_every_m
         assert torch.allclose(out.hidden[i], states.transpose(1, 2)[torch.arange(2), seq.last_solution], atol=1e-5)
     assert out.grades[1].tolist() == [2, 2] and not out.invalid[1].any() and out.invalid[0].all()
     assert out.hidden.shape == (2, 2, 3, 32) and torch.allclose(out.verdict_probs.sum(-1), torch.ones(2, 2))
+
+
+# ---- the local backend (neurips26.vair.local_backend) --------------------------------------------------------------
+
+
+def test_local_backend_replies_are_the_decoders_answers_and_grades():
+    from neurips26.vair.backends import BACKENDS, GradeTask, SolveTask
+    from neurips26.vair.decoding import greedy_answers
+    from neurips26.vair.items import Item, Step, render, render_natural
+    from neurips26.vair.local_backend import invalid_verdict, make_local_backend
+
+    def item(category, flaw, a, b, r, first_invalid):
+        step = Step(f"{a} + {b}", r, f"{a} + {b} = {r}")
+        return Item(
+            f"{category}-{a}",
+            f"p{a}",
+            category,
+            flaw,
+            (f"Ava has {a} pens.", f"Ava buys {b} more."),
+            "How many?",
+            (step,),
+            r,
+            a + b,
+            r == a + b,
+            first_invalid == -1,
+            first_invalid,
+            "eval",
+        )
+
+    items = [item("VAVR", "none", a, 3, a + 3, -1) for a in (4, 5)] + [item("IAIR", "arithmetic_slip", 6, 3, 10, 0)]
+    texts = [render(item) for item in items]
+    vocab = Vocabulary.from_texts(texts, successors=True)
+    models = [Decoder(config_for("tiny", len(vocab), context=64, seed=s)) for s in (0, 1)]
+    ens = Ensemble(models)
+    backend = make_local_backend(ens, vocab, member=1, name="local_1")
+    assert BACKENDS["local"] is make_local_backend and backend.name == "local_1" and not backend.external
+    grades = backend.grade([GradeTask(it.item_id, "", render_natural(it), it) for it in items])
+    expected = grade(ens, vocab, texts)
+    assert [r.value for r in grades] == expected.grades[1].tolist()
+    assert [invalid_verdict(r) for r in grades] == expected.invalid[1].tolist()
+    solves = backend.solve([SolveTask(it.problem_id, "", it) for it in items[::2]])
+    answers = greedy_answers(ens, vocab, texts[::2])[1].tolist()
+    assert [r.value if r.value is not None else NOT_AN_INTEGER for r in solves] == answers

@@ -32,11 +32,12 @@ __all__ = ["GradeOutput", "grade", "greedy_answers", "greedy_decode", "read_answ
 
 @dataclass(frozen=True)
 class GradeOutput:
-    """Per member and item: the constrained ``grades`` (S, N) in 0..3, ``invalid`` (S, N) where the unconstrained
-    argmax is not a verdict, the softmax over the four verdict logits ``verdict_probs`` (S, N, 4) and, when asked,
-    ``hidden`` (S, N, L+1, d), the residual stream at the last solution word."""
+    """Per member and item: the constrained ``grades`` (S, N) in 0..3, the unconstrained argmax word ``free`` (S, N)
+    and ``invalid`` (S, N) where it is not a verdict, the softmax over the four verdict logits ``verdict_probs``
+    (S, N, 4) and, when asked, ``hidden`` (S, N, L+1, d), the residual stream at the last solution word."""
 
     grades: torch.Tensor
+    free: torch.Tensor
     invalid: torch.Tensor
     verdict_probs: torch.Tensor
     hidden: torch.Tensor | None
@@ -59,15 +60,17 @@ def grade(
         index = torch.arange(tokens.shape[0], device=device)
         at_verdict = logits[:, index, seq.verdict[rows].to(device)]  # (S, n, V)
         verdict_logits = at_verdict[..., verdict_ids]
-        invalid = ~torch.isin(at_verdict.argmax(-1), verdict_ids)
+        free = at_verdict.argmax(-1)
         reads = (
             states.transpose(2, 3)[:, index, seq.last_solution[rows].to(device)] if hidden else None
         )  # (S, n, L+1, d)
-        parts.append((verdict_logits.argmax(-1), invalid, verdict_logits.softmax(-1), reads))
-    grades, invalid, probs, reads = zip(*parts)
+        parts.append((verdict_logits.argmax(-1), free, verdict_logits.softmax(-1), reads))
+    grades, free, probs, reads = zip(*parts)
+    free = torch.cat(free, 1).cpu()
     return GradeOutput(
         grades=torch.cat(grades, 1).cpu(),
-        invalid=torch.cat(invalid, 1).cpu(),
+        free=free,
+        invalid=~torch.isin(free, vocab.verdict_ids),
         verdict_probs=torch.cat(probs, 1).cpu(),
         hidden=torch.cat(reads, 1).cpu() if hidden else None,
     )
