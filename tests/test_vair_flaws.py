@@ -99,6 +99,9 @@ def test_circular_needs_a_binary_final_step_and_an_answer_not_stated():
     assert _outcomes(gsm8k_style, circular) == {None}
     stated = _solved(CHAIN.problem.sentences, "Is it 49?", [(s.expression, s.result) for s in CHAIN.steps])
     assert _outcomes(stated, circular) == {None}
+    sentences = ("Ava has 12 pens.", "She splits them into 2 piles.", "She buys 3 more.")
+    derived_before = _solved(sentences, "How many?", [("12 / 2", 6), ("6 + 3", 9), ("9 - 3", 6)])
+    assert _outcomes(derived_before, circular) == {None}  # 9 - 3 = 6: the answer 6 is known before 6 + 3
 
 
 def test_arithmetic_slip_is_carried_to_a_wrong_answer():
