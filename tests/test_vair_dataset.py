@@ -111,6 +111,7 @@ def test_several_distinct_items_per_flaw_where_the_problem_allows(problems):
     premise = [i for i in items if i.flaw == "missing_premise"]
     assert len(premise) == 3 and len({i.problem_sentences for i in premise}) == 3
     assert len({i.item_id for i in items}) == len(items) and not any(i.flaw == "shuffled" for i in items)
+    assert sum(i.flaw == "missing_step" for i in items) == 1 == sum(i.flaw == "circular" for i in items)
     with pytest.raises(ValueError, match="per-flaw counts"):
         build_items([chain], np.random.default_rng(0), per_flaw={"typo": 1})
 

@@ -29,7 +29,10 @@ DRAWS_PER_ITEM = 3  # draws of a transformation per wanted item (repeats of an i
 
 
 def _wanted(per_flaw: int | Mapping[str, int], flaws: Sequence[str]) -> dict[str, int]:
-    wanted = {flaw: per_flaw for flaw in flaws} if isinstance(per_flaw, int) else dict(per_flaw)
+    if isinstance(per_flaw, int):
+        wanted = dict.fromkeys(flaws, per_flaw)
+    else:
+        wanted = {**dict.fromkeys(flaws, 1), **per_flaw}
     unknown = sorted(set(wanted) - set(FLAWS))
     if unknown or any(n < 0 for n in wanted.values()):
         raise ValueError(f"per-flaw counts must be >= 0 for flaws in {FLAWS}, got {wanted}")
@@ -61,7 +64,8 @@ def build_items(
     eval_fraction: float = 0.2,
 ) -> list[Item]:
     """Per problem: the gold solution (VAVR), `iair_per_problem` arithmetic slips (IAIR) and up to `per_flaw`
-    distinct items of each flaw in `flaws` (a number, or one per flaw), fewer where the problem offers fewer places.
+    distinct items of each flaw in `flaws` (a number for all, or a mapping flaw -> number, 1 for a flaw it does not
+    name), fewer where the problem offers fewer places.
     A random `eval_fraction` of the problems (rounded) is the eval split, the rest train. Every label is the
     checker's verdict (ValueError otherwise, from :func:`.flaws.make_item`); no problem or item id in both splits."""
     if not 0.0 <= eval_fraction <= 1.0:
