@@ -5,7 +5,9 @@
 #   -> encode (training latents: whole brain and part crops) -> train_denoiser {denoiser} (hemisphere, cb, whole;
 #   seeds batched in one job) -> sample (per seed: ldm, paste, the injections; template and networks only, no
 #   subject's mask) -> edit (donor part swaps) -> evaluate (FD, volumes, Cohen's d, edits, memorization, assets)
-#   -> tables -> claims/figures -> report.
+#   -> tables -> claims/figures -> report. Where the scale sets `seg_cldm: true` (paper), the editing baseline:
+#   train_denoiser {seg_cldm} (latents and the training subjects' label maps) -> seg_cldm (its samples and edits,
+#   conditioned on the subjects' label maps, the input our sampling and editing jobs never take) -> evaluate.
 
 
 include: "functions/anadiffusion.smk"
@@ -127,7 +129,7 @@ rule anadiffusion_encode:
 
 rule anadiffusion_train_denoiser:
     input:
-        latents=ad_check_denoiser,
+        unpack(ad_denoiser_inputs),
     output:
         model=f"{AD}/models/{{denoiser}}.pt",
         trace=f"{AD}/models/{{denoiser}}_trace.parquet",
@@ -136,7 +138,7 @@ rule anadiffusion_train_denoiser:
     benchmark:
         f"{AD_BENCH}/train_denoiser/{{denoiser}}.tsv"
     wildcard_constraints:
-        denoiser="hemisphere|cb|whole|lh|rh",
+        denoiser="hemisphere|cb|whole|lh|rh|seg_cldm",
     conda:
         "../envs/mri.yaml"
     threads: torch_threads
@@ -149,6 +151,33 @@ rule anadiffusion_train_denoiser:
         seeds=paper_params("anadiffusion", "seeds"),
     script:
         "../scripts/anadiffusion/train_denoiser.py"
+
+
+rule anadiffusion_seg_cldm:
+    input:
+        autoencoder=f"{AD}/models/ae.pt",
+        model=f"{AD}/models/seg_cldm.pt",
+        train=f"{AD}/data/train.npz",
+    output:
+        samples=f"{AD}/samples/seg_cldm.npz",
+        inputs=f"{AD}/samples/seg_cldm_inputs.parquet",
+    log:
+        f"{AD_LOG}/seg_cldm.log",
+    benchmark:
+        f"{AD_BENCH}/seg_cldm.tsv"
+    conda:
+        "../envs/mri.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=lambda wc: 40000 if wc.scale == "paper" else 2000,
+        runtime=lambda wc: 720 if wc.scale == "paper" else 30,
+    params:
+        schedule=paper_params("anadiffusion", "schedule"),
+        sampling=paper_params("anadiffusion", "sampling"),
+        pairs=paper_params("anadiffusion", "edit", "pairs"),
+        seeds=paper_params("anadiffusion", "seeds"),
+    script:
+        "../scripts/anadiffusion/seg_cldm.py"
 
 
 rule anadiffusion_sample:
@@ -214,6 +243,7 @@ rule anadiffusion_edit:
 rule anadiffusion_evaluate:
     input:
         unpack(ad_feature_weights),
+        unpack(ad_seg_cldm_samples),
         template=f"{AD}/data/template.npz",
         train=f"{AD}/data/train.npz",
         eval=f"{AD}/data/eval.npz",
@@ -267,10 +297,7 @@ rule anadiffusion_claims:
         eval_subjects=f"{AD}/data/eval_subjects.parquet",
         definitions=claims_definitions("anadiffusion"),
         traces=ad_traces,
-        input_records=[
-            f"{AD}/samples/inputs.parquet",
-            f"{AD}/samples/edit_inputs.parquet",
-        ],
+        input_records=ad_input_records,
     output:
         f"{AD}/claims.parquet",
     log:
@@ -357,5 +384,6 @@ rule anadiffusion_report:
         seeds=paper_params("anadiffusion", "seeds"),
         edit=paper_params("anadiffusion", "edit"),
         evaluate=paper_params("anadiffusion", "evaluate"),
+        seg_cldm=paper_params("anadiffusion", "seg_cldm"),
     script:
         "../scripts/anadiffusion/report.py"

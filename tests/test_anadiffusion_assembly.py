@@ -223,3 +223,30 @@ def test_sample_methods_share_one_noise_ldm_is_alpha_zero_and_paste_is_the_scaff
     for reserved in ("paste", "ae_roundtrip"):
         with pytest.raises(ValueError, match="reserved"):
             A.sample_methods(*args, {reserved: (4, 1.0)})
+
+
+def test_an_injection_of_another_part_layout_refines_that_layouts_assets_from_the_same_noise(autoencoder):
+    """Table 2's ablation: ana_separate differs from ana only by its part models (one per hemisphere)."""
+    layout = template_layout()
+    nets = {"hemisphere": Recorder(), "cb": Recorder(), "whole": Recorder(), "lh": Recorder(), "rh": Recorder()}
+    with torch.no_grad():
+        nets["lh"].w.fill_(0.6)
+        nets["rh"].w.fill_(-0.3)
+    c = M.AUTOENCODERS["smoke"].latent_channels
+    part_noise = {
+        p: D.draw_sampling_noise((2, c, *(n // 2 for n in s.shape)), torch.Generator().manual_seed(i))
+        for i, (p, s) in enumerate(SUPPORTS.items())
+    }
+    whole_noise = D.draw_sampling_noise((2, c, 12, 14, 12), torch.Generator().manual_seed(9))
+    args = (nets, autoencoder, layout, "shared_side_cond", part_noise, whole_noise, SCHEDULE, STEPS)
+    assets, volumes = A.sample_methods(*args, {"ana": (4, 1.0), "sep": (4, 1.0)}, {"sep": "separate"})
+    separate = A.generate_parts(nets, autoencoder, "separate", part_noise, SCHEDULE, STEPS)
+    scaffold = A.assemble_scaffold(separate.images, layout)
+    expected = A.refine(nets["whole"], autoencoder, scaffold, whole_noise, SCHEDULE, STEPS, r_inj=4, alpha=1.0)
+    torch.testing.assert_close(volumes["sep"], expected.clamp(-1, 1))
+    assert not torch.allclose(volumes["sep"], volumes["ana"])
+    torch.testing.assert_close(assets.images["CB"], separate.images["CB"])  # the one CB model, the same noise
+    assert not torch.allclose(assets.images["LH"], separate.images["LH"])  # the returned assets are the shared ones
+    assert nets["lh"].labels and all(label is None for label in nets["lh"].labels)  # unconditional per hemisphere
+    with pytest.raises(ValueError, match=r"names \['other'\], not among the injections"):
+        A.sample_methods(*args, {"ana": (4, 1.0)}, {"other": "separate"})

@@ -10,6 +10,8 @@ import pytest
 
 from conftest import ROOT
 from neurips26.anadiffusion.claims import (
+    MASK_FREE_JOBS,
+    MASK_JOBS,
     PROXY_AGREEMENT,
     distance_from_interval,
     masks_at_inference,
@@ -160,6 +162,11 @@ def records(extra=(), jobs=("sample", "edit")):
 
 
 INPUTS = records()
+# the Seg. cLDM job's record: the training split with its label maps (per-subject data), as the job records it
+SEG_CLDM_RECORD = [
+    ("seg_cldm", "model", f"{A}/models/seg_cldm.pt", ""),
+    ("seg_cldm", "train", SUBJECT_FILES[0], "labels"),
+]
 
 
 def decided(fd=None, cohen=None, edits=None, memo=None, assets=None, traces=None, inputs=INPUTS, dataset="synthbrain",
@@ -277,6 +284,11 @@ VERDICT_CASES = [
     ("K1", "fails", {"inputs": records([("sample", "cohort", SUBJECT_FILES[0], "")])}),  # a job reads the cohort
     ("K1", "fails", {"inputs": records([("edit", "masks", f"{A}/x.npz", "labels")])}),  # a per-subject label map
     ("K1", "inconclusive", {"inputs": records(jobs=())}),
+    ("K1", "inconclusive", {"inputs": records(jobs=("sample",))}),  # the editing job's record is missing
+    ("K1", "inconclusive", {"inputs": records([("other", "x", f"{A}/z.npz", "")])}),  # a job K1 does not name
+    ("K1", "holds", {"inputs": records(SEG_CLDM_RECORD)}),  # the baseline takes the masks, as expected
+    # the baseline's masks went undetected: the detector is broken, so the check cannot hold
+    ("K1", "fails", {"inputs": records([("seg_cldm", "model", f"{A}/models/seg_cldm.pt", "")])}),
     ("K1", "inconclusive", {"inputs": records().drop(columns="subject_masks")}),
     # K2: the assembly's guarantee, read back from the paste and the assets, not the models' quality
     ("K2", "holds", {}),
@@ -406,7 +418,17 @@ def test_no_mask_check_flags_subject_files_and_mask_arrays_but_not_the_template(
     found = masks_at_inference(records(extra), SUBJECT_FILES)
     assert found == [f"edit: ./{SUBJECT_FILES[1]} (per-subject data)", f"edit: ./{SUBJECT_FILES[1]} holds labels"]
     note = decided(inputs=records(extra)).loc["K1", "note"]
-    assert "inputs per job: edit 5, sample 5" in note and "holds labels" in note
+    assert "sample (5 inputs), edit (5 inputs)" in note and "holds labels" in note
+    assert "seg_cldm (a baseline that needs the masks) not run at this scale" in note
+
+
+def test_the_no_mask_check_names_its_jobs_and_counts_the_baselines_masks_apart():
+    table = decided(inputs=records(SEG_CLDM_RECORD))
+    assert table.loc["K1", "value"] == 0 and table.loc["K1", "verdict"] == "holds"
+    note = table.loc["K1", "note"]
+    assert "sample (4 inputs), edit (4 inputs)" in note and ": none found" in note
+    assert f"seg_cldm (a baseline that needs the masks, expected): seg_cldm: {SUBJECT_FILES[0]} (per-subject" in note
+    assert set(MASK_FREE_JOBS) == {"sample", "edit"} and MASK_JOBS == ("seg_cldm",)
 
 
 def test_proxy_agreement_is_the_correlation_on_the_real_scans_and_c4_names_what_it_leaves_out():

@@ -29,3 +29,25 @@ def test_the_sampling_and_editing_jobs_take_no_per_subject_file_on_the_dag(workf
         assert set(made.values()) <= {
             "anadiffusion_template", "anadiffusion_train_ae", "anadiffusion_train_denoiser", "anadiffusion_sample"
         }, made  # fmt: skip
+
+
+def test_at_paper_scale_only_the_seg_cldm_baseline_takes_the_subjects_label_maps(workflow_copy):
+    """The positive case on the DAG: the Seg. cLDM's job (the paper's editing baseline) takes the training split
+    with its label maps from the ADNI rule; our sampling and editing jobs still take nothing per subject, and the
+    separate hemisphere models of Table 2's ablation and the baseline are trained beside the shared one (a dry run
+    plans paper scale without the ADNI folder)."""
+    jobs = parse_dry_run(snakemake(workflow_copy, "-n", "results/paper/anadiffusion/report.md").stdout)
+    producers = {out: job["rule"] for job in jobs for out in job["output"]}
+    by_rule = {}
+    for job in jobs:
+        by_rule.setdefault(job["rule"], []).append(job)
+    (baseline,) = by_rule["anadiffusion_seg_cldm"]
+    assert {producers.get(path) for path in baseline["input"]} >= {"anadiffusion_adni", "anadiffusion_train_denoiser"}
+    for rule in GENERATION:
+        (job,) = by_rule[rule]
+        assert not {producers.get(path) for path in job["input"]} & set(PER_SUBJECT), rule
+    trained = sorted(path.rsplit("/", 1)[1] for job in by_rule["anadiffusion_train_denoiser"] for path in job["output"])
+    models = [p.removesuffix(".pt") for p in trained if p.endswith(".pt")]
+    assert models == ["cb", "hemisphere", "lh", "rh", "seg_cldm", "whole"]  # the baseline trained as a denoiser
+    (claims,) = by_rule["anadiffusion_claims"]
+    assert any(path.endswith("samples/seg_cldm_inputs.parquet") for path in claims["input"])  # K1 reads its record

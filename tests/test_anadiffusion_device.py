@@ -1,7 +1,8 @@
 """Paper 03 on the job's device: profiles/slurm gives anadiffusion's autoencoder and denoiser training, sampling,
-editing and evaluation (the feature network, MS-SSIM) a GPU, so each places its networks and tensors on
-``loop.job_device()``. Each runs its work at the smoke config's network sizes on a tiny grid under a fake
-accelerator (tests/fake_gpu.py), where a tensor left on the CPU next to one on the device fails, as on a GPU."""
+editing, the Seg. cLDM baseline's training and its sampling and editing, and evaluation (the feature network,
+MS-SSIM) a GPU, so each places its networks and tensors on ``loop.job_device()``. Each runs its work at the smoke
+config's network sizes on a tiny grid under a fake accelerator (tests/fake_gpu.py), where a tensor left on the CPU
+next to one on the device fails, as on a GPU."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 import torch
 
 from fake_gpu import fake_gpu
-from neurips26.anadiffusion import assembly, diffusion, evaluation, features, model, training
+from neurips26.anadiffusion import assembly, diffusion, evaluation, features, model, seg_cldm, training
 from neurips26.anadiffusion.template import build_template
 from neurips26.common import ensemble, loop
 
@@ -66,6 +67,43 @@ def test_side_conditioned_denoiser_training_runs_on_the_jobs_device():
         trace = training.train_denoiser(nets, z, 2, 2, 1e-3, [0, 1], SCHEDULE, sides=sides)
         assert all(next(net.parameters()).device == device for net in nets)
     assert len(trace) == 2 * 2
+
+
+def seg_label_maps(n: int, shape) -> torch.Tensor:
+    """Label maps (n, X, Y, Z): left half LH, right half RH, the last slab CB (the cohort's labels)."""
+    maps = torch.ones(n, *shape, dtype=torch.long)
+    maps[:, shape[0] // 2 :] = 2
+    maps[..., -2:] = 3
+    return maps
+
+
+@pytest.mark.gpu_rule("anadiffusion_train_denoiser")
+def test_seg_cldm_training_runs_on_the_jobs_device():
+    z = torch.randn(4, AE.latent_channels, 4, 8, 8)
+    maps = seg_label_maps(4, (8, 16, 16))
+    with fake_gpu() as device:
+        nets = ensemble.build(lambda: seg_cldm.build_seg_cldm(UNET, AE.latent_channels), [0, 1])
+        for net in nets:
+            net.to(loop.job_device())
+        trace = seg_cldm.train_seg_cldm(nets, z, maps, AE.factor, 2, 2, 1e-3, [0, 1], SCHEDULE)
+        assert all(next(net.parameters()).device == device for net in nets)
+    assert len(trace) == 2 * 2
+
+
+@pytest.mark.gpu_rule("anadiffusion_seg_cldm")
+def test_seg_cldm_sampling_and_editing_run_on_the_jobs_device(template):
+    maps = seg_label_maps(N, template.shape)
+    with fake_gpu() as device:
+        autoencoder, _, whole, _ = generation_inputs(template)
+        (net,) = ensemble.build(lambda: seg_cldm.build_seg_cldm(UNET, AE.latent_channels), [0])
+        net.to(loop.job_device())
+        z = seg_cldm.sample_seg_cldm(net, maps, AE.factor, whole, SCHEDULE, STEPS)
+        # the job keeps its label maps and (recipient, donor) indices on its device; here on the CPU, where the meta
+        # device takes them, because the fake device cannot run the label check (unique) or donor != recipient
+        edit = seg_cldm.edit_seg_cldm(net, autoencoder, maps, "CB", torch.tensor([0]), torch.tensor([1]), whole,
+                                      SCHEDULE, STEPS)  # fmt: skip
+        assert z.device == device and edit.volumes.device == device
+    assert z.shape == whole.start.shape and edit.volumes.shape == (1, 1, *template.shape)
 
 
 @pytest.mark.gpu_rule("anadiffusion_sample")

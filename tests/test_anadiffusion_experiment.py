@@ -26,6 +26,20 @@ def test_every_scale_passes_the_schema_and_the_parse_time_check():
     assert quick["sampling"]["samples"] == quick["data"]["eval"]  # equal counts for the Frechet distances
 
 
+def test_paper_scale_runs_the_separate_hemisphere_ablation_and_the_seg_cldm_baseline():
+    paper, quick = CONFIG["paper"], CONFIG["quick"]
+    assert E.injection_layouts(paper) == {"ana_separate": "separate"} and E.injection_layouts(quick) == {}
+    assert E.layouts(paper) == ["shared_side_cond", "separate"]
+    # the shared CB model once, both layouts' hemisphere models, the whole-brain model last
+    assert E.denoisers(paper) == ["cb", "hemisphere", "lh", "rh", "whole"]
+    assert E.injections(paper)["ana_separate"] == E.injections(paper)["ana"]  # paired with ana but for the parts
+    assert E.seg_cldm(paper) and not E.seg_cldm(quick) and not E.seg_cldm(CONFIG["smoke"])
+    assert M.denoiser_routes("rh") == {"RH": M.PART_MODELS["separate"]["RH"]}
+    assert set(M.denoiser_routes("hemisphere")) == {"LH", "RH"} and set(M.denoiser_routes("cb")) == {"CB"}
+    with pytest.raises(ValueError, match="'whole' is not a part denoiser"):
+        M.denoiser_routes("whole")
+
+
 def test_the_parse_time_tables_agree_with_the_model_registry():
     for part_model, names in E.DENOISERS_OF.items():
         assert list(names) == M.denoiser_names(part_model)
@@ -53,6 +67,9 @@ def bad(edit):
         (lambda c: c["edit"].update(methods=["ldm"]), r"ldm has no part assets"),
         (lambda c: c["sampling"].update(samples=16), r"sampling.samples = 16 differs from data.eval = 32"),
         (lambda c: c["seeds"].append(0), r"seeds repeat"),
+        (lambda c: c["injections"]["ana"].update(part_model="joint"), r"injections.ana.part_model = 'joint'"),
+        (lambda c: c["injections"]["ana"].update(part_model="separate"), r"edit.methods \['ana'\]: .*another part"),
+        (lambda c: c["methods"].append("seg_cldm"), r"seg_cldm is the segmentation-conditioned baseline"),
     ],
 )
 def test_bad_configs_are_refused_naming_the_key(edit, message):

@@ -87,15 +87,20 @@ def _tables(template, tmp_path, swap=False, cache={}):  # noqa: B006 (one build 
     grid, network_file = tmp_path / "template.npz", tmp_path / "whole.pt"
     save_npz(grid, **template.as_arrays())
     artifacts.save_network(network_file, "whole", "smoke", [0], [{"w": torch.randn(3, 3)}])
-    records = artifacts.input_record(
-        "sample", artifacts.job_inputs({"template": str(grid), "whole": [str(network_file)]})
-    )
+    train = tmp_path / "train.npz"  # a per-subject split with its label maps: what only the Seg. cLDM's job takes
+    artifacts.save_split(train, np.zeros((2, *template.shape)), np.ones((2, *template.shape), np.uint8))
+    given = {"template": str(grid), "whole": [str(network_file)]}
+    records = pd.concat(
+        [artifacts.input_record(job, artifacts.job_inputs(inputs))
+         for job, inputs in (("sample", given), ("edit", given), ("seg_cldm", {"train": str(train)}))],
+        ignore_index=True,
+    )  # fmt: skip
     traces = pd.DataFrame([dict(model=m, seed=s, step=i, loss=1.0 - 0.04 * i) for m in ("ae", "whole")
                            for s in SEEDS for i in range(20)])  # fmt: skip
     subjects = pd.DataFrame({"subject": [f"eval-{i}" for i in range(N)], "ventricles_mm3": np.arange(N) * 10.0,
                              "cerebellum_mm3": np.arange(N) * 10.0, "brainstem_mm3": np.arange(N) * 10.0})  # fmt: skip
     cache["rest"] = (cohen, pd.concat(edits, ignore_index=True), memo, asset_rows, traces, records,
-                     [str(tmp_path / "train.npz")], volumes, subjects)  # fmt: skip
+                     [str(train)], volumes, subjects)  # fmt: skip
     return _decide(fd, *cache["rest"]), fd
 
 
@@ -111,6 +116,7 @@ def test_claims_read_the_tables_the_evaluation_code_writes(template, tmp_path):
     for claim_id in ("C1", "C3", "K1", "K2"):
         assert table.loc[claim_id, "verdict"] == "holds", (claim_id, table.loc[claim_id, "note"])
     assert "real-vs-real FD" in table.loc["C1", "note"] and "- paste" in table.loc["C3", "note"]
+    assert f"seg_cldm: {tmp_path / 'train.npz'} holds labels" in table.loc["K1", "note"]  # the baseline's, expected
     assert table.loc["C1", "runs"] == len(SEEDS) and table.loc["C5", "runs"] == len(SEEDS)
     assert not table.loc[["C2", "C4", "C5", "C6", "C8"], "note"].str.contains("no column|no value|no edits").any()
     # C10 pairs volume_table's real rows with the subjects' true volumes (made up here; this tiny template's proxy

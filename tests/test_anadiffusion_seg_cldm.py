@@ -8,6 +8,7 @@ import torch
 from neurips26.anadiffusion import diffusion as D
 from neurips26.anadiffusion import model as M
 from neurips26.anadiffusion import seg_cldm as S
+from neurips26.anadiffusion.artifacts import load_seg_cldms, save_network
 
 UNET = M.DENOISERS["smoke"]
 SCHEDULE = D.NoiseSchedule(num_train_timesteps=50)
@@ -142,3 +143,18 @@ def test_one_training_step_gives_finite_losses_and_changes_the_weights():
     assert all(bool(torch.isfinite(p).all()) for p in models[0].parameters())
     with pytest.raises(ValueError, match="one per latent"):
         S.train_seg_cldm(models, latents, label_maps(3), FACTOR, 1, 2, 1e-3, [0], SCHEDULE)
+
+
+def test_samples_take_the_training_subjects_maps_in_order_and_the_stored_network_loads_back(tmp_path):
+    assert S.conditioning_subjects(5, 3).tolist() == [0, 1, 2, 0, 1]  # wraps round when there are fewer subjects
+    assert S.conditioning_subjects(2, 8).tolist() == [0, 1]
+    with pytest.raises(ValueError, match="subjects"):
+        S.conditioning_subjects(2, 0)
+    net = network()
+    path = tmp_path / "seg_cldm.pt"
+    save_network(path, "seg_cldm", "smoke", [3], [net.state_dict()], {"latent_channels": C, "factor": FACTOR})
+    (loaded,) = load_seg_cldms(path, [3])
+    x, t = torch.randn(1, C + S.N_LABELS, *GRID), torch.tensor([5])
+    torch.testing.assert_close(loaded(x, t), net(x, t))
+    with pytest.raises(ValueError, match="holds the seeds"):
+        load_seg_cldms(path, [0])

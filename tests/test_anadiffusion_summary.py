@@ -5,6 +5,7 @@ intervals the claims use, the bootstrap shown beside, every table the report nam
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import ROOT
@@ -67,12 +68,36 @@ def test_at_paper_scale_medicalnet_fd_on_adni_is_scaled_to_the_pages_units():
     assert synthetic[synthetic["source"].str.startswith("ours")]["source"].str.endswith("not comparable").all()
 
 
-def test_table_2_sets_alpha_0_beside_the_ldm_and_marks_what_is_not_built(quick):
+def test_table_2_sets_alpha_0_beside_the_ldm_and_marks_what_the_scale_does_not_run(quick):
     table = quick["published_table2"].set_index("configuration")
     assert table.loc["w/o latent injection (alpha = 0)", "ours"] == "ldm"
-    assert table.loc["separate hemisphere models (r_inj = 10)", "ours"] == "not built"
+    assert table.loc["separate hemisphere models (r_inj = 10)", "ours"] == "ana_separate (not run at quick)"
     assert table.loc["separate hemisphere models (r_inj = 10)", "ours WB (rand3d, raw)"] == "n/a"
     assert table.loc["r_inj = 15", "paper WB"] == 51.66
+
+
+def with_baselines(frame, copies):
+    """``frame`` with the rows of each method of `copies` (ours -> source) copied under its own name."""
+    return pd.concat([frame, *(frame[frame["method"] == src].assign(method=ours) for ours, src in copies.items())])
+
+
+def test_the_paper_scale_baselines_stand_in_every_table_beside_the_papers_rows():
+    """The separate hemisphere models (Table 2's ablation) and the Seg. cLDM (Table 1, Fig. 4a) where they run."""
+    fd = with_baselines(fd_table(), {"ana_separate": "ana", "seg_cldm": "ldm"})
+    edits = with_baselines(edit_table(), {"seg_cldm": "ana"})
+    cohen = with_baselines(cohen_table(), {"seg_cldm": "ldm"})
+    tables = report_tables(fd, cohen, edits, memorization_table(), "synthbrain", "paper", 50)
+    table2 = tables["published_table2"].set_index("configuration").loc["separate hemisphere models (r_inj = 10)"]
+    ana = tables["published_table2"].set_index("configuration").loc["full injection alpha = 1 (Ours, r_inj = 10)"]
+    assert table2["ours"] == "ana_separate" and table2["ours WB (rand3d, raw)"] == ana["ours WB (rand3d, raw)"]
+    assert {"ana_separate", "seg_cldm"} <= set(tables["regional_fd"]["method"])
+    editing = tables["published_editing"]
+    assert set(editing.loc[editing["source"].str.startswith("paper"), "method"]) == {"Ours", "Seg. cLDM"}
+    ours = editing[editing["source"].str.startswith("ours")]
+    assert sorted(ours.loc[ours["part"] == "LH", "method"]) == ["ana", "seg_cldm"]
+    assert list(tables["editing"]["method"].unique()) == ["ana", "seg_cldm"]
+    table1 = tables["published_table1"]
+    assert {"Seg. cLDM", "seg_cldm"} <= set(table1["method"])
 
 
 def test_the_editing_table_averages_per_seed_means_and_shows_the_bootstrap(quick):
@@ -110,6 +135,7 @@ QUICK_PARAMS = {
     "seeds": [0, 1, 2],
     "edit": {"pairs": [[0, 1], [2, 3]]},
     "evaluate": {"features": "rand3d", "bootstrap": 1000, "ms_ssim": {"n_scales": 2}},
+    "seg_cldm": False,
 }
 
 
@@ -119,11 +145,16 @@ def test_the_report_template_renders_every_table_and_says_what_is_not_comparable
     assert "Not comparable at this scale" in text and "a **proxy** for MedicalNet" in text
     assert "`ana_r7` (r_inj = 7, alpha = 1.0)" in text and "2 (recipient, donor) pairs" in text
     assert "| Grid-based LDM |" in text and text.rstrip().endswith("CLOSING")
-    adni = {**QUICK_PARAMS, "data": {**QUICK_PARAMS["data"], "source": "adni"},
-            "evaluate": {**QUICK_PARAMS["evaluate"], "features": "medicalnet_resnet10"}}  # fmt: skip
+    assert "**Brain** inside the template brain only" in text  # the column the review found unexplained
+    assert "paper-scale runs\n(not run at this scale)" in text and "not run at this scale):" in text
+    injections = {**QUICK_PARAMS["injections"], "ana_separate": {"r_inj": 10, "alpha": 1.0, "part_model": "separate"}}
+    adni = {**QUICK_PARAMS, "data": {**QUICK_PARAMS["data"], "source": "adni"}, "injections": injections,
+            "evaluate": {**QUICK_PARAMS["evaluate"], "features": "medicalnet_resnet10"}, "seg_cldm": True}  # fmt: skip
     paper = render(ROOT / "workflow/report/anadiffusion/report.md.j2", scale="paper", params=adni, claims="",
                    n_claims=0, reconstruction="", closing="", **quick)  # fmt: skip
     assert "comparable (claims P1-P4 decide them)" in paper and "proxy" not in paper.split("## Claims")[0]
+    assert "`ana_separate` (r_inj = 10, alpha = 1.0, assets from the separate part models" in paper
+    assert "Baseline `seg_cldm`" in paper and "ours `seg_cldm`" in paper and "not run at this scale" not in paper
 
 
 def test_the_figures_draw_and_refuse_a_volume_that_is_not_3d():

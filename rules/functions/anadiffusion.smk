@@ -86,7 +86,7 @@ def ad_denoiser_names(wildcards):
     return anadiffusion_experiment.denoisers(ad_config(wildcards))
 
 
-@reads("anadiffusion", ("denoiser", "part_model"))
+@reads("anadiffusion", ("denoiser", "part_model"), ("methods",), ("injections",))
 def ad_denoiser_params(wildcards):
     return ad_denoiser_names(wildcards)
 
@@ -98,14 +98,21 @@ def ad_denoiser_files(wildcards):
     ]
 
 
-def ad_check_denoiser(wildcards):
-    """The {denoiser} wildcard names a denoiser of the config's part layout."""
-    names = ad_denoiser_names(wildcards)
+def ad_denoiser_inputs(wildcards):
+    """The training latents of the {denoiser} job, which must name a denoiser of the config's part layouts (or
+    seg_cldm, where the scale runs the baseline: then also the training split, for its subjects' label maps).
+    """
+    names = ad_denoiser_names(wildcards) + (
+        [anadiffusion_experiment.SEG_CLDM] if ad_seg_cldm(wildcards) else []
+    )
     if wildcards.denoiser not in names:
         raise ValueError(
             f"anadiffusion at scale {wildcards.scale} trains the denoisers {names}, not {wildcards.denoiser!r}"
         )
-    return f"{AD}/latents/train.npz".format(scale=wildcards.scale)
+    inputs = {"latents": f"{AD}/latents/train.npz".format(scale=wildcards.scale)}
+    if wildcards.denoiser == anadiffusion_experiment.SEG_CLDM:
+        inputs["train"] = f"{AD}/data/train.npz".format(scale=wildcards.scale)
+    return inputs
 
 
 @reads("anadiffusion", ("methods",), ("injections",))
@@ -151,11 +158,39 @@ def ad_data_rule_scale():
 AD_SYNTHETIC_SCALES, AD_ADNI_SCALES = ad_data_rule_scale()
 
 
+@reads("anadiffusion", ("seg_cldm",))
+def ad_seg_cldm(wildcards):
+    """Whether the scale runs the Seg. cLDM baseline (train_denoiser {seg_cldm}, seg_cldm)."""
+    return anadiffusion_experiment.seg_cldm(ad_config(wildcards))
+
+
+def ad_seg_cldm_samples(wildcards):
+    """The Seg. cLDM's samples and edits for the evaluation, where the scale runs it; nothing otherwise."""
+    if ad_seg_cldm(wildcards):
+        return {"seg_cldm": f"{AD}/samples/seg_cldm.npz".format(scale=wildcards.scale)}
+    return {}
+
+
+def ad_input_records(wildcards):
+    """The input records the claims' check K1 reads: the sampling and editing jobs' (no per-subject mask allowed)
+    and, where the scale runs it, the Seg. cLDM job's (per-subject label maps expected).
+    """
+    names = ["inputs", "edit_inputs"] + (
+        ["seg_cldm_inputs"] if ad_seg_cldm(wildcards) else []
+    )
+    return [
+        f"{AD}/samples/{name}.parquet".format(scale=wildcards.scale) for name in names
+    ]
+
+
 def ad_traces(wildcards):
-    """Every network's training trace: the autoencoder's and each denoiser's."""
+    """Every network's training trace: the autoencoder's, each denoiser's and the Seg. cLDM's where it runs."""
+    names = ["ae", *ad_denoiser_names(wildcards)] + (
+        ["seg_cldm"] if ad_seg_cldm(wildcards) else []
+    )
     return [
         f"{AD}/models/{name}_trace.parquet".format(scale=wildcards.scale)
-        for name in ["ae", *ad_denoiser_names(wildcards)]
+        for name in names
     ]
 
 
@@ -183,8 +218,9 @@ def ad_plan_work(step):
     """The work of one job of rule anadiffusion_`step` for the plan of a scale, in voxels through a network
     (forward and backward for training): the autoencoder's steps x batch x image voxels; a denoiser's steps x
     batch x seeds x latent voxels of the whole grid (an upper bound for the part models, whose supports are
-    smaller); sampling's samples x seeds x DDIM steps x latent voxels (every method and part model of a seed runs
-    at most that many steps)."""
+    smaller; the Seg. cLDM's is that bound); sampling's samples x seeds x DDIM steps x latent voxels (every method
+    and part model of a seed runs at most that many steps); the Seg. cLDM job's (samples + 3 parts x edit pairs) x
+    seeds x DDIM steps x latent voxels."""
 
     def work(wildcards, scale):
         cfg = scale_block(PAPERS, "anadiffusion", scale)
@@ -197,12 +233,13 @@ def ad_plan_work(step):
             return cfg["autoencoder"]["steps"] * cfg["autoencoder"]["batch"] * voxels
         if step == "train_denoiser":
             return cfg["denoiser"]["steps"] * cfg["denoiser"]["batch"] * seeds * latent
-        return (
-            cfg["sampling"]["samples"] * seeds * cfg["sampling"]["ddim_steps"] * latent
-        )
+        runs = cfg["sampling"]["samples"]
+        if step == "seg_cldm":
+            runs += 3 * len(cfg["edit"]["pairs"])
+        return runs * seeds * cfg["sampling"]["ddim_steps"] * latent
 
     return work
 
 
-for _step in ("train_ae", "train_denoiser", "sample"):
+for _step in ("train_ae", "train_denoiser", "sample", "seg_cldm"):
     PLAN_WORK[f"anadiffusion_{_step}"] = ad_plan_work(_step)

@@ -5,12 +5,14 @@ against it), regional volumes by the one proxy
 segmenter (volumes) and Cohen's d (cohen_d), editing scores (edit), nearest-training-neighbour memorization
 (memorization), and the part assets (assets): their share inside their template part beside the real training
 crops' (source train_crop, seed -1), and what the assembly guarantees, read back from the paste
-(evaluation.scaffold_table)."""
+(evaluation.scaffold_table). Where the scale runs the Seg. cLDM baseline (input seg_cldm: samples/seg_cldm.npz),
+its samples join every table as method seg_cldm and its edits the edit table."""
 
 import pandas as pd
 
 from neurips26.anadiffusion import assembly, evaluation, features
 from neurips26.anadiffusion.artifacts import load_edits, load_samples, load_split
+from neurips26.anadiffusion.experiment import SEG_CLDM
 from neurips26.anadiffusion.template import template_from_arrays
 from neurips26.common import loop
 from neurips26.common.io import load_npz, write_parquet
@@ -26,6 +28,14 @@ training, training_labels = load_split(snakemake.input.train)
 samples = load_samples(snakemake.input.samples)
 seeds = samples["seeds"].tolist()
 generated = {(m, s): samples[f"volumes_{m}"][i] for m in p.methods for i, s in enumerate(seeds)}
+edits = load_edits(snakemake.input.edits)
+edit_files = {method: (samples, edits) for method in p.edit_methods}  # method -> (its originals, its edits)
+if snakemake.input.get("seg_cldm"):  # the baseline's samples and edits, one file
+    seg = load_samples(snakemake.input.seg_cldm)
+    if seg["seeds"].tolist() != seeds:
+        raise ValueError(f"{snakemake.input.seg_cldm} holds seeds {seg['seeds'].tolist()}, the samples {seeds}")
+    generated.update({(SEG_CLDM, s): seg[f"volumes_{SEG_CLDM}"][i] for i, s in enumerate(seeds)})
+    edit_files[SEG_CLDM] = (seg, seg)
 
 network = features.build_feature_network(e["features"], snakemake.input.get("weights"), seed=e["feature_seed"])
 device = loop.job_device()
@@ -50,13 +60,12 @@ reference = evaluation.asset_table(crops, [-1], template, e["asset_threshold"])
 write_parquet(pd.concat([generated_assets.assign(source="generated"), reference.assign(source="train_crop")],
                         ignore_index=True), out.assets, prov)  # fmt: skip
 
-edits = load_edits(snakemake.input.edits)
-recipients, donors, ms = edits["recipients"], edits["donors"], e["ms_ssim"]
-frames = []
-for method in p.edit_methods:
+ms, frames = e["ms_ssim"], []
+for method, (originals, edits) in edit_files.items():
+    recipients, donors = edits["recipients"], edits["donors"]
     for i, seed in enumerate(seeds):
         for j, part in enumerate(edits["parts"].tolist()):
-            volumes_of = samples[f"volumes_{method}"][i]
+            volumes_of = originals[f"volumes_{method}"][i]
             frames.append(evaluation.edit_table(method, seed, part, volumes_of[recipients], volumes_of[donors],
                                                 edits[f"edited_{method}"][i, j], template, recipients, donors,
                                                 ms["n_scales"], ms["kernel_size"], ms["dilation_voxels"],

@@ -5,7 +5,8 @@ runtimes and deviations.
 snakemake.input: claims, tables (list: A/tables/<name>.parquet, every name of summary.TABLES), figures (list),
 captions (list), deviations, template (and paper_scale, where the rule gives one).
 snakemake.params: benchmarks (the benchmark folder), and the config blocks the template reads: data, autoencoder,
-denoiser, schedule, sampling, methods, injections, seeds, edit, evaluate (and paper_scale with paper_scale)."""
+denoiser, schedule, sampling, methods, injections, seeds, edit, evaluate, seg_cldm (and paper_scale with
+paper_scale)."""
 
 from pathlib import Path
 

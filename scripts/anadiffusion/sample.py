@@ -1,9 +1,10 @@
 """Paper 03's samples, per training seed of the denoisers: the part assets (shared hemisphere and CB models, DDIM),
 their naive paste at the template supports (seam band and CSF left open: assembly.pipeline_layout), its autoencoder
 round trip without diffusion (ae_roundtrip, the refinement's null), the monolithic LDM (alpha 0) and every named
-injection, all from one noise draw per seed. The inputs are the template (population-level masks only) and the
-networks: no subject's segmentation; the job records every input file and path-like param (artifacts.job_inputs,
-samples/inputs.parquet) for the claims' DAG check."""
+injection (one that names another part layout, e.g. ana_separate, takes its assets from that layout's part models,
+drawn from the same part noise), all from one noise draw per seed. The inputs are the template (population-level
+masks only) and the networks: no subject's segmentation; the job records every input file and path-like param
+(artifacts.job_inputs, samples/inputs.parquet) for the claims' DAG check."""
 
 import numpy as np
 import torch
@@ -27,6 +28,9 @@ files = dict(zip(p.denoisers, snakemake.input.denoisers, strict=True))
 denoisers = {name: [net.to(device) for net in load_denoisers(path, name, seeds)] for name, path in files.items()}
 schedule = diffusion.NoiseSchedule(**p.schedule)
 injections = {name: (spec["r_inj"], spec["alpha"]) for name, spec in p.injections.items()}
+# injections whose assets another part layout makes (the separate hemisphere models of Table 2's ablation)
+layouts = {name: spec["part_model"] for name, spec in p.injections.items() if spec.get("part_model", p.part_model)
+           != p.part_model}  # fmt: skip
 channels = autoencoder.config.latent_channels
 factor = autoencoder.config.factor
 n, steps = sampling["samples"], sampling["ddim_steps"]
@@ -46,7 +50,8 @@ for i, seed in enumerate(seeds):
     nets = {name: models[i] for name, models in denoisers.items()}
     assets, volumes = assembly.sample_methods(nets, autoencoder, layout, p.part_model,
                                               {part: on_device(z) for part, z in part_noise.items()},
-                                              on_device(whole_noise), schedule, steps, injections)  # fmt: skip
+                                              on_device(whole_noise), schedule, steps, injections,
+                                              layouts)  # fmt: skip
     for name in p.methods:
         out[name].append(volumes[name][:, 0].cpu().numpy())
     for part, image in assets.images.items():

@@ -5,7 +5,7 @@ import torch
 
 from neurips26.anadiffusion import model, training
 from neurips26.anadiffusion.artifacts import load_split, save_network
-from neurips26.common import ensemble, loop
+from neurips26.common import loop
 from neurips26.common.checkpoint import fingerprint
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
@@ -16,8 +16,7 @@ log = start_job(snakemake, seed)
 volumes = torch.from_numpy(load_split(snakemake.input.train)[0])[:, None]
 device = loop.job_device()
 config = model.AUTOENCODERS[p["size"]]
-(autoencoder,) = ensemble.build(lambda: model.build_autoencoder(config), [seed])
-autoencoder.to(device)
+(autoencoder,) = training.job_members(lambda: model.build_autoencoder(config), [seed], device)
 settings = loop.LoopSettings(checkpoint=loop.checkpoint_path(snakemake.output.model),
                              fingerprint=fingerprint(dict(snakemake.params), list(snakemake.input)),
                              name=f"autoencoder seed {seed}")  # fmt: skip

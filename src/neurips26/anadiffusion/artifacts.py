@@ -9,6 +9,10 @@ arrays each holds (the "no segmentation at inference" check, K1 of the claims, r
   whole-brain sampling noise ``noise_start``, ``noise_injection`` (S, N, C, x, y, z), which an edit reuses.
 * Edits (``edits.npz``): ``seeds`` (S,), ``parts``, ``recipients``, ``donors`` (K,) and ``edited_<method>`` float32
   (S, P, K, X, Y, Z): for seed s, part p and pair k, the recipient's sample with part p taken from the donor.
+* The Seg. cLDM baseline's samples and edits (``seg_cldm.npz``, one file: its job takes the subjects' label maps):
+  ``seeds``, ``conditioning_subjects`` (N,) (the training subject whose label map conditions each sample),
+  ``volumes_seg_cldm`` (S, N, X, Y, Z), ``parts``, ``recipients``, ``donors`` and ``edited_seg_cldm``
+  (S, P, K, X, Y, Z), laid out as the two files above.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ __all__ = [
     "load_edits",
     "load_network",
     "load_samples",
+    "load_seg_cldms",
     "load_split",
     "save_network",
     "npz_arrays",
@@ -104,6 +109,21 @@ def load_denoisers(path: str | Path, kind: str, seeds: Sequence[int]) -> list:
     nets = []
     for state in stored["states"]:
         net = build_denoiser(DENOISERS[stored["size"]], settings["latent_channels"], settings["sides"])
+        net.load_state_dict(state)
+        nets.append(net.eval())
+    return nets
+
+
+def load_seg_cldms(path: str | Path, seeds: Sequence[int]) -> list:
+    """The trained segmentation-conditioned LDM (kind ``seg_cldm``, :func:`.seg_cldm.build_seg_cldm`) of every seed
+    of `seeds` (in that order), built at its size, in eval mode."""
+    from .model import DENOISERS
+    from .seg_cldm import build_seg_cldm
+
+    stored = load_network(path, "seg_cldm", seeds)
+    nets = []
+    for state in stored["states"]:
+        net = build_seg_cldm(DENOISERS[stored["size"]], stored["settings"]["latent_channels"])
         net.load_state_dict(state)
         nets.append(net.eval())
     return nets

@@ -257,6 +257,7 @@ def sample_methods(
     schedule: diffusion.NoiseSchedule,
     steps: int,
     injections: Mapping[str, tuple[int, float]],
+    injection_part_models: Mapping[str, str] | None = None,
 ) -> tuple[PartAssets, dict[str, torch.Tensor]]:
     """One batch of samples of every method from one set of noise: the part assets, and volumes (..., 1, X, Y, Z)
     for ``ldm`` (the whole-brain denoiser alone from ``whole_noise``: the monolithic LDM, which is alpha = 0 of
@@ -264,8 +265,10 @@ def sample_methods(
     and decoded, no diffusion: :func:`roundtrip`) and each named injection (r_inj, alpha), refined with the same
     whole-brain denoiser and noise (with alpha = 1 the steps before the injection are skipped, so an injection's
     sample depends on ``whole_noise.injection``, not on its start), so that the methods differ only by the scaffold
-    and its injection. Volumes are
-    clipped to [-1, 1], the data's range (a decoder may overshoot it slightly)."""
+    and its injection. An injection named in `injection_part_models` takes its assets from that part layout's models
+    (e.g. ``separate`` hemisphere models, Table 2's ablation) drawn from the same `part_noise`, so that it differs
+    from the injection of `part_model`'s assets only by the part models; the returned assets are `part_model`'s.
+    Volumes are clipped to [-1, 1], the data's range (a decoder may overshoot it slightly)."""
     reserved = {"ldm", "paste", "ae_roundtrip"} & set(injections)
     if reserved:
         raise ValueError(f"injection names {sorted(reserved)} are reserved for the baselines")
@@ -274,14 +277,24 @@ def sample_methods(
             diffusion.check_injection(r_inj, alpha, steps)
         except ValueError as error:
             raise ValueError(f"injection {name!r}: {error}") from None
+    part_models = dict(injection_part_models or {})
+    unknown = sorted(set(part_models) - set(injections))
+    if unknown:
+        raise ValueError(f"injection_part_models names {unknown}, not among the injections {list(injections)}")
     assets = generate_parts(denoisers, autoencoder, part_model, part_noise, schedule, steps)
     scaffold = assemble_scaffold(assets.images, layout)
+    scaffolds = {part_model: scaffold}
+    for other in dict.fromkeys(part_models.values()):
+        if other not in scaffolds:
+            images = generate_parts(denoisers, autoencoder, other, part_noise, schedule, steps).images
+            scaffolds[other] = assemble_scaffold(images, layout)
     whole = denoisers["whole"]
     volumes = {"ldm": autoencoder.decode(diffusion.ddim_sample(as_denoise(whole), whole_noise, schedule, steps))}
     volumes["paste"] = scaffold
     volumes["ae_roundtrip"] = roundtrip(autoencoder, scaffold)
     for name, (r_inj, alpha) in injections.items():
-        volumes[name] = refine(whole, autoencoder, scaffold, whole_noise, schedule, steps, r_inj, alpha)
+        own = scaffolds[part_models.get(name, part_model)]
+        volumes[name] = refine(whole, autoencoder, own, whole_noise, schedule, steps, r_inj, alpha)
     return assets, {name: v.clamp(-1.0, 1.0) for name, v in volumes.items()}
 
 

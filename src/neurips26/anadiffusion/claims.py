@@ -32,8 +32,9 @@ Tables read (one row per):
   (those inside its part's template mask, in the support's frame), and for the generated ones the scaffold counts of
   ``evaluation.scaffold_table`` (K2);
 * traces: (model, seed, step), ``loss``;
-* input records: one row per input of the sampling and editing jobs (job, input, path, subject_masks), and the
-  paths of the cohort's per-subject files (K1).
+* input records: one row per input of the sampling and editing jobs and of the Seg. cLDM's job where it runs (job,
+  input, path, subject_masks), and the paths of the cohort's per-subject files (K1: :data:`MASK_FREE_JOBS` may hold
+  no per-subject mask, :data:`MASK_JOBS` must).
 """
 
 from __future__ import annotations
@@ -50,9 +51,9 @@ from neurips26.common.claims import Measured, Spread, beyond_null, measured_from
 
 from .published import FD_REGIONS, PAPER_INTERVALS, PARTS, STRUCTURES, mean_over_parts
 
-__all__ = ["FID_TABLE_SCALE", "PRESERVATION_LEVEL", "PROXY_AGREEMENT", "PUBLISHED_TOLERANCE", "RECORD_COLUMNS",
-           "Incomplete", "distance_from_interval", "edit_means", "masks_at_inference", "measure_claims", "per_seed",
-           "proxy_agreement", "worst"]  # fmt: skip
+__all__ = ["FID_TABLE_SCALE", "MASK_FREE_JOBS", "MASK_JOBS", "PRESERVATION_LEVEL", "PROXY_AGREEMENT",
+           "PUBLISHED_TOLERANCE", "RECORD_COLUMNS", "Incomplete", "distance_from_interval", "edit_means",
+           "masks_at_inference", "measure_claims", "per_seed", "proxy_agreement", "worst"]  # fmt: skip
 
 PROPOSED, MONOLITHIC, PASTE, ROUNDTRIP, REAL = "ana", "ldm", "paste", "ae_roundtrip", "real"
 ABLATION = ("ana_r7", "ana_r15")
@@ -354,6 +355,12 @@ def _memorization(memorization: pd.DataFrame) -> Measured:
 
 
 RECORD_COLUMNS = ("job", "input", "path", "subject_masks")
+# K1's jobs, by the name each records (artifacts.input_record): ours, whose inputs may hold no per-subject mask (the
+# sampling and editing jobs), and the baselines that need the subjects' masks at inference by design (the Seg.
+# cLDM's sampling-and-editing job), whose records must show them (the check's positive case: a detector that finds
+# nothing there is broken). A record of any other job makes K1 inconclusive: no job is silently exempt.
+MASK_FREE_JOBS = ("sample", "edit")
+MASK_JOBS = ("seg_cldm",)
 
 
 def masks_at_inference(records: pd.DataFrame, subject_files: Sequence[str]) -> list[str]:
@@ -378,16 +385,41 @@ def masks_at_inference(records: pd.DataFrame, subject_files: Sequence[str]) -> l
 
 
 def _no_masks(records: pd.DataFrame, subject_files: Sequence[str]) -> Measured:
+    """K1 over the jobs it names: the per-subject inputs of :data:`MASK_FREE_JOBS` (each must have a record), plus
+    one for each job of :data:`MASK_JOBS` that has a record in which none is found (its masks went undetected); the
+    note names every job covered, what the mask jobs hold, and the mask jobs that did not run at this scale."""
     if records.empty:
         return Measured("K1", math.nan, 0, note="no input records of the sampling and editing jobs")
+    if "job" not in records.columns:
+        return Measured("K1", math.nan, 0, note="the input records lack the column 'job'")
+    jobs = records["job"].astype(str)
+    unknown = sorted(set(jobs) - set(MASK_FREE_JOBS) - set(MASK_JOBS))
+    missing = [job for job in MASK_FREE_JOBS if job not in set(jobs)]
+    if unknown or missing:
+        problems = ([f"records of jobs {unknown} that K1 does not name (mask-free {list(MASK_FREE_JOBS)}, mask "
+                     f"baselines {list(MASK_JOBS)})"] if unknown else []) + (
+            [f"no record of the jobs {missing}"] if missing else [])  # fmt: skip
+        return Measured("K1", math.nan, 0, note="; ".join(problems))
+    ours = records[jobs.isin(MASK_FREE_JOBS)]
     try:
-        found = masks_at_inference(records, subject_files)
+        found = masks_at_inference(ours, subject_files)
+        expected = {job: masks_at_inference(records[jobs == job], subject_files) for job in MASK_JOBS}
     except ValueError as error:
         return Measured("K1", math.nan, 0, note=str(error))
-    jobs = ", ".join(f"{job} {n}" for job, n in records.groupby("job").size().items())
-    note = (f"inputs per job: {jobs}; checked against {len(subject_files)} per-subject files"
-            + (f"; found: {'; '.join(found)}" if found else ""))  # fmt: skip
-    return Measured("K1", float(len(found)), len(records), note=note)
+    counts = ours.groupby("job").size()
+    note = (f"no per-subject mask allowed in {', '.join(f'{job} ({counts[job]} inputs)' for job in MASK_FREE_JOBS)}, "
+            f"checked against {len(subject_files)} per-subject files"
+            + (f"; found: {'; '.join(found)}" if found else ": none found"))  # fmt: skip
+    undetected = []
+    for job, hits in expected.items():
+        if not (jobs == job).any():
+            note += f"; {job} (a baseline that needs the masks) not run at this scale"
+        elif hits:
+            note += f"; {job} (a baseline that needs the masks, expected): {'; '.join(hits)}"
+        else:
+            undetected.append(job)
+            note += f"; {job} takes the subjects' masks by design but none was detected in its inputs"
+    return Measured("K1", float(len(found) + len(undetected)), len(ours), note=note)
 
 
 GENERATED, REFERENCE = "generated", "train_crop"  # the asset table's sources: the part assets, real training crops

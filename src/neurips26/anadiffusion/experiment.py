@@ -13,7 +13,12 @@ Methods (the ``method`` column of every table; arXiv 2608.23014, project page, T
   (what the injection and whole-brain denoising add beyond the autoencoder's round trip of the scaffold).
 * every other method is a named injection of the config's ``injections`` block: ``{r_inj, alpha}`` (DDIM steps
   remaining at the injection, strength), e.g. ``ana`` (the paper's default r_inj = 10, alpha = 1) and the r_inj
-  ablation ``ana_r7``, ``ana_r15``.
+  ablation ``ana_r7``, ``ana_r15``. An injection may name its own ``part_model`` (the part layout whose models make
+  its assets; default ``denoiser.part_model``): ``ana_separate`` (``separate``: one model per hemisphere, Table 2's
+  ablation) is generated from the same part noise and refined by the same whole-brain model as ``ana``.
+* ``seg_cldm`` (config key ``seg_cldm: true``): the segmentation-conditioned LDM, the paper's editing baseline
+  (:mod:`.seg_cldm`), trained at the denoiser block's size and budget and sampled and edited by its own job,
+  because it needs each subject's label map at inference; it is not in ``methods`` (what the sampling job makes).
 """
 
 from __future__ import annotations
@@ -24,15 +29,20 @@ from collections.abc import Mapping
 __all__ = [
     "BASELINES",
     "DENOISERS_OF",
+    "SEG_CLDM",
     "check_config",
     "denoisers",
     "edit_pairs",
+    "injection_layouts",
     "injections",
+    "layouts",
     "methods",
     "noise_seed",
+    "seg_cldm",
 ]
 
 BASELINES = ("ldm", "paste", "ae_roundtrip")
+SEG_CLDM = "seg_cldm"  # the method name of the segmentation-conditioned LDM (its own jobs, not in `methods`)
 # the denoisers each part layout trains (model.denoiser_names, without importing torch; a test keeps them equal)
 DENOISERS_OF = {"shared_side_cond": ("cb", "hemisphere", "whole"), "separate": ("cb", "lh", "rh", "whole")}
 # the factor by which each size's autoencoder, then its U-Net, divide an image side (model.AUTOENCODERS, DENOISERS)
@@ -64,9 +74,33 @@ def injections(cfg: Mapping) -> dict[str, tuple[int, float]]:
     }
 
 
+def injection_layouts(cfg: Mapping) -> dict[str, str]:
+    """The injected methods whose assets come from another part layout than ``denoiser.part_model``: name -> layout
+    (``part_model`` of the injection)."""
+    main = cfg["denoiser"]["part_model"]
+    return {
+        name: cfg["injections"][name]["part_model"]
+        for name in injections(cfg)
+        if cfg["injections"][name].get("part_model", main) != main
+    }
+
+
+def layouts(cfg: Mapping) -> list[str]:
+    """The part layouts the sampling job generates assets with: ``denoiser.part_model`` first, then those its
+    injections name."""
+    return list(dict.fromkeys([cfg["denoiser"]["part_model"], *injection_layouts(cfg).values()]))
+
+
 def denoisers(cfg: Mapping) -> list[str]:
-    """The denoisers one training job each (seeds batched inside it): the part models of the layout and ``whole``."""
-    return list(DENOISERS_OF[cfg["denoiser"]["part_model"]])
+    """The denoisers one training job each (seeds batched inside it): the part models of every layout the methods
+    use (a model two layouts share, ``cb``, once) and ``whole`` last."""
+    names = [name for layout in layouts(cfg) for name in DENOISERS_OF[layout] if name != "whole"]
+    return [*dict.fromkeys(names), "whole"]
+
+
+def seg_cldm(cfg: Mapping) -> bool:
+    """Whether the scale trains, samples and edits the segmentation-conditioned LDM baseline (``seg_cldm``)."""
+    return bool(cfg.get("seg_cldm", False))
 
 
 def edit_pairs(cfg: Mapping) -> list[tuple[int, int]]:
@@ -97,6 +131,11 @@ def check_config(cfg: Mapping) -> None:
     or names a sample not generated; an edit method that is not generated."""
     for key in ("seeds", "methods"):
         _check_unique(key, cfg[key])
+    if SEG_CLDM in cfg["methods"] or SEG_CLDM in cfg["injections"] or SEG_CLDM in cfg["edit"]["methods"]:
+        raise ValueError(
+            f"{SEG_CLDM} is the segmentation-conditioned baseline, made by its own jobs: set `seg_cldm: true`, "
+            "not a method or injection of that name"
+        )
     unknown = [m for m in cfg["methods"] if m not in BASELINES and m not in cfg["injections"]]
     if unknown:
         raise ValueError(
@@ -112,6 +151,9 @@ def check_config(cfg: Mapping) -> None:
             )
         if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and 0 <= alpha <= 1):
             raise ValueError(f"injections.{name}.alpha = {alpha!r} must lie in [0, 1]")
+        layout = spec.get("part_model", cfg["denoiser"]["part_model"])
+        if layout not in DENOISERS_OF:
+            raise ValueError(f"injections.{name}.part_model = {layout!r} is not one of {sorted(DENOISERS_OF)}")
     if steps > cfg["schedule"]["num_train_timesteps"]:
         raise ValueError(
             f"sampling.ddim_steps = {steps} exceeds schedule.num_train_timesteps = "
@@ -150,3 +192,10 @@ def check_config(cfg: Mapping) -> None:
         raise ValueError(f"edit.methods {refine}: each must be paste, ae_roundtrip or a named injection")
     if "ldm" in refine:
         raise ValueError("edit.methods: ldm has no part assets to swap; edit paste or an injection")
+    other = sorted(set(refine) & set(injection_layouts(cfg)))
+    if other:
+        raise ValueError(
+            f"edit.methods {other}: their assets come from another part layout than denoiser.part_model "
+            f"({cfg['denoiser']['part_model']}), and the edit job swaps the assets the sampling job keeps, that "
+            "layout's"
+        )

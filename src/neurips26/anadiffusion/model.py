@@ -52,6 +52,7 @@ __all__ = [
     "build_denoiser",
     "build_denoisers",
     "denoiser_names",
+    "denoiser_routes",
     "latent_shape",
     "n_parameters",
     "part_latent_shapes",
@@ -239,6 +240,20 @@ def denoiser_names(part_model: str) -> list[str]:
     """The denoisers a part layout needs, the whole-brain one last."""
     check_choice("part_model", part_model, PART_MODELS)
     return sorted({route.denoiser for route in PART_MODELS[part_model].values()}) + ["whole"]
+
+
+def denoiser_routes(name: str) -> dict[str, PartRoute]:
+    """The parts the part denoiser `name` generates, with their routes, in whichever layout of :data:`PART_MODELS`
+    has it (``cb``, in both, routes alike); ValueError for ``whole`` or an unknown name."""
+    routes = {}
+    for layout in PART_MODELS.values():
+        for part, route in layout.items():
+            if route.denoiser == name and routes.setdefault(part, route) != route:
+                raise ValueError(f"denoiser {name!r} routes part {part} differently in two layouts")
+    if not routes:
+        known = sorted({r.denoiser for layout in PART_MODELS.values() for r in layout.values()})
+        raise ValueError(f"{name!r} is not a part denoiser: part denoisers are {known}")
+    return routes
 
 
 def build_denoisers(config: DenoiserConfig, latent_channels: int) -> dict[str, nn.Module]:

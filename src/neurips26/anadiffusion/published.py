@@ -40,7 +40,7 @@ PAPER_INTERVALS = {
 }
 # Table 2 (ablation, FID x 1e4): configuration -> (WB, LH, RH, CB, Seam); `ours` names our method of that setting
 TABLE2 = {
-    "separate hemisphere models (r_inj = 10)": (None, (38.72, 5.59, 8.94, 0.89, 0.19)),
+    "separate hemisphere models (r_inj = 10)": ("ana_separate", (38.72, 5.59, 8.94, 0.89, 0.19)),
     "w/o latent injection (alpha = 0)": ("ldm", (52.27, 9.83, 8.52, 1.84, 0.55)),
     "full injection alpha = 1 (Ours, r_inj = 10)": ("ana", (36.16, 6.21, 6.67, 1.06, 0.29)),
     "r_inj = 7": ("ana_r7", (53.27, 9.31, 9.04, 1.75, 0.69)),

@@ -12,9 +12,10 @@ What cannot run (``not_rehearsed``), and why:
   rehearsal has no ADNI scans (fixture paths only); ``neurips26.anadiffusion.adni`` imports those packages only
   when called and names them when missing. The manifest check itself is unit-tested
   (tests/test_anadiffusion_adni.py).
-* every rule downstream of it (the autoencoder, the latents, the denoisers, sampling, editing, evaluation and the
-  report side) reads the ADNI splits the job above writes; with no split they have nothing to read. (The supports
-  are rounded to the multiple the paper-size networks take, 16: ``experiment.support_multiple``.)
+* every rule downstream of it (the autoencoder, the latents, the denoisers (the separate hemisphere models of the
+  ablation and the Seg. cLDM baseline among them), the baseline's sampling and editing, our sampling, editing,
+  evaluation and the report side) reads the ADNI splits the job above writes; with no split they have nothing to
+  read. (The supports are rounded to the multiple the paper-size networks take, 16: ``experiment.support_multiple``.)
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ PLAN = Plan(
     work={
         "anadiffusion_train_ae": _training_work("autoencoder"),
         "anadiffusion_train_denoiser": _training_work("denoiser"),
+        # its samples and its edits (3 parts per pair), every seed
+        "anadiffusion_seg_cldm": lambda cfg, wc: (
+            (cfg["sampling"]["samples"] + 3 * len(cfg["edit"]["pairs"])) * len(cfg["seeds"])
+        ),
         # DDIM steps of every method over the samples of every seed (the part models' and the whole-brain model's)
         "anadiffusion_sample": lambda cfg, wc: cfg["sampling"]["samples"] * len(cfg["seeds"]),
         "anadiffusion_edit": lambda cfg, wc: len(cfg["edit"]["pairs"]) * len(cfg["seeds"]),
@@ -71,6 +76,7 @@ PLAN = Plan(
                 "train_ae",
                 "encode",
                 "train_denoiser",
+                "seg_cldm",
                 "sample",
                 "edit",
                 "evaluate",

@@ -46,7 +46,7 @@ from neurips26.common.validation import check_int
 from . import diffusion
 from .model import PARTS, DenoiserConfig, LatentAutoencoder, build_denoiser
 from .monai_import import monai_module
-from .training import Forward, _member_data, train_members
+from .training import Forward, member_data, train_members
 
 __all__ = [
     "LABELS",
@@ -55,6 +55,7 @@ __all__ = [
     "build_seg_cldm",
     "check_label_maps",
     "conditioned",
+    "conditioning_subjects",
     "edit_label_maps",
     "edit_seg_cldm",
     "label_conditioning",
@@ -91,6 +92,15 @@ def check_label_maps(
     if unknown:
         raise ValueError(f"{where} hold unknown label(s) {unknown}: labels are {LABELS}")
     return maps
+
+
+def conditioning_subjects(samples: int, subjects: int) -> np.ndarray:
+    """Which training subject's label map conditions each of `samples` samples: 0, 1, ..., wrapping round after
+    `subjects` (our choice: the training subjects the model was fitted on, in their order, so that no held-out
+    scan's anatomy enters a sample that is scored against the held-out scans)."""
+    check_int("samples", samples, 1, who="conditioning_subjects")
+    check_int("subjects", subjects, 1, who="conditioning_subjects")
+    return np.arange(samples) % subjects
 
 
 def label_conditioning(subject_label_maps, latent_grid: Sequence[int], factor: int) -> torch.Tensor:
@@ -186,7 +196,7 @@ def train_seg_cldm(
     of `batch` drawn with replacement, t uniform on {0..T-1}. Returns :func:`.training.train_members`' log."""
     check_int("batch", batch, 1, who="train_seg_cldm")
     latents = torch.as_tensor(latents, dtype=torch.float32)
-    member_latents = _member_data(latents, len(models), "latents", 4)
+    member_latents = member_data(latents, len(models), "latents", 4)
     n = latents.shape[-5]
     conditioning = label_conditioning(subject_label_maps, latents.shape[-3:], factor)
     if conditioning.shape[:-4] != (n,):

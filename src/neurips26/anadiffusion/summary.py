@@ -31,6 +31,8 @@ METHOD_LABELS = {
     "ana": "AnaDiffusion (alpha = 1, r_inj = 10)",
     "ana_r7": "AnaDiffusion r_inj = 7",
     "ana_r15": "AnaDiffusion r_inj = 15",
+    "ana_separate": "AnaDiffusion, separate hemisphere models (r_inj = 10)",
+    "seg_cldm": "Seg. cLDM (conditioned on each subject's label map)",
     "real": "real vs real (disjoint training subsets)",
 }
 # the regions of our FD tables: the page's, with the template brain only (C1's second region) after the whole volume
@@ -169,11 +171,14 @@ def published_table1(long: pd.DataFrame, cohen_d: pd.DataFrame, dataset: str, sc
 
 def published_table2(long: pd.DataFrame, dataset: str, scale: str) -> pd.DataFrame:
     """The page's Table 2 beside ours: per configuration the paper's whole-brain and seam FID x 1e4 and our method
-    of that setting (mean [t interval over seeds] per feature network); ``not built`` where we have none."""
-    rows = []
+    of that setting (mean [t interval over seeds] per feature network); ``not built`` where we have none, ``not run
+    at <scale>`` where the scale does not run it (the separate hemisphere models: paper scale only)."""
+    rows, ran = [], set(long["method"]) if "method" in long.columns else set()
     for _, paper in published.table2_frame().iterrows():
+        ours = paper["ours"] if isinstance(paper["ours"], str) else None
+        label = "not built" if ours is None else ours if ours in ran else f"{ours} (not run at {scale})"
         row = {"configuration": paper["configuration"], "paper WB": paper["WB"], "paper Seam": paper["Seam"],
-               "ours": paper["ours"] if isinstance(paper["ours"], str) else "not built"}  # fmt: skip
+               "ours": label}  # fmt: skip
         for features, part in long.groupby("features", sort=False):
             factor = 1e4 if comparable(features, dataset) else 1.0
             for region in ("whole", "seam"):

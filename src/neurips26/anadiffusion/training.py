@@ -45,7 +45,9 @@ __all__ = [
     "KL_WEIGHT",
     "LOG_COLUMNS",
     "fit_latent_scale",
+    "job_members",
     "kl_divergence",
+    "member_data",
     "train_autoencoder",
     "train_denoiser",
     "train_members",
@@ -150,8 +152,19 @@ def train_members(
     return pd.DataFrame(rows, columns=LOG_COLUMNS).sort_values(["seed", "step"], kind="stable", ignore_index=True)
 
 
-def _member_data(data: torch.Tensor, n_members: int, what: str, item_ndim: int) -> Callable[[int], torch.Tensor]:
-    """data shared by all members (N, *item) or one set per member (S, N, *item) -> member index -> its set."""
+def job_members(build: Callable[[], nn.Module], seeds: Sequence[int], device: torch.device) -> list[nn.Module]:
+    """A training job's networks: one per seed of `seeds`, each built by `build` right after
+    ``torch.manual_seed(seed)`` (``common.ensemble.build``), on the job's `device`."""
+    nets = ensemble.build(build, seeds)
+    for net in nets:
+        net.to(device)
+    return nets
+
+
+def member_data(data: torch.Tensor, n_members: int, what: str, item_ndim: int) -> Callable[[int], torch.Tensor]:
+    """The training set of each member: `data` shared by all members (N, *item), or one set per member
+    (S, N, *item) with S = `n_members`, as a function member index -> its (N, *item) set; ValueError naming `what`
+    for any other shape (`item_ndim`: the dimensions of one example)."""
     if data.ndim == item_ndim + 1:
         return lambda i: data
     if data.ndim == item_ndim + 2 and data.shape[0] == n_members:
@@ -175,7 +188,7 @@ def train_autoencoder(
     check_int("batch", batch, 1, who="train_autoencoder")
     check_number("kl_weight", kl_weight, 0.0, who="train_autoencoder")
     volumes = torch.as_tensor(volumes, dtype=torch.float32)
-    member_volumes = _member_data(volumes, len(models), "volumes", 4)
+    member_volumes = member_data(volumes, len(models), "volumes", 4)
     config = models[0].config
     latent = (config.latent_channels, *(s // config.factor for s in volumes.shape[-3:]))
 
@@ -210,7 +223,7 @@ def train_denoiser(
     model (the left hemispheres and the mirrored right ones stacked in one set)."""
     check_int("batch", batch, 1, who="train_denoiser")
     latents = torch.as_tensor(latents, dtype=torch.float32)
-    member_latents = _member_data(latents, len(models), "latents", 4)
+    member_latents = member_data(latents, len(models), "latents", 4)
     n = latents.shape[-5]
     if sides is not None:
         sides = torch.as_tensor(sides).long()
