@@ -71,7 +71,7 @@ def test_regional_features_refuse_bad_inputs():
     net = features.build_feature_network("rand3d")
     x = volumes(n=2)
     whole = np.ones(x.shape[1:], dtype=bool)
-    with pytest.raises(ValueError, match=r"outside the paper's \[-1, 1\]"):
+    with pytest.raises(ValueError, match=r"outside \[-1, 1\], the paper's"):
         features.regional_features(net, x * 2, {"whole": whole})
     bad = x.copy()
     bad[1, 2, 3, 4] = np.nan

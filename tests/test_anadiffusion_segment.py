@@ -51,7 +51,7 @@ def test_proxy_refuses_per_subject_or_bad_rois_and_bad_volumes():
         segment.proxy_structure_volumes(v[None], {"hippocampus": rois["ventricles"]}, 1.0)
     with pytest.raises(ValueError, match="ROI brainstem is empty"):
         segment.proxy_structure_volumes(v[None], {"brainstem": np.zeros(SHAPE, dtype=bool)}, 1.0)
-    with pytest.raises(ValueError, match=r"outside the paper's \[-1, 1\]"):
+    with pytest.raises(ValueError, match=r"outside \[-1, 1\], the paper's"):
         segment.proxy_structure_volumes(3 * v[None], rois, 1.0)
     with pytest.raises(ValueError, match="voxel_size_mm must be positive"):
         segment.proxy_structure_volumes(v[None], rois, (1.0, 0.0, 1.0))

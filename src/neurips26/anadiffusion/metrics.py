@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurips26.common.nearest import k_nearest
+
 __all__ = [
     "FID_TABLE_SCALE",
     "PAPER_BOOTSTRAP_REPLICATES",
@@ -71,17 +73,26 @@ class BootstrapInterval:
 # --------------------------------------------------------------------------------------------- inputs and resampling
 
 
-def check_scaled_volumes(volumes, name: str = "volumes") -> np.ndarray:
-    """`volumes` when they are a finite float array (N, D, H, W) on the paper's [-1, 1] scale (background -1);
-    ValueError naming `name` otherwise. Shared by the feature networks, the segmenter and the editing scores."""
+def check_scaled_volumes(volumes, name: str = "volumes", ndims: tuple[int, ...] = (4,)) -> np.ndarray:
+    """`volumes` when they are a finite float array of `ndims` dimensions ((N, D, H, W) by default; (3, 4) also
+    takes one volume) on the paper's [-1, 1] scale (background -1); ValueError naming `name` otherwise (the first
+    non-finite voxel's index, the range found). The one value check of the pipeline: the feature networks, the
+    segmenter, the editing scores, and :func:`.volumes.check_volumes` after its grid and affine checks."""
     volumes = np.asarray(volumes)
-    if volumes.ndim != 4 or not np.issubdtype(volumes.dtype, np.floating):
-        raise ValueError(f"{name} must be a float array (N, D, H, W), got {volumes.dtype} {volumes.shape}")
-    if not np.isfinite(volumes).all():
-        raise ValueError(f"{name} hold {int((~np.isfinite(volumes)).sum())} non-finite voxels")
+    if volumes.ndim not in ndims:
+        raise ValueError(f"{name}: shape {volumes.shape} has {volumes.ndim} dimensions, not {ndims} (N, D, H, W)")
+    if not np.issubdtype(volumes.dtype, np.floating):
+        raise ValueError(f"{name}: dtype {volumes.dtype} is not floating point")
+    finite = np.isfinite(volumes)
+    if not finite.all():
+        bad = tuple(int(i) for i in np.argwhere(~finite)[0])
+        raise ValueError(f"{name}: {int((~finite).sum())} non-finite voxels (first at index {bad})")
     lo, hi = float(volumes.min()), float(volumes.max())
     if lo < -1 - _RANGE_TOLERANCE or hi > 1 + _RANGE_TOLERANCE:
-        raise ValueError(f"{name} span [{lo:.4g}, {hi:.4g}], outside the paper's [-1, 1] scaling")
+        raise ValueError(
+            f"{name}: intensities span [{lo:.4g}, {hi:.4g}], outside [-1, 1], the paper's scaling (scale them with "
+            "volumes.clip_and_scale)"
+        )
     return volumes
 
 
@@ -304,19 +315,13 @@ def bootstrap_mean(
 # ---------------------------------------------------------------------------------------------------- memorization
 
 
-def nearest_neighbour_distances(queries, reference, chunk: int = 256) -> np.ndarray:
-    """Euclidean distance (n,) from each query (n, ...) to its nearest reference item (m, ...), both flattened;
-    squared distances |q|^2 - 2 q.r + |r|^2 in float64, clipped at 0, `chunk` queries at a time."""
+def nearest_neighbour_distances(queries, reference, chunk: int | None = None) -> np.ndarray:
+    """Euclidean distance (n,) from each query (n, ...) to its nearest reference item (m, ...), both flattened
+    (``common.nearest.k_nearest``: float64, the reference streamed `chunk` items at a time)."""
     q, r = _rows(queries, "queries", min_rows=1), _rows(reference, "reference", min_rows=1)
     if q.shape[1] != r.shape[1]:
         raise ValueError(f"queries have {q.shape[1]} values per item but the reference has {r.shape[1]}")
-    r_norm = np.einsum("md,md->m", r, r)
-    out = np.empty(len(q))
-    for start in range(0, len(q), chunk):
-        block = q[start : start + chunk]
-        squared = np.einsum("nd,nd->n", block, block)[:, None] - 2 * block @ r.T + r_norm[None]
-        out[start : start + chunk] = np.sqrt(np.maximum(squared.min(axis=1), 0.0))
-    return out
+    return k_nearest(q, r, k=1, chunk=chunk).distances[:, 0]
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import nibabel as nib
 import numpy as np
 
+from neurips26.anadiffusion.metrics import check_scaled_volumes
+
 __all__ = [
     "PARTS",
     "PART_LABELS",
@@ -23,7 +25,6 @@ __all__ = [
 
 PARTS = ("LH", "RH", "CB")  # left hemisphere, right hemisphere, cerebellum-brainstem complex
 PART_LABELS = {"LH": 1, "RH": 2, "CB": 3}  # 0 is background
-_RANGE_TOLERANCE = 1e-5
 
 
 def clip_and_scale(volumes: np.ndarray, low: float = 1.0, high: float = 99.0) -> np.ndarray:
@@ -64,24 +65,15 @@ def check_affine(affine: np.ndarray, expected: np.ndarray, atol: float = 1e-3, w
 
 def check_volumes(volumes: np.ndarray, template, affine: np.ndarray | None = None, where: str = "volumes") -> None:
     """Refuses volumes that cannot enter the pipeline: not an (N, X, Y, Z) or (X, Y, Z) array on `template`'s grid,
-    an `affine` (when given) that is not RAS or not the template's, non-finite voxels, or values outside [-1, 1]."""
+    an `affine` (when given) that is not RAS or not the template's, then what :func:`.metrics.check_scaled_volumes`
+    refuses (not floating point, non-finite voxels, values outside [-1, 1])."""
     volumes = np.asarray(volumes)
     shape = tuple(template.shape)
     if volumes.ndim not in (3, 4) or volumes.shape[-3:] != shape:
         raise ValueError(f"{where}: shape {volumes.shape} is not (N, *{shape}) or {shape}, the template's grid")
-    if not np.issubdtype(volumes.dtype, np.floating):
-        raise ValueError(f"{where}: dtype {volumes.dtype} is not floating point")
     if affine is not None:
         check_affine(affine, template.affine, where=where)
-    finite = np.isfinite(volumes)
-    if not finite.all():
-        bad = tuple(int(i) for i in np.argwhere(~finite)[0])
-        raise ValueError(f"{where}: {int((~finite).sum())} non-finite voxels (first at index {bad})")
-    lo, hi = float(volumes.min()), float(volumes.max())
-    if lo < -1 - _RANGE_TOLERANCE or hi > 1 + _RANGE_TOLERANCE:
-        raise ValueError(
-            f"{where}: intensities span [{lo:.4g}, {hi:.4g}], outside [-1, 1]; scale them with clip_and_scale"
-        )
+    check_scaled_volumes(volumes, where, ndims=(3, 4))
 
 
 def part_masks(labels: np.ndarray) -> np.ndarray:

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# training images per chunk: the (S, chunk) distance block holds about this many entries
-CHUNK_ENTRIES = 2**22
+from neurips26.common.nearest import flat_rows, k_nearest
 
 
 @dataclass(frozen=True)
@@ -34,50 +33,20 @@ class NearestDistances:
             return np.where(self.d2 > 0, self.d1 / np.where(self.d2 > 0, self.d2, 1.0), 0.0)
 
 
-def _flat(x, name: str) -> np.ndarray:
-    arr = np.asarray(x, dtype=np.float64)
-    if arr.ndim < 2 or arr.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty batch (N, ...), got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains {int((~np.isfinite(arr)).sum())} NaN or infinite values")
-    return arr.reshape(arr.shape[0], -1)
-
-
 def nearest_distances(samples, train, chunk=None) -> NearestDistances:
     """Euclidean distances from each sample to its nearest and second-nearest training images.
 
-    Images are flattened; the training set is streamed in chunks. Squared distances are computed as
-    |s|^2 - 2 s.x + |x|^2 in float64 (clipped at 0).
+    Images are flattened; the training set is streamed in chunks (`chunk` images at a time). Squared distances are
+    computed as |s|^2 - 2 s.x + |x|^2 in float64 (clipped at 0): ``common.nearest.k_nearest``.
     """
-    s = _flat(samples, "samples")
-    tr = _flat(train, "train")
+    s = flat_rows(samples, "samples")
+    tr = flat_rows(train, "train")
     if s.shape[1] != tr.shape[1]:
         raise ValueError(f"samples have {s.shape[1]} values per image but training images have {tr.shape[1]}")
     if tr.shape[0] < 2:
         raise ValueError(f"need at least 2 training images for d1/d2, got {tr.shape[0]}")
-    if chunk is None:
-        chunk = max(1, CHUNK_ENTRIES // s.shape[0])
-    elif isinstance(chunk, bool) or not isinstance(chunk, numbers.Integral) or chunk < 1:
-        raise ValueError(f"chunk must be a positive int, got {chunk!r}")
-    n_samples = s.shape[0]
-    s_norm = np.einsum("sd,sd->s", s, s)
-    best = np.full((n_samples, 2), np.inf)  # two smallest squared distances, sorted
-    best_idx = np.full((n_samples, 2), -1, dtype=np.int64)
-    rows = np.arange(n_samples)[:, None]
-    for start in range(0, tr.shape[0], int(chunk)):
-        block = tr[start : start + int(chunk)]
-        sq = s_norm[:, None] - 2.0 * (s @ block.T) + np.einsum("nd,nd->n", block, block)[None, :]
-        np.maximum(sq, 0.0, out=sq)
-        cand = np.concatenate([best, sq], axis=1)
-        cand_idx = np.concatenate(
-            [best_idx, np.broadcast_to(np.arange(start, start + block.shape[0]), sq.shape)], axis=1
-        )
-        two = np.argpartition(cand, 1, axis=1)[:, :2]
-        vals = cand[rows, two]
-        order = np.argsort(vals, axis=1, kind="stable")
-        best = vals[rows, order]
-        best_idx = cand_idx[rows, two[rows, order]]
-    return NearestDistances(d1=np.sqrt(best[:, 0]), d2=np.sqrt(best[:, 1]), nearest=best_idx[:, 0].copy())
+    found = k_nearest(s, tr, k=2, chunk=chunk)
+    return NearestDistances(d1=found.distances[:, 0], d2=found.distances[:, 1], nearest=found.indices[:, 0].copy())
 
 
 def nearest_distance_ratio(samples, train, chunk=None) -> np.ndarray:
