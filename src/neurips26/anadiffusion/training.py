@@ -32,9 +32,9 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 import torch
 from torch import nn
-from torch.func import functional_call
 
 from neurips26.common import ensemble, loop
+from neurips26.common.members import call_members
 from neurips26.common.optim import Adam
 from neurips26.common.validation import check_int, check_number
 
@@ -68,22 +68,9 @@ def kl_divergence(mu: torch.Tensor, sigma: torch.Tensor, leading: int = 1) -> to
 
 
 def _forward_members(ens: ensemble.Ensemble, model: nn.Module, vectorize: bool) -> Forward:
-    """Call every member on its slice of the arguments (in_dims 0) or on an argument shared by all (None)."""
-    weights = {**ens.params, **ens.buffers}
-
-    def forward(*args, in_dims: tuple | None = None):
-        dims = in_dims if in_dims is not None else (0,) * len(args)
-        if vectorize and ens.size > 1:
-            return ens(*args, in_dims=dims)
-        outs = []
-        for i in range(ens.size):
-            member = {name: value[i] for name, value in weights.items()}
-            outs.append(functional_call(model, member, tuple(a[i] if d == 0 else a for a, d in zip(args, dims))))
-        if isinstance(outs[0], tuple):
-            return tuple(torch.stack(parts) for parts in zip(*outs))
-        return torch.stack(outs)
-
-    return forward
+    """Call every member on its slice of the arguments (in_dims 0) or on an argument shared by all (None):
+    ``common.members.call_members``."""
+    return lambda *args, in_dims=None: call_members(ens, model, *args, in_dims=in_dims, vectorize=vectorize)
 
 
 def train_members(
