@@ -25,6 +25,9 @@ def test_residual_stream_has_one_state_per_layer_and_feeds_the_head():
     assert torch.equal(states[:, 0], model.embed(tokens))
     assert torch.allclose(logits, model.lm_head(model.norm(states[:, -1])), atol=1e-6)
     assert model(tokens)[1].numel() == 0
+    assert torch.allclose(model(tokens, fused=True)[0], logits, atol=1e-5)
+    at = torch.tensor([[8, 0], [3, 3], [5, 1]])
+    assert torch.allclose(model(tokens, at=at)[0], logits.gather(1, at[..., None].expand(-1, -1, 20)), atol=1e-6)
 
 
 def test_outputs_are_causal_so_right_padding_changes_nothing():

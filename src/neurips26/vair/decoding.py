@@ -6,11 +6,12 @@ over the ensemble's members).
   integer word after the first ``ANSWER`` it writes (:data:`.vocabulary.NOT_AN_INTEGER` when it writes none, which
   counts as wrong). Members decode one after another, each over all problems at once: the cache is written in place,
   which ``vmap`` does not batch.
-* Grading: one forward of ``<bos> <grade> problem ... ANSWER n <verdict>`` per member (``vmap`` over members, the
-  same tokens for all); the grade is the argmax of the four verdict logits ``<G0>`` .. ``<G3>`` at ``<verdict>``
-  (decoding constrained to the verdicts: the local model's grade is always parseable), and a grade is counted
-  invalid when the unconstrained argmax over the whole vocabulary is not a verdict token (the invalid-verdict rate
-  reported for the local model). The same forward returns the residual stream at the last solution word, every
+* Grading: one forward of ``<bos> <grade> problem ... ANSWER n <verdict>`` per member, over all solutions at once
+  (members one after another with the fused attention kernel: faster on our CPU than ``vmap`` over members, whose
+  attention must run by explicit math). The grade is the argmax of the four verdict logits ``<G0>`` .. ``<G3>`` at
+  ``<verdict>`` (decoding constrained to the verdicts: the local model's grade is always parseable), and a grade is
+  counted invalid when the unconstrained argmax over the whole vocabulary is not a verdict token (the invalid-verdict
+  rate reported for the local model). The same forward returns the residual stream at the last solution word, every
   layer, for the probes.
 """
 
@@ -45,34 +46,35 @@ class GradeOutput:
 
 @torch.no_grad()
 def grade(
-    ens: Ensemble, vocab: Vocabulary, texts: Sequence[str], hidden: bool = False, chunk: int = 128
+    ens: Ensemble, vocab: Vocabulary, texts: Sequence[str], hidden: bool = False, chunk: int = 512
 ) -> GradeOutput:
     """Every member's grade of every rendered solution (module docstring), ``chunk`` texts per forward."""
     seq = encode_grade(vocab, texts, [0] * len(texts))
-    device = next(iter(ens.params.values())).device
-    verdict_ids = vocab.verdict_ids.to(device)
-    parts = []
-    for start in range(0, len(texts), chunk):
-        rows = slice(start, start + chunk)
-        width = int(seq.lengths[rows].max())
-        tokens = seq.tokens[rows, :width].to(device)
-        logits, states = ens(tokens, residual=hidden, in_dims=(None,))
-        index = torch.arange(tokens.shape[0], device=device)
-        at_verdict = logits[:, index, seq.verdict[rows].to(device)]  # (S, n, V)
-        verdict_logits = at_verdict[..., verdict_ids]
-        free = at_verdict.argmax(-1)
-        reads = (
-            states.transpose(2, 3)[:, index, seq.last_solution[rows].to(device)] if hidden else None
-        )  # (S, n, L+1, d)
-        parts.append((verdict_logits.argmax(-1), free, verdict_logits.softmax(-1), reads))
-    grades, free, probs, reads = zip(*parts)
-    free = torch.cat(free, 1).cpu()
+    verdict_ids = vocab.verdict_ids
+    grades, free, probs, reads = [], [], [], []
+    for member in range(ens.size):
+        model = ens.module(member).eval()
+        device = model.lm_head.weight.device
+        parts = []
+        for start in range(0, len(texts), chunk):
+            rows = slice(start, start + chunk)
+            tokens = seq.tokens[rows, : int(seq.lengths[rows].max())].to(device)
+            logits, states = model(tokens, hidden, at=seq.verdict[rows, None].to(device), fused=True)
+            at_verdict = logits[:, 0].cpu()  # (n, V)
+            read = states.transpose(1, 2)[torch.arange(len(tokens)), seq.last_solution[rows]].cpu() if hidden else None
+            parts.append((at_verdict[:, verdict_ids], at_verdict.argmax(-1), read))
+        verdict_logits = torch.cat([p[0] for p in parts])
+        grades.append(verdict_logits.argmax(-1))
+        probs.append(verdict_logits.softmax(-1))
+        free.append(torch.cat([p[1] for p in parts]))
+        reads.append(torch.cat([p[2] for p in parts]) if hidden else None)
+    free = torch.stack(free)
     return GradeOutput(
-        grades=torch.cat(grades, 1).cpu(),
+        grades=torch.stack(grades),
         free=free,
-        invalid=~torch.isin(free, vocab.verdict_ids),
-        verdict_probs=torch.cat(probs, 1).cpu(),
-        hidden=torch.cat(reads, 1).cpu() if hidden else None,
+        invalid=~torch.isin(free, verdict_ids),
+        verdict_probs=torch.stack(probs),
+        hidden=torch.stack(reads) if hidden else None,
     )
 
 
@@ -91,7 +93,7 @@ def greedy_decode(
     x = model.embed(prompts)
     caches = []
     for block in model.blocks:
-        x, (k, v) = block(x, model.rope_cos[:width], model.rope_sin[:width])
+        x, (k, v) = block(x, model.rope_cos[:width], model.rope_sin[:width])  # fused causal attention
         keys, values = (
             k.new_zeros(n, k.shape[1], c.context, k.shape[3]),
             v.new_zeros(n, v.shape[1], c.context, k.shape[3]),

@@ -4,14 +4,17 @@ an untied embedding and head, a final RMSNorm, every linear and the embedding dr
 generator seeded by ``DecoderConfig.seed`` (the global random state is left alone), as the sibling decoders of
 ``symm_optim`` and ``noisy_divergence``.
 
-``forward(tokens, residual=False, patch=None) -> (logits (B, T, V), residual (B, L+1, T, d) or empty)``: the
+``forward(tokens, residual=False, patch=None, at=None) -> (logits (B, T, V), residual (B, L+1, T, d) or empty)``
+(with ``at`` (B, K) positions, logits (B, K, V) at those positions only: the head where it is read). The
 residual stream is indexed by layer, 0 the embedding output and l the output of block l, the hidden states a probe
 reads (arXiv 2606.01462 probes "the hidden state at the last solution token" per layer). ``patch`` overwrites the
 residual stream at given layers and positions with given vectors (activation patching): layer l's state is replaced
 before block l+1 reads it, so every later position and layer sees the patched vectors.
 
 Attention runs by explicit math (``stats=False``): under ``vmap`` over an ensemble's members it batches, where the
-fused kernel falls back member by member on the CPU.
+fused kernel falls back member by member on the CPU. ``fused=True`` runs the fused kernel
+(``scaled_dot_product_attention``), the faster path for one member outside ``vmap`` (evaluation: about twice as fast
+on our 2-core CPU); the two agree to float rounding.
 """
 
 from __future__ import annotations
@@ -89,8 +92,8 @@ def check_positions(positions: torch.Tensor, lengths: torch.Tensor | int) -> Non
 
 
 class Decoder(nn.Module):
-    """``forward(tokens (B, T), residual=False, patch=None) -> (logits (B, T, V), residual (B, L+1, T, d) or an
-    empty tensor)`` (module docstring)."""
+    """``forward(tokens (B, T), residual=False, patch=None, at=None) -> (logits (B, T, V) or (B, K, V) at ``at``,
+    residual (B, L+1, T, d) or an empty tensor)`` (module docstring)."""
 
     def __init__(self, config: DecoderConfig):
         super().__init__()
@@ -106,7 +109,12 @@ class Decoder(nn.Module):
             self.register_buffer(name, table, persistent=False)
 
     def forward(
-        self, tokens: torch.Tensor, residual: bool = False, patch: Patch | None = None
+        self,
+        tokens: torch.Tensor,
+        residual: bool = False,
+        patch: Patch | None = None,
+        at: torch.Tensor | None = None,
+        fused: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         if tokens.dim() != 2:
             raise ValueError(f"tokens must be (batch, positions), got shape {tuple(tokens.shape)}")
@@ -124,7 +132,9 @@ class Decoder(nn.Module):
             if residual:
                 states.append(x)
             if layer < self.config.n_layers:
-                x, _ = self.blocks[layer](x, cos, sin, stats=False)
+                x, _ = self.blocks[layer](x, cos, sin, stats=None if fused else False)
+        if at is not None:  # the head only where it is read: (B, K) positions -> logits (B, K, V)
+            x = x.gather(1, at[..., None].expand(-1, -1, x.shape[-1]))
         logits = self.lm_head(self.norm(x))
         return logits, torch.stack(states, 1) if residual else logits.new_zeros(0)
 

@@ -82,8 +82,8 @@ def _control_positions(vocab: Vocabulary, seq, generator: torch.Generator) -> to
 
 @torch.no_grad()
 def _grades(model: Decoder, tokens: torch.Tensor, verdict: torch.Tensor, verdict_ids: torch.Tensor, patch=None):
-    logits, _ = model(tokens, patch=patch)
-    return logits[torch.arange(len(tokens)), verdict][:, verdict_ids].argmax(-1)
+    logits, _ = model(tokens, patch=patch, at=verdict[:, None], fused=True)
+    return logits[:, 0, verdict_ids].argmax(-1)
 
 
 @torch.no_grad()
@@ -114,7 +114,7 @@ def patch_flip_rates(
         for condition, where in part_sites.items():
             where = where[fooled]
             source = plus_one_sources(vocab, tokens, where, lengths)
-            _, states = model(source, residual=True)
+            _, states = model(source, residual=True, fused=True)
             at = states.transpose(1, 2)[torch.arange(len(source)), where]  # (n, L+1, d)
             for layers, tag in layer_sets:
                 vectors = at[:, list(layers)][:, :, None]  # (n, len(layers), 1, d)

@@ -169,11 +169,13 @@ def grade_pool(items: Sequence, member: Member) -> tuple[np.ndarray, np.ndarray]
 
 @dataclass
 class _Pools:
-    """Every training example once: solve rows then grade rows, padded to one width; targets and weights per regime
-    (R, N, T), since a grade row's labels depend on the regime; per member its row probabilities (S, N)."""
+    """Every training example once: solve rows then grade rows, padded to one width; the positions that carry a loss
+    in some regime, ``loss_at`` (N, K) (padded with 0, weight 0), and there the targets and weights per regime
+    (R, N, K), since a grade row's labels depend on the regime; per member its row probabilities (S, N)."""
 
     tokens: torch.Tensor
     lengths: torch.Tensor
+    loss_at: torch.Tensor
     targets: torch.Tensor
     weights: torch.Tensor
     solve_probs: torch.Tensor
@@ -200,6 +202,10 @@ def _pools(vocab: Vocabulary, items: Sequence, texts: Sequence[str], members: Se
         grade_versions.append(encode_grade(vocab, [texts[i] for i in train], grades, labels, s.step_weight))
     joined = [Sequences.concatenate([solve, g]) for g in grade_versions]
     n_solve, n_all = len(solve), len(joined[0])
+    carries = torch.stack([j.weights > 0 for j in joined]).any(0)  # (N, T)
+    # each row's loss positions first, in order (a stable sort of "no loss" puts them there), padded with position 0
+    order = torch.sort((~carries).to(torch.int8), dim=1, stable=True).indices[:, : int(carries.sum(1).max())]
+    loss_at = torch.where(carries.gather(1, order), order, 0)
     row_of_item = {item_index: n_solve + k for k, item_index in enumerate(train)}
     solve_probs = torch.zeros(len(members), n_all, dtype=torch.float64)
     solve_probs[:, :n_solve] = 1.0 / n_solve
@@ -210,8 +216,9 @@ def _pools(vocab: Vocabulary, items: Sequence, texts: Sequence[str], members: Se
     return _Pools(
         tokens=joined[0].tokens,
         lengths=joined[0].lengths,
-        targets=torch.stack([j.targets for j in joined]),
-        weights=torch.stack([j.weights for j in joined]),
+        loss_at=loss_at,
+        targets=torch.stack([j.targets.gather(1, loss_at) for j in joined]),
+        weights=torch.stack([j.weights.gather(1, loss_at) for j in joined]),
         solve_probs=solve_probs,
         grade_probs=grade_probs,
         regime_of=torch.tensor([names.index(m.regime) for m in members]),
@@ -275,7 +282,7 @@ def train_members(
         "plain": AdamW(plain, lr=s.lr, betas=s.betas, weight_decay=0.0),
     }
     generators = [torch.Generator().manual_seed(m.seed) for m in members]
-    tokens, lengths = pools.tokens.to(device), pools.lengths.to(device)
+    tokens, lengths, loss_at = pools.tokens.to(device), pools.lengths.to(device), pools.loss_at.to(device)
     targets, weights = pools.targets.to(device), pools.weights.to(device)
     regime_of = pools.regime_of.to(device)[:, None]
     n_grade = s.grade_rows
@@ -294,8 +301,8 @@ def train_members(
             dim=1,
         ).to(device)
         width = int(lengths[rows].max())
-        logits, _ = ens(tokens[rows, :width])
-        per_row = _member_losses(logits, targets[regime_of, rows, :width], weights[regime_of, rows, :width])
+        logits, _ = ens(tokens[rows, :width], False, None, loss_at[rows], in_dims=(0, None, None, 0))
+        per_row = _member_losses(logits, targets[regime_of, rows], weights[regime_of, rows])
         losses = per_row.mean(1)
         for opt in optimizers.values():
             opt.zero_grad()
