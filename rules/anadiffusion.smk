@@ -1,7 +1,7 @@
 # Paper 03: AnaDiffusion, anatomically compositional latent diffusion for 3D brain MRI (arXiv 2608.23014; project page
 # AnaDiffusion/AnaDiffusion.github.io; code not released: our reconstruction).
-# template (MNI152 2009a from the nilearn wheel on the grid) -> cohort {split} (synthetic, quick/smoke) or adni {split}
-#   (paper: the user's ADNI folder checked against the manifest, preprocessed) -> train_ae (one autoencoder, shared)
+# template (MNI152 2009a from the nilearn wheel on the grid) -> cohort (both splits of the synthetic cohort in one
+#   job, quick/smoke: one import of torch instead of two) or adni {split} (paper: the user's ADNI folder checked against the manifest, preprocessed) -> train_ae (one autoencoder, shared)
 #   -> encode (training latents: whole brain and part crops) -> train_denoiser {denoiser} (hemisphere, cb, whole;
 #   seeds batched in one job) -> sample (per seed: ldm, paste, the injections; template and networks only, no
 #   subject's mask) -> edit (donor part swaps) -> evaluate (FD, volumes, Cohen's d, edits, memorization, assets)
@@ -36,14 +36,15 @@ rule anadiffusion_cohort:
     input:
         template=f"{AD}/data/template.npz",
     output:
-        volumes=f"{AD}/data/{{split}}.npz",
-        subjects=f"{AD}/data/{{split}}_subjects.parquet",
+        train=f"{AD}/data/train.npz",
+        train_subjects=f"{AD}/data/train_subjects.parquet",
+        eval=f"{AD}/data/eval.npz",
+        eval_subjects=f"{AD}/data/eval_subjects.parquet",
     log:
-        f"{AD_LOG}/cohort/{{split}}.log",
+        f"{AD_LOG}/cohort.log",
     benchmark:
-        f"{AD_BENCH}/cohort/{{split}}.tsv"
+        f"{AD_BENCH}/cohort.tsv"
     wildcard_constraints:
-        split="train|eval",
         scale=AD_SYNTHETIC_SCALES,
     conda:
         "../envs/mri.yaml"
