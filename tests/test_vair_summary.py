@@ -1,0 +1,126 @@
+"""Paper 08's report tables on hand-made results (tests/vair_report_fixtures.py): the held-out view of the small
+model, means over seeds, the probe layer choice, the paper's numbers beside ours, and the names and numbers the
+report side repeats from the library."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from neurips26.vair import summary
+from neurips26.vair.claims import measure_claims
+from vair_report_fixtures import GRADING_FUNCTIONS, evidence, probes_table, results_evidence, small_results
+
+
+@pytest.fixture(scope="module")
+def built():
+    """The default scenario's evidence built by the pipeline's own functions from results rows."""
+    return results_evidence()
+
+
+def _cell(accuracy, backend, category, flaw, seed=summary.NO_SEED):
+    rows = accuracy[(accuracy["backend"] == backend) & (accuracy["task"] == "grade") & (accuracy["seed"] == seed)]
+    rows = rows[(rows["category"] == category) & (rows["flaw"] == flaw)]
+    assert len(rows) == 1, rows
+    return rows.iloc[0]
+
+
+def test_each_flaw_type_is_graded_by_the_process_member_that_never_saw_it(built):
+    """Process members grade their held-out flaw type at 0.6 and the others at 0.95 (up to the seeds' jitter of
+    +1, -1, 0 items of 20): the process view reads 0.6 on every flaw type, the seen view 0.95."""
+    acc = built.accuracy
+    for flaw in ("missing_premise", "missing_step", "shuffled", "circular"):
+        assert _cell(acc, "small_process", "VAIR", flaw)["accuracy"] == pytest.approx(0.6)
+        assert _cell(acc, "small_process_seen", "VAIR", flaw)["accuracy"] == pytest.approx(0.95, abs=0.02)
+        assert _cell(acc, "small_process", "VAIR", flaw, seed=0)["n"] == 20  # one member's items, not four
+    # the controls of the process view pool the seed's four members
+    assert _cell(acc, "small_process", "VAVR", "none", seed=1)["n"] == 4 * 20
+
+
+def test_the_gap_of_a_flaw_reads_the_solves_of_the_member_that_grades_it():
+    """The member holding out `shuffled` solves no problem, the others every one: the gap on shuffled items is
+    0 - 0.6, on the other flaw types 1 - 0.6, and pooled over the four members' cells the solving accuracy is 3/4."""
+    small = small_results()
+    bad = (small["heldout_flaw"] == "shuffled") & (small["task"] == "solve")
+    small.loc[bad, "correct"] = False
+    tables = summary.grading_tables({}, small, {}, GRADING_FUNCTIONS)
+    gap = tables["gap"]
+    rows = gap[(gap["backend"] == "small_process") & (gap["seed"] == 0)].set_index("flaw")
+    assert rows.loc["shuffled", "solve_accuracy"] == 0.0 and rows.loc["circular", "solve_accuracy"] == 1.0
+    assert rows.loc["all", "solve_accuracy"] == pytest.approx(0.75)
+    assert rows.loc["shuffled", "gap"] == pytest.approx(0.0 - 0.65)  # seed 0: heldout 0.6 + 1 item of 20
+
+
+def test_a_flaw_type_without_a_member_holding_it_out_is_refused():
+    small = small_results()
+    small = small[~((small["regime"] == "process") & (small["heldout_flaw"] == "circular") & (small["seed"] == 1))]
+    with pytest.raises(ValueError, match=r"seed 1: no process member holds out the flaw types \['circular'\]"):
+        summary.small_views(small)
+
+
+def test_means_over_seeds_carry_the_t_interval():
+    table = pd.DataFrame({"backend": ["a"] * 4, "seed": [0, 1, 2, summary.NO_SEED], "value": [0.1, 0.2, 0.3, 9.0]})
+    row = summary.seed_means(table, "value", ["backend"]).iloc[0]
+    half = stats.t.ppf(0.975, 2) * 0.1 / np.sqrt(3)
+    assert row["value"] == pytest.approx(0.2) and row["runs"] == 3  # the unseeded row is left out
+    assert (row["low"], row["high"]) == pytest.approx((0.2 - half, 0.2 + half))
+
+
+def test_the_probe_layer_is_the_most_accurate_on_controls_ties_broken_by_auroc_then_depth():
+    layers = ((0.9, 0.95, 0.4, 0.9), (1.0, 0.97, 0.3, 1.0), (1.0, 0.99, 0.2, 1.0), (1.0, 0.99, 0.1, 1.0))
+    best = summary.best_probe_layers(probes_table(layers=layers, seeds=(0,)))
+    row = best[best["regime"] == "outcome"].iloc[0]
+    assert row["layer"] == 2 and row["tied_layers"] == 3
+    assert (row["fooled_flagged_min_tied"], row["fooled_flagged_max_tied"]) == pytest.approx((0.1, 0.3))
+
+
+def test_a_member_without_a_fitted_probe_is_named_not_scored():
+    probes = probes_table(seeds=(0, 1))
+    refused = probes["member"] == 1
+    probes.loc[refused, ["accuracy_controls", "auroc_controls", "fooled_flagged", "iair_flagged"]] = np.nan
+    probes["note"] = np.where(refused, "not fitted: a probe needs both classes of controls", "")
+    table = summary.probe_best_table(probes)
+    assert 1 not in set(table.loc[table["note"] == "", "member"])
+    assert table.loc[table["member"] == 1, "note"].iloc[0].startswith("not fitted")
+
+
+def test_the_papers_numbers_stand_beside_their_counterparts(built):
+    from neurips26.vair.grading import paper_numbers
+
+    table = summary.paper_beside_ours(built.accuracy, paper_numbers())
+    frontier_vair = table[(table["who"] == "frontier models") & (table["category"] == "VAIR")].iloc[0]
+    assert frontier_vair["ours_backend"] == "small_outcome" and frontier_vair["paper"] == "0.479 to 0.786"
+    assert frontier_vair["ours"] == pytest.approx(12 / 80)
+    people = table[table["who"] == "humans"]
+    assert len(people) == 4 and people["ours"].isna().all() and people["note"].str.contains("not reproducible").all()
+    prm = table[table["who"].str.startswith("PRM") & (table["category"] == "VAIR")].iloc[0]
+    assert prm["ours_backend"] == "small_process" and prm["ours"] == pytest.approx(0.6)
+
+
+def test_the_invalid_verdict_rate_is_reported_per_member_seed():
+    small = small_results()
+    flag = (small["regime"] == "outcome") & (small["seed"] == 2) & (small["task"] == "grade")
+    small.loc[small.index[flag][:12], "invalid_verdict"] = True
+    rows = summary.grading_tables({}, small, {}, GRADING_FUNCTIONS)["unparseable"]
+    rates = rows[rows["task"] == "grade"].set_index(["backend", "seed"])["invalid_verdict_rate"]
+    assert rates["small_outcome", 2] == pytest.approx(12 / 120) and rates["small_outcome", 0] == 0.0
+    assert rates["small_process", 2] == 0.0
+
+
+def test_claims_on_the_built_tables_equal_those_on_the_hand_made_ones(built):
+    """The claims tests decide on hand-made report tables; the pipeline's tables of the same scenario give the same
+    values."""
+    ids = ["C1", "C2", "C5", "C6", "C7", "K2", "K3", "K5"]
+    ours = {m.claim_id: m.value for m in measure_claims(built, ids)}
+    hand = {m.claim_id: m.value for m in measure_claims(evidence(), ids)}
+    assert ours == pytest.approx(hand)
+
+
+def test_the_names_and_numbers_repeated_from_the_library_agree():
+    from neurips26.vair import grading, patching, probes
+
+    assert summary.ALL_FLAWS == grading.ALL_FLAWS and summary.SOLVE_CATEGORY == grading.SOLVE_CATEGORY
+    assert summary.ALL_LAYERS == patching.ALL_LAYERS
+    assert summary.PAPER_FLIP_RATES == patching.PAPER_FLIP_RATES and summary.PAPER_PROBE == probes.PAPER_PROBE
