@@ -35,9 +35,9 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 import torch
 from torch import nn
-from torch.func import functional_call
 
 from neurips26.common import ensemble, loop
+from neurips26.common.members import call_members
 from neurips26.common.optim import Adam, ExponentialDecay
 from neurips26.common.validation import check_int, check_number
 
@@ -83,12 +83,7 @@ def _member_forward(
     """eps of every member on its own batch (x (S, B, C, H, W), t (S, B)): under vmap (`vectorize`, several
     members), or member after member as `model` (their architecture) on views of the stacked weights, each with
     a single-seed run's arithmetic."""
-    if vectorize and ens.size > 1:
-        return ens(x, t)
-    weights = {**ens.params, **ens.buffers}
-    return torch.stack(
-        [functional_call(model, {k: v[i] for k, v in weights.items()}, (x[i], t[i])) for i in range(ens.size)]
-    )
+    return call_members(ens, model, x, t, vectorize=vectorize)
 
 
 def train_epsilon(
