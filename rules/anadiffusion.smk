@@ -76,7 +76,7 @@ rule anadiffusion_adni:
     threads: torch_threads
     resources:
         mem_mb=32000,
-        runtime=2880,
+        runtime=5760,  # N4, HD-BET, the affine and the SyN atlas registration per scan (~1 min each at 1.5 mm)
     params:
         adni_root=ad_adni_value("adni_root"),
         adni_manifest=ad_adni_value("adni_manifest"),

@@ -215,3 +215,89 @@ def test_the_adni_rule_has_its_own_env_with_the_preprocessing_packages_at_versio
     assert pins["antspyx"] == "0.6.3" and pins["hd-bet"] == "2.0.1"
     assert Version(pins["numpy"]) < Version("2.4") and Version(pins["scipy"]) < Version("1.16")
     assert Version(pins["nnunetv2"]) >= Version("2.5.1")  # hd-bet 2.0.1's floor
+
+
+# --- per-subject part labels by atlas-based segmentation (neurips26.anadiffusion.atlas) ---
+
+
+def _atlas_parts():
+    """A 3-part label map (1 LH, 2 RH, 3 CB) on an 8x6x6 grid, its brain the box [1:7, 1:5, 1:5]."""
+    parts = np.zeros((8, 6, 6), np.uint8)
+    parts[1:4, 1:5, 2:5] = 1
+    parts[4:7, 1:5, 2:5] = 2
+    parts[1:7, 1:5, 1] = 3
+    return parts
+
+
+def test_warp_labels_identity_shift_and_outside():
+    from neurips26.anadiffusion.atlas import warp_labels
+
+    parts = _atlas_parts()
+    identity = np.indices(parts.shape, dtype=np.float32)
+    np.testing.assert_array_equal(warp_labels(parts, identity), parts)
+    shifted = identity.copy()
+    shifted[0] += 1.2  # each voxel reads the template one voxel further along x (nearest: 1.2 -> 1)
+    warped = warp_labels(parts, shifted)
+    np.testing.assert_array_equal(warped[:-1], parts[1:])
+    assert (warped[-1] == 0).all()  # beyond the grid: background
+    shifted[:, 0, 0, 0] = np.nan
+    assert warp_labels(parts, shifted)[0, 0, 0] == 0
+    with pytest.raises(ValueError, match="integer map"):
+        warp_labels(parts.astype(np.float32), identity)
+    with pytest.raises(ValueError, match=r"\(3, X, Y, Z\)"):
+        warp_labels(parts, identity[:2])
+
+
+def test_subject_part_labels_cut_to_the_brain_and_fill_holes():
+    from neurips26.anadiffusion.atlas import subject_part_labels
+    from neurips26.anadiffusion.volumes import check_parts
+
+    parts = _atlas_parts()
+    volume = np.full(parts.shape, -1.0, np.float32)
+    volume[1:7, 1:5, 1:6] = 0.3  # the subject's brain reaches one slice further in z than the warped parts
+    labels = subject_part_labels(volume, parts)
+    check_parts(labels, volume > -1)  # the parts partition the subject's brain
+    assert (labels[:, :, 5][volume[:, :, 5] > -1] == parts[:, :, 4][volume[:, :, 5] > -1]).all()  # nearest part
+    outside = volume.copy()
+    outside[1:4, 1:5, 2:5] = -1  # the subject has no brain where the template's LH is
+    assert not (subject_part_labels(outside, parts) == 1).any()
+    with pytest.raises(ValueError, match="registration failed"):
+        subject_part_labels(volume, np.zeros_like(parts))
+
+
+def test_atlas_part_labels_follow_the_subject_not_the_template():
+    """Two subjects whose brains the (stand-in) registration maps differently get different label maps: the
+    labels are the subject's, not the template's part map cut to each brain."""
+    from types import SimpleNamespace
+
+    from neurips26.anadiffusion.atlas import atlas_part_labels
+
+    parts = _atlas_parts()
+    template = SimpleNamespace(parts=parts, shape=parts.shape)
+    volume = np.where(parts > 0, 0.2, -1.0).astype(np.float32)
+
+    def shifted(by):
+        def coordinates(vol, tpl, seed):
+            grid = np.indices(tpl.shape, dtype=np.float32)
+            grid[0] += by
+            return grid
+
+        return coordinates
+
+    same = atlas_part_labels(volume, template, coordinates=shifted(0))
+    np.testing.assert_array_equal(same, parts)
+    moved = atlas_part_labels(volume, template, coordinates=shifted(1))
+    assert (moved != same).sum() > 0
+    assert (moved[3][volume[3] > -1] == 2).any()  # the RH boundary moved one voxel towards the LH
+
+
+def test_template_coordinates_with_antspyx():
+    """SyN of the template to itself maps every brain voxel close to itself (needs antspyx: the ADNI env)."""
+    pytest.importorskip("ants")
+    from neurips26.anadiffusion.atlas import template_coordinates
+
+    template = build_template(voxel_mm=8.0, shape=(24, 28, 24), support_multiple=4)
+    coordinates = template_coordinates(template.t1, template, seed=0)
+    identity = np.indices(template.shape, dtype=np.float32)
+    brain = template.brain
+    assert np.nanmax(np.abs(coordinates - identity)[:, brain]) < 1.0
