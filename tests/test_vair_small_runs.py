@@ -1,0 +1,87 @@
+"""The small model's jobs member by member (an untrained tiny ensemble: what is checked is the bookkeeping): every
+member's solve and grade rows with its member columns and invalid-verdict flag, the probes' rows (a member whose
+controls hold one class is recorded, not fitted) with the IAIR null, and the patching rows per member."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from neurips26.common.ensemble import Ensemble
+from neurips26.vair.dataset import build_items
+from neurips26.vair.items import render
+from neurips26.vair.mechanism import patch_members, probe_members
+from neurips26.vair.model import Decoder, config_for
+from neurips26.vair.patching import PATCH_COLUMNS
+from neurips26.vair.probes import PROBE_COLUMNS
+from neurips26.vair.problems import generate_problems
+from neurips26.vair.small_grading import grade_members
+from neurips26.vair.small_model import vocabulary_and_context
+from neurips26.vair.training import Member
+
+
+@pytest.fixture(scope="module")
+def run():
+    items = build_items(generate_problems(10, seed=5, max_steps=3, bound=20, max_premise=6), np.random.default_rng(1))
+    vocab, context = vocabulary_and_context([render(item) for item in items])
+    members = [Member("outcome", "none", 0), Member("process", "shuffled", 1)]
+    ensemble = Ensemble([Decoder(config_for("tiny", len(vocab), context, seed=m.seed)) for m in members])
+    return ensemble, vocab, members, items
+
+
+def test_every_member_solves_and_grades_every_item_with_its_member_columns(run):
+    ensemble, vocab, members, items = run
+    table = grade_members(ensemble, vocab, members, items, max_new=8)
+    problems = len({item.problem_id for item in items if item.category == "VAVR"})
+    assert len(table) == 2 * (problems + len(items))
+    for index, member in enumerate(members):
+        rows = table[table["member"] == index]
+        assert set(rows["backend"]) == {f"small_{member.regime}"}
+        assert set(rows["regime"]) == {member.regime} and set(rows["seed"]) == {member.seed}
+        assert (rows["task"] == "grade").sum() == len(items) and (rows["task"] == "solve").sum() == problems
+    grades = table[table["task"] == "grade"]
+    assert grades["parsed_ok"].all() and set(grades["parsed"]) <= {0.0, 1.0, 2.0, 3.0}  # constrained to 0-3
+    first = grades["raw"].str.split("\n").str[0]
+    assert (grades["invalid_verdict"] == ~first.isin(["<G0>", "<G1>", "<G2>", "<G3>"])).all()
+    assert not table.loc[table["task"] == "solve", "invalid_verdict"].any()
+
+
+def test_a_member_whose_controls_hold_one_class_gets_rows_with_the_refusal_not_a_probe(run):
+    ensemble, vocab, members, items = run
+    table = probe_members(ensemble, vocab, members, items, ["outcome", "process"], test_share=0.3, C=1.0, seed=0)
+    assert set(table.columns) >= {*PROBE_COLUMNS, "iair_flagged", "note", "member", "regime", "seed"}
+    layers = ensemble.module(0).config.n_layers + 1
+    assert len(table) == 2 * layers and list(table["layer"][:layers]) == list(range(layers))
+    refused = table["note"] != ""
+    assert table.loc[refused, "note"].str.startswith("not fitted: a probe needs both classes").all()
+    assert table.loc[refused, "auroc_controls"].isna().all()
+    fitted = table[~refused]
+    assert fitted["fooled_flagged"].between(0, 1).all() or fitted["fooled_flagged"].isna().all()
+
+
+def test_probes_of_a_member_that_tells_valid_from_invalid_are_fitted_with_the_iair_null(run, monkeypatch):
+    ensemble, vocab, members, items = run
+    from neurips26.vair import mechanism
+    from neurips26.vair.decoding import GradeOutput
+
+    valid = torch.tensor([item.reasoning_valid for item in items])
+    vair = torch.tensor([item.category == "VAIR" for item in items])
+    grades = torch.where(valid | vair, 3, 0)  # grades every control right and is fooled by every VAIR item
+    hidden = torch.randn(1, len(items), 3, 4, generator=torch.Generator().manual_seed(0))
+    hidden[0, :, 1, 0] += 4.0 * (~valid & ~vair)  # layer 1 carries the IAIR class
+    fake = GradeOutput(grades[None], grades[None], grades[None] < 0, torch.zeros(1, len(items), 4), hidden)
+    monkeypatch.setattr(mechanism, "grade", lambda *args, **kwargs: fake)
+    table = probe_members(ensemble, vocab, members[:1], items, ["outcome"], test_share=0.5, C=1.0, seed=0)
+    assert (table["note"] == "").all() and (table["n_fooled"] == int(vair.sum())).all()
+    assert table.loc[1, "iair_flagged"] == 1.0  # the separating layer flags every held-out IAIR control
+
+
+def test_patching_rows_per_member_of_the_chosen_regimes(run):
+    ensemble, vocab, members, items = run
+    table = patch_members(ensemble, vocab, members, items, ["process"], seed=0)
+    assert set(table.columns) >= {*PATCH_COLUMNS, "member", "regime", "heldout_flaw", "seed"}
+    assert set(table["member"]) == {1} and set(table["condition"]) == {"answer", "control"}
+    assert -1 in set(table["layer"])  # every layer at once
+    with pytest.raises(ValueError, match="no member of the regimes"):
+        patch_members(ensemble, vocab, members[:1], items, ["process"], seed=0)
