@@ -61,6 +61,12 @@ VERDICT_CASES = [
     ("C5", "holds", {}),  # circular 0.40 against shuffled and missing reasoning 0.05
     ("C5", "fails", {"tables": T(changed("outcome", circular=0.0, shuffled=0.3))}),
     ("C5", "inconclusive", {"tables": T(seeds=(0, 1))}),
+    # a member that catches no VAIR item of these types orders nothing (every difference 0)
+    (
+        "C5",
+        "inconclusive",
+        {"tables": T(changed("outcome", circular=0.0, shuffled=0.0, missing_step=0.0), jitter=NO_JITTER)},
+    ),  # fmt: skip
     ("C6", "holds", {}),
     ("C6", "fails", {"tables": T(changed("outcome", solve=0.8))}),
     ("C6", "inconclusive", {"tables": T(changed("outcome", solve=0.95), solve_jitter=(0, 1, -1))}),
@@ -82,7 +88,8 @@ VERDICT_CASES = [
     ("K3", "inconclusive", {"tables": T(reference=False)}),
     ("K4", "holds", {}),
     ("K4", "fails", {"members": members_table(outcome_vair=5)}),
-    ("K4", "fails", {"members": members_table(heldout_items=3)}),
+    ("K4", "fails", {"members": members_table(heldout_items=3)}),  # grade_heldout says 0: the per-flaw count tells
+    ("K4", "fails", {"members": members_table(eval_items=1)}),
     ("K4", "inconclusive", {"members": members_table().iloc[:0]}),
     ("K5", "holds", {}),
     ("K5", "fails", {"tables": T(unparseable=1)}),

@@ -11,7 +11,14 @@ from scipy import stats
 
 from neurips26.vair import summary
 from neurips26.vair.claims import measure_claims
-from vair_report_fixtures import GRADING_FUNCTIONS, evidence, probes_table, results_evidence, small_results
+from vair_report_fixtures import (
+    GRADING_FUNCTIONS,
+    evidence,
+    patching_table,
+    probes_table,
+    results_evidence,
+    small_results,
+)
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +131,12 @@ def test_the_names_and_numbers_repeated_from_the_library_agree():
     assert summary.ALL_FLAWS == grading.ALL_FLAWS and summary.SOLVE_CATEGORY == grading.SOLVE_CATEGORY
     assert summary.ALL_LAYERS == patching.ALL_LAYERS
     assert summary.PAPER_FLIP_RATES == patching.PAPER_FLIP_RATES and summary.PAPER_PROBE == probes.PAPER_PROBE
+
+
+def test_no_fitted_probe_gives_empty_tables_not_errors():
+    """Smoke scale: every member's correctly graded items hold one class, so no probe is fitted."""
+    probes = probes_table(seeds=(0,))
+    probes.loc[:, ["accuracy_controls", "auroc_controls", "fooled_flagged", "iair_flagged"]] = np.nan
+    assert summary.best_probe_layers(probes).empty
+    table = summary.patching_beside_paper(patching_table(seeds=(0,)), probes, summary.PAPER_FLIP_RATES)
+    assert table.loc[table["who"] == "ours: small_outcome", "peak_probe_layer"].eq("n/a").all()

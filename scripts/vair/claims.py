@@ -19,7 +19,7 @@ evidence = Evidence(
     probes=pd.read_parquet(inp.probes),
     patching=pd.read_parquet(inp.patching),
     members=pd.read_parquet(inp.members),
-    items={Path(p).parent.name: pd.read_parquet(p) for p in inp.items},  # data/{dataset}/items.parquet
+    items={Path(p).parent.name: pd.read_parquet(p) for p in inp.step_items},  # data/{dataset}/items.parquet
 )
 table = decide(load_definitions(inp.definitions), measure_claims(evidence))
 log_verdicts(table, log)

@@ -211,13 +211,15 @@ def _outcome_flaw(accuracy: pd.DataFrame, flaw: str) -> pd.Series:
 
 
 def _c5(ev: Evidence) -> Measured:
-    circular = _outcome_flaw(ev.accuracy, "circular")
-    harder = pd.concat([_outcome_flaw(ev.accuracy, f) for f in ("shuffled", "missing_step")], axis=1)
-    return _from_seeds(
-        "C5",
-        _paired(circular, harder.max(axis=1, skipna=False)),
-        "outcome member's grading accuracy on circular reasoning minus the higher of shuffled and missing reasoning's",
+    flaws = ("circular", "shuffled", "missing_step")
+    circular, shuffled, missing = (_outcome_flaw(ev.accuracy, f) for f in flaws)
+    what = (
+        "outcome member's grading accuracy on circular reasoning minus the higher of shuffled and missing reasoning's"
     )
+    caught = pd.concat([circular, shuffled, missing], axis=1)
+    if len(caught) and bool((caught.fillna(0) == 0).all().all()):  # no ordering of flaw types to read
+        return Measured("C5", math.nan, len(caught), note=f"{what}: the member caught no item of these flaw types")
+    return _from_seeds("C5", _paired(circular, pd.concat([shuffled, missing], axis=1).max(axis=1, skipna=False)), what)
 
 
 def _c6(ev: Evidence) -> Measured:
@@ -286,7 +288,7 @@ def _k1(ev: Evidence) -> Measured:
     total = sum(sum(v.values()) for v in found.values())
     n = sum(len(frame) for frame in ev.items.values())
     details = "; ".join(
-        f"{name} ({len(ev.items[name])} items): " + ", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none"
+        f"{name} ({len(ev.items[name])} items): " + (", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none")
         for name, counts in found.items()
     )
     return Measured("K1", float(total), n, note=f"items violating their labels, split or ids: {details}")
@@ -331,19 +333,19 @@ def _k4(ev: Evidence) -> Measured:
     m = ev.members
     if m.empty:
         return Measured("K4", math.nan, 0, note="no members table")
-    vair = m[m["category"] == "VAIR"]
-    outcome_vair = int(vair.loc[vair["regime"] == "outcome", "n_items"].sum())
-    process = vair[vair["regime"] == "process"]
-    heldout = int(process.loc[process["flaw"] == process["heldout_flaw"], "n_items"].sum())
-    seen = int(process.loc[process["flaw"] != process["heldout_flaw"], "n_items"].sum())
-    n = m["member"].nunique()
+    outcome = m[m["regime"] == "outcome"]
+    process = m[m["regime"] == "process"]
+    outcome_vair = int(outcome["grade_VAIR"].sum())
+    # each process member's count of its own held-out flaw, read from the per-flaw columns
+    heldout = int(sum(row[f"grade_VAIR_{row['heldout_flaw']}"] for _, row in process.iterrows()))
+    leaked = int(m["grade_eval"].sum())
     return Measured(
         "K4",
-        float(outcome_vair + heldout),
-        n,
+        float(outcome_vair + heldout + leaked),
+        len(m),
         note=f"training VAIR items in outcome members' grade pools {outcome_vair}; items of the held-out flaw in "
-        f"process members' pools {heldout} (of the other flaws: {seen}); {n} members; the pools hold train-split "
-        "items only (training.grade_pool)",
+        f"process members' pools {heldout} (all VAIR items in them: {int(process['grade_VAIR'].sum())}); eval items "
+        f"in any pool {leaked}; {len(m)} members",
     )
 
 

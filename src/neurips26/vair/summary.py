@@ -198,7 +198,9 @@ def best_probe_layers(probes: pd.DataFrame) -> pd.DataFrame:
                 "fooled_flagged_max_tied": float(top["fooled_flagged"].max()),
             }
         )
-    return pd.DataFrame(rows)
+    extra = ["tied_layers", "fooled_flagged_min_tied", "fooled_flagged_max_tied"]
+    columns = [*MEMBER_COLUMNS, *(c for c in probes.columns if c not in MEMBER_COLUMNS), *extra]
+    return pd.DataFrame(rows, columns=columns)
 
 
 PROBE_VALUES = ("auroc_controls", "accuracy_controls", "fooled_flagged", "iair_flagged")
@@ -467,7 +469,7 @@ def patching_beside_paper(patching: pd.DataFrame, probes: pd.DataFrame, paper: M
         }
         for model, rates in paper.items()
     ]
-    best = best_probe_layers(probes).set_index("member")["layer"] if len(probes) else pd.Series(dtype=float)
+    best = best_probe_layers(probes).set_index("member")["layer"]
     for (regime, condition), part in patching.groupby(["regime", "condition"], sort=True):
         every = part[part["layer"] == ALL_LAYERS]["flip_rate"].astype(float)
         at_best = [
