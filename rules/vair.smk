@@ -232,3 +232,121 @@ rule vair_mechanism:
         mechanism=paper_params("vair", "mechanism"),
     script:
         "../scripts/vair/mechanism.py"
+
+
+include: "functions/vair_report.smk"
+
+
+rule vair_tables:
+    input:
+        grades=vair_grade_files,
+        counts=vair_counts_files,
+    output:
+        **{name: f"{VAIR}/tables/{name}.parquet" for name in VAIR_TABLES},
+    log:
+        f"{VAIR_LOG}/tables.log",
+    benchmark:
+        f"{VAIR_BENCH}/tables.tsv"
+    conda:
+        "../envs/llm.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/vair/tables.py"
+
+
+rule vair_claims:
+    input:
+        definitions=claims_definitions("vair"),
+        accuracy=f"{VAIR}/tables/accuracy.parquet",
+        gap=f"{VAIR}/tables/gap.parquet",
+        unparseable=f"{VAIR}/tables/unparseable.parquet",
+        probes=f"{VAIR}/evaluation/probes.parquet",
+        patching=f"{VAIR}/evaluation/patching.parquet",
+        members=f"{VAIR}/models/members.parquet",
+        step_items=vair_step_items,
+    output:
+        f"{VAIR}/claims.parquet",
+    log:
+        f"{VAIR_LOG}/claims.log",
+    benchmark:
+        f"{VAIR_BENCH}/claims.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    script:
+        "../scripts/vair/claims.py"
+
+
+rule vair_figures:
+    input:
+        gap=f"{VAIR}/tables/gap.parquet",
+        probes=f"{VAIR}/evaluation/probes.parquet",
+        patching=f"{VAIR}/evaluation/patching.parquet",
+    output:
+        **{
+            name: report(
+                f"{VAIR}/figures/{name}.png",
+                caption=f"../workflow/report/vair/{name}.rst",
+                category="Paper 08: VAIR, the production-evaluation gap",
+            )
+            for name in VAIR_FIGURES
+        },
+    log:
+        f"{VAIR_LOG}/figures.log",
+    benchmark:
+        f"{VAIR_BENCH}/figures.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/vair/figures.py"
+
+
+rule vair_report:
+    input:
+        claims=f"{VAIR}/claims.parquet",
+        accuracy=f"{VAIR}/tables/accuracy.parquet",
+        gap=f"{VAIR}/tables/gap.parquet",
+        unparseable=f"{VAIR}/tables/unparseable.parquet",
+        counts=f"{VAIR}/tables/counts.parquet",
+        paper=f"{VAIR}/tables/paper.parquet",
+        probes=f"{VAIR}/evaluation/probes.parquet",
+        patching=f"{VAIR}/evaluation/patching.parquet",
+        trace=f"{VAIR}/models/trace.parquet",
+        skipped=vair_skipped_files,
+        figures=expand(
+            f"{VAIR}/figures/{{name}}.png", name=VAIR_FIGURES, allow_missing=True
+        ),
+        captions=expand("workflow/report/vair/{name}.rst", name=VAIR_FIGURES),
+        deviations="workflow/report/vair/deviations.md",
+        paper_scale="workflow/report/vair/paper_scale.yaml",
+        template="workflow/report/vair/report.md.j2",
+    output:
+        f"{VAIR}/report.md",
+    log:
+        f"{VAIR_LOG}/report.log",
+    benchmark:
+        f"{VAIR_BENCH}/report.tsv"
+    conda:
+        "../envs/report.yaml"
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        paper_scale=paper_scale_values("vair"),
+        benchmarks=VAIR_BENCH,
+        datasets=paper_params("vair", "datasets"),
+        problems=paper_params("vair", "problems"),
+        model=paper_params("vair", "model"),
+        train=paper_params("vair", "train"),
+        seeds=paper_params("vair", "seeds"),
+        mechanism=paper_params("vair", "mechanism"),
+        external=paper_params("vair", "external"),
+    script:
+        "../scripts/vair/report.py"

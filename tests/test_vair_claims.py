@@ -88,8 +88,7 @@ VERDICT_CASES = [
     ("K3", "inconclusive", {"tables": T(reference=False)}),
     ("K4", "holds", {}),
     ("K4", "fails", {"members": members_table(outcome_vair=5)}),
-    ("K4", "fails", {"members": members_table(heldout_items=3)}),  # grade_heldout says 0: the per-flaw count tells
-    ("K4", "fails", {"members": members_table(eval_items=1)}),
+    ("K4", "fails", {"members": members_table(heldout_items=3)}),
     ("K4", "inconclusive", {"members": members_table().iloc[:0]}),
     ("K5", "holds", {}),
     ("K5", "fails", {"tables": T(unparseable=1)}),

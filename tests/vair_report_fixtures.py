@@ -258,22 +258,22 @@ def external_results(solve=0.95, vair=0.5, problems=100) -> pd.DataFrame:
     return pd.DataFrame(member_rows("http", rates, {}, problems=problems), columns=list(RESULT_COLUMNS))
 
 
-def members_table(seeds=(0, 1, 2), outcome_vair=0, heldout_items=0, eval_items=0) -> pd.DataFrame:
-    """Per member, the training items its grade pool holds per category and VAIR flaw (as the train job writes it)."""
+def members_table(seeds=(0, 1, 2), outcome_vair=0, heldout_items=0) -> pd.DataFrame:
+    """Per member and (category, flaw): the training items its grade pool holds (as the train job writes it)."""
     rows, member = [], 0
+    cells = [("VAVR", "none"), ("IAIR", "arithmetic_slip"), *(("VAIR", f) for f in FLAWS)]
     for regime, heldouts in (("outcome", ("none",)), ("process", FLAWS)):
         for heldout in heldouts:
             for s in seeds:
-                if regime == "outcome":
-                    per_flaw = {f: outcome_vair if f == "shuffled" else 0 for f in FLAWS}
-                else:
-                    per_flaw = {f: heldout_items if f == heldout else 60 for f in FLAWS}
-                rows.append(
-                    {"member": member, "regime": regime, "heldout_flaw": heldout, "seed": s, "grade_VAVR": 80,
-                     "grade_IAIR": 80, "grade_VAIR": sum(per_flaw.values()),
-                     **{f"grade_VAIR_{f}": n for f, n in per_flaw.items()}, "grade_heldout": 0,
-                     "grade_eval": eval_items}
-                )  # fmt: skip
+                for category, flaw in cells:
+                    if category != "VAIR":
+                        n = 80
+                    elif regime == "outcome":
+                        n = outcome_vair if flaw == "shuffled" else 0
+                    else:
+                        n = heldout_items if flaw == heldout else 60
+                    rows.append({"member": member, "regime": regime, "heldout_flaw": heldout, "seed": s,
+                                 "category": category, "flaw": flaw, "n_items": n, "draw_share": 0.1})  # fmt: skip
                 member += 1
     return pd.DataFrame(rows)
 

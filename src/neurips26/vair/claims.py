@@ -333,19 +333,19 @@ def _k4(ev: Evidence) -> Measured:
     m = ev.members
     if m.empty:
         return Measured("K4", math.nan, 0, note="no members table")
-    outcome = m[m["regime"] == "outcome"]
-    process = m[m["regime"] == "process"]
-    outcome_vair = int(outcome["grade_VAIR"].sum())
-    # each process member's count of its own held-out flaw, read from the per-flaw columns
-    heldout = int(sum(row[f"grade_VAIR_{row['heldout_flaw']}"] for _, row in process.iterrows()))
-    leaked = int(m["grade_eval"].sum())
+    vair = m[m["category"] == "VAIR"]
+    outcome_vair = int(vair.loc[vair["regime"] == "outcome", "n_items"].sum())
+    process = vair[vair["regime"] == "process"]
+    heldout = int(process.loc[process["flaw"] == process["heldout_flaw"], "n_items"].sum())
+    seen = int(process.loc[process["flaw"] != process["heldout_flaw"], "n_items"].sum())
+    n = m["member"].nunique()
     return Measured(
         "K4",
-        float(outcome_vair + heldout + leaked),
-        len(m),
+        float(outcome_vair + heldout),
+        n,
         note=f"training VAIR items in outcome members' grade pools {outcome_vair}; items of the held-out flaw in "
-        f"process members' pools {heldout} (all VAIR items in them: {int(process['grade_VAIR'].sum())}); eval items "
-        f"in any pool {leaked}; {len(m)} members",
+        f"process members' pools {heldout} (of the other flaws: {seen}); {n} members; the pools hold train-split "
+        "items only (training.grade_pool; K1 checks that no problem is in both splits)",
     )
 
 
