@@ -1,7 +1,8 @@
 # Paper 08: the production-evaluation gap on valid-answer-invalid-reasoning solutions (Sun, Yeo, Solar-Lezama and
 # Zhi-Xuan 2026, arXiv 2606.01462).
-# problems (synthetic generator; paper: GSM8K test through the download rule) -> items {dataset} (gold, flawed and
-#   slipped solutions, each certified by the step checker; MATH-500: gold solutions certified by their answer) ->
+# synthetic (generated problems and their items: gold, flawed and slipped solutions, each certified by the step
+#   checker; paper: GSM8K test through the download rule -> problems_gsm8k -> items {gsm8k}; MATH-500: gold solutions
+#   certified by their answer) ->
 #   train (every member of the small model, outcome and process regimes x held-out flaw x seed, one batched job) ->
 #   grade_small (every member solves and grades the synthetic eval items) and mechanism (probes and answer patching
 #   per member); grade_reference (the model-free graders on every dataset with steps); paper scale: grade_http and
@@ -11,22 +12,25 @@
 include: "functions/vair.smk"
 
 
-rule vair_problems:
+rule vair_synthetic:
     output:
         problems=f"{VAIR}/data/synthetic/problems.parquet",
+        item_table=f"{VAIR}/data/synthetic/items.parquet",
+        counts=f"{VAIR}/data/synthetic/counts.parquet",
     log:
-        f"{VAIR_LOG}/problems.log",
+        f"{VAIR_LOG}/synthetic.log",
     benchmark:
-        f"{VAIR_BENCH}/problems.tsv"
+        f"{VAIR_BENCH}/synthetic.tsv"
     conda:
         "../envs/llm.yaml"
     resources:
-        mem_mb=2000,
-        runtime=10,
+        mem_mb=4000,
+        runtime=30,
     params:
         problems=paper_params("vair", "problems"),
+        settings=paper_params("vair", "items", "synthetic"),
     script:
-        "../scripts/vair/problems.py"
+        "../scripts/vair/synthetic.py"
 
 
 rule vair_problems_gsm8k:
@@ -79,7 +83,7 @@ rule vair_items:
     benchmark:
         f"{VAIR_BENCH}/items/{{dataset}}.tsv"
     wildcard_constraints:
-        dataset="synthetic|gsm8k",
+        dataset="gsm8k",
     conda:
         "../envs/llm.yaml"
     resources:

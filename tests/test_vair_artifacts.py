@@ -9,6 +9,7 @@ import pytest
 
 from neurips26.vair.artifacts import (
     eval_split,
+    item_tables,
     math_items_from_frame,
     math_items_to_frame,
     problems_from_frame,
@@ -19,7 +20,7 @@ from neurips26.vair.artifacts import (
 )
 from neurips26.vair.dataset import build_items
 from neurips26.vair.gsm8k import read_gsm8k
-from neurips26.vair.items import render
+from neurips26.vair.items import items_to_frame, render
 from neurips26.vair.math500 import MathItem
 from neurips26.vair.problems import generate_problems
 from neurips26.vair.sequences import encode_grade
@@ -103,3 +104,11 @@ def test_the_vocabulary_holds_every_word_and_n_plus_one_and_the_context_the_long
     assert all(str(n + 1) in vocab for n in numbers)
     lengths = encode_grade(vocab, texts, [0] * len(texts)).lengths
     assert context == int(lengths.max()) == max(len(text.split()) for text in texts) + 3  # <bos> <grade> <verdict>
+
+
+def test_the_item_tables_hold_every_certified_item_and_its_counts(problems):
+    settings = {"seed": 0, "per_flaw": 1, "iair_per_problem": 1, "eval_fraction": 0.25}
+    frame, table = item_tables(problems, settings, "synthetic")
+    assert frame.equals(items_to_frame(build_items(problems, np.random.default_rng(0), eval_fraction=0.25)))
+    assert table["dataset"].eq("synthetic").all() and table["total"].sum() == len(frame)
+    assert settings["seed"] == 0  # the caller's settings are left as they were

@@ -1,5 +1,5 @@
-"""Paper 08's files as tables and back: problems (with their gold steps), MATH-500 items, the records a reader
-skipped, item counts per dataset, and the eval split the graders read. Items themselves go through
+"""Paper 08's files as tables and back: problems (with their gold steps), the certified items of a dataset and their
+counts, MATH-500 items, the records a reader skipped, and the eval split the graders read. Items themselves go through
 :func:`.items.items_to_frame` and :func:`.items.items_from_frame`.
 """
 
@@ -10,9 +10,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from .items import Item, Problem, SolvedProblem, Step
+from .checker import verify_item
+from .dataset import build_items, counts
+from .items import Item, Problem, SolvedProblem, Step, items_to_frame
 from .math500 import MathItem
 
 __all__ = [
@@ -20,6 +23,7 @@ __all__ = [
     "PROBLEM_COLUMNS",
     "SKIPPED_COLUMNS",
     "eval_split",
+    "item_tables",
     "math_items_from_frame",
     "math_items_to_frame",
     "problems_from_frame",
@@ -101,6 +105,19 @@ def math_items_from_frame(frame: pd.DataFrame) -> list[MathItem]:
         raise ValueError(f"a MATH items table needs the columns {missing}")
     rows = frame[list(MATH_COLUMNS)].to_dict("records")
     return [MathItem(**{**row, "level": int(row["level"]), "reasoning_valid": None}) for row in rows]
+
+
+def item_tables(
+    problems: Sequence[SolvedProblem], settings: Mapping, dataset: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The items table of a dataset's problems (:func:`.dataset.build_items` with `settings`: seed, per_flaw,
+    iair_per_problem, eval_fraction), every item verified again by the step checker (ValueError naming the first
+    item whose labels it does not confirm), and its counts beside the paper's (first column `dataset`)."""
+    settings = dict(settings)
+    items = build_items(problems, np.random.default_rng(settings.pop("seed")), **settings)
+    for item in items:
+        verify_item(item)
+    return items_to_frame(items), with_dataset(counts(items), dataset)
 
 
 def eval_split(items: Sequence[Item]) -> list[Item]:

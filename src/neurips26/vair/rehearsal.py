@@ -74,8 +74,7 @@ PLAN = Plan(
     work={
         # sequences through the ensemble: steps x batch x members
         "vair_train": lambda cfg, wc: cfg["train"]["steps"] * cfg["train"]["batch_size"] * _members(cfg),
-        "vair_problems": lambda cfg, wc: cfg["problems"]["n"],
-        "vair_items": lambda cfg, wc: cfg["problems"]["n"] if wc.get("dataset") == "synthetic" else 1,
+        "vair_synthetic": lambda cfg, wc: cfg["problems"]["n"],
         # eval items x members (solving, grading; probes and patching per member)
         "vair_grade_small": lambda cfg, wc: cfg["problems"]["n"] * _members(cfg),
         "vair_mechanism": lambda cfg, wc: cfg["problems"]["n"] * _members(cfg),
