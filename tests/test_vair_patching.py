@@ -81,6 +81,10 @@ def test_patching_every_layer_equals_grading_the_counterfactual(setup):
         int((flipped & direct.eq(3)).sum()) / fooled.sum()
     )
     assert seq.tokens.shape[0] == len(texts)
+    assert rows.loc[("answer", 0), "flips"] == rows.loc[("answer", ALL_LAYERS), "flips"]  # state 0 is the word itself
+    capped, patched = patch_flip_rates(model, vocab, texts, seed=3, chunk=12, max_items=3)
+    assert patched.sum() == 3 and (capped.n_items == 3).all()
+    assert patched.tolist() == (fooled & (fooled.cumsum() <= 3)).tolist()  # the first three fooled items
 
 
 def _plus_one(text: str) -> str:

@@ -6,8 +6,10 @@ and a verdict flip (3 -> below 3) says that what the model carries at the answer
 Layers: residual state l in 0 .. L-1 (the embedding output and the blocks' outputs that a later block reads), one at
 a time, and ``ALL_LAYERS`` (every state 0 .. L at once). Patching every layer at the answer word reproduces the
 source run exactly (a causal model's earlier positions are the same in both), so ``ALL_LAYERS`` is the flip rate of
-grading the N+1 solution outright. State L, the last block's output, is left out of the per-layer rows: only the
-answer word's own logits read it, never the verdict, so its flip rate is 0 by construction.
+grading the N+1 solution outright; so is patching state 0 alone (the embedding of the answer word is the
+counterfactual word itself: its row equals ``ALL_LAYERS`` by construction). State L, the last block's output, is left
+out of the per-layer rows: only the answer word's own logits read it, never the verdict, so its flip rate is 0 by
+construction. The paper's contrast is between all layers and one middle layer: here states 1 .. L-1.
 
 Control: the same number of positions (one), drawn at random among the other number words of the problem and the
 solution, each patched with the hidden states of a source in which that word's number was changed by the same +1: a
@@ -88,11 +90,19 @@ def _grades(model: Decoder, tokens: torch.Tensor, verdict: torch.Tensor, verdict
 
 @torch.no_grad()
 def patch_flip_rates(
-    model: Decoder, vocab: Vocabulary, texts: Sequence[str], seed: int = 0, chunk: int = 256
+    model: Decoder,
+    vocab: Vocabulary,
+    texts: Sequence[str],
+    seed: int = 0,
+    chunk: int = 256,
+    max_items: int | None = None,
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Flip rates per layer and condition (:data:`PATCH_COLUMNS`; ``layer`` :data:`ALL_LAYERS` for every state at
-    once) over the rendered VAIR solutions ``texts`` that ``model`` grades 3; also returns the mask (N,) of those
-    items. Rows with no such item hold ``n_items`` 0 and a NaN rate."""
+    once) over the rendered VAIR solutions ``texts`` that ``model`` grades 3 (the first ``max_items`` of them when
+    given: the cost is 2 (L + 2) forwards per item); also returns the mask (N,) of the items patched. Rows with no
+    such item hold ``n_items`` 0 and a NaN rate."""
+    if max_items is not None and max_items < 1:
+        raise ValueError(f"max_items must be >= 1 or None, got {max_items}")
     seq = encode_grade(vocab, texts, [0] * len(texts))
     generator = torch.Generator().manual_seed(seed)
     control_at = _control_positions(vocab, seq, generator)
@@ -107,6 +117,9 @@ def patch_flip_rates(
         width = int(part.lengths.max())
         tokens = part.tokens[:, :width]
         fooled = _grades(model, tokens, part.verdict, verdict_ids) == FULL
+        if max_items is not None:  # keep the first max_items fooled items over all chunks
+            taken = sum(int(f.sum()) for f in fooled_parts)
+            fooled &= torch.cumsum(fooled.long(), 0) <= max_items - taken
         fooled_parts.append(fooled)
         if not bool(fooled.any()):
             continue
