@@ -140,3 +140,40 @@ def test_no_fitted_probe_gives_empty_tables_not_errors():
     assert summary.best_probe_layers(probes).empty
     table = summary.patching_beside_paper(patching_table(seeds=(0,)), probes, summary.PAPER_FLIP_RATES)
     assert table.loc[table["who"] == "ours: small_outcome", "peak_probe_layer"].eq("n/a").all()
+
+
+def test_the_report_tables_read_the_jobs_files(tmp_path):
+    """report_tables on files as the jobs write them: the paper's totals from the counts table's `paper` column,
+    interval cells, the final loss per member."""
+    from types import SimpleNamespace
+
+    from neurips26.vair.grading import paper_numbers
+
+    ev = evidence()
+    counts = pd.DataFrame(
+        [("synthetic", "VAVR", "none", 10, 5, 15, 861), ("synthetic", "VAIR", "shuffled", 10, 5, 15, 259),
+         ("synthetic", "VAIR", "circular", 10, 5, 15, 256), ("synthetic", "IAIR", "arithmetic_slip", 10, 5, 15, 861)],
+        columns=["dataset", "category", "flaw", "train", "eval", "total", "paper"],
+    )  # fmt: skip
+    trace = pd.DataFrame(
+        [
+            (m, "outcome", "none", m, step, loss, loss, loss, 0.01)
+            for m in (0, 1)
+            for step, loss in ((1, 2.0), (9, 0.5))
+        ],
+        columns=["member", "regime", "heldout_flaw", "seed", "step", "loss", "solve_loss", "grade_loss", "lr"],
+    )
+    frames = {"accuracy": ev.accuracy, "gap": ev.gap, "unparseable": ev.unparseable, "counts": counts,
+              "paper": summary.paper_beside_ours(ev.accuracy, paper_numbers()), "probes": ev.probes,
+              "patching": ev.patching, "trace": trace}  # fmt: skip
+    paths = {}
+    for name, frame in frames.items():
+        paths[name] = str(tmp_path / f"{name}.parquet")
+        frame.to_parquet(paths[name])
+    tables = summary.report_tables(SimpleNamespace(**paths, skipped=[]), None)
+    assert tables["paper_counts_total"] == {"IAIR": 861, "VAIR": 515, "VAVR": 861}
+    assert tables["training_table"]["loss"].tolist() == [0.5, 0.5] and tables["skipped_table"].empty
+    layer = tables["patching_layer_table"]
+    cell = layer[(layer["layer"] == summary.ALL_LAYERS) & (layer["condition"] == "answer")]["flip_rate"].iloc[0]
+    assert cell.startswith("0.800 [")
+    assert "fooled_flagged_low" not in tables["probe_layer_table"].columns

@@ -492,6 +492,17 @@ def patching_beside_paper(patching: pd.DataFrame, probes: pd.DataFrame, paper: M
     return pd.DataFrame(rows)
 
 
+def _interval_cells(table: pd.DataFrame, values: Sequence[str]) -> pd.DataFrame:
+    """``table`` with each of ``values`` and its interval (``<value>_low``/``_high``, or ``low``/``high``) as one
+    text cell "mean [low, high]"."""
+    out = table.copy()
+    for value in values:
+        low, high = (f"{value}_low", f"{value}_high") if f"{value}_low" in out.columns else ("low", "high")
+        out[value] = [_interval_cell(m, lo, hi) for m, lo, hi in zip(out[value], out[low], out[high])]
+        out = out.drop(columns=[low, high])
+    return out
+
+
 def _read_all(paths: Sequence[str]) -> pd.DataFrame:
     frames = [pd.read_parquet(p) for p in paths]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -521,9 +532,9 @@ def report_tables(inp, params) -> dict:
         "paper_table": pd.read_parquet(inp.paper).drop(columns=PROVENANCE, errors="ignore"),
         "unparseable_table": unparseable.drop(columns=PROVENANCE, errors="ignore"),
         "probe_best_table": probe_best_table(probes),
-        "probe_layer_table": probe_layers,
+        "probe_layer_table": _interval_cells(probe_layers, [v for v in PROBE_VALUES if v in probe_layers.columns]),
         "paper_probe": PAPER_PROBE,
         "patching_table": patching_beside_paper(patching, probes, PAPER_FLIP_RATES),
-        "patching_layer_table": patching_summary(patching),
+        "patching_layer_table": _interval_cells(patching_summary(patching), ["flip_rate"]),
         "training_table": training,
     }
