@@ -207,6 +207,7 @@ rule anadiffusion_sample:
         methods=paper_params("anadiffusion", "methods"),
         injections=ad_injections,
         seeds=paper_params("anadiffusion", "seeds"),
+        population=ad_template_file,
     script:
         "../scripts/anadiffusion/sample.py"
 
@@ -237,6 +238,7 @@ rule anadiffusion_edit:
         schedule=paper_params("anadiffusion", "schedule"),
         ddim_steps=paper_params("anadiffusion", "sampling", "ddim_steps"),
         seeds=paper_params("anadiffusion", "seeds"),
+        population=ad_template_file,
     script:
         "../scripts/anadiffusion/edit.py"
 
@@ -252,6 +254,7 @@ rule anadiffusion_evaluate:
         edits=f"{AD}/samples/edits.npz",
     output:
         **{name: f"{AD}/evaluation/{name}.parquet" for name in AD_EVALUATION},
+        inputs=f"{AD}/evaluation/inputs.parquet",
     log:
         f"{AD_LOG}/evaluate.log",
     benchmark:
@@ -266,6 +269,7 @@ rule anadiffusion_evaluate:
         evaluate=paper_params("anadiffusion", "evaluate"),
         methods=paper_params("anadiffusion", "methods"),
         edit_methods=paper_params("anadiffusion", "edit", "methods"),
+        population=ad_template_file,
     script:
         "../scripts/anadiffusion/evaluate.py"
 
@@ -312,6 +316,7 @@ rule anadiffusion_claims:
         runtime=10,
     params:
         subject_files=ad_subject_files,
+        expected_jobs=ad_record_jobs,
         dataset=paper_params("anadiffusion", "data", "source"),
     script:
         "../scripts/anadiffusion/claims.py"

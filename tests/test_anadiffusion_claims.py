@@ -146,9 +146,21 @@ A = "results/quick/anadiffusion"
 SUBJECT_FILES = [f"{A}/data/train.npz", f"{A}/data/eval.npz"]
 
 
-def records(extra=(), jobs=("sample", "edit")):
+# the evaluation job's record: the held-out and training splits with their label maps (K1's positive control at
+# every scale) and the template
+EVALUATE_RECORD = [
+    ("evaluate", "eval", SUBJECT_FILES[1], "labels"),
+    ("evaluate", "train", SUBJECT_FILES[0], "labels"),
+    ("evaluate", "template", f"{A}/data/template.npz", ""),
+]
+QUICK_JOBS = ("sample", "edit", "evaluate")  # experiment.record_jobs at quick (seg_cldm off)
+PAPER_JOBS = (*QUICK_JOBS, "seg_cldm")
+
+
+def records(extra=(), jobs=("sample", "edit"), controls=EVALUATE_RECORD):
     """The input records of the sampling and editing jobs (artifacts.input_record): template and networks, and
-    for the edits the samples; ``extra`` rows (job, input, path, subject_masks) added."""
+    for the edits the samples; then the controls' rows (default the evaluation job's) and ``extra`` rows (job,
+    input, path, subject_masks)."""
     rows = []
     for job in jobs:
         given = {
@@ -158,7 +170,7 @@ def records(extra=(), jobs=("sample", "edit")):
         }
         given.update({"samples": f"{A}/samples/samples.npz"} if job == "edit" else {"cb": f"{A}/models/cb.pt"})
         rows += [dict(job=job, input=k, path=v, subject_masks="") for k, v in given.items()]
-    return pd.DataFrame(rows + [dict(zip(("job", "input", "path", "subject_masks"), r)) for r in extra])
+    return pd.DataFrame(rows + [dict(zip(("job", "input", "path", "subject_masks"), r)) for r in [*controls, *extra]])
 
 
 INPUTS = records()
@@ -170,12 +182,12 @@ SEG_CLDM_RECORD = [
 
 
 def decided(fd=None, cohen=None, edits=None, memo=None, assets=None, traces=None, inputs=INPUTS, dataset="synthbrain",
-            volumes=EVAL_VOLUMES):  # fmt: skip
+            volumes=EVAL_VOLUMES, jobs=QUICK_JOBS):  # fmt: skip
     measured = measure_claims(
         fd_table() if fd is None else fd, cohen_table() if cohen is None else cohen,
         edit_table() if edits is None else edits, memorization_table() if memo is None else memo,
         assets_table() if assets is None else assets, traces_table() if traces is None else traces,
-        inputs, SUBJECT_FILES, dataset, volumes=volumes[0], eval_subjects=volumes[1],
+        inputs, SUBJECT_FILES, dataset, volumes=volumes[0], eval_subjects=volumes[1], expected_jobs=jobs,
     )  # fmt: skip
     return decide(DEFINITIONS, measured).set_index("claim_id")
 
@@ -283,12 +295,19 @@ VERDICT_CASES = [
     ("K1", "holds", {}),
     ("K1", "fails", {"inputs": records([("sample", "cohort", SUBJECT_FILES[0], "")])}),  # a job reads the cohort
     ("K1", "fails", {"inputs": records([("edit", "masks", f"{A}/x.npz", "labels")])}),  # a per-subject label map
-    ("K1", "inconclusive", {"inputs": records(jobs=())}),
+    ("K1", "inconclusive", {"inputs": records(jobs=(), controls=())}),
     ("K1", "inconclusive", {"inputs": records(jobs=("sample",))}),  # the editing job's record is missing
+    ("K1", "inconclusive", {"inputs": records(controls=())}),  # the control's record is missing
     ("K1", "inconclusive", {"inputs": records([("other", "x", f"{A}/z.npz", "")])}),  # a job K1 does not name
-    ("K1", "holds", {"inputs": records(SEG_CLDM_RECORD)}),  # the baseline takes the masks, as expected
+    ("K1", "inconclusive", {"jobs": PAPER_JOBS}),  # the config runs the Seg. cLDM, its record is missing
+    ("K1", "inconclusive", {"inputs": records(SEG_CLDM_RECORD)}),  # a record of a job the config does not run
+    ("K1", "inconclusive", {"jobs": ("sample", "edit")}),  # no positive control configured
+    ("K1", "holds", {"inputs": records(SEG_CLDM_RECORD), "jobs": PAPER_JOBS}),  # the baseline takes the masks
     # the baseline's masks went undetected: the detector is broken, so the check cannot hold
-    ("K1", "fails", {"inputs": records([("seg_cldm", "model", f"{A}/models/seg_cldm.pt", "")])}),
+    ("K1", "fails", {"inputs": records([("seg_cldm", "model", f"{A}/models/seg_cldm.pt", "")]), "jobs": PAPER_JOBS}),
+    # a control that reads a subject file whose masks the content detector missed: a path match is no detection
+    ("K1", "fails", {"inputs": records([("seg_cldm", "train", SUBJECT_FILES[0], "")]), "jobs": PAPER_JOBS}),
+    ("K1", "fails", {"inputs": records(controls=[("evaluate", "eval", SUBJECT_FILES[1], "")])}),
     ("K1", "inconclusive", {"inputs": records().drop(columns="subject_masks")}),
     # K2: the assembly's guarantee, read back from the paste and the assets, not the models' quality
     ("K2", "holds", {}),
@@ -413,22 +432,27 @@ def test_distance_from_interval_is_two_sided(ours, expected):
 
 
 def test_no_mask_check_flags_subject_files_and_mask_arrays_but_not_the_template():
-    assert masks_at_inference(INPUTS, SUBJECT_FILES) == []
+    assert masks_at_inference(INPUTS[INPUTS["job"] != "evaluate"], SUBJECT_FILES) == []
     extra = [("edit", "eval", "./" + SUBJECT_FILES[1], "labels"), ("sample", "x", f"{A}/y.npz", None)]
-    found = masks_at_inference(records(extra), SUBJECT_FILES)
+    found = masks_at_inference(records(extra, controls=()), SUBJECT_FILES)
     assert found == [f"edit: ./{SUBJECT_FILES[1]} (per-subject data)", f"edit: ./{SUBJECT_FILES[1]} holds labels"]
     note = decided(inputs=records(extra)).loc["K1", "note"]
     assert "sample (5 inputs), edit (5 inputs)" in note and "holds labels" in note
-    assert "seg_cldm (a baseline that needs the masks) not run at this scale" in note
+    assert "not run at this scale: seg_cldm" in note
 
 
-def test_the_no_mask_check_names_its_jobs_and_counts_the_baselines_masks_apart():
-    table = decided(inputs=records(SEG_CLDM_RECORD))
+def test_the_no_mask_check_names_its_jobs_and_its_controls_detections():
+    table = decided(inputs=records(SEG_CLDM_RECORD), jobs=PAPER_JOBS)
     assert table.loc["K1", "value"] == 0 and table.loc["K1", "verdict"] == "holds"
     note = table.loc["K1", "note"]
     assert "sample (4 inputs), edit (4 inputs)" in note and ": none found" in note
-    assert f"seg_cldm (a baseline that needs the masks, expected): seg_cldm: {SUBJECT_FILES[0]} (per-subject" in note
-    assert set(MASK_FREE_JOBS) == {"sample", "edit"} and MASK_JOBS == ("seg_cldm",)
+    assert f"control seg_cldm (takes the subjects' masks by design): {SUBJECT_FILES[0]} holds labels" in note
+    assert f"control evaluate (takes the subjects' masks by design): {SUBJECT_FILES[1]} holds labels" in note
+    assert set(MASK_FREE_JOBS) == {"sample", "edit"} and set(MASK_JOBS) == {"evaluate", "seg_cldm"}
+    broken = decided(inputs=records(controls=[("evaluate", "eval", SUBJECT_FILES[1], "")]))
+    assert broken.loc["K1", "value"] == 1 and "broken detector" in broken.loc["K1", "note"]
+    missing = decided(jobs=PAPER_JOBS).loc["K1", "note"]
+    assert "no record of the configured jobs ['seg_cldm']" in missing
 
 
 def test_proxy_agreement_is_the_correlation_on_the_real_scans_and_c4_names_what_it_leaves_out():

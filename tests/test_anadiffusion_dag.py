@@ -29,6 +29,10 @@ def test_the_sampling_and_editing_jobs_take_no_per_subject_file_on_the_dag(workf
         assert set(made.values()) <= {
             "anadiffusion_template", "anadiffusion_train_ae", "anadiffusion_train_denoiser", "anadiffusion_sample"
         }, made  # fmt: skip
+    (claims,) = [job for job in jobs if job["rule"] == "anadiffusion_claims"]
+    records = sorted(p.split("/anadiffusion/", 1)[1] for p in claims["input"] if p.endswith("inputs.parquet"))
+    # K1 reads every record the scale writes: ours and the evaluation's, its positive control (no Seg. cLDM at smoke)
+    assert records == ["evaluation/inputs.parquet", "samples/edit_inputs.parquet", "samples/inputs.parquet"]
 
 
 def test_at_paper_scale_only_the_seg_cldm_baseline_takes_the_subjects_label_maps(workflow_copy):
@@ -50,4 +54,10 @@ def test_at_paper_scale_only_the_seg_cldm_baseline_takes_the_subjects_label_maps
     models = [p.removesuffix(".pt") for p in trained if p.endswith(".pt")]
     assert models == ["cb", "hemisphere", "lh", "rh", "seg_cldm", "whole"]  # the baseline trained as a denoiser
     (claims,) = by_rule["anadiffusion_claims"]
-    assert any(path.endswith("samples/seg_cldm_inputs.parquet") for path in claims["input"])  # K1 reads its record
+    records = sorted(p.split("/anadiffusion/", 1)[1] for p in claims["input"] if p.endswith("inputs.parquet"))
+    assert records == [
+        "evaluation/inputs.parquet",
+        "samples/edit_inputs.parquet",
+        "samples/inputs.parquet",
+        "samples/seg_cldm_inputs.parquet",
+    ]  # K1 reads every record, the controls' too

@@ -26,8 +26,16 @@ def test_input_record_names_per_subject_masks_and_the_check_flags_only_those(tmp
     artifacts.save_network(network, "whole", "smoke", [0], [{"w": torch.zeros(2)}])
     assert artifacts.npz_arrays(split) == {"volumes": ("<f4", (3, 16, 20, 16)), "labels": ("|u1", (3, 16, 20, 16))}
     assert artifacts.npz_arrays(grid)["parts"] == ("|u1", (16, 20, 16))  # read from the headers, as np.load has it
-    record = artifacts.input_record("sample", {"template": str(grid), "networks": [str(network)]})
+    record = artifacts.input_record("sample", {"template": str(grid), "networks": [str(network)]},
+                                    population_files=[str(grid)])  # fmt: skip
     assert record["path"].tolist() == [str(grid), str(network)] and (record["subject_masks"] == "").all()
+    # the exemption goes by the file, not the name the job gives it: the template under another name is exempt,
+    # a split named "template" is not
+    renamed = artifacts.input_record("sample", {"atlas": str(grid)}, population_files=[f"{tmp_path}/./template.npz"])
+    assert (renamed["subject_masks"] == "").all()
+    assert artifacts.input_record("sample", {"template": str(split)}, population_files=[str(grid)]).loc[
+        0, "subject_masks"] == "labels"  # fmt: skip
+    assert "parts" in artifacts.input_record("sample", {"template": str(grid)}).loc[0, "subject_masks"]
     assert masks_at_inference(record, []) == []  # the template's population masks (X, Y, Z) pass
     leaky = pd.concat([record, artifacts.input_record("sample", {"data": str(split)})], ignore_index=True)
     assert leaky["subject_masks"].tolist()[-1] == "labels"
@@ -55,7 +63,8 @@ def test_job_inputs_record_every_input_and_path_param_and_masks_of_any_dtype_and
                                                                            "names": ["cb", "whole"]})  # fmt: skip
     assert given == {"template": [str(grid)], "networks": [str(net)], "input2": [str(other)],
                      "params.extra.file": [str(flat)]}  # fmt: skip
-    record = artifacts.input_record("sample", {**given, "data": [str(float_masks), str(table)]}).set_index("path")
+    record = artifacts.input_record("sample", {**given, "data": [str(float_masks), str(table)]},
+                                    population_files=[str(grid)]).set_index("path")  # fmt: skip
     masks = record["subject_masks"].to_dict()
     assert masks == {str(grid): "", str(net): "states[0].seg", str(other): "", str(flat): "labels",
                      str(float_masks): "masks", str(table): "label_path"}  # fmt: skip

@@ -91,8 +91,9 @@ def _tables(template, tmp_path, swap=False, cache={}):  # noqa: B006 (one build 
     artifacts.save_split(train, np.zeros((2, *template.shape)), np.ones((2, *template.shape), np.uint8))
     given = {"template": str(grid), "whole": [str(network_file)]}
     records = pd.concat(
-        [artifacts.input_record(job, artifacts.job_inputs(inputs))
-         for job, inputs in (("sample", given), ("edit", given), ("seg_cldm", {"train": str(train)}))],
+        [artifacts.input_record(job, artifacts.job_inputs(inputs), population_files=[str(grid)])
+         for job, inputs in (("sample", given), ("edit", given), ("evaluate", {"eval": str(train), **given}),
+                             ("seg_cldm", {"train": str(train)}))],
         ignore_index=True,
     )  # fmt: skip
     traces = pd.DataFrame([dict(model=m, seed=s, step=i, loss=1.0 - 0.04 * i) for m in ("ae", "whole")
@@ -106,7 +107,8 @@ def _tables(template, tmp_path, swap=False, cache={}):  # noqa: B006 (one build 
 
 def _decide(fd, *rest):
     *tables, volumes, subjects = rest
-    measured = measure_claims(fd, *tables, "synthbrain", volumes=volumes, eval_subjects=subjects)
+    measured = measure_claims(fd, *tables, "synthbrain", volumes=volumes, eval_subjects=subjects,
+                              expected_jobs=("sample", "edit", "evaluate", "seg_cldm"))  # fmt: skip
     return decide(load_definitions(ROOT / "config/claims/anadiffusion.yaml"), measured).set_index("claim_id")
 
 
@@ -116,7 +118,9 @@ def test_claims_read_the_tables_the_evaluation_code_writes(template, tmp_path):
     for claim_id in ("C1", "C3", "K1", "K2"):
         assert table.loc[claim_id, "verdict"] == "holds", (claim_id, table.loc[claim_id, "note"])
     assert "real-vs-real FD" in table.loc["C1", "note"] and "- paste" in table.loc["C3", "note"]
-    assert f"seg_cldm: {tmp_path / 'train.npz'} holds labels" in table.loc["K1", "note"]  # the baseline's, expected
+    note = table.loc["K1", "note"]  # the controls' masks, named by the content detector
+    assert f"control seg_cldm (takes the subjects' masks by design): {tmp_path / 'train.npz'} holds labels" in note
+    assert f"control evaluate (takes the subjects' masks by design): {tmp_path / 'train.npz'} holds labels" in note
     assert table.loc["C1", "runs"] == len(SEEDS) and table.loc["C5", "runs"] == len(SEEDS)
     assert not table.loc[["C2", "C4", "C5", "C6", "C8"], "note"].str.contains("no column|no value|no edits").any()
     # C10 pairs volume_table's real rows with the subjects' true volumes (made up here; this tiny template's proxy

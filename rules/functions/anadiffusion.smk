@@ -2,6 +2,7 @@
 # schema cannot express (run when the workflow is parsed, before any job).
 from neurips26.anadiffusion import experiment as anadiffusion_experiment
 from neurips26.anadiffusion.summary import TABLES as AD_TABLES
+from snakemake.io import strip_wildcard_constraints
 
 AD = "results/{scale}/anadiffusion"
 AD_LOG = "results/{scale}/anadiffusion/logs"
@@ -171,16 +172,52 @@ def ad_seg_cldm_samples(wildcards):
     return {}
 
 
-def ad_input_records(wildcards):
-    """The input records the claims' check K1 reads: the sampling and editing jobs' (no per-subject mask allowed)
-    and, where the scale runs it, the Seg. cLDM job's (per-subject label maps expected).
+AD_RULE_PREFIX = "anadiffusion_"
+
+
+def ad_record_rules():
+    """Every rule of this paper that writes an input record (an output named `inputs`): record job name (the rule's
+    name after the prefix) -> the record's path pattern. A rule whose job K1 does not know stops the workflow.
     """
-    names = ["inputs", "edit_inputs"] + (
-        ["seg_cldm_inputs"] if ad_seg_cldm(wildcards) else []
-    )
+    found = {}
+    for each in workflow.rules:
+        outputs = dict(each.output.items())
+        if each.name.startswith(AD_RULE_PREFIX) and "inputs" in outputs:
+            found[each.name.removeprefix(AD_RULE_PREFIX)] = strip_wildcard_constraints(
+                str(outputs["inputs"])
+            )
+    unknown = sorted(set(found) - set(anadiffusion_experiment.RECORD_JOBS))
+    if unknown:
+        raise ValueError(
+            f"rules {unknown} write an input record that K1 does not know (experiment.RECORD_JOBS)"
+        )
+    return found
+
+
+@reads("anadiffusion", ("seg_cldm",))
+def ad_record_jobs(wildcards):
+    """The jobs whose input records K1 needs at this scale (experiment.record_jobs of the config)."""
+    return anadiffusion_experiment.record_jobs(ad_config(wildcards))
+
+
+def ad_input_records(wildcards):
+    """The input records K1 reads: of every rule that writes one (ad_record_rules) whose job the config runs
+    (the sampling and editing jobs: no per-subject mask allowed; the evaluation and, where the scale runs it, the
+    Seg. cLDM's job: the positive controls). A configured job whose rule writes no record is left out here and
+    makes K1 inconclusive (it is in expected_jobs).
+    """
+    patterns = ad_record_rules()
     return [
-        f"{AD}/samples/{name}.parquet".format(scale=wildcards.scale) for name in names
+        patterns[job].format(scale=wildcards.scale)
+        for job in ad_record_jobs(wildcards)
+        if job in patterns
     ]
+
+
+def ad_template_file(wildcards):
+    """The template rule's output, by path: the one file whose 3-D masks are the population's (K1's exemption)."""
+    pattern = str(rules.anadiffusion_template.output.template)
+    return strip_wildcard_constraints(pattern).format(scale=wildcards.scale)
 
 
 def ad_traces(wildcards):

@@ -5,9 +5,10 @@ snakemake.input: definitions (the claims file); fd, cohen_d, edit, memorization,
 (evaluation/*.parquet); eval_subjects (data/eval_subjects.parquet: the held-out scans, with their true volumes where
 the cohort is synthetic);
 traces (list: models/*_trace.parquet, the model named by the file's stem before ``_trace``); input_records (list:
-the sampling and editing jobs' records of their inputs, samples/*inputs.parquet).
-snakemake.params: subject_files (list: the cohort's per-subject files, data/train.npz and data/eval.npz), dataset
-(the config's data.source: ``adni`` at paper scale, where the published numbers are comparable).
+the records of their inputs that the sampling, editing and evaluation jobs and the Seg. cLDM's job write).
+snakemake.params: subject_files (list: the cohort's per-subject files and the training latents), expected_jobs (the
+jobs whose records K1 needs: experiment.record_jobs of the config), dataset (the config's data.source: ``adni`` at
+paper scale, where the published numbers are comparable).
 snakemake.output[0]: claims.parquet."""
 
 from pathlib import Path
@@ -31,11 +32,12 @@ measured = measure_claims(
     pd.read_parquet(inp.memorization),
     pd.read_parquet(inp.assets),
     traces,
-    pd.concat([pd.read_parquet(p) for p in inp.input_records], ignore_index=True),
+    pd.concat([pd.read_parquet(p) for p in inp.input_records] or [pd.DataFrame(columns=["job"])], ignore_index=True),
     list(snakemake.params.subject_files),
     snakemake.params.dataset,
     volumes=pd.read_parquet(inp.volumes),
     eval_subjects=pd.read_parquet(inp.eval_subjects),
+    expected_jobs=list(snakemake.params.expected_jobs),
 )
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)

@@ -52,7 +52,7 @@ for i, _seed in enumerate(seeds):
 save_npz(snakemake.output.edits, seeds=np.array(seeds), parts=np.array(parts), recipients=recipients.cpu().numpy(),
          donors=donors.cpu().numpy(), **{f"edited_{m}": v for m, v in edited.items()})  # fmt: skip
 write_parquet(
-    input_record("edit", job_inputs(snakemake.input, snakemake.params)),
+    input_record("edit", job_inputs(snakemake.input, snakemake.params), population_files=[p.population]),
     snakemake.output.inputs,
     job_provenance(snakemake),
 )

@@ -6,12 +6,14 @@ segmenter (volumes) and Cohen's d (cohen_d), editing scores (edit), nearest-trai
 (memorization), and the part assets (assets): their share inside their template part beside the real training
 crops' (source train_crop, seed -1), and what the assembly guarantees, read back from the paste
 (evaluation.scaffold_table). Where the scale runs the Seg. cLDM baseline (input seg_cldm: samples/seg_cldm.npz),
-its samples join every table as method seg_cldm and its edits the edit table."""
+its samples join every table as method seg_cldm and its edits the edit table. The job records its inputs
+(evaluation/inputs.parquet): it reads the splits with their per-subject labels, so its record is K1's positive
+control at every scale (the content detector must name the labels)."""
 
 import pandas as pd
 
 from neurips26.anadiffusion import assembly, evaluation, features
-from neurips26.anadiffusion.artifacts import load_edits, load_samples, load_split
+from neurips26.anadiffusion.artifacts import input_record, job_inputs, load_edits, load_samples, load_split
 from neurips26.anadiffusion.experiment import SEG_CLDM
 from neurips26.anadiffusion.template import template_from_arrays
 from neurips26.common import loop
@@ -73,3 +75,5 @@ for method, (originals, edits) in edit_files.items():
 table = pd.concat(frames, ignore_index=True)
 write_parquet(table, out.edit, prov)
 log.info("edits: %s", table.groupby(["method", "part"])["locality_contrast"].mean().round(4).to_dict())
+write_parquet(input_record("evaluate", job_inputs(snakemake.input, snakemake.params), population_files=[p.population]),
+              out.inputs, prov)  # fmt: skip

@@ -63,7 +63,7 @@ save_npz(snakemake.output.samples, seeds=np.array(seeds), noise_start=np.stack(s
          noise_injection=np.stack(injected), **{f"volumes_{m}": np.stack(v).astype(np.float32) for m, v in out.items()},
          **{f"asset_{part}": np.stack(v).astype(np.float32) for part, v in assets_by_part.items()})  # fmt: skip
 write_parquet(
-    input_record("sample", job_inputs(snakemake.input, snakemake.params)),
+    input_record("sample", job_inputs(snakemake.input, snakemake.params), population_files=[p.population]),
     snakemake.output.inputs,
     job_provenance(snakemake, sampling["seed"]),
 )

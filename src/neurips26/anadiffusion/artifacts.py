@@ -18,6 +18,7 @@ arrays each holds (the "no segmentation at inference" check, K1 of the claims, r
 from __future__ import annotations
 
 import json
+import os
 import re
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -278,13 +279,15 @@ def job_inputs(inputs, params=None) -> dict[str, list[str]]:
 
 
 def input_record(job: str, inputs: Mapping[str, Sequence[str] | str],
-                 population: Sequence[str] = ("template",)) -> pd.DataFrame:  # fmt: skip
+                 population_files: Sequence[str | Path] = ()) -> pd.DataFrame:  # fmt: skip
     """What a generation job was given: one row per input file (job, input name, path, and the names of the mask or
-    label arrays it holds, :func:`subject_mask_arrays`, ``;``-joined, empty where none). Inputs named in
-    `population` (the template) may hold population-level masks of up to 3 dimensions."""
+    label arrays it holds, :func:`subject_mask_arrays`, ``;``-joined, empty where none). A file that is one of
+    `population_files` (by path: the template rule's output, whatever the job calls its input) may hold
+    population-level masks of up to 3 dimensions."""
+    population = {os.path.normpath(str(p)) for p in population_files}
     rows = []
     for name, paths in inputs.items():
         for path in [paths] if isinstance(paths, str | Path) else paths:
-            masks = subject_mask_arrays(path, population=name in population)
+            masks = subject_mask_arrays(path, population=os.path.normpath(str(path)) in population)
             rows.append({"job": job, "input": name, "path": str(path), "subject_masks": ";".join(masks)})
     return pd.DataFrame(rows, columns=["job", "input", "path", "subject_masks"])

@@ -32,9 +32,9 @@ Tables read (one row per):
   (those inside its part's template mask, in the support's frame), and for the generated ones the scaffold counts of
   ``evaluation.scaffold_table`` (K2);
 * traces: (model, seed, step), ``loss``;
-* input records: one row per input of the sampling and editing jobs and of the Seg. cLDM's job where it runs (job,
-  input, path, subject_masks), and the paths of the cohort's per-subject files (K1: :data:`MASK_FREE_JOBS` may hold
-  no per-subject mask, :data:`MASK_JOBS` must).
+* input records: one row per input of the sampling, editing and evaluation jobs and of the Seg. cLDM's job where it
+  runs (job, input, path, subject_masks), the paths of the cohort's per-subject files and the jobs the config runs
+  (K1: :data:`MASK_FREE_JOBS` may hold no per-subject mask, the controls :data:`MASK_JOBS` must show theirs).
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ from neurips26.common.claims import Measured, Spread, beyond_null, measured_from
 from .published import FD_REGIONS, PAPER_INTERVALS, PARTS, STRUCTURES, mean_over_parts
 
 __all__ = ["FID_TABLE_SCALE", "MASK_FREE_JOBS", "MASK_JOBS", "PRESERVATION_LEVEL", "PROXY_AGREEMENT",
-           "PUBLISHED_TOLERANCE", "RECORD_COLUMNS", "Incomplete", "distance_from_interval", "edit_means",
-           "masks_at_inference", "measure_claims", "per_seed", "proxy_agreement", "worst"]  # fmt: skip
+           "PUBLISHED_TOLERANCE", "RECORD_COLUMNS", "Incomplete", "detected_masks", "distance_from_interval",
+           "edit_means", "masks_at_inference", "measure_claims", "per_seed", "proxy_agreement", "worst"]  # fmt: skip
 
 PROPOSED, MONOLITHIC, PASTE, ROUNDTRIP, REAL = "ana", "ldm", "paste", "ae_roundtrip", "real"
 ABLATION = ("ana_r7", "ana_r15")
@@ -356,11 +356,14 @@ def _memorization(memorization: pd.DataFrame) -> Measured:
 
 RECORD_COLUMNS = ("job", "input", "path", "subject_masks")
 # K1's jobs, by the name each records (artifacts.input_record): ours, whose inputs may hold no per-subject mask (the
-# sampling and editing jobs), and the baselines that need the subjects' masks at inference by design (the Seg.
-# cLDM's sampling-and-editing job), whose records must show them (the check's positive case: a detector that finds
-# nothing there is broken). A record of any other job makes K1 inconclusive: no job is silently exempt.
+# sampling and editing jobs), and the positive controls, jobs that take the subjects' masks by design, whose records
+# must show them through the CONTENT detector (a mask array named in ``subject_masks``; a path among the subject
+# files does not count): the evaluation job (data/eval.npz and data/train.npz with their labels, at every scale) and
+# the Seg. cLDM's sampling-and-editing job where the scale runs it. A detector that names nothing there is broken.
+# Which jobs must have a record comes from the config (experiment.record_jobs): a configured job without one, or a
+# record of a job not configured, makes K1 inconclusive: no job is silently exempt or trusted.
 MASK_FREE_JOBS = ("sample", "edit")
-MASK_JOBS = ("seg_cldm",)
+MASK_JOBS = ("evaluate", "seg_cldm")
 
 
 def masks_at_inference(records: pd.DataFrame, subject_files: Sequence[str]) -> list[str]:
@@ -369,57 +372,79 @@ def masks_at_inference(records: pd.DataFrame, subject_files: Sequence[str]) -> l
     the ``;``-joined names of the mask or label arrays of any dtype and dimension from two up that the file holds,
     empty where none; ``artifacts.input_record``); an input is flagged when it holds such arrays or is one of
     ``subject_files`` (the cohort's or ADNI's per-subject files and the training latents, whatever they hold). The
-    template's population masks (X, Y, Z) are not flagged."""
+    template's population masks (X, Y, Z) are not flagged (the record exempts the template rule's output file)."""
     missing = [c for c in RECORD_COLUMNS if c not in records.columns]
     if missing:
         raise ValueError(f"the input records lack the columns {missing}")
     subjects = {os.path.normpath(p) for p in subject_files}
     found = []
     for row in records.itertuples(index=False):
-        masks = row.subject_masks if isinstance(row.subject_masks, str) else ""  # None or NaN: none
         if os.path.normpath(str(row.path)) in subjects:
             found.append(f"{row.job}: {row.path} (per-subject data)")
-        if masks:
-            found.append(f"{row.job}: {row.path} holds {masks}")
+        if _masks(row.subject_masks):
+            found.append(f"{row.job}: {row.path} holds {row.subject_masks}")
     return found
 
 
-def _no_masks(records: pd.DataFrame, subject_files: Sequence[str]) -> Measured:
-    """K1 over the jobs it names: the per-subject inputs of :data:`MASK_FREE_JOBS` (each must have a record), plus
-    one for each job of :data:`MASK_JOBS` that has a record in which none is found (its masks went undetected); the
-    note names every job covered, what the mask jobs hold, and the mask jobs that did not run at this scale."""
-    if records.empty:
-        return Measured("K1", math.nan, 0, note="no input records of the sampling and editing jobs")
+def _masks(value) -> str:
+    return value if isinstance(value, str) else ""  # None or NaN: none
+
+
+def detected_masks(records: pd.DataFrame) -> list[str]:
+    """The mask arrays the content detector named in ``records`` (``path holds names`` per input that holds any);
+    a path among the subject files is not a detection."""
+    if "subject_masks" not in records.columns:
+        raise ValueError("the input records lack the column 'subject_masks'")
+    return [f"{row.path} holds {_masks(row.subject_masks)}" for row in records.itertuples(index=False)
+            if _masks(row.subject_masks)]  # fmt: skip
+
+
+def _no_masks(records: pd.DataFrame, subject_files: Sequence[str], expected_jobs: Sequence[str]) -> Measured:
+    """K1 over the jobs the config runs (`expected_jobs`, experiment.record_jobs): the per-subject inputs of
+    :data:`MASK_FREE_JOBS`, plus one for each positive control of :data:`MASK_JOBS` whose record names no mask array
+    (the content detector missed the masks it takes by design). Inconclusive where a configured job has no record,
+    a record is of a job not configured, the config names a job K1 does not know, or no job of either kind runs."""
     if "job" not in records.columns:
         return Measured("K1", math.nan, 0, note="the input records lack the column 'job'")
-    jobs = records["job"].astype(str)
-    unknown = sorted(set(jobs) - set(MASK_FREE_JOBS) - set(MASK_JOBS))
-    missing = [job for job in MASK_FREE_JOBS if job not in set(jobs)]
-    if unknown or missing:
-        problems = ([f"records of jobs {unknown} that K1 does not name (mask-free {list(MASK_FREE_JOBS)}, mask "
-                     f"baselines {list(MASK_JOBS)})"] if unknown else []) + (
-            [f"no record of the jobs {missing}"] if missing else [])  # fmt: skip
+    jobs, expected = records["job"].astype(str), [str(j) for j in expected_jobs]
+    problems = []
+    unknown = [j for j in expected if j not in MASK_FREE_JOBS + MASK_JOBS]
+    if unknown:
+        problems.append(f"configured jobs {unknown} that K1 does not name (mask-free {list(MASK_FREE_JOBS)}, "
+                        f"controls {list(MASK_JOBS)})")  # fmt: skip
+    missing = [j for j in expected if j not in set(jobs)]
+    if missing:
+        problems.append(f"no record of the configured jobs {missing}")
+    unexpected = sorted(set(jobs) - set(expected))
+    if unexpected:
+        problems.append(f"records of jobs {unexpected} that the config does not run")
+    ours = [j for j in expected if j in MASK_FREE_JOBS]
+    controls = [j for j in expected if j in MASK_JOBS]
+    if not ours:
+        problems.append("no mask-free job (sample, edit) configured: nothing to check")
+    if not controls:
+        problems.append("no positive control configured: a broken detector would pass")
+    if problems:
         return Measured("K1", math.nan, 0, note="; ".join(problems))
-    ours = records[jobs.isin(MASK_FREE_JOBS)]
+    mine = records[jobs.isin(ours)]
     try:
-        found = masks_at_inference(ours, subject_files)
-        expected = {job: masks_at_inference(records[jobs == job], subject_files) for job in MASK_JOBS}
+        found = masks_at_inference(mine, subject_files)
+        detected = {job: detected_masks(records[jobs == job]) for job in controls}
     except ValueError as error:
         return Measured("K1", math.nan, 0, note=str(error))
-    counts = ours.groupby("job").size()
-    note = (f"no per-subject mask allowed in {', '.join(f'{job} ({counts[job]} inputs)' for job in MASK_FREE_JOBS)}, "
+    counts = mine.groupby("job").size()
+    note = (f"no per-subject mask allowed in {', '.join(f'{job} ({counts[job]} inputs)' for job in ours)}, "
             f"checked against {len(subject_files)} per-subject files"
             + (f"; found: {'; '.join(found)}" if found else ": none found"))  # fmt: skip
-    undetected = []
-    for job, hits in expected.items():
-        if not (jobs == job).any():
-            note += f"; {job} (a baseline that needs the masks) not run at this scale"
-        elif hits:
-            note += f"; {job} (a baseline that needs the masks, expected): {'; '.join(hits)}"
-        else:
-            undetected.append(job)
-            note += f"; {job} takes the subjects' masks by design but none was detected in its inputs"
-    return Measured("K1", float(len(found) + len(undetected)), len(ours), note=note)
+    undetected = [job for job, hits in detected.items() if not hits]
+    for job, hits in detected.items():
+        note += (f"; control {job} (takes the subjects' masks by design): {'; '.join(hits)}" if hits else
+                 f"; control {job} takes the subjects' masks by design but the detector named no mask array in "
+                 "its record (broken detector)")  # fmt: skip
+    not_run = [j for j in MASK_JOBS if j not in controls]
+    if not_run:
+        note += f"; not run at this scale: {', '.join(not_run)}"
+    return Measured("K1", float(len(found) + len(undetected)), len(mine), note=note)
 
 
 GENERATED, REFERENCE = "generated", "train_crop"  # the asset table's sources: the part assets, real training crops
@@ -514,10 +539,11 @@ def _training(traces: pd.DataFrame) -> Measured:
 def measure_claims(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame, memorization: pd.DataFrame,
                    assets: pd.DataFrame, traces: pd.DataFrame, input_records: pd.DataFrame,
                    subject_files: Sequence[str], dataset: str, *, volumes: pd.DataFrame,
-                   eval_subjects: pd.DataFrame) -> list[Measured]:  # fmt: skip
+                   eval_subjects: pd.DataFrame, expected_jobs: Sequence[str]) -> list[Measured]:  # fmt: skip
     """Every claim and check of the claims file; ``dataset`` names the data the models were trained and scored on
     (``adni`` at paper scale: only then are the published numbers comparable); ``volumes`` and ``eval_subjects``
-    decide which structures C4 reads (C10)."""
+    decide which structures C4 reads (C10); ``expected_jobs`` the jobs whose input records K1 needs
+    (experiment.record_jobs of the config)."""
     others = [r for r in FD_REGIONS if r != "whole"]
     preservation = ("off-target preservation minus max(S(original, donor | off target), "
                     f"{PRESERVATION_LEVEL}) per seed")  # fmt: skip
@@ -541,7 +567,7 @@ def measure_claims(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame,
         _published_fd("P2", fd, "seam", dataset),
         _published_edit("P3", edits, "off_target_preservation", dataset),
         _published_edit("P4", edits, "target_transfer", dataset),
-        _no_masks(input_records, subject_files),
+        _no_masks(input_records, subject_files, expected_jobs),
         _scaffold(assets),
         _training(traces),
     ]  # fmt: skip

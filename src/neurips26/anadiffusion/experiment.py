@@ -39,6 +39,8 @@ __all__ = [
     "methods",
     "noise_seed",
     "seg_cldm",
+    "record_jobs",
+    "RECORD_JOBS",
 ]
 
 BASELINES = ("ldm", "paste", "ae_roundtrip")
@@ -101,6 +103,17 @@ def denoisers(cfg: Mapping) -> list[str]:
 def seg_cldm(cfg: Mapping) -> bool:
     """Whether the scale trains, samples and edits the segmentation-conditioned LDM baseline (``seg_cldm``)."""
     return bool(cfg.get("seg_cldm", False))
+
+
+# the jobs that record their inputs for K1 (claims.MASK_FREE_JOBS and MASK_JOBS), by the record's job name = the rule
+# name after ``anadiffusion_``: sampling and editing (no per-subject mask allowed), the evaluation (its positive
+# control at every scale: it reads the splits with their labels) and the Seg. cLDM's job where the scale runs it
+RECORD_JOBS = ("sample", "edit", "evaluate", SEG_CLDM)
+
+
+def record_jobs(cfg: Mapping) -> list[str]:
+    """The jobs of :data:`RECORD_JOBS` the config runs, each of which must leave an input record for K1."""
+    return [job for job in RECORD_JOBS if job != SEG_CLDM or seg_cldm(cfg)]
 
 
 def edit_pairs(cfg: Mapping) -> list[tuple[int, int]]:
