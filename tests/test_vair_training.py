@@ -113,7 +113,7 @@ def test_each_member_of_a_batched_run_trains_as_it_would_alone(data):
 
 
 def test_training_lowers_the_loss(data):
-    result = _train(data, [Member("outcome", NO_FLAW, 0)], steps=60)
+    result = _train(data, [Member("outcome", NO_FLAW, 0)], steps=40)
     losses = result.trace.loss
     assert losses.iloc[-10:].mean() < 0.6 * losses.iloc[:5].mean()
 
