@@ -159,6 +159,7 @@ rule anadiffusion_seg_cldm:
         autoencoder=f"{AD}/models/ae.pt",
         model=f"{AD}/models/seg_cldm.pt",
         train=f"{AD}/data/train.npz",
+        train_subjects=f"{AD}/data/train_subjects.parquet",
     output:
         samples=f"{AD}/samples/seg_cldm.npz",
         inputs=f"{AD}/samples/seg_cldm_inputs.parquet",

@@ -34,6 +34,13 @@ def test_paper_scale_runs_the_separate_hemisphere_ablation_and_the_seg_cldm_base
     assert E.denoisers(paper) == ["cb", "hemisphere", "lh", "rh", "whole"]
     assert E.injections(paper)["ana_separate"] == E.injections(paper)["ana"]  # paired with ana but for the parts
     assert E.seg_cldm(paper) and not E.seg_cldm(quick) and not E.seg_cldm(CONFIG["smoke"])
+    # the separate hemisphere models: half the steps each, as many updates together as the shared model
+    steps = paper["denoiser"]["steps"]
+    assert [E.denoiser_steps(paper["denoiser"], n) for n in ("hemisphere", "lh", "rh", "cb", "whole", "seg_cldm")] == [
+        steps, steps // 2, steps // 2, steps, steps, steps]  # fmt: skip
+    assert E.denoiser_steps({"steps": 1}, "lh") == 1
+    # the jobs whose input records K1 needs: the controls at every scale, the baseline's where it runs
+    assert E.record_jobs(quick) == ["sample", "edit", "evaluate"] and E.record_jobs(paper)[-1] == "seg_cldm"
     assert M.denoiser_routes("rh") == {"RH": M.PART_MODELS["separate"]["RH"]}
     assert set(M.denoiser_routes("hemisphere")) == {"LH", "RH"} and set(M.denoiser_routes("cb")) == {"CB"}
     with pytest.raises(ValueError, match="'whole' is not a part denoiser"):

@@ -145,11 +145,23 @@ def test_one_training_step_gives_finite_losses_and_changes_the_weights():
         S.train_seg_cldm(models, latents, label_maps(3), FACTOR, 1, 2, 1e-3, [0], SCHEDULE)
 
 
-def test_samples_take_the_training_subjects_maps_in_order_and_the_stored_network_loads_back(tmp_path):
-    assert S.conditioning_subjects(5, 3).tolist() == [0, 1, 2, 0, 1]  # wraps round when there are fewer subjects
-    assert S.conditioning_subjects(2, 8).tolist() == [0, 1]
-    with pytest.raises(ValueError, match="subjects"):
-        S.conditioning_subjects(2, 0)
+def test_samples_take_one_scan_per_training_subject_permuted_and_the_stored_network_loads_back(tmp_path):
+    subjects = ["a", "a", "a", "b", "c", "c"]  # ADNI-like: several scans of one subject
+    scans = S.conditioning_scans(subjects, 3, seed=0)
+    assert sorted(subjects[i] for i in scans) == ["a", "b", "c"]  # one scan per distinct subject
+    assert S.conditioning_scans(subjects, 3, seed=0).tolist() == scans.tolist()  # deterministic in the seed
+    orders = {tuple(subjects[i] for i in S.conditioning_scans(subjects, 3, seed=s)) for s in range(8)}
+    assert len(orders) > 1  # the sampling seed permutes the subjects
+    wrapped = S.conditioning_scans(subjects, 5, seed=0)
+    assert wrapped[3:].tolist() == wrapped[:2].tolist()  # wraps round after the last subject
+    with pytest.raises(ValueError, match="subject ids"):
+        S.conditioning_scans([], 2, seed=0)
+    named = [subjects[i] for i in wrapped]
+    S.check_pair_subjects(named, [0, 1], [1, 2])
+    with pytest.raises(ValueError, match="same subject"):  # indices differ, the subject is the same (wrap-round)
+        S.check_pair_subjects(named, [0], [3])
+    with pytest.raises(ValueError, match="not among the 5 samples"):
+        S.check_pair_subjects(named, [0], [5])
     net = network()
     path = tmp_path / "seg_cldm.pt"
     save_network(path, "seg_cldm", "smoke", [3], [net.state_dict()], {"latent_channels": C, "factor": FACTOR})
@@ -158,3 +170,21 @@ def test_samples_take_the_training_subjects_maps_in_order_and_the_stored_network
     torch.testing.assert_close(loaded(x, t), net(x, t))
     with pytest.raises(ValueError, match="holds the seeds"):
         load_seg_cldms(path, [0])
+
+
+def test_conditioning_response_is_zero_for_a_model_that_ignores_its_map_and_one_for_one_that_follows_it():
+    from neurips26.anadiffusion.evaluation import conditioning_table
+
+    own, other = np.zeros((2, 6, 6, 6), np.uint8), np.zeros((2, 6, 6, 6), np.uint8)
+    own[:, 1:5, 1:5, 1:5], other[:, 1:5, 1:5, 2:6] = 1, 2  # two subjects' brains, shifted along z
+    brain_of = lambda maps: np.where(maps > 0, 0.5, -1.0)  # noqa: E731: a sample whose brain is exactly that map
+    follows = conditioning_table(0, brain_of(own), brain_of(other), own, other, -0.5, [0, 2], [1, 3])
+    assert follows["response"].tolist() == [1.0, 1.0] and follows["recipient"].tolist() == [0, 2]
+    assert (follows["disagreement_voxels"] == 32).all() and (follows["change"] > 0).all()
+    ignores = conditioning_table(0, brain_of(own), brain_of(own), own, other, -0.5)  # the same sample twice
+    assert ignores["response"].tolist() == [0.0, 0.0] and (ignores["change"] == 0).all()
+    reversed_ = conditioning_table(1, brain_of(other), brain_of(own), own, other, -0.5)
+    assert reversed_["response"].tolist() == [-1.0, -1.0]
+    assert np.isnan(conditioning_table(0, brain_of(own), brain_of(own), own, own, -0.5)["response"]).all()
+    with pytest.raises(ValueError, match="one shape"):
+        conditioning_table(0, brain_of(own), brain_of(own)[:1], own, other, -0.5)

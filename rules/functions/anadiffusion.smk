@@ -7,10 +7,18 @@ from snakemake.io import strip_wildcard_constraints
 AD = "results/{scale}/anadiffusion"
 AD_LOG = "results/{scale}/anadiffusion/logs"
 AD_BENCH = "results/{scale}/anadiffusion/benchmarks"
-AD_EVALUATION = ["fd", "volumes", "cohen_d", "edit", "memorization", "assets"]
+AD_EVALUATION = [
+    "fd",
+    "volumes",
+    "cohen_d",
+    "edit",
+    "memorization",
+    "assets",
+    "conditioning",
+]
 AD_FIGURES = ["slices", "assets", "edit", "regional_fd"]
-AD_TABLE_INPUTS = ["fd", "cohen_d", "edit", "memorization"]
-AD_CLAIMS_INPUTS = ["fd", "cohen_d", "edit", "memorization", "assets"]
+AD_TABLE_INPUTS = ["fd", "cohen_d", "edit", "memorization", "conditioning"]
+AD_CLAIMS_INPUTS = ["fd", "cohen_d", "edit", "memorization", "assets", "conditioning"]
 AD_GRID_KEYS = (
     "voxel_mm",
     "shape",
@@ -256,8 +264,8 @@ def ad_plan_work(step):
     (forward and backward for training): the autoencoder's steps x batch x image voxels; a denoiser's steps x
     batch x seeds x latent voxels of the whole grid (an upper bound for the part models, whose supports are
     smaller; the Seg. cLDM's is that bound); sampling's samples x seeds x DDIM steps x latent voxels (every method
-    and part model of a seed runs at most that many steps); the Seg. cLDM job's (samples + 3 parts x edit pairs) x
-    seeds x DDIM steps x latent voxels."""
+    and part model of a seed runs at most that many steps); the Seg. cLDM job's (samples + 4 x edit pairs: three
+    part edits and the conditioning check's whole-map swap) x seeds x DDIM steps x latent voxels."""
 
     def work(wildcards, scale):
         cfg = scale_block(PAPERS, "anadiffusion", scale)
@@ -271,8 +279,8 @@ def ad_plan_work(step):
         if step == "train_denoiser":
             return cfg["denoiser"]["steps"] * cfg["denoiser"]["batch"] * seeds * latent
         runs = cfg["sampling"]["samples"]
-        if step == "seg_cldm":
-            runs += 3 * len(cfg["edit"]["pairs"])
+        if step == "seg_cldm":  # three part edits and the whole-map swap per pair
+            runs += 4 * len(cfg["edit"]["pairs"])
         return runs * seeds * cfg["sampling"]["ddim_steps"] * latent
 
     return work

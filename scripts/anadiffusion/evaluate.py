@@ -6,7 +6,9 @@ segmenter (volumes) and Cohen's d (cohen_d), editing scores (edit), nearest-trai
 (memorization), and the part assets (assets): their share inside their template part beside the real training
 crops' (source train_crop, seed -1), and what the assembly guarantees, read back from the paste
 (evaluation.scaffold_table). Where the scale runs the Seg. cLDM baseline (input seg_cldm: samples/seg_cldm.npz),
-its samples join every table as method seg_cldm and its edits the edit table. The job records its inputs
+its samples join every table as method seg_cldm and its edits the edit table, and its samples from the recipients'
+noise with the donors' whole maps the conditioning table (evaluation.conditioning_table; empty where it is not
+run). The job records its inputs
 (evaluation/inputs.parquet): it reads the splits with their per-subject labels, so its record is K1's positive
 control at every scale (the content detector must name the labels)."""
 
@@ -74,6 +76,18 @@ for method, (originals, edits) in edit_files.items():
                                                 device))  # fmt: skip
 table = pd.concat(frames, ignore_index=True)
 write_parquet(table, out.edit, prov)
+
+# does the Seg. cLDM follow its conditioning? (from the same noise: its own map against another subject's)
+conditioning = pd.DataFrame(columns=list(evaluation.CONDITIONING_COLUMNS))
+if SEG_CLDM in edit_files:
+    maps = training_labels[seg["conditioning_scans"]]
+    recipients, donors = seg["recipients"], seg["donors"]
+    conditioning = pd.concat([evaluation.conditioning_table(seed, seg[f"volumes_{SEG_CLDM}"][i][recipients],
+                                                            seg[f"swapped_{SEG_CLDM}"][i], maps[recipients],
+                                                            maps[donors], e["asset_threshold"], recipients, donors)
+                              for i, seed in enumerate(seeds)], ignore_index=True)  # fmt: skip
+    log.info("Seg. cLDM conditioning response per seed: %s", conditioning.groupby("seed")["response"].mean().to_dict())
+write_parquet(conditioning, out.conditioning, prov)
 log.info("edits: %s", table.groupby(["method", "part"])["locality_contrast"].mean().round(4).to_dict())
 write_parquet(input_record("evaluate", job_inputs(snakemake.input, snakemake.params), population_files=[p.population]),
               out.inputs, prov)  # fmt: skip

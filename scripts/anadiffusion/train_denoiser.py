@@ -1,7 +1,8 @@
 """One of paper 03's latent denoisers ({denoiser}: a part model, the whole-brain model, or the Seg. cLDM baseline),
 every seed of the config as a batch dimension in one job (common.ensemble), in the common loop (checkpoint beside the
 model, resumed by a retry). The shared hemisphere model learns the left hemispheres (side 0) and the mirrored right
-ones (side 1); the separate hemisphere models of Table 2's ablation (lh, rh) one side each. The Seg. cLDM
+ones (side 1); the separate hemisphere models of Table 2's ablation (lh, rh) one side each, in half the steps
+each (experiment.denoiser_steps: together as many updates as the shared model). The Seg. cLDM
 (neurips26.anadiffusion.seg_cldm, where the scale runs it) learns the whole-brain latents, latent i conditioned on
 training subject i's part label map (input train: data/train.npz, the encode job's order), at the same size and
 budget.
@@ -14,7 +15,7 @@ import torch
 
 from neurips26.anadiffusion import diffusion, model, seg_cldm, training
 from neurips26.anadiffusion.artifacts import load_split, save_network
-from neurips26.anadiffusion.experiment import SEG_CLDM
+from neurips26.anadiffusion.experiment import SEG_CLDM, denoiser_steps
 from neurips26.common import loop
 from neurips26.common.checkpoint import fingerprint
 from neurips26.common.io import load_npz, write_parquet
@@ -52,8 +53,8 @@ else:
         sides = None if labelled[0] is None else torch.tensor(np.repeat(labelled, [len(latents[q]) for q in routes]))
     n_sides = None if sides is None else len(model.SIDES)
     nets = training.job_members(lambda: model.build_denoiser(config, z.shape[1], n_sides), seeds, device)
-    trace = training.train_denoiser(nets, torch.from_numpy(z), d["steps"], d["batch"], d["lr"], seeds, schedule,
-                                    sides=sides, settings=settings)  # fmt: skip
+    trace = training.train_denoiser(nets, torch.from_numpy(z), denoiser_steps(d, name), d["batch"], d["lr"], seeds,
+                                    schedule, sides=sides, settings=settings)  # fmt: skip
     stored = {"latent_channels": int(z.shape[1]), "sides": n_sides}
 log.info("%s: %d latents %s, %d parameters per seed", name, len(z), z.shape[1:], model.n_parameters(nets[0]))
 save_network(snakemake.output.model, name, d["size"], seeds, [net.state_dict() for net in nets], stored)

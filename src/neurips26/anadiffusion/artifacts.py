@@ -10,9 +10,10 @@ arrays each holds (the "no segmentation at inference" check, K1 of the claims, r
 * Edits (``edits.npz``): ``seeds`` (S,), ``parts``, ``recipients``, ``donors`` (K,) and ``edited_<method>`` float32
   (S, P, K, X, Y, Z): for seed s, part p and pair k, the recipient's sample with part p taken from the donor.
 * The Seg. cLDM baseline's samples and edits (``seg_cldm.npz``, one file: its job takes the subjects' label maps):
-  ``seeds``, ``conditioning_subjects`` (N,) (the training subject whose label map conditions each sample),
-  ``volumes_seg_cldm`` (S, N, X, Y, Z), ``parts``, ``recipients``, ``donors`` and ``edited_seg_cldm``
-  (S, P, K, X, Y, Z), laid out as the two files above.
+  ``seeds``, ``conditioning_scans`` (N,) (the training scan whose label map conditions each sample: one per
+  distinct subject), ``volumes_seg_cldm`` (S, N, X, Y, Z), ``parts``, ``recipients``, ``donors`` and
+  ``edited_seg_cldm`` (S, P, K, X, Y, Z), laid out as the two files above, and ``swapped_seg_cldm`` (S, K, X, Y, Z):
+  pair k's recipient noise with its donor's whole label map (the conditioning check).
 """
 
 from __future__ import annotations

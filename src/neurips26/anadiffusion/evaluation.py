@@ -15,6 +15,8 @@
   part assets' share inside their template part (:func:`asset_table`, of the part models' quality; beside it the same
   of the real training crops, :func:`training_crops`), and what the assembly guarantees (:func:`scaffold_table`: the
   paste holds each part's asset only inside that part's template mask, background everywhere else).
+* Whether the Seg. cLDM follows its conditioning (:func:`conditioning_table`): from the same noise, a sample with its
+  own label map and one with another subject's, each compared with both maps where the two maps' brains differ.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "REGIONS",
     "asset_table",
     "cohen_d_table",
+    "conditioning_table",
     "edit_table",
     "fd_table",
     "memorization_table",
@@ -174,6 +177,41 @@ def edit_table(
     frame.insert(0, "seed", int(seed))
     frame.insert(0, "method", method)
     return frame.assign(recipient=np.asarray(recipients), donor=np.asarray(donors))
+
+
+CONDITIONING_COLUMNS = ("seed", "pair", "recipient", "donor", "disagreement_voxels", "own", "other", "response",
+                        "change")  # fmt: skip
+
+
+def conditioning_table(seed: int, originals: np.ndarray, swapped: np.ndarray, recipient_maps: np.ndarray,
+                       donor_maps: np.ndarray, threshold: float, recipients: Sequence[int] = (),
+                       donors: Sequence[int] = ()) -> pd.DataFrame:  # fmt: skip
+    """Does a label-conditioned model follow its conditioning? Per pair k: `originals[k]` was sampled from the
+    recipient's noise with the recipient's map, `swapped[k]` from the SAME noise with the donor's map (volumes
+    (K, X, Y, Z) in [-1, 1]; maps (K, X, Y, Z), 0 background). On the voxels where the two maps' brains (label > 0)
+    disagree, ``own`` is the share where a sample's brain (voxels above `threshold`: our segmenter) agrees with the
+    map it was conditioned on, averaged over the two samples, ``other`` the share where it agrees with the other
+    map, ``response`` = own - other (in [-1, 1]; exactly 0 for a model that ignores its conditioning, whose two
+    samples are then one), and ``change`` the mean |swapped - original| over all voxels. NaN where the maps' brains
+    do not differ."""
+    originals, swapped = np.asarray(originals, dtype=np.float64), np.asarray(swapped, dtype=np.float64)
+    recipient_maps, donor_maps = np.asarray(recipient_maps) > 0, np.asarray(donor_maps) > 0
+    if not (originals.shape == swapped.shape == recipient_maps.shape == donor_maps.shape) or originals.ndim != 4:
+        raise ValueError(f"originals {originals.shape}, swapped {swapped.shape}, maps {recipient_maps.shape} and "
+                         f"{donor_maps.shape}: need one shape (K, X, Y, Z)")  # fmt: skip
+    rows = []
+    for k in range(len(originals)):
+        differ = recipient_maps[k] != donor_maps[k]
+        count = int(differ.sum())
+        a, b = originals[k][differ] > threshold, swapped[k][differ] > threshold
+        r, d = recipient_maps[k][differ], donor_maps[k][differ]
+        own = float(((a == r).mean() + (b == d).mean()) / 2) if count else np.nan
+        other = float(((a == d).mean() + (b == r).mean()) / 2) if count else np.nan
+        rows.append({"seed": int(seed), "pair": k, "recipient": int(recipients[k]) if len(recipients) else k,
+                     "donor": int(donors[k]) if len(donors) else k, "disagreement_voxels": count, "own": own,
+                     "other": other, "response": own - other,
+                     "change": float(np.abs(swapped[k] - originals[k]).mean())})  # fmt: skip
+    return pd.DataFrame(rows, columns=list(CONDITIONING_COLUMNS))
 
 
 def memorization_table(

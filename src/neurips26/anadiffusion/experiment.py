@@ -31,6 +31,7 @@ __all__ = [
     "DENOISERS_OF",
     "SEG_CLDM",
     "check_config",
+    "denoiser_steps",
     "denoisers",
     "edit_pairs",
     "injection_layouts",
@@ -98,6 +99,19 @@ def denoisers(cfg: Mapping) -> list[str]:
     use (a model two layouts share, ``cb``, once) and ``whole`` last."""
     names = [name for layout in layouts(cfg) for name in DENOISERS_OF[layout] if name != "whole"]
     return [*dict.fromkeys(names), "whole"]
+
+
+# the separate hemisphere models of Table 2's ablation: each learns one side, where the shared model learns both
+SEPARATE_HEMISPHERES = ("lh", "rh")
+
+
+def denoiser_steps(denoiser: Mapping, name: str) -> int:
+    """The training steps of denoiser `name` under the config's denoiser block: ``steps`` for every model but the
+    separate hemisphere models (lh, rh), which get half each (at least 1), so that the two together make as many
+    updates as the shared hemisphere model, which learns both sides in ``steps`` (the ablation then changes the
+    model layout, not the training budget; each of them sees half the crops the shared model sees)."""
+    steps = int(denoiser["steps"])
+    return max(1, steps // 2) if name in SEPARATE_HEMISPHERES else steps
 
 
 def seg_cldm(cfg: Mapping) -> bool:

@@ -54,8 +54,9 @@ __all__ = [
     "SegEdit",
     "build_seg_cldm",
     "check_label_maps",
+    "check_pair_subjects",
     "conditioned",
-    "conditioning_subjects",
+    "conditioning_scans",
     "edit_label_maps",
     "edit_seg_cldm",
     "label_conditioning",
@@ -94,13 +95,38 @@ def check_label_maps(
     return maps
 
 
-def conditioning_subjects(samples: int, subjects: int) -> np.ndarray:
-    """Which training subject's label map conditions each of `samples` samples: 0, 1, ..., wrapping round after
-    `subjects` (our choice: the training subjects the model was fitted on, in their order, so that no held-out
-    scan's anatomy enters a sample that is scored against the held-out scans)."""
-    check_int("samples", samples, 1, who="conditioning_subjects")
-    check_int("subjects", subjects, 1, who="conditioning_subjects")
-    return np.arange(samples) % subjects
+def conditioning_scans(subjects: Sequence, samples: int, seed: int) -> np.ndarray:
+    """Which training scan conditions each of `samples` samples (indices into `subjects`, the training scans'
+    subject ids in the split's order): one scan per distinct subject (drawn among that subject's scans), the
+    subjects in an order permuted with `seed` (the sampling seed), wrapping round after the last subject. Our
+    choice: the training subjects the model was fitted on, so that no held-out scan's anatomy enters a sample
+    scored against the held-out scans; one scan per subject, so that a subject with many visits (ADNI) does not
+    condition several samples while others condition none."""
+    check_int("samples", samples, 1, who="conditioning_scans")
+    ids = np.asarray([str(s) for s in subjects])
+    if ids.ndim != 1 or len(ids) == 0:
+        raise ValueError(f"conditioning_scans needs the training scans' subject ids (at least one), got {len(ids)}")
+    rng = np.random.default_rng(seed)
+    distinct = np.unique(ids)
+    chosen = np.array([rng.choice(np.flatnonzero(ids == subject)) for subject in distinct])
+    order = chosen[rng.permutation(len(distinct))]
+    return order[np.arange(samples) % len(order)]
+
+
+def check_pair_subjects(sample_subjects: Sequence, recipients: Sequence[int], donors: Sequence[int]) -> None:
+    """ValueError for an edit pair whose recipient and donor samples are conditioned on the same SUBJECT (not only
+    the same index: a subject's two scans, or the wrap-round of :func:`conditioning_scans`), or an index outside
+    the samples; `sample_subjects` (N,) names each sample's conditioning subject."""
+    ids = [str(s) for s in sample_subjects]
+    for k, (r, d) in enumerate(zip(recipients, donors, strict=True)):
+        for name, index in (("recipient", r), ("donor", d)):
+            if not 0 <= int(index) < len(ids):
+                raise ValueError(f"edit pair {k}: {name} {index} is not among the {len(ids)} samples")
+        if ids[int(r)] == ids[int(d)]:
+            raise ValueError(
+                f"edit pair {k}: recipient {r} and donor {d} are conditioned on the same subject {ids[int(r)]!r}; "
+                "an edit needs another subject's part"
+            )
 
 
 def label_conditioning(subject_label_maps, latent_grid: Sequence[int], factor: int) -> torch.Tensor:
