@@ -177,7 +177,10 @@ def test_conditioning_response_is_zero_for_a_model_that_ignores_its_map_and_one_
 
     own, other = np.zeros((2, 6, 6, 6), np.uint8), np.zeros((2, 6, 6, 6), np.uint8)
     own[:, 1:5, 1:5, 1:5], other[:, 1:5, 1:5, 2:6] = 1, 2  # two subjects' brains, shifted along z
-    brain_of = lambda maps: np.where(maps > 0, 0.5, -1.0)  # noqa: E731: a sample whose brain is exactly that map
+
+    def brain_of(maps):  # a sample whose brain is exactly that map
+        return np.where(maps > 0, 0.5, -1.0)
+
     follows = conditioning_table(0, brain_of(own), brain_of(other), own, other, -0.5, [0, 2], [1, 3])
     assert follows["response"].tolist() == [1.0, 1.0] and follows["recipient"].tolist() == [0, 2]
     assert (follows["disagreement_voxels"] == 32).all() and (follows["change"] > 0).all()
