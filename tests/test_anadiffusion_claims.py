@@ -34,7 +34,7 @@ FD = {
 }
 JITTER = {"ldm": (0.0, 0.01, -0.01), "paste": (0.01, -0.01, 0.0), "ana": (-0.005, 0.005, 0.01),
           "ana_r7": (0.0, -0.01, 0.01), "ana_r15": (0.01, 0.0, -0.01), "ae_roundtrip": (0.005, -0.005, 0.0),
-          "real": (0.0, 0.0, 0.0)}  # fmt: skip
+          "real": (0.0, 0.0, 0.0), "ana_separate": (0.01, -0.005, -0.005), "seg_cldm": (-0.01, 0.0, 0.01)}  # fmt: skip
 BRAIN = 0.9  # the brain-only FD of every method: this share of its whole-volume FD unless `brain` overrides it
 ABS_D = {"ldm": (0.30, 0.40, 0.30), "ana": (0.10, 0.20, 0.15)}  # ventricles, cerebellum, brainstem
 # per edit of ana (every part unless overridden): the editing columns and C6's null
@@ -74,8 +74,8 @@ def cohen_table(values=ABS_D, seeds=SEEDS):
 NULLS = ("off_target_drift", "off_target_baseline")
 
 
-def edit_table(seeds=SEEDS, edits=4, parts=PARTS, drop_column=None, **override):
-    """edit.parquet rows: ana's edits, ``override`` = column -> value or column -> {part: value}."""
+def edit_table(seeds=SEEDS, edits=4, parts=PARTS, drop_column=None, method="ana", **override):
+    """edit.parquet rows: `method`'s edits (ana's), ``override`` = column -> value or column -> {part: value}."""
     rows = []
     for s in seeds:
         for part in parts:
@@ -84,12 +84,27 @@ def edit_table(seeds=SEEDS, edits=4, parts=PARTS, drop_column=None, **override):
                 for column, base in EDIT.items():
                     value = override.get(column, base)
                     value = value.get(part, EDIT[column]) if isinstance(value, dict) else value
-                    jitter = JITTER["ldm" if column in NULLS else "ana"][s % 3]  # nulls spread apart
+                    jitter = JITTER["ldm" if column in NULLS else method][s % 3]  # nulls spread apart
                     cells[column] = value + 0.1 * jitter * (1 + e)
                 cells["locality_contrast"] = cells["transfer_gain"] - cells["off_target_drift"]
-                rows.append(dict(method="ana", seed=s, part=part, edit=e, recipient=e, donor=e + 1, **cells))
+                rows.append(dict(method=method, seed=s, part=part, edit=e, recipient=e, donor=e + 1, **cells))
     frame = pd.DataFrame(rows)
     return frame.drop(columns=drop_column) if drop_column else frame
+
+
+def conditioning_table(response=0.4, seeds=SEEDS, pairs=3):
+    """evaluation/conditioning.parquet rows of the Seg. cLDM (evaluation.conditioning_table): per (seed, pair) the
+    agreement with its own map and the other's; `response` their mean difference (0: the map is ignored)."""
+    rows = [dict(seed=s, pair=k, recipient=2 * k, donor=2 * k + 1, disagreement_voxels=50,
+                 own=0.5 + response / 2 + 0.05 * JITTER["seg_cldm"][s % 3] * (k + 1),
+                 other=0.5 - response / 2, change=0.1 if response else 0.0)
+            for s in seeds for k in range(pairs)]  # fmt: skip
+    columns = ["seed", "pair", "recipient", "donor", "disagreement_voxels", "own", "other", "change"]
+    return pd.DataFrame(rows, columns=columns).assign(response=lambda t: t["own"] - t["other"])
+
+
+SEG_EDITS = pd.concat([edit_table(), edit_table(method="seg_cldm", transfer_gain=0.02)], ignore_index=True)
+RESPONDS = conditioning_table()
 
 
 def memorization_table(ratio=1.1, seeds=SEEDS, null=0.5):
@@ -182,12 +197,13 @@ SEG_CLDM_RECORD = [
 
 
 def decided(fd=None, cohen=None, edits=None, memo=None, assets=None, traces=None, inputs=INPUTS, dataset="synthbrain",
-            volumes=EVAL_VOLUMES, jobs=QUICK_JOBS):  # fmt: skip
+            volumes=EVAL_VOLUMES, jobs=QUICK_JOBS, conditioning=None):  # fmt: skip
     measured = measure_claims(
         fd_table() if fd is None else fd, cohen_table() if cohen is None else cohen,
         edit_table() if edits is None else edits, memorization_table() if memo is None else memo,
         assets_table() if assets is None else assets, traces_table() if traces is None else traces,
         inputs, SUBJECT_FILES, dataset, volumes=volumes[0], eval_subjects=volumes[1], expected_jobs=jobs,
+        conditioning=conditioning_table(pairs=0) if conditioning is None else conditioning,
     )  # fmt: skip
     return decide(DEFINITIONS, measured).set_index("claim_id")
 
@@ -277,6 +293,36 @@ VERDICT_CASES = [
     ("C8", "inconclusive", {"memo": memorization_table(seeds=(0, 1))}),
     ("C8", "inconclusive", {"memo": memorization_table(null=1.0)}),  # the LDM passes too: the null passes
     ("C8", "inconclusive", {"memo": memorization_table(null=None)}),  # no null measured
+    # C11: ana's transfer gain against the Seg. cLDM's (paper scale), only where the baseline follows its maps
+    ("C11", "holds", {"edits": SEG_EDITS, "conditioning": RESPONDS}),
+    (
+        "C11",
+        "fails",
+        {
+            "edits": pd.concat([edit_table(), edit_table(method="seg_cldm", transfer_gain=0.30)]),
+            "conditioning": RESPONDS,
+        },
+    ),  # fmt: skip
+    (
+        "C11",
+        "inconclusive",
+        {
+            "edits": pd.concat([edit_table(), edit_table(method="seg_cldm", transfer_gain=0.15)]),
+            "conditioning": RESPONDS,
+        },
+    ),  # a tie  # fmt: skip
+    ("C11", "inconclusive", {"conditioning": RESPONDS}),  # not run (quick)
+    ("C11", "inconclusive", {"edits": SEG_EDITS, "conditioning": conditioning_table(response=0.0)}),  # untrained
+    ("C11", "inconclusive", {"edits": SEG_EDITS}),  # the conditioning check missing
+    ("C12", "holds", {"fd": fd_table({**FD, "ana_separate": (0.90, 0.40, 0.40, 0.20, 0.05)})}),
+    ("C12", "fails", {"fd": fd_table({**FD, "ana_separate": (0.60, 0.40, 0.40, 0.20, 0.05)})}),
+    ("C12", "inconclusive", {"fd": fd_table({**FD, "ana_separate": (0.80, 0.40, 0.40, 0.20, 0.05)})}),  # a tie
+    ("C12", "inconclusive", {}),  # not run (quick)
+    ("C13", "holds", {"conditioning": RESPONDS}),
+    ("C13", "fails", {"conditioning": conditioning_table(response=-0.3)}),  # follows the other map: inverted
+    ("C13", "inconclusive", {"conditioning": conditioning_table(response=0.0)}),  # ignores its conditioning
+    ("C13", "inconclusive", {}),  # not run (quick)
+    ("C13", "inconclusive", {"conditioning": conditioning_table(seeds=(0,))}),
     ("P1", "holds", {"fd": near_paper_fd(whole=36.0), **ADNI}),
     ("P1", "fails", {"fd": near_paper_fd(whole=80.0), **ADNI}),  # far above the interval
     ("P1", "fails", {"fd": near_paper_fd(whole=5.0), **ADNI}),  # far below it
@@ -471,6 +517,19 @@ def test_proxy_agreement_is_the_correlation_on_the_real_scans_and_c4_names_what_
     # the worst of the structures kept: brainstem (0.15 - 0.30), as with all three
     assert c4["value"] == pytest.approx(decided().loc["C4", "value"])
     assert "the proxy segmenter measures" in decided(volumes=eval_volumes(untracked=STRUCTURES)).loc["C4", "note"]
+
+
+def test_the_baseline_claims_give_the_papers_numbers_beside_ours():
+    c11 = decided(edits=SEG_EDITS, conditioning=RESPONDS).loc["C11"]
+    assert c11["value"] == pytest.approx(0.15 - 0.02, abs=0.01)
+    assert "LH: ours" in c11["note"] and "(paper 0.1627 vs 0.0152, +0.1475)" in c11["note"]
+    assert "untrained" in decided(edits=SEG_EDITS, conditioning=conditioning_table(response=0.0)).loc["C11", "note"]
+    c12 = decided(fd=fd_table({**FD, "ana_separate": (0.90, 0.40, 0.40, 0.20, 0.05)})).loc["C12"]
+    assert c12["value"] == pytest.approx(-0.1, abs=0.02)
+    assert "Table 2: 36.16 - 38.72 = -2.56 x 1e-4" in c12["note"] and "Seam +0.05" in c12["note"]
+    assert "not run at this scale" in decided().loc["C12", "note"]
+    c13 = decided(conditioning=RESPONDS).loc["C13"]
+    assert c13["value"] == pytest.approx(0.4, abs=0.01) and "with its own map" in c13["note"]
 
 
 def test_c6_says_when_its_null_never_decides():

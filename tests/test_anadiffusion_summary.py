@@ -14,7 +14,7 @@ from neurips26.anadiffusion.published import EDIT_COLUMNS, FD_REGIONS, PARTS, TA
 from neurips26.anadiffusion.summary import TABLES, published_table1, regional_long, report_tables
 from neurips26.common.claims import t_interval
 from neurips26.common.report import render
-from test_anadiffusion_claims import cohen_table, edit_table, fd_table, memorization_table
+from test_anadiffusion_claims import cohen_table, conditioning_table, edit_table, fd_table, memorization_table
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,9 @@ def test_the_paper_scale_baselines_stand_in_every_table_beside_the_papers_rows()
     fd = with_baselines(fd_table(), {"ana_separate": "ana", "seg_cldm": "ldm"})
     edits = with_baselines(edit_table(), {"seg_cldm": "ana"})
     cohen = with_baselines(cohen_table(), {"seg_cldm": "ldm"})
-    tables = report_tables(fd, cohen, edits, memorization_table(), "synthbrain", "paper", 50)
+    tables = report_tables(
+        fd, cohen, edits, memorization_table(), "synthbrain", "paper", 50, conditioning=conditioning_table()
+    )  # the baseline follows its maps (C13)
     table2 = tables["published_table2"].set_index("configuration").loc["separate hemisphere models (r_inj = 10)"]
     ana = tables["published_table2"].set_index("configuration").loc["full injection alpha = 1 (Ours, r_inj = 10)"]
     assert table2["ours"] == "ana_separate" and table2["ours WB (rand3d, raw)"] == ana["ours WB (rand3d, raw)"]
@@ -98,6 +100,20 @@ def test_the_paper_scale_baselines_stand_in_every_table_beside_the_papers_rows()
     assert list(tables["editing"]["method"].unique()) == ["ana", "seg_cldm"]
     table1 = tables["published_table1"]
     assert {"Seg. cLDM", "seg_cldm"} <= set(table1["method"])
+
+
+def test_a_seg_cldm_that_ignores_its_conditioning_is_marked_untrained_in_every_table():
+    fd = with_baselines(fd_table(), {"seg_cldm": "ldm"})
+    edits = with_baselines(edit_table(), {"seg_cldm": "ana"})
+    cohen = with_baselines(cohen_table(), {"seg_cldm": "ldm"})
+    cases = ((conditioning_table(response=0.0), "seg_cldm (untrained: ignores its conditioning, C13)"),
+             (None, "seg_cldm (conditioning not checked)"))  # fmt: skip
+    for conditioning, label in cases:
+        tables = report_tables(fd, cohen, edits, memorization_table(), "synthbrain", "paper", 20,
+                               conditioning=conditioning)  # fmt: skip
+        for name in ("regional_fd", "morphometry", "editing", "published_table1", "published_editing"):
+            methods = set(tables[name]["method"])
+            assert "seg_cldm" not in methods and label in methods, (name, methods)
 
 
 def test_the_editing_table_averages_per_seed_means_and_shows_the_bootstrap(quick):

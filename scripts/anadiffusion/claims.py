@@ -1,7 +1,7 @@
 """Paper 03's claims: measured by the library from the evaluation tables, the training traces and the sampling and
 editing jobs' input records, decided against config/claims/anadiffusion.yaml.
 
-snakemake.input: definitions (the claims file); fd, cohen_d, edit, memorization, assets, volumes
+snakemake.input: definitions (the claims file); fd, cohen_d, edit, memorization, assets, conditioning, volumes
 (evaluation/*.parquet); eval_subjects (data/eval_subjects.parquet: the held-out scans, with their true volumes where
 the cohort is synthetic);
 traces (list: models/*_trace.parquet, the model named by the file's stem before ``_trace``); input_records (list:
@@ -38,6 +38,7 @@ measured = measure_claims(
     volumes=pd.read_parquet(inp.volumes),
     eval_subjects=pd.read_parquet(inp.eval_subjects),
     expected_jobs=list(snakemake.params.expected_jobs),
+    conditioning=pd.read_parquet(inp.conditioning),
 )
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)

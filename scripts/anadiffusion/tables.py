@@ -1,7 +1,8 @@
 """Paper 03's report tables: the regional Frechet distances (seed and bootstrap intervals), Cohen's |d|, the editing
 scores, memorization, and the project page's Tables 1, 2 and Fig. 4a beside ours.
 
-snakemake.input: fd, cohen_d, edit, memorization (evaluation/*.parquet).
+snakemake.input: fd, cohen_d, edit, memorization, conditioning (evaluation/*.parquet; conditioning: the Seg. cLDM's
+check, whose failure marks its rows untrained).
 snakemake.params: dataset (the config's data.source), bootstrap (replicates of the editing table's subject-cluster
 bootstrap: the config's evaluate.bootstrap).
 snakemake.output: A/tables/<name>.parquet and/or A/tables/<name>.md for names of summary.TABLES (the file's stem
@@ -19,7 +20,13 @@ from neurips26.common.runtime import job_provenance, start_job
 inp, p = snakemake.input, snakemake.params
 log = start_job(snakemake)
 evaluation = {name: pd.read_parquet(inp[name]) for name in ("fd", "cohen_d", "edit", "memorization")}
-tables = report_tables(*evaluation.values(), p.dataset, snakemake.wildcards.scale, int(p.bootstrap))
+tables = report_tables(
+    *evaluation.values(),
+    p.dataset,
+    snakemake.wildcards.scale,
+    int(p.bootstrap),
+    conditioning=pd.read_parquet(inp.conditioning),
+)
 prov = job_provenance(snakemake)
 for path in map(Path, snakemake.output):
     if path.stem not in TABLES:

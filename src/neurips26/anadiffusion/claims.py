@@ -31,6 +31,8 @@ Tables read (one row per):
   reference, seed -1), ``foreground_voxels`` (its voxels above the evaluation's threshold) and ``inside_voxels``
   (those inside its part's template mask, in the support's frame), and for the generated ones the scaffold counts of
   ``evaluation.scaffold_table`` (K2);
+* conditioning: one Seg. cLDM pair (seed, pair), ``response`` (evaluation.conditioning_table: own minus other
+  map agreement from the same noise; empty where the baseline is not run), C13 and C11's gate;
 * traces: (model, seed, step), ``loss``;
 * input records: one row per input of the sampling, editing and evaluation jobs and of the Seg. cLDM's job where it
   runs (job, input, path, subject_masks), the paths of the cohort's per-subject files and the jobs the config runs
@@ -49,13 +51,16 @@ import pandas as pd
 
 from neurips26.common.claims import Measured, Spread, beyond_null, measured_from_spread, t_interval
 
-from .published import FD_REGIONS, PAPER_INTERVALS, PARTS, STRUCTURES, mean_over_parts
+from .published import EDIT_COLUMNS, EDITING, FD_HEADERS, FD_REGIONS, PAPER_INTERVALS, PARTS, STRUCTURES, TABLE2
+from .published import mean_over_parts as mean_over_parts
 
 __all__ = ["FID_TABLE_SCALE", "MASK_FREE_JOBS", "MASK_JOBS", "PRESERVATION_LEVEL", "PROXY_AGREEMENT",
-           "PUBLISHED_TOLERANCE", "RECORD_COLUMNS", "Incomplete", "detected_masks", "distance_from_interval",
-           "edit_means", "masks_at_inference", "measure_claims", "per_seed", "proxy_agreement", "worst"]  # fmt: skip
+           "PUBLISHED_TOLERANCE", "RECORD_COLUMNS", "Incomplete", "conditioning_response", "detected_masks",
+           "distance_from_interval", "edit_means", "masks_at_inference", "measure_claims", "per_seed",
+           "proxy_agreement", "responds", "worst"]  # fmt: skip
 
 PROPOSED, MONOLITHIC, PASTE, ROUNDTRIP, REAL = "ana", "ldm", "paste", "ae_roundtrip", "real"
+SEG_CLDM, SEPARATE = "seg_cldm", "ana_separate"  # the paper-scale baseline (Fig. 4a) and ablation (Table 2)
 ABLATION = ("ana_r7", "ana_r15")
 FID_TABLE_SCALE = 1e4  # the page's tables print FID x 1e4 (metrics.FID_TABLE_SCALE)
 PRESERVATION_LEVEL = 0.9  # C6: the page's 0.936-0.950, rounded down
@@ -354,6 +359,93 @@ def _memorization(memorization: pd.DataFrame) -> Measured:
     return replace(measured_from_spread("C8", t_interval(ratio), note), null=null)
 
 
+def conditioning_response(conditioning: pd.DataFrame) -> Spread:
+    """The Seg. cLDM's response to its conditioning: per seed the mean over its pairs of ``response`` (pairs whose
+    maps' brains do not differ, NaN, left out), t interval over seeds; Incomplete where the table is empty (the
+    baseline not run), lacks the column, or a seed has no pair with a response."""
+    if conditioning.empty or "response" not in conditioning.columns:
+        raise Incomplete("no conditioning check of the Seg. cLDM (not run at this scale)")
+    per_seed_mean = conditioning.groupby("seed")["response"].mean()
+    if not np.isfinite(per_seed_mean.to_numpy(float)).all():
+        empty = per_seed_mean[per_seed_mean.isna()].index.tolist()
+        raise Incomplete(f"seeds without a pair whose maps differ: {empty}")
+    return t_interval(per_seed_mean.tolist())
+
+
+def responds(conditioning: pd.DataFrame) -> bool | None:
+    """Whether the Seg. cLDM follows its conditioning (the lower end of :func:`conditioning_response` above 0); None
+    where the check is not run or incomplete."""
+    try:
+        spread = conditioning_response(conditioning)
+    except Incomplete:
+        return None
+    return bool(spread.runs >= 2 and math.isfinite(spread.low) and spread.low > 0)
+
+
+def _conditioning(conditioning: pd.DataFrame) -> Measured:
+    """C13 (info): does the Seg. cLDM use its conditioning? The mean over seeds of its response (own minus other
+    map agreement from the same noise), t interval; the note gives the agreements and the mean image change."""
+    try:
+        spread = conditioning_response(conditioning)
+    except Incomplete as error:
+        return Measured("C13", math.nan, 0, note=str(error))
+    note = (f"{len(conditioning)} (seed, pair) rows; agreement of a sample's brain with its own map "
+            f"{conditioning['own'].mean():.4g}, with the other subject's {conditioning['other'].mean():.4g}; mean "
+            f"|swapped - original| {conditioning['change'].mean():.4g} (0: the map is ignored)")  # fmt: skip
+    return measured_from_spread("C13", spread, note)
+
+
+def _transfer_vs_seg_cldm(edits: pd.DataFrame, conditioning: pd.DataFrame) -> Measured:
+    """C11: per part, the transfer gain of ana minus the Seg. cLDM's, each the per-seed mean over that seed's edits,
+    paired by seed; the worst part decides ('>' 0). Inconclusive where the baseline is not run, or where it does not
+    follow its conditioning (C13: an untrained baseline loses by default). Fig. 4a's numbers in the note."""
+    if not len(edits) or not (edits["method"] == SEG_CLDM).any():
+        return Measured("C11", math.nan, 0, note=f"{SEG_CLDM} not run at this scale (paper scale only)")
+    if not responds(conditioning):
+        return Measured("C11", math.nan, 0, note=(
+            f"{SEG_CLDM} does not follow its conditioning (C13: the response's interval is not above 0, or the "
+            "check is missing): an untrained baseline, against which a win means nothing"))  # fmt: skip
+    spreads, parts = {}, []
+    column = EDIT_COLUMNS.index("transfer_gain")
+    try:
+        for part in PARTS:
+            ours = edit_means(edits, "transfer_gain", part)
+            theirs = edit_means(edits, "transfer_gain", part, SEG_CLDM)
+            spreads[part] = t_interval(_paired(ours, theirs, f"{PROPOSED} {part}", f"{SEG_CLDM} {part}"))
+            paper_ours, paper_theirs = EDITING[(part, "Ours")][column], EDITING[(part, "Seg. cLDM")][column]
+            parts.append(f"{part}: ours {ours.mean():.4g} vs {theirs.mean():.4g} (paper {paper_ours:.4f} vs "
+                         f"{paper_theirs:.4f}, {paper_ours - paper_theirs:+.4f})")  # fmt: skip
+    except Incomplete as error:
+        return Measured("C11", math.nan, 0, note=f"edit: {error}")
+    found = worst("C11", spreads, ">", f"transfer gain of {PROPOSED} minus {SEG_CLDM}'s, paired by seed")
+    return replace(found, note=f"{found.note} | {' | '.join(parts)} (Fig. 4a)")
+
+
+def _separate_models(fd: pd.DataFrame) -> Measured:
+    """C12 (info): whole-brain FD of ana minus that of ana_separate (separate hemisphere models, otherwise the same
+    run), paired by seed, per feature network (the worst decides); the seam difference and Table 2 in the note."""
+    if not (fd["method"] == SEPARATE).any():
+        return Measured("C12", math.nan, 0, note=f"{SEPARATE} not run at this scale (paper scale only)")
+    paper = {ours: values for ours, values in TABLE2.values()}
+    spreads, parts = {}, []
+    try:
+        for f in _features(fd):
+            texts = []
+            for region in ("whole", "seam"):
+                ours, theirs = _fd(fd, PROPOSED, region, f), _fd(fd, SEPARATE, region, f)
+                spread = t_interval(_paired(ours, theirs, f"{PROPOSED} {region}", f"{SEPARATE} {region}"))
+                if region == "whole":
+                    spreads[f"whole ({f})"] = spread
+                i = FD_REGIONS.index(region)
+                a, b = paper[PROPOSED][i], paper[SEPARATE][i]
+                texts.append(f"{FD_HEADERS[region]} {spread.text()} (Table 2: {a} - {b} = {a - b:+.2f} x 1e-4)")
+            parts.append(f"{f}: {'; '.join(texts)}")
+    except Incomplete as error:
+        return Measured("C12", math.nan, 0, note=f"fd: {error}")
+    found = worst("C12", spreads, "<", f"raw FD of {PROPOSED} minus {SEPARATE} (separate hemisphere models)")
+    return replace(found, note=f"{found.note} | {' | '.join(parts)}")
+
+
 RECORD_COLUMNS = ("job", "input", "path", "subject_masks")
 # K1's jobs, by the name each records (artifacts.input_record): ours, whose inputs may hold no per-subject mask (the
 # sampling and editing jobs), and the positive controls, jobs that take the subjects' masks by design, whose records
@@ -539,15 +631,18 @@ def _training(traces: pd.DataFrame) -> Measured:
 def measure_claims(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame, memorization: pd.DataFrame,
                    assets: pd.DataFrame, traces: pd.DataFrame, input_records: pd.DataFrame,
                    subject_files: Sequence[str], dataset: str, *, volumes: pd.DataFrame,
-                   eval_subjects: pd.DataFrame, expected_jobs: Sequence[str]) -> list[Measured]:  # fmt: skip
+                   eval_subjects: pd.DataFrame, expected_jobs: Sequence[str],
+                   conditioning: pd.DataFrame | None = None) -> list[Measured]:  # fmt: skip
     """Every claim and check of the claims file; ``dataset`` names the data the models were trained and scored on
     (``adni`` at paper scale: only then are the published numbers comparable); ``volumes`` and ``eval_subjects``
     decide which structures C4 reads (C10); ``expected_jobs`` the jobs whose input records K1 needs
-    (experiment.record_jobs of the config)."""
+    (experiment.record_jobs of the config); ``conditioning`` the Seg. cLDM's conditioning check (empty or None where
+    the baseline is not run)."""
     others = [r for r in FD_REGIONS if r != "whole"]
     preservation = ("off-target preservation minus max(S(original, donor | off target), "
                     f"{PRESERVATION_LEVEL}) per seed")  # fmt: skip
     agreement, structures, agreement_note = _agreement(volumes, eval_subjects)
+    conditioning = pd.DataFrame() if conditioning is None else conditioning
     return [
         _fd_claim("C1", fd, ["whole", "brain"], [MONOLITHIC, ROUNDTRIP],
                   f"min({MONOLITHIC} (alpha 0), {ROUNDTRIP} (no diffusion)), whole volume and brain only"),
@@ -563,6 +658,9 @@ def measure_claims(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame,
         _memorization(memorization),
         _asset_share(assets),
         agreement,
+        _transfer_vs_seg_cldm(edits, conditioning),
+        _separate_models(fd),
+        _conditioning(conditioning),
         _published_fd("P1", fd, "whole", dataset),
         _published_fd("P2", fd, "seam", dataset),
         _published_edit("P3", edits, "off_target_preservation", dataset),

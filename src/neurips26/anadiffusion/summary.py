@@ -12,15 +12,18 @@ comparable (a synthetic cohort, a proxy feature network, a proxy segmenter, smal
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from neurips26.anadiffusion import published
+from neurips26.anadiffusion.claims import responds
 from neurips26.anadiffusion.metrics import bootstrap_mean
 from neurips26.common.claims import t_interval
 
-__all__ = ["METHOD_LABELS", "TABLES", "cell", "comparable", "editing_table", "memorization_table", "morphometry_table",
+__all__ = ["METHOD_LABELS", "TABLES", "cell", "comparable", "editing_table", "mark_seg_cldm", "memorization_table",
+           "morphometry_table",
            "published_editing", "published_table1", "published_table2", "regional_long", "regional_wide",
            "report_tables"]  # fmt: skip
 
@@ -32,7 +35,7 @@ METHOD_LABELS = {
     "ana_r7": "AnaDiffusion r_inj = 7",
     "ana_r15": "AnaDiffusion r_inj = 15",
     "ana_separate": "AnaDiffusion, separate hemisphere models (r_inj = 10)",
-    "seg_cldm": "Seg. cLDM (conditioned on each subject's label map)",
+    "seg_cldm": "Seg. cLDM (conditioned on training subjects' part maps: not on equal footing with the unconditioned)",
     "real": "real vs real (disjoint training subsets)",
 }
 # the regions of our FD tables: the page's, with the template brain only (C1's second region) after the whole volume
@@ -204,9 +207,28 @@ def published_editing(edits: pd.DataFrame, dataset: str, scale: str) -> pd.DataF
     return table.reindex(columns=["part", "source", "method", *published.EDIT_COLUMNS])
 
 
+SEG_CLDM = "seg_cldm"
+UNTRAINED = "seg_cldm (untrained: ignores its conditioning, C13)"
+UNCHECKED = "seg_cldm (conditioning not checked)"
+
+
+def mark_seg_cldm(tables: Sequence[pd.DataFrame], conditioning: pd.DataFrame | None) -> list[pd.DataFrame]:
+    """The tables with the Seg. cLDM's method name marked where its conditioning check (claims.responds, C13) does
+    not show that it follows its label maps: ``untrained`` where the check says it does not, ``not checked`` where
+    the check is missing; unchanged where it responds or the baseline is not in the tables."""
+    verdict = responds(pd.DataFrame() if conditioning is None else conditioning)
+    if verdict:
+        return list(tables)
+    label = UNTRAINED if verdict is False else UNCHECKED
+    return [t.assign(method=t["method"].replace({SEG_CLDM: label})) if "method" in t.columns else t for t in tables]
+
+
 def report_tables(fd: pd.DataFrame, cohen_d: pd.DataFrame, edits: pd.DataFrame, memorization: pd.DataFrame,
-                  dataset: str, scale: str, replicates: int = 1000) -> dict[str, pd.DataFrame]:  # fmt: skip
-    """Every table of the report, by name (the tables job writes each as A/tables/<name>.parquet and .md)."""
+                  dataset: str, scale: str, replicates: int = 1000,
+                  conditioning: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """Every table of the report, by name (the tables job writes each as A/tables/<name>.parquet and .md); the Seg.
+    cLDM's rows marked where its conditioning check does not pass (:func:`mark_seg_cldm`)."""
+    fd, cohen_d, edits, memorization = mark_seg_cldm([fd, cohen_d, edits, memorization], conditioning)
     long = regional_long(fd)
     return {
         "regional_fd": regional_wide(long),
