@@ -8,10 +8,10 @@ by fixture paths.
 What cannot run (``not_rehearsed``), and why:
 
 * ``anadiffusion_adni``: the paper's preprocessing (N4 and the affine registration by ANTsPy, skull stripping by
-  HD-BET) runs in the rule's own env (envs/adni.yaml), but HD-BET fetches its network weights on first use and the
-  rehearsal has no ADNI scans (fixture paths only); ``neurips26.anadiffusion.adni`` imports those packages only
-  when called and names them when missing. The manifest check itself is unit-tested
-  (tests/test_anadiffusion_adni.py).
+  HD-BET) and the part labels by SyN atlas registration (``neurips26.anadiffusion.atlas``) run in the rule's own
+  env (envs/adni.yaml), but HD-BET fetches its network weights on first use and the rehearsal has no ADNI scans
+  (fixture paths only); ``neurips26.anadiffusion.adni`` imports those packages only when called and names them
+  when missing. The manifest check itself is unit-tested (tests/test_anadiffusion_adni.py).
 * every rule downstream of it (the autoencoder, the latents, the denoisers (the separate hemisphere models of the
   ablation and the Seg. cLDM baseline among them), the baseline's sampling and editing, our sampling, editing,
   evaluation and the report side) reads the ADNI splits the job above writes; with no split they have nothing to
@@ -55,9 +55,9 @@ PLAN = Plan(
     work={
         "anadiffusion_train_ae": _training_work("autoencoder"),
         "anadiffusion_train_denoiser": _training_work("denoiser"),
-        # its samples and its edits (3 parts per pair), every seed
+        # its samples, its edits (3 parts per pair) and the conditioning check's whole-map swap per pair, every seed
         "anadiffusion_seg_cldm": lambda cfg, wc: (
-            (cfg["sampling"]["samples"] + 3 * len(cfg["edit"]["pairs"])) * len(cfg["seeds"])
+            (cfg["sampling"]["samples"] + 4 * len(cfg["edit"]["pairs"])) * len(cfg["seeds"])
         ),
         # DDIM steps of every method over the samples of every seed (the part models' and the whole-brain model's)
         "anadiffusion_sample": lambda cfg, wc: cfg["sampling"]["samples"] * len(cfg["seeds"]),
