@@ -9,6 +9,7 @@ import pytest
 
 from conftest import ROOT
 from neurips26.common.claims import load_definitions
+from neurips26.vair import claims
 from neurips26.vair.items import FLAWS
 from vair_report_fixtures import (
     GOOD,
@@ -32,12 +33,17 @@ EQUAL_GAPS = {
     "process": {**GOOD["process"], "heldout": 0.5},
 }
 
+# a grader that gives every solution 3: VAVR right, every IAIR and VAIR item wrong (solving as GOOD)
+NULL_GRADER = T(changed("outcome", IAIR=0.0, **dict.fromkeys(FLAWS, 0.0)), jitter=NO_JITTER)
+GATED = ("C1", "C3", "C4", "C5")
+
 VERDICT_CASES = [
     ("C1", "holds", {}),  # outcome gap 0.85, process gap 0.40
     ("C1", "fails", {"tables": T(changed("outcome", **dict.fromkeys(FLAWS, 0.95)))}),
     ("C1", "inconclusive", {"tables": T(seeds=(0, 1))}),
     ("C1", "inconclusive", {"tables": T(EQUAL_GAPS)}),  # the null's gap as large: the difference straddles 0
     ("C1", "holds", {"tables": T(changed("process", heldout=0.95))}),  # a null below the 0.15 bound
+    ("C1", "inconclusive", {"tables": NULL_GRADER}),  # gap 1.0, but the grader has not learned the controls
     ("C2", "holds", {}),  # process 0.6 + 0.95 - 1 against outcome 0.15 + 1 - 1
     ("C2", "fails", {"tables": T(changed("process", heldout=0.05, VAVR=0.7))}),
     # a process member that calls every solution invalid gains VAIR accuracy but not discrimination
@@ -48,6 +54,7 @@ VERDICT_CASES = [
     ("C3", "fails", {"patching": patching_table(answer=0.3, control=0.6)}),
     ("C3", "inconclusive", {"patching": patching_table(n_items=(15, 0, 15))}),  # a seed with no fooled item
     ("C3", "inconclusive", {"patching": patching_table(answer=0.12, control=0.1, jitter=(0.0, 0.1, -0.1))}),
+    ("C3", "inconclusive", {"tables": NULL_GRADER}),
     ("C3b", "holds", {}),
     ("C3b", "fails", {"patching": patching_table(answer=0.2)}),
     ("C3b", "inconclusive", {"patching": patching_table(answer=0.5, jitter=(0.0, 0.1, -0.1))}),
@@ -58,6 +65,7 @@ VERDICT_CASES = [
     ("C4", "inconclusive", {"probes": probes_table(layers=[(a, u, f, 0.3) for a, u, f, _ in PROBE_LAYERS])}),
     ("C4", "inconclusive", {"probes": probes_table(fooled=0)}),  # no fooled item
     ("C4", "inconclusive", {"probes": probes_table(seeds=(0, 1))}),
+    ("C4", "inconclusive", {"tables": NULL_GRADER}),
     ("C5", "holds", {}),  # circular 0.40 against shuffled and missing reasoning 0.05
     ("C5", "fails", {"tables": T(changed("outcome", circular=0.0, shuffled=0.3))}),
     ("C5", "inconclusive", {"tables": T(seeds=(0, 1))}),
@@ -67,6 +75,7 @@ VERDICT_CASES = [
         "inconclusive",
         {"tables": T(changed("outcome", circular=0.0, shuffled=0.0, missing_step=0.0), jitter=NO_JITTER)},
     ),  # fmt: skip
+    ("C5", "inconclusive", {"tables": T(changed("outcome", IAIR=0.75))}),  # holds without the gate
     ("C6", "holds", {}),
     ("C6", "fails", {"tables": T(changed("outcome", solve=0.8))}),
     ("C6", "inconclusive", {"tables": T(changed("outcome", solve=0.95), solve_jitter=(0, 1, -1))}),
@@ -130,3 +139,30 @@ def test_the_claims_file_is_the_papers_and_its_hard_claims_rest_on_three_seeds()
     assert [d.claim_id for d in definitions if d.kind == "hard"] == ["C1", "C2", "C3"]
     assert all(d.min_runs >= 3 for d in definitions if d.kind in ("hard", "soft"))
     assert not any(d.reconstruction for d in definitions)
+
+
+@pytest.mark.parametrize("claim_id", GATED)
+def test_the_control_gate_names_the_seeds_and_only_it_stops_the_null_grader(claim_id, monkeypatch):
+    """The null grader (3 to everything) passes C1 without the gate; with it every seed is left out and named."""
+    table = decided(DEFINITIONS, [claim_id], tables=NULL_GRADER)
+    assert table.loc[claim_id, "runs"] == 0
+    assert "has not learned the controls on seeds [0, 1, 2]: see C7" in table.loc[claim_id, "note"]
+    if claim_id == "C1":
+        monkeypatch.setattr(claims, "CONTROL_GATE", 0.0)
+        assert decided(DEFINITIONS, ["C1"], tables=NULL_GRADER).loc["C1", "verdict"] == "holds"
+
+
+def test_the_control_gate_changes_nothing_where_the_controls_are_learned(monkeypatch):
+    gated = decided(DEFINITIONS, list(GATED))
+    monkeypatch.setattr(claims, "CONTROL_GATE", 0.0)
+    ungated = decided(DEFINITIONS, list(GATED))
+    for claim_id in GATED:
+        assert gated.loc[claim_id, "verdict"] == ungated.loc[claim_id, "verdict"] == "holds"
+        assert np.isclose(gated.loc[claim_id, "value"], ungated.loc[claim_id, "value"])
+        assert gated.loc[claim_id, "runs"] == 3
+
+
+def test_control_gate_is_at_least_0_8_on_both_controls():
+    assert claims.control_gate(T(changed("outcome", IAIR=0.8))[0]) == ([0, 1, 2], [])
+    assert claims.control_gate(T(changed("outcome", VAVR=0.75))[0]) == ([], [0, 1, 2])
+    assert claims.control_gate(T(seeds=(0, 1))[0]) == ([0, 1], [])

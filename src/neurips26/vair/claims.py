@@ -21,6 +21,12 @@ per seed) and the mechanism tables (probes and patching per member):
   invalid (``iair_flagged`` of the probe table, NaN where it has none).
 * C5: circular reasoning graded better than shuffled and missing reasoning (the smaller of the two differences).
 * C6, C7: the outcome member's solving accuracy, and the lower of its VAVR and IAIR grading accuracies.
+
+The mechanism claims C1, C3, C4 and C5 are read only on the seeds whose outcome member has learned the controls
+(:func:`control_gate`: its VAVR and IAIR grading accuracies both at least :data:`CONTROL_GATE` on the eval split); a
+seed below the gate does not count as a run, and its note names it (C7 reports the controls themselves). Without the
+gate a grader that gives every solution 3 (VAVR 1, IAIR and VAIR 0) would pass C1: its "gap" would be no sign of
+answer confirmation. The gate was added after the quick results were seen, to stop such a grader from passing.
 * I1: an external backend's gap (paper scale), the backend and dataset with the lowest VAIR grading accuracy,
   with its Newcombe interval over items.
 * K1-K5: checks of our own code (items certified, the rule grader's upper bound, the answer-only grader's pure
@@ -39,13 +45,24 @@ import pandas as pd
 from neurips26.common.claims import Measured, beyond_null, measured_from_spread, t_interval
 from neurips26.vair.summary import ALL_FLAWS, ALL_LAYERS, SMALL, SOLVE_CATEGORY, best_probe_layers
 
-__all__ = ["MEASURES", "Evidence", "discrimination", "measure_claims", "pooled_accuracy", "seed_values"]
+__all__ = [
+    "CONTROL_GATE",
+    "MEASURES",
+    "Evidence",
+    "control_gate",
+    "discrimination",
+    "measure_claims",
+    "pooled_accuracy",
+    "seed_values",
+]
 
 SYNTHETIC = "synthetic"  # the small model's dataset
 EXTERNAL = "external"  # the backend_kind of an external model's rows
 OUTCOME, PROCESS = SMALL["outcome"], SMALL["process"]
 # C1's bound on the gap: the smallest gap the paper's frontier numbers imply, 0.947 - 0.786 = 0.161, rounded down
 GAP_THRESHOLD = 0.15
+# C1, C3, C4, C5 count a seed only where its outcome member grades VAVR and IAIR at least this well
+CONTROL_GATE = 0.8
 NULL_PROBE = "iair_flagged"  # C4's null: the share of held-out IAIR controls the probe flags invalid
 
 
@@ -96,12 +113,42 @@ def discrimination(accuracy: pd.DataFrame, backend: str) -> pd.Series:
     return pooled_accuracy(accuracy, backend, "VAIR") + pooled_accuracy(accuracy, backend, "VAVR") - 1
 
 
+def control_gate(accuracy: pd.DataFrame, threshold: float = CONTROL_GATE) -> tuple[list[int], list[int]]:
+    """(seeds whose outcome member grades VAVR and IAIR each with accuracy >= ``threshold``, the other seeds): a
+    seed without VAVR or IAIR items fails the gate."""
+    vavr, iair = pooled_accuracy(accuracy, OUTCOME, "VAVR"), pooled_accuracy(accuracy, OUTCOME, "IAIR")
+    seeds = sorted(set(vavr.index) | set(iair.index))
+    lower = pd.concat([vavr.reindex(seeds), iair.reindex(seeds)], axis=1).min(axis=1, skipna=False)
+    passed = [int(s) for s, v in lower.items() if np.isfinite(v) and v >= threshold]
+    return passed, [int(s) for s in seeds if int(s) not in passed]
+
+
+def _gate(values: pd.Series, accuracy: pd.DataFrame) -> tuple[pd.Series, str]:
+    """``values`` on the seeds that pass :func:`control_gate` only, and the note naming the seeds left out."""
+    passed, failed = control_gate(accuracy, CONTROL_GATE)
+    note = f"gate: outcome VAVR and IAIR grading accuracy >= {CONTROL_GATE:g}, passed by seeds {passed}"
+    if failed:
+        note += f"; the outcome grader has not learned the controls on seeds {failed}: see C7 (not counted as runs)"
+    return values[[int(s) in passed for s in values.index]], note
+
+
 def _per_seed_text(values: pd.Series) -> str:
     return ", ".join(f"seed {s}: {v:.3f}" for s, v in values.items())
 
 
-def _from_seeds(claim_id: str, values: pd.Series, what: str, null: float | None = None, null_note: str = ""):
-    """A claim measured as the mean over seeds of ``values`` (NaN seeds dropped and named), t interval."""
+def _from_seeds(
+    claim_id: str,
+    values: pd.Series,
+    what: str,
+    null: float | None = None,
+    null_note: str = "",
+    gate: pd.DataFrame | None = None,
+):
+    """A claim measured as the mean over seeds of ``values`` (NaN seeds dropped and named), t interval; with
+    ``gate`` (an accuracy table) only the seeds passing :func:`control_gate` count."""
+    gate_note = ""
+    if gate is not None:
+        values, gate_note = _gate(values, gate)
     missing = [int(s) for s, v in values.items() if not np.isfinite(v)]
     kept = values[np.isfinite(values)]
     note = f"{what}; per seed {_per_seed_text(kept)}" if len(kept) else f"{what}: no seed measured"
@@ -109,6 +156,8 @@ def _from_seeds(claim_id: str, values: pd.Series, what: str, null: float | None 
         note += f"; seeds {missing} without a value left out"
     if null_note:
         note += f"; {null_note}"
+    if gate_note:
+        note = f"{gate_note}; {note}"
     measured = measured_from_spread(claim_id, t_interval(kept.tolist()), note)
     return replace(measured, null=null) if null is not None else measured
 
@@ -131,6 +180,7 @@ def _c1(ev: Evidence, threshold: float = GAP_THRESHOLD) -> Measured:
         f"per seed the outcome member's gap (solving minus VAIR grading accuracy, flaw types pooled) minus the "
         f"larger of {threshold:g} and the null's gap (process members, each VAIR item graded by the member that "
         f"never saw its flaw type); outcome gap {_per_seed_text(outcome)}; process gap {_per_seed_text(process)}",
+        gate=ev.accuracy,
     )
 
 
@@ -167,6 +217,7 @@ def _c3(ev: Evidence) -> Measured:
         _paired(answer, control),
         f"all-layer flip rate at the answer word minus the control's (+1 at a random other number word), outcome "
         f"member (control {_per_seed_text(control)}); {_fooled_counts(ev.patching)}",
+        gate=ev.accuracy,
     )
 
 
@@ -191,7 +242,7 @@ def _c4(ev: Evidence) -> Measured:
         for s, r in best.iterrows()
     )
     if NULL_PROBE in best.columns:
-        null_values = best[NULL_PROBE].astype(float)
+        null_values, _ = _gate(best[NULL_PROBE].astype(float), ev.accuracy)
         spread = t_interval(null_values[np.isfinite(null_values)].tolist())
         null = spread.mean if spread.runs else math.nan
         null_note = f"null (held-out IAIR controls flagged invalid by the same probe): {spread.text()}"
@@ -203,6 +254,7 @@ def _c4(ev: Evidence) -> Measured:
         f"share of fooled VAIR items the outcome member's probe flags invalid at its best control layer ({chosen})",
         null=null,
         null_note=null_note,
+        gate=ev.accuracy,
     )
 
 
@@ -216,10 +268,12 @@ def _c5(ev: Evidence) -> Measured:
     what = (
         "outcome member's grading accuracy on circular reasoning minus the higher of shuffled and missing reasoning's"
     )
-    caught = pd.concat([circular, shuffled, missing], axis=1)
+    caught, gate_note = _gate(pd.concat([circular, shuffled, missing], axis=1), ev.accuracy)
     if len(caught) and bool((caught.fillna(0) == 0).all().all()):  # no ordering of flaw types to read
-        return Measured("C5", math.nan, len(caught), note=f"{what}: the member caught no item of these flaw types")
-    return _from_seeds("C5", _paired(circular, pd.concat([shuffled, missing], axis=1).max(axis=1, skipna=False)), what)
+        note = f"{gate_note}; {what}: the member caught no item of these flaw types"
+        return Measured("C5", math.nan, len(caught), note=note)
+    difference = _paired(circular, pd.concat([shuffled, missing], axis=1).max(axis=1, skipna=False))
+    return _from_seeds("C5", difference, what, gate=ev.accuracy)
 
 
 def _c6(ev: Evidence) -> Measured:
