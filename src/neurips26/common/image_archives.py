@@ -17,6 +17,21 @@ def read_idx_images(path) -> np.ndarray:
     return np.frombuffer(raw[16:], dtype=np.uint8).reshape(count, rows, cols).astype(np.float64)
 
 
+def read_idx_labels(path) -> np.ndarray:
+    """MNIST's IDX label format (gzip): magic 2049, count, then one uint8 label per item (as int64)."""
+    import gzip
+
+    with gzip.open(path, "rb") as handle:
+        raw = handle.read()
+    magic, count = np.frombuffer(raw[:8], dtype=">i4")
+    if magic != 2049:
+        raise ValueError(f"{path}: not an IDX label file (magic {magic}, expected 2049)")
+    labels = np.frombuffer(raw[8:], dtype=np.uint8)
+    if len(labels) != count:
+        raise ValueError(f"{path}: header says {count} labels, the file holds {len(labels)}")
+    return labels.astype(np.int64)
+
+
 def cifar10_from_archive(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """CIFAR-10 from the official python archive (read in place, nothing extracted): x_train (50000, 3,
     32, 32) and x_test (10000, ...) as float32 in [-1, 1], with int64 labels."""
