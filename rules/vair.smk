@@ -4,8 +4,8 @@
 #   checker; paper: GSM8K test through the download rule -> problems_gsm8k -> items {gsm8k}; MATH-500: gold solutions
 #   certified by their answer) ->
 #   train (every member of the small model, outcome and process regimes x held-out flaw x seed, one batched job) ->
-#   grade_small (every member solves and grades the synthetic eval items) and mechanism (probes and answer patching
-#   per member); grade_reference (the model-free graders on every dataset with steps); paper scale: grade_http and
+#   evaluate_small (one job, one grading pass: every member solves and grades the synthetic eval items; probes and
+#   answer patching per member); grade_reference (the model-free graders on every dataset with steps); paper scale: grade_http and
 #   grade_hf (external models on every dataset) -> tables -> claims/figures -> report
 
 
@@ -142,16 +142,18 @@ rule vair_grade_reference:
         "../scripts/vair/grade_reference.py"
 
 
-rule vair_grade_small:
+rule vair_evaluate_small:
     input:
         model=f"{VAIR}/models/small.pt",
         item_table=f"{VAIR}/data/synthetic/items.parquet",
     output:
         grades=f"{VAIR}/grades/synthetic/small.parquet",
+        probes=f"{VAIR}/evaluation/probes.parquet",
+        patching=f"{VAIR}/evaluation/patching.parquet",
     log:
-        f"{VAIR_LOG}/grade_small.log",
+        f"{VAIR_LOG}/evaluate_small.log",
     benchmark:
-        f"{VAIR_BENCH}/grade_small.tsv"
+        f"{VAIR_BENCH}/evaluate_small.tsv"
     conda:
         "../envs/llm.yaml"
     threads: torch_threads
@@ -160,8 +162,9 @@ rule vair_grade_small:
         runtime=720,
     params:
         solve=paper_params("vair", "solve"),
+        mechanism=paper_params("vair", "mechanism"),
     script:
-        "../scripts/vair/grade_small.py"
+        "../scripts/vair/evaluate_small.py"
 
 
 rule vair_grade_http:
@@ -213,29 +216,6 @@ rule vair_grade_hf:
         options=vair_external_options,
     script:
         "../scripts/vair/grade_external.py"
-
-
-rule vair_mechanism:
-    input:
-        model=f"{VAIR}/models/small.pt",
-        item_table=f"{VAIR}/data/synthetic/items.parquet",
-    output:
-        probes=f"{VAIR}/evaluation/probes.parquet",
-        patching=f"{VAIR}/evaluation/patching.parquet",
-    log:
-        f"{VAIR_LOG}/mechanism.log",
-    benchmark:
-        f"{VAIR_BENCH}/mechanism.tsv"
-    conda:
-        "../envs/llm.yaml"
-    threads: torch_threads
-    resources:
-        mem_mb=8000,
-        runtime=720,
-    params:
-        mechanism=paper_params("vair", "mechanism"),
-    script:
-        "../scripts/vair/mechanism.py"
 
 
 include: "functions/vair_report.smk"

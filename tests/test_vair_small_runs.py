@@ -4,12 +4,15 @@ controls hold one class is recorded, not fitted) with the IAIR null, and the pat
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
 
 from neurips26.common.ensemble import Ensemble
 from neurips26.vair.dataset import build_items
+from neurips26.vair.decoding import grade
 from neurips26.vair.items import render
 from neurips26.vair.mechanism import patch_members, probe_members
 from neurips26.vair.model import Decoder, config_for
@@ -85,3 +88,20 @@ def test_patching_rows_per_member_of_the_chosen_regimes(run):
     assert -1 in set(table["layer"])  # every layer at once
     with pytest.raises(ValueError, match="no member of the regimes"):
         patch_members(ensemble, vocab, members[:1], items, ["process"], seed=0)
+
+
+def test_one_grading_pass_feeds_the_grade_rows_and_the_probes(run):
+    """The evaluation job grades once (decoding.grade with hidden states) and both parts read it: the rows equal
+    those of grading again, and a doctored pass (every verdict 3) is what the rows show."""
+    ensemble, vocab, members, items = run
+    graded = grade(ensemble, vocab, [render(item) for item in items], hidden=True)
+    shared = grade_members(ensemble, vocab, members, items, max_new=8, graded=graded)
+    alone = grade_members(ensemble, vocab, members, items, max_new=8)
+    assert shared.equals(alone)
+    args = (ensemble, vocab, members, items, ["outcome", "process"], 0.3, 1.0, 0)
+    assert probe_members(*args, graded).equals(probe_members(*args))
+    doctored = replace(graded, grades=torch.full_like(graded.grades, 3))
+    rows = grade_members(ensemble, vocab, members, items, max_new=8, graded=doctored)
+    assert (rows.loc[rows["task"] == "grade", "parsed"] == 3.0).all()
+    with pytest.raises(ValueError, match="members x"):
+        grade_members(ensemble, vocab, members, items[:-1], max_new=8, graded=graded)

@@ -3,12 +3,14 @@ decoding and grades by decoding constrained to the verdicts (:mod:`.decoding`), 
 
 Its grades are always parseable. A reply's ``raw`` is two lines: the word the model would write at ``<verdict>``
 unconstrained, then the grade's format line (``GRADE: k``); :func:`invalid_verdict` reads the first line, and the
-share of invalid verdicts is the local model's reported invalid-verdict rate. Registered as ``local`` on import.
+share of invalid verdicts is the local model's reported invalid-verdict rate. A backend built with ``known`` (item id
+-> (grade, unconstrained word id), e.g. from one batched :func:`.decoding.grade` pass over every member) replies from
+it instead of grading again. Registered as ``local`` on import.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -35,6 +37,7 @@ class LocalBackend:
     vocab: Vocabulary
     name: str = "local"
     max_new: int = 48
+    known: Mapping[str, tuple[int, int]] | None = None
     tasks: ClassVar[frozenset[str]] = frozenset(TASKS)
     external: ClassVar[bool] = False
 
@@ -51,11 +54,12 @@ class LocalBackend:
         return replies
 
     def grade(self, tasks: Sequence[GradeTask]) -> list[Reply]:
-        out = grade(Ensemble([self.model.eval()]), self.vocab, [render(task.item) for task in tasks])
-        return [
-            Reply(f"{self.vocab.word(int(free))}\n{format_grade(int(g))}", int(g))
-            for g, free in zip(out.grades[0], out.free[0])
-        ]
+        if self.known is not None and all(task.item.item_id in self.known for task in tasks):
+            pairs = [self.known[task.item.item_id] for task in tasks]
+        else:
+            out = grade(Ensemble([self.model.eval()]), self.vocab, [render(task.item) for task in tasks])
+            pairs = list(zip(out.grades[0].tolist(), out.free[0].tolist()))
+        return [Reply(f"{self.vocab.word(int(free))}\n{format_grade(int(g))}", int(g)) for g, free in pairs]
 
 
 def invalid_verdict(reply: Reply) -> bool:

@@ -13,7 +13,7 @@ import torch
 
 from neurips26.common.ensemble import Ensemble
 
-from .decoding import grade
+from .decoding import GradeOutput, grade
 from .items import Item, render
 from .patching import patch_flip_rates
 from .probes import PROBE_COLUMNS, control_split, fit_probe, probe_layers
@@ -41,14 +41,17 @@ def probe_members(
     test_share: float,
     C: float,
     seed: int,
+    graded: GradeOutput | None = None,
 ) -> pd.DataFrame:
     """Per member of `regimes` and layer: :func:`.probes.probe_layers` on the member's grades of `items` and its
     residual stream at the last solution word (held-out controls grouped by problem), plus ``iair_flagged``: the
     share of the held-out IAIR controls (graded invalid) that the same layer's probe flags as invalid, the null of a
     probe that is fooled rather than weak. A member whose correctly graded items hold one class gets no probe: its
-    rows hold NaN and the refusal in ``note`` ("" where fitted)."""
-    texts = [render(item) for item in items]
-    out = grade(ensemble, vocab, texts, hidden=True)
+    rows hold NaN and the refusal in ``note`` ("" where fitted). ``graded``: :func:`.decoding.grade` of every member
+    on ``render(item)`` of `items` with ``hidden=True`` (one pass shared with the grading rows), else computed here."""
+    out = graded if graded is not None else grade(ensemble, vocab, [render(item) for item in items], hidden=True)
+    if out.hidden is None or out.hidden.shape[1] != len(items):
+        raise ValueError("graded must hold the hidden states of every item (decoding.grade with hidden=True)")
     valid = np.array([item.reasoning_valid for item in items])
     is_vair = np.array([item.category == "VAIR" for item in items])
     is_iair = np.array([item.category == "IAIR" for item in items])

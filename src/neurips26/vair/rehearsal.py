@@ -75,9 +75,8 @@ PLAN = Plan(
         # sequences through the ensemble: steps x batch x members
         "vair_train": lambda cfg, wc: cfg["train"]["steps"] * cfg["train"]["batch_size"] * _members(cfg),
         "vair_synthetic": lambda cfg, wc: cfg["problems"]["n"],
-        # eval items x members (solving, grading; probes and patching per member)
-        "vair_grade_small": lambda cfg, wc: cfg["problems"]["n"] * _members(cfg),
-        "vair_mechanism": lambda cfg, wc: cfg["problems"]["n"] * _members(cfg),
+        # eval items x members, twice (solving and grading; probes and patching per member: one job)
+        "vair_evaluate_small": lambda cfg, wc: 2 * cfg["problems"]["n"] * _members(cfg),
         "vair_grade_reference": lambda cfg, wc: cfg["problems"]["n"] if wc.get("dataset") == "synthetic" else 1,
     },
     not_rehearsed={"vair_grade_hf": f"{_HTTP_ONLY}: it needs transformers and a model's weights (module docstring)"},

@@ -11,6 +11,7 @@ import torch
 from neurips26.common.ensemble import Ensemble
 
 from .backends import Reply
+from .decoding import GradeOutput
 from .grading import run_backend
 from .items import Item
 from .local_backend import LocalBackend, invalid_verdict
@@ -26,16 +27,28 @@ def backend_name(member: Member) -> str:
 
 
 def grade_members(
-    ensemble: Ensemble, vocab: Vocabulary, members: Sequence[Member], items: Sequence[Item], max_new: int
+    ensemble: Ensemble,
+    vocab: Vocabulary,
+    members: Sequence[Member],
+    items: Sequence[Item],
+    max_new: int,
+    graded: GradeOutput | None = None,
 ) -> pd.DataFrame:
     """Every member's results rows (the harness's table, :func:`.grading.run_backend`) on `items`: solving their
     problems greedily and grading every item with the verdict constrained to 0-3, plus the member columns and
-    ``invalid_verdict`` (a grade row whose unconstrained word is not a verdict; False on solve rows)."""
+    ``invalid_verdict`` (a grade row whose unconstrained word is not a verdict; False on solve rows). ``graded``:
+    :func:`.decoding.grade` of every member on ``render(item)`` of `items` in order, read instead of grading again."""
+    if graded is not None and tuple(graded.grades.shape) != (len(members), len(items)):
+        raise ValueError(f"graded holds {tuple(graded.grades.shape)} grades, not {len(members)} members x {len(items)}")
     frames = []
     for index, member in enumerate(members):
         with torch.no_grad():
             model = ensemble.module(index)
-        backend = LocalBackend(model, vocab, backend_name(member), max_new=max_new)
+        known = None
+        if graded is not None:
+            pairs = zip(graded.grades[index].tolist(), graded.free[index].tolist())
+            known = {item.item_id: pair for item, pair in zip(items, pairs)}
+        backend = LocalBackend(model, vocab, backend_name(member), max_new=max_new, known=known)
         frame = run_backend(backend, items)
         invalid = [
             task == "grade" and invalid_verdict(Reply(raw, None)) for task, raw in zip(frame["task"], frame["raw"])
