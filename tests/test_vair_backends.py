@@ -105,6 +105,7 @@ def test_the_registry_builds_backends_by_name_and_names_the_registered_ones():
 
     assert {"rule", "answer_only", "random", "http", "hf"} <= set(BACKENDS)
     assert make_backend("random", seed=3).seed == 3
+    assert make_backend("random", name="random_b", seed=3).name == "random_b"  # a backend label called name
     assert make_backend("rule").name == "rule" and not make_backend("rule").external
     assert make_backend("http", base_url="http://127.0.0.1:9", model="m", prompts=PROMPTS).external
     with pytest.raises(ValueError, match=r"unknown backend 'gpt'; registered backends: \['answer_only'"):

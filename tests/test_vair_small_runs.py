@@ -10,15 +10,18 @@ import numpy as np
 import pytest
 import torch
 
+from fake_gpu import fake_gpu
 from neurips26.common.ensemble import Ensemble
+from neurips26.common.loop import job_device
 from neurips26.vair.dataset import build_items
 from neurips26.vair.decoding import grade
 from neurips26.vair.items import render
 from neurips26.vair.mechanism import patch_members, probe_members
 from neurips26.vair.model import Decoder, config_for
-from neurips26.vair.patching import PATCH_COLUMNS
+from neurips26.vair.patching import PATCH_COLUMNS, patch_flip_rates, plus_one_sources
 from neurips26.vair.probes import PROBE_COLUMNS
 from neurips26.vair.problems import generate_problems
+from neurips26.vair.sequences import encode_grade
 from neurips26.vair.small_grading import grade_members
 from neurips26.vair.small_model import vocabulary_and_context
 from neurips26.vair.training import Member
@@ -105,3 +108,27 @@ def test_one_grading_pass_feeds_the_grade_rows_and_the_probes(run):
     assert (rows.loc[rows["task"] == "grade", "parsed"] == 3.0).all()
     with pytest.raises(ValueError, match="members x"):
         grade_members(ensemble, vocab, members, items[:-1], max_new=8, graded=graded)
+
+
+@pytest.mark.gpu_rule("vair_evaluate_small")
+def test_the_evaluation_runs_on_the_jobs_device(run):
+    """Solving (greedy decoding), grading, probes and patching with the ensemble on the job's (fake) device: an input
+    left on the CPU fails as it would on a GPU."""
+    ensemble, vocab, members, items = run
+    with fake_gpu() as device:
+        assert job_device() == device
+        placed = Ensemble([ensemble.module(index).to(device) for index in range(len(members))])
+        graded = grade(placed, vocab, [render(item) for item in items], hidden=True)
+        rows = grade_members(placed, vocab, members, items, max_new=4, graded=graded)
+        probes = probe_members(placed, vocab, members, items, ["outcome"], 0.3, 1.0, 0, graded)
+        model = placed.module(0).eval()
+        vair = [render(item) for item in items if item.category == "VAIR"]
+        counts = patch_flip_rates(model, vocab, vair[:3], seed=0)[0]
+        sources = plus_one_sources(vocab, *_answer_sites(vocab, vair[:3], device))  # the patch sources, on the device
+    assert len(rows) == len(members) * (len(items) + len({i.problem_id for i in items if i.category == "VAVR"}))
+    assert len(probes) and len(counts) == 2 * (model.config.n_layers + 1) and sources.device == device
+
+
+def _answer_sites(vocab, texts, device):
+    seq = encode_grade(vocab, texts, [0] * len(texts))
+    return seq.tokens.to(device), seq.answer.to(device), seq.lengths.to(device)

@@ -8,7 +8,8 @@ import random
 import pytest
 import torch
 
-from neurips26.common.loop import LoopSettings
+from fake_gpu import fake_gpu
+from neurips26.common.loop import LoopSettings, job_device
 from neurips26.vair.items import Item, Step, render
 from neurips26.vair.model import config_for
 from neurips26.vair.training import (
@@ -142,3 +143,15 @@ def test_a_killed_run_resumes_to_the_same_weights_and_trace(data, tmp_path):
     ens, vocab_back, members_back = unpack(pack(resumed, vocab))
     assert members_back == members and vocab_back == vocab
     assert torch.equal(ens.params["lm_head.weight"], resumed.ensemble.params["lm_head.weight"])
+
+
+@pytest.mark.gpu_rule("vair_train")
+def test_every_member_trains_on_the_jobs_device(data):
+    """The batched members train on the job's (fake) device: a batch or a model left on the CPU fails there."""
+    items, texts, vocab = data
+    config = config_for("tiny", len(vocab), context=48)
+    settings = TrainSettings(steps=2, batch_size=4, lr=3e-3, warmup=1)
+    members = [Member("outcome", NO_FLAW, 0), Member("process", "shuffled", 1)]
+    with fake_gpu() as device:
+        result = train_members(config, vocab, items, texts, members, settings, device=job_device(), log=lambda _: None)
+        assert all(p.device == device for p in result.ensemble.params.values())

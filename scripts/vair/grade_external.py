@@ -12,7 +12,7 @@ from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.vair import rehearsal
 from neurips26.vair.artifacts import eval_split, math_items_from_frame, with_dataset
-from neurips26.vair.backends import BACKENDS, REGISTERED_ON_IMPORT
+from neurips26.vair.backends import REGISTERED_ON_IMPORT, make_backend
 from neurips26.vair.grading import accuracy_table, check_results_unparseable, run_backend
 from neurips26.vair.items import items_from_frame
 from neurips26.vair.math_grading import math_results
@@ -25,8 +25,7 @@ frame = pd.read_parquet(snakemake.input.item_table)
 with rehearsal.chat_server(options.get("base_url")) as base_url:  # the rehearsal's stub server, else as configured
     if base_url is not None:
         options["base_url"] = base_url
-    # the registry's factory itself: make_backend's first argument is also called `name`
-    backend = BACKENDS[kind](prompts=snakemake.input.prompts, name=name, **options)
+    backend = make_backend(kind, prompts=snakemake.input.prompts, name=name, **options)
     if dataset == "math":
         results = math_results(backend, math_items_from_frame(frame))
     else:

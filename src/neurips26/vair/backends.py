@@ -207,9 +207,10 @@ def register_backend(name: str, factory: Callable[..., Backend]) -> None:
     BACKENDS[name] = factory
 
 
-def make_backend(name: str, **options) -> Backend:
-    """The backend registered as `name`, built from its keyword `options`; ValueError naming the registered ones (and
-    the module to import for a backend that registers on import)."""
+def make_backend(name: str, /, **options) -> Backend:
+    """The backend registered as `name`, built from its keyword `options` (which may hold a ``name`` of their own: the
+    backend's label); ValueError naming the registered ones (and the module to import for a backend that registers
+    on import)."""
     if name not in BACKENDS:
         hint = f" (import {REGISTERED_ON_IMPORT[name]} to register it)" if name in REGISTERED_ON_IMPORT else ""
         raise ValueError(f"unknown backend {name!r}{hint}; registered backends: {sorted(BACKENDS)}")

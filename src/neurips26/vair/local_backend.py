@@ -44,7 +44,8 @@ class LocalBackend:
     def solve(self, tasks: Sequence[SolveTask]) -> list[Reply]:
         prompts, lengths = solve_prompts(self.vocab, [render(task.item) for task in tasks])
         eos = self.vocab.id(EOS)
-        written = greedy_decode(self.model.eval(), prompts, lengths, self.max_new, eos)
+        device = self.model.lm_head.weight.device  # the model's device (a GPU at paper scale)
+        written = greedy_decode(self.model.eval(), prompts.to(device), lengths.to(device), self.max_new, eos).cpu()
         answers = read_answers(self.vocab, written).tolist()
         replies = []
         for row, answer in zip(written.tolist(), answers):

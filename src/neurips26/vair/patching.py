@@ -54,9 +54,9 @@ def plus_one_sources(
     the positions outside the sequences, the words that are not integers or whose successor is not in the
     vocabulary."""
     check_positions(positions[:, None], lengths)
-    rows = torch.arange(len(tokens))
+    rows = torch.arange(len(tokens), device=tokens.device)
     words = tokens[rows, positions]
-    successors = vocab.successor_ids()[words]
+    successors = vocab.successor_ids().to(tokens.device)[words]
     if bool((successors < 0).any()):
         bad = sorted({vocab.word(int(w)) for w in words[successors < 0]})
         raise ValueError(f"no n+1 word in the vocabulary for the words {bad[:10]} (build it with successors=True)")
@@ -110,29 +110,32 @@ def patch_flip_rates(
     n_layers = model.config.n_layers
     layer_sets = [((layer,), layer) for layer in range(n_layers)] + [(tuple(range(n_layers + 1)), ALL_LAYERS)]
     verdict_ids = vocab.verdict_ids
+    device = model.lm_head.weight.device  # inputs go to the model's device; rates and masks come back to the CPU
     fooled_parts, flips = [], {(c, tag): 0 for c in CONDITIONS for _, tag in layer_sets}
     for start in range(0, len(texts), chunk):
         part = seq.select(torch.arange(start, min(start + chunk, len(texts))))
         part_sites = {c: s[start : start + len(part)] for c, s in sites.items()}
         width = int(part.lengths.max())
-        tokens = part.tokens[:, :width]
-        fooled = _grades(model, tokens, part.verdict, verdict_ids) == FULL
+        tokens, verdict = part.tokens[:, :width].to(device), part.verdict.to(device)
+        fooled = (_grades(model, tokens, verdict, verdict_ids.to(device)) == FULL).cpu()
         if max_items is not None:  # keep the first max_items fooled items over all chunks
             taken = sum(int(f.sum()) for f in fooled_parts)
             fooled &= torch.cumsum(fooled.long(), 0) <= max_items - taken
         fooled_parts.append(fooled)
         if not bool(fooled.any()):
             continue
-        tokens, lengths, verdict = tokens[fooled], part.lengths[fooled], part.verdict[fooled]
+        kept = fooled.to(device)
+        tokens, lengths, verdict = tokens[kept], part.lengths.to(device)[kept], verdict[kept]
         for condition, where in part_sites.items():
-            where = where[fooled]
+            where = where.to(device)[kept]
             source = plus_one_sources(vocab, tokens, where, lengths)
             _, states = model(source, residual=True, fused=True)
-            at = states.transpose(1, 2)[torch.arange(len(source)), where]  # (n, L+1, d)
+            at = states.transpose(1, 2)[torch.arange(len(source), device=device), where]  # (n, L+1, d)
             for layers, tag in layer_sets:
                 vectors = at[:, list(layers)][:, :, None]  # (n, len(layers), 1, d)
                 patch = Patch(layers, where[:, None], vectors)
-                flips[condition, tag] += int((_grades(model, tokens, verdict, verdict_ids, patch) < FULL).sum())
+                flipped = _grades(model, tokens, verdict, verdict_ids.to(device), patch) < FULL
+                flips[condition, tag] += int(flipped.sum())
     fooled = torch.cat(fooled_parts).numpy()
     n = int(fooled.sum())
     rows = [
