@@ -51,7 +51,8 @@ class Ambiguity:
     def __post_init__(self):
         n = len(self.weight)
         if len(self.class_a) != n or len(self.class_b) != n:
-            raise ValueError(f"class_a, class_b and weight differ in length: {len(self.class_a)}, {len(self.class_b)}, {n}")
+            sizes = (len(self.class_a), len(self.class_b), n)
+            raise ValueError(f"class_a, class_b and weight differ in length: {sizes}")
         bad = np.flatnonzero(~((self.weight >= 0) & (self.weight <= 1)))
         if bad.size:
             raise ValueError(f"perceived weights must lie in [0, 1], first bad item {bad[0]} ({self.weight[bad[0]]})")
@@ -196,9 +197,7 @@ def clean_ambiguity(digits: Digits, n_prototypes: int = 10, seed: int = 0) -> Am
     return Ambiguity(digits.labels.astype(np.int64), rival.astype(np.int64), weight)
 
 
-def simulate_panel(
-    ambiguity: Ambiguity, model: PanelModel, seed: int, confusion: np.ndarray | None = None
-) -> Panel:
+def simulate_panel(ambiguity: Ambiguity, model: PanelModel, seed: int, confusion: np.ndarray | None = None) -> Panel:
     """SIMULATED annotations of every item by `model.per_item` distinct annotators of the pool (module docstring),
     seeded; `confusion` (rows: the class seen) defaults to `uniform_confusion`."""
     confusion = uniform_confusion() if confusion is None else np.asarray(confusion, dtype=np.float64)

@@ -3,10 +3,10 @@
 known by construction.
 
 The morph is a pixel-wise convex combination of two digits after centring, x = w * x_a + (1 - w) * x_b (the input
-mixing of mixup, Zhang et al. 2018), with the morph weight w ~ U(W_RANGE) = U(0.4, 0.6) of class a. Both digits are first
-translated (whole pixels, zero fill) so that their centre of mass lies at the centre of the 28 x 28 field, as MNIST
-itself centres its digits (LeCun et al. 1998), so that the two strokes overlap instead of sitting side by side. The
-generator's label is the class with the larger weight: a where w >= 0.5, b otherwise.
+mixing of mixup, Zhang et al. 2018), with the morph weight w ~ U(W_RANGE) = U(0.4, 0.6) of class a. Both digits are
+first translated (whole pixels, zero fill) so that their centre of mass lies at the centre of the 28 x 28 field, as
+MNIST itself centres its digits (LeCun et al. 1998), so that the two strokes overlap instead of sitting side by side.
+The generator's label is the class with the larger weight: a where w >= 0.5, b otherwise.
 """
 
 from __future__ import annotations
