@@ -87,7 +87,8 @@ def test_shuffled_moves_a_step_after_its_first_user_keeping_the_final_step_last(
 
 def test_circular_derives_the_final_steps_input_from_the_answer():
     [(shown, steps)] = _outcomes(CHAIN, circular)
-    assert steps[1] == Step("49 + 8", 57, "Since the answer is 49, 49 + 8 = 57.") and steps[::2] == CHAIN.steps[::2]
+    assert steps[1] == Step("49 + 8", 57, "So 49 + 8 = 57 apples.") and steps[::2] == CHAIN.steps[::2]
+    assert "answer" not in steps[1].text.lower()  # the replaced step's own wording: no phrase marks the flaw
     assert _verdict(CHAIN, "circular")[1] == ("VAIR", 49, 1, "circular")
     [(_, steps)] = _outcomes(TWO_PEOPLE, circular)  # 27 comes from the answer: 65 - 38
     assert steps[1].expression == "65 - 38" and evaluate("65 - 38")[0] == 27

@@ -10,7 +10,9 @@ place for it; the solution's stated answer is its last step's result.
   step stays last);
 - circular: the paper's circular reasoning, a solution that presupposes its conclusion: the step deriving one
   input of the final step is replaced by its derivation from the final answer (final ``A = x + y`` and step
-  ``... = x`` become ``A - y = x``), so the answer is used to justify the quantity it is then computed from;
+  ``... = x`` become ``A - y = x``), so the answer is used to justify the quantity it is then computed from; the
+  step keeps the wording of the step it replaces (only its annotation changes), so no phrase marks a circular item
+  (an earlier "Since the answer is A" text appeared in circular items only: a surface cue, not a reasoning flaw);
 - arithmetic_slip (IAIR): one step's result off by 1-3, the error carried through every later step to the answer.
 The paper's circular items were written by an LLM with an adversarial prompt and all its items checked by hand;
 here :func:`make_item` certifies every item with the step checker instead: a VAIR item keeps the ground-truth
@@ -143,8 +145,7 @@ def circular(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator
     if chosen is None:
         return None
     k, expression = chosen
-    text = f"Since the answer is {answer}, {expression} = {steps[k].result}."
-    return problem.sentences, steps[:k] + (_restep(steps[k], expression, steps[k].result, text),) + steps[k + 1 :]
+    return problem.sentences, steps[:k] + (_restep(steps[k], expression, steps[k].result),) + steps[k + 1 :]
 
 
 def _substitute(expression: str, changed: dict[int, int]) -> str:
