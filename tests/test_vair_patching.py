@@ -54,14 +54,18 @@ def test_plus_one_sources_change_exactly_the_named_number(setup):
         plus_one_sources(vocab, seq.tokens, seq.lengths, seq.lengths)
 
 
-def test_control_positions_are_other_number_words(setup):
+def test_control_positions_are_premise_numbers_of_the_problem_only(setup):
     texts, vocab, _ = setup
     seq = encode_grade(vocab, texts, [0] * len(texts))
     at = _control_positions(vocab, seq, torch.Generator().manual_seed(0))
     words = [vocab.word(int(seq.tokens[i, p])) for i, p in enumerate(at)]
-    assert all(w.isdigit() for w in words)
-    assert (at < seq.answer).all() and (at > 1).all()
-    assert len(set(at.tolist())) > 2  # drawn, not one fixed place
+    premises = [t.split(" SOLUTION")[0].split() for t in texts]
+    assert all(w.isdigit() and w in p for w, p in zip(words, premises, strict=True))
+    assert (at < seq.solution_start).all() and (at > 1).all()  # never a number of the solution or the answer
+    assert set(at.tolist()) == {2 + 2, 2 + 7}  # both premises ("ava has A", "buys B") drawn, after <bos> <grade>
+    no_premise = ["how many pens ? SOLUTION 3 + 4 = 7 ANSWER 7"]
+    with pytest.raises(ValueError, match="no premise number"):
+        _control_positions(vocab, encode_grade(vocab, no_premise, [0]), torch.Generator().manual_seed(0))
 
 
 def test_patching_every_layer_equals_grading_the_counterfactual(setup):

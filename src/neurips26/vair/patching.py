@@ -11,11 +11,18 @@ counterfactual word itself: its row equals ``ALL_LAYERS`` by construction). Stat
 out of the per-layer rows: only the answer word's own logits read it, never the verdict, so its flip rate is 0 by
 construction. The paper's contrast is between all layers and one middle layer: here states 1 .. L-1.
 
-Control: the same number of positions (one), drawn at random among the other number words of the problem and the
-solution, each patched with the hidden states of a source in which that word's number was changed by the same +1: a
-perturbation of the same size elsewhere. Patching non-answer positions from the answer-changed source would not do:
-in a causal model every position before the answer has the same states in that source as in the original run, so
-such a patch is a no-op and flips nothing by construction.
+Control: the same number of positions (one), drawn at random among the premise numbers of the PROBLEM (the number
+words before ``SOLUTION``; never a number of the solution), each patched with the hidden states of a source in which
+that premise was changed by the same +1. Such a change keeps the stated answer but makes the solution use a number
+the problem no longer states: a change of the same size that invalidates the reasoning and keeps the answer. A
+grader that confirms the answer should not flip on it; one that checks the reasoning should. (A +1 on a number of
+the solution would break that step's arithmetic: it invalidates the item too, so it is no answer-keeping control.)
+Patching non-answer positions from the answer-changed source would not do: in a causal model every position before
+the answer has the same states in that source as in the original run, so such a patch is a no-op.
+
+What this measures: patching every layer at a word is grading the changed text (input sensitivity, behavioural);
+the answer-minus-control contrast at ``ALL_LAYERS`` says whether the verdict follows the answer more than a premise;
+the single-layer rows say where the model carries it, and are descriptive.
 
 Paper: flip rates (all layers / the layer where its probe peaks) Qwen3-0.6B 80.5% / 47.2%, Qwen3-4B 52.2% / 27.6%,
 gpt-oss-20b 55.6% / 14.2% (:data:`PAPER_FLIP_RATES`).
@@ -66,18 +73,18 @@ def plus_one_sources(
 
 
 def _control_positions(vocab: Vocabulary, seq, generator: torch.Generator) -> torch.Tensor:
-    """Per row, one random position of a number word other than the final answer, with a successor in the vocabulary
-    (before the answer: the problem and the solution); ValueError naming rows without one."""
+    """Per row, one random position of a premise number: a number word of the problem (after ``<bos> <grade>``,
+    before ``SOLUTION``) with a successor in the vocabulary (module docstring); ValueError naming rows without one."""
     tokens = seq.tokens
     columns = torch.arange(tokens.shape[1])
     eligible = (
         (vocab.successor_ids()[tokens] >= 0)
-        & (columns[None] < seq.answer[:, None])
+        & (columns[None] < seq.solution_start[:, None])
         & (columns[None] > 1)  # after <bos> <grade>
     )
     empty = ~eligible.any(1)
     if bool(empty.any()):
-        raise ValueError(f"rows {torch.nonzero(empty).flatten()[:10].tolist()} have no number word for a control")
+        raise ValueError(f"rows {torch.nonzero(empty).flatten()[:10].tolist()} have no premise number for a control")
     scores = torch.rand(tokens.shape, generator=generator).masked_fill(~eligible, -1.0)
     return scores.argmax(1)
 
