@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from neurips26.vair.probes import PROBE_COLUMNS, control_split, fit_probe, probe_layers
+from neurips26.vair.probes import PROBE_COLUMNS, control_split, cv_accuracy, fit_probe, probe_layers
 
 
 def _states(seed: int = 0):
@@ -30,6 +30,7 @@ def test_probe_protocol_tells_an_answer_probe_from_a_reasoning_probe():
     assert (by_layer.n_fooled == 60).all() and (by_layer.n_train + by_layer.n_test == 120).all()
     assert by_layer.auroc_controls[1] > 0.97 and by_layer.auroc_controls[2] > 0.97  # controls separate either way
     assert abs(by_layer.auroc_controls[0] - 0.5) < 0.25  # noise
+    assert by_layer.cv_accuracy[1] > 0.9 and by_layer.cv_accuracy[2] > 0.9 and by_layer.cv_accuracy[0] < 0.75
     assert by_layer.fooled_flagged[1] < 0.1  # an answer probe calls the fooled items valid, as the model did
     assert by_layer.fooled_flagged[2] > 0.9  # a reasoning probe flags them
 
@@ -56,3 +57,14 @@ def test_grouped_split_keeps_each_problem_on_one_side():
     train, test = control_split(labels, 0.3, seed=0, groups=groups)
     assert not set(groups[train]) & set(groups[test])
     assert len(train) + len(test) == 100
+
+
+def test_cross_validated_accuracy_within_training_items():
+    rng = np.random.default_rng(0)
+    labels = np.tile([True, False], 30)
+    separable = rng.normal(size=(60, 4))
+    separable[:, 0] += np.where(labels, 3.0, -3.0)
+    assert cv_accuracy(separable, labels) == pytest.approx(1.0)
+    assert abs(cv_accuracy(rng.normal(size=(60, 4)), labels) - 0.5) < 0.2  # no signal
+    assert cv_accuracy(separable, labels, groups=np.arange(60) // 6) == pytest.approx(1.0)
+    assert np.isnan(cv_accuracy(separable[:4], np.array([True, False, False, False])))  # one invalid: no 3 folds

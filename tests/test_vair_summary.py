@@ -75,18 +75,23 @@ def test_means_over_seeds_carry_the_t_interval():
     assert (row["low"], row["high"]) == pytest.approx((0.2 - half, 0.2 + half))
 
 
-def test_the_probe_layer_is_the_most_accurate_on_controls_ties_broken_by_auroc_then_depth():
+def test_the_probe_layer_is_chosen_by_cross_validation_on_training_controls_not_the_held_out_ones():
     layers = ((0.9, 0.95, 0.4, 0.9), (1.0, 0.97, 0.3, 1.0), (1.0, 0.99, 0.2, 1.0), (1.0, 0.99, 0.1, 1.0))
-    best = summary.best_probe_layers(probes_table(layers=layers, seeds=(0,)))
+    probes = probes_table(layers=layers, seeds=(0,))
+    probes["cv_accuracy"] = probes["layer"].map({0: 0.95, 1: 0.8, 2: 0.95, 3: 0.7})  # disagrees with held-out
+    best = summary.best_probe_layers(probes)
     row = best[best["regime"] == "outcome"].iloc[0]
-    assert row["layer"] == 2 and row["tied_layers"] == 3
-    assert (row["fooled_flagged_min_tied"], row["fooled_flagged_max_tied"]) == pytest.approx((0.1, 0.3))
+    assert row["layer"] == 0 and row["tied_layers"] == 2  # top cv accuracy at layers 0 and 2: the earlier one
+    assert row["accuracy_controls"] == pytest.approx(0.9)  # the held-out accuracy reported at that layer
+    assert (row["fooled_flagged_min_tied"], row["fooled_flagged_max_tied"]) == pytest.approx((0.2, 0.4))
 
 
 def test_a_member_without_a_fitted_probe_is_named_not_scored():
     probes = probes_table(seeds=(0, 1))
     refused = probes["member"] == 1
-    probes.loc[refused, ["accuracy_controls", "auroc_controls", "fooled_flagged", "iair_flagged"]] = np.nan
+    probes.loc[refused, ["cv_accuracy", "accuracy_controls", "auroc_controls", "fooled_flagged", "iair_flagged"]] = (
+        np.nan
+    )
     probes["note"] = np.where(refused, "not fitted: a probe needs both classes of controls", "")
     table = summary.probe_best_table(probes)
     assert 1 not in set(table.loc[table["note"] == "", "member"])
@@ -136,7 +141,7 @@ def test_the_names_and_numbers_repeated_from_the_library_agree():
 def test_no_fitted_probe_gives_empty_tables_not_errors():
     """Smoke scale: every member's correctly graded items hold one class, so no probe is fitted."""
     probes = probes_table(seeds=(0,))
-    probes.loc[:, ["accuracy_controls", "auroc_controls", "fooled_flagged", "iair_flagged"]] = np.nan
+    probes.loc[:, ["cv_accuracy", "accuracy_controls", "auroc_controls", "fooled_flagged", "iair_flagged"]] = np.nan
     assert summary.best_probe_layers(probes).empty
     table = summary.patching_beside_paper(patching_table(seeds=(0,)), probes, summary.PAPER_FLIP_RATES)
     assert table.loc[table["who"] == "ours: small_outcome", "peak_probe_layer"].eq("n/a").all()

@@ -296,6 +296,7 @@ def probes_table(layers=PROBE_LAYERS, seeds=(0, 1, 2), jitter=(0.0, 0.02, -0.02)
                     "layer": layer,
                     "n_train": 40,
                     "n_test": 20,
+                    "cv_accuracy": acc,
                     "auroc_controls": auroc,
                     "accuracy_controls": acc,
                     "n_fooled": fooled,

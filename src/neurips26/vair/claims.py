@@ -16,7 +16,8 @@ per seed) and the mechanism tables (probes and patching per member):
   solution invalid gains VAIR accuracy and loses as much VAVR accuracy: it does not raise this index.
 * C3, C3b: answer patching at every layer (the outcome member's fooled VAIR items): flip rate minus the control's
   (the same +1 at a random other number word), and the flip rate itself.
-* C4: the outcome member's probe at its best control layer (:func:`.summary.best_probe_layers`): the share of fooled
+* C4: the outcome member's probe at the layer chosen by cross-validation within its training controls
+  (:func:`.summary.best_probe_layers`; the held-out controls are only reported): the share of fooled
   VAIR items it flags invalid. Null: the same probe's share of held-out IAIR controls (graded invalid) flagged
   invalid (``iair_flagged`` of the probe table, NaN where it has none).
 * C5: circular reasoning graded better than shuffled and missing reasoning (the smaller of the two differences).
@@ -236,7 +237,8 @@ def _c4(ev: Evidence) -> Measured:
     best = best.set_index("seed").sort_index()
     fooled = best["fooled_flagged"].astype(float).where(best["n_fooled"] > 0)
     chosen = ", ".join(
-        f"seed {s}: layer {int(r.layer)} (accuracy {r.accuracy_controls:.3f}, {int(r.n_fooled)} fooled; "
+        f"seed {s}: layer {int(r.layer)} (cross-validated on training controls {r.cv_accuracy:.3f}, held-out "
+        f"{r.accuracy_controls:.3f}, {int(r.n_fooled)} fooled; "
         f"{int(r.tied_layers)} layer(s) tied, fooled share {r.fooled_flagged_min_tied:.3f}-"
         f"{r.fooled_flagged_max_tied:.3f} over them)"
         for s, r in best.iterrows()

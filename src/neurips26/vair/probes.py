@@ -8,6 +8,8 @@ invalid-and-graded-below-3 (label invalid); a share ``test_share`` of them is he
 ``groups`` is given, so that no problem sits on both sides), a standardised L2 logistic regression (scikit-learn) is
 fitted per layer on the rest, and it is scored by its AUROC and accuracy on the held-out controls and, on the fooled
 items (VAIR graded 3), by the share it flags as invalid (``fooled_flagged``; the paper's "below 50%" is this share).
+The layer is chosen on ``cv_accuracy``, the accuracy of a :data:`CV_FOLDS`-fold cross-validation within the probe's
+TRAINING controls (grouped by problem when ``groups`` is given), never on the held-out controls it reports.
 A probe whose training items hold one class is an error: it would measure nothing.
 """
 
@@ -17,22 +19,24 @@ import numpy as np
 import pandas as pd
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import GroupShuffleSplit, StratifiedShuffleSplit
+from sklearn.model_selection import GroupKFold, GroupShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-__all__ = ["PAPER_PROBE", "PROBE_COLUMNS", "control_split", "fit_probe", "probe_layers"]
+__all__ = ["CV_FOLDS", "PAPER_PROBE", "PROBE_COLUMNS", "control_split", "cv_accuracy", "fit_probe", "probe_layers"]
 
 FULL = 3  # the rubric's top score: graded valid
 PROBE_COLUMNS = (
     "layer",
     "n_train",
     "n_test",
+    "cv_accuracy",
     "auroc_controls",
     "accuracy_controls",
     "n_fooled",
     "fooled_flagged",
 )
+CV_FOLDS = 3  # folds of the cross-validation within the training controls that picks the layer
 # arXiv 2606.01462: the best layer's probe accuracy on controls (gpt-oss-20b, layer 18), and the fooled-item bound
 PAPER_PROBE = {"controls_accuracy": 0.89, "fooled_flagged_below": 0.5, "model": "gpt-oss-20b", "layer": 18}
 
@@ -63,6 +67,29 @@ def control_split(
     return train, test
 
 
+def cv_accuracy(
+    features: np.ndarray, invalid: np.ndarray, groups: np.ndarray | None = None, folds: int = CV_FOLDS, C: float = 1.0
+) -> float:
+    """Mean held-out-fold accuracy of :func:`fit_probe` over a ``folds``-fold cross-validation of (``features``,
+    ``invalid``): stratified, or grouped (no group in two folds); NaN when a class or a group count is too small for
+    the folds, or a training fold holds one class."""
+    invalid = np.asarray(invalid, dtype=bool)
+    if groups is not None:
+        if len(np.unique(groups)) < folds:
+            return np.nan
+        splits = GroupKFold(n_splits=folds).split(features, invalid, groups)
+    else:
+        if min(int(invalid.sum()), int((~invalid).sum())) < folds:
+            return np.nan
+        splits = StratifiedKFold(n_splits=folds, shuffle=True, random_state=0).split(features, invalid)
+    right = []
+    for train, test in splits:
+        if len(np.unique(invalid[train])) < 2:
+            return np.nan
+        right.append(fit_probe(features[train], invalid[train], C).predict(features[test]) == invalid[test])
+    return float(np.concatenate(right).mean())
+
+
 def probe_layers(
     hidden: np.ndarray,
     reasoning_valid: np.ndarray,
@@ -90,7 +117,9 @@ def probe_layers(
     for label, name in ((True, "invalid-graded-invalid"), (False, "valid-graded-valid")):
         if not (invalid == label).any():
             raise ValueError(f"a probe needs both classes of controls: no {name} item among {len(controls)} controls")
-    train, test = control_split(invalid, test_share, seed, None if groups is None else np.asarray(groups)[controls])
+    control_groups = None if groups is None else np.asarray(groups)[controls]
+    train, test = control_split(invalid, test_share, seed, control_groups)
+    train_groups = None if control_groups is None else control_groups[train]
     rows = []
     for layer in range(hidden.shape[1]):
         features = hidden[:, layer]
@@ -103,6 +132,7 @@ def probe_layers(
                 "layer": layer,
                 "n_train": len(train),
                 "n_test": len(test),
+                "cv_accuracy": cv_accuracy(features[controls[train]], invalid[train], train_groups, C=C),
                 "auroc_controls": roc_auc_score(test_invalid, score) if both else np.nan,
                 "accuracy_controls": float(((score > 0.5) == test_invalid).mean()) if len(test) else np.nan,
                 "n_fooled": len(fooled),

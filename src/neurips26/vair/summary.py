@@ -174,20 +174,24 @@ def unparseable_rows(results: pd.DataFrame, dataset: str, unparseable_table) -> 
     return table
 
 
+SELECT_PROBE = "cv_accuracy"  # the probe table's column that picks the layer (probes.py: within training controls)
+
+
 def best_probe_layers(probes: pd.DataFrame) -> pd.DataFrame:
-    """Per member, the probe layer chosen on its held-out controls: the highest ``accuracy_controls``, ties broken by
-    the higher ``auroc_controls`` and then the earlier layer (a rule fixed before any result was seen); with
-    ``tied_layers`` (the layers sharing the top accuracy) and the range of ``fooled_flagged`` over them."""
-    _check_columns(probes, [*MEMBER_COLUMNS, "layer", "accuracy_controls", "fooled_flagged"], "the probe table")
+    """Per member, the probe layer chosen by cross-validation within the probe's TRAINING controls: the highest
+    ``cv_accuracy`` (:func:`.probes.cv_accuracy`), ties broken by the earlier layer, never by the held-out controls
+    it reports (``accuracy_controls`` is reported at that layer); with ``tied_layers`` (the layers sharing the top
+    cross-validated accuracy) and the range of ``fooled_flagged`` over them."""
+    needed = [*MEMBER_COLUMNS, "layer", SELECT_PROBE, "accuracy_controls", "fooled_flagged"]
+    _check_columns(probes, needed, "the probe table")
     rows = []
     for _, part in probes.groupby("member", sort=True):
-        part = part[np.isfinite(part["accuracy_controls"].astype(float))]
+        scored = part[[SELECT_PROBE, "accuracy_controls"]].astype(float)
+        part = part[np.isfinite(scored).all(axis=1)]
         if part.empty:
             continue
-        top = part[part["accuracy_controls"] == part["accuracy_controls"].max()]
-        ranked = top.assign(_auroc=top["auroc_controls"].fillna(-1.0)).sort_values(
-            ["_auroc", "layer"], ascending=[False, True]
-        )
+        top = part[part[SELECT_PROBE] == part[SELECT_PROBE].max()]
+        ranked = top.sort_values("layer")
         best = ranked.iloc[0]
         rows.append(
             {
@@ -439,6 +443,7 @@ def probe_best_table(probes: pd.DataFrame) -> pd.DataFrame:
         for c in (
             *MEMBER_COLUMNS,
             "layer",
+            "cv_accuracy",
             "accuracy_controls",
             "auroc_controls",
             "n_fooled",
