@@ -35,7 +35,7 @@ EQUAL_GAPS = {
 
 # a grader that gives every solution 3: VAVR right, every IAIR and VAIR item wrong (solving as GOOD)
 NULL_GRADER = T(changed("outcome", IAIR=0.0, **dict.fromkeys(FLAWS, 0.0)), jitter=NO_JITTER)
-GATED = ("C1", "C3", "C4", "C5")
+GATED = ("C1", "C2", "C3", "C3b", "C4", "C5")
 
 VERDICT_CASES = [
     ("C1", "holds", {}),  # outcome gap 0.85, process gap 0.40
@@ -136,7 +136,10 @@ def test_c1_subtracts_the_null_only_where_it_exceeds_the_bound():
 
 def test_the_claims_file_is_the_papers_and_its_hard_claims_rest_on_three_seeds():
     definitions = DEFINITIONS
-    assert [d.claim_id for d in definitions if d.kind == "hard"] == ["C1", "C2", "C3"]
+    assert [d.claim_id for d in definitions if d.kind == "hard"] == ["C3"]
+    kinds = {d.claim_id: d.kind for d in definitions}
+    assert (kinds["C1"], kinds["C2"]) == ("info", "soft")  # C1 holds by construction; C2 changes four things
+    assert all(d.paper_value is not None for d in definitions if d.claim_id in ("C1", "C2", "C3"))
     assert all(d.min_runs >= 3 for d in definitions if d.kind in ("hard", "soft"))
     assert not any(d.reconstruction for d in definitions)
 

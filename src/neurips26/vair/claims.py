@@ -15,7 +15,9 @@ per seed) and the mechanism tables (probes and patching per member):
   ``(VAIR accuracy + VAVR accuracy - 1)`` of the process view minus the outcome member's. A grader that calls every
   solution invalid gains VAIR accuracy and loses as much VAVR accuracy: it does not raise this index.
 * C3, C3b: answer patching at every layer (the outcome member's fooled VAIR items): flip rate minus the control's
-  (the same +1 at a random other number word), and the flip rate itself.
+  (the same +1 at a random premise number of the problem, which keeps the answer and invalidates the reasoning), and
+  the flip rate itself. Patching every layer at a word is grading the changed text: a behavioural measure ("the
+  verdict follows the answer"), not a localisation; the per-layer rows are descriptive.
 * C4: the outcome member's probe at the layer chosen by cross-validation within its training controls
   (:func:`.summary.best_probe_layers`; the held-out controls are only reported): the share of fooled
   VAIR items it flags invalid. Null: the same probe's share of held-out IAIR controls (graded invalid) flagged
@@ -23,7 +25,13 @@ per seed) and the mechanism tables (probes and patching per member):
 * C5: circular reasoning graded better than shuffled and missing reasoning (the smaller of the two differences).
 * C6, C7: the outcome member's solving accuracy, and the lower of its VAVR and IAIR grading accuracies.
 
-The mechanism claims C1, C3, C4 and C5 are read only on the seeds whose outcome member has learned the controls
+C1 is info: the outcome labels (VAVR 3, IAIR 0, IAIR = arithmetic slips only) are met both by the answer-only
+grader and by a step-arithmetic checker, and both accept every VAIR item (all VAIR steps are arithmetically right),
+so an outcome member that accepts VAIR items is doing what its labels ask: the gap holds by construction here, and
+the paper's finding concerns models trained with real RL rewards. C2 is soft: its two regimes differ in four ways at
+once (the training data, the label set, a step-label loss, the VAVR share of the grade examples).
+
+The mechanism claims C1, C2, C3, C3b, C4 and C5 are read only on the seeds whose outcome member has learned the controls
 (:func:`control_gate`: its VAVR and IAIR grading accuracies both at least :data:`CONTROL_GATE` on the eval split); a
 seed below the gate does not count as a run, and its note names it (C7 reports the controls themselves). Without the
 gate a grader that gives every solution 3 (VAVR 1, IAIR and VAIR 0) would pass C1: its "gap" would be no sign of
@@ -62,7 +70,7 @@ EXTERNAL = "external"  # the backend_kind of an external model's rows
 OUTCOME, PROCESS = SMALL["outcome"], SMALL["process"]
 # C1's bound on the gap: the smallest gap the paper's frontier numbers imply, 0.947 - 0.786 = 0.161, rounded down
 GAP_THRESHOLD = 0.15
-# C1, C3, C4, C5 count a seed only where its outcome member grades VAVR and IAIR at least this well
+# C1, C2, C3, C3b, C4, C5 count a seed only where its outcome member grades VAVR and IAIR at least this well
 CONTROL_GATE = 0.8
 NULL_PROBE = "iair_flagged"  # C4's null: the share of held-out IAIR controls the probe flags invalid
 
@@ -193,6 +201,7 @@ def _c2(ev: Evidence) -> Measured:
         "VAIR + VAVR grading accuracy - 1 of the process members on held-out flaw types minus the outcome "
         f"member's, paired by seed (process {_per_seed_text(process)}; outcome {_per_seed_text(outcome)}); null: "
         "the outcome member, subtracted",
+        gate=ev.accuracy,
     )
 
 
@@ -216,8 +225,9 @@ def _c3(ev: Evidence) -> Measured:
     return _from_seeds(
         "C3",
         _paired(answer, control),
-        f"all-layer flip rate at the answer word minus the control's (+1 at a random other number word), outcome "
-        f"member (control {_per_seed_text(control)}); {_fooled_counts(ev.patching)}",
+        f"all-layer flip rate at the answer word minus the control's (the same +1 at a random premise number of the "
+        f"problem: keeps the answer, invalidates the reasoning), outcome member (control {_per_seed_text(control)}); "
+        f"{_fooled_counts(ev.patching)}",
         gate=ev.accuracy,
     )
 
@@ -225,7 +235,10 @@ def _c3(ev: Evidence) -> Measured:
 def _c3b(ev: Evidence) -> Measured:
     answer = _outcome_patching(ev.patching, "answer")
     return _from_seeds(
-        "C3b", answer, f"all-layer flip rate at the answer word, outcome member; {_fooled_counts(ev.patching)}"
+        "C3b",
+        answer,
+        f"all-layer flip rate at the answer word, outcome member; {_fooled_counts(ev.patching)}",
+        gate=ev.accuracy,
     )
 
 
