@@ -225,6 +225,7 @@ rule vair_tables:
     input:
         grades=vair_grade_files,
         counts=vair_counts_files,
+        item_table=f"{VAIR}/data/synthetic/items.parquet",
     output:
         **{name: f"{VAIR}/tables/{name}.parquet" for name in VAIR_TABLES},
     log:
@@ -300,6 +301,7 @@ rule vair_report:
         unparseable=f"{VAIR}/tables/unparseable.parquet",
         counts=f"{VAIR}/tables/counts.parquet",
         paper=f"{VAIR}/tables/paper.parquet",
+        shortcuts=f"{VAIR}/tables/shortcuts.parquet",
         probes=f"{VAIR}/evaluation/probes.parquet",
         patching=f"{VAIR}/evaluation/patching.parquet",
         trace=f"{VAIR}/models/trace.parquet",

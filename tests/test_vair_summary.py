@@ -170,7 +170,9 @@ def test_the_report_tables_read_the_jobs_files(tmp_path):
     )
     frames = {"accuracy": ev.accuracy, "gap": ev.gap, "unparseable": ev.unparseable, "counts": counts,
               "paper": summary.paper_beside_ours(ev.accuracy, paper_numbers()), "probes": ev.probes,
-              "patching": ev.patching, "trace": trace}  # fmt: skip
+              "patching": ev.patching, "trace": trace,
+              "shortcuts": pd.DataFrame({"view": "natural", "flaw": ["shuffled", "circular"], "n_train": 20,
+                                         "n_eval": 10, "balanced_accuracy": [1.0, 0.55]})}  # fmt: skip
     paths = {}
     for name, frame in frames.items():
         paths[name] = str(tmp_path / f"{name}.parquet")
@@ -182,3 +184,41 @@ def test_the_report_tables_read_the_jobs_files(tmp_path):
     cell = layer[(layer["layer"] == summary.ALL_LAYERS) & (layer["condition"] == "answer")]["flip_rate"].iloc[0]
     assert cell.startswith("0.800 [")
     assert "fooled_flagged_low" not in tables["probe_layer_table"].columns
+    assert tables["shortcut_separated"] == ["shuffled (natural)"]
+    assert tables["gap_table"]["flaw"].iloc[-1] == summary.ALL_FLAWS
+
+
+def test_the_gap_table_puts_the_papers_statement_beside_each_flaw_and_invents_no_number():
+    """One row per flaw type, the pooled row last; the paper column is qualitative per flaw and the pooled range on
+    the pooled row; every backend's cell is its gap_wide cell."""
+    gap = evidence().gap
+    table = summary.gap_beside_paper(gap)
+    wide = summary.gap_wide(gap)
+    assert table["flaw"].tolist() == summary.flaw_order(gap["flaw"])
+    paper = table.set_index("flaw")[summary.PAPER_COLUMN]
+    assert paper["circular"] == "smallest (mostly caught)" and paper["missing_premise"] == "no per-flaw value"
+    assert "0.161" in paper[summary.ALL_FLAWS] and "0.468" in paper[summary.ALL_FLAWS]
+    assert not any(ch.isdigit() for flaw in ("missing_premise", "missing_step", "shuffled", "circular")
+                   for ch in paper[flaw])  # fmt: skip
+    first = wide.iloc[0]
+    column = f"{first['dataset']}: {first['backend']}"
+    assert table.set_index("flaw").loc["shuffled", column] == first["shuffled"]
+
+
+def test_the_shortcut_table_sits_beside_the_small_models_vair_accuracy():
+    """Per flaw: the surface baseline per view (no interval) and the small model's per-flaw VAIR accuracy (mean over
+    seeds); near-perfect flaws named in the paper's flaw order, NaN (one class) never counted."""
+    shortcuts = pd.DataFrame(
+        [("small_model", "circular", 0.97), ("natural", "circular", 0.80), ("small_model", "missing_step", 1.0),
+         ("natural", "missing_step", np.nan)],
+        columns=["view", "flaw", "balanced_accuracy"],
+    )  # fmt: skip
+    accuracy = evidence().accuracy
+    table = summary.shortcut_beside_grading(shortcuts, accuracy).set_index("flaw")
+    assert table.index.tolist() == ["missing_step", "circular"]
+    assert table.loc["circular", "surface_small_model"] == "0.970"
+    assert table.loc["missing_step", "surface_natural"] == "n/a"
+    means = accuracy[(accuracy["over"] == "seeds") & (accuracy["category"] == "VAIR") & (accuracy["task"] == "grade")]
+    outcome = means[(means["backend"] == summary.SMALL["outcome"]) & (means["flaw"] == "circular")].iloc[0]
+    assert table.loc["circular", summary.SMALL["outcome"]].startswith(f"{outcome['accuracy']:.3f} [")
+    assert summary.shortcut_separated(shortcuts) == ["missing_step (small_model)", "circular (small_model)"]

@@ -1,6 +1,6 @@
 # Helpers of paper 08's report rules (tables, claims, figures, report; the end of rules/vair.smk).
 VAIR_FIGURES = ["gap", "probes", "patching"]
-VAIR_TABLES = ["accuracy", "gap", "unparseable", "counts", "paper"]
+VAIR_TABLES = ["accuracy", "gap", "unparseable", "counts", "paper", "shortcuts"]
 
 
 def vair_step_items(wildcards):

@@ -39,6 +39,7 @@ __all__ = [
     "counts_table",
     "flaw_order",
     "gap_rows",
+    "gap_beside_paper",
     "gap_wide",
     "grading_tables",
     "paper_beside_ours",
@@ -48,6 +49,8 @@ __all__ = [
     "probe_summary",
     "report_tables",
     "seed_means",
+    "shortcut_beside_grading",
+    "shortcut_separated",
     "small_views",
     "unparseable_rows",
     "vair_by_flaw",
@@ -434,6 +437,69 @@ def vair_by_flaw(accuracy: pd.DataFrame) -> pd.DataFrame:
     return _per_flaw_wide(accuracy[(accuracy["task"] == "grade") & (accuracy["category"] == "VAIR")], "accuracy")
 
 
+# the paper on each flaw type's difficulty for frontier models (arXiv 2606.01462): qualitative only, no per-flaw
+# number; pooled, VAIR grading 0.479-0.786 beside solving >= 0.947
+PAPER_FLAW_GAP = {
+    "missing_premise": "no per-flaw value",
+    "missing_step": "among the hardest (missing reasoning)",
+    "shuffled": "among the hardest",
+    "circular": "smallest (mostly caught)",
+    ALL_FLAWS: "VAIR 0.479-0.786, solving >= 0.947: gap >= {:.3f} to >= {:.3f}".format(*PAPER_GAP_RANGE),
+}
+PAPER_COLUMN = "paper (frontier models)"
+
+
+def gap_beside_paper(gap: pd.DataFrame) -> pd.DataFrame:
+    """One row per flaw type (and the pooled row): the paper's per-flaw statement (:data:`PAPER_FLAW_GAP`: a
+    qualitative ranking per flaw, the pooled range on the pooled row, never an invented number), then one column per
+    ``dataset: backend`` with its gap cell of :func:`gap_wide`."""
+    wide = gap_wide(gap)
+    if wide.empty:
+        return pd.DataFrame(columns=["flaw", PAPER_COLUMN])
+    labels = (wide["dataset"] + ": " + wide["backend"]).tolist()
+    body = wide.drop(columns=["dataset", "backend", "over"]).T
+    body.columns = labels
+    body = body.loc[flaw_order(body.index)]
+    body.insert(0, PAPER_COLUMN, [PAPER_FLAW_GAP.get(flaw, "not reported") for flaw in body.index])
+    return body.rename_axis("flaw").reset_index().fillna("n/a")
+
+
+NEAR_PERFECT = 0.95  # a surface baseline's balanced accuracy at or above which a flaw type is separated by its form
+
+
+def shortcut_beside_grading(shortcuts: pd.DataFrame, accuracy: pd.DataFrame) -> pd.DataFrame:
+    """One row per VAIR flaw type: the surface baseline's balanced accuracy per view (``surface_<view>``: the text
+    the small model reads, the natural text) beside the small model's VAIR grading accuracy on the synthetic eval
+    split (mean over seeds with its t interval, per small-model backend)."""
+    _check_columns(shortcuts, ("view", "flaw", "balanced_accuracy"), "the shortcut table")
+    surface = shortcuts.pivot_table(index="flaw", columns="view", values="balanced_accuracy", dropna=False)
+    table = pd.DataFrame(index=pd.Index([f for f in flaw_order(surface.index)], name="flaw"))
+    for view in surface.columns:
+        table[f"surface_{view}"] = [_interval_cell(v, math.nan, math.nan) for v in surface.loc[table.index, view]]
+    small = accuracy[
+        (accuracy["over"] == "seeds")
+        & (accuracy["task"] == "grade")
+        & (accuracy["category"] == "VAIR")
+        & (accuracy["dataset"] == "synthetic")
+    ]
+    for backend, part in small.groupby("backend", sort=False):
+        cells = part.set_index("flaw")
+        table[backend] = [
+            _interval_cell(*cells.loc[f, ["accuracy", "low", "high"]]) if f in cells.index else "n/a"
+            for f in table.index
+        ]
+    return table.reset_index()
+
+
+def shortcut_separated(shortcuts: pd.DataFrame, threshold: float = NEAR_PERFECT) -> list[str]:
+    """The "flaw (view)" pairs the surface baseline separates near-perfectly (balanced accuracy >= ``threshold``),
+    in the paper's flaw order."""
+    hits = shortcuts[shortcuts["balanced_accuracy"] >= threshold]
+    order = {f: i for i, f in enumerate(flaw_order(shortcuts["flaw"]))}
+    hits = hits.assign(rank=hits["flaw"].map(order)).sort_values(["rank", "view"])
+    return [f"{flaw} ({view})" for flaw, view in zip(hits["flaw"], hits["view"])]
+
+
 def probe_best_table(probes: pd.DataFrame) -> pd.DataFrame:
     """Per member, its probe at the best control layer (:func:`best_probe_layers`), with the members whose probe
     was not fitted (one class of correctly graded items) and why."""
@@ -525,13 +591,14 @@ def report_tables(inp, params) -> dict:
     training = final[["member", "regime", "heldout_flaw", "seed", "step", "loss", "solve_loss", "grade_loss"]]
     unparseable = pd.read_parquet(inp.unparseable)
     skipped = _read_all(list(inp.skipped))
+    shortcuts = pd.read_parquet(inp.shortcuts)
     probe_layers = probe_summary(probes)
     return {
         "counts_table": counts,
         "paper_counts_total": paper_totals,
         "skipped_table": skipped,
         "accuracy_table": accuracy_wide(accuracy),
-        "gap_table": gap_wide(gap),
+        "gap_table": gap_beside_paper(gap),
         "flaw_table": vair_by_flaw(accuracy),
         "paper_gap_range": PAPER_GAP_RANGE,
         "paper_table": pd.read_parquet(inp.paper).drop(columns=PROVENANCE, errors="ignore"),
@@ -542,4 +609,7 @@ def report_tables(inp, params) -> dict:
         "patching_table": patching_beside_paper(patching, probes, PAPER_FLIP_RATES),
         "patching_layer_table": _interval_cells(patching_summary(patching), ["flip_rate"]),
         "training_table": training,
+        "shortcut_table": shortcut_beside_grading(shortcuts, accuracy),
+        "shortcut_separated": shortcut_separated(shortcuts),
+        "near_perfect": NEAR_PERFECT,
     }
