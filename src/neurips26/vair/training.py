@@ -21,7 +21,10 @@ weigh 1 each, a process sequence's step labels ``step_weight`` together); the ba
 members, so each member's gradient is its own.
 
 Members of one seed start from the same initialisation (``DecoderConfig.seed``) and draw with the same generator
-seed: the regimes differ only in their data, a paired design. AdamW (:mod:`neurips26.common.optim`; decay on the
+seed (the pairing). The regimes differ in four ways at once: (1) process members train on VAIR items of three flaw
+types, outcome members on none; (2) their grade labels are {3, 1, 0} against {3, 0}; (3) they have a step-label
+loss; (4) VAVR is 1/3 of their grade examples against 1/2 (category-balanced draws over three categories against
+two). AdamW (:mod:`neurips26.common.optim`; decay on the
 matrices and the embedding, none on the norms), linear warmup then cosine decay to ``min_lr_frac``, each member's
 gradient clipped by its own norm.
 """
