@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from fake_gpu import fake_gpu
 from neurips26.vair.backends import (
     BACKENDS,
     AnswerOnlyBackend,
@@ -22,7 +23,7 @@ from neurips26.vair.backends import (
     register_backend,
 )
 from neurips26.vair.checker import verify_item
-from neurips26.vair.hf_backend import HFBackend
+from neurips26.vair.hf_backend import HFBackend, place
 from neurips26.vair.items import Item, Step
 from neurips26.vair.prompt import load_prompt_spec
 from neurips26.vair.verdicts import parse_grade
@@ -225,3 +226,36 @@ def test_hf_backend_runs_a_tiny_random_chat_model(tmp_path):
     alone = [backend.grade_texts([p], [s])[0] for p, s in zip(problems, ["one step", "s"])]
     assert [r.raw for r in batched] == [r.raw for r in alone] and all(r.raw for r in batched)
     assert all(r.value is None or r.value in range(4) for r in batched)
+
+
+class ModuleLM(torch.nn.Module):
+    """FakeLM as a module with a parameter, so where it sits can be checked: its generate refuses inputs that are not
+    on its own device (as a GPU model would)."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+
+    @property
+    def device(self):
+        return self.weight.device
+
+    def generate(self, input_ids, attention_mask, max_new_tokens, do_sample, pad_token_id):
+        assert input_ids.device == self.device and attention_mask.device == self.device, "inputs left on the CPU"
+        new = torch.zeros(input_ids.shape[0], 2, dtype=input_ids.dtype, device=self.device)
+        return torch.cat([input_ids, new], dim=1)
+
+
+@pytest.mark.gpu_rule("vair_grade_hf")
+def test_the_hf_backend_places_its_model_and_inputs_on_the_jobs_device():
+    """make_hf_backend's placement (place: the job's device unless a device is given) and HFBackend's generation on
+    the job's (fake) device: a model left on the CPU, or prompts not moved to the model's device, fail here."""
+    spec = load_prompt_spec(PROMPTS)
+    with fake_gpu() as device:
+        lm = place(ModuleLM())
+        assert lm.device == device and not lm.training
+        replies = HFBackend(lm=lm, tokenizer=FakeTokenizer(), prompts=spec, batch_size=2).grade_texts(
+            ["p"] * 3, ["s"] * 3
+        )
+        assert len(replies) == 3
+    assert place(ModuleLM(), "cpu").device == torch.device("cpu")

@@ -78,12 +78,13 @@ class HFBackend(TextBackend):
 def make_hf_backend(
     model: str | Path,
     prompts: str | Path | PromptSpec,
-    device: str = "cpu",
+    device: str | None = None,
     dtype: str = "auto",
     revision: str | None = None,
     **options,
 ) -> HFBackend:
-    """An HFBackend with the causal LM `model` (a local folder or hub name, at `revision`) on `device`, with the
+    """An HFBackend with the causal LM `model` (a local folder or hub name, at `revision`) on `device` (default: the
+    job's device, :func:`neurips26.common.loop.job_device`: the GPU a cluster job was given), with the
     prompts of the YAML file `prompts` (or a PromptSpec); `options` are HFBackend's max_new_tokens, batch_size and
     name. ModuleNotFoundError naming transformers when it is not installed."""
     try:
@@ -99,8 +100,14 @@ def make_hf_backend(
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     lm = transformers.AutoModelForCausalLM.from_pretrained(str(model), revision=revision, dtype=dtype)
-    lm = lm.to(device).eval()
-    return HFBackend(lm=lm, tokenizer=tokenizer, prompts=spec, **options)
+    return HFBackend(lm=place(lm, device), tokenizer=tokenizer, prompts=spec, **options)
+
+
+def place(lm, device: str | None = None):
+    """The causal LM `lm` in evaluation mode on `device`, by default the job's device (loop.job_device())."""
+    from neurips26.common.loop import job_device
+
+    return lm.to(device if device is not None else job_device()).eval()
 
 
 register_backend("hf", make_hf_backend)
