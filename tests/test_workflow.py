@@ -559,3 +559,33 @@ def test_smoke_run_writes_paper_03s_samples_evaluation_claims_and_figures(smoke_
     assert claims.loc["K1", "verdict"] == "holds"
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "proxy" in report and "Deviations" in report
+
+
+@pytest.mark.paper("vair")
+def test_smoke_run_writes_paper_08s_dataset_grades_mechanism_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/vair"
+    smoke = yaml.safe_load((smoke_run / "config/vair.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["gap", "probes", "patching"])
+    items = pd.read_parquet(out / "data/synthetic/items.parquet")
+    assert set(items["category"]) == {"VAVR", "VAIR", "IAIR"} and items["item_id"].is_unique
+    vair = items[items["category"] == "VAIR"]
+    assert (vair["answer"] == vair["gt_answer"]).all() and not vair["reasoning_valid"].any()  # answer kept, flawed
+    assert set(vair["flaw"]) == {"missing_premise", "missing_step", "shuffled", "circular"}
+    assert items.groupby("problem_id")["split"].nunique().max() == 1  # no problem in two splits
+    reference = pd.read_parquet(out / "grades/synthetic/reference.parquet")
+    rule = reference[(reference["backend"] == "rule") & (reference["task"] == "grade")]
+    assert rule["correct"].all() and len(rule) == (items["split"] == "eval").sum()  # the checker: upper bound
+    small = pd.read_parquet(out / "grades/synthetic/small.parquet")
+    assert set(small["regime"]) == set(smoke["regimes"]) and set(small["seed"]) == set(smoke["seeds"])
+    verdicts = small.loc[small["task"] == "grade", "parsed"]
+    assert len(verdicts) and verdicts.isin([0, 1, 2, 3]).all()  # constrained to the rubric's scores, never missing
+    patching = pd.read_parquet(out / "evaluation/patching.parquet")
+    assert set(patching["condition"]) <= {"answer", "control"} and patching["flip_rate"].dropna().between(0, 1).all()
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    checks = claims[claims["kind"] == "check"]
+    assert len(checks) >= 5 and (checks["verdict"] == "holds").all()
+    hard = claims[claims["kind"] == "hard"]
+    assert len(smoke["seeds"]) < 3 and (hard["verdict"] == "inconclusive").all()  # hard claims need 3 seeds
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "## The paper's numbers beside ours" in report and "Deviations" in report
