@@ -21,14 +21,15 @@ def _panels(n: int, rows: int = 1, heights=None):
         n,
         figsize=(3.0 * n + 0.8, 3.2 * rows if heights is None else 4.2),
         squeeze=False,
+        layout="constrained",
         gridspec_kw=None if heights is None else {"height_ratios": heights},
     )
     return fig, axes
 
 
 def reliability_diagrams(bins: Mapping[str, ReliabilityBins], path: str | Path, note: str = "") -> Path:
-    """One column per condition: above, each bin's accuracy (bars) against its confidence range, the mean
-    confidence (red ticks) and the diagonal of perfect calibration, the ECE in the title; below, the items per bin.
+    """One column per condition: above, each bin's accuracy (bars) over its confidence range, its mean confidence
+    (red ticks at the bin's centre: the gap to the bar is the bin's calibration error) and the diagonal of perfect calibration, the ECE in the title; below, the items per bin.
     `note` (e.g. "simulated annotators; difficult items") goes into the figure's title. Writes a PNG to `path`."""
     if not bins:
         raise ValueError("reliability_diagrams needs at least one condition's bins")
@@ -41,7 +42,8 @@ def reliability_diagrams(bins: Mapping[str, ReliabilityBins], path: str | Path, 
         left, width = b.edges[:-1], np.diff(b.edges)
         filled = b.counts > 0
         top.bar(left[filled], b.accuracy[filled], width=width[filled], align="edge", color="tab:blue", alpha=0.75)
-        top.scatter(b.confidence[filled], b.accuracy[filled], marker="_", s=120, color="tab:red", zorder=3)
+        centre = left[filled] + width[filled] / 2  # red: the bin's mean confidence, what its accuracy should be
+        top.scatter(centre, b.confidence[filled], marker="_", s=120, color="tab:red", zorder=3)
         top.plot([0, 1], [0, 1], "k--", linewidth=1)
         top.set(xlim=(0, 1), ylim=(0, 1), title=f"{name}\nECE {b.ece:.3f}")
         bottom.bar(left, b.counts, width=width, align="edge", color="grey")
@@ -51,7 +53,6 @@ def reliability_diagrams(bins: Mapping[str, ReliabilityBins], path: str | Path, 
             bottom.set_ylabel("items")
     title = "Reliability (bars: accuracy per confidence bin; red: mean confidence)"
     fig.suptitle(title + (f"; {note}" if note else ""))
-    fig.tight_layout()
     save_figure(fig, path)
     return Path(path)
 
@@ -85,7 +86,7 @@ def cartography_maps(
         )
         ax.set(xlim=(0, 0.5), ylim=(0, 1), xlabel="variability", title=name)
     axes[0, 0].set_ylabel("confidence")
-    fig.colorbar(points, ax=list(axes[0]), label="human label entropy (nats)", fraction=0.03)
+    fig.colorbar(points, ax=axes[0, -1], label="human label entropy (nats)")
     fig.suptitle("Data maps (Swayamdipta et al. 2020)" + (f"; {note}" if note else ""))
     save_figure(fig, path)
     return Path(path)
