@@ -29,8 +29,9 @@ def _panels(n: int, rows: int = 1, heights=None):
 
 def reliability_diagrams(bins: Mapping[str, ReliabilityBins], path: str | Path, note: str = "") -> Path:
     """One column per condition: above, each bin's accuracy (bars) over its confidence range, its mean confidence
-    (red ticks at the bin's centre: the gap to the bar is the bin's calibration error) and the diagonal of perfect calibration, the ECE in the title; below, the items per bin.
-    `note` (e.g. "simulated annotators; difficult items") goes into the figure's title. Writes a PNG to `path`."""
+    (red ticks at the bin's centre: the gap to the bar is the bin's calibration error) and the diagonal of perfect
+    calibration, the ECE in the title; below, the items per bin. `note` (e.g. "simulated annotators; difficult
+    items") goes into the figure's title. Writes a PNG to `path`."""
     if not bins:
         raise ValueError("reliability_diagrams needs at least one condition's bins")
     empty = [name for name, b in bins.items() if int(np.sum(b.counts)) == 0]
