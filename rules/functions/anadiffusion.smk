@@ -265,7 +265,8 @@ def ad_plan_work(step):
     batch x seeds x latent voxels of the whole grid (an upper bound for the part models, whose supports are
     smaller; the Seg. cLDM's is that bound); sampling's samples x seeds x DDIM steps x latent voxels (every method
     and part model of a seed runs at most that many steps); the Seg. cLDM job's (samples + 4 x edit pairs: three
-    part edits and the conditioning check's whole-map swap) x seeds x DDIM steps x latent voxels."""
+    part edits and the conditioning check's whole-map swap) x seeds x DDIM steps x latent voxels.
+    """
 
     def work(wildcards, scale):
         cfg = scale_block(PAPERS, "anadiffusion", scale)
