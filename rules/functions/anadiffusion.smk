@@ -184,8 +184,8 @@ AD_RULE_PREFIX = "anadiffusion_"
 
 
 def ad_record_rules():
-    """Every rule of this paper that writes an input record (an output named `inputs`): record job name (the rule's
-    name after the prefix) -> the record's path pattern. A rule whose job K1 does not know stops the workflow.
+    """The rules of this paper that write an input record (an output named `inputs`), as record job name (the
+    rule's name after the prefix) -> the record's path pattern. A rule whose job K1 does not know stops the workflow.
     """
     found = {}
     for each in workflow.rules:
