@@ -13,7 +13,7 @@ MT_FIGURES = ["complementarity", "ceiling", "allocation", "amplification", "agre
 def _mt_thresholds(cfg):
     """The comparisons block must state the claims file's thresholds (the claims file decides)."""
     from neurips26.common.claims import load_definitions
-    from neurips26.multistage_training.claims import threshold_mismatches
+    from neurips26.multistage_training.thresholds import threshold_mismatches
 
     definitions = load_definitions(ROOT / claims_definitions("multistage_training"))
     mismatches = threshold_mismatches(definitions, cfg["comparisons"])

@@ -31,29 +31,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from neurips26.common.claims import Definition, Measured
+from neurips26.common.claims import Measured
 
 from .evaluation import amplification_summary, bonferroni_quantile, budget_scaling, monotone_violation, share_spans
+from .thresholds import THRESHOLD_KEYS, threshold_mismatches
 
 __all__ = ["OFF_TASK_TOLERANCE", "SUCCESS_TOLERANCE", "THRESHOLD_KEYS", "measure_claims", "threshold_mismatches"]
 
-# the comparisons block's key of each claim's threshold (C5 compares with 0, the grid step being read from the
-# table; K3's 1e-9 is a float64 zero and K2b's 1 the Bonferroni quantile itself, in the claims file only)
-THRESHOLD_KEYS = {
-    "C1": "complementarity_gain",
-    "C2": "ceiling_persistence",
-    "C3": "ceiling_r2",
-    "C4": "shift_span",
-    "C6": "amplification_spearman",
-    "C7": "plateau_ratio",
-    "C8": "loss_tolerance",
-    "C9": "ceiling_tolerance",
-    "K1": "sft_ceiling_tolerance",
-    "K2": "agreement_margin",
-    "K4": "ceiling_tolerance",
-    "K5": "amplification_spearman",
-    "C10": "ceiling_tolerance",
-}
 SUCCESS_TOLERANCE = 1e-9  # C3: a fall of the final success larger than this (float64 noise of the optimiser) fails
 OFF_TASK_TOLERANCE = 1e-9  # K3's threshold, for the note
 PLATEAU_LENGTHS = (4, 8)  # C7: the research notes' pair, used when both were run
@@ -61,21 +45,6 @@ PLATEAU_LENGTHS = (4, 8)  # C7: the research notes' pair, used when both were ru
 
 class Incomplete(ValueError):
     """The evidence of a claim is missing, non-finite or too thin to decide it."""
-
-
-def threshold_mismatches(definitions: Sequence[Definition], comp: dict) -> list[str]:
-    """Claims whose threshold in the claims file differs from the config's ``comparisons`` value (or whose key the
-    block lacks): the claims file decides, so a mismatch means one of the two files was edited alone."""
-    found = []
-    for d in definitions:
-        key = THRESHOLD_KEYS.get(d.claim_id)
-        if key is None:
-            continue
-        if key not in comp:
-            found.append(f"{d.claim_id}: comparisons has no {key}")
-        elif not math.isclose(float(comp[key]), d.threshold, rel_tol=1e-12, abs_tol=0.0):
-            found.append(f"{d.claim_id}: claims file threshold {d.threshold:g}, comparisons.{key} {comp[key]}")
-    return found
 
 
 # --- reading the tables ------------------------------------------------------------------------------------------
