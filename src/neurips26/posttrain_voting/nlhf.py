@@ -89,7 +89,7 @@ def _newton_at(Q, log_ref, beta, max_iter, tol, v):
 
     for it in range(1, max(max_iter, 0) + 1):
         hv = h(v)
-        if np.abs(hv).max() * beta < tol * 1e-2:
+        if np.abs(hv).max() < max(tol * 1e-2, 8 * np.finfo(float).eps * (1 + np.abs(v).max())):
             return v, it
         s = softmax(log_ref + v, axis=-1)
         C = s[..., :, None] * np.eye(m) - s[..., :, None] * s[..., None, :]

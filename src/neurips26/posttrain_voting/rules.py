@@ -39,7 +39,7 @@ from neurips26.posttrain_voting.nlhf import nlhf_equilibrium
 STEPS = 0.5 ** np.arange(16)  # backtracking step sizes tried at once by the batched Newton solvers
 
 
-def bradley_terry_reward(P: np.ndarray, ridge: float = 1e-6, tol: float = 1e-12, max_iter: int = 100) -> np.ndarray:
+def bradley_terry_reward(P: np.ndarray, ridge: float = 1e-6, tol: float = 1e-10, max_iter: int = 100) -> np.ndarray:
     """Bradley-Terry MLE ``argmax_r sum_{a != b} P[a,b] log sigma(r_a - r_b) - ridge ||r||^2`` (sum r = 0), batched.
 
     Gradient ``g_a = sum_b (P[a,b] - sigma(r_a - r_b)) - 2 ridge r_a``; damped Newton with all backtracking
