@@ -37,27 +37,47 @@ def test_every_step_is_exact_integer_arithmetic_and_the_answer_its_last_result(p
         assert solved.problem.answer == solved.steps[-1].result
 
 
+def _relevant(solved):
+    """The sentences about the people the question names, and the steps that are not a distractor's."""
+    asked = set(re.findall(r"\w+", solved.problem.question))
+    sentences = [s for s in solved.problem.sentences if s.split()[0] in asked]
+    steps = [s for s in solved.steps if s.text.split()[0] in asked or s is solved.steps[-1]]
+    return sentences, steps
+
+
 def test_quantities_are_distinct_bounded_and_every_premise_is_used_once(problems):
-    lengths = set()
+    lengths, extra = set(), []
     for solved in problems:
-        numbers = solved.problem.numbers
+        sentences, steps = _relevant(solved)
+        numbers = [int(re.search(r"\d+", s).group()) for s in sentences]
         results = [step.result for step in solved.steps]
         values = [*numbers, *results]
-        assert len(set(values)) == len(values), solved
+        assert len(set(values)) == len(values), solved  # distractor numbers may repeat a premise, never a result
         assert all(2 <= v < 1000 for v in values) and all(n <= 99 for n in numbers), solved
-        operands = [int(x) for step in solved.steps for x in step.expression.split()[::2]]
+        operands = [int(x) for step in steps for x in step.expression.split()[::2]]
         assert sorted(o for o in operands if o in numbers) == sorted(numbers), solved
-        for number in numbers:  # each premise is stated in exactly one sentence
-            assert sum(bool(re.search(rf"\b{number}\b", s)) for s in solved.problem.sentences) == 1, solved
-        assert len(numbers) == len(solved.steps) + 1 == len(solved.problem.sentences)
-        lengths.add(len(solved.steps))
+        assert len(numbers) == len(steps) + 1 and len(solved.problem.numbers) == len(solved.problem.sentences)
+        lengths.add(len(steps))
+        extra.append((len(solved.problem.sentences) - len(sentences), len(solved.steps) - len(steps)))
     assert lengths == {2, 3, 4, 5}
+    # distractors: a person with a count and 1-2 operations (2-4 sentences with a lone count), of which the
+    # solution computes a proper prefix; never none, so every problem has an operation the solution does not compute
+    assert {e for e, _ in extra} == {2, 3, 4} and {c for _, c in extra} == {0, 1}
+    assert all(c <= e - 2 for e, c in extra)
+
+
+def test_without_distractors_the_problem_states_exactly_its_premises():
+    for solved in generate_problems(50, seed=2, distractor_ops=0):
+        assert len(solved.problem.sentences) == len(solved.steps) + 1 == len(solved.problem.numbers)
+    with pytest.raises(ValueError, match="distractor_ops"):
+        generate_problems(1, seed=0, distractor_ops=-1)
 
 
 def test_step_bounds_and_value_bound_are_honoured():
     for solved in generate_problems(100, seed=1, min_steps=3, max_steps=3, bound=200, max_premise=30):
-        assert len(solved.steps) == 3
-        assert all(s.result < 200 for s in solved.steps) and max(solved.problem.numbers) <= 30
+        sentences, steps = _relevant(solved)
+        assert len(steps) == 3 and all(s.result < 200 for s in solved.steps)
+        assert max(int(re.search(r"\d+", s).group()) for s in sentences) <= 30
     with pytest.raises(ValueError, match="min_steps"):
         generate_problems(1, seed=0, min_steps=4, max_steps=3)
     with pytest.raises(ValueError, match="bound"):
@@ -106,7 +126,7 @@ def test_splits_are_by_problem_and_sized_by_the_eval_fraction(items):
 
 
 def test_several_distinct_items_per_flaw_where_the_problem_allows(problems):
-    chain = next(p for p in problems if len(p.steps) == 5 and len(p.problem.sentences) == 6)
+    chain = next(p for p in problems if [len(part) for part in _relevant(p)] == [6, 5])
     items = build_items([chain], np.random.default_rng(0), per_flaw={"missing_premise": 3, "shuffled": 0})
     premise = [i for i in items if i.flaw == "missing_premise"]
     assert len(premise) == 3 and len({i.problem_sentences for i in premise}) == 3

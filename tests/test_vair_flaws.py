@@ -4,6 +4,8 @@ refused."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -21,9 +23,9 @@ from neurips26.vair.flaws import (
 from neurips26.vair.items import FLAWS, Problem, SolvedProblem, Step
 
 
-def _solved(sentences, question, steps, problem_id="p"):
+def _solved(sentences, question, steps, problem_id="p", source="gsm8k"):
     steps = tuple(Step(e, r, f"So {e} = {r} apples.") for e, r in steps)
-    return SolvedProblem(Problem(problem_id, sentences, question, (), steps[-1].result, "synthetic"), steps)
+    return SolvedProblem(Problem(problem_id, sentences, question, (), steps[-1].result, source), steps)
 
 
 CHAIN = _solved(
@@ -136,3 +138,38 @@ def test_a_gold_solution_the_checker_rejects_and_an_unknown_flaw_are_refused():
         make_item(unstated, "none", np.random.default_rng(0), item_id="x", split="train")
     with pytest.raises(ValueError, match="unknown flaw 'typo'"):
         make_item(CHAIN, "typo", np.random.default_rng(0), item_id="x", split="train")
+
+
+# a generated problem: Ava's chain, and the distractor Kim with a count and two operations, the first one computed
+DISTRACTED = _solved(
+    ("Ava has 12 apples.", "Kim has 5 apples.", "Ava buys 7 more apples.", "Kim buys 4 more apples.",
+     "Ava multiplies the apples by 3.", "Kim multiplies the apples by 2."),
+    "How many apples does Ava have now?",
+    [("12 + 7", 19), ("5 + 4", 9), ("19 * 3", 57)],
+    source="synthetic",
+)  # fmt: skip
+
+
+def test_missing_premise_on_a_generated_problem_puts_a_distractor_in_its_place():
+    for seed in range(12):
+        item, verdict = _verdict(DISTRACTED, "missing_premise", seed)
+        shown, original = item.problem_sentences, DISTRACTED.problem.sentences
+        changed = [i for i, (a, b) in enumerate(zip(shown, original, strict=True)) if a != b]
+        assert len(shown) == len(original) and len(changed) == 1 and item.steps == DISTRACTED.steps
+        new, old = shown[changed[0]], original[changed[0]]
+        assert new.split()[0] not in ("Ava", old.split()[0])  # another person than the question's
+        assert re.sub(r"\d+", "N", new).split()[1:] == re.sub(r"\d+", "N", old).split()[1:]  # the same template
+        number = int(re.search(r"\d+", new).group())
+        assert number not in (19, 9, 57, int(re.search(r"\d+", old).group()))  # no step's result, not the dropped
+        assert verdict[:2] == ("VAIR", 57) and verdict[3] == "undefined_operand"
+
+
+def test_missing_step_on_a_generated_problem_computes_the_next_distractor_operation_instead():
+    outcomes = _outcomes(DISTRACTED, missing_step)
+    assert len(outcomes) == 1  # only Ava's first step is used later
+    ((sentences, steps),) = outcomes
+    assert sentences == DISTRACTED.problem.sentences and len(steps) == len(DISTRACTED.steps)
+    assert [s.annotation for s in steps] == ["5 + 4 = 9", "9 * 2 = 18", "19 * 3 = 57"]
+    assert steps[1].text == "Kim then has 9 * 2 = 18 apples."
+    item, verdict = _verdict(DISTRACTED, "missing_step")
+    assert verdict == ("VAIR", 57, 2, "undefined_operand")

@@ -46,3 +46,16 @@ def test_the_table_has_one_row_per_view_and_flaw():
     assert set(table.flaw) == set(FLAWS) and table["balanced_accuracy"].between(0, 1).all()
     with pytest.raises(ValueError, match="unknown views"):
         shortcut_table(items, views=("html",))
+
+
+def test_counts_are_no_cue_for_a_missing_premise_or_step():
+    """On generated items at the quick scale's settings, the surface baseline tells a missing premise or a missing
+    step from a valid solution hardly better than chance (without distractors it scored 1.0 on both: a complete
+    problem had one sentence more than its solution had steps)."""
+    problems = generate_problems(600, seed=0, max_steps=3, bound=20, max_premise=6)
+    items = build_items(problems, np.random.default_rng(0), eval_fraction=0.3)
+    table = shortcut_table(items, views=("small_model",)).set_index("flaw")["balanced_accuracy"]
+    assert table["missing_premise"] <= 0.65 and table["missing_step"] <= 0.65, table
+    bare = build_items(generate_problems(300, seed=0, max_steps=3, bound=20, max_premise=6, distractor_ops=0),
+                       np.random.default_rng(0), eval_fraction=0.3)  # fmt: skip
+    assert shortcut_table(bare, views=("small_model",)).set_index("flaw").loc["missing_step", "balanced_accuracy"] > 0.9

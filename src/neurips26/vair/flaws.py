@@ -4,8 +4,12 @@ transformations of a gold calculator-step solution.
 
 Each transformation is ``f(problem, steps, rng) -> (shown sentences, steps)`` or None when the problem offers no
 place for it; the solution's stated answer is its last step's result.
-- missing_premise: drop the sentence that states a number a step uses (the solution is unchanged);
-- missing_step: delete a step whose result a later step uses (the final step is kept, so is the answer);
+- missing_premise: drop the sentence that states a number a step uses (the solution is unchanged); on a generated
+  problem a distractor sentence of the same template (another person, a number used nowhere) takes its place, so
+  the problem keeps its number of sentences (:func:`.problems.replacement_sentence`);
+- missing_step: delete a step whose result a later step uses (the final step is kept, so is the answer); on a
+  generated problem the distractor operation the solution has not computed yet takes its place, so the solution
+  keeps its number of steps and operators (:func:`.problems.next_distractor_step`);
 - shuffled: move a step to just after the first step that uses its result (a use before definition; the final
   step stays last);
 - circular: the paper's circular reasoning, a solution that presupposes its conclusion: the step deriving one
@@ -28,6 +32,7 @@ import numpy as np
 
 from neurips26.vair.checker import check_solution, evaluate, stated_numbers
 from neurips26.vair.items import FLAWS, IAIR_FLAW, Item, Problem, SolvedProblem, Step
+from neurips26.vair.problems import next_distractor_step, replacement_sentence
 
 __all__ = [
     "ALL_FLAWS",
@@ -66,21 +71,39 @@ def _pick(candidates: Sequence, rng: np.random.Generator):
     return candidates[int(rng.integers(len(candidates)))] if candidates else None
 
 
+def _needed(steps: tuple[Step, ...]) -> set[int]:
+    """The steps the final answer depends on: the final step and, recursively, the steps deriving its operands (a
+    distractor's steps are not among them)."""
+    needed, todo = set(), [len(steps) - 1]
+    while todo:
+        k = todo.pop()
+        needed.add(k)
+        operands = set(_operands(steps[k]))
+        todo += [j for j in range(k) if j not in needed and steps[j].result in operands]
+    return needed
+
+
 def missing_premise(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator):
-    """Drop a sentence stating a number that a step uses and that nothing else shown states or derives earlier."""
+    """Drop a sentence stating a number that a step uses and that nothing else shown states or derives earlier; a
+    generated problem gets a distractor sentence in its place (module docstring)."""
     per_sentence = [stated_numbers([s]) for s in problem.sentences]
     results = [step.result for step in steps]
+    needed = _needed(steps)
     candidates = []
     for index, numbers in enumerate(per_sentence):
         elsewhere = stated_numbers([problem.question]).union(*(n for i, n in enumerate(per_sentence) if i != index))
-        for k, step in enumerate(steps):
+        for k, step in ((k, steps[k]) for k in sorted(needed)):
             if any(v in numbers and v not in elsewhere and v not in results[:k] for v in _operands(step)):
                 candidates.append(index)
                 break
     index = _pick(candidates, rng)
     if index is None:
         return None
-    return problem.sentences[:index] + problem.sentences[index + 1 :], steps
+    kept = problem.sentences[:index] + problem.sentences[index + 1 :]
+    if problem.source == "synthetic":
+        replacement = replacement_sentence(problem, steps, index, lambda n: int(rng.integers(n)))
+        kept = kept if replacement is None else kept[:index] + (replacement,) + kept[index:]
+    return kept, steps
 
 
 def _first_user(steps: tuple[Step, ...], k: int, stated: frozenset) -> int | None:
@@ -97,17 +120,26 @@ def _first_user(steps: tuple[Step, ...], k: int, stated: frozenset) -> int | Non
 
 
 def missing_step(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator):
-    """Delete a step (never the final one) whose result a later step uses."""
+    """Delete a step (never the final one) whose result a later step uses; on a generated problem the next distractor
+    step takes its place, or the first place after that distractor's last computed step (module docstring)."""
     stated = stated_numbers([*problem.sentences, problem.question])
-    candidates = [k for k in range(len(steps) - 1) if _first_user(steps, k, stated) is not None]
+    needed = _needed(steps)
+    candidates = [k for k in range(len(steps) - 1) if k in needed and _first_user(steps, k, stated) is not None]
     k = _pick(candidates, rng)
-    return None if k is None else (problem.sentences, steps[:k] + steps[k + 1 :])
+    if k is None:
+        return None
+    kept = steps[:k] + steps[k + 1 :]
+    extra = next_distractor_step(problem, kept, frozenset({steps[k].result})) if problem.source == "synthetic" else None
+    if extra is not None:
+        at = max(k, extra[1] + 1)
+        kept = kept[:at] + (extra[0],) + kept[at:]
+    return problem.sentences, kept
 
 
 def shuffled(problem: Problem, steps: tuple[Step, ...], rng: np.random.Generator):
     """Move a step to just after the first step that uses its result (that user is not the final step)."""
     stated = stated_numbers([*problem.sentences, problem.question])
-    pairs = [(k, _first_user(steps, k, stated)) for k in range(len(steps) - 1)]
+    pairs = [(k, _first_user(steps, k, stated)) for k in sorted(_needed(steps) - {len(steps) - 1})]
     pair = _pick([(k, j) for k, j in pairs if j is not None and j < len(steps) - 1], rng)
     if pair is None:
         return None
