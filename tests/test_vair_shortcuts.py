@@ -52,10 +52,11 @@ def test_counts_are_no_cue_for_a_missing_premise_or_step():
     """On generated items at the quick scale's settings, the surface baseline tells a missing premise or a missing
     step from a valid solution hardly better than chance (without distractors it scored 1.0 on both: a complete
     problem had one sentence more than its solution had steps)."""
-    problems = generate_problems(600, seed=0, max_steps=3, bound=20, max_premise=6)
+    quick = {"max_steps": 3, "bound": 20, "max_premise": 6, "distractor_ops": 1, "lone_rate": 0.0}  # config/vair.yaml
+    problems = generate_problems(600, seed=0, **quick)
     items = build_items(problems, np.random.default_rng(0), eval_fraction=0.3)
     table = shortcut_table(items, views=("small_model",)).set_index("flaw")["balanced_accuracy"]
     assert table["missing_premise"] <= 0.65 and table["missing_step"] <= 0.65, table
-    bare = build_items(generate_problems(300, seed=0, max_steps=3, bound=20, max_premise=6, distractor_ops=0),
-                       np.random.default_rng(0), eval_fraction=0.3)  # fmt: skip
+    bare = build_items(generate_problems(300, seed=0, **{**quick, "distractor_ops": 0}), np.random.default_rng(0),
+                       eval_fraction=0.3)  # fmt: skip
     assert shortcut_table(bare, views=("small_model",)).set_index("flaw").loc["missing_step", "balanced_accuracy"] > 0.9

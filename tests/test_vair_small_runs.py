@@ -29,7 +29,9 @@ from neurips26.vair.training import Member
 
 @pytest.fixture(scope="module")
 def run():
-    items = build_items(generate_problems(10, seed=5, max_steps=3, bound=20, max_premise=6), np.random.default_rng(1))
+    # the generator's settings spelled out, so that a change of its defaults leaves these items as they are
+    problems = generate_problems(10, seed=5, max_steps=3, bound=20, max_premise=6, distractor_ops=1, lone_rate=0.0)
+    items = build_items(problems, np.random.default_rng(1))
     vocab, context = vocabulary_and_context([render(item) for item in items])
     members = [Member("outcome", "none", 0), Member("process", "shuffled", 1)]
     ensemble = Ensemble([Decoder(config_for("tiny", len(vocab), context, seed=m.seed)) for m in members])
@@ -75,7 +77,9 @@ def test_probes_of_a_member_that_tells_valid_from_invalid_are_fitted_with_the_ia
     vair = torch.tensor([item.category == "VAIR" for item in items])
     grades = torch.where(valid | vair, 3, 0)  # grades every control right and is fooled by every VAIR item
     hidden = torch.randn(1, len(items), 3, 4, generator=torch.Generator().manual_seed(0))
-    hidden[0, :, 1, 0] += 4.0 * (~valid & ~vair)  # layer 1 carries the IAIR class
+    # layer 1 carries the IAIR class in one coordinate, +4 against -4 without noise: any fitted probe separates it,
+    # whichever items the split holds out (layers 0 and 2 are noise: a probe read at the wrong layer flags ~half)
+    hidden[0, :, 1, 0] = torch.where(~valid & ~vair, 4.0, -4.0)
     fake = GradeOutput(grades[None], grades[None], grades[None] < 0, torch.zeros(1, len(items), 4), hidden)
     monkeypatch.setattr(mechanism, "grade", lambda *args, **kwargs: fake)
     table = probe_members(ensemble, vocab, members[:1], items, ["outcome"], test_share=0.5, C=1.0, seed=0)
