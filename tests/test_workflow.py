@@ -483,6 +483,24 @@ def test_smoke_run_writes_paper_17s_metrics_claims_and_figures(smoke_run):
     assert "Deviations" in report
 
 
+@pytest.mark.paper("spectral_zo")
+def test_smoke_run_writes_paper_13s_alignment_training_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/spectral_zo"
+    smoke = yaml.safe_load((smoke_run / "config/spectral_zo.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["alignment_probes", "alignment_dimension", "accuracy"])
+    alignment = pd.read_parquet(out / "alignment.parquet")
+    assert set(alignment["method"]) == set(smoke["alignment"]["methods"]) and alignment["cosine"].between(-1, 1).all()
+    curves = pd.read_parquet(out / "training.parquet")
+    assert set(curves["method"]) == set(smoke["train"]["methods"])
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert claims["reconstruction"].all()  # the paper was not found: SZO-kappa is ours
+    assert (claims.loc[claims["kind"] == "hard", "verdict"] == "inconclusive").all()  # one seed at smoke
+    assert (claims.loc[claims["kind"] == "check", "verdict"] == "holds").all()
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "Training at a matched forward-pass budget" in report and "Deviations" in report
+
+
 @pytest.mark.paper("ecfr")
 def test_smoke_run_writes_paper_11s_metrics_claims_and_figures(smoke_run):
     out = smoke_run / "results/smoke/ecfr"

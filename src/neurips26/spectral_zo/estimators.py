@@ -224,13 +224,19 @@ def second_moment(activations: Tensor) -> Tensor:
     return activations.T @ activations / activations.shape[0]
 
 
-def spectral_power(moment: Tensor, power: float) -> Tensor:
-    """`(C / mean eig C)^power`, eigenvalues clipped at 0; an all-zero C (dead layer) gives `0^power` (I at 0)."""
+NORMALISATIONS = ("mean", "top")
+
+
+def spectral_power(moment: Tensor, power: float, normalise: str = "mean") -> Tensor:
+    """`(C / s)^power` with `s` the mean eigenvalue of C (`normalise="mean"`) or its largest (`"top"`: ours, the
+    stabilised variant, whose expected update `G (C/s)^kappa` never exceeds the gradient along any direction),
+    eigenvalues clipped at 0; an all-zero C (dead layer) gives `0^power` (I at 0)."""
+    check_choice("normalise", normalise, NORMALISATIONS)
     eigenvalues, vectors = torch.linalg.eigh(moment)
     eigenvalues = eigenvalues.clamp(min=0)
-    mean = eigenvalues.mean()
-    if mean > 0:
-        eigenvalues = eigenvalues / mean
+    scale = eigenvalues.mean() if normalise == "mean" else eigenvalues.max()
+    if scale > 0:
+        eigenvalues = eigenvalues / scale
     return (vectors * eigenvalues.pow(power)) @ vectors.T
 
 
@@ -246,19 +252,25 @@ def szo(
     orthogonal: bool = False,
     bias_correction: bool = False,
     ridge: float = 1e-3,
+    normalise: str = "mean",
     schedule: str = "joint",
     activation: str = "relu",
 ) -> list[Tensor]:
     """SZO-kappa (our reconstruction): `V_l = Z_l M_l`, `M_l = (C_l / mean eig)^{kappa/2}` from the clean pass, so
     `E[g_raw] = G C^kappa` (right-preconditioned, a descent direction). With `bias_correction` the estimate is
     multiplied by `(C^kappa + lambda I)^{-1}`, `lambda = ridge * tr(C^kappa) / n_in`. kappa = 0 is weight
-    perturbation with the same draws."""
+    perturbation with the same draws. `normalise="top"` (our stabilised variant, chosen after the mean-normalised
+    one diverged in training) divides C by its largest eigenvalue instead of its mean: the same directions up to
+    one scale per layer, so the same cosine, but an expected update no larger than the gradient."""
     _check_common(params, n_probes, eps)
     check_number("kappa", kappa, low=0.0, high=2.0)
     check_number("ridge", ridge, low=0.0, low_open=True)
     inputs = mlp_forward(params, batch[0], activation)[1]
     moments = [second_moment(a) for a in inputs]
-    shapes = [spectral_power(c, kappa / 2) for c in moments]
+    for index, c in enumerate(moments):
+        if not bool(torch.isfinite(c).all()):
+            raise ValueError(f"non-finite activation second moment at the input of params[{index}] (overflow)")
+    shapes = [spectral_power(c, kappa / 2, normalise) for c in moments]
     seeds = [_gaussian((n_probes, *w.shape), w, generator, orthogonal) for w in params]
     directions = [z @ m for z, m in zip(seeds, shapes)]
     grads = _scheduled_gradient(params, loss_fn, batch, directions, eps, schedule, "central", activation)
@@ -266,7 +278,7 @@ def szo(
         return grads
     corrected = []
     for g, c in zip(grads, moments):
-        preconditioner = spectral_power(c, kappa)
+        preconditioner = spectral_power(c, kappa, normalise)
         n_in = preconditioner.shape[0]
         lam = ridge * torch.trace(preconditioner) / n_in
         lam = lam if lam > 0 else torch.ones((), dtype=g.dtype)

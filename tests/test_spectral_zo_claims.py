@@ -1,0 +1,212 @@
+"""Paper 13's claims (config/claims/spectral_zo.yaml) decided on hand-made tables: every claim holds, fails and is
+inconclusive where it should, the nulls turn a holds inconclusive, and the report tables read the same tables."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from neurips26.common.claims import decide, load_definitions
+from neurips26.spectral_zo.claims import best_on_validation, dimension_slopes, measure_claim, measure_claims
+
+DEFINITIONS = load_definitions(ROOT / "config/claims/spectral_zo.yaml")
+SEEDS = (0, 1, 2)
+COMP = {
+    "probes": 16, "szo": ["szo_k1", "szo_k2"], "null": "szo_k0", "wp": "wp_global", "spsa": "spsa",
+    "orth": "szo_k1_orth", "iid": "szo_k1", "corrected": [["szo_k1", "szo_k1_bc"], ["szo_k2", "szo_k2_bc"]],
+    "corrected_null": ["szo_k0", "szo_k0_bc"], "szo_train": ["szo_k1", "szo_k1_top"], "backprop": "backprop",
+    "node_perturbation": "node_perturbation", "spectral_szo": "szo_k1", "spectral_layer": "layer0",
+}  # fmt: skip
+COSINE = {"wp_global": 0.05, "szo_k0": 0.05, "szo_k1": 0.20, "szo_k2": 0.25, "szo_k1_orth": 0.21}
+SLOPE = {"wp_global": -0.5, "szo_k0": -0.5, "szo_k1": -0.3}
+ANGLE = {"szo_k0": 50.0, "szo_k0_bc": 50.0, "szo_k1": 60.0, "szo_k1_bc": 30.0, "szo_k2": 70.0, "szo_k2_bc": 35.0}
+VARIANCE = {"szo_k0": 1.0, "szo_k0_bc": 1.0, "szo_k1": 1.0, "szo_k1_bc": 10.0, "szo_k2": 1.0, "szo_k2_bc": 20.0}
+GAIN = {"wp_global": (1.0, 1.0), "szo_k0": (1.0, 1.0), "szo_k1": (2.0, 6.0)}  # (a = 0, a = 2) over szo_k0
+ACCURACY = {"backprop": 0.97, "wp_global": 0.80, "spsa": 0.82, "szo_k0": 0.80, "szo_k1": 0.60, "szo_k1_top": 0.88,
+            "node_perturbation": 0.90}  # fmt: skip
+VALIDATION = {"szo_k1": 0.60, "szo_k1_top": 0.87}
+
+
+def _jitter(seed: int) -> float:
+    return 0.002 * (seed - 1)
+
+
+def tables(seeds=SEEDS, cosine=COSINE, slope=SLOPE, angle=ANGLE, variance=VARIANCE, gain=GAIN, accuracy=ACCURACY,
+           validation=VALIDATION, diverged=(), mezo_bytes=(1000, 1000), checks=(0.0, 0.0, 1.0)) -> dict:  # fmt: skip
+    alignment = pd.DataFrame([
+        {"seed": s, "step": t, "probes": k, "layer": layer, "repeat": 0, "method": m, "cosine": c * (1 + _jitter(s))}
+        for s in seeds for t in (0, 200) for k in (1, 4, 16) for layer in ("layer0", "layer1", "overall")
+        for m, c in cosine.items()
+    ])  # fmt: skip
+    dimension = pd.DataFrame([
+        {"seed": s, "width": p, "params": p, "repeat": 0, "method": m, "cosine": (p / 1000) ** (b + _jitter(s))}
+        for s in seeds for p in (1000, 4000, 16000) for m, b in slope.items()
+    ])  # fmt: skip
+    bv = pd.DataFrame([
+        {"seed": s, "method": m, "layer": layer, "angle_mean": a + 10 * _jitter(s), "variance": variance[m]}
+        for s in seeds for layer in ("layer0", "layer1") for m, a in angle.items()
+    ])  # fmt: skip
+    spectral = pd.DataFrame([
+        {"seed": s, "alpha": alpha, "repeat": 0, "method": m, "probes": 16, "layer": "layer0",
+         "cosine": 0.05 * g[i] * (1 + _jitter(s))}
+        for s in seeds for i, alpha in enumerate((0.0, 2.0)) for m, g in gain.items()
+    ])  # fmt: skip
+    curves = pd.DataFrame([
+        {"dataset": "digits", "method": m, "seed": s, "step": step, "forward_passes": step * 16,
+         "test_accuracy": (acc + _jitter(s)) * step / 250, "passes_per_step": 16, "budget": 4000,
+         "diverged_step": (7.0 if (m, s) in diverged else math.nan), "lr": 0.1}
+        for m, acc in accuracy.items() for s in seeds for step in (0, 250)
+    ])  # fmt: skip
+    tuning = pd.DataFrame([
+        {"dataset": "digits", "method": m, "lr": 0.1, "val_accuracy": validation.get(m, acc), "chosen": True}
+        for m, acc in accuracy.items()
+    ])  # fmt: skip
+    cost = pd.DataFrame([
+        {"width": 64, "params": 5000, "probes": k, "method": m, "extra_bytes": b, "seconds": sec}
+        for k, mezo in zip((8, 32), mezo_bytes)
+        for m, b, sec in (("mezo_step", mezo, 0.003), ("mezo_gradient", 2 * mezo, 0.003),
+                          ("spsa_batched", 40 * k * 1000, 0.001))
+    ])  # fmt: skip
+    check_rows = pd.DataFrame({"check": ["K1", "K2", "K3"], "value": list(checks), "note": ["", "", ""]})
+    return {"alignment": alignment, "bias_variance": bv, "dimension": dimension, "spectral": spectral,
+            "curves": curves, "tuning": tuning, "cost": cost, "checks": check_rows}  # fmt: skip
+
+
+BY_ID = {d.claim_id: d for d in DEFINITIONS}
+
+
+def decided_one(claim_id: str, comparisons=COMP, edit=None, **changes) -> pd.Series:
+    """The claims table's row of one claim (measuring every claim on every case would cost a second each)."""
+    data = tables(**changes)
+    if edit is not None:
+        edit(data)
+    return decide([BY_ID[claim_id]], [measure_claim(claim_id, data, comparisons)]).set_index("claim_id").loc[claim_id]
+
+
+def _mezo_seconds(value):
+    def edit(data):
+        data["cost"].loc[data["cost"]["method"] == "mezo_step", "seconds"] = value
+
+    return edit
+
+
+def _coarse_steps(data):
+    data["curves"]["passes_per_step"] = 1000  # 4000 // 1000 = 4 steps, none unused: make 1,500 per step
+
+
+def _unused_budget(data):
+    data["curves"]["passes_per_step"] = 1500  # 2 steps of 1,500 use 3,000 of 4,000 passes
+
+
+def _no_runs(data):
+    data["curves"] = data["curves"].iloc[0:0]
+
+
+def _without(table: str, method: str, **changes) -> dict:
+    data = tables(**changes)
+    data[table] = data[table][data[table]["method"] != method]
+    return data
+
+
+def _decided_tables(data: dict) -> pd.DataFrame:
+    return decide(DEFINITIONS, measure_claims(data, COMP)).set_index("claim_id")
+
+
+SEEDS2 = {"seeds": (0, 1)}
+VERDICT_CASES = [
+    ("Z1", "holds", {}),
+    ("Z1", "fails", {"cosine": {**COSINE, "szo_k1": 0.06, "szo_k2": 0.07}}),
+    ("Z1", "inconclusive", SEEDS2),
+    ("Z1", "inconclusive", {"cosine": {**COSINE, "wp_global": 0.2}}),  # the null passes too
+    ("Z2", "holds", {}),
+    ("Z2", "fails", {"slope": {**SLOPE, "szo_k1": -0.7}}),
+    ("Z2", "inconclusive", SEEDS2),
+    ("Z2", "inconclusive", {"slope": {**SLOPE, "szo_k0": -0.2}}),  # the null passes too
+    ("Z2b", "holds", {}),
+    ("Z2b", "fails", {"slope": {**SLOPE, "wp_global": -0.2}}),
+    ("Z2b", "inconclusive", {"seeds": (0,)}),
+    ("Z3", "holds", {}),
+    ("Z3", "fails", {"cosine": {**COSINE, "szo_k1_orth": 0.15}}),
+    ("Z3", "inconclusive", {"cosine": {k: v for k, v in COSINE.items() if k != "szo_k1_orth"}}),
+    ("Z4", "holds", {}),
+    ("Z4", "fails", {"angle": {**ANGLE, "szo_k1_bc": 80.0}}),
+    ("Z4", "inconclusive", SEEDS2),
+    ("Z4", "inconclusive", {"angle": {**ANGLE, "szo_k0_bc": 20.0}}),  # the null passes too
+    ("Z4b", "holds", {}),
+    ("Z4b", "fails", {"variance": {**VARIANCE, "szo_k2_bc": 0.5}}),
+    ("Z4b", "inconclusive", {"seeds": (0,)}),
+    ("Z5", "holds", {}),
+    ("Z5", "fails", {"accuracy": {**ACCURACY, "szo_k1_top": 0.70}}),
+    ("Z5", "inconclusive", {"diverged": (("szo_k1_top", 1),)}),  # a diverged seed: no test accuracy
+    ("Z5", "inconclusive", {"accuracy": {**ACCURACY, "szo_k0": 0.90}}),  # the null passes too
+    ("Z5b", "holds", {}),
+    ("Z5b", "fails", {"accuracy": {**ACCURACY, "backprop": 0.80}}),
+    ("Z5b", "inconclusive", SEEDS2),
+    ("Z5c", "holds", {"accuracy": {**ACCURACY, "node_perturbation": 0.80}}),
+    ("Z5c", "fails", {}),
+    ("Z5c", "inconclusive", {"validation": {"szo_k1": math.nan, "szo_k1_top": math.nan}}),
+    ("Z6", "holds", {}),
+    ("Z6", "fails", {"gain": {**GAIN, "szo_k1": (6.0, 2.0)}}),
+    ("Z6", "inconclusive", SEEDS2),
+    ("Z6", "inconclusive", {"gain": {**GAIN, "wp_global": (1.0, 3.0)}}),  # the null passes too
+    ("Z7", "holds", {}),
+    ("Z7", "fails", {"mezo_bytes": (10**7, 10**7)}),
+    ("Z7", "inconclusive", {"mezo_bytes": (1000, math.nan)}),
+    ("Z8", "holds", {}),
+    ("Z8", "fails", {"edit": _mezo_seconds(1e-4)}),
+    ("Z8", "inconclusive", {"edit": _mezo_seconds(math.nan)}),
+    ("K5", "holds", {"edit": _coarse_steps}),
+    ("K5", "fails", {"edit": _unused_budget}),
+    ("K5", "inconclusive", {"edit": _no_runs}),
+    ("K1", "holds", {}),
+    ("K1", "fails", {"checks": (1e-3, 0.0, 1.0)}),
+    ("K1", "inconclusive", {"checks": (math.nan, 0.0, 1.0)}),
+    ("K2", "holds", {}),
+    ("K2", "fails", {"checks": (0.0, 1e-2, 1.0)}),
+    ("K2", "inconclusive", {"checks": (0.0, math.nan, 1.0)}),
+    ("K3", "holds", {}),
+    ("K3", "fails", {"checks": (0.0, 0.0, 5.0)}),
+    ("K3", "inconclusive", {"checks": (0.0, 0.0, math.nan)}),
+    ("K4", "holds", {}),
+    ("K4", "fails", {"mezo_bytes": (1000, 4000)}),
+    ("K4", "inconclusive", {"mezo_bytes": (0, math.nan)}),
+]
+
+
+@pytest.mark.parametrize(
+    "claim_id, expected, scenario", VERDICT_CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(VERDICT_CASES)]
+)
+def test_claim_verdict_in_scenario(claim_id, expected, scenario):
+    row = decided_one(claim_id, **scenario)
+    assert row["verdict"] == expected, row["note"]
+
+
+def test_a_missing_method_is_named_never_dropped():
+    table = _decided_tables(_without("alignment", "szo_k2"))
+    assert table.loc["Z1", "verdict"] == "inconclusive" and "szo_k2" in table.loc["Z1", "note"]
+
+
+def test_the_best_szo_is_picked_on_validation_not_test():
+    data = tables(accuracy={**ACCURACY, "szo_k1": 0.95}, validation={"szo_k1": 0.5, "szo_k1_top": 0.87})
+    assert best_on_validation(data["tuning"], COMP["szo_train"]) == "szo_k1_top"
+
+
+def test_the_slopes_are_the_log_log_least_squares_slopes():
+    slopes = dimension_slopes(tables()["dimension"]).set_index(["method", "seed"])["slope"]
+    assert np.isclose(slopes[("wp_global", 1)], -0.5) and np.isclose(slopes[("szo_k1", 0)], -0.302)
+
+
+def test_every_claim_is_measured_once_on_the_full_tables():
+    table = _decided_tables(tables())
+    assert list(table.index) == [d.claim_id for d in DEFINITIONS]
+    assert (table.loc[table["kind"] == "check", "verdict"] == "holds").all()
+
+
+def test_the_claims_file_is_marked_a_reconstruction():
+    assert all(d.reconstruction for d in DEFINITIONS)
+    hard = [d for d in DEFINITIONS if d.kind == "hard"]
+    assert hard and all(d.min_runs >= 3 for d in hard) and all("null" in d.statement for d in hard)
