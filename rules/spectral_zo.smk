@@ -23,7 +23,7 @@ rule spectral_zo_data:
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
     conda:
-        "../envs/data.yaml"
+        "../envs/torch.yaml"
     resources:
         mem_mb=lambda wc: 8000 if wc.scale == "paper" else 1000,
         runtime=lambda wc: 30 if wc.scale == "paper" else 10,

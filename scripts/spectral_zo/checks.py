@@ -6,7 +6,7 @@ import pandas as pd
 
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
-from neurips26.spectral_zo.claims import construction_checks
+from neurips26.spectral_zo.checks import construction_checks
 
 log = start_job(snakemake, 0)
 data = dict(np.load(snakemake.input.data))
