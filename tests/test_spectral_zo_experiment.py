@@ -49,6 +49,13 @@ def test_bad_inputs_are_refused_naming_the_key(edit, message):
         experiment.check_config(cfg, "quick")
 
 
+def test_the_parse_time_tables_mirror_the_library():
+    from neurips26.spectral_zo import estimators, networks, settings, training
+
+    assert set(settings.ESTIMATORS) == set(training.METHODS)
+    assert settings.SUPPORT == networks.SUPPORT and settings.NORMALISATIONS == estimators.NORMALISATIONS
+
+
 def test_the_stabilised_szo_has_the_same_directions_and_a_smaller_update():
     generator = torch.Generator().manual_seed(0)
     params = [torch.randn(8, 6, generator=generator), torch.randn(3, 8, generator=generator)]

@@ -1,7 +1,7 @@
 # Helpers of paper 13's rules (rules/spectral_zo.smk): paths, inputs, params, and the checks of the config that the
 # schema cannot express (run when the workflow is parsed, before any job).
 from neurips26.common.config import ConfigError
-from neurips26.spectral_zo import experiment as spectral_zo_experiment
+from neurips26.spectral_zo import settings as spectral_zo_settings
 
 SZ = "results/{scale}/spectral_zo"
 SZ_LOG = "results/{scale}/spectral_zo/logs"
@@ -17,7 +17,7 @@ SZ_IDX = {
 
 for _scale in checked_scales(PAPERS, "spectral_zo"):
     try:
-        spectral_zo_experiment.check_config(paper_config("spectral_zo", _scale), _scale)
+        spectral_zo_settings.check_config(paper_config("spectral_zo", _scale), _scale)
     except ValueError as error:
         raise ConfigError(
             f"invalid config in config/spectral_zo.yaml:\n  {_scale}: {error}"

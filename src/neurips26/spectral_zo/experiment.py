@@ -24,34 +24,20 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import torch
 
-from neurips26.common.validation import check_int, check_number
+from neurips26.spectral_zo import settings as config_checks
 from neurips26.spectral_zo.alignment import OVERALL, bias_variance, layer_alignment
 from neurips26.spectral_zo.data import Split, digits01, teacher_student
-from neurips26.spectral_zo.estimators import LOSSES, NORMALISATIONS, second_moment
+from neurips26.spectral_zo.estimators import LOSSES, second_moment
 from neurips26.spectral_zo.mezo import measure_cost
-from neurips26.spectral_zo.networks import MLP, ConvNet, backprop, check_supported, estimate
-from neurips26.spectral_zo.training import METHODS as ESTIMATOR_NAMES
+from neurips26.spectral_zo.networks import MLP, ConvNet, backprop, estimate
 from neurips26.spectral_zo.training import TrainConfig, train
 
 Tensor = torch.Tensor
-SOURCES = ("digits", "mnist5k", "mnist", "fashion_mnist", "cifar10")
-OPTION_KEYS = ("kappa", "rank", "orthogonal", "bias_correction", "normalise")
+SOURCES = config_checks.SOURCES
 
 
 # ----------------------------------------------------------------------------------------------------------- config
-def check_method(name: str, spec: Mapping) -> None:
-    """ValueError naming the method and key unless `spec` is {estimator, options...} with options in range."""
-    if spec.get("estimator") not in ESTIMATOR_NAMES:
-        raise ValueError(f"methods.{name}.estimator: {spec.get('estimator')!r} is not one of {list(ESTIMATOR_NAMES)}")
-    unknown = set(spec) - {"estimator", *OPTION_KEYS}
-    if unknown:
-        raise ValueError(f"methods.{name}: unknown keys {sorted(unknown)}")
-    if "kappa" in spec:
-        check_number(f"methods.{name}.kappa", spec["kappa"], low=0.0, high=2.0)
-    if "rank" in spec:
-        check_int(f"methods.{name}.rank", spec["rank"], low=1)
-    if spec.get("normalise", "mean") not in NORMALISATIONS:
-        raise ValueError(f"methods.{name}.normalise: {spec['normalise']!r} is not one of {list(NORMALISATIONS)}")
+check_config = config_checks.check_config  # parse-time checks: the torch-free `settings` module
 
 
 def network_for(spec: Mapping, n_inputs: int, n_classes: int = 10):
@@ -60,50 +46,6 @@ def network_for(spec: Mapping, n_inputs: int, n_classes: int = 10):
         side = int(round(math.sqrt(n_inputs / spec.get("channels", 1))))
         return ConvNet(in_channels=spec.get("channels", 1), side=side, classes=n_classes)
     return MLP((n_inputs + 1, *spec["hidden"], n_classes))
-
-
-def _check_supported(method: str, spec: Mapping, network, where: str) -> None:
-    if spec["estimator"] == "backprop":
-        return
-    params = network.init(torch.Generator().manual_seed(0))
-    try:
-        check_supported(spec["estimator"], params)
-    except ValueError as error:
-        raise ValueError(f"{where}: method {method}: {error}") from None
-
-
-def check_config(cfg: Mapping, scale: str = "") -> None:
-    """What the schema cannot say: methods in range and defined, probes >= 1, eps > 0, >= 3 seeds at quick, every
-    method's estimator supports the layers of the networks it runs on (the unsupported layer type is named)."""
-    methods = cfg["methods"]
-    for name, spec in methods.items():
-        check_method(name, spec)
-    for section in ("alignment", "bias_variance", "dimension", "spectral", "train"):
-        block = cfg[section]
-        for name in block["methods"]:
-            if name not in methods:
-                raise ValueError(f"{section}.methods: {name!r} is not defined under methods")
-        probes = block["probes"] if isinstance(block["probes"], list) else [block["probes"]]
-        for k in probes:
-            check_int(f"{section}.probes", k, low=1)
-        check_number(f"{section}.eps", block["eps"], low=0.0, low_open=True)
-        if scale == "quick" and len(block["seeds"]) < 3:
-            raise ValueError(
-                f"{section}.seeds: quick scale decides claims over seeds and needs >= 3, got {block['seeds']}"
-            )
-    for section in ("alignment", "bias_variance", "dimension"):
-        if cfg[section]["dataset"] not in cfg["datasets"]:
-            raise ValueError(f"{section}.dataset: {cfg[section]['dataset']!r} is not defined under datasets")
-    for dataset in cfg["train"]["datasets"]:
-        if dataset not in cfg["datasets"]:
-            raise ValueError(f"train.datasets: {dataset!r} is not defined under datasets")
-        spec = cfg["datasets"][dataset]
-        shape = {"cifar10": 3 * 32 * 32}.get(spec["source"], 28 * 28 if spec["source"] != "digits" else 64)
-        network = network_for(spec, shape)
-        for name in cfg["train"]["methods"]:
-            _check_supported(name, methods[name], network, f"train on {dataset}")
-    if min(cfg["train"]["lr_grid"]) <= 0:
-        raise ValueError(f"train.lr_grid: learning rates must be > 0, got {cfg['train']['lr_grid']}")
 
 
 def options(spec: Mapping) -> dict:

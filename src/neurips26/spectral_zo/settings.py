@@ -1,0 +1,77 @@
+"""Paper 13's checks of a config block that the schema cannot express, run when the workflow is parsed (so this module
+imports no torch): methods in range and defined, probes >= 1, eps > 0, >= 3 seeds at quick scale, and every method's
+estimator supports the layer types of the networks it trains (the unsupported type is named). The tables below mirror
+the library's (`training.METHODS`, `networks.SUPPORT`, `estimators.NORMALISATIONS`); a test keeps them equal."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from neurips26.common.validation import check_int, check_number
+
+SOURCES = ("digits", "mnist5k", "mnist", "fashion_mnist", "cifar10")
+OPTION_KEYS = ("kappa", "rank", "orthogonal", "bias_correction", "normalise")
+ESTIMATORS = ("wp_global", "wp_layerwise", "spsa", "mezo", "node_perturbation", "agzo", "szo", "forward_gradient",
+              "backprop")  # fmt: skip
+NORMALISATIONS = ("mean", "top")
+# the layer kinds each estimator supports (backprop: every kind)
+SUPPORT = {
+    **{name: ("linear",) for name in ("wp_global", "wp_layerwise", "spsa", "node_perturbation", "agzo", "szo")},
+    **{name: ("linear", "conv2d") for name in ("wp_global", "wp_layerwise", "spsa", "mezo", "forward_gradient")},
+}
+
+
+def check_method(name: str, spec: Mapping) -> None:
+    """ValueError naming the method and key unless `spec` is {estimator, options...} with options in range."""
+    if spec.get("estimator") not in ESTIMATORS:
+        raise ValueError(f"methods.{name}.estimator: {spec.get('estimator')!r} is not one of {list(ESTIMATORS)}")
+    unknown = set(spec) - {"estimator", *OPTION_KEYS}
+    if unknown:
+        raise ValueError(f"methods.{name}: unknown keys {sorted(unknown)}")
+    if "kappa" in spec:
+        check_number(f"methods.{name}.kappa", spec["kappa"], low=0.0, high=2.0)
+    if "rank" in spec:
+        check_int(f"methods.{name}.rank", spec["rank"], low=1)
+    if spec.get("normalise", "mean") not in NORMALISATIONS:
+        raise ValueError(f"methods.{name}.normalise: {spec['normalise']!r} is not one of {list(NORMALISATIONS)}")
+
+
+def layer_kinds(dataset: Mapping) -> tuple[str, ...]:
+    """The layer kinds of the network a dataset block names (the MLP: linear only; the ConvNet: conv2d and linear)."""
+    return ("conv2d", "linear") if dataset.get("network", "mlp") == "conv" else ("linear",)
+
+
+def check_config(cfg: Mapping, scale: str = "") -> None:
+    """ValueError naming the key of the first violation (see the module docstring)."""
+    methods = cfg["methods"]
+    for name, spec in methods.items():
+        check_method(name, spec)
+    for section in ("alignment", "bias_variance", "dimension", "spectral", "train"):
+        block = cfg[section]
+        for name in block["methods"]:
+            if name not in methods:
+                raise ValueError(f"{section}.methods: {name!r} is not defined under methods")
+        for k in block["probes"] if isinstance(block["probes"], list) else [block["probes"]]:
+            check_int(f"{section}.probes", k, low=1)
+        check_number(f"{section}.eps", block["eps"], low=0.0, low_open=True)
+        if scale == "quick" and len(block["seeds"]) < 3:
+            raise ValueError(
+                f"{section}.seeds: quick scale decides claims over seeds and needs >= 3, got {block['seeds']}"
+            )
+    for section in ("alignment", "bias_variance", "dimension"):
+        if cfg[section]["dataset"] not in cfg["datasets"]:
+            raise ValueError(f"{section}.dataset: {cfg[section]['dataset']!r} is not defined under datasets")
+    for dataset in cfg["train"]["datasets"]:
+        if dataset not in cfg["datasets"]:
+            raise ValueError(f"train.datasets: {dataset!r} is not defined under datasets")
+        for name in cfg["train"]["methods"]:
+            estimator = methods[name]["estimator"]
+            for kind in layer_kinds(cfg["datasets"][dataset]):
+                if estimator != "backprop" and kind not in SUPPORT[estimator]:
+                    raise ValueError(
+                        f"train on {dataset}: method {name}: estimator {estimator!r} does not support {kind} layers "
+                        f"(it shapes its probes by a linear layer's input activations); supported: "
+                        f"{', '.join(SUPPORT[estimator])}"
+                    )
+    if min(cfg["train"]["lr_grid"]) <= 0:
+        raise ValueError(f"train.lr_grid: learning rates must be > 0, got {cfg['train']['lr_grid']}")
