@@ -551,6 +551,25 @@ def test_smoke_run_writes_paper_16s_phenomena_claims_and_figures(smoke_run):
     assert "## Claims" in report and "reconstruction" in report and "Deviations" in report
 
 
+@pytest.mark.paper("posttrain_voting")
+def test_smoke_run_writes_paper_14s_axiom_checks_threshold_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/posttrain_voting"
+    smoke = yaml.safe_load((smoke_run / "config/posttrain_voting.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["violations", "staged", "threshold"])
+    axioms = pd.read_parquet(out / "axioms/synthetic.parquet")
+    assert set(axioms["rule"]) == set(smoke["rules"]) and set(axioms["axiom"]) == set(smoke["axioms"])
+    assert (axioms.loc[~axioms["holds"], "witness"] != "").all()
+    threshold = pd.read_parquet(out / "threshold.parquet")
+    assert set(threshold["kind"]) == {"search", "refined", "bound"}
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    assert len(smoke["seeds"]) < 3 and (claims.loc[claims["kind"] == "hard", "verdict"] == "inconclusive").all()
+    assert (claims.loc[["K1", "K2", "K3"], "verdict"] == "holds").all()
+    report = (out / "report.md").read_text()
+    assert "## Claims" in report and "## The axiom table" in report and "reconstruction" in report
+    assert "Deviations" in report
+
+
 @pytest.mark.paper("anadiffusion")
 def test_smoke_run_writes_paper_03s_samples_evaluation_claims_and_figures(smoke_run):
     out = smoke_run / "results/smoke/anadiffusion"

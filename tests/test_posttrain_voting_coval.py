@@ -1,0 +1,71 @@
+"""CoVal's reader (the schema neurips26.posttrain_voting.coval assumes): the rehearsal's fixture served from
+127.0.0.1 and read back as one profile per prompt, one voter per (prompt, annotator), ties kept; what is malformed is
+skipped and counted, or refused naming the line."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import urllib.request
+
+import numpy as np
+import pytest
+
+from neurips26.common.local_http import LocalServer
+from neurips26.posttrain_voting.coval import load_profiles, profiles_table, read_rankings
+from neurips26.posttrain_voting.profiles import pairwise_matrix
+from neurips26.posttrain_voting.rehearsal import coval_lines, fixtures
+
+NAME = "merged_comparisons_annotators.jsonl"
+
+
+def test_the_fixture_served_from_localhost_is_read_as_profiles(tmp_path):
+    served = tmp_path / "served"
+    served.mkdir()
+    (served / NAME).write_bytes(fixtures(1)[f"posttrain_voting/coval/{NAME}"])
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    with LocalServer(handler) as server:
+        with urllib.request.urlopen(f"{server.url}/{NAME}") as response:
+            (tmp_path / NAME).write_bytes(response.read())
+    rows, skipped = read_rankings(tmp_path / NAME, "world")
+    assert skipped == {"duplicate": 2, "malformed": 2}  # prompts 0 and 10 of 12: one repeated, one bad ranking each
+    assert not rows.duplicated(["prompt_id", "annotator_id"]).any()
+    table = profiles_table(rows, min_voters=3)
+    assert len(table) == 12 and (table["voters"] >= 3).all() and table["ties"].sum() > 0
+    profiles = load_profiles(table)
+    assert all(p.m == 4 and p.n_voters == v for (_, p), v in zip(profiles, table["voters"]))
+    P = pairwise_matrix(profiles[0][1])
+    assert np.allclose(P + P.T, 1)
+    personal, _ = read_rankings(tmp_path / NAME, "personal")
+    assert 0 < len(personal) < len(rows)
+
+
+def test_ties_count_half_and_duplicates_keep_the_first(tmp_path):
+    lines = [
+        {"prompt_id": "p", "annotator_id": "a", "ranking_blocks": {"world": [{"ranking": "A>B=C>D"}]}},
+        {"prompt_id": "p", "annotator_id": "a", "ranking_blocks": {"world": [{"ranking": "D>C>B>A"}]}},
+        {"prompt_id": "p", "annotator_id": "b", "ranking_blocks": {"world": [{"ranking": "B>A>C>D"}]}},
+        {"prompt_id": "p", "annotator_id": "c", "ranking_blocks": {"world": []}},
+    ]
+    path = tmp_path / NAME
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    rows, skipped = read_rankings(path, "world")
+    assert list(rows["ranking"]) == ["A>B=C>D", "B>A>C>D"] and skipped == {"duplicate": 1, "empty": 1}
+    ((_, profile),) = load_profiles(profiles_table(rows, 2))
+    P = pairwise_matrix(profile)
+    assert P[1, 2] == pytest.approx(0.75) and P[0, 1] == pytest.approx(0.5)  # B=C for one voter counts 1/2
+
+
+def test_a_record_without_the_assumed_fields_is_refused_naming_the_line(tmp_path):
+    path = tmp_path / NAME
+    path.write_text(json.dumps({"prompt_id": "p", "rankings": "A>B>C>D"}) + "\n")
+    with pytest.raises(ValueError, match=":1: missing fields"):
+        read_rankings(path, "world")
+    with pytest.raises(ValueError, match="world' or 'personal"):
+        read_rankings(path, "unacceptable")
+
+
+def test_the_fixture_is_deterministic_and_grows_with_items():
+    assert coval_lines(3) == coval_lines(3)
+    assert len(fixtures(2)[f"posttrain_voting/coval/{NAME}"]) > len(fixtures(1)[f"posttrain_voting/coval/{NAME}"])
