@@ -2,10 +2,11 @@
 # the SZO-kappa family is our reconstruction (src/neurips26/spectral_zo), beside weight perturbation, SPSA (Spall
 # 1992), MeZO (Malladi et al. 2023), node perturbation, AGZO (arXiv 2601.17261), forward gradients (Baydin et al.
 # 2022) and backpropagation.
-# data ({dataset}: digits / MNIST-5k from wheels, MNIST / Fashion-MNIST / CIFAR-10 downloaded) -> alignment, bias
-#   variance, dimension (one job each, seeds in turn), spectral sweep (a{alpha}: synthetic teacher-student), train
-#   ({dataset}/{method}: lr from the shared grid on the validation split, then the seeds at a matched forward-pass
-#   budget), cost (MeZO beside batched SPSA), checks -> tables -> claims / figures -> report.
+# data ({dataset}: digits / MNIST-5k from wheels, MNIST / Fashion-MNIST / CIFAR-10 downloaded) -> geometry (one job:
+#   alignment, bias-variance, dimension, the spectral sweep over a, the construction checks and MeZO's cost beside
+#   batched SPSA) and train ({dataset}/{group}: the groups of train.groups, each method's lr from the shared grid on
+#   the validation split, then the seeds at a matched forward-pass budget) -> figures (with the training and tuning
+#   tables of every job joined) -> claims -> report.
 
 
 include: "functions/spectral_zo.smk"
@@ -33,110 +34,46 @@ rule spectral_zo_data:
         "../scripts/spectral_zo/data.py"
 
 
-rule spectral_zo_alignment:
+rule spectral_zo_geometry:
     input:
-        data=sz_section_data("alignment"),
+        unpack(sz_geometry_data),
     output:
-        f"{SZ}/alignment.parquet",
+        **{name: f"{SZ}/{name}.parquet" for name in SZ_GEOMETRY},
     log:
-        f"{SZ_LOG}/alignment.log",
+        f"{SZ_LOG}/geometry.log",
     benchmark:
-        f"{SZ_BENCH}/alignment.tsv"
+        f"{SZ_BENCH}/geometry.tsv"
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
     resources:
-        mem_mb=lambda wc: 16000 if wc.scale == "paper" else 2000,
-        runtime=lambda wc: 720 if wc.scale == "paper" else 20,
+        mem_mb=lambda wc: 32000 if wc.scale == "paper" else 2000,
+        runtime=lambda wc: 1440 if wc.scale == "paper" else 20,
     params:
-        measurement="alignment",
-        block=paper_params("spectral_zo", "alignment"),
-        methods=sz_methods("alignment"),
+        alignment=paper_params("spectral_zo", "alignment"),
+        bias_variance=paper_params("spectral_zo", "bias_variance"),
+        dimension=paper_params("spectral_zo", "dimension"),
+        spectral=paper_params("spectral_zo", "spectral"),
+        checks=paper_params("spectral_zo", "checks"),
+        cost=paper_params("spectral_zo", "cost"),
+        methods=sz_geometry_methods,
     script:
-        "../scripts/spectral_zo/measure.py"
-
-
-rule spectral_zo_bias_variance:
-    input:
-        data=sz_section_data("bias_variance"),
-    output:
-        f"{SZ}/bias_variance.parquet",
-    log:
-        f"{SZ_LOG}/bias_variance.log",
-    benchmark:
-        f"{SZ_BENCH}/bias_variance.tsv"
-    conda:
-        "../envs/torch.yaml"
-    threads: torch_threads
-    resources:
-        mem_mb=lambda wc: 16000 if wc.scale == "paper" else 2000,
-        runtime=lambda wc: 720 if wc.scale == "paper" else 20,
-    params:
-        measurement="bias_variance",
-        block=paper_params("spectral_zo", "bias_variance"),
-        methods=sz_methods("bias_variance"),
-    script:
-        "../scripts/spectral_zo/measure.py"
-
-
-rule spectral_zo_dimension:
-    input:
-        data=sz_section_data("dimension"),
-    output:
-        f"{SZ}/dimension.parquet",
-    log:
-        f"{SZ_LOG}/dimension.log",
-    benchmark:
-        f"{SZ_BENCH}/dimension.tsv"
-    conda:
-        "../envs/torch.yaml"
-    threads: torch_threads
-    resources:
-        mem_mb=lambda wc: 16000 if wc.scale == "paper" else 2000,
-        runtime=lambda wc: 720 if wc.scale == "paper" else 20,
-    params:
-        measurement="dimension",
-        block=paper_params("spectral_zo", "dimension"),
-        methods=sz_methods("dimension"),
-    script:
-        "../scripts/spectral_zo/measure.py"
-
-
-rule spectral_zo_spectral:
-    output:
-        f"{SZ}/spectral/a{{alpha}}.parquet",
-    log:
-        f"{SZ_LOG}/spectral/a{{alpha}}.log",
-    benchmark:
-        f"{SZ_BENCH}/spectral/a{{alpha}}.tsv"
-    wildcard_constraints:
-        alpha=r"\d+(\.\d+)?",
-    conda:
-        "../envs/torch.yaml"
-    threads: torch_threads
-    resources:
-        mem_mb=lambda wc: 8000 if wc.scale == "paper" else 1000,
-        runtime=lambda wc: 240 if wc.scale == "paper" else 10,
-    params:
-        block=paper_params("spectral_zo", "spectral"),
-        methods=sz_methods("spectral"),
-    script:
-        "../scripts/spectral_zo/spectral.py"
+        "../scripts/spectral_zo/geometry.py"
 
 
 rule spectral_zo_train:
     input:
         data=f"{SZ}/data/{{dataset}}.npz",
     output:
-        curves=f"{SZ}/runs/{{dataset}}/{{method}}_curves.parquet",
-        tuning=f"{SZ}/runs/{{dataset}}/{{method}}_tuning.parquet",
+        curves=f"{SZ}/runs/{{dataset}}/{{group}}_curves.parquet",
+        tuning=f"{SZ}/runs/{{dataset}}/{{group}}_tuning.parquet",
     log:
-        f"{SZ_LOG}/train/{{dataset}}/{{method}}.log",
+        f"{SZ_LOG}/train/{{dataset}}/{{group}}.log",
     benchmark:
-        f"{SZ_BENCH}/train/{{dataset}}/{{method}}.tsv"
+        f"{SZ_BENCH}/train/{{dataset}}/{{group}}.tsv"
     wildcard_constraints:
         dataset=r"[a-z0-9_]+",
-        method=r"[a-z][a-z0-9_]*",
+        group=r"[a-z][a-z0-9_]*",
     conda:
         "../envs/torch.yaml"
     threads: torch_threads
@@ -145,71 +82,10 @@ rule spectral_zo_train:
         runtime=lambda wc: 2880 if wc.scale == "paper" else 20,
     params:
         dataset=sz_dataset_params,
-        method=sz_train_method,
-        train=paper_params("spectral_zo", "train"),
+        methods=sz_group_methods,
+        train=sz_train_settings,
     script:
         "../scripts/spectral_zo/train.py"
-
-
-rule spectral_zo_cost:
-    output:
-        f"{SZ}/cost.parquet",
-    log:
-        f"{SZ_LOG}/cost.log",
-    benchmark:
-        f"{SZ_BENCH}/cost.tsv"
-    conda:
-        "../envs/torch.yaml"
-    threads: torch_threads
-    resources:
-        mem_mb=lambda wc: 16000 if wc.scale == "paper" else 1000,
-        runtime=lambda wc: 60 if wc.scale == "paper" else 10,
-    params:
-        block=paper_params("spectral_zo", "cost"),
-    script:
-        "../scripts/spectral_zo/cost.py"
-
-
-rule spectral_zo_checks:
-    input:
-        data=sz_section_data("alignment"),
-    output:
-        f"{SZ}/checks.parquet",
-    log:
-        f"{SZ_LOG}/checks.log",
-    benchmark:
-        f"{SZ_BENCH}/checks.tsv"
-    conda:
-        "../envs/torch.yaml"
-    threads: torch_threads
-    resources:
-        mem_mb=lambda wc: 8000 if wc.scale == "paper" else 1000,
-        runtime=lambda wc: 60 if wc.scale == "paper" else 10,
-    params:
-        block=paper_params("spectral_zo", "checks"),
-        hidden=sz_check_hidden,
-    script:
-        "../scripts/spectral_zo/checks.py"
-
-
-rule spectral_zo_tables:
-    input:
-        unpack(sz_tables_inputs),
-    output:
-        curves=f"{SZ}/training.parquet",
-        tuning=f"{SZ}/tuning.parquet",
-        spectral=f"{SZ}/spectral.parquet",
-    log:
-        f"{SZ_LOG}/tables.log",
-    benchmark:
-        f"{SZ_BENCH}/tables.tsv"
-    conda:
-        "../envs/report.yaml"
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    script:
-        "../scripts/spectral_zo/tables.py"
 
 
 rule spectral_zo_claims:
@@ -242,9 +118,9 @@ rule spectral_zo_claims:
 
 rule spectral_zo_figures:
     input:
+        unpack(sz_runs),
         alignment=f"{SZ}/alignment.parquet",
         dimension=f"{SZ}/dimension.parquet",
-        curves=f"{SZ}/training.parquet",
     output:
         **{
             name: report(
@@ -254,6 +130,8 @@ rule spectral_zo_figures:
             )
             for name in SZ_FIGURES
         },
+        curves=f"{SZ}/training.parquet",
+        tuning=f"{SZ}/tuning.parquet",
     log:
         f"{SZ_LOG}/figures.log",
     benchmark:

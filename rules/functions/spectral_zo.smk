@@ -7,7 +7,19 @@ SZ = "results/{scale}/spectral_zo"
 SZ_LOG = "results/{scale}/spectral_zo/logs"
 SZ_BENCH = "results/{scale}/spectral_zo/benchmarks"
 SZ_FIGURES = ["alignment_probes", "alignment_dimension", "accuracy"]
+# the sections measured on a dataset; the tables of the geometry job; the keys of train a training job reads
 SZ_MEASUREMENTS = ["alignment", "bias_variance", "dimension"]
+SZ_GEOMETRY = [*SZ_MEASUREMENTS, "spectral", "checks", "cost"]
+SZ_TRAIN_RUN = [
+    "budget",
+    "probes",
+    "eps",
+    "batch",
+    "evals",
+    "lr_grid",
+    "tune_seed",
+    "seeds",
+]
 SZ_IDX = {
     "train_images": "train-images-idx3-ubyte.gz",
     "train_labels": "train-labels-idx1-ubyte.gz",
@@ -53,58 +65,62 @@ def sz_data_inputs(wildcards):
     return {}
 
 
-def sz_section_data(section):
-    """Input function: the data file of the dataset a measurement section names."""
-
-    def data(wildcards):
-        return f"{SZ}/data/{sz_config(wildcards)[section]['dataset']}.npz".format(
+def sz_geometry_data(wildcards):
+    """The data file of the dataset each measured section names (the checks use the alignment section's)."""
+    cfg = sz_config(wildcards)
+    return {
+        section: f"{SZ}/data/{cfg[section]['dataset']}.npz".format(
             scale=wildcards.scale
         )
-
-    return data
-
-
-def sz_methods(section):
-    """A params function: the definitions of the methods a section runs (name -> estimator and options)."""
-
-    @reads("spectral_zo", ("methods",), (section, "methods"))
-    def methods(wildcards):
-        cfg = sz_config(wildcards)
-        return {name: cfg["methods"][name] for name in cfg[section]["methods"]}
-
-    return methods
+        for section in SZ_MEASUREMENTS
+    }
 
 
-@reads("spectral_zo", ("methods",))
-def sz_train_method(wildcards):
-    return sz_config(wildcards)["methods"][wildcards.method]
+@reads(
+    "spectral_zo",
+    ("methods",),
+    *[(section, "methods") for section in (*SZ_MEASUREMENTS, "spectral")],
+)
+def sz_geometry_methods(wildcards):
+    """Per measured section, the definitions of the methods it runs (name -> estimator and options)."""
+    cfg = sz_config(wildcards)
+    return {
+        section: {name: cfg["methods"][name] for name in cfg[section]["methods"]}
+        for section in (*SZ_MEASUREMENTS, "spectral")
+    }
 
 
-@reads("spectral_zo", ("alignment", "hidden"))
-def sz_check_hidden(wildcards):
-    return sz_config(wildcards)["alignment"]["hidden"]
+@reads("spectral_zo", ("methods",), ("train", "groups"))
+def sz_group_methods(wildcards):
+    """The methods of one training group (train.groups), name -> definition, in the group's order."""
+    cfg = sz_config(wildcards)
+    groups = cfg["train"]["groups"]
+    if wildcards.group not in groups:
+        raise ValueError(
+            f"spectral_zo has no training group {wildcards.group!r} at scale "
+            f"{wildcards.scale}; known: {sorted(groups)}"
+        )
+    return {name: cfg["methods"][name] for name in groups[wildcards.group]}
+
+
+@reads("spectral_zo", *[("train", key) for key in SZ_TRAIN_RUN])
+def sz_train_settings(wildcards):
+    """What a training job reads of the train block: the run settings, not the lists of datasets and groups."""
+    train = sz_config(wildcards)["train"]
+    return {key: train[key] for key in SZ_TRAIN_RUN}
 
 
 def sz_runs(wildcards):
+    """The training and tuning tables of every (dataset, group) job."""
     cfg = sz_config(wildcards)
-    return [
-        f"{SZ}/runs/{dataset}/{method}_{kind}.parquet".format(scale=wildcards.scale)
+    runs = [
+        f"{SZ}/runs/{dataset}/{group}".format(scale=wildcards.scale)
         for dataset in cfg["train"]["datasets"]
-        for method in cfg["train"]["methods"]
-        for kind in ("curves",)
+        for group in cfg["train"]["groups"]
     ]
-
-
-def sz_tables_inputs(wildcards):
-    curves = sz_runs(wildcards)
     return {
-        "curves": curves,
-        "tuning": [c.replace("_curves.parquet", "_tuning.parquet") for c in curves],
-        "spectral": expand(
-            f"{SZ}/spectral/a{{alpha}}.parquet",
-            scale=wildcards.scale,
-            alpha=sz_config(wildcards)["spectral"]["alphas"],
-        ),
+        "runs_curves": [f"{run}_curves.parquet" for run in runs],
+        "runs_tuning": [f"{run}_tuning.parquet" for run in runs],
     }
 
 
@@ -151,17 +167,24 @@ SZ_INPUTS = {
 
 
 def sz_plan_train(wildcards, scale):
-    """The work of one training job for the plan of a scale: forward passes (tuning runs and seeded runs) x batch x
-    the network's weights."""
+    """The work of one training job for the plan of a scale: its group's methods x forward passes (tuning runs and
+    seeded runs) x batch x the network's weights."""
     cfg = scale_block(PAPERS, "spectral_zo", scale)
     t, data = cfg["train"], cfg["datasets"][wildcards.dataset]
     widths = [SZ_INPUTS[data["source"]] + 1, *data["hidden"], 10]
     weights = sum(a * b for a, b in zip(widths[:-1], widths[1:]))
-    return t["budget"] * (len(t["lr_grid"]) + len(t["seeds"])) * t["batch"] * weights
+    methods = len(t["groups"][wildcards.group])
+    return (
+        methods
+        * t["budget"]
+        * (len(t["lr_grid"]) + len(t["seeds"]))
+        * t["batch"]
+        * weights
+    )
 
 
-def sz_plan_alignment(wildcards, scale):
-    """Estimator calls x probes x batch x weights of the alignment job."""
+def sz_plan_geometry(wildcards, scale):
+    """Estimator calls x probes x batch x weights of the geometry job's alignment section (its largest)."""
     a = scale_block(PAPERS, "spectral_zo", scale)["alignment"]
     widths = [SZ_INPUTS["mnist"] + 1, *a["hidden"], 10]
     weights = sum(x * y for x, y in zip(widths[:-1], widths[1:]))
@@ -170,4 +193,4 @@ def sz_plan_alignment(wildcards, scale):
 
 
 PLAN_WORK["spectral_zo_train"] = sz_plan_train
-PLAN_WORK["spectral_zo_alignment"] = sz_plan_alignment
+PLAN_WORK["spectral_zo_geometry"] = sz_plan_geometry

@@ -5,7 +5,7 @@ import numpy as np
 
 from neurips26.common.io import atomic_path
 from neurips26.common.runtime import start_job
-from neurips26.spectral_zo.experiment import load_dataset
+from neurips26.spectral_zo.data import load_dataset
 
 log = start_job(snakemake)
 files = {key: value for key, value in snakemake.input.items() if key != "library"}

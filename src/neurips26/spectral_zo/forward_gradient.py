@@ -53,7 +53,7 @@ def forward_gradient(
     common estimator signature and ignored (no finite difference)."""
     check_int("n_probes", n_probes, low=1)
     forward = forward or mlp(activation)
-    tangents = [torch.randn((n_probes, *w.shape), generator=generator, dtype=w.dtype, device=w.device) for w in params]
+    tangents = [torch.randn((n_probes, *w.shape), generator=generator, dtype=w.dtype).to(w.device) for w in params]
     slopes = tangent_derivatives(params, loss_fn, batch, tangents, forward)
     if not bool(torch.isfinite(slopes).all()):
         raise ValueError(f"non-finite directional derivative in {int((~torch.isfinite(slopes)).sum())} tangents")

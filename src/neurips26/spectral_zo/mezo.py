@@ -57,7 +57,8 @@ def probe_seeds(seed: int, n_probes: int) -> list[int]:
 def _layer_noise(params: Sequence[Tensor], seed: int, distribution: str):
     """z of each layer in turn, regenerated from `seed` (the same values on every call)."""
     draw = DISTRIBUTIONS[distribution]
-    generator = torch.Generator(device=params[0].device).manual_seed(seed)
+    device = params[0].device  # z is drawn where the weights are (a CUDA generator on a GPU), never copied over
+    generator = torch.Generator(device=device if device.type == "cuda" else "cpu").manual_seed(seed)
     for w in params:
         yield w, draw(w.shape, w, generator)
 

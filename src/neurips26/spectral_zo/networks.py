@@ -130,8 +130,9 @@ def central_gradient(network, params, loss_fn, batch, directions, eps) -> list[T
 
 def _draw(kind: str, n_probes: int, params, generator) -> list[Tensor]:
     if kind == "rademacher":
-        return [torch.randint(0, 2, (n_probes, *w.shape), generator=generator).to(w.dtype) * 2 - 1 for w in params]
-    return [torch.randn((n_probes, *w.shape), generator=generator, dtype=w.dtype) for w in params]
+        signs = [torch.randint(0, 2, (n_probes, *w.shape), generator=generator) for w in params]
+        return [s.to(w.device, w.dtype) * 2 - 1 for s, w in zip(signs, params)]
+    return [torch.randn((n_probes, *w.shape), generator=generator, dtype=w.dtype).to(w.device) for w in params]
 
 
 def _generic(directions: str, layerwise: bool):

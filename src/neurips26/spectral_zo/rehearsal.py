@@ -43,29 +43,22 @@ PLAN = Plan(
     shapes={},
     fixture_paths={},
     work={
-        # estimator calls of one measurement job: seeds x repeats (x steps) x methods x the summed probes
-        "spectral_zo_alignment": lambda cfg, wc: (
+        # estimator calls of the geometry job: its alignment section, the largest (seeds x repeats x steps x methods x
+        # the summed probes), plus the bias-variance draws
+        "spectral_zo_geometry": lambda cfg, wc: (
             len(cfg["alignment"]["seeds"])
             * cfg["alignment"]["repeats"]
             * len(cfg["alignment"]["steps"])
             * len(cfg["alignment"]["methods"])
             * sum(cfg["alignment"]["probes"])
+            + len(cfg["bias_variance"]["seeds"]) * cfg["bias_variance"]["draws"] * len(cfg["bias_variance"]["methods"])
         ),
-        "spectral_zo_bias_variance": lambda cfg, wc: (
-            len(cfg["bias_variance"]["seeds"]) * cfg["bias_variance"]["draws"] * len(cfg["bias_variance"]["methods"])
-        ),
-        "spectral_zo_dimension": lambda cfg, wc: (
-            len(cfg["dimension"]["seeds"])
-            * cfg["dimension"]["repeats"]
-            * sum(w * w for w in cfg["dimension"]["widths"])
-        ),
-        "spectral_zo_spectral": lambda cfg, wc: len(cfg["spectral"]["seeds"]) * cfg["spectral"]["repeats"],
-        # forward passes of one method: the tuning runs and the seeded runs, each the whole budget
+        # forward passes of one group's methods: the tuning runs and the seeded runs, each the whole budget
         "spectral_zo_train": lambda cfg, wc: (
-            cfg["train"]["budget"] * (len(cfg["train"]["lr_grid"]) + len(cfg["train"]["seeds"]))
+            len(cfg["train"]["groups"][wc["group"]])
+            * cfg["train"]["budget"]
+            * (len(cfg["train"]["lr_grid"]) + len(cfg["train"]["seeds"]))
         ),
-        "spectral_zo_cost": lambda cfg, wc: cfg["cost"]["repeats"] + 1,
-        "spectral_zo_checks": lambda cfg, wc: cfg["checks"]["draws"],
     },
     note=(
         "one repeat, draw pair or seed per measurement, 800 forward passes per training run at the grid's first lr,"

@@ -73,5 +73,11 @@ def check_config(cfg: Mapping, scale: str = "") -> None:
                         f"(it shapes its probes by a linear layer's input activations); supported: "
                         f"{', '.join(SUPPORT[estimator])}"
                     )
+    grouped = [name for group in cfg["train"]["groups"].values() for name in group]
+    if sorted(grouped) != sorted(cfg["train"]["methods"]):
+        raise ValueError(
+            f"train.groups: every method of train.methods must be in exactly one group; grouped {sorted(grouped)}, "
+            f"methods {sorted(cfg['train']['methods'])}"
+        )
     if min(cfg["train"]["lr_grid"]) <= 0:
         raise ValueError(f"train.lr_grid: learning rates must be > 0, got {cfg['train']['lr_grid']}")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-from neurips26.common.loop import LoopSettings, StopTraining, run_loop
+from neurips26.common.loop import LoopSettings, StopTraining, job_device, run_loop
 from neurips26.common.validation import check_choice, check_int, check_number
 from neurips26.spectral_zo.data import Split
 from neurips26.spectral_zo.estimators import cross_entropy
@@ -151,13 +151,22 @@ def train(
     test_data: tuple[Tensor, Tensor],
     params: list[Tensor] | None = None,
     settings: LoopSettings | None = None,
+    device: torch.device | str | None = None,
 ) -> TrainResult:
     """Train `network` (weights from `network.init` with the run's seed unless `params` are given) with the
     configured estimator; rows `{step, forward_passes, seconds, train_loss, test_loss, test_accuracy}` at step 0
-    and `config.evals` evenly spaced steps (the last one included), losses over the whole train and test sets."""
+    and `config.evals` evenly spaced steps (the last one included), losses over the whole train and test sets.
+
+    The weights and the data sit on `device` (default: `loop.job_device()`); the run's generator stays on the CPU and
+    every random draw (minibatch indices, probe directions) is made there and moved, so a run draws the same numbers
+    on any device. The returned `params` are on the CPU."""
+    device = job_device() if device is None else torch.device(device)
     generator = torch.Generator().manual_seed(config.seed)
     if params is None:
         params = network.init(generator)
+    params = [w.detach().to(device) for w in params]
+    train_data = tuple(t.to(device) for t in train_data)
+    test_data = tuple(t.to(device) for t in test_data)
     if config.estimator != "backprop":
         check_supported(config.estimator, params)
     n_layers = len(params)
@@ -187,7 +196,7 @@ def train(
         if config.seconds is not None and time.perf_counter() - began > config.seconds:
             record(step)
             raise StopTraining
-        index = torch.randperm(len(x), generator=generator)[: config.batch_size]
+        index = torch.randperm(len(x), generator=generator)[: config.batch_size].to(device)
         batch = (x[index], y[index])
         with torch.no_grad():
             loss = float(cross_entropy(network.forward(params, batch[0]), batch[1]).mean())
@@ -215,7 +224,7 @@ def train(
         seconds=time.perf_counter() - began,
         diverged=None if diverged is None else str(diverged),
         diverged_step=None if diverged is None else diverged.step,
-        params=params,
+        params=[w.cpu() for w in params],
     )
 
 
