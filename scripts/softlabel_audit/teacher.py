@@ -5,10 +5,10 @@ import numpy as np
 
 from neurips26.common import loop
 from neurips26.common.checkpoint import fingerprint
+from neurips26.common.runtime import start_job
 from neurips26.softlabel_audit.artifacts import read_items, write_teacher
 from neurips26.softlabel_audit.experiment import label_inputs, targets, teacher_logits
 from neurips26.softlabel_audit.training import TrainSettings, members_grid, predict_proba, train_members
-from neurips26.common.runtime import start_job
 
 p = snakemake.params
 seed = int(p.teacher["seed"])

@@ -19,8 +19,13 @@ __all__ = ["CLAIMS", "measure_claims", "paired"]
 
 
 def per_seed(metrics: pd.DataFrame, dataset: str, condition: str, metric: str, subset: str) -> dict[int, float]:
-    rows = metrics[(metrics["dataset"] == dataset) & (metrics["condition"] == condition)
-                   & (metrics["metric"] == metric) & (metrics["subset"] == subset) & (metrics["seed"] >= 0)]  # fmt: skip
+    rows = metrics[
+        (metrics["dataset"] == dataset)
+        & (metrics["condition"] == condition)
+        & (metrics["metric"] == metric)
+        & (metrics["subset"] == subset)
+        & (metrics["seed"] >= 0)
+    ]
     return dict(zip(rows["seed"].astype(int), rows["value"].astype(float)))
 
 
@@ -51,6 +56,7 @@ CLAIMS = {
 
 def _measure(metrics, dataset, roles, claim_id) -> Measured:
     metric, subset, first, second, null_role = CLAIMS[claim_id]
+
     def values(role_a, role_b):
         if metric == "seed_disagreement":
             a, b = per_pair(metrics, dataset, roles[role_a], subset), per_pair(metrics, dataset, roles[role_b], subset)

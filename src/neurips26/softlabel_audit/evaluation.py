@@ -32,8 +32,15 @@ def test_subsets(items: ItemSet, quantile: float = DIFFICULT_QUANTILE) -> dict[s
     return masks
 
 
-def evaluate(items: ItemSet, members: list[Member], test_probs: np.ndarray, gold_prob: np.ndarray,
-             correct: np.ndarray, n_bins: int = ECE_BINS, quantile: float = DIFFICULT_QUANTILE) -> pd.DataFrame:  # fmt: skip
+def evaluate(
+    items: ItemSet,
+    members: list[Member],
+    test_probs: np.ndarray,
+    gold_prob: np.ndarray,
+    correct: np.ndarray,
+    n_bins: int = ECE_BINS,
+    quantile: float = DIFFICULT_QUANTILE,
+) -> pd.DataFrame:
     """The metrics table. `test_probs` (M, N_test, K) are the members' predictions on the test split; `gold_prob`
     and `correct` (M, E, N_train) their training dynamics (training.Dynamics)."""
     test, train = items.indices("test"), items.indices("train")

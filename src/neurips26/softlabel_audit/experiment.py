@@ -15,8 +15,15 @@ import numpy as np
 
 from .annotators import SIMULATED, Ambiguity, PanelModel, clean_ambiguity, morph_ambiguity, simulate_panel
 from .digits import Digits, stratified_subset
-from .labels import LABEL_CONDITIONS, NEEDS_TEACHER, LabelInputs, check_vote_counts, entropy, label_targets
-from .labels import soft_from_votes
+from .labels import (
+    LABEL_CONDITIONS,
+    NEEDS_TEACHER,
+    LabelInputs,
+    check_vote_counts,
+    entropy,
+    label_targets,
+    soft_from_votes,
+)
 from .model import MODELS
 from .morph import morph_pairs
 from .splits import SPLITS, check_disjoint, split_items, split_sizes
@@ -142,7 +149,9 @@ def check_config(cfg: dict) -> None:
     if len(set(cfg["seeds"])) != len(cfg["seeds"]):
         raise ValueError(f"seeds: repeated seeds in {cfg['seeds']}")
     if cfg["teacher"]["seed"] in cfg["seeds"]:
-        raise ValueError(f"teacher.seed {cfg['teacher']['seed']} is also a scored seed: choose one outside {cfg['seeds']}")
+        raise ValueError(
+            f"teacher.seed {cfg['teacher']['seed']} is also a scored seed: choose one outside {cfg['seeds']}"
+        )
     for name, spec in cfg["datasets"].items():
         if spec["source"] not in SOURCES:
             raise ValueError(f"datasets.{name}.source: unknown {spec['source']!r}; known: {list(SOURCES)}")

@@ -79,6 +79,7 @@ def paper_beside_ours(metrics: pd.DataFrame, dataset: str) -> pd.DataFrame:
 def report_tables(inp, params) -> dict:
     metrics = pd.read_parquet(inp.metrics)
     data = pd.read_parquet(inp.data)
+    data = data[[c for c in ("dataset", "split", "kind", "items", "mode_shift_share", "human_entropy", "annotators")]]
     simulated = bool((data["annotators"] == "simulated").any())
     return {
         "annotators_note": SIMULATED_NOTE if simulated else "real human annotators",
