@@ -8,7 +8,7 @@ from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.softlabel_audit.annotators import PanelModel
 from neurips26.softlabel_audit.artifacts import write_items
-from neurips26.softlabel_audit.experiment import items_from_digits, items_from_votes
+from neurips26.softlabel_audit.itemset import items_from_digits, items_from_votes
 from neurips26.softlabel_audit.summary import data_summary
 
 p = snakemake.params.dataset

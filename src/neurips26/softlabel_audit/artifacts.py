@@ -9,8 +9,8 @@ import numpy as np
 
 from neurips26.common.io import load_npz, save_npz
 
-from .experiment import ItemSet
-from .training import Member
+from .itemset import ItemSet
+from .members import Member
 
 __all__ = ["Runs", "read_items", "read_runs", "read_teacher", "write_items", "write_runs", "write_teacher"]
 

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 
 from .cartography import alignment, cartography
-from .experiment import KIND_NAMES, ItemSet
+from .itemset import KIND_NAMES, ItemSet
 from .labels import soft_from_votes
+from .members import Member
 from .metrics import ECE_BINS, accuracy, expected_calibration_error, mean_kl, seed_disagreement
 from .splits import DIFFICULT_QUANTILE, difficult_items
-from .training import Member
 
 __all__ = ["COLUMNS", "cartography_frame", "evaluate", "test_subsets"]
 

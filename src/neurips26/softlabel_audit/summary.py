@@ -9,7 +9,7 @@ import pandas as pd
 
 from neurips26.common.claims import t_interval
 
-from .experiment import KIND_NAMES, ItemSet
+from .itemset import KIND_NAMES, ItemSet
 from .labels import mode_shift_share
 from .metrics import paper_numbers_frame
 from .splits import SPLITS
