@@ -16,8 +16,9 @@ import hashlib
 import http.server
 import json
 import re
-import threading
 from urllib.parse import unquote, urlparse
+
+from neurips26.common.local_http import LocalServer
 
 __all__ = ["FAKE_COMMIT", "FixtureServer", "fixture_registry", "sha256"]
 
@@ -67,11 +68,10 @@ class FixtureServer:
             remote = entry.get("files", {}).get(name, {}).get("remote", name)
             self.hubs.setdefault(f"{hub.get('type', 'dataset')}/{hub['repo']}", {})[remote] = payload
         self._server = None
-        self._thread = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}/"
+        return f"{self._server.url}/"
 
     def mirrors(self) -> dict[str, str]:
         """`mirrors:` for config/config.yaml: every registry folder with a fixture, pointed at this server."""
@@ -119,12 +119,8 @@ class FixtureServer:
             def log_message(self, *args) -> None:
                 pass
 
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
+        self._server = LocalServer(Handler).__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
+        self._server.__exit__(*exc)

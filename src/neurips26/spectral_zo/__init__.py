@@ -1,0 +1,1 @@
+"""Paper 13 (spectral_zo): SZO-kappa, spectral zeroth-order gradient estimation from activation geometry."""

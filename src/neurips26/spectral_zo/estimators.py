@@ -1,0 +1,317 @@
+"""Zeroth-order gradient estimators for a bias-free MLP given as a list of weight matrices.
+
+The network is `h_l = a_{l-1} W_l^T`, `a_l = phi(h_l)` for hidden layers and the last `h_L` as output; a bias
+is a constant-1 input feature. A loss function maps outputs `(..., B, C)` and targets to per-example losses
+`(..., B)`; the batch loss is their mean. Every estimator uses forward passes only, and all probes of one
+call run as ONE batched forward pass (the probes are a leading batch dimension of the weights, explicit
+batched matmuls), except the clean pass that the activation-shaped estimators read their geometry from.
+
+Estimators (registry `ESTIMATORS`, common signature `(params, loss_fn, batch, n_probes, eps, generator)`):
+  * weight perturbation, global (one Gaussian direction over all parameters per probe) and layer-wise
+    (each layer probed alone), central differences;
+  * SPSA (Spall 1992): two-sided, Rademacher directions over all parameters;
+  * node perturbation: Gaussian noise on the pre-activations, per-example central differences, the
+    gradient from the outer product with the layer's input (as compared with weight perturbation by
+    Oripov et al. 2025, arXiv 2501.15403);
+  * AGZO (Lin et al., arXiv 2601.17261): directions `R U_r^T` in the span of the top-r right singular
+    vectors of the layer's input activations, one-sided forward difference as in AGZO;
+  * SZO-kappa: directions `Z M` with `M = (C / mean eig C)^{kappa/2}` and `C` the second moment of the
+    layer input; kappa = 0 is weight perturbation. The paper (SZO-kappa) was not found: this family, its
+    normalisation and its bias correction `g (C^kappa + lambda I)^{-1}` are OUR RECONSTRUCTION.
+Orthogonalised probes (Rando et al. 2025, arXiv 2505.19720): the isotropic seeds of a layer (Gaussian Z, or
+AGZO's R) are made orthonormal over the probe batch by QR and rescaled to norm sqrt(dim), so each probe keeps
+the covariance of the i.i.d. draw. The central-difference estimator is the one of MeZO (Malladi et al. 2023)
+without its in-place seed trick; forward gradients (Baydin et al. 2022) are the first-order-free reference.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import torch
+
+from neurips26.common.validation import check_choice, check_int, check_number
+
+Tensor = torch.Tensor
+LossFn = Callable[[Tensor, Tensor], Tensor]
+
+ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
+    "relu": torch.relu,
+    "tanh": torch.tanh,
+    "identity": lambda h: h,
+}
+SCHEDULES = ("joint", "layerwise")
+DIFFERENCES = ("central", "forward")
+
+
+def squared_error(outputs: Tensor, targets: Tensor) -> Tensor:
+    """Per-example `0.5 * ||outputs - targets||^2`, outputs `(..., B, C)`, targets `(B, C)`."""
+    return 0.5 * (outputs - targets).pow(2).sum(-1)
+
+
+def cross_entropy(outputs: Tensor, targets: Tensor) -> Tensor:
+    """Per-example softmax cross-entropy, outputs (logits) `(..., B, C)`, integer targets `(B,)`."""
+    log_prob = torch.log_softmax(outputs, dim=-1)
+    index = targets.expand(outputs.shape[:-1]).unsqueeze(-1)
+    return -log_prob.gather(-1, index).squeeze(-1)
+
+
+LOSSES: dict[str, LossFn] = {"squared_error": squared_error, "cross_entropy": cross_entropy}
+
+
+def check_params(params: Sequence[Tensor]) -> None:
+    """ValueError unless `params` is a non-empty chain of 2-D weight matrices (the only layer type supported)."""
+    if len(params) == 0:
+        raise ValueError("params must hold at least one weight matrix, got an empty list")
+    for index, weight in enumerate(params):
+        if weight.dim() != 2:
+            raise ValueError(
+                f"params[{index}] has shape {tuple(weight.shape)}: only linear layers (2-D weight matrices) are "
+                "supported by these estimators"
+            )
+        if index and weight.shape[1] != params[index - 1].shape[0]:
+            raise ValueError(
+                f"params[{index}] takes {weight.shape[1]} inputs but params[{index - 1}] gives "
+                f"{params[index - 1].shape[0]} outputs"
+            )
+
+
+def mlp_forward(
+    params: Sequence[Tensor], x: Tensor, activation: str = "relu", node_noise: Sequence[Tensor] | None = None
+) -> tuple[Tensor, list[Tensor]]:
+    """Outputs and the input of every layer. Weights may carry leading probe dimensions `(..., out, in)`;
+    `node_noise[l]` (broadcastable to `(..., B, out_l)`) is added to layer l's pre-activation."""
+    phi = ACTIVATIONS[check_choice("activation", activation, ACTIVATIONS)]
+    inputs, a = [], x
+    for index, weight in enumerate(params):
+        inputs.append(a)
+        h = torch.matmul(a, weight.transpose(-1, -2))
+        if node_noise is not None:
+            h = h + node_noise[index]
+        a = phi(h) if index < len(params) - 1 else h
+    return h, inputs
+
+
+def true_gradient(params: Sequence[Tensor], loss_fn: LossFn, batch: tuple[Tensor, Tensor], activation: str = "relu"):
+    """The backpropagation gradient of the mean batch loss: the reference every estimator is aligned with."""
+    leaves = [w.detach().clone().requires_grad_(True) for w in params]
+    x, y = batch
+    loss = loss_fn(mlp_forward(leaves, x, activation)[0], y).mean()
+    return list(torch.autograd.grad(loss, leaves))
+
+
+def _check_common(params, n_probes, eps) -> None:
+    check_params(params)
+    check_int("n_probes", n_probes, low=1)
+    check_number("eps", eps, low=0.0, low_open=True)
+
+
+def _batch_loss(params, loss_fn, batch, activation, node_noise=None) -> Tensor:
+    x, y = batch
+    per_example = loss_fn(mlp_forward(params, x, activation, node_noise)[0], y)
+    bad = ~torch.isfinite(per_example)
+    if bad.any():
+        raise ValueError(f"non-finite loss in {int(bad.any(-1).sum())} of {bad.shape[0]} probes of the forward pass")
+    return per_example
+
+
+def perturbation_gradient(
+    params: Sequence[Tensor],
+    loss_fn: LossFn,
+    batch: tuple[Tensor, Tensor],
+    directions: Sequence[Tensor],
+    eps: float,
+    differences: str = "central",
+    activation: str = "relu",
+) -> list[Tensor]:
+    """`(1/K) sum_k d_k V_k` per layer, with `d_k` the finite-difference directional derivative of the batch loss
+    along the joint direction `(V_1k, ..., V_Lk)`; `directions[l]` is `(K, out_l, in_l)`. Central differences
+    use the 2K probes `W +- eps V` in one batched pass; forward differences the K probes `W + eps V` and the clean
+    weights in one batched pass of K + 1."""
+    check_choice("differences", differences, DIFFERENCES)
+    n_probes = directions[0].shape[0]
+    if differences == "central":
+        probes = [torch.cat([w + eps * v, w - eps * v]) for w, v in zip(params, directions)]
+        losses = _batch_loss(probes, loss_fn, batch, activation).mean(-1)
+        slopes = (losses[:n_probes] - losses[n_probes:]) / (2 * eps)
+    else:
+        probes = [torch.cat([w + eps * v, w.unsqueeze(0)]) for w, v in zip(params, directions)]
+        losses = _batch_loss(probes, loss_fn, batch, activation).mean(-1)
+        slopes = (losses[:n_probes] - losses[n_probes]) / eps
+    return [torch.einsum("k,koi->oi", slopes, v) / n_probes for v in directions]
+
+
+def orthogonalize(seeds: Tensor) -> Tensor:
+    """Probes `(K, ...)` made orthonormal over the probe batch (QR, signs fixed so the frame is Haar) and
+    rescaled to norm sqrt(dim), so each keeps identity covariance; needs K <= dim."""
+    n_probes, dim = seeds.shape[0], seeds[0].numel()
+    if n_probes > dim:
+        raise ValueError(f"orthogonal probes need n_probes <= {dim} (the layer's dimension), got {n_probes}")
+    q, r = torch.linalg.qr(seeds.reshape(n_probes, dim).T)
+    q = q * torch.sign(torch.diagonal(r)).where(torch.diagonal(r) != 0, torch.ones(()))
+    return (q.T * math.sqrt(dim)).reshape(seeds.shape)
+
+
+def _gaussian(shape, like: Tensor, generator, orthogonal: bool) -> Tensor:
+    seeds = torch.randn(shape, generator=generator, dtype=like.dtype, device=like.device)
+    return orthogonalize(seeds) if orthogonal else seeds
+
+
+def _scheduled_gradient(params, loss_fn, batch, directions, eps, schedule, differences, activation) -> list[Tensor]:
+    """Joint: every probe moves all layers. Layer-wise: layer l's K probes move layer l alone (L*K probes, still
+    one batched pass); the joint average over L*K probes is rescaled by L to the per-layer average."""
+    check_choice("schedule", schedule, SCHEDULES)
+    if schedule == "joint":
+        return perturbation_gradient(params, loss_fn, batch, directions, eps, differences, activation)
+    n_layers = len(params)
+    blocks = [
+        torch.cat([v if j == index else torch.zeros_like(v) for j in range(n_layers)])
+        for index, v in enumerate(directions)
+    ]
+    grads = perturbation_gradient(params, loss_fn, batch, blocks, eps, differences, activation)
+    return [g * n_layers for g in grads]
+
+
+def weight_perturbation(
+    params, loss_fn, batch, n_probes, eps, generator, *, schedule="joint", orthogonal=False, activation="relu"
+) -> list[Tensor]:
+    """Gaussian weight perturbation, central differences: unbiased up to O(eps^2), E[V V^T] = I."""
+    _check_common(params, n_probes, eps)
+    directions = [_gaussian((n_probes, *w.shape), w, generator, orthogonal) for w in params]
+    return _scheduled_gradient(params, loss_fn, batch, directions, eps, schedule, "central", activation)
+
+
+def wp_global(params, loss_fn, batch, n_probes, eps, generator, **options) -> list[Tensor]:
+    """Weight perturbation with one Gaussian direction over all parameters per probe (2K forward passes)."""
+    return weight_perturbation(params, loss_fn, batch, n_probes, eps, generator, schedule="joint", **options)
+
+
+def wp_layerwise(params, loss_fn, batch, n_probes, eps, generator, **options) -> list[Tensor]:
+    """Weight perturbation with K probes per layer, each moving that layer alone (2KL forward passes)."""
+    return weight_perturbation(params, loss_fn, batch, n_probes, eps, generator, schedule="layerwise", **options)
+
+
+def spsa(params, loss_fn, batch, n_probes, eps, generator, *, activation="relu") -> list[Tensor]:
+    """Two-sided SPSA with Rademacher directions over all parameters (Spall 1992); Delta^{-1} = Delta."""
+    _check_common(params, n_probes, eps)
+    directions = [
+        torch.randint(0, 2, (n_probes, *w.shape), generator=generator, device=w.device).to(w.dtype) * 2 - 1
+        for w in params
+    ]
+    return perturbation_gradient(params, loss_fn, batch, directions, eps, "central", activation)
+
+
+def node_perturbation(params, loss_fn, batch, n_probes, eps, generator, *, activation="relu") -> list[Tensor]:
+    """Node perturbation: all pre-activations get `+- eps xi` (xi Gaussian per probe, example and unit) in one
+    batched pass; `g_l = (1/KB) sum_{k,n} [(l_n^+ - l_n^-) / 2 eps] xi_{l,k,n} a_{l-1,n}^T` with the clean inputs."""
+    _check_common(params, n_probes, eps)
+    x, _ = batch
+    inputs = mlp_forward(params, x, activation)[1]
+    noise = [
+        torch.randn((n_probes, x.shape[0], w.shape[0]), generator=generator, dtype=w.dtype, device=w.device)
+        for w in params
+    ]
+    both = [eps * torch.cat([xi, -xi]) for xi in noise]
+    losses = _batch_loss(params, loss_fn, batch, activation, node_noise=both)
+    slopes = (losses[:n_probes] - losses[n_probes:]) / (2 * eps)
+    scale = n_probes * x.shape[0]
+    return [torch.einsum("kb,kbo,bi->oi", slopes, xi, a) / scale for xi, a in zip(noise, inputs)]
+
+
+def second_moment(activations: Tensor) -> Tensor:
+    """`C = A^T A / B` of a layer's input activations `(B, n_in)`."""
+    return activations.T @ activations / activations.shape[0]
+
+
+def spectral_power(moment: Tensor, power: float) -> Tensor:
+    """`(C / mean eig C)^power`, eigenvalues clipped at 0; an all-zero C (dead layer) gives `0^power` (I at 0)."""
+    eigenvalues, vectors = torch.linalg.eigh(moment)
+    eigenvalues = eigenvalues.clamp(min=0)
+    mean = eigenvalues.mean()
+    if mean > 0:
+        eigenvalues = eigenvalues / mean
+    return (vectors * eigenvalues.pow(power)) @ vectors.T
+
+
+def szo(
+    params: Sequence[Tensor],
+    loss_fn: LossFn,
+    batch: tuple[Tensor, Tensor],
+    n_probes: int,
+    eps: float,
+    generator: torch.Generator | None,
+    *,
+    kappa: float = 1.0,
+    orthogonal: bool = False,
+    bias_correction: bool = False,
+    ridge: float = 1e-3,
+    schedule: str = "joint",
+    activation: str = "relu",
+) -> list[Tensor]:
+    """SZO-kappa (our reconstruction): `V_l = Z_l M_l`, `M_l = (C_l / mean eig)^{kappa/2}` from the clean pass, so
+    `E[g_raw] = G C^kappa` (right-preconditioned, a descent direction). With `bias_correction` the estimate is
+    multiplied by `(C^kappa + lambda I)^{-1}`, `lambda = ridge * tr(C^kappa) / n_in`. kappa = 0 is weight
+    perturbation with the same draws."""
+    _check_common(params, n_probes, eps)
+    check_number("kappa", kappa, low=0.0, high=2.0)
+    check_number("ridge", ridge, low=0.0, low_open=True)
+    inputs = mlp_forward(params, batch[0], activation)[1]
+    moments = [second_moment(a) for a in inputs]
+    shapes = [spectral_power(c, kappa / 2) for c in moments]
+    seeds = [_gaussian((n_probes, *w.shape), w, generator, orthogonal) for w in params]
+    directions = [z @ m for z, m in zip(seeds, shapes)]
+    grads = _scheduled_gradient(params, loss_fn, batch, directions, eps, schedule, "central", activation)
+    if not bias_correction:
+        return grads
+    corrected = []
+    for g, c in zip(grads, moments):
+        preconditioner = spectral_power(c, kappa)
+        n_in = preconditioner.shape[0]
+        lam = ridge * torch.trace(preconditioner) / n_in
+        lam = lam if lam > 0 else torch.ones((), dtype=g.dtype)
+        corrected.append(torch.linalg.solve(preconditioner + lam * torch.eye(n_in, dtype=g.dtype), g.T).T)
+    return corrected
+
+
+def activation_subspace(activations: Tensor, rank: int) -> Tensor:
+    """Orthonormal `(n_in, r')` basis of the top right singular vectors of `activations (B, n_in)`,
+    `r' = min(rank, B, n_in)` (exact SVD where AGZO uses a few power iterations)."""
+    return torch.linalg.svd(activations, full_matrices=False)[2][:rank].T
+
+
+def agzo(
+    params,
+    loss_fn,
+    batch,
+    n_probes,
+    eps,
+    generator,
+    *,
+    rank=8,
+    orthogonal=False,
+    differences="forward",
+    activation="relu",
+) -> list[Tensor]:
+    """AGZO (Lin et al., arXiv 2601.17261): `V_l = R_l U_l^T`, `U_l` the top-`rank` activation subspace of layer l's
+    input, `R_l` Gaussian; `E[g] = G U U^T`, unbiased when the activations span at most `rank` directions."""
+    _check_common(params, n_probes, eps)
+    check_int("rank", rank, low=1)
+    for index, w in enumerate(params):
+        if rank > w.shape[1]:
+            raise ValueError(f"rank must be <= {w.shape[1]} (inputs of params[{index}]), got {rank}")
+    inputs = mlp_forward(params, batch[0], activation)[1]
+    bases = [activation_subspace(a, rank) for a in inputs]
+    seeds = [_gaussian((n_probes, w.shape[0], u.shape[1]), w, generator, orthogonal) for w, u in zip(params, bases)]
+    directions = [r @ u.T for r, u in zip(seeds, bases)]
+    return perturbation_gradient(params, loss_fn, batch, directions, eps, differences, activation)
+
+
+ESTIMATORS: dict[str, Callable[..., list[Tensor]]] = {
+    "wp_global": wp_global,
+    "wp_layerwise": wp_layerwise,
+    "spsa": spsa,
+    "node_perturbation": node_perturbation,
+    "agzo": agzo,
+    "szo": szo,
+}
