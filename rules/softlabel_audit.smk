@@ -1,6 +1,6 @@
 # Paper 15: an assessment of human vs. model uncertainty in soft-label learning and calibration (arXiv 2605.18648).
-# data ({dataset}: MNIST digits and morphs with SIMULATED annotator panels, or CIFAR-10H's human votes) -> teacher (a
-#   hard_orig classifier, for the synthetic soft labels) -> train (every label condition x seed, one batched job)
+# data ({dataset}: MNIST digits and morphs with SIMULATED annotator panels, or CIFAR-10H's human votes) -> train (the
+#   teacher, a hard_orig classifier for the synthetic soft labels, then every label condition x seed batched, one job)
 #   -> evaluate (accuracy, ECE, KL to humans, seed disagreement, cartography) -> tables -> claims/figures -> report.
 
 
@@ -31,34 +31,9 @@ rule softlabel_audit_data:
         "../scripts/softlabel_audit/data.py"
 
 
-rule softlabel_audit_teacher:
-    input:
-        item_set=f"{SL}/data/{{dataset}}/data.npz",
-    output:
-        teacher=f"{SL}/teacher/{{dataset}}/teacher.npz",
-    log:
-        f"{SL_LOG}/teacher/{{dataset}}.log",
-    benchmark:
-        f"{SL_BENCH}/teacher/{{dataset}}.tsv"
-    wildcard_constraints:
-        dataset=r"[a-z0-9_]+",
-    conda:
-        "../envs/torch.yaml"
-    threads: torch_threads
-    resources:
-        mem_mb=lambda wc: 8000 if wc.scale == "paper" else 2000,
-        runtime=lambda wc: 60 if wc.scale == "paper" else 10,
-    params:
-        teacher=paper_params("softlabel_audit", "teacher"),
-        model=paper_params("softlabel_audit", "model"),
-        train=paper_params("softlabel_audit", "train"),
-    script:
-        "../scripts/softlabel_audit/teacher.py"
-
-
 rule softlabel_audit_train:
     input:
-        unpack(sl_train_inputs),
+        item_set=f"{SL}/data/{{dataset}}/data.npz",
     output:
         runs=f"{SL}/runs/{{dataset}}/runs.npz",
         log_table=f"{SL}/runs/{{dataset}}/train_log.parquet",
@@ -73,13 +48,14 @@ rule softlabel_audit_train:
     threads: torch_threads
     resources:
         mem_mb=lambda wc: 16000 if wc.scale == "paper" else 2000,
-        runtime=lambda wc: 240 if wc.scale == "paper" else 20,
+        runtime=lambda wc: 300 if wc.scale == "paper" else 20,
     params:
         conditions=paper_params("softlabel_audit", "conditions"),
         labels=paper_params("softlabel_audit", "labels"),
         model=paper_params("softlabel_audit", "model"),
         train=paper_params("softlabel_audit", "train"),
         seeds=paper_params("softlabel_audit", "seeds"),
+        teacher=paper_params("softlabel_audit", "teacher"),
     script:
         "../scripts/softlabel_audit/train.py"
 

@@ -61,14 +61,6 @@ def sl_data_inputs(wildcards):
     return SL_SOURCE_FILES[sl_dataset_spec(wildcards)["source"]]
 
 
-def sl_train_inputs(wildcards):
-    """The item set, and the teacher's logits where a condition learns from them."""
-    found = {"item_set": f"{SL}/data/{wildcards.dataset}/data.npz"}
-    if softlabel_experiment.needs_teacher(sl_config(wildcards)["conditions"]):
-        found["teacher"] = f"{SL}/teacher/{wildcards.dataset}/teacher.npz"
-    return {key: path.format(scale=wildcards.scale) for key, path in found.items()}
-
-
 def sl_per_dataset(name):
     """An input function: file `name` of every dataset of the scale."""
 

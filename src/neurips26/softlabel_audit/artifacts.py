@@ -1,5 +1,5 @@
-"""Paper 15's result files: the item set (data.npz), the teacher's logits (teacher.npz) and a training job's runs
-(runs.npz: members, test predictions, training dynamics), written atomically, read back as the library's objects."""
+"""Paper 15's result files: the item set (data.npz) and a training job's runs (runs.npz: members, test predictions,
+training dynamics), written atomically, read back as the library's objects."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from neurips26.common.io import load_npz, save_npz
 from .itemset import ItemSet
 from .members import Member
 
-__all__ = ["Runs", "read_items", "read_runs", "read_teacher", "write_items", "write_runs", "write_teacher"]
+__all__ = ["Runs", "read_items", "read_runs", "write_items", "write_runs"]
 
 
 def write_items(path, items: ItemSet) -> None:
@@ -21,14 +21,6 @@ def write_items(path, items: ItemSet) -> None:
 
 def read_items(path) -> ItemSet:
     return ItemSet.from_arrays(load_npz(path))
-
-
-def write_teacher(path, logits: np.ndarray, seed: int) -> None:
-    save_npz(path, logits=np.asarray(logits, np.float32), seed=np.array(seed))
-
-
-def read_teacher(path) -> np.ndarray:
-    return load_npz(path)["logits"].astype(np.float64)
 
 
 @dataclass

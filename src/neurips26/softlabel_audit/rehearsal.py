@@ -32,9 +32,8 @@ PLAN = Plan(
     },
     sweeps={"datasets": lambda datasets: {"mnist_ambiguous": datasets["mnist_ambiguous"]}},
     work={
-        # item-epochs of every member (the teacher: one member)
-        "softlabel_audit_train": lambda cfg, wc: cfg["train"]["epochs"] * _items(cfg) * _members(cfg),
-        "softlabel_audit_teacher": lambda cfg, wc: cfg["train"]["epochs"] * _items(cfg),
+        # item-epochs of every member and of the teacher (one member more)
+        "softlabel_audit_train": lambda cfg, wc: cfg["train"]["epochs"] * _items(cfg) * (_members(cfg) + 1),
         "softlabel_audit_data": lambda cfg, wc: _items(cfg),
         "softlabel_audit_evaluate": lambda cfg, wc: _items(cfg) * _members(cfg),
     },
