@@ -15,7 +15,7 @@ import numpy as np
 
 from .annotators import SIMULATED, Ambiguity, PanelModel, clean_ambiguity, morph_ambiguity, simulate_panel
 from .digits import Digits, stratified_subset
-from .labels import check_vote_counts, entropy, soft_from_votes
+from .labels import check_label_indices, check_vote_counts, entropy, soft_from_votes
 from .morph import morph_pairs
 from .splits import SPLITS, check_disjoint, split_items, split_sizes
 
@@ -42,6 +42,7 @@ class ItemSet:
     def __post_init__(self):
         n = len(self.original)
         check_vote_counts(self.counts, self.counts.shape[1])
+        check_label_indices(self.original, self.counts.shape[1], name="original labels")
         for name in ("images", "counts", "split", "kind"):
             if len(getattr(self, name)) != n:
                 raise ValueError(f"ItemSet.{name} has {len(getattr(self, name))} items, the labels {n}")
