@@ -30,28 +30,41 @@ GOOD = {
     ("smoothing", "seed_disagreement", "all"): 0.3,
     ("teacher", "spearman_confidence", "train"): -0.1,
     ("human", "spearman_confidence", "train"): -0.7,
+    ("majority", "spearman_confidence", "train"): 0.0,
 }
 JITTER = np.array([-1.0, 0.0, 1.0])
 
 
-def tables(overrides=None, seeds=(0, 1, 2), spread=None, morph_share=0.3):
-    """The metrics table and data summary: GOOD's values with `overrides`; `spread` (role -> amount) adds seed noise
-    to that role's values, which paired differences then keep."""
-    values = {**GOOD, **(overrides or {})}
+def _metric_rows(dataset, values, seeds, spread):
     rows = []
     for (role, metric, subset), value in values.items():
         noise = (spread or {}).get(role, 0.0) * JITTER
         if metric == "seed_disagreement":
             pairs = [f"{a}-{b}" for i, a in enumerate(seeds) for b in seeds[i + 1 :]]
-            rows += [("d", ROLES[role], -1, p, subset, metric, value + noise[k]) for k, p in enumerate(pairs)]
+            rows += [(dataset, ROLES[role], -1, p, subset, metric, value + noise[k]) for k, p in enumerate(pairs)]
         else:
-            rows += [("d", ROLES[role], s, "", subset, metric, value + noise[k]) for k, s in enumerate(seeds)]
+            rows += [(dataset, ROLES[role], s, "", subset, metric, value + noise[k]) for k, s in enumerate(seeds)]
+    return rows
+
+
+def tables(overrides=None, seeds=(0, 1, 2), spread=None, morph_share=0.3, real=None, real_overrides=None,
+           entropy_gap=0.0, mode_original=1.0):  # fmt: skip
+    """The metrics table and data summary: GOOD's values with `overrides` on the simulated dataset "d"; `spread`
+    (role -> amount) adds seed noise to that role's values, which paired differences then keep. `real`: the seeds
+    of a second dataset "h" whose votes are human (GOOD's values with `real_overrides`), none by default.
+    `entropy_gap` and `mode_original`: the aligned labels' check columns of every data row."""
+    rows = _metric_rows("d", {**GOOD, **(overrides or {})}, seeds, spread)
+    if real is not None:
+        rows += _metric_rows("h", {**GOOD, **(real_overrides or {})}, real, None)
     metrics = pd.DataFrame(rows, columns=["dataset", "condition", "seed", "pair", "subset", "metric", "value"])
     data = pd.DataFrame({"dataset": "d", "split": ["train", "train"], "kind": ["clean", "morph"], "items": [70, 30],
-                         "mode_shift_share": [0.0, morph_share]})  # fmt: skip
+                         "mode_shift_share": [0.0, morph_share], "annotators": "simulated"})  # fmt: skip
     if morph_share is None:
         data = data[data["kind"] == "clean"]
-    return metrics, data
+    if real is not None:
+        data = pd.concat([data, pd.DataFrame({"dataset": ["h"], "split": ["train"], "kind": ["real"], "items": [50],
+                                              "mode_shift_share": [0.1], "annotators": ["human"]})])  # fmt: skip
+    return metrics, data.assign(aligned_entropy_gap=entropy_gap, aligned_mode_original=mode_original)
 
 
 VERDICT_CASES = [
@@ -77,6 +90,22 @@ VERDICT_CASES = [
     ("I2", "holds", {}),
     ("I2", "fails", dict(morph_share=0.1)),
     ("I2", "inconclusive", dict(morph_share=None)),  # no morphs
+    ("R1", "holds", dict(real=(0, 1, 2))),
+    ("R1", "fails", dict(real=(0, 1, 2), real_overrides={("human", "spearman_confidence", "train"): 0.3})),
+    ("R1", "inconclusive", {}),  # no dataset with real human votes (quick, smoke)
+    ("R1", "inconclusive", dict(real=(0, 1, 2), real_overrides={("majority", "spearman_confidence", "train"): -0.6})),
+    ("R2", "holds", dict(real=(0, 1, 2))),
+    ("R2", "fails", dict(real=(0, 1, 2), real_overrides={("human", "kl_human", "difficult"): 1.5})),
+    ("R2", "inconclusive", dict(real=(0, 1))),  # two seeds
+    ("R3", "holds", dict(real=(0, 1, 2))),
+    ("R3", "fails", dict(real=(0, 1, 2), real_overrides={("aligned", "ece", "difficult"): 0.3})),
+    ("R3", "inconclusive", dict(real=(0, 1, 2), real_overrides={("smoothing", "ece", "difficult"): 0.05})),
+    ("K1", "holds", {}),
+    ("K1", "fails", dict(entropy_gap=1e-3)),
+    ("K1", "inconclusive", dict(entropy_gap=float("nan"))),
+    ("K2", "holds", {}),
+    ("K2", "fails", dict(mode_original=0.99)),
+    ("K2", "inconclusive", dict(mode_original=float("nan"))),
 ]
 
 
@@ -104,6 +133,14 @@ def test_values_are_the_hand_computed_paired_differences_and_nulls():
 
 def test_with_no_evidence_every_claim_is_inconclusive():
     metrics = pd.DataFrame(columns=["dataset", "condition", "seed", "pair", "subset", "metric", "value"])
-    data = pd.DataFrame(columns=["dataset", "split", "kind", "items", "mode_shift_share"])
+    data = pd.DataFrame(columns=["dataset", "split", "kind", "items", "mode_shift_share", "annotators"])
     table = decide(DEFINITIONS, claims.measure_claims(metrics, data, ROLES))
     assert set(table["verdict"]) == {"inconclusive"}
+
+
+def test_the_real_vote_claims_read_only_the_dataset_with_human_votes():
+    # the simulated dataset's human_soft alignment fails R1's direction; the real one's holds: R1 reads the real one
+    table = _decide(overrides={("human", "spearman_confidence", "train"): 0.3}, real=(0, 1, 2))
+    assert table.loc["I1", "verdict"] == "fails" and table.loc["R1", "verdict"] == "holds"
+    assert table.loc["R1", "value"] == pytest.approx(0.6) and table.loc["R1", "null_value"] == pytest.approx(-0.1)
+    assert "of h" in table.loc["R1", "note"]

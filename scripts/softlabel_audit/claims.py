@@ -13,4 +13,7 @@ data = pd.concat([pd.read_parquet(path) for path in inp.data], ignore_index=True
 measured = measure_claims(pd.read_parquet(inp.metrics), data, snakemake.params.comparisons)
 table = decide(load_definitions(inp.definitions), measured)
 log_verdicts(table, log)
+broken = table[(table["kind"] == "check") & (table["verdict"] != "holds")]
+if len(broken):  # a check is what our code guarantees: a broken one stops the pipeline
+    raise RuntimeError(f"checks that do not hold: {dict(zip(broken['claim_id'], broken['note']))}")
 write_parquet(table, snakemake.output[0], job_provenance(snakemake))

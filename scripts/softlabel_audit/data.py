@@ -21,9 +21,11 @@ if p["source"] == "cifar10h":
         read_cifar10h,
     )
 
-    votes = read_cifar10h(snakemake.input.votes)
-    check_against_probs(votes, np.load(snakemake.input.probs))
     images, labels = read_cifar10_test(snakemake.input.images)
+    if len(labels) != p["items"]:
+        raise ValueError(f"{snakemake.input.images}: {len(labels)} test images, the config's items {p['items']}")
+    votes = read_cifar10h(snakemake.input.votes, n_items=p["items"])
+    check_against_probs(votes, np.load(snakemake.input.probs))
     check_true_labels(votes, labels)
     items = items_from_votes(images, labels, votes.counts, p["fractions"], p["data_seed"])
 else:

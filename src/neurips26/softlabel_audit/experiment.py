@@ -53,8 +53,9 @@ def check_config(cfg: dict) -> None:
     for name, spec in cfg["datasets"].items():
         if spec["source"] not in SOURCES:
             raise ValueError(f"datasets.{name}.source: unknown {spec['source']!r}; known: {list(SOURCES)}")
-        if spec["source"] != "cifar10h" and min(split_sizes(spec["clean"], spec["fractions"])) < 1:
-            raise ValueError(f"datasets.{name}: {spec['clean']} clean items leave a split empty")
+        key = "items" if spec["source"] == "cifar10h" else "clean"
+        if min(split_sizes(spec[key], spec["fractions"])) < 1:
+            raise ValueError(f"datasets.{name}: {spec[key]} {key} leave a split empty")
     if cfg["comparisons"]["primary"] not in cfg["datasets"]:
         raise ValueError(f"comparisons.primary {cfg['comparisons']['primary']!r} is not among datasets")
     used = {v for k, v in cfg["comparisons"].items() if k != "primary"}

@@ -10,7 +10,7 @@ import pandas as pd
 from neurips26.common.claims import t_interval
 
 from .itemset import KIND_NAMES, ItemSet
-from .labels import mode_shift_share
+from .labels import align_to_labels, entropy, mode_shift_share, soft_from_votes
 from .metrics import paper_numbers_frame
 from .splits import SPLITS
 
@@ -21,7 +21,13 @@ SIMULATED_NOTE = "SIMULATED annotators"  # every table and figure of a simulated
 
 def data_summary(items: ItemSet) -> pd.DataFrame:
     """Per split and item kind: items, the share whose human mode differs from the original label, mean human
-    entropy (nats), and whether the votes are simulated."""
+    entropy (nats), whether the votes are simulated, and the checks of the aligned soft labels (human_soft_aligned):
+    the largest change of an item's entropy by the alignment and the share of items whose aligned mode is the
+    original label (0 and 1 by construction)."""
+    soft = soft_from_votes(items.counts)
+    aligned = align_to_labels(soft, items.original)
+    gap = np.abs(entropy(aligned) - entropy(soft))
+    on_original = aligned[np.arange(len(aligned)), items.original] == aligned.max(axis=1)
     rows = []
     for code, split in enumerate(SPLITS):
         for kind in np.unique(items.kind):
@@ -30,7 +36,9 @@ def data_summary(items: ItemSet) -> pd.DataFrame:
                 rows.append({"split": split, "kind": KIND_NAMES[int(kind)], "items": int(mask.sum()),
                              "mode_shift_share": mode_shift_share(items.counts[mask], items.original[mask]),
                              "human_entropy": float(items.human_entropy[mask].mean()),
-                             "annotators": "simulated" if items.simulated else "human"})  # fmt: skip
+                             "annotators": "simulated" if items.simulated else "human",
+                             "aligned_entropy_gap": float(gap[mask].max()),
+                             "aligned_mode_original": float(on_original[mask].mean())})  # fmt: skip
     return pd.DataFrame(rows)
 
 
