@@ -16,7 +16,7 @@ from neurips26.softlabel_audit.training import TrainSettings, members_grid, pred
 
 CONFIG = load_yaml(ROOT / "config/softlabel_audit.yaml")
 SCHEMA = load_yaml(ROOT / "workflow/schemas/softlabel_audit.schema.yaml")
-SHAPES = ("model", "train.batch", "conditions", "seeds", "labels", "evaluate", "comparisons", "panel")
+SHAPES = ("model", "conditions", "seeds", "labels", "evaluate", "comparisons", "panel")
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +28,10 @@ def test_the_rehearsal_block_keeps_the_shapes_and_both_datasets():
     block = derived_rehearsal("softlabel_audit", CONFIG, SCHEMA, 1)
     assert_keeps_shapes(block, CONFIG["paper"], SHAPES)
     assert sorted(block["datasets"]) == sorted(CONFIG["paper"]["datasets"])
+    assert (
+        block["train"]["batch"] == 16
+        and derived_rehearsal("softlabel_audit", CONFIG, SCHEMA, 2)["train"]["batch"] == 32
+    )
     assert (
         block["datasets"]["cifar10h"]["items"]
         == rehearsal.CIFAR_BASE

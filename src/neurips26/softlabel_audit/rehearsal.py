@@ -1,11 +1,12 @@
 """Paper 15's rehearsal: what it cuts from the paper block, and the fixture files of its sources.
 
-The rehearsal keeps the classifier (resnet_small), the batch, every label condition and every seed (they train as one
-batched job: the members are the job's shape) and both datasets. It cuts the budgets: 2 epochs, the MNIST item set to
-120 digits and 60 morphs, and CIFAR-10H to the fixture's 64 test images. MNIST's IDX files are paper 04's fixtures
-(amortized_ot.rehearsal.mnist_files) and CIFAR-10's python archive paper 06's (pred_loss_space.rehearsal
-.cifar10_archive), the same bytes; CIFAR-10H's raw vote zip and released probabilities are written here in the
-released formats (cifar10h.py's module docstring), on that archive's test images and labels.
+The rehearsal keeps the classifier (resnet_small), every label condition and every seed (they train as one batched
+job: the members are the job's shape) and both datasets. It cuts the budgets: 2 epochs, the MNIST item set to 120
+digits and 60 morphs, CIFAR-10H to the fixture's 64 test images, and the batch to 16 (the micro-batch: the rehearsal
+runs it at 16 and 32, and the plan scales the measured tensor memory to the paper's 128). MNIST's IDX files are
+paper 04's fixtures (amortized_ot.rehearsal.mnist_files) and CIFAR-10's python archive paper 06's
+(pred_loss_space.rehearsal.cifar10_archive), the same bytes; CIFAR-10H's raw vote zip and released probabilities are
+written here in the released formats (cifar10h.py's module docstring), on that archive's test images and labels.
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ PLAN = Plan(
         "datasets.mnist_ambiguous.clean": 120,
         "datasets.mnist_ambiguous.morphs": 60,
         "datasets.cifar10h.items": CIFAR_BASE,
+        "train.batch": 16,
     },
+    micro_batch=("train.batch",),
     work={
         # item-epochs of every member and of the teacher (one member more), per dataset
         "softlabel_audit_train": lambda cfg, wc: cfg["train"]["epochs"] * _items(cfg, wc) * (_members(cfg) + 1),
@@ -54,7 +57,7 @@ PLAN = Plan(
     },
     note=(
         "2 epochs on 120 MNIST digits and 60 morphs and on 64 CIFAR-10 test images with CIFAR-10H-format votes; every"
-        " condition, seed and the classifier are the paper block's"
+        " condition, seed and the classifier are the paper block's; batch 16 (and 32)"
     ),
 )
 
