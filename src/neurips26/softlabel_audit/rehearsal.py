@@ -54,6 +54,8 @@ PLAN = Plan(
         "softlabel_audit_train": lambda cfg, wc: cfg["train"]["epochs"] * _items(cfg, wc) * (_members(cfg) + 1),
         "softlabel_audit_data": lambda cfg, wc: _items(cfg, wc),
         "softlabel_audit_evaluate": lambda cfg, wc: _items(cfg, wc) * _members(cfg),
+        # the report reads the cut budgets as params (what was run) only: its tables are per condition, not per item
+        "softlabel_audit_report": lambda cfg, wc: 1,
     },
     note=(
         "2 epochs on 120 MNIST digits and 60 morphs and on 64 CIFAR-10 test images with CIFAR-10H-format votes; every"
