@@ -626,3 +626,24 @@ def test_smoke_run_writes_paper_08s_dataset_grades_mechanism_claims_and_figures(
     assert len(smoke["seeds"]) < 3 and (hard["verdict"] == "inconclusive").all()  # hard claims need 3 seeds
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "## The paper's numbers beside ours" in report and "Deviations" in report
+
+
+@pytest.mark.paper("softlabel_audit")
+def test_smoke_run_writes_paper_15s_item_set_runs_metrics_claims_and_figures(smoke_run):
+    out = smoke_run / "results/smoke/softlabel_audit"
+    smoke = yaml.safe_load((smoke_run / "config/softlabel_audit.yaml").read_text())["smoke"]
+    figures = sorted(p.stem for p in (out / "figures").glob("*.png"))
+    assert figures == sorted(["reliability", "cartography", "metrics"])
+    data = pd.read_parquet(out / "data_summary.parquet")
+    assert (data["annotators"] == "simulated").all() and set(data["kind"]) == {"clean", "morph"}
+    assert data["items"].sum() == sum(d["clean"] + d["morphs"] for d in smoke["datasets"].values())
+    metrics = pd.read_parquet(out / "metrics.parquet")
+    trained = metrics[metrics["seed"] >= 0]
+    assert set(trained["condition"]) == set(smoke["conditions"]) and set(trained["seed"]) == set(smoke["seeds"])
+    assert trained.loc[trained["metric"].isin(["accuracy", "ece"]), "value"].between(0, 1).all()
+    assert (trained.loc[trained["metric"] == "kl_human", "value"] >= 0).all()
+    claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
+    hard = claims[claims["kind"] == "hard"]
+    assert len(smoke["seeds"]) < 3 and len(hard) and (hard["verdict"] == "inconclusive").all()  # hard claims: 3 seeds
+    report = (out / "report.md").read_text()
+    assert "SIMULATED annotators" in report and "## The paper's numbers beside ours" in report and "Deviations" in report

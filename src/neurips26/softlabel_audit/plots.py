@@ -12,7 +12,7 @@ from neurips26.common.figures import plt, save_figure
 from neurips26.softlabel_audit.cartography import Cartography
 from neurips26.softlabel_audit.metrics import ReliabilityBins
 
-__all__ = ["cartography_maps", "reliability_diagrams"]
+__all__ = ["cartography_maps", "metric_bars", "reliability_diagrams"]
 
 
 def _panels(n: int, rows: int = 1, heights=None):
@@ -89,5 +89,33 @@ def cartography_maps(
     axes[0, 0].set_ylabel("confidence")
     fig.colorbar(points, ax=axes[0, -1], label="human label entropy (nats)")
     fig.suptitle("Data maps (Swayamdipta et al. 2020)" + (f"; {note}" if note else ""))
+    save_figure(fig, path)
+    return Path(path)
+
+
+def metric_bars(metrics, path: str | Path, note: str = "", metrics_shown=("accuracy", "ece", "kl_human"),
+                subsets=("all", "difficult")) -> Path:  # fmt: skip
+    """One panel per metric: per condition (x) and test subset (bars side by side) the mean over seeds, with every
+    seed's value as a dot (the seed spread). `metrics` is the long table of evaluation.evaluate (columns condition,
+    seed, subset, metric, value). Writes a PNG to `path`."""
+    rows = metrics[metrics["metric"].isin(metrics_shown) & metrics["subset"].isin(subsets) & (metrics["seed"] >= 0)]
+    if rows.empty:
+        raise ValueError(f"metric_bars: no rows of {list(metrics_shown)} on {list(subsets)}")
+    conditions = list(dict.fromkeys(rows["condition"]))
+    fig, axes = _panels(len(metrics_shown))
+    width = 0.8 / len(subsets)
+    for ax, name in zip(axes[0], metrics_shown):
+        for j, subset in enumerate(subsets):
+            sel = rows[(rows["metric"] == name) & (rows["subset"] == subset)]
+            x = np.arange(len(conditions)) + (j - (len(subsets) - 1) / 2) * width
+            means = [sel.loc[sel["condition"] == c, "value"].mean() for c in conditions]
+            ax.bar(x, means, width=width, label=subset, alpha=0.7)
+            for xi, c in zip(x, conditions):
+                values = sel.loc[sel["condition"] == c, "value"].to_numpy()
+                ax.scatter(np.full(len(values), xi), values, color="k", s=8, zorder=3)
+        ax.set_xticks(np.arange(len(conditions)), conditions, rotation=45, ha="right")
+        ax.set_title(name)
+    axes[0, 0].legend(title="test items")
+    fig.suptitle("Mean over seeds (bars) and each seed (dots)" + (f"; {note}" if note else ""))
     save_figure(fig, path)
     return Path(path)

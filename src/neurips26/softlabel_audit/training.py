@@ -43,6 +43,7 @@ from neurips26.common import ensemble, loop
 from neurips26.common.members import call_members
 from neurips26.common.optim import AdamW
 from neurips26.common.validation import choice, integer, number, validate
+from neurips26.softlabel_audit.members import Member, members_grid  # re-exported: the training API
 from neurips26.softlabel_audit.model import build_classifier
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "soft_cross_entropy",
     "train_members",
 ]
+
 
 LOG_COLUMNS = ["condition", "seed", "epoch", "loss"]
 TARGET_SUM_TOLERANCE = 1e-4  # float32 soft labels: rows must sum to 1 within this
@@ -74,19 +76,6 @@ class TrainSettings:
 
     def __post_init__(self):
         validate(self)
-
-
-@dataclass(frozen=True)
-class Member:
-    """One trained classifier: the label condition whose targets it learns and the seed of its draw."""
-
-    condition: str
-    seed: int
-
-
-def members_grid(conditions: Sequence[str], seeds: Sequence[int]) -> list[Member]:
-    """Every (condition, seed) pair, condition-major: [(c0, s0), (c0, s1), ..., (c1, s0), ...]."""
-    return [Member(str(c), int(s)) for c in conditions for s in seeds]
 
 
 @dataclass
