@@ -28,8 +28,15 @@ def _ambiguity(weight, a=2, b=5) -> Ambiguity:
     return Ambiguity(np.full(len(weight), a), np.full(len(weight), b), weight)
 
 
-def test_the_module_says_its_votes_are_simulated():
-    assert ann.SIMULATED is True
+def test_the_expected_votes_are_the_limit_of_the_simulated_vote_shares():
+    model = PanelModel(n_annotators=40, per_item=6, lapse_mean=0.2)
+    weights = np.repeat([0.45, 0.55, 0.9], 6000)
+    amb = _ambiguity(weights)
+    probs = ann.expected_votes(amb, model, seed=5)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+    shares = simulate_panel(amb, model, seed=5).counts.reshape(3, 6000, 10).sum(1) / 36000
+    np.testing.assert_allclose(shares, probs[::6000], atol=0.01)
+    assert probs[0, 0] == pytest.approx(0.2 / 9, rel=0.2)  # lapses spread evenly over the other classes
 
 
 def test_vote_counts_of_a_hand_made_panel():

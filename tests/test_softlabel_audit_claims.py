@@ -11,23 +11,24 @@ from neurips26.softlabel_audit import claims
 
 DEFINITIONS = load_definitions(ROOT / "config/claims/softlabel_audit.yaml")
 ROLES = {"primary": "d", "original": "hard_orig", "majority": "hard_majority", "human": "human_soft",
-         "aligned": "human_soft_aligned", "teacher": "teacher_soft", "smoothing": "label_smooth"}  # fmt: skip
+         "aligned": "human_soft_aligned", "shuffled": "human_soft_shuffled", "teacher": "teacher_soft",
+         "teacher_aligned": "teacher_soft_aligned", "smoothing": "label_smooth"}  # fmt: skip
 # (role, metric, subset) -> value shared by every seed; a seed's value adds JITTER[seed] * its condition's spread
 GOOD = {
-    ("teacher", "kl_human", "difficult"): 1.0,
-    ("human", "kl_human", "difficult"): 0.5,
-    ("majority", "kl_human", "difficult"): 1.2,
+    ("teacher_aligned", "kl_human", "difficult"): 1.0,
+    ("aligned", "kl_human", "difficult"): 0.5,
+    ("shuffled", "kl_human", "difficult"): 1.2,
     ("smoothing", "kl_human", "difficult"): 1.0,
-    ("aligned", "kl_human", "difficult"): 0.6,
-    ("original", "kl_human", "difficult"): 1.3,
     ("original", "ece", "difficult"): 0.2,
     ("aligned", "ece", "difficult"): 0.1,
-    ("smoothing", "ece", "difficult"): 0.3,
-    ("human", "accuracy", "all"): 0.9,
+    ("shuffled", "ece", "difficult"): 0.3,
+    ("aligned", "accuracy", "all"): 0.9,
     ("original", "accuracy", "all"): 0.8,
+    ("human", "accuracy", "all"): 0.85,
+    ("majority", "accuracy", "all"): 0.82,
     ("original", "seed_disagreement", "all"): 0.2,
-    ("human", "seed_disagreement", "all"): 0.1,
-    ("smoothing", "seed_disagreement", "all"): 0.3,
+    ("aligned", "seed_disagreement", "all"): 0.1,
+    ("shuffled", "seed_disagreement", "all"): 0.3,
     ("teacher", "spearman_confidence", "train"): -0.1,
     ("human", "spearman_confidence", "train"): -0.7,
     ("majority", "spearman_confidence", "train"): 0.0,
@@ -52,8 +53,10 @@ def tables(overrides=None, seeds=(0, 1, 2), spread=None, morph_share=0.3, real=N
     """The metrics table and data summary: GOOD's values with `overrides` on the simulated dataset "d"; `spread`
     (role -> amount) adds seed noise to that role's values, which paired differences then keep. `real`: the seeds
     of a second dataset "h" whose votes are human (GOOD's values with `real_overrides`), none by default.
-    `entropy_gap` and `mode_original`: the aligned labels' check columns of every data row."""
-    rows = _metric_rows("d", {**GOOD, **(overrides or {})}, seeds, spread)
+    `entropy_gap` and `mode_original`: the aligned members' target checks (metrics rows of every seed)."""
+    checks = {("aligned", "target_entropy_gap", "train"): entropy_gap,
+              ("aligned", "target_mode_original", "train"): mode_original}  # fmt: skip
+    rows = _metric_rows("d", {**GOOD, **checks, **(overrides or {})}, seeds, spread)
     if real is not None:
         rows += _metric_rows("h", {**GOOD, **(real_overrides or {})}, real, None)
     metrics = pd.DataFrame(rows, columns=["dataset", "condition", "seed", "pair", "subset", "metric", "value"])
@@ -64,28 +67,29 @@ def tables(overrides=None, seeds=(0, 1, 2), spread=None, morph_share=0.3, real=N
     if real is not None:
         data = pd.concat([data, pd.DataFrame({"dataset": ["h"], "split": ["train"], "kind": ["real"], "items": [50],
                                               "mode_shift_share": [0.1], "annotators": ["human"]})])  # fmt: skip
-    return metrics, data.assign(aligned_entropy_gap=entropy_gap, aligned_mode_original=mode_original)
+    return metrics, data
 
 
 VERDICT_CASES = [
     ("H1", "holds", {}),
-    ("H1", "fails", dict(overrides={("human", "kl_human", "difficult"): 1.5})),
-    ("H1", "inconclusive", dict(overrides={("majority", "kl_human", "difficult"): 0.5})),  # the null passes too
+    ("H1", "fails", dict(overrides={("aligned", "kl_human", "difficult"): 1.5})),
+    ("H1", "inconclusive", dict(overrides={("shuffled", "kl_human", "difficult"): 0.5})),  # the null passes too
     ("H1", "inconclusive", dict(seeds=(0, 1))),  # two seeds, three needed
     ("H2", "holds", {}),
     ("H2", "fails", dict(overrides={("aligned", "kl_human", "difficult"): 1.4})),
-    ("H2", "inconclusive", dict(overrides={("original", "kl_human", "difficult"): 0.8})),  # hard labels pass too
+    ("H2", "inconclusive", dict(overrides={("shuffled", "kl_human", "difficult"): 0.8})),  # the shuffle passes too
     ("H3", "holds", {}),
     ("H3", "fails", dict(overrides={("aligned", "ece", "difficult"): 0.3})),
-    ("H3", "inconclusive", dict(overrides={("smoothing", "ece", "difficult"): 0.05})),
+    ("H3", "inconclusive", dict(overrides={("shuffled", "ece", "difficult"): 0.05})),
     ("S1", "holds", {}),
-    ("S1", "fails", dict(overrides={("human", "accuracy", "all"): 0.7})),
-    ("S1", "inconclusive", dict(overrides={("human", "accuracy", "all"): 0.81}, spread={"human": 0.1})),
+    ("S1", "fails", dict(overrides={("aligned", "accuracy", "all"): 0.7})),
+    ("S1", "inconclusive", dict(overrides={("aligned", "accuracy", "all"): 0.81}, spread={"aligned": 0.1})),
     ("S2", "holds", {}),
-    ("S2", "fails", dict(overrides={("human", "seed_disagreement", "all"): 0.3})),
-    ("S2", "inconclusive", dict(overrides={("smoothing", "seed_disagreement", "all"): 0.05})),
+    ("S2", "fails", dict(overrides={("aligned", "seed_disagreement", "all"): 0.3})),
+    ("S2", "inconclusive", dict(overrides={("shuffled", "seed_disagreement", "all"): 0.05})),
     ("I1", "holds", {}),
     ("I1", "fails", dict(overrides={("human", "spearman_confidence", "train"): 0.2})),
+    ("I1", "inconclusive", dict(overrides={("majority", "spearman_confidence", "train"): -0.6})),  # the null passes
     ("I1", "inconclusive", dict(seeds=(0, 1))),
     ("I2", "holds", {}),
     ("I2", "fails", dict(morph_share=0.1)),
@@ -95,11 +99,11 @@ VERDICT_CASES = [
     ("R1", "inconclusive", {}),  # no dataset with real human votes (quick, smoke)
     ("R1", "inconclusive", dict(real=(0, 1, 2), real_overrides={("majority", "spearman_confidence", "train"): -0.6})),
     ("R2", "holds", dict(real=(0, 1, 2))),
-    ("R2", "fails", dict(real=(0, 1, 2), real_overrides={("human", "kl_human", "difficult"): 1.5})),
+    ("R2", "fails", dict(real=(0, 1, 2), real_overrides={("aligned", "kl_human", "difficult"): 1.5})),
     ("R2", "inconclusive", dict(real=(0, 1))),  # two seeds
     ("R3", "holds", dict(real=(0, 1, 2))),
     ("R3", "fails", dict(real=(0, 1, 2), real_overrides={("aligned", "ece", "difficult"): 0.3})),
-    ("R3", "inconclusive", dict(real=(0, 1, 2), real_overrides={("smoothing", "ece", "difficult"): 0.05})),
+    ("R3", "inconclusive", dict(real=(0, 1, 2), real_overrides={("shuffled", "ece", "difficult"): 0.05})),
     ("K1", "holds", {}),
     ("K1", "fails", dict(entropy_gap=1e-3)),
     ("K1", "inconclusive", dict(entropy_gap=float("nan"))),
@@ -120,13 +124,15 @@ def test_claim_verdict(claim_id, expected, scenario):
 
 
 def test_values_are_the_hand_computed_paired_differences_and_nulls():
-    table = _decide(spread={"human": 0.05})
+    table = _decide(spread={"aligned": 0.05})
     assert table.loc["H1", "value"] == pytest.approx(0.5) and table.loc["H1", "null_value"] == pytest.approx(-0.2)
-    assert table.loc["H2", "value"] == pytest.approx(0.4) and table.loc["H2", "null_value"] == pytest.approx(-0.3)
+    assert table.loc["H2", "value"] == pytest.approx(0.5) and table.loc["H2", "null_value"] == pytest.approx(-0.2)
     assert table.loc["H3", "value"] == pytest.approx(0.1) and table.loc["H3", "null_value"] == pytest.approx(-0.1)
     assert table.loc["S1", "value"] == pytest.approx(0.1)
+    assert "human_soft - hard_majority: +0.03 " in table.loc["S1", "note"]
+    assert table.loc["I1", "null_value"] == pytest.approx(-0.1)
     assert table.loc["I1", "value"] == pytest.approx(0.6) and table.loc["I2", "value"] == pytest.approx(0.3)
-    # human's seed noise (+-0.05) widens H1's interval symmetrically: t(2) * sd 0.05 / sqrt(3)
+    # the aligned condition's seed noise (+-0.05) widens H1's interval symmetrically: t(2) * sd 0.05 / sqrt(3)
     half = 4.302653 * 0.05 / np.sqrt(3)
     assert table.loc["H1", "high"] - table.loc["H1", "value"] == pytest.approx(half, rel=1e-4)
 

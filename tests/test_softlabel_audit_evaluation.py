@@ -129,3 +129,44 @@ def test_paper_numbers_stand_beside_our_means_and_nan_where_we_have_none():
     assert table.loc[("kl_high_variation", "human_soft"), "paper_value"] == 0.669
     assert np.isnan(table.loc[("kl_high_variation", "hard_orig"), "ours"])
     assert np.isnan(table.loc[("spearman_human_uncertainty", "human_soft"), "ours"])
+
+
+def test_kl_and_difficult_items_use_the_panel_distribution_and_kl_votes_the_observed_votes():
+    panel = _rows(*[(0.5, 0.5)] * 4, (0.9, 0.1), (0.95, 0.05), (0.2, 0.8), (0.5, 0.5))
+    items = ItemSet(**{**ITEMS.__dict__, "panel_probs": panel})
+    masks = evaluation.test_subsets(items, QUANTILE)  # panel entropies of test items 4-7: .33, .20, .50, .69
+    np.testing.assert_array_equal(masks["difficult"], [False, False, True, True])
+    table = evaluate(items, MEMBERS[:1], P0[None], GOLD_PROB[:1], CORRECT[:1], n_bins=15, quantile=QUANTILE)
+    m = table.set_index(["subset", "metric"])["value"]
+    assert m[("all", "kl_human")] == pytest.approx(np.mean([_kl(h[:2], p[:2]) for h, p in zip(panel[4:], P0)]))
+    votes = COUNTS[4:, :2] / 6
+    assert m[("all", "kl_votes")] == pytest.approx(np.mean([_kl(h, p[:2]) for h, p in zip(votes, P0)]), rel=1e-6)
+    # the panel's modes 0, 0, 1 and a tie (item 7: the original label 1): P0 predicts 0, 1, 1, 1
+    assert m[("all", "accuracy_majority")] == pytest.approx(0.75) and m[("difficult", "items")] == 2
+
+
+def test_what_members_were_trained_on_is_reported_per_member():
+    members = [Member("human_soft", 0), Member("human_soft_aligned", 0), Member("label_smooth", 0)]
+    entropy = np.array([[0.1, 0.5], [0.1, 0.5 + 1e-3], [0.3, 0.3]])
+    on_original = np.array([[True, False], [True, True], [True, True]])
+    rows = evaluation.trained_on(members, entropy, on_original, np.array([np.nan, np.nan, 0.2]), None)
+    got = {(c, metric): v for c, _, _, _, metric, v in rows}
+    assert got[("human_soft_aligned", "target_entropy_gap")] == pytest.approx(1e-3)
+    assert got[("human_soft", "target_mode_original")] == 0.5 and got[("label_smooth", "epsilon")] == 0.2
+    assert ("human_soft", "target_entropy_gap") not in got and ("human_soft", "epsilon") not in got
+
+
+def test_report_tables_say_simulated_annotators_only_for_simulated_votes(tmp_path):
+    from types import SimpleNamespace
+
+    from neurips26.softlabel_audit.summary import SIMULATED_NOTE, report_tables
+
+    rows = pd.DataFrame({"dataset": "d", "condition": "human_soft", "seed": [0, 1], "pair": "", "subset": "all",
+                         "metric": "accuracy", "value": [0.5, 0.7]})  # fmt: skip
+    rows.to_parquet(tmp_path / "m.parquet")
+    notes = {}
+    for annotators in ("simulated", "human"):
+        data_summary(ITEMS).assign(dataset="d", annotators=annotators).to_parquet(tmp_path / "d.parquet")
+        inp = SimpleNamespace(metrics=tmp_path / "m.parquet", data=tmp_path / "d.parquet")
+        notes[annotators] = report_tables(inp, SimpleNamespace(primary="d"))["annotators_note"]
+    assert notes == {"simulated": SIMULATED_NOTE, "human": "real human annotators"}

@@ -12,8 +12,16 @@ from conftest import ROOT
 from neurips26.softlabel_audit.annotators import PanelModel
 from neurips26.softlabel_audit.artifacts import Runs, read_items, read_runs, write_items, write_runs
 from neurips26.softlabel_audit.digits import load_mnist5k
-from neurips26.softlabel_audit.experiment import check_config, label_inputs, needs_teacher, targets, teacher_logits
+from neurips26.softlabel_audit.experiment import (
+    check_config,
+    label_inputs,
+    member_targets,
+    needs_teacher,
+    targets,
+    teacher_logits,
+)
 from neurips26.softlabel_audit.itemset import CLEAN, MORPH, REAL, ItemSet, items_from_digits, items_from_votes
+from neurips26.softlabel_audit.labels import entropy, matched_smoothing_epsilon, smoothing_entropy
 from neurips26.softlabel_audit.members import Member, members_grid
 from neurips26.softlabel_audit.splits import split_sizes
 
@@ -110,7 +118,7 @@ def test_item_sets_and_runs_read_back_as_written(tmp_path):
         (("conditions",), ["hard_orig", "soft_magic"], r"conditions: unknown \['soft_magic'\]"),
         (("model",), "vit_huge", "model: unknown 'vit_huge'"),
         (("seeds",), [0, 0, 1], "seeds: repeated seeds"),
-        (("teacher", "seed"), 1, "teacher.seed 1 is also a scored seed"),
+        (("teacher", "seed"), 1, r"teacher.seed 1 makes teacher seeds \[1, 2, 3, 4\] that are also scored"),
         (("datasets", "mnist_ambiguous", "source"), "svhn", "datasets.mnist_ambiguous.source: unknown 'svhn'"),
         (("comparisons", "primary"), "cifar10h", "comparisons.primary 'cifar10h' is not among datasets"),
         (("conditions",), ["hard_orig", "human_soft"], "comparisons name conditions that are not run"),
@@ -140,3 +148,40 @@ def test_targets_are_probability_rows_per_condition_and_the_teacher_logits_repro
     np.testing.assert_array_equal(q[0].argmax(-1), items.original[train])
     np.testing.assert_allclose(q[3], probs, rtol=1e-6)  # temperature 1: the teacher's own distribution
     assert needs_teacher(conditions) and not needs_teacher(conditions[:3])
+
+
+def test_digit_items_carry_the_panels_true_distribution_and_read_it_back(digit_items, tmp_path):
+    probs = digit_items.panel_probs
+    assert probs.shape == digit_items.counts.shape
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(digit_items.reference, probs)
+    # the votes are a sample of it: the observed majority is mostly the true mode
+    assert (digit_items.counts.argmax(1) == probs.argmax(1)).mean() > 0.8
+    write_items(tmp_path / "data.npz", digit_items)
+    np.testing.assert_array_equal(read_items(tmp_path / "data.npz").panel_probs, probs)
+    votes_only = ItemSet(**_items())
+    assert votes_only.panel_probs is None and "panel_probs" not in votes_only.arrays()
+    np.testing.assert_allclose(votes_only.reference, votes_only.counts / 3)
+
+
+def test_member_targets_match_the_synthetic_labels_entropy_and_give_each_seed_its_teacher_and_shuffle(digit_items):
+    train = digit_items.indices("train")
+    rng = np.random.default_rng(0)
+    logits = rng.normal(0, 6, (2, len(train), 10))
+    conditions = ["human_soft", "human_soft_aligned", "human_soft_shuffled", "teacher_soft", "label_smooth"]
+    q, settings, human = member_targets(conditions, [0, 1], digit_items, train,
+                                        {"epsilon": "matched", "temperature": "matched"}, logits)  # fmt: skip
+    assert q.shape == (10, len(train), 10)
+    assert human == pytest.approx(entropy(q[0]).mean(), rel=1e-5)
+    eps = settings[0][0]
+    assert eps == pytest.approx(matched_smoothing_epsilon(human)) and smoothing_entropy(eps) == pytest.approx(human)
+    for s in (0, 1):
+        assert entropy(q[6 + s]).mean() == pytest.approx(human, abs=1e-5)  # each seed's teacher at its temperature
+    assert settings[0][1] != settings[1][1]
+    assert not np.array_equal(q[4], q[5])  # a shuffle per seed
+    # the shuffle keeps each class's multiset of aligned labels
+    for c in np.unique(digit_items.original[train]):
+        mine = digit_items.original[train] == c
+        np.testing.assert_allclose(np.sort(entropy(q[4][mine])), np.sort(entropy(q[2][mine])), atol=1e-6)
+    _, fixed, _ = member_targets(["label_smooth"], [0], digit_items, train, {"epsilon": 0.1, "temperature": 2.0})
+    assert fixed[0][0] == 0.1 and np.isnan(fixed[0][1])  # no teacher, no temperature

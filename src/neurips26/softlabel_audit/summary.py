@@ -49,12 +49,32 @@ def _spread(values) -> str:
     return f"{s.mean:.4f} ± {(s.high - s.low) / 2:.4f}"
 
 
-def metric_table(metrics: pd.DataFrame, subsets=("all", "difficult"), names=("accuracy", "ece", "kl_human")):
+METRIC_NAMES = ("accuracy", "accuracy_majority", "ece", "kl_human", "kl_votes")
+
+
+def metric_table(metrics: pd.DataFrame, subsets=("all", "difficult"), names=METRIC_NAMES):
     """Condition x (metric, subset): mean over seeds ± the half width of the 95% t interval."""
     rows = metrics[metrics["subset"].isin(subsets) & metrics["metric"].isin(names) & (metrics["seed"] >= 0)]
     table = rows.groupby(["dataset", "condition", "metric", "subset"], sort=False)["value"].agg(_spread).reset_index()
     table["column"] = table["metric"] + " (" + table["subset"] + ")"
     return table.pivot(index=["dataset", "condition"], columns="column", values="value").reset_index()
+
+
+def subset_sizes(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Test items per subset and dataset (the `items` rows of the metrics table)."""
+    rows = metrics[metrics["metric"] == "items"]
+    return rows.groupby(["dataset", "subset"], sort=False)["value"].first().astype(int).reset_index()
+
+
+def trained_on_table(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset and condition: the mean entropy of the targets the members were trained on, the share whose mode
+    is the original label, and the smoothing epsilon / teacher temperature (mean ± half width over seeds)."""
+    names = ("target_entropy", "target_mode_original", "epsilon", "temperature")
+    rows = metrics[metrics["metric"].isin(names) & (metrics["seed"] >= 0)]
+    if rows.empty:
+        return pd.DataFrame(columns=["dataset", "condition"])
+    table = rows.groupby(["dataset", "condition", "metric"], sort=False)["value"].agg(_spread).reset_index()
+    return table.pivot(index=["dataset", "condition"], columns="metric", values="value").reset_index().fillna("")
 
 
 def disagreement_table(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -93,6 +113,8 @@ def report_tables(inp, params) -> dict:
         "annotators_note": SIMULATED_NOTE if simulated else "real human annotators",
         "data": data,
         "metric_table": metric_table(metrics),
+        "subset_sizes": subset_sizes(metrics),
+        "trained_on": trained_on_table(metrics),
         "disagreement": disagreement_table(metrics),
         "alignment": alignment_table(metrics),
         "paper": paper_beside_ours(metrics, params.primary),
