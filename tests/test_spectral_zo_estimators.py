@@ -8,12 +8,15 @@ import torch
 from neurips26.spectral_zo.estimators import (
     ESTIMATORS,
     activation_subspace,
+    bias_corrected,
+    layer_moment,
     mlp_forward,
     perturbation_gradient,
     second_moment,
     spectral_power,
     squared_error,
     szo,
+    szo_expectation,
     true_gradient,
     wp_global,
     wp_layerwise,
@@ -130,6 +133,61 @@ def test_bias_corrected_szo_mean_is_gradient_within_standard_errors(kappa):
     raw_mean, raw_se = _monte_carlo(kappa, bias_correction=False)
     # without the correction the mean is many standard errors off the gradient
     assert ((raw_mean - grad).abs() / raw_se).max() > 10
+
+
+def _ill_conditioned(seed=0, batch_size=8, n_in=20, hidden=12, n_out=3):
+    """The pipeline's regime in miniature: non-negative inputs in [0, 1] (unstandardised pixels) with a constant-1
+    feature, a ReLU hidden layer, fewer examples than inputs: C is rank-deficient and its top eigenvalue is dominated
+    by the mean activation direction."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.cat([torch.rand(batch_size, n_in - 1, generator=g, dtype=DT), torch.ones(batch_size, 1, dtype=DT)], 1)
+    y = torch.randn(batch_size, n_out, generator=g, dtype=DT)
+    params = [torch.randn(hidden, n_in, generator=g, dtype=DT) * (2 / n_in) ** 0.5,
+              torch.randn(n_out, hidden, generator=g, dtype=DT) * (2 / hidden) ** 0.5]  # fmt: skip
+    return params, (x, y)
+
+
+def _angle(a, b):
+    return float(torch.rad2deg(torch.arccos((a * b).sum() / (a.norm() * b.norm())).clamp(-1, 1)))
+
+
+def test_bias_correction_exact_expectation_in_the_ill_conditioned_regime():
+    params, batch = _ill_conditioned()
+    eig = torch.linalg.eigvalsh(second_moment(batch[0]))
+    assert eig[-1] / eig.mean() > 5 and int((eig > 1e-10 * eig[-1]).sum()) <= 8  # dominated and rank-deficient
+    grads = true_gradient(params, squared_error, batch)
+    for kappa in (1.0, 2.0):
+        raw = szo_expectation(params, squared_error, batch, kappa=kappa)
+        corrected = szo_expectation(params, squared_error, batch, kappa=kappa, bias_correction=True)
+        for g, r, c in zip(grads, raw, corrected):
+            assert _angle(r, g) > 5.0  # the raw expectation G C^kappa is tilted towards the mean direction
+            assert _angle(c, g) < 0.5 * _angle(r, g) and _angle(c, g) < 5.0  # the correction undoes most of it
+
+
+def test_szo_raw_mean_matches_its_exact_expectation_and_the_correction_is_linear():
+    params, batch = _ill_conditioned()
+    expected = szo_expectation(params, squared_error, batch, kappa=1.0)
+    draws = [szo(params, squared_error, batch, 400, 1e-4, _gen(d), kappa=1.0) for d in range(20)]
+    for layer, e in enumerate(expected):
+        stack = torch.stack([d[layer] for d in draws])
+        z = (stack.mean(0) - e).abs() / (stack.std(0) / len(draws) ** 0.5 + 1e-12)
+        assert z.max() < 5.0
+    # the same seeds corrected: exactly the correction of the raw draw, so E[corrected] = correction(E[raw])
+    raw = szo(params, squared_error, batch, 16, 1e-4, _gen(3), kappa=1.0)
+    corrected = szo(params, squared_error, batch, 16, 1e-4, _gen(3), kappa=1.0, bias_correction=True)
+    inputs = mlp_forward(params, batch[0])[1]
+    for r, c, a in zip(raw, corrected, inputs):
+        assert torch.allclose(bias_corrected(r, second_moment(a), 1.0), c)
+
+
+def test_null_moments_mean_direction_and_centred():
+    a = torch.rand(10, 4, generator=_gen(0), dtype=DT)
+    mu = a.mean(0)
+    assert torch.allclose(layer_moment(a, "mean"), torch.outer(mu, mu))
+    assert torch.allclose(layer_moment(a, "centred") + torch.outer(mu, mu), second_moment(a))
+    assert torch.allclose(layer_moment(a, "batch"), second_moment(a))
+    with pytest.raises(ValueError, match="moment"):
+        layer_moment(a, "other")
 
 
 def test_agzo_mean_is_gradient_projected_on_activation_subspace():

@@ -54,6 +54,7 @@ def test_the_parse_time_tables_mirror_the_library():
 
     assert set(settings.ESTIMATORS) == set(training.METHODS)
     assert settings.SUPPORT == networks.SUPPORT and settings.NORMALISATIONS == estimators.NORMALISATIONS
+    assert settings.MOMENTS == estimators.MOMENTS
 
 
 def test_the_stabilised_szo_has_the_same_directions_and_a_smaller_update():

@@ -226,6 +226,23 @@ def second_moment(activations: Tensor) -> Tensor:
     return activations.T @ activations / activations.shape[0]
 
 
+MOMENTS = ("batch", "centred", "mean")
+
+
+def layer_moment(activations: Tensor, moment: str = "batch") -> Tensor:
+    """The matrix SZO shapes its probes by: `batch` the second moment `A^T A / B` (SZO proper); `centred` the
+    covariance (the mean activation removed: the spectrum without the DC direction); `mean` the rank-1 outer product
+    of the mean activation (the DC direction alone, no spectrum). The last two are nulls, not the method."""
+    check_choice("moment", moment, MOMENTS)
+    if moment == "batch":
+        return second_moment(activations)
+    mu = activations.mean(0)
+    if moment == "mean":
+        return torch.outer(mu, mu)
+    centred = activations - mu
+    return centred.T @ centred / activations.shape[0]
+
+
 NORMALISATIONS = ("mean", "top")
 
 
@@ -255,6 +272,8 @@ def szo(
     bias_correction: bool = False,
     ridge: float = 1e-3,
     normalise: str = "mean",
+    moment: str = "batch",
+    correction_moment: str | None = None,
     schedule: str = "joint",
     activation: str = "relu",
 ) -> list[Tensor]:
@@ -263,12 +282,15 @@ def szo(
     multiplied by `(C^kappa + lambda I)^{-1}`, `lambda = ridge * tr(C^kappa) / n_in`. kappa = 0 is weight
     perturbation with the same draws. `normalise="top"` (our stabilised variant, chosen after the mean-normalised
     one diverged in training) divides C by its largest eigenvalue instead of its mean: the same directions up to
-    one scale per layer, so the same cosine, but an expected update no larger than the gradient."""
+    one scale per layer, so the same cosine, but an expected update no larger than the gradient. `moment` picks the
+    matrix the probes are shaped by (`layer_moment`: `centred` and `mean` are nulls); `correction_moment` (default:
+    the same) the one the bias correction inverts, so a mismatched correction is a null too. The ORTHOGONALISATION
+    acts on the Gaussian seeds Z, not on the shaped probes Z M."""
     _check_common(params, n_probes, eps)
     check_number("kappa", kappa, low=0.0, high=2.0)
     check_number("ridge", ridge, low=0.0, low_open=True)
     inputs = mlp_forward(params, batch[0], activation)[1]
-    moments = [second_moment(a) for a in inputs]
+    moments = [layer_moment(a, moment) for a in inputs]
     for index, c in enumerate(moments):
         if not bool(torch.isfinite(c).all()):
             raise ValueError(f"non-finite activation second moment at the input of params[{index}] (overflow)")
@@ -278,14 +300,35 @@ def szo(
     grads = _scheduled_gradient(params, loss_fn, batch, directions, eps, schedule, "central", activation)
     if not bias_correction:
         return grads
-    corrected = []
-    for g, c in zip(grads, moments):
-        preconditioner = spectral_power(c, kappa, normalise)
-        n_in = preconditioner.shape[0]
-        lam = ridge * torch.trace(preconditioner) / n_in
-        lam = lam if lam > 0 else torch.ones((), dtype=g.dtype, device=g.device)
-        corrected.append(torch.linalg.solve(preconditioner + lam * eye(n_in, g), g.T).T)
-    return corrected
+    if correction_moment is not None and correction_moment != moment:
+        moments = [layer_moment(a, correction_moment) for a in inputs]
+    return [bias_corrected(g, c, kappa, normalise, ridge) for g, c in zip(grads, moments)]
+
+
+def bias_corrected(g: Tensor, moment: Tensor, kappa: float, normalise: str = "mean", ridge: float = 1e-3) -> Tensor:
+    """`g (P + lambda I)^{-1}` with `P = (C / s)^kappa` and `lambda = ridge * tr(P) / n_in` (1 where P = 0)."""
+    preconditioner = spectral_power(moment, kappa, normalise)
+    n_in = preconditioner.shape[0]
+    lam = ridge * torch.trace(preconditioner) / n_in
+    lam = lam if lam > 0 else torch.ones((), dtype=g.dtype, device=g.device)
+    return torch.linalg.solve(preconditioner + lam * eye(n_in, g), g.T).T
+
+
+def szo_expectation(params, loss_fn, batch, *, kappa: float = 1.0, bias_correction: bool = False, ridge: float = 1e-3,
+                    normalise: str = "mean", moment: str = "batch", correction_moment: str | None = None,
+                    activation: str = "relu", **_) -> list[Tensor]:  # fmt: skip
+    """The exact expectation of `szo` over its Gaussian seeds, up to the O(eps^2) of central differences:
+    `E[g_raw] = G (C/s)^kappa` (E[M Z^T Z M] = M^2 per layer, the joint schedule's cross-layer terms vanish), and
+    the corrected `E[g_raw] (P + lambda I)^{-1}`, G the backprop gradient. Orthogonal seeds have the same mean."""
+    inputs = mlp_forward(params, batch[0], activation)[1]
+    moments = [layer_moment(a, moment) for a in inputs]
+    grads = true_gradient(params, loss_fn, batch, activation)
+    means = [g @ spectral_power(c, kappa, normalise) for g, c in zip(grads, moments)]
+    if not bias_correction:
+        return means
+    if correction_moment is not None and correction_moment != moment:
+        moments = [layer_moment(a, correction_moment) for a in inputs]
+    return [bias_corrected(g, c, kappa, normalise, ridge) for g, c in zip(means, moments)]
 
 
 def activation_subspace(activations: Tensor, rank: int) -> Tensor:

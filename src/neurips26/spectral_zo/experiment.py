@@ -27,7 +27,7 @@ import torch
 from neurips26.spectral_zo import settings as config_checks
 from neurips26.spectral_zo.alignment import OVERALL, bias_variance, layer_alignment
 from neurips26.spectral_zo.data import load_dataset, teacher_student, three_way  # noqa: F401 (re-exported)
-from neurips26.spectral_zo.estimators import LOSSES, second_moment
+from neurips26.spectral_zo.estimators import LOSSES, second_moment, szo_expectation
 from neurips26.spectral_zo.mezo import measure_cost
 from neurips26.spectral_zo.networks import MLP, ConvNet, backprop, estimate
 from neurips26.spectral_zo.training import TrainConfig, train
@@ -197,12 +197,19 @@ def bias_variance_table(methods: Mapping[str, Mapping], data: Mapping[str, np.nd
     rows = []
     for name, spec in methods.items():
         draws = _draws(spec, network, params, loss_fn, batch, block["probes"], block["eps"], block["draws"], seed)
-        for layer, (d, g) in enumerate(zip(draws, true)):
+        expected = [None] * len(draws)
+        if spec["estimator"] == "szo":
+            expected = [e.flatten().double().numpy()
+                        for e in szo_expectation(params, loss_fn, batch, **options(spec))]  # fmt: skip
+        for layer, (d, g, e) in enumerate(zip(draws, true, expected)):
             stats = bias_variance(d, g)
+            e_norm = math.nan if e is None else float(np.linalg.norm(e) / np.linalg.norm(g))
             rows.append({"seed": seed, "method": name, "layer": f"layer{layer}", "n_in": params[layer].shape[1],
                          "angle_mean": angle_degrees(d.mean(0), g), "variance": stats.variance, "bias": stats.bias,
-                         "bias_floor": stats.bias_floor, "mean_cosine": stats.mean_cosine,
-                         "n_draws": stats.n_draws})  # fmt: skip
+                         "bias_floor": stats.bias_floor, "bias_sq_debiased": stats.bias_sq_debiased,
+                         "mean_cosine": stats.mean_cosine, "n_draws": stats.n_draws,
+                         "angle_expected": math.nan if e is None else angle_degrees(e, g),
+                         "expected_norm": e_norm})  # fmt: skip
     return rows
 
 
@@ -238,22 +245,42 @@ def _tensors(arrays: Mapping[str, np.ndarray], network, part: str) -> tuple[Tens
     return torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(y)
 
 
+# a run whose validation accuracy is within this of the majority class's share has collapsed to a constant prediction
+COLLAPSE_MARGIN = 0.01
+
+
+def chance_accuracy(labels) -> float:
+    """The accuracy of always predicting the most frequent label."""
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    return float(counts.max() / counts.sum())
+
+
 def tune(spec: Mapping, network, arrays: Mapping[str, np.ndarray], block: Mapping, log: Callable = print,
          device=None):  # fmt: skip
     """Each lr of the shared grid on the validation split (training seed `tune_seed`): rows (lr, val accuracy at
-    the end, diverged step) and the chosen lr (highest validation accuracy; a diverged run scores nothing)."""
+    the end, diverged step, collapsed, edge) and the chosen lr (highest validation accuracy). A diverged run scores
+    nothing, and a run at chance (within COLLAPSE_MARGIN of the majority class: it collapsed to a constant
+    prediction) is treated the same way, so neither is chosen while another lr learned. `edge` marks a chosen lr
+    at either end of the grid (the best may lie beyond it)."""
     train_data, val = _tensors(arrays, network, "train"), _tensors(arrays, network, "val")
+    chance = chance_accuracy(arrays["y_val"])
     rows = []
     for lr in block["lr_grid"]:
         result = train(train_config(spec, block, lr, block["tune_seed"]), network, train_data, val, device=device)
         accuracy = math.nan if result.diverged else result.rows[-1]["test_accuracy"]
-        rows.append({"lr": lr, "val_accuracy": accuracy, "diverged_step": result.diverged_step})
+        collapsed = bool(math.isfinite(accuracy) and accuracy <= chance + COLLAPSE_MARGIN)
+        rows.append({"lr": lr, "val_accuracy": accuracy, "diverged_step": result.diverged_step,
+                     "collapsed": collapsed})  # fmt: skip
         log(f"tune lr {lr}: validation accuracy {accuracy:.4f}" + (f" (diverged at step {result.diverged_step})"
-                                                                   if result.diverged else ""))  # fmt: skip
-    finite = [r for r in rows if math.isfinite(r["val_accuracy"])]
+                                                                   if result.diverged else "")
+            + (" (collapsed: chance level)" if collapsed else ""))  # fmt: skip
+    learned = [r for r in rows if math.isfinite(r["val_accuracy"]) and not r["collapsed"]]
+    finite = learned or [r for r in rows if math.isfinite(r["val_accuracy"])]
     chosen = max(finite, key=lambda r: r["val_accuracy"])["lr"] if finite else min(block["lr_grid"])
+    ends = (min(block["lr_grid"]), max(block["lr_grid"]))
     for r in rows:
         r["chosen"] = r["lr"] == chosen
+        r["edge"] = bool(r["chosen"] and len(block["lr_grid"]) > 1 and r["lr"] in ends)
     return rows, chosen
 
 

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from neurips26.common.validation import check_int, check_number
 
 SOURCES = ("digits", "mnist5k", "mnist", "fashion_mnist", "cifar10")
-OPTION_KEYS = ("kappa", "rank", "orthogonal", "bias_correction", "normalise")
+OPTION_KEYS = ("kappa", "rank", "orthogonal", "bias_correction", "normalise", "moment", "correction_moment")
+MOMENTS = ("batch", "centred", "mean")
 ESTIMATORS = ("wp_global", "wp_layerwise", "spsa", "mezo", "node_perturbation", "agzo", "szo", "forward_gradient",
               "backprop")  # fmt: skip
 NORMALISATIONS = ("mean", "top")
@@ -34,6 +35,9 @@ def check_method(name: str, spec: Mapping) -> None:
         check_int(f"methods.{name}.rank", spec["rank"], low=1)
     if spec.get("normalise", "mean") not in NORMALISATIONS:
         raise ValueError(f"methods.{name}.normalise: {spec['normalise']!r} is not one of {list(NORMALISATIONS)}")
+    for key in ("moment", "correction_moment"):
+        if spec.get(key, "batch") not in MOMENTS:
+            raise ValueError(f"methods.{name}.{key}: {spec[key]!r} is not one of {list(MOMENTS)}")
 
 
 def layer_kinds(dataset: Mapping) -> tuple[str, ...]:

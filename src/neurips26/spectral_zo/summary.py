@@ -35,9 +35,16 @@ def probes_table(alignment: pd.DataFrame) -> pd.DataFrame:
 
 
 def bias_variance_summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per method and layer: angle of the mean estimate (degrees), tr Cov / ||g||^2, mean cosine (mean over seeds)."""
-    table = frame.groupby(["method", "layer"])[["angle_mean", "variance", "bias", "bias_floor", "mean_cosine"]].mean()
-    return table.reset_index().round({"angle_mean": 1, "bias": 3, "bias_floor": 3, "mean_cosine": 3})
+    """Per method and layer: angle of the mean estimate (degrees) beside the exact expectation's, tr Cov / ||g||^2,
+    the relative variance tr Cov / ||E g||^2, bias and its floor, mean per-draw cosine (mean over seeds)."""
+    frame = frame.copy()
+    if "expected_norm" not in frame:
+        frame["expected_norm"], frame["angle_expected"] = np.nan, np.nan
+    frame["relative_variance"] = frame["variance"] / frame["expected_norm"] ** 2
+    columns = ["angle_mean", "angle_expected", "variance", "relative_variance", "bias", "bias_floor", "mean_cosine"]
+    table = frame.groupby(["method", "layer"])[columns].mean()
+    return table.reset_index().round({"angle_mean": 1, "angle_expected": 2, "bias": 3, "bias_floor": 3,
+                                      "mean_cosine": 3})  # fmt: skip
 
 
 def slope_table(dimension: pd.DataFrame) -> pd.DataFrame:
@@ -54,14 +61,16 @@ def spectral_table(spectral: pd.DataFrame, layer: str, null: str) -> pd.DataFram
 
 
 def accuracy_table(curves: pd.DataFrame, tuning: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset and method: the chosen lr, its validation accuracy, the test accuracy (mean ± sd over seeds), and
-    the seeds that diverged with their step."""
+    """Per dataset and method: the chosen lr (marked `(edge)` at either end of the grid), its validation accuracy,
+    the test accuracy (mean ± sd over seeds), and the seeds that diverged with their step."""
     out = []
     for (dataset, method), group in curves.groupby(["dataset", "method"], sort=False):
         chosen = tuning[(tuning["dataset"] == dataset) & (tuning["method"] == method) & tuning["chosen"]]
         last = group.sort_values("step").groupby("seed").tail(1)
         diverged = last[last["diverged_step"].notna()]
-        out.append({"dataset": dataset, "method": method, "lr": float(chosen["lr"].iloc[0]) if len(chosen) else np.nan,
+        edge = len(chosen) and "edge" in chosen and bool(chosen["edge"].iloc[0])
+        lr = f"{float(chosen['lr'].iloc[0]):g}" + (" (edge)" if edge else "") if len(chosen) else "n/a"
+        out.append({"dataset": dataset, "method": method, "lr": lr,
                     "val_accuracy": float(chosen["val_accuracy"].iloc[0]) if len(chosen) else np.nan,
                     "test_accuracy": _pm(final_accuracy(group, method)),
                     "passes_per_step": int(group["passes_per_step"].iloc[0]),
@@ -71,8 +80,22 @@ def accuracy_table(curves: pd.DataFrame, tuning: pd.DataFrame) -> pd.DataFrame:
 
 
 def tuning_table(tuning: pd.DataFrame) -> pd.DataFrame:
-    table = tuning.pivot_table(index=["dataset", "method"], columns="lr", values="val_accuracy")
-    return table.round(3).add_prefix("lr=").reset_index()
+    """Validation accuracy per lr; a diverged run is blank, a collapsed one (chance level) is marked `c`, the chosen
+    lr `*` (and `edge` in the last column where it is at either end of the grid)."""
+    tuning = tuning.copy()
+    collapsed = tuning["collapsed"] if "collapsed" in tuning else pd.Series(False, index=tuning.index)
+    tuning["cell"] = [
+        "" if not np.isfinite(v) else f"{v:.3f}" + (" c" if col else "") + (" *" if ch else "")
+        for v, col, ch in zip(tuning["val_accuracy"], collapsed, tuning["chosen"])
+    ]
+    table = tuning.pivot(index=["dataset", "method"], columns="lr", values="cell")
+    table = table[sorted(table.columns, reverse=True)].add_prefix("lr=").reset_index()
+    edge = tuning[tuning["chosen"] & tuning.get("edge", pd.Series(False, index=tuning.index))]
+    table["chosen at grid edge"] = [
+        "yes" if ((edge["dataset"] == d) & (edge["method"] == m)).any() else "" for d, m in zip(table["dataset"],
+                                                                                              table["method"])
+    ]  # fmt: skip
+    return table
 
 
 def report_tables(inp, params) -> dict:
