@@ -126,7 +126,11 @@ def sz_runs(wildcards):
 
 @reads("spectral_zo", ("train", "methods"), ("methods",))
 def sz_comparisons(wildcards):
-    """The names the claims compare: fixed by the method registry, with Z5's SZO variants those trained."""
+    """The names the claims compare: fixed by the method registry, with Z5's SZO variants those trained.
+
+    Z1, Z2 and Z6's nulls carry activation information without the spectral shaping (the mean activation
+    direction alone, AGZO's subspace); Z4's is a correction by a mismatched (centred) C; Z5's AGZO trained alike.
+    """
     cfg = sz_config(wildcards)
     trained = cfg["train"]["methods"]
     return {
@@ -139,6 +143,8 @@ def sz_comparisons(wildcards):
             else ["szo_k1"]
         ),
         "null": "szo_k0",
+        "nulls": ["szo_k1_mean", "agzo_r8"],
+        "centred": "szo_k1_centred",
         "wp": "wp_global",
         "spsa": "spsa",
         "orth": "szo_k1_orth",
@@ -148,8 +154,9 @@ def sz_comparisons(wildcards):
             for raw in ("szo_k1", "szo_k2")
             if f"{raw}_bc" in cfg["bias_variance"]["methods"]
         ],
-        "corrected_null": ["szo_k0", "szo_k0_bc"],
+        "corrected_null": ["szo_k1", "szo_k1_bcx"],
         "szo_train": [m for m in trained if m.startswith("szo_") and m != "szo_k0"],
+        "train_null": "agzo_r8",
         "backprop": "backprop",
         "node_perturbation": "node_perturbation",
         "spectral_szo": "szo_k1",
