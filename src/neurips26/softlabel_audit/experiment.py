@@ -17,7 +17,7 @@ from .labels import (
     soft_from_votes,
 )
 from .members import members_grid
-from .model import MODELS
+from .sizes import MODELS
 from .splits import split_sizes
 
 __all__ = [

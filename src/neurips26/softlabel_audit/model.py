@@ -14,13 +14,13 @@ Every network maps images (B, C, H, W) to logits (B, K). :func:`build_classifier
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common.validation import check_int
+
+from .sizes import MODELS, ClassifierSize
 
 __all__ = ["MODELS", "ClassifierSize", "ConvNet", "ResNet", "build_classifier", "n_parameters"]
 
@@ -93,17 +93,6 @@ class ResNet(nn.Module):
         return self.head(self.stages(self.stem(x)).mean(dim=(2, 3)))
 
 
-@dataclass(frozen=True)
-class ClassifierSize:
-    """A named size: the architecture (a key of ``ARCHS``) and its width settings."""
-
-    arch: str
-    widths: tuple[int, ...]
-    hidden: int = 0  # ConvNet: the MLP's hidden width
-    blocks: int = 1  # ResNet: basic blocks per stage
-    groups: int = 8  # ResNet: GroupNorm groups
-
-
 def _convnet(size: ClassifierSize, in_channels: int, image_size: int, num_classes: int) -> nn.Module:
     return ConvNet(in_channels, image_size, num_classes, (size.widths[0], size.widths[1]), size.hidden)
 
@@ -113,12 +102,6 @@ def _resnet(size: ClassifierSize, in_channels: int, image_size: int, num_classes
 
 
 ARCHS = {"convnet": _convnet, "resnet": _resnet}
-
-MODELS: dict[str, ClassifierSize] = {
-    "convnet_tiny": ClassifierSize("convnet", (8, 16), hidden=64),  # quick and smoke scale, 28x28 grey digits
-    "convnet_small": ClassifierSize("convnet", (32, 64), hidden=128),  # MNIST at paper scale
-    "resnet_small": ClassifierSize("resnet", (32, 64, 128), blocks=2),  # CIFAR-10 / CIFAR-10H at paper scale
-}
 
 
 def build_classifier(name: str, in_channels: int, image_size: int, num_classes: int) -> nn.Module:
