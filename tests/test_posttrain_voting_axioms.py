@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 
 from neurips26.posttrain_voting.axioms import (
+    AXIOMS,
     check_commutativity,
     check_mixing_consistency,
     check_monotonicity,
     check_participation,
+    check_participation_sd,
     check_reinforcement,
     check_staged_vs_joint,
     lift,
@@ -126,3 +128,54 @@ def test_participation_witnesses_replay(witness, before, after):
         after, abs=1e-6
     )
     assert replay(witness | {"rule": "proportional_borda"}).holds  # the Borda lottery keeps the voter's utility
+
+
+def test_sd_participation_on_a_hand_solved_pair_and_the_dpo_witness():
+    """Strong SD-participation asks f(N + v) to SD-dominate f(N) for v; the weak form only forbids f(N) strictly
+    SD-dominating f(N + v). The DPO witness breaks the strong form, not the weak one; proportional Borda keeps both."""
+    strong = replay(WITNESS_DPO_PARTICIPATION | {"axiom": "participation_sd_strong"})
+    assert not strong.holds and strong.margin > 1e-3
+    top_before, top_after = strong.witness["top_before"], strong.witness["top_after"]
+    assert any(b > a for b, a in zip(top_before, top_after))
+    assert replay(WITNESS_DPO_PARTICIPATION | {"axiom": "participation_sd_weak"}).holds
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        profile = coval_like(rng)
+        for axiom in ("participation_sd_strong", "participation_sd_weak"):
+            assert AXIOMS[axiom].check(RULES["proportional_borda"], profile).holds
+
+
+class _Fixed:
+    """A rule returning fixed lotteries before and after a join (to hand-solve the SD margins)."""
+
+    name, uses_reference = "fixed", False
+
+    def __init__(self, before, after):
+        self.before, self.after = np.asarray(before), np.asarray(after)
+
+    def __call__(self, P, ref=None, beta=None):
+        return self.before if np.ndim(P) == 2 else np.broadcast_to(self.after, np.shape(P)[:-1])
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "strong_holds", "weak_holds"),
+    [
+        ([0.5, 0.3, 0.2], [0.6, 0.3, 0.1], True, True),  # after SD-dominates before
+        ([0.6, 0.3, 0.1], [0.5, 0.3, 0.2], False, False),  # before strictly SD-dominates after
+        ([0.5, 0.1, 0.4], [0.4, 0.4, 0.2], False, True),  # incomparable: only the strong form fails
+    ],
+)
+def test_sd_participation_margins_hand_solved(before, after, strong_holds, weak_holds):
+    voter = Profile.from_strings(["A>B>C"]).levels
+    rule = _Fixed(before, after)
+    assert check_participation_sd(rule, CYCLE7, joiners=voter).holds == strong_holds
+    assert check_participation_sd(rule, CYCLE7, joiners=voter, strong=False).holds == weak_holds
+
+
+def test_staged_vs_joint_compares_at_matched_strength():
+    """Two DPO stages at beta give ref exp((r_A + r_B) / beta); on two copies of one profile that is the joint run at
+    beta / 2 exactly (the Bradley-Terry reward of A + A is r_A)."""
+    rng = np.random.default_rng(5)
+    A = coval_like(rng)
+    ref = rng.dirichlet(np.ones(4))
+    assert check_staged_vs_joint(RULES["dpo"], A, A, ref, 0.5).margin < 1e-9

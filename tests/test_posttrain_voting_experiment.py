@@ -81,7 +81,8 @@ def test_the_axiom_table_checks_every_cell_and_its_witnesses_replay():
 def test_the_threshold_search_finds_nlhf_violations_below_the_bound_and_none_for_dpo():
     table = experiment.threshold_table(SMOKE["threshold"], [0])
     bound = table.loc[table["kind"] == "bound", "threshold"].iloc[0]
-    assert bound == pytest.approx(0.375, abs=0.01)
+    assert 0.1 <= bound <= 0.126  # 1/8 at smoke's coarse bisection (realisable profiles)
+    assert set(table["kind"]) >= {"control", "test"}
     search = table[table["kind"] == "search"]
     nlhf = search[(search["rule"] == "nlhf") & (search["beta"] < bound)]
     assert nlhf["violations"].sum() > 0

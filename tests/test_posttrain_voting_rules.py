@@ -10,7 +10,9 @@ from neurips26.posttrain_voting.rules import (
     RULES,
     bradley_terry_reward,
     dpo,
+    dpo_by_loss,
     maximal_lottery,
+    maximal_lottery_unique,
     probabilistic_borda,
     proportional_borda,
     rlhf_bt,
@@ -97,3 +99,16 @@ def test_reference_rules_refuse_bad_beta_and_references(name):
 def test_bad_pairwise_matrix_refused():
     with pytest.raises(ValueError, match=r"P\[a, b\] \+ P\[b, a\] = 1"):
         proportional_borda(np.array([[0.5, 0.9], [0.9, 0.5]]))
+
+
+def test_dpo_loss_minimiser_equals_the_closed_form():
+    rng = np.random.default_rng(7)
+    for beta in (0.1, 1.0):
+        P = pairwise_matrix(coval_like(rng))
+        ref = rng.dirichlet(np.ones(4))
+        assert np.abs(dpo_by_loss(P, ref, beta) - dpo(P, ref, beta)).max() < 1e-6
+
+
+def test_maximal_lottery_uniqueness_is_detected():
+    assert maximal_lottery_unique(pairwise_matrix(Profile.from_strings(["A>B>C", "B>C>A", "C>A>B"])))
+    assert not maximal_lottery_unique(pairwise_matrix(Profile.from_strings(["A>B>C", "B>A>C"])))  # A, B tied

@@ -68,10 +68,28 @@ def _mono_witness(beta):
     }
 
 
-def test_unanimous_cycle_threshold_over_references_reaches_three_eighths():
-    """Measured bound: 3/8 at ref ≈ (0.7914, ~0, 0.2086) for the unanimous cycle, lifting A over B."""
-    grid = np.geomspace(0.2, 0.6, 12)
-    best, ref = bounds.max_threshold_over_reference(
-        bounds.cycle_pairwise(0.5, 0.5, 0.5), 0, 1, [[1.2, -36.0]], grid, max_iter=40
-    )
-    assert best == pytest.approx(0.375, abs=2e-3) and ref[1] < 1e-6
+def test_the_old_bound_matrix_is_unrealisable_and_the_condorcet_cycle_is_realisable():
+    assert not bounds.is_realisable(bounds.cycle_pairwise(0.5, 0.5, 0.5))  # every voter A>B, B>C and C>A
+    assert bounds.is_realisable(bounds.cycle_pairwise(1 / 6, 1 / 6, 1 / 6))  # the Condorcet profile
+
+
+def test_realisable_bound_is_one_eighth_from_random_starts_and_its_matrix_is_realisable():
+    """Weights on strict rankings (never a free matrix), random starts, a wide grid: 1/8 within the bisection's
+    resolution, and the witness's matrix is a mixture of rankings."""
+    grid = np.geomspace(1e-3, 10.0, 9)
+    value, witness = bounds.realisable_bound(3, np.random.default_rng(0), 3, 60, grid, 6)
+    assert 0.118 < value <= 0.126 and witness["upper"] >= 0.125
+    assert bounds.is_realisable(witness["P"])
+    with pytest.raises(ValueError, match="top of the beta grid"):
+        bounds.realisable_bound(3, np.random.default_rng(0), 2, 30, np.geomspace(1e-3, 0.1, 4), 0)
+
+
+def test_directed_search_finds_a_certified_violation_below_one_eighth_and_none_above():
+    cycle = Profile.from_strings(["A>B>C", "B>C>A", "C>A>B", "B>A>C"], [30, 30, 30, 1])
+    refs = [[0.78, 0.01, 0.21], [0.1311, 0.0009, 0.868]]
+    below, profile, ref = bounds.directed_search([cycle], refs, 0.95 / 8, 60, 1, 1e-7)
+    assert below > 1e-7
+    assert not replay({"axiom": "monotonicity", "rule": "nlhf", "beta": 0.95 / 8, "ref": ref.tolist(),
+                       "profile": profile.to_dict()}).holds  # fmt: skip
+    above, _, _ = bounds.directed_search([cycle], refs, 1.05 / 8, 60, 1, 1e-7)
+    assert above <= 1e-7

@@ -15,8 +15,10 @@ Tables (one parquet file each):
   beta of the ``adversarial`` block, per seed, with its best margin and witness.
 * ``threshold`` (:func:`threshold_table`): the NLHF monotonicity search beside DPO's on cyclic profiles with sparse
   Dirichlet references per beta (rows ``kind = search``), the discrete threshold of the worst violations found,
-  refined by bisection (``kind = refined``), and the computed bound (``kind = bound``,
-  :func:`.bounds.max_threshold_over_reference` on the unanimous 3-cycle) with the discrete threshold of its witness.
+  refined by bisection (``kind = refined``), the computed bound (``kind = bound``, one row per number of candidates:
+  :func:`.bounds.realisable_bound` over weights on strict rankings), and per seed the directed search from the
+  bound's witness (:func:`.bounds.directed_search`): ``control`` at 0.95 x bound (must find a violation),
+  ``test`` at 1.05 x bound (must find none), ``below`` at the largest searched beta below the bound (NLHF and DPO).
 * ``equivalence`` (:func:`equivalence_table`): RLHF with a Bradley-Terry reward against DPO's closed form.
 """
 
@@ -30,8 +32,8 @@ import pandas as pd
 __all__ = ["check_config", "axiom_table", "adversarial_table", "threshold_table", "equivalence_table"]
 
 SWEEP_RULES = ("dpo", "nlhf", "probabilistic_borda", "proportional_borda", "maximal_lottery")
-SWEEP_AXIOMS = ("monotonicity", "participation", "reinforcement", "mixing_consistency", "commutativity",
-                "staged_vs_joint")  # fmt: skip
+SWEEP_AXIOMS = ("monotonicity", "participation", "participation_sd_strong", "participation_sd_weak", "reinforcement",
+                "mixing_consistency", "commutativity", "staged_vs_joint")  # fmt: skip
 FAMILIES = ("impartial_culture", "mallows", "coval_like")
 REFERENCES = ("uniform", "dirichlet")
 COVAL_SOURCES = ("world", "personal")
@@ -88,6 +90,8 @@ def check_config(cfg: dict, scale: str | None = None) -> None:
     blow, bhigh, _ = thr["bound"]["grid"]
     if not 0 < blow < bhigh:
         raise ValueError(f"threshold.bound.grid must have 0 < low < high, got {thr['bound']['grid']}")
+    if 3 not in thr["bound"]["candidates"]:
+        raise ValueError("threshold.bound.candidates must include 3 (the directed search starts from its witness)")
     _betas("equivalence.betas", cfg["equivalence"]["betas"])
 
 
@@ -223,26 +227,50 @@ def cyclic_profile(rng: np.random.Generator):
     return Profile(rankings[keep], counts[keep].astype(float))
 
 
-def computed_bound(block: dict) -> tuple[float, np.ndarray]:
-    """The bound and its reference: the infinitesimal threshold maximised over references on the unanimous 3-cycle."""
-    from .bounds import cycle_pairwise, max_threshold_over_reference
+def computed_bound(block: dict) -> tuple[float, list[dict]]:
+    """The bound: :func:`.bounds.realisable_bound` for each number of candidates of ``block["candidates"]`` (weights on
+    strict rankings, random starts, a wide beta grid); the largest, and every witness."""
+    from .bounds import realisable_bound
 
     low, high, points = block["grid"]
-    return max_threshold_over_reference(cycle_pairwise(0.5, 0.5, 0.5), 0, 1, [block["start"]],
-                                        np.geomspace(low, high, points), max_iter=block["max_iter"])  # fmt: skip
+    rng = np.random.default_rng([14, 3838])
+    found = [realisable_bound(m, rng, block["starts"], block["steps"], np.geomspace(low, high, points),
+                              block["bisect"]) for m in block["candidates"]]  # fmt: skip
+    return max(b for b, _ in found), [w | {"bound": b} for b, w in found]
+
+
+def directed_starts(witness: dict, voters: int):
+    """The directed search's start profiles: the bound's witness weights rounded at ``voters`` voters, and the
+    Condorcet cycle with ``voters`` per cyclic ranking; each with one B>A>C voter (a lift of A over B exists)."""
+    from .profiles import Profile, all_strict_rankings
+
+    counts = np.round(np.asarray(witness["weights"]) * voters)
+    rankings = all_strict_rankings(3)
+    weighted = Profile(np.vstack([rankings, Profile.from_strings(["B>A>C"]).levels]), np.r_[counts, 1.0])
+    cycle = Profile.from_strings(["A>B>C", "B>C>A", "C>A>B", "B>A>C"], [voters, voters, voters, 1])
+    keep = weighted.counts > 0
+    return [Profile(weighted.levels[keep], weighted.counts[keep]), cycle]
 
 
 def threshold_table(block: dict, seeds: list[int]) -> pd.DataFrame:
     """The search of NLHF and DPO monotonicity violations per seed and beta, the refined thresholds of the worst
-    violations, and the computed bound (module docstring)."""
+    violations, the computed bound, and the directed search from its witness (module docstring)."""
+    from scipy.special import softmax
+
     from .axioms import check_monotonicity
-    from .bounds import discrete_threshold
-    from .profiles import Profile
+    from .bounds import directed_search, discrete_threshold
     from .rules import RULES
 
     low, high, points = block["grid"]
     grid = np.geomspace(low, high, points)
-    rows = []
+    limit, witnesses = computed_bound(block["bound"])
+    rows = [{"kind": "bound", "seed": -1, "rule": "nlhf", "beta": np.nan, "draws": 0, "violations": 0,
+             "max_margin": np.nan, "threshold": w["bound"], "witness": json.dumps(w)} for w in witnesses]  # fmt: skip
+    below = [b for b in block["betas"] if b < limit]
+    directed_betas = {"control": 0.95 * limit, "test": 1.05 * limit}
+    if below:
+        directed_betas["below"] = max(below)
+    witness3 = next(w for w in witnesses if w.get("m") == 3) if witnesses and witnesses[0] else None
     for seed in seeds:
         rng = np.random.default_rng([seed, 3838])
         draws = [(cyclic_profile(rng), None) for _ in range(block["draws"])]
@@ -268,16 +296,24 @@ def threshold_table(block: dict, seeds: list[int]) -> pd.DataFrame:
             rows.append({"kind": "refined", "seed": seed, "rule": "nlhf", "beta": np.nan, "draws": 1,
                          "violations": 1, "max_margin": np.nan, "threshold": t,
                          "witness": json.dumps({"profile": profile.to_dict(), "ref": ref.tolist()})})  # fmt: skip
-    bound, ref = computed_bound(block["bound"])
-    # the unanimous cycle and one B>A>C voter, whose lift of A over B is the bound's direction (the cycle itself has
-    # no voter with B directly above A); the reference floored at 1e-6 (the bound's ref(B) tends to 0)
-    n = block["bound_voters"]
-    unanimous = Profile.from_strings(["A>B>C", "B>C>A", "C>A>B", "B>A>C"], [n, n, n, 1])
-    witness_threshold = discrete_threshold(unanimous, _support(ref), grid, tol=block["tol"])
-    rows.append({"kind": "bound", "seed": -1, "rule": "nlhf", "beta": np.nan, "draws": 0, "violations": 0,
-                 "max_margin": np.nan, "threshold": bound,
-                 "witness": json.dumps({"ref": ref.tolist(), "witness_threshold": witness_threshold,
-                                        "voters_per_ranking": block["bound_voters"]})})  # fmt: skip
+        if witness3 is None:
+            continue
+        # directed search from the bound's witness: positive control below, test above, A1's largest beta below
+        d = block["directed"]
+        refs = np.r_[[witness3["ref"]], softmax(np.c_[rng.normal(0, 3, (d["refs"], 2)), np.zeros(d["refs"])], -1)]
+        starts = directed_starts(witness3, block["bound_voters"])
+        for kind, beta in directed_betas.items():
+            for rule_name in ("nlhf", "dpo") if kind == "below" else ("nlhf",):
+                if rule_name == "nlhf":
+                    value, profile, ref = directed_search(starts, refs, beta, d["max_iter"], d["moves"], block["tol"])
+                else:
+                    res = [check_monotonicity(RULES["dpo"], p, r, beta, tol=block["tol"]) for p in starts for r in refs]
+                    value, profile, ref = max(x.margin for x in res), starts[0], refs[0]
+                rows.append({"kind": kind, "seed": seed, "rule": rule_name, "beta": float(beta), "draws": 1,
+                             "violations": int(value > block["tol"]), "max_margin": float(value), "threshold": np.nan,
+                             "witness": json.dumps({"axiom": "monotonicity", "rule": rule_name, "beta": float(beta),
+                                                    "ref": np.asarray(ref).tolist(),
+                                                    "profile": profile.to_dict()})})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -293,7 +329,7 @@ def equivalence_table(cfg: dict, seeds: list[int]) -> pd.DataFrame:
     """``max |rlhf_bt - dpo|`` per seed, profile and beta on the first synthetic profiles (L-BFGS against the
     Gibbs closed form; references Dirichlet)."""
     from .profiles import pairwise_matrix
-    from .rules import RULES
+    from .rules import RULES, dpo_by_loss
 
     rows = []
     for seed in seeds:
@@ -304,6 +340,9 @@ def equivalence_table(cfg: dict, seeds: list[int]) -> pd.DataFrame:
             P = pairwise_matrix(profile)
             ref = _support(rng.dirichlet(np.ones(profile.m)))
             for beta in cfg["equivalence"]["betas"]:
-                gap = np.abs(RULES["rlhf_bt"](P, ref, beta) - RULES["dpo"](P, ref, beta)).max()
-                rows.append({"seed": seed, "profile": i, "family": family, "beta": float(beta), "gap": float(gap)})
+                closed = RULES["dpo"](P, ref, beta)
+                gap = np.abs(RULES["rlhf_bt"](P, ref, beta) - closed).max()
+                gap_loss = np.abs(dpo_by_loss(P, ref, beta) - closed).max()
+                rows.append({"seed": seed, "profile": i, "family": family, "beta": float(beta), "gap": float(gap),
+                             "gap_loss": float(gap_loss)})  # fmt: skip
     return pd.DataFrame(rows)

@@ -58,7 +58,7 @@ def threshold(table: pd.DataFrame):
         ax.plot(share.index, share.to_numpy(), marker="o", label=rule)
     bound = table.loc[table["kind"] == "bound", "threshold"]
     if len(bound):
-        ax.axvline(float(bound.iloc[0]), color="k", ls="--", lw=1, label=f"bound {float(bound.iloc[0]):.3f}")
+        ax.axvline(float(bound.max()), color="k", ls="--", lw=1, label=f"bound {float(bound.max()):.3f}")
     for t in table.loc[table["kind"] == "refined", "threshold"]:
         ax.axvline(t, color="grey", lw=0.5)
     ax.set_xscale("log"), ax.set_xlabel("beta"), ax.set_ylabel("share of profiles violating monotonicity")

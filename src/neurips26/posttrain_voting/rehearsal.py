@@ -55,7 +55,8 @@ PLAN = Plan(
         "adversarial.steps": 5,
         "threshold.draws": 4,
         "threshold.refine": 1,
-        "threshold.bound.max_iter": 5,
+        "threshold.bound.steps": 5,
+        "threshold.directed.max_iter": 5,
         "equivalence.profiles": 1,
     },
     sweeps={"seeds": lambda seeds: seeds[:1]},
@@ -71,8 +72,8 @@ PLAN = Plan(
     },
     note=(
         "seed 0 only, 8 CoVal prompts per ranking block, 5 hill-climbing steps, 4 threshold draws per beta, one"
-        " refined threshold, 5 iterations of the bound's maximisation; every rule, axiom, beta and reference is the"
-        " paper's"
+        " refined threshold, 5 steps of the bound's minimisation and of the directed search; every rule, axiom,"
+        " beta and reference is the paper's"
     ),
 )
 DATA_GROWTH: dict[str, int] = {}

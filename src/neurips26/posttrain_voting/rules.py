@@ -103,6 +103,35 @@ def rlhf_bt(P, ref, beta: float, ridge: float = 1e-6) -> np.ndarray:
     return out.reshape(shape)
 
 
+def dpo_by_loss(P, ref, beta: float, ridge: float = 1e-6) -> np.ndarray:
+    """Minimise the population DPO loss ``-sum_{a != b} P[a, b] log sigma(r(a) - r(b)) + ridge ||r||^2`` over the
+    policy, ``r = beta log(pi / ref)`` centred, by L-BFGS on the log-ratios (one problem at a time, gradient
+    tolerance 1e-12): an independent solver for :func:`dpo`'s closed form (check K1)."""
+    P = check_pairwise(P, "dpo_by_loss")
+    ref = check_reference(ref, P.shape[-1], "dpo_by_loss")
+    beta = check_beta(beta, "dpo_by_loss")
+    m = P.shape[-1]
+    off = 1 - np.eye(m)
+    shape = np.broadcast_shapes(P.shape[:-1], ref.shape)
+    Ps = np.broadcast_to(P, shape + (m,)).reshape(-1, m, m)
+    refs = np.broadcast_to(ref, shape).reshape(-1, m)
+    out = np.empty_like(refs)
+    for i, (Pi, qi) in enumerate(zip(Ps, refs)):
+
+        def loss(u, Pi=Pi):
+            r = beta * (u - u.mean())
+            d = r[:, None] - r[None, :]
+            value = -(Pi * off * np.log(expit(d))).sum() + ridge * (r**2).sum()
+            g_r = -((Pi - expit(d)) * off).sum(1) + 2 * ridge * r  # d/dr of the loss (P[a,b] + P[b,a] = 1)
+            g_r = g_r - g_r.mean()
+            return value, beta * g_r
+
+        res = minimize(loss, np.zeros(m), jac=True, method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 0,
+                                                                                  "maxiter": 1000})  # fmt: skip
+        out[i] = softmax(np.log(qi) + res.x)
+    return out.reshape(shape)
+
+
 def borda_share(P: np.ndarray) -> np.ndarray:
     """Mean share of pairwise wins ``mean_{b != a} P[a, b]`` (the normalised Borda score, in [0, 1])."""
     m = P.shape[-1]
@@ -145,6 +174,23 @@ def maximal_lottery(P, ref=None, beta=None) -> np.ndarray:
             raise RuntimeError(f"maximal_lottery: linprog failed ({res.message}) on P={Pi.tolist()}")
         out[i] = np.clip(res.x[:m], 0, None) / np.clip(res.x[:m], 0, None).sum()
     return out.reshape(P.shape[:-1])
+
+
+def maximal_lottery_unique(P, tol: float = 1e-7) -> bool:
+    """Whether the maximal lottery of one pairwise matrix is unique: the range of every coordinate over the optimal
+    set (``p >= 0``, ``sum p = 1``, ``M^T p >= 0``; 2m linear programs) is below ``tol``."""
+    P = check_pairwise(P, "maximal_lottery_unique")
+    m = P.shape[-1]
+    M = P - P.T
+    for a in range(m):
+        ends = []
+        for sign in (1.0, -1.0):
+            res = linprog(sign * np.eye(m)[a], A_ub=-M.T, b_ub=np.full(m, 1e-12), A_eq=np.ones((1, m)), b_eq=[1.0],
+                          bounds=[(0, None)] * m, method="highs")  # fmt: skip
+            ends.append(res.x[a] if res.status == 0 else np.nan)
+        if not abs(ends[0] - ends[1]) <= tol:
+            return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,16 @@ def _witness_text(witness: str) -> str:
     return ", ".join(parts)
 
 
+def _unique_lotteries(witness: str) -> bool:
+    """Whether every profile of a witness has a unique maximal lottery (:func:`.rules.maximal_lottery_unique`)."""
+    from .profiles import Profile, pairwise_matrix
+    from .rules import maximal_lottery_unique
+
+    w = json.loads(witness)
+    profiles = [Profile.from_dict(w[k]) for k in ("profile", "other") if w.get(k)]
+    return all(maximal_lottery_unique(pairwise_matrix(p)) for p in profiles)
+
+
 def axiom_matrix(axioms: pd.DataFrame, adversarial: pd.DataFrame) -> pd.DataFrame:
     """Rule x axiom: violated or holds (on every check run), the random checks' violation frequency, the largest
     magnitude (random and adversarial), and the worst witness."""
@@ -47,8 +57,13 @@ def axiom_matrix(axioms: pd.DataFrame, adversarial: pd.DataFrame) -> pd.DataFram
         random = group[group["search"] == "random"]
         worst = group.loc[group["magnitude"].idxmax()]
         violated = (~group["holds"]).any()
+        status = "violated" if violated else "holds"
+        if axiom == "reinforcement" and not violated and (group["margin"] < -1e-7).all():
+            status = "premise never met"  # f(A) = f(B) never held: no evidence either way
+        if rule == "maximal_lottery" and violated and not _unique_lotteries(worst["witness"]):
+            status = "violated (lottery not unique)"
         rows.append({
-            "rule": rule, "axiom": axiom, "status": "violated" if violated else "holds",
+            "rule": rule, "axiom": axiom, "status": status,
             "frequency": (~random["holds"]).mean() if len(random) else np.nan,
             "checks": len(group), "max magnitude": float(group["magnitude"].max()),
             "found by": worst["search"] if violated else "",
@@ -77,11 +92,15 @@ def threshold_summary(threshold: pd.DataFrame) -> dict:
              .assign(share=lambda f: f["violations"] / f["draws"])["share"].unstack("beta"))  # fmt: skip
     share.columns = [f"beta={b:g}" for b in share.columns]
     refined = threshold[threshold["kind"] == "refined"][["seed", "threshold"]]
+    directed = threshold[threshold["kind"].isin(["control", "test", "below"])][
+        ["seed", "kind", "rule", "beta", "max_margin", "violations"]
+    ]
+    per_m = [json.loads(w).get("m", "?") for w in bound["witness"]]
     return {
-        "bound": float(bound["threshold"].iloc[0]) if len(bound) else float("nan"),
+        "bound": float(bound["threshold"].max()) if len(bound) else float("nan"),
+        "bound_per_m": ", ".join(f"m = {m}: {t:.4f}" for m, t in zip(per_m, bound["threshold"])),
         "bound_ref": ", ".join(f"{x:.3g}" for x in witness.get("ref", [])),
-        "bound_witness_threshold": witness.get("witness_threshold", float("nan")),
-        "bound_voters": witness.get("voters_per_ranking", 0),
+        "directed": directed,
         "search_share": share.reset_index(),
         "refined": refined,
     }
