@@ -179,3 +179,15 @@ def test_staged_vs_joint_compares_at_matched_strength():
     A = coval_like(rng)
     ref = rng.dirichlet(np.ones(4))
     assert check_staged_vs_joint(RULES["dpo"], A, A, ref, 0.5).margin < 1e-9
+
+
+def test_reinforcement_premise_is_met_by_equal_borda_and_not_by_one_matrix():
+    """The two Condorcet cycles have different pairwise matrices and equal Borda scores: DPO (which reads the
+    profile only through the Borda scores) gives both the reference, so the premise is met and the axiom holds; a
+    pair with one pairwise matrix meets it only trivially and counts as premise not met."""
+    A = Profile.from_strings(["A>B>C", "B>C>A", "C>A>B"])
+    B = Profile.from_strings(["C>B>A", "A>C>B", "B>A>C"])
+    ref = np.array([0.5, 0.3, 0.2])
+    res = check_reinforcement(RULES["dpo"], A, B, ref, 0.5)
+    assert res.holds and res.margin > -1e-7  # premise met, f(A + B) = f(A)
+    assert check_reinforcement(RULES["dpo"], A, A, ref, 0.5).margin == -1.0

@@ -18,7 +18,8 @@ the worst breach (> ``tol`` means violated; it is also the objective of the adve
   rules (Brandl, Brandt and Hofbauer; Brandt 2017): the joiner's lottery after joining must SD-dominate the one
   before (strong), or at least the one before must not strictly SD-dominate the one after (weak).
 * ``reinforcement``: if ``f(A) = f(B)`` (within ``tol``) then ``f(A + B) = f(A)``; margin is
-  ``max |f(A + B) - f(A)|`` when the premise holds, else ``-max |f(A) - f(B)|`` (vacuously satisfied).
+  ``max |f(A + B) - f(A)|`` when the premise holds, else ``-max |f(A) - f(B)|`` (vacuously satisfied; -1 for a
+  pair with one pairwise matrix, which meets the premise only trivially).
 * ``mixing_consistency``: ``f(A + B) = (n_A f(A) + n_B f(B)) / (n_A + n_B)`` (the linear, population-weighted
   mixture; proportional Borda satisfies it exactly). margin = max abs difference.
 * ``commutativity``: staged post-training in either order agrees, ``f(B; f(A; ref)) = f(A; f(B; ref))``.
@@ -210,8 +211,13 @@ def _pair_witness(rule, ref, beta, axiom, A, B, **values):
 
 
 def check_reinforcement(rule: Rule, A: Profile, B: Profile, ref=None, beta=None, tol: float = TOL) -> AxiomResult:
-    """If ``f(A) = f(B)`` then ``f(A + B) = f(A)``."""
-    fa, fb = rule(pairwise_matrix(A), ref, beta), rule(pairwise_matrix(B), ref, beta)
+    """If ``f(A) = f(B)`` then ``f(A + B) = f(A)``. A pair with the same pairwise matrix meets the premise only
+    trivially (every rule here reads the profile through ``P``, so ``f(A + B) = f(A)``): it counts as premise not
+    met (margin -1)."""
+    PA, PB = pairwise_matrix(A), pairwise_matrix(B)
+    if np.abs(PA - PB).max() < 1e-12:
+        return AxiomResult(True, None, 0.0, -1.0)
+    fa, fb = rule(PA, ref, beta), rule(PB, ref, beta)
     premise = float(np.abs(fa - fb).max())
     if premise > tol:
         return AxiomResult(True, None, 0.0, -premise)
