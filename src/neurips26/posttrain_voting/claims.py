@@ -80,6 +80,14 @@ def worst_by_seed(tables: dict, rule: str, axiom: str) -> pd.Series:
     return both.groupby("seed")["magnitude"].max().reindex(_seeds(tables))
 
 
+def bound_upper(threshold: pd.DataFrame) -> float:
+    """The upper end of the bound's bisection bracket (the bound itself where a row does not record it)."""
+    rows = threshold[threshold["kind"] == "bound"]
+    if not len(rows):
+        return float("nan")
+    return max(json.loads(w).get("upper", t) for w, t in zip(rows["witness"], rows["threshold"]))
+
+
 SEARCHED = ("search", "below", "control", "test")  # threshold rows with a searched beta (random and directed)
 
 
@@ -143,13 +151,15 @@ def monotonicity_claims(threshold: pd.DataFrame, limit: float) -> list[Measured]
                         null=dpo_null)]  # fmt: skip
     control = nlhf[nlhf["kind"] == "control"].groupby("seed")["violations"].max().reindex(seeds)
     test = nlhf[nlhf["kind"] == "test"].groupby("seed")["violations"].max().reindex(seeds)
-    ratio = largest_violating_beta(threshold) / limit
+    upper = bound_upper(threshold)
+    ratio = largest_violating_beta(threshold) / upper
     if not seeds or control.isna().any() or (control == 0).any():
         out.append(Measured("A2", float("nan"), len(seeds), "the directed search found no violation at 0.95 x the "
                             f"bound {limit:.4g} in some seed: the search lacks power, no evidence"))  # fmt: skip
     else:
         out.append(Measured("A2", float(ratio.max()), int(len(ratio)),
-                            f"largest certified violating beta / bound ({limit:.4g}), max over seeds; the directed "
+                            f"largest certified violating beta / the bound's upper end {upper:.4g} (bound "
+                            f"{limit:.4g}), max over seeds; the directed "
                             f"search's control at 0.95 x bound found a violation in every seed, its test at 1.05 x "
                             f"found one in {int(test.fillna(0).sum())} seed(s)"))  # fmt: skip
     return out

@@ -18,7 +18,8 @@ Tables (one parquet file each):
   refined by bisection (``kind = refined``), the computed bound (``kind = bound``, one row per number of candidates:
   :func:`.bounds.realisable_bound` over weights on strict rankings), and per seed the directed search from the
   bound's witness (:func:`.bounds.directed_search`): ``control`` at 0.95 x bound (must find a violation),
-  ``test`` at 1.05 x bound (must find none), ``below`` at the largest searched beta below the bound (NLHF and DPO).
+  ``test`` at 1.05 x the bisection's upper end (must find none), ``below`` at the largest searched beta below the
+  bound (NLHF and DPO).
 * ``equivalence`` (:func:`equivalence_table`): RLHF with a Bradley-Terry reward against DPO's closed form.
 """
 
@@ -267,7 +268,8 @@ def threshold_table(block: dict, seeds: list[int]) -> pd.DataFrame:
     rows = [{"kind": "bound", "seed": -1, "rule": "nlhf", "beta": np.nan, "draws": 0, "violations": 0,
              "max_margin": np.nan, "threshold": w["bound"], "witness": json.dumps(w)} for w in witnesses]  # fmt: skip
     below = [b for b in block["betas"] if b < limit]
-    directed_betas = {"control": 0.95 * limit, "test": 1.05 * limit}
+    upper = max((w.get("upper", limit) for w in witnesses), default=limit)  # the bisection's bracket [limit, upper]
+    directed_betas = {"control": 0.95 * limit, "test": 1.05 * upper}
     if below:
         directed_betas["below"] = max(below)
     witness3 = next(w for w in witnesses if w.get("m") == 3) if witnesses and witnesses[0] else None
