@@ -1,12 +1,14 @@
 """OpenAI's CoVal ("Collective Alignment 1", ``openai/coval`` on the Hugging Face hub) read as preference profiles.
 
-Assumed schema of ``merged_comparisons_annotators.jsonl`` (field names seen in public code reading the release, not in
-a dataset card of ours; the rehearsal's fixture and tests/test_posttrain_voting_coval.py follow it): one JSON object
-per line, one assessment of one prompt's four responses by one annotator, with ``prompt_id``, ``annotator_id`` and
-``ranking_blocks``, a dict whose ``world`` and ``personal`` entries (the two rankings the wildcard names; the block
-``unacceptable`` is not a ranking and is ignored) are lists of dicts with a ``ranking`` string over the letters A-D
-such as ``"A>B>C=D"`` (``=`` a tie; weak orders are kept, ties count 1/2 in the pairwise matrix). An empty block or
-a ranking that does not name the four letters exactly once is skipped and counted.
+Assumed schema of ``merged_comparisons_annotators.jsonl`` (the hub's ``resolve/<revision>/`` file; field names as
+public code that reads the file from ``openai/coval`` uses them, not a field list from the dataset card; the
+rehearsal's fixture and tests/test_posttrain_voting_coval.py follow it): one JSON object per line, one assessment of
+one prompt's four responses by one annotator, with ``prompt_id``, ``annotator_id`` and ``ranking_blocks``, a dict
+whose ``world`` and ``personal`` entries (the two rankings the wildcard names; the block ``unacceptable`` is not a
+ranking and is ignored) are lists of dicts with a ``ranking`` string over the letters A-D such as ``"A>B>C=D"``
+(``=`` a tie, spaces dropped; weak orders are kept, ties count 1/2 in the pairwise matrix); the first entry of a
+block is the ranking. An empty block or a ranking that does not name the four letters exactly once is skipped and
+counted.
 
 One voter per (prompt, annotator): a second assessment by the same annotator of the same prompt replaces none and is
 counted as a duplicate (the first is kept). A prompt with fewer than ``min_voters`` voters is dropped.
