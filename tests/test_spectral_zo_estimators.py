@@ -10,6 +10,7 @@ from neurips26.spectral_zo.estimators import (
     activation_subspace,
     bias_corrected,
     layer_moment,
+    layer_spectrum,
     mlp_forward,
     perturbation_gradient,
     second_moment,
@@ -261,3 +262,22 @@ def test_bad_inputs_are_rejected_by_name(call, match):
     params, batch = _linear_problem()
     with pytest.raises(ValueError, match=match):
         call(params, batch)
+
+
+@pytest.mark.parametrize("rows", [3, 12])  # a thin SVD of the factor (rows < n_in) and an eigh of C (rows >= n_in)
+@pytest.mark.parametrize("normalise", ["mean", "top"])
+def test_one_spectrum_gives_the_dense_powers_and_the_ridge_solve(rows, normalise):
+    a = torch.rand(rows, 7, generator=_gen(rows), dtype=DT)
+    spectrum = layer_spectrum(a, "batch")
+    c = second_moment(a)
+    eig, vec = torch.linalg.eigh(c)
+    eig = eig.clamp(min=0) / (eig.clamp(min=0).mean() if normalise == "mean" else eig.max())
+    g = torch.randn(4, 7, generator=_gen(1), dtype=DT)
+    for power in (0.0, 0.5, 1.0, 2.0):
+        dense = (vec * eig.clamp(min=1e-300).pow(power).where(eig > 1e-12, 0.0**power)) @ vec.T
+        torch.testing.assert_close(spectrum.dense(power, normalise), dense, atol=1e-9, rtol=1e-7)
+        torch.testing.assert_close(spectrum.apply(g, power, normalise), g @ dense, atol=1e-9, rtol=1e-7)
+        lam = 1e-3 * torch.trace(dense) / 7
+        solved = torch.linalg.solve(dense + lam * torch.eye(7, dtype=DT), g.T).T
+        torch.testing.assert_close(spectrum.correct(g, power, normalise), solved, atol=1e-9, rtol=1e-6)
+    assert spectrum.vectors.shape[1] == min(rows, 7)

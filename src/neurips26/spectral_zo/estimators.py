@@ -246,17 +246,108 @@ def layer_moment(activations: Tensor, moment: str = "batch") -> Tensor:
 NORMALISATIONS = ("mean", "top")
 
 
+def moment_factor(activations: Tensor, moment: str = "batch") -> Tensor:
+    """A factor `F` with `F^T F = layer_moment(activations, moment)`: `A / sqrt(B)`, the centred `A` over sqrt(B), or
+    the mean activation as one row. Its rows (at most B) bound the moment's rank."""
+    check_choice("moment", moment, MOMENTS)
+    if moment == "mean":
+        return activations.mean(0, keepdim=True)
+    centred = activations - activations.mean(0) if moment == "centred" else activations
+    return centred / math.sqrt(activations.shape[0])
+
+
+class Spectrum:
+    """The eigendecomposition `C = V diag(lam) V^T` of a layer's moment, `V (n_in, r)` orthonormal and C zero on the
+    complement of its span: taken ONCE per layer and step, and reused by SZO's directions `Z (C/s)^(kappa/2)`, the
+    normalisation `s` and the bias correction. From a factor `F (m, n_in)` with `m < n_in` (a batch smaller than the
+    layer's input) the thin SVD of F gives it at `O(m^2 n_in)` instead of an `n_in x n_in` eigh, and applying
+    `(C/s)^p` to `X (..., n_in)` costs `O(r)` per entry of X instead of `O(n_in)`."""
+
+    def __init__(self, values: Tensor, vectors: Tensor, n_in: int):
+        self.values, self.vectors, self.n_in = values.clamp(min=0), vectors, n_in
+
+    @classmethod
+    def of_factor(cls, factor: Tensor) -> Spectrum:
+        if factor.shape[0] < factor.shape[1]:
+            _, singular, vh = torch.linalg.svd(factor, full_matrices=False)
+            return cls(singular.square(), vh.T, factor.shape[1])
+        return cls.of_moment(factor.T @ factor)
+
+    @classmethod
+    def of_moment(cls, moment: Tensor) -> Spectrum:
+        values, vectors = torch.linalg.eigh(moment)
+        return cls(values, vectors, moment.shape[0])
+
+    def scale(self, normalise: str) -> Tensor:
+        """The mean eigenvalue (over all n_in) or the largest."""
+        check_choice("normalise", normalise, NORMALISATIONS)
+        if normalise == "mean":
+            return self.values.sum() / self.n_in
+        return self.values.max()
+
+    def powers(self, power: float, normalise: str) -> tuple[Tensor, float]:
+        """`(lam / s)^power` on V's span and its value on the complement (`0^power`: 1 at power 0, else 0)."""
+        scale = self.scale(normalise)
+        values = self.values / scale if scale > 0 else self.values
+        return values.pow(power), 1.0 if power == 0 else 0.0
+
+    def apply(self, x: Tensor, power: float, normalise: str = "mean") -> Tensor:
+        """`x (C/s)^power` for `x (..., n_in)`."""
+        if power == 0:
+            return x
+        on_span, _ = self.powers(power, normalise)
+        return ((x @ self.vectors) * on_span) @ self.vectors.T
+
+    def dense(self, power: float, normalise: str = "mean") -> Tensor:
+        """`(C/s)^power` as an `n_in x n_in` matrix."""
+        return self.apply(eye(self.n_in, self.vectors), power, normalise)
+
+    def correct(self, g: Tensor, kappa: float, normalise: str = "mean", ridge: float = 1e-3) -> Tensor:
+        """`g (P + lambda I)^{-1}`, `P = (C/s)^kappa`, `lambda = ridge tr(P) / n_in` (1 where P = 0)."""
+        on_span, off_span = self.powers(kappa, normalise)
+        trace = on_span.sum() + off_span * (self.n_in - on_span.shape[0])
+        lam = ridge * trace / self.n_in
+        lam = lam if lam > 0 else torch.ones((), dtype=g.dtype, device=g.device)
+        outside = 1.0 / (off_span + lam)
+        return g * outside + ((g @ self.vectors) * (1.0 / (on_span + lam) - outside)) @ self.vectors.T
+
+
+def layer_spectrum(activations: Tensor, moment: str = "batch", index: int = 0) -> Spectrum:
+    """The spectrum of `layer_moment(activations, moment)`; ValueError on a non-finite moment (`params[index]`)."""
+    factor = moment_factor(activations, moment)
+    if not bool(torch.isfinite(factor).all()):
+        raise ValueError(f"non-finite activation second moment at the input of params[{index}] (overflow)")
+    return Spectrum.of_factor(factor)
+
+
 def spectral_power(moment: Tensor, power: float, normalise: str = "mean") -> Tensor:
     """`(C / s)^power` with `s` the mean eigenvalue of C (`normalise="mean"`) or its largest (`"top"`: ours, the
     stabilised variant, whose expected update `G (C/s)^kappa` never exceeds the gradient along any direction),
     eigenvalues clipped at 0; an all-zero C (dead layer) gives `0^power` (I at 0)."""
+    return Spectrum.of_moment(moment).dense(power, normalise)
+
+
+def szo_directions(weights, inputs, n_probes, generator, *, kappa, orthogonal, normalise, moment):
+    """SZO's probes `Z_l (C_l / s)^(kappa/2)` for weights `(out, ...)` whose input patches `inputs[l] (rows, n_in)`
+    have `n_in` = the weight's entries per output, reshaped to the weight; and each layer's spectrum."""
     check_choice("normalise", normalise, NORMALISATIONS)
-    eigenvalues, vectors = torch.linalg.eigh(moment)
-    eigenvalues = eigenvalues.clamp(min=0)
-    scale = eigenvalues.mean() if normalise == "mean" else eigenvalues.max()
-    if scale > 0:
-        eigenvalues = eigenvalues / scale
-    return (vectors * eigenvalues.pow(power)) @ vectors.T
+    spectra = [layer_spectrum(a, moment, index) for index, a in enumerate(inputs)]
+    seeds = [_gaussian((n_probes, *w.shape), w, generator, orthogonal) for w in weights]
+    directions = [
+        s.apply(z.reshape(n_probes, w.shape[0], -1), kappa / 2, normalise).reshape(z.shape)
+        for s, z, w in zip(spectra, seeds, weights)
+    ]
+    return directions, spectra
+
+
+def szo_correct(grads, inputs, spectra, *, kappa, normalise, ridge, moment, correction_moment):
+    """SZO's bias correction of each layer's estimate (reshaped to `(out, n_in)` and back), by the probes' spectra
+    unless `correction_moment` names another moment."""
+    if correction_moment is not None and correction_moment != moment:
+        spectra = [layer_spectrum(a, correction_moment, index) for index, a in enumerate(inputs)]
+    return [
+        s.correct(g.reshape(g.shape[0], -1), kappa, normalise, ridge).reshape(g.shape) for g, s in zip(grads, spectra)
+    ]
 
 
 def szo(
@@ -285,33 +376,25 @@ def szo(
     one scale per layer, so the same cosine, but an expected update no larger than the gradient. `moment` picks the
     matrix the probes are shaped by (`layer_moment`: `centred` and `mean` are nulls); `correction_moment` (default:
     the same) the one the bias correction inverts, so a mismatched correction is a null too. The ORTHOGONALISATION
-    acts on the Gaussian seeds Z, not on the shaped probes Z M."""
+    acts on the Gaussian seeds Z, not on the shaped probes Z M. One decomposition per layer (`Spectrum`) serves the
+    directions, the normalisation and the correction."""
     _check_common(params, n_probes, eps)
     check_number("kappa", kappa, low=0.0, high=2.0)
     check_number("ridge", ridge, low=0.0, low_open=True)
     inputs = mlp_forward(params, batch[0], activation)[1]
-    moments = [layer_moment(a, moment) for a in inputs]
-    for index, c in enumerate(moments):
-        if not bool(torch.isfinite(c).all()):
-            raise ValueError(f"non-finite activation second moment at the input of params[{index}] (overflow)")
-    shapes = [spectral_power(c, kappa / 2, normalise) for c in moments]
-    seeds = [_gaussian((n_probes, *w.shape), w, generator, orthogonal) for w in params]
-    directions = [z @ m for z, m in zip(seeds, shapes)]
+    directions, spectra = szo_directions(
+        params, inputs, n_probes, generator, kappa=kappa, orthogonal=orthogonal, normalise=normalise, moment=moment
+    )
     grads = _scheduled_gradient(params, loss_fn, batch, directions, eps, schedule, "central", activation)
     if not bias_correction:
         return grads
-    if correction_moment is not None and correction_moment != moment:
-        moments = [layer_moment(a, correction_moment) for a in inputs]
-    return [bias_corrected(g, c, kappa, normalise, ridge) for g, c in zip(grads, moments)]
+    return szo_correct(grads, inputs, spectra, kappa=kappa, normalise=normalise, ridge=ridge, moment=moment,
+                       correction_moment=correction_moment)  # fmt: skip
 
 
 def bias_corrected(g: Tensor, moment: Tensor, kappa: float, normalise: str = "mean", ridge: float = 1e-3) -> Tensor:
     """`g (P + lambda I)^{-1}` with `P = (C / s)^kappa` and `lambda = ridge * tr(P) / n_in` (1 where P = 0)."""
-    preconditioner = spectral_power(moment, kappa, normalise)
-    n_in = preconditioner.shape[0]
-    lam = ridge * torch.trace(preconditioner) / n_in
-    lam = lam if lam > 0 else torch.ones((), dtype=g.dtype, device=g.device)
-    return torch.linalg.solve(preconditioner + lam * eye(n_in, g), g.T).T
+    return Spectrum.of_moment(moment).correct(g, kappa, normalise, ridge)
 
 
 def szo_expectation(params, loss_fn, batch, *, kappa: float = 1.0, bias_correction: bool = False, ridge: float = 1e-3,
@@ -321,14 +404,20 @@ def szo_expectation(params, loss_fn, batch, *, kappa: float = 1.0, bias_correcti
     `E[g_raw] = G (C/s)^kappa` (E[M Z^T Z M] = M^2 per layer, the joint schedule's cross-layer terms vanish), and
     the corrected `E[g_raw] (P + lambda I)^{-1}`, G the backprop gradient. Orthogonal seeds have the same mean."""
     inputs = mlp_forward(params, batch[0], activation)[1]
-    moments = [layer_moment(a, moment) for a in inputs]
-    grads = true_gradient(params, loss_fn, batch, activation)
-    means = [g @ spectral_power(c, kappa, normalise) for g, c in zip(grads, moments)]
+    return spectral_expectation(true_gradient(params, loss_fn, batch, activation), inputs, kappa=kappa,
+                                bias_correction=bias_correction, ridge=ridge, normalise=normalise, moment=moment,
+                                correction_moment=correction_moment)  # fmt: skip
+
+
+def spectral_expectation(grads, inputs, *, kappa=1.0, bias_correction=False, ridge=1e-3, normalise="mean",
+                         moment="batch", correction_moment=None) -> list[Tensor]:  # fmt: skip
+    """`G_l (C_l/s)^kappa` (and its correction) for gradients `(out, ...)` and input patch matrices `(rows, n_in)`."""
+    spectra = [layer_spectrum(a, moment, index) for index, a in enumerate(inputs)]
+    means = [s.apply(g.reshape(g.shape[0], -1), kappa, normalise).reshape(g.shape) for g, s in zip(grads, spectra)]
     if not bias_correction:
         return means
-    if correction_moment is not None and correction_moment != moment:
-        moments = [layer_moment(a, correction_moment) for a in inputs]
-    return [bias_corrected(g, c, kappa, normalise, ridge) for g, c in zip(means, moments)]
+    return szo_correct(means, inputs, spectra, kappa=kappa, normalise=normalise, ridge=ridge, moment=moment,
+                       correction_moment=correction_moment)  # fmt: skip
 
 
 def activation_subspace(activations: Tensor, rank: int) -> Tensor:
