@@ -84,11 +84,24 @@ def test_bad_configs_rejected(kwargs, word):
         TrainConfig(**{"estimator": "szo", **kwargs})
 
 
-def test_budget_below_one_step_and_conv_with_activation_shaped_estimator_rejected():
+def test_budget_below_one_step_rejected():
     train_data, test_data = _data()
     with pytest.raises(ValueError, match="budget"):
         train(TrainConfig("spsa", n_probes=8, budget=15), NET, train_data, test_data)
+
+
+@pytest.mark.parametrize(
+    ("estimator", "options"),
+    [("agzo", {"rank": 4}), ("szo", {"kappa": 1.0, "normalise": "top"}), ("node_perturbation", {})],
+)
+def test_activation_shaped_estimators_train_a_conv_net_on_its_patches(estimator, options):
     conv = ConvNet(side=4, channels=(2,), strides=(2,), classes=3)
-    images = ((torch.zeros(4, 1, 4, 4), torch.zeros(4, dtype=torch.long)),) * 2
-    with pytest.raises(ValueError, match="conv2d"):
-        train(TrainConfig("agzo", n_probes=2, budget=100), conv, *images)
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(48, 1, 4, 4, generator=g)
+    y = (x.flatten(1) @ torch.randn(16, 3, generator=g)).argmax(-1)
+    config = TrainConfig(estimator, n_probes=16, budget=40 * FORWARD_PASSES[estimator](16, 2), lr=0.3, batch_size=16,
+                         evals=1, options=options)  # fmt: skip
+    result = train(config, conv, (x, y), (x, y))
+    assert result.steps == 40 and result.diverged is None
+    assert [tuple(w.shape) for w in result.params] == [(2, 1, 3, 3), (3, 8)]
+    assert result.rows[-1]["train_loss"] < result.rows[0]["train_loss"]

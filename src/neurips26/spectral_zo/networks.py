@@ -2,13 +2,14 @@
 list of tensors) and one entry point, `estimate`, that runs a named estimator on either.
 
 On the MLP every estimator of `estimators.ESTIMATORS` runs as written there (explicit batched matmuls), plus
-MeZO (`mezo`) and forward gradients (`forward_gradient`). On the convolutional network the estimators that
-only need the weights' shapes run with all probes in one batched pass (`torch.func.vmap` over a leading probe
-dimension of the weights, which torch turns into grouped convolutions): global and layer-wise weight
-perturbation (Gaussian), SPSA (Rademacher), MeZO (in place, one probe at a time) and forward gradients. Node
-perturbation, AGZO and SZO-kappa shape their probes by a linear layer's input activations (`a W^T`); on a
-convolution they would need the unfolded (im2col) patch moments, which are not implemented: they raise a
-ValueError naming the layer type.
+MeZO (`mezo`) and forward gradients (`forward_gradient`). On the convolutional network every estimator runs with all
+probes in one batched pass (`torch.func.vmap` over a leading probe dimension of the weights or of the node noise,
+which torch turns into grouped convolutions), MeZO excepted (in place, one probe at a time). The activation-shaped
+estimators read a conv layer `(C_out, C_in, k, k)` as a linear map of its input's unfolded patches (im2col,
+`torch.nn.functional.unfold`: `(B*L, C_in*k*k)` rows, L output positions): SZO's moment is `C = P^T P / (B L)` and its
+directions `Z (C/s)^(kappa/2)` reshaped to the weight; AGZO's subspace the patches' top right singular vectors; node
+perturbation perturbs the conv output per example and position and forms `sum xi patches^T` (the weight gradient of
+the perturbation, `conv2d_weight`). A weight that is neither 2-D (linear) nor 4-D (conv2d) is refused by name.
 """
 
 from __future__ import annotations
@@ -22,7 +23,18 @@ import torch.nn.functional as F
 from torch.func import vmap
 
 from neurips26.common.validation import check_choice, check_int, check_number
-from neurips26.spectral_zo.estimators import ACTIVATIONS, ESTIMATORS, LossFn, mlp_forward
+from neurips26.spectral_zo.estimators import (
+    ACTIVATIONS,
+    DIFFERENCES,
+    ESTIMATORS,
+    SCHEDULES,
+    LossFn,
+    activation_subspace,
+    mlp_forward,
+    orthogonalize,
+    szo_correct,
+    szo_directions,
+)
 from neurips26.spectral_zo.forward_gradient import forward_gradient
 from neurips26.spectral_zo.mezo import mezo_gradient
 
@@ -94,12 +106,26 @@ class ConvNet:
         params.append(torch.randn(self.classes, features, generator=generator, dtype=dtype) * math.sqrt(1 / features))
         return params
 
-    def forward(self, params: Sequence[Tensor], x: Tensor) -> Tensor:
+    def forward(self, params: Sequence[Tensor], x: Tensor, node_noise: Sequence[Tensor] | None = None) -> Tensor:
+        """Logits `(B, classes)`; `node_noise[l]` (layer l's output, any shape of its size: `(B, C_out, L)`) is
+        added to its pre-activation."""
         phi = ACTIVATIONS[self.activation]
         a = x
+        for index, (weight, stride) in enumerate(zip(params[:-1], self.strides)):
+            h = F.conv2d(a, weight, stride=stride, padding=self.kernel // 2)
+            a = phi(h if node_noise is None else h + node_noise[index].reshape(h.shape))
+        h = a.flatten(1) @ params[-1].T
+        return h if node_noise is None else h + node_noise[-1].reshape(h.shape)
+
+    def layer_inputs(self, params: Sequence[Tensor], x: Tensor) -> list[Tensor]:
+        """Every layer's input as patches `(B, n_in, L)` (`n_in` the weight's entries per output, L its output
+        positions): a conv layer's the unfolded (im2col) patches of its input, the head's the flattened features
+        (L = 1). `W.reshape(out, n_in) @ patches` is the layer's pre-activation."""
+        phi, a, patches = ACTIVATIONS[self.activation], x, []
         for weight, stride in zip(params[:-1], self.strides):
+            patches.append(F.unfold(a, self.kernel, padding=self.kernel // 2, stride=stride))
             a = phi(F.conv2d(a, weight, stride=stride, padding=self.kernel // 2))
-        return a.flatten(1) @ params[-1].T
+        return [*patches, a.flatten(1).unsqueeze(-1)]
 
 
 Network = MLP | ConvNet
@@ -119,13 +145,36 @@ def probe_losses(network: Network, probes: Sequence[Tensor], loss_fn: LossFn, ba
     return losses
 
 
+def difference_gradient(network, params, loss_fn, batch, directions, eps, differences="central") -> list[Tensor]:
+    """`(1/K) sum_k d_k V_k` with `d_k` the finite difference of the batch loss along `(V_1k, ..., V_Lk)`: central
+    differences from the 2K probes `W +- eps V`, forward ones from `W + eps V` and W, in one batched pass."""
+    check_choice("differences", differences, DIFFERENCES)
+    n_probes = directions[0].shape[0]
+    if differences == "central":
+        probes = [torch.cat([w + eps * v, w - eps * v]) for w, v in zip(params, directions)]
+        losses = probe_losses(network, probes, loss_fn, batch)
+        slopes = (losses[:n_probes] - losses[n_probes:]) / (2 * eps)
+    else:
+        probes = [torch.cat([w + eps * v, w.unsqueeze(0)]) for w, v in zip(params, directions)]
+        losses = probe_losses(network, probes, loss_fn, batch)
+        slopes = (losses[:n_probes] - losses[n_probes]) / eps
+    return [torch.einsum("k,k...->...", slopes, v) / n_probes for v in directions]
+
+
 def central_gradient(network, params, loss_fn, batch, directions, eps) -> list[Tensor]:
     """`(1/K) sum_k [(L(W + eps V_k) - L(W - eps V_k)) / 2 eps] V_k`, the 2K probes in one batched pass."""
-    n_probes = directions[0].shape[0]
-    probes = [torch.cat([w + eps * v, w - eps * v]) for w, v in zip(params, directions)]
-    losses = probe_losses(network, probes, loss_fn, batch)
-    slopes = (losses[:n_probes] - losses[n_probes:]) / (2 * eps)
-    return [torch.einsum("k,k...->...", slopes, v) / n_probes for v in directions]
+    return difference_gradient(network, params, loss_fn, batch, directions, eps, "central")
+
+
+def scheduled_gradient(network, params, loss_fn, batch, directions, eps, schedule="joint", differences="central"):
+    """Joint: every probe moves all layers. Layer-wise: layer l's K probes move layer l alone (L*K probes, one
+    batched pass), the joint average over L*K probes rescaled by L to the per-layer average."""
+    check_choice("schedule", schedule, SCHEDULES)
+    if schedule == "joint":
+        return difference_gradient(network, params, loss_fn, batch, directions, eps, differences)
+    n = len(params)
+    blocks = [torch.cat([v if j == i else torch.zeros_like(v) for j in range(n)]) for i, v in enumerate(directions)]
+    return [g * n for g in difference_gradient(network, params, loss_fn, batch, blocks, eps, differences)]
 
 
 def _draw(kind: str, n_probes: int, params, generator) -> list[Tensor]:
@@ -141,13 +190,78 @@ def _generic(directions: str, layerwise: bool):
 
     def estimator(network, params, loss_fn, batch, n_probes, eps, generator) -> list[Tensor]:
         drawn = _draw(directions, n_probes, params, generator)
-        if not layerwise:
-            return central_gradient(network, params, loss_fn, batch, drawn, eps)
-        n = len(params)
-        blocks = [torch.cat([v if j == i else torch.zeros_like(v) for j in range(n)]) for i, v in enumerate(drawn)]
-        return [g * n for g in central_gradient(network, params, loss_fn, batch, blocks, eps)]
+        schedule = "layerwise" if layerwise else "joint"
+        return scheduled_gradient(network, params, loss_fn, batch, drawn, eps, schedule)
 
     return estimator
+
+
+def patch_rows(patches: Tensor) -> Tensor:
+    """Patches `(B, n_in, L)` as the rows `(B*L, n_in)` whose second moment is a layer's im2col moment."""
+    return patches.transpose(1, 2).reshape(-1, patches.shape[1])
+
+
+def conv_szo(network, params, loss_fn, batch, n_probes, eps, generator, *, kappa=1.0, orthogonal=False,
+             bias_correction=False, ridge=1e-3, normalise="mean", moment="batch", correction_moment=None,
+             schedule="joint") -> list[Tensor]:  # fmt: skip
+    """SZO-kappa (our reconstruction, `estimators.szo`) on any network with `layer_inputs`: C the second moment of a
+    layer's im2col patches (`C = P^T P / (B L)`), `V = Z (C/s)^(kappa/2)` in the unfolded basis reshaped to the
+    weight, so `E[g] = G (C/s)^kappa` with G the gradient unfolded to `(C_out, C_in k k)`."""
+    check_number("kappa", kappa, low=0.0, high=2.0)
+    check_number("ridge", ridge, low=0.0, low_open=True)
+    rows = [patch_rows(p) for p in network.layer_inputs(params, batch[0])]
+    directions, spectra = szo_directions(
+        params, rows, n_probes, generator, kappa=kappa, orthogonal=orthogonal, normalise=normalise, moment=moment
+    )
+    grads = scheduled_gradient(network, params, loss_fn, batch, directions, eps, schedule)
+    if not bias_correction:
+        return grads
+    return szo_correct(grads, rows, spectra, kappa=kappa, normalise=normalise, ridge=ridge, moment=moment,
+                       correction_moment=correction_moment)  # fmt: skip
+
+
+def conv_agzo(network, params, loss_fn, batch, n_probes, eps, generator, *, rank=8, orthogonal=False,
+              differences="forward") -> list[Tensor]:  # fmt: skip
+    """AGZO (Lin et al., arXiv 2601.17261) on any network with `layer_inputs`: `V = R U^T` with U the top-`rank`
+    right singular vectors of a layer's im2col patches, reshaped to the weight; `E[g] = G U U^T` (G unfolded)."""
+    check_int("rank", rank, low=1)
+    rows = [patch_rows(p) for p in network.layer_inputs(params, batch[0])]
+    for index, r in enumerate(rows):
+        if rank > r.shape[1]:
+            raise ValueError(f"rank must be <= {r.shape[1]} (inputs per output of params[{index}]), got {rank}")
+    bases = [activation_subspace(r, rank) for r in rows]
+    directions = []
+    for w, u in zip(params, bases):
+        seeds = torch.randn((n_probes, w.shape[0], u.shape[1]), generator=generator, dtype=w.dtype).to(w.device)
+        seeds = orthogonalize(seeds) if orthogonal else seeds
+        directions.append((seeds @ u.T).reshape(n_probes, *w.shape))
+    return difference_gradient(network, params, loss_fn, batch, directions, eps, differences)
+
+
+def conv_node_perturbation(network, params, loss_fn, batch, n_probes, eps, generator) -> list[Tensor]:
+    """Node perturbation on any network with `layer_inputs` and `forward(..., node_noise)`: every layer's output gets
+    `+- eps xi` (xi Gaussian per probe, example, channel and position) in one vmapped pass, and
+    `g_l = (1/KB) sum_{k,n} [(l_n^+ - l_n^-) / 2 eps] sum_p xi_{k,n,:,p} patch_{n,:,p}^T` (the conv weight gradient
+    of the perturbation, from the clean patches)."""
+    x, y = batch
+    patches = network.layer_inputs(params, x)
+    noise = [
+        torch.randn((n_probes, x.shape[0], w.shape[0], p.shape[2]), generator=generator, dtype=w.dtype).to(w.device)
+        for w, p in zip(params, patches)
+    ]
+
+    def per_example(*layer_noise):
+        return loss_fn(network.forward(params, x, node_noise=list(layer_noise)), y)
+
+    losses = vmap(per_example)(*[eps * torch.cat([xi, -xi]) for xi in noise])
+    if not bool(torch.isfinite(losses).all()):
+        raise ValueError(f"non-finite loss in the node-perturbation pass of {2 * n_probes} probes")
+    slopes = (losses[:n_probes] - losses[n_probes:]) / (2 * eps)
+    scale = n_probes * x.shape[0]
+    return [
+        (torch.einsum("kb,kbol,bil->oi", slopes, xi, p) / scale).reshape(w.shape)
+        for xi, p, w in zip(noise, patches, params)
+    ]
 
 
 def _mezo(network, params, loss_fn, batch, n_probes, eps, generator) -> list[Tensor]:
@@ -167,11 +281,14 @@ SHAPE_ESTIMATORS: dict[str, Callable[..., list[Tensor]]] = {
     "mezo": _mezo,
     "forward_gradient": _forward_gradient,
 }
-# the layer kinds each estimator supports
-SUPPORT: dict[str, tuple[str, ...]] = {
-    **{name: ("linear",) for name in ESTIMATORS},
-    **{name: ("linear", "conv2d") for name in SHAPE_ESTIMATORS},
+# the activation-shaped estimators on a network with `layer_inputs` (the ConvNet): im2col patches
+PATCH_ESTIMATORS: dict[str, Callable[..., list[Tensor]]] = {
+    "szo": conv_szo,
+    "agzo": conv_agzo,
+    "node_perturbation": conv_node_perturbation,
 }
+# the layer kinds each estimator supports (every one: linear and conv2d; any other weight is refused by name)
+SUPPORT: dict[str, tuple[str, ...]] = {name: ("linear", "conv2d") for name in {**ESTIMATORS, **SHAPE_ESTIMATORS}}
 
 
 def check_supported(name: str, params: Sequence[Tensor]) -> None:
@@ -182,7 +299,7 @@ def check_supported(name: str, params: Sequence[Tensor]) -> None:
         if kind not in SUPPORT[name]:
             raise ValueError(
                 f"estimator {name!r} does not support {kind} layers (params[{index}], shape {tuple(weight.shape)}): "
-                f"it shapes its probes by a linear layer's input activations; supported: {', '.join(SUPPORT[name])}"
+                f"supported: {', '.join(SUPPORT[name])}"
             )
 
 
@@ -199,7 +316,8 @@ def estimate(
 ) -> list[Tensor]:
     """The named estimator's gradient estimate of the mean batch loss. On an MLP the activation-shaped and
     weight-perturbation estimators of `estimators.ESTIMATORS` run with the network's activation and `options`
-    (kappa, rank, ...); MeZO and forward gradients, and everything on a ConvNet, run on `network.forward`."""
+    (kappa, rank, ...); MeZO and forward gradients, and everything on a ConvNet, run on `network.forward`, the
+    activation-shaped ones (`PATCH_ESTIMATORS`) with the same options on its im2col patches."""
     check_supported(name, params)
     check_int("n_probes", n_probes, low=1)
     check_number("eps", eps, low=0.0, low_open=True)
@@ -207,6 +325,8 @@ def estimate(
         return ESTIMATORS[name](
             params, loss_fn, batch, n_probes, eps, generator, activation=network.activation, **options
         )
+    if name in PATCH_ESTIMATORS:
+        return PATCH_ESTIMATORS[name](network, params, loss_fn, batch, n_probes, eps, generator, **options)
     if options:
         raise ValueError(f"estimator {name!r} takes no options, got {sorted(options)}")
     return SHAPE_ESTIMATORS[name](network, params, loss_fn, batch, n_probes, eps, generator)
