@@ -7,9 +7,10 @@ nothing.
     NEURIPS26_TEST_FAULT="<rule>:allocate:<MB>"             every job of <rule> holds <MB> of memory for
                                                             a minute before its work
     NEURIPS26_TEST_FAULT="<rule>[,<rule>...]:kill_after_checkpoint:<marker dir>"
-                                                            each job of <rule> is killed (SIGKILL) right
-                                                            after its first checkpoint, once per checkpoint
-                                                            path; the rerun resumes
+                                                            a job of <rule> is killed (SIGKILL) right
+                                                            after its first checkpoint, once per rule (a job
+                                                            that trains several runs in turn, each with its
+                                                            own checkpoint, is killed once); the rerun resumes
     NEURIPS26_TEST_FAULT="<rule>:slow_steps:<seconds>"      each training step of <rule> sleeps this long and
                                                             checkpoints are written only on SIGTERM (a job
                                                             that reaches its time limit resumes only if it
@@ -79,11 +80,14 @@ def _loop_fault(mode: str) -> str | None:
 
 
 def checkpoint_written(path: str | Path) -> None:
-    """kill_after_checkpoint: SIGKILL this process after its first checkpoint (once per checkpoint path)."""
+    """kill_after_checkpoint: SIGKILL this process after its first checkpoint, once per rule: the marker is named by
+    the job's rule, so a job that writes several checkpoints in turn (one per run it trains) is killed once and its
+    rerun, resuming, completes (the test retries once)."""
     argument = _loop_fault("kill_after_checkpoint")
     if argument is None:
         return
-    marker = Path(argument) / (hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:16] + ".killed")
+    key = CURRENT_RULE or str(Path(path).resolve())  # the rule, set by inject_fault at the job's start
+    marker = Path(argument) / (hashlib.sha256(key.encode()).hexdigest()[:16] + ".killed")
     marker.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))

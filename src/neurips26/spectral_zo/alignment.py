@@ -35,6 +35,7 @@ def cosine(estimate, true) -> np.ndarray | float:
         raise ValueError("the true gradient is zero: cosine alignment is undefined")
     estimate_norm = np.linalg.norm(estimate, axis=-1)
     out = (estimate @ true) / (np.where(estimate_norm > 0, estimate_norm, 1.0) * true_norm)
+    out = np.clip(out, -1.0, 1.0)  # an estimate parallel to the gradient can round to 1 + 1e-16
     return float(out) if out.ndim == 0 else out
 
 

@@ -177,7 +177,21 @@ def _z2(tables, comp) -> Measured:
     )
 
 
+# K6 tests a power law in expectation: a slope through fewer widths, or means of fewer draws, tests nothing (smoke
+# has 2 widths and 1 draw each; set after smoke's K6 read -0.25 from one noisy pair of cosines)
+K6_MIN_WIDTHS = 3
+K6_MIN_DRAWS = 5
+
+
 def _k6(tables, comp) -> Measured:
+    rows = tables["dimension"][tables["dimension"]["method"] == comp["wp"]]
+    widths = rows["params"].nunique()
+    draws = int(rows.groupby(["seed", "params"]).size().min()) if len(rows) else 0
+    if widths < K6_MIN_WIDTHS or draws < K6_MIN_DRAWS:
+        raise Incomplete(
+            f"{widths} widths with at least {draws} draws each: the sqrt(K/P) law needs >= {K6_MIN_WIDTHS} widths "
+            f"and >= {K6_MIN_DRAWS} draws per width"
+        )
     wp = _slope(dimension_slopes(tables["dimension"]), comp["wp"])
     note = f"max over seeds of |slope of {comp['wp']} + 0.5| (slopes {np.round(wp.to_numpy(), 3)})"
     return Measured("K6", float((wp + 0.5).abs().max()), len(wp), note=note)
