@@ -60,6 +60,23 @@ def test_divergence_stops_at_its_step_and_keeps_the_last_checkpoint(tmp_path):
     assert all(torch.isfinite(w).all() for w in saved["state"]["params"].values())
 
 
+def test_a_finite_blow_up_is_a_divergence_at_its_step(tmp_path, caplog):
+    train_data, test_data = _data()
+    path = tmp_path / "run.ckpt"
+    config = TrainConfig("spsa", n_probes=2, lr=1e6, budget=400, batch_size=20)  # logits ~1e5: finite, absurd
+    with caplog.at_level("WARNING"):
+        result = train(config, NET, train_data, test_data, settings=checkpoint_settings(path, "f", every_steps=1))
+    assert result.diverged_step is not None and result.steps == result.diverged_step
+    assert "exceeds" in caplog.text and f"step {result.diverged_step}" in caplog.text
+    saved = load_checkpoint(path)
+    assert saved["step"] == result.diverged_step
+    weights = torch.cat([w.flatten() for w in saved["state"]["params"].values()])
+    assert torch.isfinite(weights).all()
+    # the same run at a small lr is not stopped
+    calm = train(TrainConfig("spsa", n_probes=2, lr=0.05, budget=400, batch_size=20), NET, train_data, test_data)
+    assert calm.diverged is None
+
+
 def test_wall_time_limit_stops_early_with_a_final_row():
     train_data, test_data = _data()
     result = train(TrainConfig("spsa", n_probes=2, budget=10**7, seconds=0.05), NET, train_data, test_data)

@@ -7,13 +7,16 @@ forward-mode (jvp) pass 1, a backward pass 1; the clean pass an activation-shape
 from counts too. The monitoring loss of each step (the clean minibatch loss before the update) and the
 evaluations are not counted. A run takes `budget // passes_per_step` steps, or stops at `seconds` of wall time.
 
-A non-finite loss (in any probe, or the clean loss) ends the run at that step without an update: the result
-says at which step (`TrainResult.diverged`), and the last checkpoint the loop wrote is kept (the common loop,
-`neurips26.common.loop`, checkpoints the weights, the generator and the curve; it resumes bit-identically).
+A non-finite loss (in any probe, or the clean loss) ends the run at that step without an update, and so does a
+finite blow-up: a clean minibatch loss above `BLOWUP` times the step-0 train loss (at least 1), which a float32 run
+can reach without overflowing (MeZO at lr 1.0 on CIFAR-10: 5e32). The result says at which step
+(`TrainResult.diverged`), and the last checkpoint the loop wrote is kept (the common loop, `neurips26.common.loop`,
+checkpoints the weights, the generator and the curve; it resumes bit-identically).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -29,6 +32,8 @@ from neurips26.spectral_zo.mezo import mezo_step
 from neurips26.spectral_zo.networks import MLP, ConvNet, Network, backprop, check_supported, estimate
 
 Tensor = torch.Tensor
+log = logging.getLogger(__name__)
+BLOWUP = 1e4  # a clean minibatch loss above BLOWUP x max(step-0 train loss, 1) is a divergence (finite blow-up)
 
 # passes through the network per step, as a function of (n_probes K, number of layers L)
 FORWARD_PASSES: dict[str, Callable[[int, int], int]] = {
@@ -202,6 +207,11 @@ def train(
             loss = float(cross_entropy(network.forward(params, batch[0]), batch[1]).mean())
         if loss != loss or abs(loss) == float("inf"):
             return loss
+        bound = BLOWUP * max(rows[0]["train_loss"], 1.0)
+        if loss > bound:
+            log.warning("%s: minibatch loss %.4g at step %d exceeds %.4g (%g x the step-0 loss): diverged",
+                        config.estimator, loss, step, bound, BLOWUP)  # fmt: skip
+            return float("inf")
         try:
             _update(config, network, params, batch, generator)
         except ValueError as error:
