@@ -15,11 +15,8 @@ MOMENTS = ("batch", "centred", "mean")
 ESTIMATORS = ("wp_global", "wp_layerwise", "spsa", "mezo", "node_perturbation", "agzo", "szo", "forward_gradient",
               "backprop")  # fmt: skip
 NORMALISATIONS = ("mean", "top")
-# the layer kinds each estimator supports (backprop: every kind)
-SUPPORT = {
-    **{name: ("linear",) for name in ("wp_global", "wp_layerwise", "spsa", "node_perturbation", "agzo", "szo")},
-    **{name: ("linear", "conv2d") for name in ("wp_global", "wp_layerwise", "spsa", "mezo", "forward_gradient")},
-}
+# the layer kinds each estimator supports (backprop: every kind); the activation-shaped ones read conv2d's patches
+SUPPORT = {name: ("linear", "conv2d") for name in ESTIMATORS if name != "backprop"}
 
 
 def check_method(name: str, spec: Mapping) -> None:
