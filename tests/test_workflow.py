@@ -496,7 +496,8 @@ def test_smoke_run_writes_paper_13s_alignment_training_claims_and_figures(smoke_
     claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
     assert claims["reconstruction"].all()  # the paper was not found: SZO-kappa is ours
     assert (claims.loc[claims["kind"] == "hard", "verdict"] == "inconclusive").all()  # one seed at smoke
-    assert (claims.loc[claims["kind"] == "check", "verdict"] == "holds").all()
+    checks = claims.loc[claims["kind"] == "check", "verdict"]
+    assert (checks.drop("K6") == "holds").all() and checks["K6"] == "inconclusive"  # smoke: 2 widths, 1 draw
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "Training at a matched forward-pass budget" in report and "Deviations" in report
 
@@ -561,10 +562,12 @@ def test_smoke_run_writes_paper_14s_axiom_checks_threshold_claims_and_figures(sm
     assert set(axioms["rule"]) == set(smoke["rules"]) and set(axioms["axiom"]) == set(smoke["axioms"])
     assert (axioms.loc[~axioms["holds"], "witness"] != "").all()
     threshold = pd.read_parquet(out / "threshold.parquet")
-    assert set(threshold["kind"]) == {"search", "refined", "bound"}
+    assert set(threshold["kind"]) == {"search", "refined", "bound", "below", "control", "test"}
     claims = pd.read_parquet(out / "claims.parquet").set_index("claim_id")
-    assert len(smoke["seeds"]) < 3 and (claims.loc[claims["kind"] == "hard", "verdict"] == "inconclusive").all()
-    assert (claims.loc[["K1", "K2", "K3"], "verdict"] == "holds").all()
+    # A1 is an existence claim decided by a certified, replayed witness, not a comparison over seeds
+    hard = claims.loc[claims["kind"] == "hard", "verdict"].drop("A1")
+    assert len(smoke["seeds"]) < 3 and (hard == "inconclusive").all()
+    assert (claims.loc[["C1", "K1", "K2", "K3", "K4", "K5"], "verdict"] == "holds").all()
     report = (out / "report.md").read_text()
     assert "## Claims" in report and "## The axiom table" in report and "reconstruction" in report
     assert "Deviations" in report
