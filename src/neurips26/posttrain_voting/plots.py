@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
 
 
 def violations(axioms: pd.DataFrame):
@@ -25,6 +26,7 @@ def violations(axioms: pd.DataFrame):
             freq = (~group["holds"]).groupby(group["beta"]).mean()
             ax.plot(freq.index, freq.to_numpy(), marker="o", label=rule)
         ax.set_xscale("log"), ax.set_title(axiom.replace("_", " ")), ax.set_xlabel("beta")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # log ticks between decades overlapped
         ax.set_ylim(-0.03, 1.03)
     axes[0][0].set_ylabel("violation frequency"), axes[0][0].legend(fontsize=7)
     fig.tight_layout()
@@ -40,6 +42,7 @@ def staged(axioms: pd.DataFrame):
             mean = group.groupby("beta")["magnitude"].mean()
             ax.plot(mean.index, np.maximum(mean.to_numpy(), 1e-17), marker="o", label=rule)
         ax.set_xscale("log"), ax.set_yscale("log"), ax.set_xlabel("beta")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # log ticks between decades overlapped
         ax.set_title("staged vs joint" if axiom == "staged_vs_joint" else "staged A,B vs B,A")
         ax.set_ylabel("mean max |difference|")
         if rows.size:
@@ -62,6 +65,7 @@ def threshold(table: pd.DataFrame):
     for t in table.loc[table["kind"] == "refined", "threshold"]:
         ax.axvline(t, color="grey", lw=0.5)
     ax.set_xscale("log"), ax.set_xlabel("beta"), ax.set_ylabel("share of profiles violating monotonicity")
+    ax.xaxis.set_minor_formatter(NullFormatter())  # log ticks between decades overlapped
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

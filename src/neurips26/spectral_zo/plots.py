@@ -12,6 +12,9 @@ import pandas as pd  # noqa: E402
 
 from neurips26.spectral_zo.alignment import OVERALL  # noqa: E402
 
+# up to 20 methods in one panel: the default cycle of 10 colours gave two methods the same colour
+COLOURS = plt.cycler(color=plt.cm.tab20.colors)
+
 
 def alignment_vs_probes(alignment: pd.DataFrame):
     """Whole-network mean cosine against K (log-log), one panel per training step, the seed spread as bands."""
@@ -20,6 +23,7 @@ def alignment_vs_probes(alignment: pd.DataFrame):
     rows = alignment[(alignment["layer"] == OVERALL) & (alignment["method"] != "backprop")]
     for ax, step in zip(axes[0], steps):
         per_seed = rows[rows["step"] == step].groupby(["method", "probes", "seed"])["cosine"].mean()
+        ax.set_prop_cycle(COLOURS)
         for method, group in per_seed.groupby("method"):
             stats = group.groupby("probes").agg(["mean", "min", "max"])
             ax.plot(stats.index, stats["mean"], marker="o", label=method)
@@ -33,6 +37,7 @@ def alignment_vs_dimension(dimension: pd.DataFrame):
     """Whole-network mean cosine against the parameter count (log-log), seed range as bands; dotted: slope -1/2."""
     fig, ax = plt.subplots(figsize=(6, 4.5), constrained_layout=True)
     per_seed = dimension.groupby(["method", "params", "seed"])["cosine"].mean()
+    ax.set_prop_cycle(COLOURS)
     for method, group in per_seed.groupby("method"):
         stats = group.groupby("params").agg(["mean", "min", "max"])
         ax.plot(stats.index, stats["mean"], marker="o", label=method)
@@ -52,6 +57,7 @@ def accuracy_curves(curves: pd.DataFrame):
                              constrained_layout=True)  # fmt: skip
     for ax, dataset in zip(axes[0], datasets):
         rows = curves[curves["dataset"] == dataset]
+        ax.set_prop_cycle(COLOURS)
         for method, group in rows.groupby("method"):
             stats = group.groupby("forward_passes")["test_accuracy"].agg(["mean", "min", "max"])
             ax.plot(stats.index, stats["mean"], label=method)
