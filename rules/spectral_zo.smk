@@ -47,9 +47,10 @@ rule spectral_zo_geometry:
         "../envs/torch.yaml"
     threads: torch_threads
     resources:
-        mem_mb=lambda wc: 32000 if wc.scale == "paper" else 2000,
+        mem_mb=sz_mem_mb("geometry"),
         runtime=lambda wc: 1440 if wc.scale == "paper" else 20,
     params:
+        probe_bytes=sz_probe_bytes("geometry"),
         alignment=paper_params("spectral_zo", "alignment"),
         bias_variance=paper_params("spectral_zo", "bias_variance"),
         dimension=paper_params("spectral_zo", "dimension"),
@@ -78,9 +79,10 @@ rule spectral_zo_train:
         "../envs/torch.yaml"
     threads: torch_threads
     resources:
-        mem_mb=lambda wc: 16000 if wc.scale == "paper" else 1000,
-        runtime=lambda wc: 2880 if wc.scale == "paper" else 20,
+        mem_mb=sz_mem_mb("train"),
+        runtime=sz_train_runtime,
     params:
+        probe_bytes=sz_probe_bytes("train"),
         dataset=sz_dataset_params,
         methods=sz_group_methods,
         train=sz_train_settings,

@@ -93,3 +93,27 @@ def test_the_alignment_rows_cover_every_method_probe_step_and_layer():
     by = {(r["method"], r["probes"], r["step"], r["layer"]): r["cosine"] for r in rows}
     # kappa = 0: the same draws (up to the rounding of Z @ I)
     assert by[("wp_global", 4, 0, "overall")] == pytest.approx(by[("szo_k0", 4, 0, "overall")], rel=1e-4)
+
+
+def test_the_runtime_model_mirrors_the_pass_counts_and_grows_with_the_config():
+    from neurips26.spectral_zo import settings, training
+
+    assert set(settings.PASSES) == set(training.FORWARD_PASSES)
+    assert all(settings.PASSES[m](k, n) == training.FORWARD_PASSES[m](k, n)
+               for m in settings.PASSES for k in (1, 8, 64) for n in (1, 3))  # fmt: skip
+    paper = load_yaml(ROOT / "config/spectral_zo.yaml")["paper"]
+    minutes = {(d, g): settings.train_minutes(paper, d, g, 3072 if d == "cifar10" else 784)
+               for d in paper["train"]["datasets"] for g in paper["train"]["groups"]}  # fmt: skip
+    assert all(settings.STARTUP_MIN < m <= 1440 for m in minutes.values())  # within one day of a GPU
+    assert minutes["cifar10", "szo_k1"] > minutes["mnist", "szo_k1"]  # more weights
+    # linear in the runs and the budget (up to the rounding of steps and minutes)
+    doubled = {**paper, "train": {**paper["train"], "budget": 2 * paper["train"]["budget"]}}
+    base = minutes["mnist", "szo_k1"] - settings.STARTUP_MIN
+    assert abs(settings.train_minutes(doubled, "mnist", "szo_k1", 784) - settings.STARTUP_MIN - 2 * base) <= 1
+    one_seed = {**paper, "train": {**paper["train"], "seeds": [0], "lr_grid": [0.1]}}
+    assert abs(settings.train_minutes(one_seed, "mnist", "szo_k1", 784) - settings.STARTUP_MIN - base / 6) <= 1
+    # one run's seconds by hand: szo at K = 64 on 785-1024-1024-10, batch 128, 2M passes
+    weights = 785 * 1024 + 1024 * 1024 + 1024 * 10
+    per_pass = 2 * 128 * weights / settings.GPU_FLOPS + settings.PROBE_BYTES * weights / settings.GPU_BANDWIDTH
+    expected = (2_000_000 // 129) * (129 * per_pass + settings.STEP_S_DEFAULT)
+    assert settings.run_seconds("szo", 64, 2_000_000, 128, [785, 1024, 1024, 10]) == pytest.approx(expected)

@@ -36,6 +36,38 @@ for _scale in checked_scales(PAPERS, "spectral_zo"):
         ) from None
 
 
+# memory requests (MB) of the geometry and training jobs at paper scale and below; a quarter bounds the probe tensors
+# of one batched pass (estimators.set_probe_bound: chunks of probes past it), the rest holds the directions, the data
+# and the interpreter
+SZ_MEM_MB = {"geometry": (32000, 2000), "train": (16000, 1000)}
+SZ_PROBE_SHARE = 4
+
+
+def sz_mem_mb(job):
+    """The memory request (MB) of a geometry or training job: its paper value at paper scale, else the small one."""
+    paper, small = SZ_MEM_MB[job]
+    return lambda wildcards: paper if wildcards.scale == "paper" else small
+
+
+def sz_probe_bytes(job):
+    """The bound of one batched pass's probe tensors: a quarter of the job's memory request, in bytes."""
+    mem = sz_mem_mb(job)
+    return lambda wildcards: mem(wildcards) * 2**20 // SZ_PROBE_SHARE
+
+
+def sz_train_runtime(wildcards):
+    """Minutes a training job requests: at paper scale the cost model of its group's runs on its GPU
+    (settings.train_minutes: every run's steps x probes x batch x weights, margin 3); 20 below.
+    """
+    if wildcards.scale != "paper":
+        return 20
+    cfg = sz_config(wildcards)
+    source = cfg["datasets"][wildcards.dataset]["source"]
+    return spectral_zo_settings.train_minutes(
+        cfg, wildcards.dataset, wildcards.group, SZ_INPUTS[source]
+    )
+
+
 def sz_config(wildcards):
     return paper_config("spectral_zo", wildcards.scale)
 

@@ -12,6 +12,7 @@ from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.spectral_zo import experiment
 from neurips26.spectral_zo.checks import construction_checks
+from neurips26.spectral_zo.estimators import set_probe_bound
 
 MEASUREMENTS = {
     "alignment": experiment.alignment,
@@ -22,6 +23,8 @@ p, out = snakemake.params, snakemake.output
 log = start_job(snakemake, 0)
 prov = job_provenance(snakemake)
 data = {section: dict(np.load(snakemake.input[section])) for section in MEASUREMENTS}
+set_probe_bound(p.probe_bytes)  # one batched pass's probes within a share of the job's memory request
+log.info("probe tensors of one batched pass bounded at %.0f MB", p.probe_bytes / 2**20)
 for name, measure in MEASUREMENTS.items():
     block = p[name]
     rows = [row for seed in block["seeds"] for row in measure(p.methods[name], data[name], block, seed)]

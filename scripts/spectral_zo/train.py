@@ -12,10 +12,12 @@ from neurips26.common.checkpoint import fingerprint
 from neurips26.common.io import write_parquet
 from neurips26.common.runtime import job_provenance, start_job
 from neurips26.spectral_zo import experiment
+from neurips26.spectral_zo.estimators import set_probe_bound
 
 p, w = snakemake.params, snakemake.wildcards
 log = start_job(snakemake, 0)
 device = loop.job_device()
+set_probe_bound(p.probe_bytes)  # one batched pass's probes within a share of the job's memory request
 arrays = dict(np.load(snakemake.input.data))
 network = experiment.network_for(p.dataset, arrays["x_train"][0].size)
 base = loop.checkpoint_path(snakemake.output.curves)

@@ -22,12 +22,19 @@ Orthogonalised probes (Rando et al. 2025, arXiv 2505.19720): the isotropic seeds
 AGZO's R) are made orthonormal over the probe batch by QR and rescaled to norm sqrt(dim), so each probe keeps
 the covariance of the i.i.d. draw. The central-difference estimator is the one of MeZO (Malladi et al. 2023)
 without its in-place seed trick; forward gradients (Baydin et al. 2022) are the first-order-free reference.
+
+Memory bound: a batched pass holds every probe's weights (2K copies of the network for central differences, 2KL for
+the layer-wise schedule), 11 GB at K = 256 on a 785-1024-1024-10 MLP. Where a pass would pass the bound of
+`probe_memory` (default `DEFAULT_PROBE_BYTES`; a job sets it from its memory request, `set_probe_bound`), its
+probes run in chunks that fit it, from the same draws: the estimate equals the one-pass estimate up to float
+rounding. Where the whole pass fits, it runs as one pass, as written above.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import torch
 
@@ -116,6 +123,81 @@ def _batch_loss(params, loss_fn, batch, activation, node_noise=None) -> Tensor:
     return per_example
 
 
+DEFAULT_PROBE_BYTES = 2**30  # the bound of one batched pass's probe tensors where no job set one
+_probe_bytes = [DEFAULT_PROBE_BYTES]
+
+
+@contextmanager
+def probe_memory(n_bytes: int | None) -> Iterator[None]:
+    """Bound (bytes) the probe tensors of one batched pass of every estimator within the block; None: no bound."""
+    if n_bytes is not None:
+        check_int("probe bytes", n_bytes, low=1)
+    _probe_bytes.append(n_bytes)
+    try:
+        yield
+    finally:
+        _probe_bytes.pop()
+
+
+def set_probe_bound(n_bytes: int | None) -> None:
+    """Set the process's bound (a job's script, from its memory request); `probe_memory` blocks override it."""
+    if n_bytes is not None:
+        check_int("probe bytes", n_bytes, low=1)
+    _probe_bytes[0] = n_bytes
+
+
+def probe_bound() -> int | None:
+    """The bound in force (bytes), None where unbounded."""
+    return _probe_bytes[-1]
+
+
+def probe_footprint(weights: Sequence[Tensor], rows: int, outputs: Sequence[int] = ()) -> int:
+    """Bytes one probe of a batched pass holds: its copy of the moved `weights` and, for `rows` examples, the
+    pre-activation and activation of each layer output size in `outputs`."""
+    itemsize = weights[0].element_size()
+    return itemsize * (sum(w.numel() for w in weights) + 2 * rows * sum(outputs))
+
+
+def probe_chunk(per_probe: int, n_probes: int) -> int:
+    """Probes per batched pass: all `n_probes` where they fit the bound (or none is set), else as many as fit, >= 1."""
+    bound = probe_bound()
+    if bound is None or per_probe * n_probes <= bound:
+        return n_probes
+    return max(1, bound // max(per_probe, 1))
+
+
+def _outputs(params: Sequence[Tensor]) -> list[int]:
+    return [w.shape[0] for w in params]
+
+
+def chunked_slopes(evaluate: Callable[[list[Tensor]], Tensor], params, directions, eps, differences, chunk, moved=None):
+    """The K finite-difference slopes along `directions` with at most `chunk` probes a pass: `evaluate(probes)` gives
+    the mean batch loss `(P,)` of a list of per-layer weights, each `(P, *shape)` or the unbatched weight. `moved`
+    (a layer index) perturbs that layer alone, `directions` then that layer's `(K, *shape)`; else every layer."""
+    n_probes = directions[0].shape[0]
+
+    def probes(part: slice, signs: tuple[float, ...]) -> list[Tensor]:
+        def shift(w, v):
+            return torch.cat([w + sign * eps * v[part] for sign in signs])
+
+        if moved is None:
+            return [shift(w, v) for w, v in zip(params, directions)]
+        return [shift(w, directions[0]) if j == moved else w for j, w in enumerate(params)]
+
+    slopes = []
+    if differences == "forward":
+        clean = evaluate([w.unsqueeze(0) for w in params])
+        for start in range(0, n_probes, chunk):
+            slopes.append((evaluate(probes(slice(start, start + chunk), (1.0,))) - clean) / eps)
+        return torch.cat(slopes)
+    pairs = max(1, chunk // 2)
+    for start in range(0, n_probes, pairs):
+        losses = evaluate(probes(slice(start, start + pairs), (1.0, -1.0)))
+        half = losses.shape[0] // 2
+        slopes.append((losses[:half] - losses[half:]) / (2 * eps))
+    return torch.cat(slopes)
+
+
 def perturbation_gradient(
     params: Sequence[Tensor],
     loss_fn: LossFn,
@@ -131,7 +213,12 @@ def perturbation_gradient(
     weights in one batched pass of K + 1."""
     check_choice("differences", differences, DIFFERENCES)
     n_probes = directions[0].shape[0]
-    if differences == "central":
+    passes = 2 * n_probes if differences == "central" else n_probes + 1
+    chunk = probe_chunk(probe_footprint(params, batch[0].shape[0], _outputs(params)), passes)
+    if chunk < passes:
+        slopes = chunked_slopes(lambda probes: _batch_loss(probes, loss_fn, batch, activation).mean(-1), params,
+                                directions, eps, differences, chunk)  # fmt: skip
+    elif differences == "central":
         probes = [torch.cat([w + eps * v, w - eps * v]) for w, v in zip(params, directions)]
         losses = _batch_loss(probes, loss_fn, batch, activation).mean(-1)
         slopes = (losses[:n_probes] - losses[n_probes:]) / (2 * eps)
@@ -153,18 +240,35 @@ def orthogonalize(seeds: Tensor) -> Tensor:
     return (q.T * math.sqrt(dim)).reshape(seeds.shape)
 
 
+def draw_device(generator: torch.Generator | None) -> torch.device:
+    """Where a generator draws: its own device (a CUDA generator draws on the GPU, the CPU's on the CPU, and the
+    draws are then moved to the weights)."""
+    return torch.device("cpu") if generator is None else generator.device
+
+
 def _gaussian(shape, like: Tensor, generator, orthogonal: bool) -> Tensor:
-    seeds = torch.randn(shape, generator=generator, dtype=like.dtype).to(like.device)
+    seeds = torch.randn(shape, generator=generator, dtype=like.dtype, device=draw_device(generator)).to(like.device)
     return orthogonalize(seeds) if orthogonal else seeds
 
 
 def _scheduled_gradient(params, loss_fn, batch, directions, eps, schedule, differences, activation) -> list[Tensor]:
     """Joint: every probe moves all layers. Layer-wise: layer l's K probes move layer l alone (L*K probes, still
-    one batched pass); the joint average over L*K probes is rescaled by L to the per-layer average."""
+    one batched pass); the joint average over L*K probes is rescaled by L to the per-layer average. Where that pass
+    passes the probe bound, each layer's probes run apart (the other layers unbatched), in chunks that fit it."""
     check_choice("schedule", schedule, SCHEDULES)
     if schedule == "joint":
         return perturbation_gradient(params, loss_fn, batch, directions, eps, differences, activation)
     n_layers = len(params)
+    rows, outputs = batch[0].shape[0], _outputs(params)
+    passes = n_layers * (2 * directions[0].shape[0] if differences == "central" else directions[0].shape[0] + 1)
+    if probe_chunk(probe_footprint(params, rows, outputs), passes) < passes:
+        grads = []
+        for index, v in enumerate(directions):
+            chunk = probe_chunk(probe_footprint([params[index]], rows, outputs[index:]), 2 * v.shape[0])
+            slopes = chunked_slopes(lambda probes: _batch_loss(probes, loss_fn, batch, activation).mean(-1), params,
+                                    [v], eps, differences, chunk, moved=index)  # fmt: skip
+            grads.append(torch.einsum("k,koi->oi", slopes, v) / v.shape[0])
+        return grads
     blocks = [
         torch.cat([v if j == index else torch.zeros_like(v) for j in range(n_layers)])
         for index, v in enumerate(directions)
@@ -196,7 +300,12 @@ def spsa(params, loss_fn, batch, n_probes, eps, generator, *, activation="relu")
     """Two-sided SPSA with Rademacher directions over all parameters (Spall 1992); Delta^{-1} = Delta."""
     _check_common(params, n_probes, eps)
     directions = [
-        torch.randint(0, 2, (n_probes, *w.shape), generator=generator).to(w.device, w.dtype) * 2 - 1 for w in params
+        torch.randint(0, 2, (n_probes, *w.shape), generator=generator, device=draw_device(generator)).to(
+            w.device, w.dtype
+        )
+        * 2
+        - 1
+        for w in params
     ]
     return perturbation_gradient(params, loss_fn, batch, directions, eps, "central", activation)
 
@@ -208,11 +317,19 @@ def node_perturbation(params, loss_fn, batch, n_probes, eps, generator, *, activ
     x, _ = batch
     inputs = mlp_forward(params, x, activation)[1]
     noise = [
-        torch.randn((n_probes, x.shape[0], w.shape[0]), generator=generator, dtype=w.dtype).to(w.device) for w in params
+        torch.randn(
+            (n_probes, x.shape[0], w.shape[0]), generator=generator, dtype=w.dtype, device=draw_device(generator)
+        ).to(w.device)
+        for w in params
     ]
-    both = [eps * torch.cat([xi, -xi]) for xi in noise]
-    losses = _batch_loss(params, loss_fn, batch, activation, node_noise=both)
-    slopes = (losses[:n_probes] - losses[n_probes:]) / (2 * eps)
+    pairs = max(1, probe_chunk(3 * x.shape[0] * sum(_outputs(params)) * x.element_size(), 2 * n_probes) // 2)
+    slopes = []
+    for start in range(0, n_probes, pairs):
+        both = [eps * torch.cat([xi[start : start + pairs], -xi[start : start + pairs]]) for xi in noise]
+        losses = _batch_loss(params, loss_fn, batch, activation, node_noise=both)
+        half = losses.shape[0] // 2
+        slopes.append((losses[:half] - losses[half:]) / (2 * eps))
+    slopes = torch.cat(slopes)
     scale = n_probes * x.shape[0]
     return [torch.einsum("kb,kbo,bi->oi", slopes, xi, a) / scale for xi, a in zip(noise, inputs)]
 

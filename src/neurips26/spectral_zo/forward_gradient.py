@@ -3,7 +3,8 @@
 For a tangent `v ~ N(0, I)` over all weights, forward-mode differentiation (`torch.func.jvp`) gives the exact
 directional derivative `d = <grad L, v>` in one forward pass, and `g = d v` is an unbiased estimate of the
 gradient (`E[v v^T] = I`). K tangents are averaged; all K run as one batched forward-mode pass
-(`torch.func.vmap` over the tangents). There is no finite-difference step, so no eps and no O(eps^2) bias: it
+(`torch.func.vmap` over the tangents; in chunks where the pass would pass the probe bound,
+`estimators.probe_memory`). There is no finite-difference step, so no eps and no O(eps^2) bias: it
 is the reference that zeroth-order estimators approach as eps -> 0.
 """
 
@@ -15,7 +16,7 @@ import torch
 from torch.func import jvp, vmap
 
 from neurips26.common.validation import check_int
-from neurips26.spectral_zo.estimators import LossFn
+from neurips26.spectral_zo.estimators import LossFn, draw_device, probe_chunk, probe_footprint
 from neurips26.spectral_zo.mezo import Forward, mlp
 
 Tensor = torch.Tensor
@@ -35,7 +36,9 @@ def tangent_derivatives(
     def derivative(*tangent):
         return jvp(loss, params, tangent)[1]
 
-    return vmap(derivative)(*tangents)
+    n_probes = tangents[0].shape[0]
+    chunk = probe_chunk(2 * probe_footprint(params, x.shape[0]), n_probes)
+    return vmap(derivative, chunk_size=None if chunk >= n_probes else chunk)(*tangents)
 
 
 def forward_gradient(
@@ -53,7 +56,9 @@ def forward_gradient(
     common estimator signature and ignored (no finite difference)."""
     check_int("n_probes", n_probes, low=1)
     forward = forward or mlp(activation)
-    tangents = [torch.randn((n_probes, *w.shape), generator=generator, dtype=w.dtype).to(w.device) for w in params]
+    where = draw_device(generator)
+    tangents = [torch.randn((n_probes, *w.shape), generator=generator, dtype=w.dtype, device=where).to(w.device)
+                for w in params]  # fmt: skip
     slopes = tangent_derivatives(params, loss_fn, batch, tangents, forward)
     if not bool(torch.isfinite(slopes).all()):
         raise ValueError(f"non-finite directional derivative in {int((~torch.isfinite(slopes)).sum())} tangents")

@@ -10,6 +10,7 @@ estimators read a conv layer `(C_out, C_in, k, k)` as a linear map of its input'
 directions `Z (C/s)^(kappa/2)` reshaped to the weight; AGZO's subspace the patches' top right singular vectors; node
 perturbation perturbs the conv output per example and position and forms `sum xi patches^T` (the weight gradient of
 the perturbation, `conv2d_weight`). A weight that is neither 2-D (linear) nor 4-D (conv2d) is refused by name.
+Where a batched pass would pass the probe bound (`estimators.probe_memory`), its probes run in chunks that fit it.
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ from neurips26.spectral_zo.estimators import (
     SCHEDULES,
     LossFn,
     activation_subspace,
+    chunked_slopes,
+    draw_device,
     mlp_forward,
     orthogonalize,
+    probe_chunk,
+    probe_footprint,
     szo_correct,
     szo_directions,
 )
@@ -147,10 +152,16 @@ def probe_losses(network: Network, probes: Sequence[Tensor], loss_fn: LossFn, ba
 
 def difference_gradient(network, params, loss_fn, batch, directions, eps, differences="central") -> list[Tensor]:
     """`(1/K) sum_k d_k V_k` with `d_k` the finite difference of the batch loss along `(V_1k, ..., V_Lk)`: central
-    differences from the 2K probes `W +- eps V`, forward ones from `W + eps V` and W, in one batched pass."""
+    differences from the 2K probes `W +- eps V`, forward ones from `W + eps V` and W, in one batched pass (in chunks
+    where it would pass the probe bound)."""
     check_choice("differences", differences, DIFFERENCES)
     n_probes = directions[0].shape[0]
-    if differences == "central":
+    passes = 2 * n_probes if differences == "central" else n_probes + 1
+    chunk = probe_chunk(probe_footprint(params, batch[0].shape[0]), passes)
+    if chunk < passes:
+        slopes = chunked_slopes(lambda probes: probe_losses(network, probes, loss_fn, batch), params, directions, eps,
+                                differences, chunk)  # fmt: skip
+    elif differences == "central":
         probes = [torch.cat([w + eps * v, w - eps * v]) for w, v in zip(params, directions)]
         losses = probe_losses(network, probes, loss_fn, batch)
         slopes = (losses[:n_probes] - losses[n_probes:]) / (2 * eps)
@@ -173,15 +184,31 @@ def scheduled_gradient(network, params, loss_fn, batch, directions, eps, schedul
     if schedule == "joint":
         return difference_gradient(network, params, loss_fn, batch, directions, eps, differences)
     n = len(params)
+    passes = n * (2 * directions[0].shape[0] if differences == "central" else directions[0].shape[0] + 1)
+    if probe_chunk(probe_footprint(params, batch[0].shape[0]), passes) < passes:
+        grads = []
+        for index, v in enumerate(directions):
+            chunk = probe_chunk(probe_footprint([params[index]], batch[0].shape[0]), 2 * v.shape[0])
+
+            def evaluate(probes, index=index):
+                count = probes[index].shape[0]
+                return probe_losses(network, [w if j == index else w.expand(count, *w.shape)
+                                              for j, w in enumerate(probes)], loss_fn, batch)  # fmt: skip
+
+            slopes = chunked_slopes(evaluate, params, [v], eps, differences, chunk, moved=index)
+            grads.append(torch.einsum("k,k...->...", slopes, v) / v.shape[0])
+        return grads
     blocks = [torch.cat([v if j == i else torch.zeros_like(v) for j in range(n)]) for i, v in enumerate(directions)]
     return [g * n for g in difference_gradient(network, params, loss_fn, batch, blocks, eps, differences)]
 
 
 def _draw(kind: str, n_probes: int, params, generator) -> list[Tensor]:
     if kind == "rademacher":
-        signs = [torch.randint(0, 2, (n_probes, *w.shape), generator=generator) for w in params]
+        where = draw_device(generator)
+        signs = [torch.randint(0, 2, (n_probes, *w.shape), generator=generator, device=where) for w in params]
         return [s.to(w.device, w.dtype) * 2 - 1 for s, w in zip(signs, params)]
-    return [torch.randn((n_probes, *w.shape), generator=generator, dtype=w.dtype).to(w.device) for w in params]
+    return [torch.randn((n_probes, *w.shape), generator=generator, dtype=w.dtype, device=draw_device(generator))
+            .to(w.device) for w in params]  # fmt: skip
 
 
 def _generic(directions: str, layerwise: bool):
@@ -232,7 +259,8 @@ def conv_agzo(network, params, loss_fn, batch, n_probes, eps, generator, *, rank
     bases = [activation_subspace(r, rank) for r in rows]
     directions = []
     for w, u in zip(params, bases):
-        seeds = torch.randn((n_probes, w.shape[0], u.shape[1]), generator=generator, dtype=w.dtype).to(w.device)
+        seeds = torch.randn((n_probes, w.shape[0], u.shape[1]), generator=generator, dtype=w.dtype,
+                            device=draw_device(generator)).to(w.device)  # fmt: skip
         seeds = orthogonalize(seeds) if orthogonal else seeds
         directions.append((seeds @ u.T).reshape(n_probes, *w.shape))
     return difference_gradient(network, params, loss_fn, batch, directions, eps, differences)
@@ -246,17 +274,30 @@ def conv_node_perturbation(network, params, loss_fn, batch, n_probes, eps, gener
     x, y = batch
     patches = network.layer_inputs(params, x)
     noise = [
-        torch.randn((n_probes, x.shape[0], w.shape[0], p.shape[2]), generator=generator, dtype=w.dtype).to(w.device)
+        torch.randn(
+            (n_probes, x.shape[0], w.shape[0], p.shape[2]),
+            generator=generator,
+            dtype=w.dtype,
+            device=draw_device(generator),
+        ).to(w.device)
         for w, p in zip(params, patches)
     ]
 
     def per_example(*layer_noise):
         return loss_fn(network.forward(params, x, node_noise=list(layer_noise)), y)
 
-    losses = vmap(per_example)(*[eps * torch.cat([xi, -xi]) for xi in noise])
+    per_probe = 3 * x.element_size() * sum(xi[0].numel() for xi in noise)
+    pairs = max(1, probe_chunk(per_probe, 2 * n_probes) // 2)
+    losses = []
+    for start in range(0, n_probes, pairs):
+        part = vmap(per_example)(*[eps * torch.cat([xi[start : start + pairs], -xi[start : start + pairs]])
+                                   for xi in noise])  # fmt: skip
+        half = part.shape[0] // 2
+        losses.append(part[:half] - part[half:])
+    losses = torch.cat(losses)
     if not bool(torch.isfinite(losses).all()):
         raise ValueError(f"non-finite loss in the node-perturbation pass of {2 * n_probes} probes")
-    slopes = (losses[:n_probes] - losses[n_probes:]) / (2 * eps)
+    slopes = losses / (2 * eps)
     scale = n_probes * x.shape[0]
     return [
         (torch.einsum("kb,kbol,bil->oi", slopes, xi, p) / scale).reshape(w.shape)
@@ -265,7 +306,7 @@ def conv_node_perturbation(network, params, loss_fn, batch, n_probes, eps, gener
 
 
 def _mezo(network, params, loss_fn, batch, n_probes, eps, generator) -> list[Tensor]:
-    seed = int(torch.randint(0, 2**62, (1,), generator=generator))
+    seed = int(torch.randint(0, 2**62, (1,), generator=generator, device=draw_device(generator)))
     return mezo_gradient(params, loss_fn, batch, n_probes, eps, seed, forward=network.forward)
 
 

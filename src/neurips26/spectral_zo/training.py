@@ -131,8 +131,19 @@ def evaluate(network: Network, params, data: tuple[Tensor, Tensor]) -> tuple[flo
         return float(cross_entropy(logits, y).mean()), float((logits.argmax(-1) == y).double().mean())
 
 
-def _update(config: TrainConfig, network: Network, params, batch, generator) -> None:
-    """One SGD step in place; ValueError on a non-finite probe loss (the weights are then unchanged)."""
+def probe_generator(generator: torch.Generator, device: torch.device) -> torch.Generator:
+    """The generator a run draws its probe directions from: the run's own CPU generator on the CPU (and on the test
+    suite's fake device), on a GPU a CUDA generator seeded once from it, so that the K x P draws of a step are made
+    on the GPU (drawn on the CPU and copied they dominate a GPU step: 0.6 s for K = 64 on the 1.9M-weight MNIST MLP,
+    measured on 2 cores). A GPU run is then reproducible on a GPU, not equal to the CPU run of the same seed."""
+    if device.type != "cuda":
+        return generator
+    return torch.Generator(device).manual_seed(int(torch.randint(0, 2**62, (1,), generator=generator)))
+
+
+def _update(config: TrainConfig, network: Network, params, batch, generator, draws=None) -> None:
+    """One SGD step in place; ValueError on a non-finite probe loss (the weights are then unchanged). MeZO's step seed
+    comes from `generator`, the other estimators' directions from `draws` (default: `generator`)."""
     if config.estimator == "mezo":
         seed = int(torch.randint(0, 2**62, (1,), generator=generator))
         mezo_step(params, cross_entropy, batch, config.n_probes, config.eps, seed, config.lr, forward=network.forward)
@@ -141,8 +152,8 @@ def _update(config: TrainConfig, network: Network, params, batch, generator) -> 
         grads = backprop(network, params, cross_entropy, batch)
     else:
         grads = estimate(
-            config.estimator, network, params, cross_entropy, batch, config.n_probes, config.eps, generator,
-            **config.options,
+            config.estimator, network, params, cross_entropy, batch, config.n_probes, config.eps,
+            generator if draws is None else draws, **config.options,
         )  # fmt: skip
     with torch.no_grad():
         for w, g in zip(params, grads):
@@ -163,12 +174,13 @@ def train(
     and `config.evals` evenly spaced steps (the last one included), losses over the whole train and test sets.
 
     The weights and the data sit on `device` (default: `loop.job_device()`); the run's generator stays on the CPU and
-    every random draw (minibatch indices, probe directions) is made there and moved, so a run draws the same numbers
-    on any device. The returned `params` are on the CPU."""
+    the minibatch indices (and MeZO's step seeds) are drawn there; the probe directions too, except on a GPU, where
+    they are drawn by a CUDA generator seeded from it (`probe_generator`). The returned `params` are on the CPU."""
     device = job_device() if device is None else torch.device(device)
     generator = torch.Generator().manual_seed(config.seed)
     if params is None:
         params = network.init(generator)
+    draws = probe_generator(generator, device)
     params = [w.detach().to(device) for w in params]
     train_data = tuple(t.to(device) for t in train_data)
     test_data = tuple(t.to(device) for t in test_data)
@@ -213,7 +225,7 @@ def train(
                         config.estimator, loss, step, bound, BLOWUP)  # fmt: skip
             return float("inf")
         try:
-            _update(config, network, params, batch, generator)
+            _update(config, network, params, batch, generator, draws)
         except ValueError as error:
             if "non-finite" not in str(error):
                 raise
@@ -223,6 +235,8 @@ def train(
         return loss
 
     state = {"params": {str(i): w for i, w in enumerate(params)}, "generator": generator, "rows": rows}
+    if draws is not generator:
+        state["draws"] = draws
     groups = {f"params.{i}": [w] for i, w in enumerate(params)}
     loop_settings = replace(settings or LoopSettings(name=f"spectral_zo {config.estimator}"), record_divergence=True)
     result = run_loop(step_fn, steps, state, loop_settings, groups)
