@@ -1,7 +1,8 @@
 # Paper 14: post-training methods as reference-dependent probabilistic voting rules (DPO, NLHF; RLHF-BT and Borda
 # and maximal lotteries as references). The paper was not found: the rules' closed forms and the axioms are our
-# reconstruction. coval ({ranking}: world, personal; paper scale) -> axioms ({source}: synthetic or a CoVal ranking
-# block; every seed, rule, beta and axiom in one job) and adversarial (hill-climbing, the NLHF monotonicity
+# reconstruction. coval ({ranking}: world, personal; paper scale) and base_model (a small open base model scoring
+# every prompt's four responses; paper scale) -> axioms ({source}: synthetic or a CoVal ranking block; every seed,
+# rule, beta, reference and axiom in one job) and adversarial (hill-climbing, the NLHF monotonicity
 # threshold against its computed bound, RLHF-BT against DPO) -> claims/figures -> report
 
 
@@ -28,6 +29,26 @@ rule posttrain_voting_coval:
         min_voters=paper_params("posttrain_voting", "coval", "min_voters"),
     script:
         "../scripts/posttrain_voting/coval.py"
+
+
+rule posttrain_voting_base_model:
+    input:
+        comparisons=PV_COVAL_TEXTS,
+        model=PV_BASE_MODEL,
+    output:
+        f"{PV}/references/base_model.parquet",
+    log:
+        f"{PV_LOG}/base_model.log",
+    benchmark:
+        f"{PV_BENCH}/base_model.tsv"
+    conda:
+        "../envs/llm.yaml"
+    threads: torch_threads
+    resources:
+        mem_mb=32000,
+        runtime=720,
+    script:
+        "../scripts/posttrain_voting/base_model.py"
 
 
 rule posttrain_voting_axioms:

@@ -107,7 +107,9 @@ def test_the_registry_fetches_coval_from_the_hub_at_a_locked_commit(tmp_path):
 
 
 def test_the_paper_scale_dag_downloads_coval_once_for_both_ranking_blocks(workflow_copy):
-    """A dry run in a copy without resources/ (a checkout that already holds the file plans no download)."""
+    """A dry run in a copy without resources/ (a checkout that already holds the files plans no download): CoVal's
+    two files and the base model's six, each once; one scoring job serves both ranking blocks."""
     jobs = planned_jobs(workflow_copy, "results/paper/posttrain_voting/report.md")
-    assert jobs.get("download") == 1 and jobs.get("posttrain_voting_coval") == 2, jobs
+    assert jobs.get("download") == 2 + 6 and jobs.get("posttrain_voting_coval") == 2, jobs
+    assert jobs.get("posttrain_voting_base_model") == 1, jobs
     assert jobs.get("posttrain_voting_axioms") == 2, jobs  # world, personal (synthetic profiles: adversarial)

@@ -1,5 +1,6 @@
 """Paper 14's rehearsal: the rehearsal block derived from the paper block passes the paper's own checks and keeps
-every rule, axiom, beta, reference and source; every cut rule does more work at paper scale."""
+every rule, axiom, beta and source, and every reference but the base model's (its scoring is not rehearsed, with the
+reason); every cut rule does more work at paper scale."""
 
 from __future__ import annotations
 
@@ -19,8 +20,11 @@ def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(facto
     block = derived_rehearsal("posttrain_voting", CONFIG, SCHEMA, factor)
     experiment.check_config(block, "rehearsal")
     paper = CONFIG["paper"]
-    for key in ("rules", "axioms", "betas", "references", "sources"):
+    for key in ("rules", "axioms", "betas", "sources"):
         assert block[key] == paper[key]
+    assert "base_model" in paper["references"]["kinds"]
+    assert block["references"]["kinds"] == [k for k in paper["references"]["kinds"] if k != "base_model"]
+    assert "posttrain_voting_base_model" in rehearsal.PLAN.not_rehearsed
     assert block["seeds"] == [0] and block["coval"]["prompts"] < paper["coval"]["prompts"]
 
 

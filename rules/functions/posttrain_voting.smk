@@ -5,8 +5,21 @@ from neurips26.posttrain_voting import experiment as pv_experiment
 PV = "results/{scale}/posttrain_voting"
 PV_LOG = "results/{scale}/posttrain_voting/logs"
 PV_BENCH = "results/{scale}/posttrain_voting/benchmarks"
-# the source of paper scale (config/sources.yaml), fetched by the download rule
+# the sources of paper scale (config/sources.yaml), fetched by the download rule: CoVal's rankings and texts, and
+# the base model that scores the texts for the base_model reference
 PV_COVAL = "resources/posttrain_voting/coval/merged_comparisons_annotators.jsonl"
+PV_COVAL_TEXTS = "resources/posttrain_voting/coval/comparisons.jsonl"
+PV_BASE_MODEL = [
+    f"resources/posttrain_voting/qwen2_5_0_5b/{name}"
+    for name in (
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "vocab.json",
+        "merges.txt",
+    )
+]
 PV_FIGURES = ["violations", "staged", "threshold"]
 PV_TABLES = ["adversarial", "threshold", "equivalence"]
 
@@ -24,10 +37,14 @@ def pv_config(wildcards):
 
 
 def pv_source_profiles(wildcards):
-    """The profiles table of a CoVal ranking block; none for synthetic profiles (drawn inside the job)."""
+    """The profiles table of a CoVal ranking block, and the base model's scores where the references include
+    base_model; none for synthetic profiles (drawn inside the job)."""
     if wildcards.source == "synthetic":
         return {}
-    return {"profiles": f"{PV}/profiles/{wildcards.source}.parquet"}
+    inputs = {"profiles": f"{PV}/profiles/{wildcards.source}.parquet"}
+    if "base_model" in pv_config(wildcards)["references"]["kinds"]:
+        inputs["base_model"] = f"{PV}/references/base_model.parquet"
+    return inputs
 
 
 @reads(

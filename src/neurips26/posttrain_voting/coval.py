@@ -12,6 +12,14 @@ counted.
 
 One voter per (prompt, annotator): a second assessment by the same annotator of the same prompt replaces none and is
 counted as a duplicate (the first is kept). A prompt with fewer than ``min_voters`` voters is dropped.
+
+The texts the base-model reference scores (:func:`read_texts`) are not in that file (about 1.4 kB a line, too small
+for four responses): they are read from ``comparisons.jsonl``, one JSON object per prompt with ``prompt_id``,
+``prompt`` (a dict whose ``messages`` list the conversation before the responses: each message with ``role``, or
+``author.role``, and ``content``, a string or a dict with a ``parts`` list) and ``responses`` (a list of dicts with
+``response_index``, the letter A-D that the rankings name, and ``messages`` whose contents, joined, are the
+response). Field names as public code that reads the file from ``openai/coval`` uses them, not a field list from
+the dataset card. A prompt without all four letters, or with an empty response, is refused naming its line.
 """
 
 from __future__ import annotations
@@ -38,12 +46,9 @@ def _ranking(block) -> str | None:
     return text if sorted(flat) == list(LETTERS) else None
 
 
-def read_rankings(path: str | Path, ranking: str) -> tuple[pd.DataFrame, dict]:
-    """Rows (prompt_id, annotator_id, ranking) of the ``ranking`` block (``world`` or ``personal``) and counts of
-    what was skipped: ``empty`` (no ranking in the block), ``malformed``, ``duplicate`` (prompt, annotator)."""
-    if ranking not in ("world", "personal"):
-        raise ValueError(f"CoVal ranking must be 'world' or 'personal', got {ranking!r}")
-    rows, skipped, seen = [], Counter(), set()
+def _records(path: str | Path, fields: tuple[str, ...]):
+    """(line number, record) of each non-empty JSON line of ``path``; ValueError naming the line for one that is not
+    JSON or lacks one of ``fields``."""
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
@@ -52,20 +57,30 @@ def read_rankings(path: str | Path, ranking: str) -> tuple[pd.DataFrame, dict]:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
-            missing = [k for k in ("prompt_id", "annotator_id", "ranking_blocks") if k not in record]
+            missing = [k for k in fields if k not in record]
             if missing:
                 raise ValueError(f"{path}:{number}: missing fields {missing} (assumed CoVal schema: coval.py)")
-            block = (record["ranking_blocks"] or {}).get(ranking)
-            text = _ranking(block)
-            if text is None:
-                skipped["empty" if not block else "malformed"] += 1
-                continue
-            key = (str(record["prompt_id"]), str(record["annotator_id"]))
-            if key in seen:
-                skipped["duplicate"] += 1
-                continue
-            seen.add(key)
-            rows.append({"prompt_id": key[0], "annotator_id": key[1], "ranking": text})
+            yield number, record
+
+
+def read_rankings(path: str | Path, ranking: str) -> tuple[pd.DataFrame, dict]:
+    """Rows (prompt_id, annotator_id, ranking) of the ``ranking`` block (``world`` or ``personal``) and counts of
+    what was skipped: ``empty`` (no ranking in the block), ``malformed``, ``duplicate`` (prompt, annotator)."""
+    if ranking not in ("world", "personal"):
+        raise ValueError(f"CoVal ranking must be 'world' or 'personal', got {ranking!r}")
+    rows, skipped, seen = [], Counter(), set()
+    for _, record in _records(path, ("prompt_id", "annotator_id", "ranking_blocks")):
+        block = (record["ranking_blocks"] or {}).get(ranking)
+        text = _ranking(block)
+        if text is None:
+            skipped["empty" if not block else "malformed"] += 1
+            continue
+        key = (str(record["prompt_id"]), str(record["annotator_id"]))
+        if key in seen:
+            skipped["duplicate"] += 1
+            continue
+        seen.add(key)
+        rows.append({"prompt_id": key[0], "annotator_id": key[1], "ranking": text})
     return pd.DataFrame(rows, columns=["prompt_id", "annotator_id", "ranking"]), dict(skipped)
 
 
@@ -87,3 +102,38 @@ def load_profiles(table: pd.DataFrame, limit: int | None = None) -> list[tuple[s
     """(family, Profile) pairs of a profiles table (family ``coval``), the first ``limit`` prompts."""
     rows = table if limit is None else table.head(limit)
     return [("coval", Profile.from_dict(json.loads(text))) for text in rows["profile"]]
+
+
+def _content(message: dict) -> str:
+    content = message.get("content")
+    if isinstance(content, dict):
+        content = "\n".join(str(part) for part in content.get("parts") or [])
+    return "" if content is None else str(content)
+
+
+def _role(message: dict) -> str:
+    return str(message.get("role") or (message.get("author") or {}).get("role") or "user")
+
+
+def read_texts(path: str | Path) -> pd.DataFrame:
+    """Rows (prompt_id, candidate, conversation, response) of ``comparisons.jsonl``, four per prompt in the order
+    A-D (candidate 0-3, the profiles' order): ``conversation`` the JSON list of the prompt's (role, text) messages,
+    ``response`` the response's text. ValueError naming the line for a record outside the assumed schema."""
+    rows, seen = [], set()
+    for number, record in _records(path, ("prompt_id", "prompt", "responses")):
+        prompt = str(record["prompt_id"])
+        if prompt in seen:
+            raise ValueError(f"{path}:{number}: prompt {prompt} appears twice")
+        seen.add(prompt)
+        messages = [[_role(m), _content(m)] for m in (record["prompt"] or {}).get("messages") or []]
+        if not any(text.strip() for _, text in messages):
+            raise ValueError(f"{path}:{number}: prompt {prompt} has no message text")
+        texts = {r.get("response_index"): "\n".join(_content(m) for m in r.get("messages") or [])
+                 for r in record["responses"] or []}  # fmt: skip
+        bad = [c for c in LETTERS if not texts.get(c, "").strip()]
+        if bad:
+            raise ValueError(f"{path}:{number}: prompt {prompt} has no response text for {bad}")
+        conversation = json.dumps(messages)
+        rows += [{"prompt_id": prompt, "candidate": i, "conversation": conversation, "response": texts[c]}
+                 for i, c in enumerate(LETTERS)]  # fmt: skip
+    return pd.DataFrame(rows, columns=["prompt_id", "candidate", "conversation", "response"])

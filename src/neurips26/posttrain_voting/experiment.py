@@ -4,7 +4,8 @@ rules' closed forms and the axioms' formulations are our reconstruction, :mod:`.
 Tables (one parquet file each):
 
 * ``axioms/{source}`` (:func:`axiom_table`): every configured axiom checked on every profile of the source, per
-  profile seed, reference (``uniform`` or a ``dirichlet`` draw per profile), rule and beta; reference-free rules
+  profile seed, reference (``uniform``, a ``dirichlet`` draw per profile, or on CoVal the ``base_model``'s scores of
+  the prompt's responses, :mod:`.references`), rule and beta; reference-free rules
   (proportional Borda, maximal lotteries) are checked once per profile (``beta`` NaN, reference ``none``). Rows
   (source, seed, family, profile, reference, rule, beta, axiom, holds, magnitude, margin, witness): the witness is
   the checker's JSON (:func:`.axioms.replay` re-runs it) on violated rows, empty otherwise. Two-profile axioms pair
@@ -36,7 +37,7 @@ SWEEP_RULES = ("dpo", "nlhf", "probabilistic_borda", "proportional_borda", "maxi
 SWEEP_AXIOMS = ("monotonicity", "participation", "participation_sd_strong", "participation_sd_weak", "reinforcement",
                 "mixing_consistency", "commutativity", "staged_vs_joint")  # fmt: skip
 FAMILIES = ("impartial_culture", "mallows", "coval_like")
-REFERENCES = ("uniform", "dirichlet")
+REFERENCES = ("uniform", "dirichlet", "base_model")
 COVAL_SOURCES = ("world", "personal")
 SOURCES = ("synthetic", *COVAL_SOURCES)
 MIN_SEEDS = {"quick": 3, "paper": 3}
@@ -65,7 +66,8 @@ def _betas(kind: str, values) -> None:
 
 def check_config(cfg: dict, scale: str | None = None) -> None:
     """What the schema cannot say: unknown rule, axiom, family or source names, beta <= 0 or empty grids, fewer
-    than three seeds where claims are decided over seeds (quick and paper), a grid without two ends."""
+    than three seeds where claims are decided over seeds (quick and paper), a grid without two ends, a base_model
+    reference for synthetic profiles."""
     from .rules import RULES
 
     seeds = list(cfg["seeds"])
@@ -79,6 +81,8 @@ def check_config(cfg: dict, scale: str | None = None) -> None:
     _betas("betas", cfg["betas"])
     _names("synthetic.families", cfg["synthetic"]["families"], FAMILIES)
     _names("references.kinds", cfg["references"]["kinds"], REFERENCES)
+    if "base_model" in cfg["references"]["kinds"] and "synthetic" in cfg["sources"]:
+        raise ValueError("references.kinds: base_model scores CoVal's response texts; synthetic profiles have none")
     adv = cfg["adversarial"]
     _names("adversarial.rules", adv["rules"], RULES)
     _names("adversarial.axioms", adv["axioms"], SWEEP_AXIOMS)
@@ -118,12 +122,18 @@ def synthetic_profiles(block: dict, seed: int) -> list[tuple[str, object]]:
     return out
 
 
-def references(kinds, m: int, alpha: float, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """The reference policies of one profile: uniform, and a Dirichlet(alpha) draw kept off zero (full support)."""
+def references(kinds, m: int, alpha: float, rng: np.random.Generator, base=None) -> dict[str, np.ndarray]:
+    """The reference policies of one profile: uniform, a Dirichlet(alpha) draw kept off zero (full support), and
+    ``base``, the base model's reference of the profile's prompt (:mod:`.references`; ValueError when the kind is
+    asked for without it)."""
     out = {}
     for kind in kinds:
         if kind == "uniform":
             out[kind] = np.full(m, 1 / m)
+        elif kind == "base_model":
+            if base is None:
+                raise ValueError("the base_model reference needs the base model's scores of the profile's prompt")
+            out[kind] = np.asarray(base, float)
         else:
             ref = np.clip(rng.dirichlet(np.full(m, alpha)), 1e-6, None)
             out[kind] = ref / ref.sum()
@@ -149,14 +159,17 @@ def _check_rows(rule_name, axiom, profiles, ref, beta, base) -> dict:
     }
 
 
-def axiom_table(cfg: dict, source: str, seed: int, profiles: list[tuple[str, object]] | None = None) -> pd.DataFrame:
+def axiom_table(cfg: dict, source: str, seed: int, profiles: list[tuple[str, object]] | None = None,
+                base_refs: list | None = None) -> pd.DataFrame:  # fmt: skip
     """Every axiom on every profile for one seed (module docstring); ``profiles`` are (family, Profile) pairs
-    (default: the synthetic ones of ``seed``)."""
+    (default: the synthetic ones of ``seed``), ``base_refs`` the base model's reference of each (CoVal)."""
     from .axioms import AXIOMS
     from .rules import RULES
 
     rng = np.random.default_rng([seed, 1414])
     profiles = synthetic_profiles(cfg["synthetic"], seed) if profiles is None else profiles
+    if base_refs is not None and len(base_refs) != len(profiles):
+        raise ValueError(f"base_refs: {len(base_refs)} references for {len(profiles)} profiles")
     by_family: dict[str, list[int]] = {}
     for i, (family, _) in enumerate(profiles):
         by_family.setdefault(family, []).append(i)
@@ -164,7 +177,8 @@ def axiom_table(cfg: dict, source: str, seed: int, profiles: list[tuple[str, obj
     for i, (family, profile) in enumerate(profiles):
         members = by_family[family]
         other = profiles[members[(members.index(i) + 1) % len(members)]][1]
-        refs = references(cfg["references"]["kinds"], profile.m, cfg["references"]["alpha"], rng)
+        base = None if base_refs is None else base_refs[i]
+        refs = references(cfg["references"]["kinds"], profile.m, cfg["references"]["alpha"], rng, base)
         base = {"source": source, "seed": seed, "family": family, "profile": i}
         for axiom in cfg["axioms"]:
             pair = [profile, other][: AXIOMS[axiom].arity]

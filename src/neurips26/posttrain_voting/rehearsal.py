@@ -1,6 +1,12 @@
 """Paper 14's rehearsal: what it cuts from the paper block, and a fixture of CoVal's
 ``merged_comparisons_annotators.jsonl`` in the schema :mod:`.coval` assumes (one assessment per line: prompt_id,
-annotator_id, ranking_blocks with world, personal and unacceptable blocks; rankings with ties)."""
+annotator_id, ranking_blocks with world, personal and unacceptable blocks; rankings with ties).
+
+Not rehearsed: the base model's scoring of the responses (``posttrain_voting_base_model``), which needs transformers
+and the model's weights, neither of which the rehearsal's environment has; the rehearsal's axioms jobs run without
+the ``base_model`` reference. tests/test_posttrain_voting_base_model.py runs the scoring on a tiny
+stand-in model, and on a tiny random Llama where transformers is installed, and the axioms job's base_model path on
+a scores table."""
 
 from __future__ import annotations
 
@@ -34,6 +40,25 @@ def coval_lines(prompts: int = PROMPTS, seed: int = 0) -> list[str]:
     return lines
 
 
+def comparisons_lines(prompts: int = PROMPTS, seed: int = 0) -> list[str]:
+    """JSON lines of a fixture of CoVal's ``comparisons.jsonl`` in the schema :func:`.coval.read_texts` assumes, for
+    the prompts of :func:`coval_lines`: a conversation (a system message on some, content as a string or as
+    ``parts``) and four responses A-D of 1-40 words, listed in a shuffled order."""
+    rng = np.random.default_rng([seed, 46])
+    words = "the a model answer voters rank four responses policy reference prefer world personal".split()
+    lines = []
+    for p in range(prompts):
+        messages = [{"role": "system", "content": "Be helpful."}] if p % 3 == 0 else []
+        question = " ".join(rng.choice(words, int(rng.integers(3, 12))))
+        messages.append({"author": {"role": "user"}, "content": {"parts": [question + "?"]}})
+        responses = [{"response_index": c, "messages": [{"role": "assistant",
+                      "content": " ".join(rng.choice(words, int(rng.integers(1, 41))))}]} for c in "ABCD"]  # fmt: skip
+        order = rng.permutation(4)
+        lines.append(json.dumps({"prompt_id": f"p{p:04d}", "prompt": {"messages": messages},
+                                 "responses": [responses[i] for i in order]}))  # fmt: skip
+    return lines
+
+
 def _checks(cfg: dict, wc: dict) -> float:
     """Axiom checks of one axioms job: seeds x profiles x references x betas x rules x axioms."""
     syn = cfg["synthetic"]
@@ -59,7 +84,10 @@ PLAN = Plan(
         "threshold.directed.max_iter": 5,
         "equivalence.profiles": 1,
     },
-    sweeps={"seeds": lambda seeds: seeds[:1]},
+    sweeps={
+        "seeds": lambda seeds: seeds[:1],
+        "references.kinds": lambda kinds: [k for k in kinds if k != "base_model"] or kinds,
+    },
     micro_batch=(),
     shapes={},
     fixture_paths={},
@@ -70,10 +98,18 @@ PLAN = Plan(
         "posttrain_voting_claims": lambda cfg, wc: 1,
         "posttrain_voting_report": lambda cfg, wc: 1,
     },
+    not_rehearsed={
+        "posttrain_voting_base_model": (
+            "the base model's scoring of CoVal's responses needs transformers (envs/llm.yaml) and the model's weights"
+            " (config/sources.yaml), which the rehearsal's environment lacks; its axioms jobs run without the"
+            " base_model reference (module docstring)"
+        ),
+    },
     note=(
-        "seed 0 only, 8 CoVal prompts per ranking block, 5 hill-climbing steps, 4 threshold draws per beta, one"
-        " refined threshold, 5 steps of the bound's minimisation and of the directed search; every rule, axiom,"
-        " beta and reference is the paper's"
+        "seed 0 only, no base_model reference (its scoring is not rehearsed), 8 CoVal prompts per ranking block,"
+        " 5 hill-climbing steps, 4 threshold draws per beta, one"
+        " refined threshold, 5 steps of the bound's minimisation and of the directed search; every rule, axiom"
+        " and beta, and the uniform and Dirichlet references, are the paper's"
     ),
 )
 DATA_GROWTH: dict[str, int] = {}
