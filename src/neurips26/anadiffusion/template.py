@@ -33,9 +33,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cache
 
-import nibabel as nib
 import numpy as np
-from scipy import ndimage
 
 from .volumes import PART_LABELS, PARTS, clip_and_scale
 
@@ -50,6 +48,8 @@ _FWHM_PER_SIGMA = 2.0 * math.sqrt(2.0 * math.log(2.0))
 def load_mni152(kind: str) -> tuple[np.ndarray, np.ndarray]:
     """One of the 1 mm ICBM 2009a symmetric maps shipped with nilearn ("t1", "gm" or "wm"): (data in [0, 1] float32
     of shape (197, 233, 189), affine RAS in mm). Read by path; nilearn itself is not imported."""
+    import nibabel as nib  # here, not at the top: the network jobs import this module for template_from_arrays
+
     if kind not in _MAPS:
         raise ValueError(f"kind must be one of {list(_MAPS)}, got {kind!r}")
     name = f"mni_icbm152_{kind}_tal_nlin_sym_09a_converted.nii.gz"
@@ -182,6 +182,8 @@ def _grid_affine(voxel_mm: float, shape: tuple[int, int, int], centre_mm: np.nda
 def _resample(data: np.ndarray, source_affine: np.ndarray, world: np.ndarray, voxel_mm: float) -> np.ndarray:
     """`data` (1 mm) at the world points (3, ...): Gaussian prefilter of FWHM `voxel_mm` (anti-aliasing), then
     trilinear interpolation; zero outside the source."""
+    from scipy import ndimage
+
     source_mm = float(abs(source_affine[0, 0]))
     if voxel_mm > source_mm:
         sigma = math.sqrt(voxel_mm**2 - source_mm**2) / _FWHM_PER_SIGMA / source_mm
@@ -239,6 +241,8 @@ def build_template(
 
 @cache
 def _build_template(voxel_mm, shape, support_margin_mm, seam_mm, ventricle_margin_mm, multiple) -> Template:
+    from scipy import ndimage
+
     if not (math.isfinite(voxel_mm) and voxel_mm > 0):
         raise ValueError(f"voxel_mm must be a positive number, got {voxel_mm!r}")
     if len(shape) != 3 or any(n <= 0 or n % multiple for n in shape):
@@ -317,6 +321,8 @@ def _build_template(voxel_mm, shape, support_margin_mm, seam_mm, ventricle_margi
 def seam_band(parts: np.ndarray, voxel_mm: float, seam_mm: float) -> np.ndarray:
     """Brain voxels within max(`seam_mm`, one voxel) of a voxel of another part: the part boundaries dilated inside
     the brain (the brain's outer surface is not a seam). bool, shape of `parts`."""
+    from scipy import ndimage
+
     reach = max(seam_mm, voxel_mm) + 1e-6
     seam = np.zeros(parts.shape, dtype=bool)
     for label in PART_LABELS.values():
