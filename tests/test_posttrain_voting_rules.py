@@ -1,4 +1,5 @@
-"""The probabilistic voting rules on hand-solved profiles, pref_voting's documented example, and bad inputs."""
+"""The probabilistic voting rules on hand-solved profiles, pref_voting's documented example, Brandl, Brandt and
+Seedig's consistency results for maximal lotteries on explicit profiles, and bad inputs."""
 
 from __future__ import annotations
 
@@ -112,3 +113,31 @@ def test_dpo_loss_minimiser_equals_the_closed_form():
 def test_maximal_lottery_uniqueness_is_detected():
     assert maximal_lottery_unique(pairwise_matrix(Profile.from_strings(["A>B>C", "B>C>A", "C>A>B"])))
     assert not maximal_lottery_unique(pairwise_matrix(Profile.from_strings(["A>B>C", "B>A>C"])))  # A, B tied
+
+
+def test_maximal_lotteries_are_composition_consistent_on_a_cloned_condorcet_cycle():
+    """Brandl, Brandt and Seedig (2016), "Consistent probabilistic social choice", Econometrica 84(5): maximal
+    lotteries are composition-consistent (their main theorem: the only rule that is both population- and
+    composition-consistent): a decomposable clone set gets the compressed profile's probability, split by the clone
+    set's own maximal lottery. The cycle a>b>c, b>c>a, c>a>b with a cloned as a1 > a2 in every ranking (A = a1,
+    B = a2, C = b, D = c): the compressed cycle's lottery is uniform and a1 beats a2 unanimously, so
+    (1/3, 0, 1/3, 1/3)."""
+    cloned = Profile.from_strings(["A>B>C>D", "C>D>A>B", "D>A>B>C"])
+    P = pairwise_matrix(cloned)
+    assert maximal_lottery_unique(P)
+    assert np.allclose(maximal_lottery(P), [1 / 3, 0, 1 / 3, 1 / 3], atol=1e-9)
+
+
+def test_maximal_lotteries_are_population_consistent_on_two_explicit_electorates():
+    """Brandl, Brandt and Seedig (2016), population-consistency: if two disjoint electorates have a lottery in
+    common, the union's lotteries are the common ones. Electorate X (2, 1, 2 voters on the three cyclic rankings:
+    margins A>B 3, B>C 1, C>A 1) and electorate Y (4, 2, 4 on the cyclic rankings and three voters each on A>B>C and
+    C>B>A, which cancel) both have the unique maximal lottery (1/5, 1/5, 3/5) (margins x, y, z of the cycle give p
+    proportional to (y, z, x)); so has their union."""
+    x = Profile.from_strings(["A>B>C", "B>C>A", "C>A>B"], counts=[2, 1, 2])
+    y = Profile.from_strings(["A>B>C", "B>C>A", "C>A>B", "C>B>A"], counts=[4 + 3, 2, 4, 3])
+    union = Profile.from_strings(["A>B>C", "B>C>A", "C>A>B", "C>B>A"], counts=[2 + 7, 1 + 2, 2 + 4, 3])
+    for profile in (x, y, union):
+        P = pairwise_matrix(profile)
+        assert maximal_lottery_unique(P)
+        assert np.allclose(maximal_lottery(P), [0.2, 0.2, 0.6], atol=1e-9)
