@@ -69,8 +69,9 @@ def ad_cohort(wildcards):
 
 def ad_adni_value(key):
     """A params function of the ADNI rule: data.`key` (adni_root, adni_manifest). Unset, a real run stops while
-    the DAG is built, before any job, with the library's explanation of how to obtain ADNI; a dry run (the plan of
-    paper scale) goes on, and the job itself would refuse the missing folder with the same explanation.
+    the DAG is built, before any job, with the library's explanation of how to obtain ADNI; a dry run and the plan
+    job's DAG (built without an executor) go on, and the job itself would refuse the missing folder with the same
+    explanation.
     """
 
     @reads("anadiffusion", ("data", key))
@@ -82,7 +83,9 @@ def ad_adni_value(key):
             raise ValueError(
                 f"anadiffusion at scale {wildcards.scale} uses the synthetic cohort, not ADNI"
             )
-        if not data.get(key) and not workflow.dryrun:
+        # a run that will execute jobs; a dry run and a DAG built without an executor (the plan job's) go on
+        running = workflow.executor_plugin is not None and not workflow.dryrun
+        if not data.get(key) and running:
             raise ConfigError(
                 f"config/anadiffusion.yaml: {wildcards.scale}.data.{key} is not set. {ADNI_ACCESS}"
             )
