@@ -227,9 +227,9 @@ def test_bonferroni_quantile_is_the_two_sided_normal_quantile_split_over_the_poi
 
 
 def test_the_tables_set_the_null_model_without_the_gate_beside_the_model():
-    """The nulls of C3, C4, C5 and C7: the same measurement in the model without the pretraining gate, computed by
+    """The nulls of C1, C3, C4, C5 and C7: the same measurement in the model without the pretraining gate, computed by
     the jobs beside the model's (the ceiling at its budget over every compute, the allocation in every setting, the
-    plateau at every chain length)."""
+    plateau at every chain length, the complementarity grid)."""
     null = SMALL.replace(plasticity="full")
     computes, window = [3.0, 10.0, 30.0, 100.0], (3.0, 30.0)
     table = ceiling_sweep(SMALL, 1e4, [1e3, 1e4], computes, n_grid=4, window=window)
@@ -255,3 +255,10 @@ def test_the_tables_set_the_null_model_without_the_gate_beside_the_model():
     assert plateau["updates_to_level_null"].iloc[1] == pytest.approx(expected)
     # without the gate RL is never slower here: every logit moves at least as fast (dz/du = 1 >= s)
     assert (plateau["updates_to_level_null"] <= plateau["updates_to_level"]).all()
+
+    # C1's null: the complementarity table's null columns are the same table solved in the null model
+    comp = complementarity_table(SMALL, [1e3, 1e4], [30.0, 3e3], n_grid=8)
+    alone = complementarity_table(null, [1e3, 1e4], [30.0, 3e3], n_grid=8)
+    for column in ("sft_only", "rl_only", "interior_share", "interior", "margin"):
+        assert np.allclose(comp[f"{column}_null"], alone[column]), column
+    assert not np.allclose(comp["margin_null"], comp["margin"])  # the null is solved, not copied

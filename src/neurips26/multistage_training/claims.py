@@ -7,9 +7,9 @@ rate's ranking by pretrained strength) or what the stochastic simulation verifie
 equivalence test in the simulation's standard errors). Our derivation's exponents against our model's output are
 info (K4: the compute exponent at every budget of the sweep, which can miss: a derivation is not a guarantee of
 the code) or a claim (C10). Everything but the simulation is deterministic: a value
-rests on the cells of a table (``runs`` counts them), not on seeds. Every hard and soft claim but C1 (whose null is
-the better single stage, inside its value) is measured beside its null, the same measurement in the model
-without the pretraining gate (``plasticity = "full"``): C2, C3, C4, C5, C7 and C10 (and C6, info); a claim whose
+rests on the cells of a table (``runs`` counts them), not on seeds. Every hard and soft claim is measured beside
+its null, the same measurement in the model without the pretraining gate (``plasticity = "full"``): C1, C2, C3,
+C4, C5, C7 and C10 (and C6, info); a claim whose
 null passes too, or whose null is missing, is not a holds (:class:`neurips26.common.claims.Measured`).
 
 Evidence must be complete: a missing table or column, an empty table, a NaN or infinite cell that a value reads,
@@ -102,22 +102,56 @@ def _guard(claim_id: str, measure: Callable[..., Measured], *args) -> Measured:
 # --- the claims --------------------------------------------------------------------------------------------------
 
 
+C1_NULL_COLUMNS = ["margin_null", "interior_share_null", "sft_only_null", "rl_only_null"]
+
+
+def _fixed_cell(table: pd.DataFrame) -> pd.Series:
+    """C1's cell fixed by the grid alone, not by its margins: the middle budget and the middle pretraining compute
+    (the lower of the two middles of an even count); (budget 1e4, compute 1e3) at smoke, quick and paper scale."""
+    budgets, computes = sorted(table["budget"].unique()), sorted(table["base_compute"].unique())
+    budget, compute = budgets[(len(budgets) - 1) // 2], computes[(len(computes) - 1) // 2]
+    cell = table[(table["budget"] == budget) & (table["base_compute"] == compute)]
+    if len(cell) != 1:
+        where = f"budget {budget:g}, compute {compute:g}"
+        raise Incomplete(f"complementarity: {len(cell)} row(s) at the fixed cell ({where})")
+    return cell.iloc[0]
+
+
 def _complementarity(tables: dict) -> Measured:
     """C1: the largest margin of the best split strictly inside (0, 1) over the better single stage, over (budget,
     compute). The gain of the best split over the whole grid is >= 0 by construction (it holds f = 0 and f = 1);
-    the margin is what mixing adds and can be negative."""
+    the margin is what mixing adds and can be negative. Its null is the same largest margin in the model without
+    the pretraining gate (``margin_null``; NaN, so not a holds, where the table lacks it); the margins at the cell
+    fixed by the grid (:func:`_fixed_cell`) are set beside the maxima in the note."""
     columns = ["budget", "base_compute", "sft_only", "rl_only", "interior_share", "interior", "margin"]
     table = _table(tables, "complementarity", columns)
     _finite(table, columns, "complementarity")
+    _unique_cells(table, ["budget", "base_compute"], "complementarity")
     best = table.loc[table["margin"].idxmax()]
     positive = int((table["margin"] > 0).sum())
+    fixed = _fixed_cell(table)
     note = (
         f"largest margin at budget {best['budget']:g}, pretraining compute {best['base_compute']:g}: best interior "
         f"split (SFT share {best['interior_share']:.3g}) {best['interior']:.4g} against SFT alone "
         f"{best['sft_only']:.4g} and RL alone {best['rl_only']:.4g}; an interior split beats both in {positive} of "
-        f"{len(table)} setting(s)"
+        f"{len(table)} setting(s); at the fixed cell (budget {fixed['budget']:g}, compute {fixed['base_compute']:g}) "
+        f"the margin is {fixed['margin']:.4g}"
     )
-    return Measured("C1", float(best["margin"]), len(table), note=note)
+    null = math.nan
+    missing = [c for c in C1_NULL_COLUMNS if c not in table.columns]
+    if missing:
+        note += f"; no null measured (the complementarity table lacks {missing})"
+    else:
+        _finite(table, C1_NULL_COLUMNS, "complementarity (null)")
+        worst = table.loc[table["margin_null"].idxmax()]
+        null = float(worst["margin_null"])
+        note += (
+            f"; the null without the pretraining gate: largest margin {null:.4g} at budget {worst['budget']:g}, "
+            f"compute {worst['base_compute']:g} (SFT share {worst['interior_share_null']:.3g}, SFT alone "
+            f"{worst['sft_only_null']:.4g}, RL alone {worst['rl_only_null']:.4g}), positive in "
+            f"{int((table['margin_null'] > 0).sum())} of {len(table)}; at the fixed cell {fixed['margin_null']:.4g}"
+        )
+    return Measured("C1", float(best["margin"]), len(table), note=note, null=null)
 
 
 def _main_rows(tables: dict, name: str, columns: Sequence[str]) -> pd.DataFrame:

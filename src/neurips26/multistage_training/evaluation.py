@@ -126,32 +126,45 @@ def complementarity_table(
     """Per (budget, base_compute): SFT alone, RL alone, the best split (its SFT share and success), the gain over the
     better single stage, the best split strictly inside (0, 1) (``interior_share``, ``interior``) and its `margin`
     over the better single stage, and the SFT-alone limit ``lim P_SFT`` (``rho^L`` when every task skill was
-    pretrained). ``gain >= 0`` by construction (the grid holds f = 0 and f = 1); ``margin`` can be negative."""
+    pretrained). ``gain >= 0`` by construction (the grid holds f = 0 and f = 1); ``margin`` can be negative. The
+    same single stages, interior split and margin in the null model without the pretraining gate
+    (``plasticity = "full"``, C1's null) are set beside them: ``sft_only_null``, ``rl_only_null``,
+    ``interior_share_null``, ``interior_null``, ``margin_null``."""
+
+    def split(setting: ModelParams, budget, base) -> dict:
+        sft_only = success(setting, budget, Allocation.post_training(1.0), base, order)
+        rl_only = success(setting, budget, Allocation.post_training(0.0), base, order)
+        best = optimal_allocation(setting, budget, base, order, n_grid)
+        inside = (
+            best
+            if 0.0 < best.allocation.sft < 1.0
+            else optimal_allocation(setting, budget, base, order, n_grid, interior=True)
+        )
+        single = max(sft_only, rl_only)
+        return {
+            "sft_only": sft_only,
+            "rl_only": rl_only,
+            "sft_share": best.allocation.sft,
+            "mixed": best.success,
+            "gain": best.success - single,
+            "interior_share": inside.allocation.sft,
+            "interior": inside.success,
+            "margin": inside.success - single,
+        }
+
+    null_params = params.replace(plasticity="full")
+    null_columns = ("sft_only", "rl_only", "interior_share", "interior", "margin")
     rows = []
     for budget in budgets:
         for base in base_computes:
-            sft_only = success(params, budget, Allocation.post_training(1.0), base, order)
-            rl_only = success(params, budget, Allocation.post_training(0.0), base, order)
-            best = optimal_allocation(params, budget, base, order, n_grid)
-            inside = (
-                best
-                if 0.0 < best.allocation.sft < 1.0
-                else optimal_allocation(params, budget, base, order, n_grid, interior=True)
-            )
-            single = max(sft_only, rl_only)
+            null = split(null_params, budget, base)
             rows.append(
                 {
                     "budget": float(budget),
                     "base_compute": float(base),
-                    "sft_only": sft_only,
-                    "rl_only": rl_only,
-                    "sft_share": best.allocation.sft,
-                    "mixed": best.success,
-                    "gain": best.success - single,
-                    "interior_share": inside.allocation.sft,
-                    "interior": inside.success,
-                    "margin": inside.success - single,
+                    **split(params, budget, base),
                     "sft_limit": sft_limit(params, skill_strength(params, base)),
+                    **{f"{column}_null": null[column] for column in null_columns},
                 }
             )
     return pd.DataFrame(rows)

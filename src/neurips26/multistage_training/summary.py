@@ -48,8 +48,10 @@ def _complementarity(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     best = table.loc[table["margin"].idxmax()]
     shown = _whole(table, ["budget", "base_compute"]).rename(
         columns={"base_compute": "C", "budget": "B", "sft_share": "f*", "mixed": "best split",
-                 "interior_share": "interior f", "sft_limit": "SFT limit"}
-    )[["B", "C", "sft_only", "rl_only", "f*", "best split", "interior f", "margin", "SFT limit"]]  # fmt: skip
+                 "interior_share": "interior f", "sft_limit": "SFT limit", "margin_null": "margin (null)"}
+    )  # fmt: skip
+    columns = ["B", "C", "sft_only", "rl_only", "f*", "best split", "interior f", "margin", "margin (null)"]
+    shown = shown[[c for c in columns if c in shown.columns] + ["SFT limit"]]  # the null's margin where there is one
     numbers = {
         "max_gain": float(best["margin"]),
         "max_gain_budget": float(best["budget"]),
