@@ -6,6 +6,11 @@ classes of its per-class metric (the paper's tables' "m" prefix), on the primary
 a missing seed or a non-finite value of a compared run leaves the claim inconclusive with the reason in the note,
 never a comparison of the rest.
 
+C4 (hard) has its null inside its value (issue 41's review): per seed, the single-modality difference minus the harder
+of the same difference on the defects both modalities show (the null) and 0 (``beyond_null``), with a t interval; an
+undecided null can no longer leave a holds standing. C1 (soft) has no null: the same-modal control's refit from another
+initialisation, 0 in expectation by construction, is reported in its note as the refit spread.
+
 Complexity claims read the paper configuration's row of the complexity table (measured at 256 pixels with the
 ImageNet ResNet-34 teacher's architecture, whatever the scale); they are properties of the networks, not of training,
 so they rest on one measurement.
@@ -25,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from neurips26.common.claims import Measured, measured_from_spread, t_interval
+from neurips26.common.claims import Measured, beyond_null, measured_from_spread, t_interval
 
 __all__ = ["PAPER_GMACS", "PAPER_PARAMS_M", "PUBLISHED", "PUBLISHED_VALUES", "measure_claims", "published_distance",
            "run_values"]  # fmt: skip
@@ -83,38 +88,32 @@ def _difference(claim_id, metrics, dataset, a, b, setting, column, note) -> Meas
     return measured_from_spread(claim_id, t_interval(diff), f"{dataset}: {note}")
 
 
-def _null_end(spread) -> float:
-    """The value a null is compared with: the low end of its t interval (NaN with fewer than two runs), so that the
-    null passes '> 0' exactly when it would hold by the claim's own rule (its whole interval above 0)."""
-    return float(spread.low) if spread.runs >= 2 and math.isfinite(spread.low) else math.nan
-
-
-def _refit_null(metrics: pd.DataFrame, dataset: str, control: str, refit: str | None) -> tuple[float, str]:
-    """C1's null: the same measurement without the cross-modal mechanism, the same-modal control's refit from another
-    initialisation (``refit``, comparisons.same_modal_null) minus the control, paired by seed; (the low end of its
-    t interval, a note). NaN where the refit was not run (a holds then becomes inconclusive)."""
+def _refit_spread(metrics: pd.DataFrame, dataset: str, control: str, refit: str | None) -> str:
+    """C1's note: the refit spread, the same-modal control's refit from another initialisation (``refit``,
+    comparisons.same_modal_null) minus the control, paired by seed, with its t interval: how far two fits of one model
+    differ. Reported, not a null (issue 41's review): its expectation is 0 by construction, so as a null it could
+    pass only by chance."""
     if not refit:
-        return math.nan, "null: no refit of the same-modal control at this scale"
+        return "refit spread: no refit of the same-modal control at this scale"
     try:
         diff = _paired(run_values(metrics, dataset, refit, "unified", "i_auroc"),
                        run_values(metrics, dataset, control, "unified", "i_auroc"), f"{refit} unified",
                        f"{control} unified")  # fmt: skip
     except Incomplete as error:
-        return math.nan, f"null: {error}"
-    spread = t_interval(diff)
-    return _null_end(spread), (
-        f"null (the same without the mechanism: {refit}, {control} refitted from another "
-        f"initialisation, minus {control}) {spread.text()}, compared by its low end"
+        return f"refit spread: {error}"
+    return (
+        f"refit spread (not a null: {refit}, {control} refitted from another initialisation, minus {control}; 0 in "
+        f"expectation by construction) {t_interval(diff).text()}, per seed "
+        f"{dict((int(k), round(float(v), 4)) for k, v in diff.items())}"
     )
 
 
 def _c1(metrics: pd.DataFrame, dataset: str, proposed: str, control: str, refit: str | None) -> Measured:
-    """C1: class-mean I-AUROC of the proposed method minus the same-modal control (unified, paired by seed), beside
-    its null (:func:`_refit_null`)."""
+    """C1: class-mean I-AUROC of the proposed method minus the same-modal control (unified, paired by seed); no null,
+    the refit spread in the note (:func:`_refit_spread`)."""
     measured = _difference("C1", metrics, dataset, proposed, control, "unified", "i_auroc",
                            f"class-mean I-AUROC of {proposed} minus {control} (unified), paired by seed")  # fmt: skip
-    null, text = _refit_null(metrics, dataset, control, refit)
-    return replace(measured, null=null, note=f"{measured.note}; {text}")
+    return replace(measured, note=f"{measured.note}; {_refit_spread(metrics, dataset, control, refit)}")
 
 
 def _defect_differences(metrics, dataset, proposed, control, defects) -> dict[str, pd.Series]:
@@ -127,31 +126,35 @@ def _defect_differences(metrics, dataset, proposed, control, defects) -> dict[st
 
 
 def _both_modality_null(metrics: pd.DataFrame, dataset: str, proposed: str, control: str,
-                        single: list[str]) -> tuple[float, str]:  # fmt: skip
+                        single: list[str]) -> tuple[dict, str]:  # fmt: skip
     """C4's null: the same measurement on the defect types visible in *both* modalities (those of the dataset not
-    labelled single-modality), where neither stream has to infer a defect its target modality does not show: per
-    seed the mean over those types of the I-AUROC difference; (the low end of its t interval, a note)."""
+    labelled single-modality), where neither stream has to infer a defect its target modality does not show: per seed
+    the mean over those types of the I-AUROC difference; ({seed: value}, a note). Empty where it cannot be measured
+    (the note says why)."""
     rows = metrics[(metrics["dataset"] == dataset) & (metrics["group"] == "defect")]
     both = [d for d in dict.fromkeys(rows["name"]) if d not in single]
     if not both:
-        return math.nan, "null: no defect type visible in both modalities"
+        return {}, "null: no defect type visible in both modalities"
     try:
         diffs = _defect_differences(metrics, dataset, proposed, control, both)
     except Incomplete as error:
-        return math.nan, f"null: {error}"
-    spread = t_interval(pd.concat(diffs, axis=1).mean(axis=1))
-    return _null_end(spread), (
-        f"null (the same on the defects both modalities show, {', '.join(both)}; mean over "
-        f"them) {spread.text()}, compared by its low end"
+        return {}, f"null: {error}"
+    per_seed = pd.concat(diffs, axis=1).mean(axis=1)
+    return per_seed.to_dict(), (
+        f"null (the same on the defects both modalities show, {', '.join(both)}; mean over them) "
+        f"{t_interval(per_seed).text()}"
     )
 
 
 def _single_modality(metrics: pd.DataFrame, dataset: str, proposed: str, control: str,
                      modality_of: dict[str, str]) -> Measured:  # fmt: skip
     """C4: for each defect type visible in one modality only (``modality_of``, the config's
-    comparisons.single_modality: a dataset's own labelling), the unified I-AUROC on its images of the proposed method
-    minus the same-modal control's, paired by seed; the value is the smallest mean over those types, its interval the
-    smallest of each end; inconclusive where the dataset labels none."""
+    comparisons.single_modality: a dataset's own labelling), per seed the unified I-AUROC on its images of the proposed
+    method minus the same-modal control's, minus the harder of the null on the same seed (the same difference on the
+    defects both modalities show, :func:`_both_modality_null`) and 0 (``beyond_null``, issue 41's review); the value
+    is the smallest mean over those types, its interval the smallest of each end of their t intervals; inconclusive
+    where the dataset labels none (MVTec 3D-AD) or the null cannot be measured. The null is inside the value (no null
+    field); the note keeps each type's plain difference (the former C4) and the null's own interval."""
     defects = list(modality_of)
     if not defects:
         return Measured("C4", math.nan, 0, note=f"{dataset}: no defect type is labelled as visible in one modality")
@@ -159,27 +162,33 @@ def _single_modality(metrics: pd.DataFrame, dataset: str, proposed: str, control
     missing = [d for d in defects if d not in present]
     if missing:
         return Measured("C4", math.nan, 0, note=f"{dataset}: no test images of {missing}")
+    null, null_text = _both_modality_null(metrics, dataset, proposed, control, defects)
     spreads, parts = {}, []
     try:
         for d in defects:
             values = {m: run_values(metrics, dataset, m, "unified", "i_auroc", "defect", d)
                       for m in (proposed, control)}  # fmt: skip
-            spreads[d] = t_interval(_paired(values[proposed], values[control], f"{proposed} {d}", f"{control} {d}"))
+            diff = _paired(values[proposed], values[control], f"{proposed} {d}", f"{control} {d}")
+            beyond = beyond_null(diff.to_dict(), null)
+            if null and set(beyond) != set(diff.index):
+                raise Incomplete(f"{d}: seeds {sorted(diff.index)} against the null's {sorted(null)}")
+            spreads[d] = t_interval(list(beyond.values()))
             parts.append(f"{d} ({modality_of[d]} only): {proposed} {t_interval(values[proposed]).text()}, {control} "
-                         f"{t_interval(values[control]).text()}, difference {spreads[d].text()}")  # fmt: skip
+                         f"{t_interval(values[control]).text()}, difference {t_interval(diff).text()}, beyond "
+                         f"max(null, 0) {spreads[d].text()}")  # fmt: skip
     except Incomplete as error:
-        return Measured("C4", math.nan, 0, note=f"{dataset}: {error}")
+        return Measured("C4", math.nan, 0, note=f"{dataset}: {error}; {null_text}")
+    note = (f"{dataset}: unified I-AUROC on each single-modality defect's images against the same class's normal "
+            "ones, averaged over classes, ecfr minus same_modal, per seed minus max(the null on that seed, 0); "
+            + "; ".join(parts) + f"; {null_text}")  # fmt: skip
+    if not null:
+        return Measured("C4", math.nan, 0, note=f"{note}: nothing to subtract, so nothing is decided")
     worst = min(spreads, key=lambda d: spreads[d].mean)
     runs = min(s.runs for s in spreads.values())
-    note = (f"{dataset}: unified I-AUROC on each single-modality defect's images against the same class's normal "
-            "ones, averaged over classes; " + "; ".join(parts))  # fmt: skip
-
-    null, text = _both_modality_null(metrics, dataset, proposed, control, defects)
-    note = f"{note}; {text}"
     if runs < 2:
-        return Measured("C4", spreads[worst].mean, runs, note=note, null=null)
+        return Measured("C4", spreads[worst].mean, runs, note=note)
     return Measured("C4", spreads[worst].mean, runs, low=min(s.low for s in spreads.values()),
-                    high=min(s.high for s in spreads.values()), note=note, null=null)  # fmt: skip
+                    high=min(s.high for s in spreads.values()), note=note)  # fmt: skip
 
 
 def _steps_per_model(traces: pd.DataFrame, dataset: str, methods: tuple[str, str]) -> str:
