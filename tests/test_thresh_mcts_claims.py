@@ -170,7 +170,8 @@ VERDICT_CASES = [
     ("M1", "fails", dict(errors=5, deltas=(0.1, 0.01))),  # an unpowered cell refutes: 5 in 100, lower end 0.016
     ("M1", "inconclusive", dict(runs=30, deltas=(0.1,))),  # 30 runs cannot show a rate <= 0.1 (36 can)
     ("M1", "inconclusive", dict(deltas=(0.1,), unstopped={("ratio", "I2")})),  # a cell where no run stopped
-    ("M1", "inconclusive", dict(deltas=(0.1,), null_errors=2)),  # the null without ln(1/delta) passes too
+    # a check since issue 41's review: the null (without ln(1/delta)) passing too is reported, not gated on
+    ("M1", "holds", dict(deltas=(0.1,), null_errors=2)),
     ("M1", "inconclusive", dict(deltas=(0.1,), errors=5)),  # 5 in 100: upper end 0.113 > delta, lower 0.016
     # pooled per rule over the 3 instances (the rules share reward tapes, so they are never pooled together)
     ("M1b", "holds", dict(runs=200, deltas=(0.1, 0.01))),  # 0 errors in 600 runs of a rule: upper end 0.0061
@@ -180,7 +181,7 @@ VERDICT_CASES = [
     # one rule errs 2 times per cell (6 in 900: upper end 0.0145); pooled with D-Tracking's error-free runs on the
     # same tapes, 6 in 1,800 (upper end 0.0072) would have held
     ("M1b", "inconclusive", dict(runs=300, deltas=(0.1, 0.01), errors_by_rule={"ratio": 2})),
-    ("M1b", "inconclusive", dict(runs=200, deltas=(0.1, 0.01), null_errors=0)),  # the null passes too
+    ("M1b", "holds", dict(runs=200, deltas=(0.1, 0.01), null_errors=0)),  # a check: the null is reported, not gated
     ("M1b", "inconclusive", GOOD),  # every cell powered: nothing to pool
     ("M2a", "holds", GOOD),
     ("M2a", "fails", dict(ratio_tau=190.0)),
@@ -236,11 +237,29 @@ def test_runs_to_show_is_the_fewest_error_free_runs_whose_upper_end_reaches_delt
         assert evaluation.clopper_pearson(0, n)[1] <= delta < evaluation.clopper_pearson(0, n - 1)[1]
 
 
-def test_m1_carries_its_null_beside_its_value():
+def test_m1_and_m1b_are_checks_with_their_null_in_the_note():
+    """Issue 41's review: delta-correctness of the conservative threshold is a guarantee of our stopping rule (a
+    check); the null without ln(1/delta) stays in the note as the check's power, with no null field."""
     table = decide(DEFINITIONS, claims.measure_claims(*tables(deltas=(0.1, 0.01)))).set_index("claim_id")
-    assert table.loc["M1", "null_value"] == pytest.approx(0.5 / 0.1)  # half the null's runs wrong, over delta
-    assert table.loc["M1b", "null_value"] == pytest.approx(0.5 / 0.01)
-    assert "M1b" in table.loc["M1", "note"] and "null" in table.loc["M1", "note"]
+    assert (table.loc[["M1", "M1b"], "kind"] == "check").all() and table.loc[["M1", "M1b"], "null_value"].isna().all()
+    # half the null's runs wrong, over delta
+    assert "its largest error rate / delta 5" in table.loc["M1", "note"] and "not gated on" in table.loc["M1", "note"]
+    assert (
+        "the null's largest error rate / delta (reported, not gated on: M1b is a check) 50" in table.loc["M1b", "note"]
+    )
+    assert "M1b" in table.loc["M1", "note"]
+
+
+def test_m2a_is_the_hard_claim_decided_against_d_tracking():
+    """Issue 41's review: the ratio rule's gain over D-Tracking (the sampling without the ratio modification) is the
+    hard claim; it holds where the ratio rule stops in half D-Tracking's time and fails where the rules tie, the case
+    in which D-Tracking, the null, would do as well."""
+    kinds = {d.claim_id: d.kind for d in DEFINITIONS}
+    assert [c for c, k in kinds.items() if k == "hard"] == ["M2a"]
+    good = decide(DEFINITIONS, claims.measure_claims(*tables(**GOOD))).set_index("claim_id").loc["M2a"]
+    tie = decide(DEFINITIONS, claims.measure_claims(*tables(ratio_tau=200.0))).set_index("claim_id").loc["M2a"]
+    assert good["verdict"] == "holds" and good["value"] == pytest.approx(1.0)
+    assert tie["verdict"] == "fails" and tie["value"] == pytest.approx(0.0)
 
 
 def test_ratio_interval_is_the_delta_method_on_the_log_ratio():
