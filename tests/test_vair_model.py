@@ -8,7 +8,7 @@ import torch
 
 from neurips26.common.ensemble import Ensemble
 from neurips26.vair.decoding import grade, greedy_decode, read_answers
-from neurips26.vair.model import Decoder, DecoderConfig, Patch, config_for
+from neurips26.vair.model import Decoder, DecoderConfig, Patch, config_for, ensemble_logits
 from neurips26.vair.sequences import encode_grade, solve_prompts
 from neurips26.vair.vocabulary import NOT_AN_INTEGER, Vocabulary
 
@@ -86,6 +86,24 @@ def test_initialisation_is_the_seed_and_the_ensemble_forward_is_each_members():
         DecoderConfig(vocab_size=5, context=4, d_model=30, n_heads=4)
     with pytest.raises(ValueError, match="unknown model size"):
         config_for("huge", 5, 4)
+
+
+def test_the_hand_batched_forward_equals_vmap_of_the_decoder_with_its_gradients():
+    """The training step's forward (members batched by hand, fused attention) is a refactor of ``vmap`` over
+    :class:`Decoder`: the same logits at the read positions and the same gradients, to float rounding."""
+    config = DecoderConfig(vocab_size=20, context=16, d_model=16, n_layers=2, n_heads=2, d_ff=24, init_std=0.3)
+    ens = Ensemble([Decoder(DecoderConfig(**{**config.__dict__, "seed": s})) for s in (0, 1, 2)])
+    g = torch.Generator().manual_seed(5)
+    tokens, at = torch.randint(0, 20, (3, 4, 11), generator=g), torch.randint(0, 11, (3, 4, 5), generator=g)
+    reference, _ = ens(tokens, False, None, at, in_dims=(0, None, None, 0))
+    fast = ensemble_logits(ens.params, config, tokens, at)
+    assert torch.allclose(fast, reference, atol=1e-5)
+    weights = torch.randn(reference.shape, generator=g)
+    grads = [torch.autograd.grad((out * weights).sum(), list(ens.params.values())) for out in (reference, fast)]
+    for name, a, b in zip(ens.params, *grads):
+        assert torch.allclose(a, b, atol=1e-5, rtol=1e-4), name
+    with pytest.raises(ValueError, match="context"):
+        ensemble_logits(ens.params, config, torch.zeros(3, 1, 17, dtype=torch.long), at[:, :1])
 
 
 # ---- decoding (neurips26.vair.decoding) ----------------------------------------------------------------------------

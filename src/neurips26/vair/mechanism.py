@@ -16,8 +16,7 @@ from neurips26.common.ensemble import Ensemble
 from .decoding import GradeOutput, grade
 from .items import Item, render
 from .patching import patch_flip_rates
-from .probes import PROBE_COLUMNS, control_split, fit_probe, probe_layers
-from .rubric import FULL_GRADE
+from .probes import PROBE_COLUMNS, probe_layers
 from .small_model import member_keys
 from .training import Member
 from .vocabulary import Vocabulary
@@ -45,9 +44,10 @@ def probe_members(
 ) -> pd.DataFrame:
     """Per member of `regimes` and layer: :func:`.probes.probe_layers` on the member's grades of `items` and its
     residual stream at the last solution word (held-out controls grouped by problem), plus ``iair_flagged``: the
-    share of the held-out IAIR controls (graded invalid) that the same layer's probe flags as invalid, the null of a
-    probe that is fooled rather than weak. A member whose correctly graded items hold one class gets no probe: its
-    rows hold NaN and the refusal in ``note`` ("" where fitted). ``graded``: :func:`.decoding.grade` of every member
+    share of the held-out IAIR controls (graded invalid) that the same layer's probe flags as invalid (the same fitted
+    probe, :func:`.probes.probe_layers` with ``is_iair``), the null of a probe that is fooled rather than weak. A
+    member whose correctly graded items hold one class gets no probe: its rows hold NaN and the refusal in ``note``
+    ("" where fitted). ``graded``: :func:`.decoding.grade` of every member
     on ``render(item)`` of `items` with ``hidden=True`` (one pass shared with the grading rows), else computed here."""
     out = graded if graded is not None else grade(ensemble, vocab, [render(item) for item in items], hidden=True)
     if out.hidden is None or out.hidden.shape[1] != len(items):
@@ -60,8 +60,9 @@ def probe_members(
     for index in _members_of(members, regimes):
         grades, hidden = out.grades[index].numpy(), out.hidden[index].numpy().astype(np.float64)
         try:
-            table = probe_layers(hidden, valid, grades, is_vair, groups=groups, test_share=test_share, seed=seed, C=C)
-            table["iair_flagged"] = _iair_flagged(hidden, valid, grades, is_iair, groups, test_share, seed, C)
+            table = probe_layers(
+                hidden, valid, grades, is_vair, groups=groups, test_share=test_share, seed=seed, C=C, is_iair=is_iair
+            )
             table["note"] = ""
         except ValueError as refusal:  # a probe with one class measures nothing: its rows say why, with no value
             table = pd.DataFrame({"layer": range(hidden.shape[1])}).reindex(columns=[*PROBE_COLUMNS, "iair_flagged"])
@@ -69,23 +70,6 @@ def probe_members(
             table["note"] = f"not fitted: {refusal}"
         frames.append(table.assign(**member_keys(index, members[index])))
     return pd.concat(frames, ignore_index=True)
-
-
-def _iair_flagged(hidden, valid, grades, is_iair, groups, test_share, seed, C) -> list[float]:
-    """Per layer, the share of held-out IAIR controls flagged invalid by the probe that probe_layers fits (the same
-    controls, split and fit: probe_layers does not return its fitted probes)."""
-    controls = np.flatnonzero((valid & (grades == FULL_GRADE)) | (~valid & (grades < FULL_GRADE)))
-    invalid = ~valid[controls]
-    train, test = control_split(invalid, test_share, seed, groups[controls])
-    iair_test = controls[test][is_iair[controls[test]]]
-    shares = []
-    for layer in range(hidden.shape[1]):
-        if not len(iair_test):
-            shares.append(float("nan"))
-            continue
-        probe = fit_probe(hidden[controls[train], layer], invalid[train], C)
-        shares.append(float(probe.predict(hidden[iair_test, layer]).mean()))
-    return shares
 
 
 def patch_members(

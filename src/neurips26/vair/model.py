@@ -22,11 +22,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from neurips26.common.transformer import HF, Block, rope_tables, seeded_normal_init_
 
-__all__ = ["SIZES", "Decoder", "DecoderConfig", "Patch", "check_positions", "config_for", "n_parameters"]
+__all__ = [
+    "SIZES",
+    "Decoder",
+    "DecoderConfig",
+    "Patch",
+    "check_positions",
+    "config_for",
+    "ensemble_logits",
+    "n_parameters",
+]
 
 
 @dataclass(frozen=True)
@@ -155,6 +165,57 @@ class Decoder(nn.Module):
         check_positions(positions, width)
         index = positions[..., None].expand(-1, -1, d)
         return {layer: (index, patch.vectors[:, i]) for i, layer in enumerate(patch.layers)}
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """``nn.RMSNorm`` over the last dimension with a per-member weight (S, d) broadcast over x (S, ..., d): torch's
+    own arithmetic (``x * rsqrt(mean(x^2) + eps) * weight``)."""
+    shape = (weight.shape[0],) + (1,) * (x.dim() - 2) + (weight.shape[-1],)
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight.view(shape)
+
+
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """``apply_rope`` of the HF layout (``x cos`` first, then ``rotate_half(x) sin``)."""
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat([-x[..., half:], x[..., :half]], dim=-1) * sin
+
+
+def ensemble_logits(
+    params: dict[str, torch.Tensor], config: DecoderConfig, tokens: torch.Tensor, at: torch.Tensor
+) -> torch.Tensor:
+    """The logits (S, B, K, V) at positions ``at`` (S, B, K) of S members' :class:`Decoder` on their own ``tokens``
+    (S, B, T), from the ensemble's stacked parameters ``params`` (``Ensemble.params``): the arithmetic of
+    ``Ensemble(...)(tokens, False, None, at)`` written out for the batch of members (the training step's forward),
+    with the members' q/k/v and gate/up projections each one batched matmul and the attention the fused causal
+    kernel over members x rows (``vmap`` must run it by explicit math: the same values to float rounding)."""
+    c = config
+    members, batch, width = tokens.shape
+    if width > c.context:
+        raise ValueError(f"sequence length {width} exceeds the model's context {c.context}")
+    d, heads, hs = c.d_model, c.n_heads, c.head_dim
+    tables = rope_tables(torch.arange(width, device=tokens.device), hs, c.rope_base)
+    cos, sin = (t.to(tokens.device) for t in tables)
+    embed = params["embed.weight"]  # (S, V, d)
+    offsets = torch.arange(members, device=tokens.device).view(-1, 1, 1) * embed.shape[1]
+    x = F.embedding(tokens + offsets, embed.reshape(-1, d)).view(members, batch * width, d)
+    for layer in range(c.n_layers):
+        p = f"blocks.{layer}."
+        h = _rms_norm(x, params[p + "input_norm.weight"], c.norm_eps)
+        w_qkv = torch.cat([params[p + f"attn.{n}_proj.weight"] for n in "qkv"], 1)  # (S, 3 H hs, d)
+        q, k, v = torch.bmm(h, w_qkv.transpose(1, 2)).view(members, batch, width, 3, heads, hs).unbind(3)
+        q = _rms_norm(q, params[p + "attn.q_norm.weight"], c.norm_eps)
+        k = _rms_norm(k, params[p + "attn.k_norm.weight"], c.norm_eps)
+        q, k, v = (t.transpose(2, 3).reshape(members * batch, heads, width, hs) for t in (q, k, v))
+        y = F.scaled_dot_product_attention(_rotate(q, cos, sin), _rotate(k, cos, sin), v, is_causal=True)
+        y = y.view(members, batch, heads, width, hs).transpose(2, 3).reshape(members, batch * width, heads * hs)
+        x = x + torch.bmm(y, params[p + "attn.o_proj.weight"].transpose(1, 2))
+        h = _rms_norm(x, params[p + "post_attention_norm.weight"], c.norm_eps)
+        w_gu = torch.cat([params[p + "mlp.gate_proj.weight"], params[p + "mlp.up_proj.weight"]], 1)
+        gate, up = torch.bmm(h, w_gu.transpose(1, 2)).chunk(2, -1)
+        x = x + torch.bmm(F.silu(gate) * up, params[p + "mlp.down_proj.weight"].transpose(1, 2))
+    index = (at + torch.arange(batch, device=at.device).view(1, -1, 1) * width).reshape(members, -1)
+    read = _rms_norm(x.gather(1, index[..., None].expand(-1, -1, d)), params["norm.weight"], c.norm_eps)
+    return torch.bmm(read, params["lm_head.weight"].transpose(1, 2)).view(members, batch, at.shape[-1], -1)
 
 
 def n_parameters(model: Decoder) -> int:

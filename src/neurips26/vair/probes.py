@@ -99,10 +99,13 @@ def probe_layers(
     test_share: float = 0.3,
     seed: int = 0,
     C: float = 1.0,
+    is_iair: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """One row per layer (:data:`PROBE_COLUMNS`) of the protocol of the module docstring, for one member:
     ``hidden`` (N, L+1, d) at the last solution word, the items' ``reasoning_valid`` (N,) and categories (``is_vair``),
-    the member's ``grades`` (N,) in 0..3; ``groups`` (N,) problem ids or None."""
+    the member's ``grades`` (N,) in 0..3; ``groups`` (N,) problem ids or None. With ``is_iair`` (N,) a further column
+    ``iair_flagged``: the share of the held-out controls that are IAIR items flagged invalid by the layer's probe (NaN
+    where none is held out)."""
     hidden = np.asarray(hidden, dtype=np.float64)
     valid = np.asarray(reasoning_valid, dtype=bool)
     grades = np.asarray(grades)
@@ -120,6 +123,7 @@ def probe_layers(
     control_groups = None if groups is None else np.asarray(groups)[controls]
     train, test = control_split(invalid, test_share, seed, control_groups)
     train_groups = None if control_groups is None else control_groups[train]
+    iair_test = None if is_iair is None else controls[test][np.asarray(is_iair, dtype=bool)[controls[test]]]
     rows = []
     for layer in range(hidden.shape[1]):
         features = hidden[:, layer]
@@ -139,4 +143,6 @@ def probe_layers(
                 "fooled_flagged": float(probe.predict(features[fooled]).mean()) if len(fooled) else np.nan,
             }
         )
-    return pd.DataFrame(rows, columns=list(PROBE_COLUMNS))
+        if iair_test is not None:
+            rows[-1]["iair_flagged"] = float(probe.predict(features[iair_test]).mean()) if len(iair_test) else np.nan
+    return pd.DataFrame(rows, columns=[*PROBE_COLUMNS, *(["iair_flagged"] if is_iair is not None else [])])
