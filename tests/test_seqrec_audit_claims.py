@@ -135,6 +135,9 @@ VERDICT_CASES = [
     ("C2", "fails", lambda: world(changed("shortcut_poor", sasrec=0.062, bert4rec=0.05))),  # 3% above TGH
     ("C2", "inconclusive", lambda: world(drop=[("shortcut_poor", "sasrec"), ("shortcut_poor", "bert4rec")])),
     ("C2", "inconclusive", lambda: world(data_seeds=(0, 1))),
+    # its null (issue 41's review): trained models beat TGH by 10% on shortcut_rich too (0.90 against 0.74)
+    ("C2", "inconclusive", lambda: world(changed("shortcut_rich", sasrec=0.90))),
+    ("C2", "inconclusive", lambda: world(without("shortcut_rich"))),  # no null: nothing to beat
     # C3: at least one single-shortcut regime where TGH is within 5% of the best
     ("C3", "holds", lambda: world()),  # only_lowbranch within 2.4%, only_smooth far below
     ("C3", "fails", lambda: world(changed("only_lowbranch", sasrec=0.60))),  # both far below
@@ -172,6 +175,10 @@ def test_every_defined_claim_is_measured_once_and_c1_is_soft_with_the_reason():
     assert not [c for c in table.index if table.loc[c, "kind"] == "hard"]
     reason = yaml.safe_load((ROOT / "config/claims/seqrec_audit.yaml").read_text())["no_hard_claim"]
     assert "-0.0514" in reason and "soft" in reason
+    # the behaviour behind the reason (issue 41's review): runs whose gain straddles the threshold, with a bound whose
+    # interval also holds it, decide nothing
+    on_threshold = verdicts((*world(STRADDLING, jitter=0.03), bound_table(markov1=0.773, tgh=0.734))).loc["C1"]
+    assert on_threshold["verdict"] == "inconclusive", on_threshold["note"]
     assert table.loc["C1", "runs"] == 3 and table.loc["C5", "runs"] == 3
     (c1,) = [d for d in DEFINITIONS if d.claim_id == "C1"]
     assert c1.threshold == claims.C1_THRESHOLD and "table_bound.parquet" in c1.evidence
@@ -339,3 +346,15 @@ def test_the_runs_table_lists_replicates_under_their_regime_with_their_data_seed
         pd.DataFrame({"dataset": ["shortcut_poor_seed1", "shortcut_poor"], "cov1": [0.1, 0.2]}), data_seed=0
     )
     assert diagnostics.values.tolist() == [["shortcut_poor", 0, 0.2], ["shortcut_poor", 1, 0.1]]
+
+
+def test_c2_is_measured_beside_its_null_the_same_margin_on_shortcut_rich():
+    """Issue 41's review: shortcut_poor is built against TGH, so C2 is measured beside the same margin (best trained /
+    best TGH - 1) on shortcut_rich, which must stay below 0.10."""
+    row = verdicts(world(jitter=0)).loc["C2"]
+    # shortcut_rich: SASRec 0.66 against TGH's 0.74; shortcut_poor: SASRec 0.09 against TGH's 0.06
+    assert row["null_value"] == pytest.approx(0.66 / 0.74 - 1) and row["value"] == pytest.approx(0.09 / 0.06 - 1)
+    assert row["verdict"] == "holds" and "null (the same margin on shortcut_rich" in row["note"]
+    everywhere = verdicts(world(changed("shortcut_rich", sasrec=0.82), jitter=0)).loc["C2"]
+    assert everywhere["null_value"] == pytest.approx(0.82 / 0.74 - 1)  # 10.8% above TGH there too
+    assert everywhere["verdict"] == "inconclusive" and "null without the mechanism passes" in everywhere["note"]

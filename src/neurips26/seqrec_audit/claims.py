@@ -189,7 +189,10 @@ def _c1(rich: pd.DataFrame, rich_gain: pd.Series, bound: Spread) -> Measured:
 def measure_claims(
     runs: pd.DataFrame, run_diagnostics: pd.DataFrame, gains: pd.DataFrame, bound: pd.DataFrame | None = None
 ) -> list[Measured]:
-    """Measured values of C1-C5 (definitions in config/claims/seqrec_audit.yaml). C1 is measured beside its null,
+    """Measured values of C1-C5 (definitions in config/claims/seqrec_audit.yaml). C2 is measured beside its null, the
+    same margin (best trained / best TGH - 1, mean over runs) on shortcut_rich: our generator builds shortcut_poor
+    against a last-item heuristic, so a trained model that beats TGH by 10% everywhere would pass C2 alone. C1 is
+    measured beside its null,
     the same gain (best TGH / best other - 1, mean over runs) on shortcut_poor, the regime with the three shortcuts
     weakened: if TGH also matches the best other method there, matching on shortcut_rich does not show the
     shortcuts at work (e.g. weak trained baselines would give it too). Where the training-free bound's interval
@@ -209,15 +212,18 @@ def measure_claims(
         replace(c1, null=null.mean, note=f"{c1.note}; null (the same gain on {POOR}, no shortcut): {null.text()}")
     )
 
+    # C2 beside its null (issue 41's review): the same margin, best trained / best TGH - 1, on shortcut_rich, where the
+    # shortcuts favour TGH; a trained model that beats TGH by 10% there too does not show the shortcuts' weakening
     margin = _trained_margin_rows(poor)
     trained = poor.columns[poor.columns.isin(TRAINED)]
-    measured.append(
-        measured_from_spread(
-            "C2",
-            t_interval(margin),
-            f"best trained: {_winners(poor, trained) if len(trained) else 'none run'}; {_describe(poor, margin)}",
-        )
+    c2_null = t_interval(_trained_margin_rows(rich))
+    c2 = measured_from_spread(
+        "C2",
+        t_interval(margin),
+        f"best trained: {_winners(poor, trained) if len(trained) else 'none run'}; {_describe(poor, margin)}; null "
+        f"(the same margin on {RICH}, the shortcuts strong): {c2_null.text()}",
     )
+    measured.append(replace(c2, null=c2_null.mean))
 
     spreads, notes = [], []
     for regime in SINGLE_SHORTCUT:
