@@ -320,3 +320,7 @@ def test_c1_is_soft_at_quick_scales_zero_effect_and_c4_stays_hard_with_its_null(
     assert by_id["C1"].threshold == by_id["C4"].threshold == 0.0  # the thresholds stay
     text = (ROOT / "config/claims/ecfr.yaml").read_text()
     assert "quick scale cannot decide it at any number of seeds, because the effect there is zero" in text
+    # the behaviour behind the wording (issue 41's review): a zero effect, ECFR equal to same_modal up to the seeds'
+    # jitter, is inconclusive, not decided against the threshold 0
+    zero = decided(metrics(changed(("ecfr", "unified"), i=0.70))).loc["C1"]
+    assert zero["verdict"] == "inconclusive" and np.isclose(zero["value"], 0.0) and zero["low"] < 0 < zero["high"]
