@@ -498,16 +498,9 @@ def test_the_share_near_the_boundary_cannot_tell_the_theory_from_a_boundary_that
     assert base["value"] == pytest.approx(1.0) and base["null_value"] == pytest.approx(0.0) and base["runs"] >= 10
 
 
-def test_every_hard_claim_is_measured_beside_its_null():
-    table = claims_of(BASE)
-    hard = table[table["kind"] == "hard"]
-    assert len(hard) and np.isfinite(hard["null_value"].to_numpy(float)).all(), hard[["value", "null_value"]]
-    assert np.isfinite(table.loc["C3b", "null_value"]) and table.loc["C3b", "null_value"] > 0.5
-
-
-def test_a_null_that_passes_makes_a_holding_claim_inconclusive():
-    """C3b's null: k^2 independent pixels. Where the field's channel is white (I_G = k^2 / 2 log(1 + SNR)) the
-    theory is the null, and a location that matches both tells nothing."""
+def white_channel_claims(**phase) -> dict:
+    """The measured claims where the field's channel is white, I_G = k^2 / 2 log(1 + SNR) (k^2 independent
+    pixels of variance 1), and BIRD sits exactly at that theory: the theory is then C3b's and C4a's null."""
     white = dict(
         i_gauss=lambda k, snr: 0.5 * (k or SIZE) ** 2 * np.log1p(snr),
         snr_crit=lambda k, n: float(np.expm1(2 * np.log(n) / (k or SIZE) ** 2)),
@@ -515,8 +508,8 @@ def test_a_null_that_passes_makes_a_holding_claim_inconclusive():
     with pytest.MonkeyPatch.context() as patch:
         for name, function in white.items():
             patch.setitem(globals(), name, function)
-        phase, boundary, kmem = phase_tables(Phase(entropy=counts_pixels, datasets=("toeplitz16",)))
-    measured = {
+        phase, boundary, kmem = phase_tables(Phase(**{"entropy": counts_pixels, "datasets": ("toeplitz16",), **phase}))
+    return {
         m.claim_id: m
         for m in claims.measure_claims(
             phase,
@@ -531,19 +524,54 @@ def test_a_null_that_passes_makes_a_holding_claim_inconclusive():
             fraction_of_log_n=FRACTION,
         )
     }
-    c3b = measured["C3b"]
+
+
+def test_every_hard_claim_is_measured_beside_its_null():
+    """Each hard claim's null is computed, and it decides: C4a (issue 41's review, #7) holds where the growth of
+    the independent-pixel channel's window fails the bar (the correlated synthetic field: a k x k window carries k
+    pixels' information, so the theory's window grows as log N, the pixels' as sqrt(log N)) and is inconclusive
+    where the two coincide (a white field). C2a's null is the complement of its value (1 - the larger side share),
+    stated so in the claims file: it adds no gate to the 0.8 bar."""
+    table = claims_of(BASE)
+    hard = table[table["kind"] == "hard"]
+    assert set(hard.index) == {"C2a", "C4a"}, "a new hard claim needs its null scenario here"
+    assert np.isfinite(hard["null_value"].to_numpy(float)).all(), hard[["value", "null_value"]]
+    c4a = DEFINITIONS[[d.claim_id for d in DEFINITIONS].index("C4a")]
+    base = table.loc["C4a"]
+    assert base["verdict"] == "holds" and 0 < base["null_value"] < c4a.threshold, base["note"]
+    assert "independent pixels" in base["note"] and "(0 by construction)" in base["note"]
+    # the white field on both datasets and four N, so that the interval alone clears the bar: the pixels' window is
+    # the theory's here (its growth ratio 1, up to the theory's interpolation on the grid)
+    white = white_channel_claims(datasets=("toeplitz16", "digits16"), n_values=(64, 256, 1024, 4096))["C4a"]
+    assert white.low >= c4a.threshold and white.null == pytest.approx(1.0, abs=0.05), white.note
+    assert verdict(c4a, replace(white, null=None))[0] == "holds"  # the null alone decides
+    outcome, reason = verdict(c4a, white)
+    assert outcome == "inconclusive" and "null" in reason
+    # C2a: on its cells the measurement sides with exactly one of theory and null, so the null is the complement
+    c2a = table.loc["C2a"]
+    assert c2a["null_value"] <= 1 - c2a["value"] + 1e-12
+    assert "complement" in next(d.statement for d in DEFINITIONS if d.claim_id == "C2a")
+
+
+def test_a_null_that_passes_makes_a_holding_claim_inconclusive():
+    """C3b's null: k^2 independent pixels. Where the field's channel is white (I_G = k^2 / 2 log(1 + SNR)) the
+    theory is the null, and a location that matches both tells nothing."""
+    c3b = white_channel_claims()["C3b"]
     assert c3b.value <= 0.5 and c3b.null is not None and abs(c3b.null - c3b.value) < 1e-9
     outcome, reason = verdict(next(d for d in DEFINITIONS if d.claim_id == "C3b"), c3b)
     assert outcome == "inconclusive" and "null" in reason
 
 
 def test_growth_pairs_leave_out_windows_censored_at_the_smallest_window():
-    phase, _, kmem = phase_tables(Phase(datasets=("toeplitz16",)))
-    pairs = claims.growth_pairs(kmem, phase, FRACTION)
+    phase, boundary, kmem = phase_tables(Phase(datasets=("toeplitz16",)))
+    pairs = claims.growth_pairs(kmem, phase, FRACTION, boundary)
     assert len(pairs) >= 10 and (pairs["growth_null"] == 0).all()
-    ratio, low, high, null = claims.growth_ratio(pairs)
-    assert low <= ratio <= high and ratio == pytest.approx(1.0, abs=0.15) and null == 0
+    ratio, low, high, flat, pixels = claims.growth_ratio(pairs)
+    assert low <= ratio <= high and ratio == pytest.approx(1.0, abs=0.15) and flat == 0
+    assert 0 < pixels < 0.5  # the pixels' window grows as sqrt(log N), the correlated field's as log N
     assert np.isnan(claims.growth_ratio(pairs.iloc[:0])[0])
+    # without the boundary table there is no pixel variance: no null, never a 0 that lets the claim pass
+    assert np.isnan(claims.growth_ratio(claims.growth_pairs(kmem, phase, FRACTION))[4])
 
 
 def test_c2_removes_the_boundarys_offset_fitted_at_the_middle_n():
@@ -568,8 +596,8 @@ def test_c2_is_decided_on_a_cluster_bootstrap_of_both_sides_of_n_mid():
 def test_c4a_bootstraps_blocks_of_snr_not_pairs():
     """Review of issue 41 (item 14): the pairs at one SNR share k_mem, so the bootstrap resamples (dataset, SNR
     band) blocks: copying every pair ten times within its block leaves the interval as it is."""
-    phase, _, kmem = phase_tables(Phase(datasets=("toeplitz16",)))
-    pairs = claims.growth_pairs(kmem, phase, FRACTION)
+    phase, boundary, kmem = phase_tables(Phase(datasets=("toeplitz16",)))
+    pairs = claims.growth_pairs(kmem, phase, FRACTION, boundary)
     noisy = pairs.assign(growth=pairs["growth"] * np.random.default_rng(1).uniform(0.2, 1.8, len(pairs)))
     copies = pd.concat([noisy] * 10, ignore_index=True)
     assert claims.growth_ratio(copies) == pytest.approx(claims.growth_ratio(noisy))

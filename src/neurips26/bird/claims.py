@@ -15,8 +15,10 @@ stays NaN (an inconclusive verdict), never a number that lets a comparison pass:
   near the boundary); one SNR offset fitted at the middle N is first removed from both (the location error is
   C3b's subject), and the share is required on both sides of N_mid;
 - every hard claim is measured beside its null (`Measured.null`, named in the claims file): C2 the N-independent
-  boundary, C3b a Gaussian channel without the data's spatial correlations (k^2 independent pixels), C4a the
-  N-independent boundary's growth of the critical window (none).
+  boundary (its value is 1 - the larger side share, the complement of the claim's cells, so it adds no gate to
+  the claim's bar), C3b and C4a a Gaussian channel without the data's spatial correlations (k^2 independent pixels):
+  its critical SNR (C3b) and the growth of its critical window with N (C4a; the N-independent boundary's growth,
+  none, is in the note).
 """
 
 from __future__ import annotations
@@ -395,11 +397,26 @@ def theory_kmem(phase: pd.DataFrame, fraction_of_log_n: float, log_n_of=None) ->
     return pd.DataFrame(rows, columns=["dataset", "n_train", "snr", "k_theory"])
 
 
-def growth_pairs(kmem: pd.DataFrame, phase: pd.DataFrame, fraction_of_log_n: float) -> pd.DataFrame:
+def white_kmem(n_train, snr, v, fraction_of_log_n: float) -> np.ndarray:
+    """C4a's null: the window of a Gaussian channel without the data's spatial correlations (C3b's null), k^2
+    independent pixels of variance v, where its information reaches (1 - f) log N: (k^2 / 2) log(1 + SNR v) =
+    (1 - f) log N, so k = sqrt(2 (1 - f) log N / log(1 + SNR v)) (solved exactly, not on the window grid); NaN
+    without v."""
+    n, snr, v = (np.asarray(x, dtype=float) for x in (n_train, snr, v))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt(2 * (1 - fraction_of_log_n) * np.log(n) / np.log1p(snr * v))
+
+
+def growth_pairs(
+    kmem: pd.DataFrame, phase: pd.DataFrame, fraction_of_log_n: float, boundary: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """Neighbouring (N, N') pairs at fixed SNR (claim C4a): the measured growth of k_mem, `growth`, beside the
-    theory's, `growth_theory` (theory_kmem), and the N-independent null's, `growth_null` (theory_kmem at log N_mid
-    for every N: 0). A pair counts only when both measured and both theory windows are reached above the smallest
-    window (a window at the grid's first k is censored from below: its growth is unknown)."""
+    theory's, `growth_theory` (theory_kmem), the N-independent boundary's, `growth_null` (theory_kmem at log N_mid
+    for every N: 0), and the independent-pixel channel's, `growth_pixels` (white_kmem with the pixel variance of
+    `boundary`, pixel_variance; NaN without `boundary`), C4a's null. A pair counts only when both measured and both
+    theory windows are reached above the smallest window (a window at the grid's first k is censored from below:
+    its growth is unknown)."""
+    variance = pixel_variance(boundary) if boundary is not None else pd.Series(dtype=float)
     log_mid = {d: np.log(null_n(g["n_train"])) for d, g in phase.groupby("dataset")}
     keys = ["dataset", "n_train", "snr"]
     table = kmem[[*keys, "k_mem_emp"]].merge(theory_kmem(phase, fraction_of_log_n), on=keys, how="left")
@@ -412,6 +429,7 @@ def growth_pairs(kmem: pd.DataFrame, phase: pd.DataFrame, fraction_of_log_n: flo
         for a, b in zip(group.iloc[:-1].itertuples(), group.iloc[1:].itertuples()):
             ks = np.array([a.k_mem_emp, b.k_mem_emp, a.k_theory, b.k_theory], dtype=float)
             if np.isfinite(ks).all() and (ks > floor).all():
+                pixels = white_kmem([a.n_train, b.n_train], snr, variance.get(dataset, np.nan), fraction_of_log_n)
                 rows.append(
                     {
                         "dataset": dataset,
@@ -421,19 +439,24 @@ def growth_pairs(kmem: pd.DataFrame, phase: pd.DataFrame, fraction_of_log_n: flo
                         "growth": b.k_mem_emp - a.k_mem_emp,
                         "growth_theory": b.k_theory - a.k_theory,
                         "growth_null": b.k_null - a.k_null,
+                        "growth_pixels": pixels[1] - pixels[0],
                     }
                 )
-    return pd.DataFrame(rows, columns=["dataset", "snr", "n_from", "n_to", "growth", "growth_theory", "growth_null"])
+    columns = ["dataset", "snr", "n_from", "n_to", "growth", "growth_theory", "growth_null", "growth_pixels"]
+    return pd.DataFrame(rows, columns=columns)
 
 
-def growth_ratio(pairs: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> tuple[float, float, float, float]:
+def growth_ratio(pairs: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> tuple[float, ...]:
     """(measured growth / theory's growth, summed over the pairs, its 95 % percentile block bootstrap interval, the
-    null's ratio); NaN when the theory's summed growth is not positive. The bootstrap resamples (dataset, SNR band)
-    blocks (snr_band), not pairs: the pairs (64, 256) and (256, 1024) at one SNR share k_mem at 256, and k_mem at
+    N-independent boundary's ratio, the independent-pixel channel's ratio: C4a's null, NaN unless every pair has
+    it); NaN when the theory's summed growth is not positive. The bootstrap resamples (dataset, SNR band) blocks
+    (snr_band), not pairs: the pairs (64, 256) and (256, 1024) at one SNR share k_mem at 256, and k_mem at
     neighbouring SNRs comes from the same entropy curves (fixed seed)."""
     g, g_th, g_null = (pairs[c].to_numpy(float) for c in ("growth", "growth_theory", "growth_null"))
     if not len(g) or g_th.sum() <= 0:
-        return (float("nan"),) * 4
+        return (float("nan"),) * 5
+    pixels = pairs["growth_pixels"].to_numpy(float) if "growth_pixels" in pairs else np.full(len(g), np.nan)
+    pixel_ratio = float(pixels.sum() / g_th.sum()) if np.isfinite(pixels).all() else float("nan")
     blocks = [f"{d}/{b:g}" for d, b in zip(pairs["dataset"], snr_band(pairs["snr"]))]
     _, block = np.unique(np.asarray(blocks, dtype=object), return_inverse=True)
     g_block, th_block = np.bincount(block, weights=g), np.bincount(block, weights=g_th)
@@ -442,7 +465,7 @@ def growth_ratio(pairs: pd.DataFrame, resamples: int = 2000, seed: int = 0) -> t
     with np.errstate(divide="ignore", invalid="ignore"):
         draws = np.where(th > 0, g_block[idx].sum(axis=1) / th, np.nan)
     low, high = np.nanquantile(draws, [0.025, 0.975]) if np.isfinite(draws).any() else (np.nan, np.nan)
-    return float(g.sum() / g_th.sum()), float(low), float(high), float(g_null.sum() / g_th.sum())
+    return float(g.sum() / g_th.sum()), float(low), float(high), float(g_null.sum() / g_th.sum()), pixel_ratio
 
 
 # --- BIRD against trained networks, per seed (C5, C6) --------------------------------------------------------------
@@ -663,8 +686,14 @@ def measure_claims(
         location = Measured("C3b", float("nan"), 0, note="no window's theoretical critical SNR lies in the SNR grid")
     measured.append(location)
 
-    growth = growth_pairs(kmem, phase, fraction_of_log_n)
-    ratio, low, high, null_ratio = growth_ratio(growth)
+    growth = growth_pairs(kmem, phase, fraction_of_log_n, boundary)
+    ratio, low, high, flat_ratio, pixel_ratio = growth_ratio(growth)
+    sums = growth.groupby("dataset")[["growth", "growth_theory", "growth_pixels"]].sum()
+    sums = sums[sums["growth_theory"] > 0]
+    by_dataset = ", ".join(
+        f"{d} {r.growth / r.growth_theory:.3g} (pixels {r.growth_pixels / r.growth_theory:.3g})"
+        for d, r in sums.iterrows()
+    )
     measured.append(
         Measured(
             "C4a",
@@ -672,14 +701,17 @@ def measure_claims(
             len(growth),
             low=low if len(growth) >= 2 else None,
             high=high if len(growth) >= 2 else None,
-            null=null_ratio,
+            null=pixel_ratio,
             note=(
                 f"{len(growth)} neighbouring (N, N') pairs at fixed SNR with both measured and both theory windows "
                 f"reached; summed growth of k_mem {growth['growth'].sum():+.2f} against the theory's "
                 f"{growth['growth_theory'].sum():+.2f} window units ({int((growth['growth'] > 0).sum())} pairs grow, "
                 f"{int((growth['growth'] == 0).sum())} tie, {int((growth['growth'] < 0).sum())} shrink); "
                 f"interval: 95 % percentile block bootstrap over (dataset, {BAND_DECADES:g}-decade SNR band) blocks of "
-                "pairs; null: the N-independent boundary's growth (none, 0 by construction: the 0.5 bar is the test)"
+                f"pairs; null: the growth of the window of k^2 independent pixels of the field's variance (C3b's "
+                f"null, solved for (k^2 / 2) log(1 + SNR v) = {1 - fraction_of_log_n:g} log N on the same pairs) over "
+                f"the theory's, {pixel_ratio:.3g}; per dataset: {by_dataset or 'none'}; the N-independent boundary's "
+                f"ratio {flat_ratio:.3g} (0 by construction)"
             ),
         )
     )
