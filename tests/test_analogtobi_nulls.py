@@ -1,8 +1,8 @@
 """Paper 02's nulls (issue 41): each claim that has one is measured beside the same measurement without the paper's
 mechanism, and a null that passes too turns a holds into inconclusive. C4's null is the two representations' checks
-on the data's circuits with one token damaged (no model), counting the damaged walks a check passes while their
-decoded circuit fails the common netlist check; C1 and C2 read the random-logits baseline; C9 reads C10's
-permuted-request accuracy."""
+on the data's circuits with one token damaged (no model), counting every damaged walk a check passes (issue 41's
+outside review #1); the damaged walks a check passes while their decoded circuit fails the common netlist check are
+the check K4; C1 and C2 read the random-logits baseline; C9 reads C10's permuted-request accuracy."""
 
 from __future__ import annotations
 
@@ -87,13 +87,32 @@ def test_the_common_netlist_check_refuses_what_levels_2_to_5_refuse():
     assert erc.netlist_fault(idle).startswith("level 5")
 
 
-def test_damaged_walks_that_describe_another_valid_circuit_are_not_leniency(data, monkeypatch):  # noqa: F811
-    """Issue 41's second review: a damaged bipartite walk that passes because a swapped index gives another valid
-    circuit is the representation's robustness; only walks whose decoded circuit fails the common check are the
-    checks' leniency. Half the bipartite walks pass, none leniently: C4 is the whole difference (+0.3)."""
+def test_damaged_walks_that_pass_count_in_the_null_even_when_they_describe_another_valid_circuit(data, monkeypatch):  # noqa: F811
+    """Issue 41's outside review (#1): the null counted only damaged walks whose decoded circuit fails the common check,
+    which is 0 by construction, so C4 was the raw difference. The null is again every damaged walk that passes its
+    check: half the bipartite walks pass (none leniently) against 2% of the device-pin ones, so the null (+0.48)
+    exceeds the difference (+0.3) and C4 fails; the same walks with none passing leave C4 the whole difference."""
     robust = _table(data, leniency={"bipart": (0, 100, 50), "devpin": (0, 100, 2)}, monkeypatch=monkeypatch)
-    assert robust.loc["C4", "verdict"] == "holds" and robust.loc["C4", "value"] == pytest.approx(0.3)
-    assert "the former null" in robust.loc["C4", "note"] and "+0.480 bipart - devpin" in robust.loc["C4", "note"]
+    assert robust.loc["C4", "verdict"] == "fails" and robust.loc["C4", "value"] == pytest.approx(0.3 - 0.48)
+    assert "the difference alone +0.300" in robust.loc["C4", "note"] and "): +0.480" in robust.loc["C4", "note"]
+    assert robust.loc["K4", "verdict"] == "holds" and robust.loc["K4", "value"] == 0
+    broken = _table(data, leniency={"bipart": (0, 100), "devpin": (0, 100)}, monkeypatch=monkeypatch)
+    assert broken.loc["C4", "verdict"] == "holds" and broken.loc["C4", "value"] == pytest.approx(0.3)
+
+
+def test_a_check_that_passes_a_faulty_circuit_fails_k4_not_c4(data, monkeypatch):  # noqa: F811
+    """K4: each representation's check implies the common netlist check on the damaged data walks. One lenient
+    device-pin walk in 100 fails it; C4 still reads every passing damaged walk (one each side: null 0, holds)."""
+    lax = _table(data, leniency={"bipart": (0, 100, 1), "devpin": (1, 100)}, monkeypatch=monkeypatch)
+    assert lax.loc["K4", "verdict"] == "fails" and lax.loc["K4", "value"] == pytest.approx(0.01)
+    assert lax.loc["K4", "kind"] == "check" and "1 of 1 passing/100" in lax.loc["K4", "note"]
+    assert lax.loc["C4", "verdict"] == "holds" and lax.loc["C4", "value"] == pytest.approx(0.3)
+    circuits, walks = data
+    empty = {r: w.iloc[0:0] for r, w in walks.items()}
+    metrics, ref = metrics_for(), reference()
+    none = decide(DEFINITIONS, measure_claims(ablation_rows(metrics, ref), metrics, ref, circuits, empty, MAIN))
+    none = none.set_index("claim_id")
+    assert none.loc["K4", "verdict"] == "inconclusive" and none.loc["C4", "verdict"] == "inconclusive"
 
 
 def test_the_nulls_interval_clusters_by_circuit_not_by_pooled_draws(data, monkeypatch):  # noqa: F811
@@ -101,9 +120,9 @@ def test_the_nulls_interval_clusters_by_circuit_not_by_pooled_draws(data, monkey
     of each circuit's share, so three identical draws give the interval of one, not one sqrt(3) times narrower."""
     from neurips26.common.claims import t_interval
 
-    frames = {"bipart": damaged(10, 100), "devpin": damaged(1, 100, start=50)}
-    lenient = atb_claims.leniency_by_circuit({r: [f, f, f] for r, f in frames.items()})
-    once = atb_claims.leniency_by_circuit({r: [f] for r, f in frames.items()})
+    frames = {"bipart": damaged(0, 100, 10), "devpin": damaged(0, 100, 1)}
+    lenient = atb_claims.leniency_by_circuit({r: [f, f, f] for r, f in frames.items()}, "valid")
+    once = atb_claims.leniency_by_circuit({r: [f] for r, f in frames.items()}, "valid")
     assert lenient.tolist() == once.tolist() and lenient.mean() == pytest.approx(0.09)
     spread = t_interval(once.tolist())
     table = _table(data, leniency=frames, monkeypatch=monkeypatch)
@@ -111,20 +130,22 @@ def test_the_nulls_interval_clusters_by_circuit_not_by_pooled_draws(data, monkey
 
 
 def test_the_representation_claim_is_its_difference_beyond_the_leniency_null(data, monkeypatch):  # noqa: F811
-    """Issue 41: C4 is the validity difference (base: 0.6 - 0.3 over 120 samples an arm) minus max(null, 0)."""
-    table = _table(data, leniency={"bipart": (1, 100), "devpin": (1, 100)}, monkeypatch=monkeypatch)
+    """Issue 41: C4 is the validity difference (base: 0.6 - 0.3 over 120 samples an arm) minus max(null, 0), the null
+    the damaged walks that pass their check (lenient or not), bipart - devpin."""
+    table = _table(data, leniency={"bipart": (0, 100, 1), "devpin": (0, 100, 1)}, monkeypatch=monkeypatch)
     assert table.loc["C4", "verdict"] == "holds" and table.loc["C4", "value"] == pytest.approx(0.3)
     assert np.isnan(table.loc["C4", "null_value"])  # the null is inside the value
-    assert "the checks' leniency" in table.loc["C4", "note"] and "former C4 +0.300" in table.loc["C4", "note"]
+    assert "what single-token damage passes" in table.loc["C4", "note"]
+    assert "the difference alone +0.300" in table.loc["C4", "note"]
     # the null passes (+0.09) and the difference beyond it (+0.21) excludes 0: holds (inconclusive before)
-    lenient = _table(data, leniency={"bipart": (10, 100), "devpin": (1, 100)}, monkeypatch=monkeypatch)
+    lenient = _table(data, leniency={"bipart": (0, 100, 10), "devpin": (0, 100, 1)}, monkeypatch=monkeypatch)
     assert lenient.loc["C4", "verdict"] == "holds" and lenient.loc["C4", "value"] == pytest.approx(0.21)
     assert lenient.loc["C4", "low"] > 0
     # the null passes (+0.28) and the difference beyond it (+0.02) does not exclude 0
-    close = _table(data, leniency={"bipart": (28, 100), "devpin": (0, 100)}, monkeypatch=monkeypatch)
+    close = _table(data, leniency={"bipart": (0, 100, 28), "devpin": (0, 100)}, monkeypatch=monkeypatch)
     assert close.loc["C4", "verdict"] == "inconclusive" and close.loc["C4", "low"] < 0 < close.loc["C4", "high"]
     # the checks alone give more (+0.6) than the representation: fails
-    loose = _table(data, leniency={"bipart": (60, 100), "devpin": (0, 100)}, monkeypatch=monkeypatch)
+    loose = _table(data, leniency={"bipart": (0, 100, 60), "devpin": (0, 100)}, monkeypatch=monkeypatch)
     assert loose.loc["C4", "verdict"] == "fails" and loose.loc["C4", "value"] == pytest.approx(-0.3)
 
 

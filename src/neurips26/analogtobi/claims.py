@@ -12,20 +12,21 @@ the classifier reading ports verbatim and the one reading them by class both pas
 gives NaN (inconclusive), never a value that passes.
 
 Nulls (issue 41: the same measurement without the paper's mechanism, beside the value; a holds whose null passes
-too is inconclusive): C4's null is the checks' own leniency, no model: the data's circuits (first walk of each) with
-one token replaced by another token of its kind, drawn per seed (:func:`corrupted_walks`), counting a damaged walk
-that passes its representation's check while its decoded circuit fails the common netlist check
-(:func:`.erc.netlist_fault`), per circuit bipartite minus device-pin: a positive null means the bipartite check lets
-more faulty circuits through, so that a positive C4 could come from the check rather than the representation. (It
-counted every damaged walk that passed, until issue 41's second review: that included damaged walks describing
-another valid circuit, the representation's robustness, part of what C4 measures.) C4 subtracts it (issue 41,
-:func:`beyond_leniency`): the difference minus max(null, 0), not paired (the null is no run of the model).
+too is inconclusive): C4's null is what single-token damage passes, no model: the data's circuits (first walk of
+each) with one token replaced by another token of its kind, drawn per seed (:func:`corrupted_walks`), the damaged
+walks that pass their representation's check, per circuit bipartite minus device-pin. It counts both a check's
+leniency and the representation's robustness to damage (a damaged walk that passes may describe another valid
+circuit). C4 subtracts it (issue 41, :func:`beyond_leniency`): the difference minus max(null, 0), not paired (the null
+is no run of the model). For one issue-41 review the null counted only damaged walks that pass while their decoded
+circuit fails the common netlist check (:func:`.erc.netlist_fault`); that is 0 by construction unless a check is lax,
+so it is the check K4 now (:func:`leniency_check`), and the null is again every damaged walk that passes.
 C1's and C2's null is the random-logits baseline under the grammar (validity, and the DC convergence of its valid
 circuits); C9's is C10's permuted-request accuracy of the same valid samples.
 
 Checks read the data and the samples: every terminated grammar-decoded walk passes the ERC; every training
 circuit's bipartite walk is accepted by the grammar and decodes back to an isomorphic circuit; the same round trip for
-device-pin walks.
+device-pin walks; no damaged data walk passes its representation's check while its decoded circuit fails the common
+netlist check (K4).
 """
 
 from __future__ import annotations
@@ -172,9 +173,9 @@ def corrupted_walks(walks: pd.DataFrame, rep: str, seed: int) -> pd.DataFrame:
     type token or ``TRUNCATE``), position and token drawn from a generator seeded by ``[seed, 41]``. One row per
     circuit (``id``): ``valid``, the damaged walk passes :func:`.evaluation.decode_checked` (the samples' test: levels
     1-4 of the representation's check, then the designer rule); ``lenient``, it passes while its decoded circuit fails
-    the common netlist check :func:`.erc.netlist_fault` (the check let a faulty circuit through). A valid damaged walk
-    whose circuit passes the common check describes another valid circuit: the representation's robustness, part of
-    what C4 measures, not the check's leniency."""
+    the common netlist check :func:`.erc.netlist_fault` (the check let a faulty circuit through; the check K4). C4's
+    null counts ``valid``: a valid damaged walk whose circuit passes the common check describes another valid circuit
+    (the representation's robustness), one that fails it is the check's leniency."""
     vocab = experiment.vocabulary(rep)
     kind = kind_of if rep == "bipart" else devpin.devpin_kind
     kinds = {t: kind(t) for t in vocab.tokens}
@@ -201,8 +202,8 @@ def corrupted_validity(walks: pd.DataFrame, rep: str, seed: int) -> tuple[int, i
 
 
 def _leniency_counts(walks: dict[str, pd.DataFrame], seeds: list[int]) -> dict[str, list[pd.DataFrame]] | None:
-    """C4's null, no model: per representation, :func:`corrupted_walks` for each of ``seeds``; None without seeds or
-    walks."""
+    """C4's null and K4, no model: per representation, :func:`corrupted_walks` for each of ``seeds``; None without
+    seeds or walks."""
     if not seeds or any(not len(walks[r]) for r in ("bipart", "devpin")):
         return None
     return {r: [corrupted_walks(walks[r], r, s) for s in seeds] for r in ("bipart", "devpin")}
@@ -245,25 +246,26 @@ def welch_interval(a, b, confidence: float = 0.95) -> tuple[float, float, float]
 def beyond_leniency(claim_id: str, a: pd.DataFrame, b: pd.DataFrame, null: dict[str, list[pd.DataFrame]] | None,
                     what: str) -> Measured:  # fmt: skip
     """C4 (issue 41): the validity difference of arms ``a`` - ``b`` (pooled over seeds) minus the harder bar of its
-    null and 0: D - max(N, 0). The null is the checks' leniency (:func:`corrupted_walks`, one draw per seed): per
-    circuit, the share of its damaged bipartite walks that pass their check while the decoded circuit fails the
-    common netlist check, minus the same for its device-pin walks (:func:`leniency_by_circuit`); its interval is a t
-    interval over circuits (the draws damage the same circuits). The null is no run of the model, so nothing pairs
-    the two: the interval is the union of the MOVER interval built from D's Newcombe interval (arms independent) and
-    the null's interval (clipped at 0 like its value), and Welch's t interval of the per-seed differences against the
-    per-seed bars max(n_s, 0). Runs: the seeds with evidence on the model's side. The note keeps the former
-    measurement (the difference with its interval) and the former null (damaged walks that pass each check, which
-    counts the representation's robustness too)."""
+    null and 0: D - max(N, 0). The null is what single-token damage passes, with no model (:func:`corrupted_walks`,
+    one draw per seed): per circuit, the share of its damaged bipartite walks that pass their representation's check,
+    minus the same for its device-pin walks (:func:`leniency_by_circuit` of ``valid``); its interval is a t interval
+    over circuits (the draws damage the same circuits). It counts a check's leniency and the representation's
+    robustness to damage alike (a damaged walk that passes may describe another valid circuit); that a check lets no
+    faulty circuit through is the check K4 (:func:`leniency_check`). The null is no run of the model, so nothing
+    pairs the two: the interval is the union of the MOVER interval built from D's Newcombe interval (arms
+    independent) and the null's interval (clipped at 0 like its value), and Welch's t interval of the per-seed
+    differences against the per-seed bars max(n_s, 0). Runs: the seeds with evidence on the model's side. The note
+    keeps the difference alone with its interval and the per-draw counts."""
     former = _difference(claim_id, a, b, "valid", "samples", what)
     if null is None:
-        return Measured(claim_id, math.nan, 0, note=f"{former.note}; the checks' leniency null: no walks")
+        return Measured(claim_id, math.nan, 0, note=f"{former.note}; the damaged-walk null: no walks")
     if not math.isfinite(former.value):
-        return replace(former, note=f"{former.note}; the checks' leniency null not compared")
-    lenient = leniency_by_circuit(null)
-    if not len(lenient):
-        return Measured(claim_id, math.nan, 0, note=f"{former.note}; the checks' leniency null: no common circuits")
+        return replace(former, note=f"{former.note}; the damaged-walk null not compared")
+    passing = leniency_by_circuit(null, "valid")
+    if not len(passing):
+        return Measured(claim_id, math.nan, 0, note=f"{former.note}; the damaged-walk null: no common circuits")
     d1 = rate_difference(int(a["valid"].sum()), int(a["samples"].sum()), int(b["valid"].sum()), int(b["samples"].sum()))
-    d2 = t_interval(lenient.tolist())
+    d2 = t_interval(passing.tolist())
     d2_low, d2_high = (d2.low, d2.high) if math.isfinite(d2.low) else (d2.mean, d2.mean)
     bar, bar_low, bar_high = max(d2.mean, 0.0), max(d2_low, 0.0), max(d2_high, 0.0)
     value = d1.mean - bar
@@ -273,28 +275,42 @@ def beyond_leniency(claim_id: str, a: pd.DataFrame, b: pd.DataFrame, null: dict[
     rate_b = b.set_index("seed")["valid"] / b.set_index("seed")["samples"].where(lambda t: t > 0)
     per_seed = (rate_a - rate_b).dropna()
     draws = list(zip(null["bipart"], null["devpin"]))
-    bars = [max(float(fb["lenient"].mean()) - float(fd["lenient"].mean()), 0.0) for fb, fd in draws]
+    bars = [max(float(fb["valid"].mean()) - float(fd["valid"].mean()), 0.0) for fb, fd in draws]
     _, w_low, w_high = welch_interval(per_seed.tolist(), bars)
     if math.isfinite(w_low):
         low, high = min(low, w_low), max(high, w_high)
     listed = "; ".join(
-        f"{r} " + ", ".join(f"{int(f['lenient'].sum())} lenient of {int(f['valid'].sum())} valid/{len(f)}" for f in c)
+        f"{r} " + ", ".join(f"{int(f['valid'].sum())} valid/{len(f)} ({int(f['lenient'].sum())} lenient)" for f in c)
         for r, c in null.items()
     )
-    passing = leniency_by_circuit(null, "valid")
     return Measured(claim_id, value, int(per_seed.count()), low=low, high=high,
                     note=f"difference minus max(null, 0): {d1.mean:+.3f} - max({d2.mean:+.3f}, 0) = {value:+.3f}; "
                          f"interval: the MOVER interval of D's Newcombe interval [{d1.low:+.3f}, {d1.high:+.3f}] and "
-                         f"the null's t interval over {len(lenient)} circuits [{d2_low:+.3f}, {d2_high:+.3f}] joined "
+                         f"the null's t interval over {len(passing)} circuits [{d2_low:+.3f}, {d2_high:+.3f}] joined "
                          f"with Welch's t interval of the per-seed differences against the per-seed bars max(null, 0) "
-                         f"{[round(x, 3) for x in bars]} (not paired: the null is no run of the model); former C4 "
-                         f"{former.value:+.3f} [{former.low:+.3f}, {former.high:+.3f}] ({former.note}); null (the "
-                         f"checks' leniency, no model: the data's circuits with one token replaced by another of its "
-                         f"kind, a damaged walk that passes its representation's check while its decoded circuit "
-                         f"fails the common netlist check; per draw {listed}): {d2.mean:+.3f}; the former null (every "
-                         f"damaged walk that passes its check, which counts the damaged walks that describe another "
-                         f"valid circuit, the representation's robustness): {passing.mean():+.3f} bipart - devpin per "
-                         f"circuit")  # fmt: skip
+                         f"{[round(x, 3) for x in bars]} (not paired: the null is no run of the model); the difference "
+                         f"alone {former.value:+.3f} [{former.low:+.3f}, {former.high:+.3f}] ({former.note}); null "
+                         f"(what single-token damage passes, no model: the data's circuits with one token replaced by "
+                         f"another of its kind, the damaged walks that pass their representation's check, bipart - "
+                         f"devpin per circuit; per draw {listed}): {d2.mean:+.3f}; of those, passing while the decoded "
+                         f"circuit fails the common netlist check (the check K4): "
+                         f"{leniency_by_circuit(null).mean():+.3f} bipart - devpin per circuit")  # fmt: skip
+
+
+def leniency_check(null: dict[str, list[pd.DataFrame]] | None) -> Measured:
+    """K4: each representation's check implies the common netlist check on the data: the largest share, over the
+    representations and draws of :func:`corrupted_walks`, of the damaged data walks that pass their representation's
+    check while their decoded circuit fails :func:`.erc.netlist_fault` (0 unless a check is lax)."""
+    if null is None or any(not frames or not len(frames[0]) for frames in null.values()):
+        return Measured("K4", math.nan, 0, note="no damaged data walks")
+    shares = {r: [float(f["lenient"].mean()) for f in frames] for r, frames in null.items()}
+    listed = "; ".join(
+        f"{r} " + ", ".join(f"{int(f['lenient'].sum())} of {int(f['valid'].sum())} passing/{len(f)}" for f in frames)
+        for r, frames in null.items()
+    )
+    return Measured("K4", max(max(v) for v in shares.values()), sum(len(v) for v in shares.values()),
+                    note=f"damaged data walks that pass their check while the decoded circuit fails the common netlist "
+                         f"check (ERC levels 2-4 on the netlist, the designer rule), per draw: {listed}")  # fmt: skip
 
 
 def _with_null(measured: Measured, null: float, what: str) -> Measured:
@@ -392,6 +408,7 @@ def measure_claims(
     permuted = _permuted_types(main_valid)
     permuted_accuracy = (permuted["type_ok"].sum() / permuted["valid"].sum()) if permuted["valid"].sum() else math.nan
     seeds = sorted(set(ablation["seed"]))
+    damage = _leniency_counts(walks, seeds)
     free_arm = _arm(ablation, cfg, "free")
     grammar_vs_free = _difference("C3", main_arm, free_arm, "valid", "samples", f"validity of {cfg} grammar vs free")
     shares = ", ".join(f"{name} {int(a['terminated'].sum())}/{int(a['samples'].sum())}"
@@ -403,6 +420,7 @@ def measure_claims(
     memorisation = replace(memorisation, note=f"{memorisation.note}; {_held_out_match(walks['bipart'], 10)}")
     return [
         *_checks(metrics, circuits, walks),
+        leniency_check(damage),
         validity,
         electrical,
         grammar_vs_free,
@@ -410,7 +428,7 @@ def measure_claims(
             "C4",
             _arm(ablation, "bipart-type-norename", "free"),
             devpin_arm,
-            _leniency_counts(walks, seeds),
+            damage,
             "validity of bipart-type-norename free vs devpin-type-norename free (both without a grammar)",
         ),  # fmt: skip
         _difference(
