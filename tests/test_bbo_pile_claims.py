@@ -20,6 +20,7 @@ from neurips26.bbo_pile.claims import (
     measure_claims,
     measure_imitation,
     seed_differences,
+    spearman_permutation_p,
 )
 from neurips26.bbo_pile.regret import normalized_regret, seed_method
 from neurips26.bbo_pile.scaling import scaling_summary
@@ -228,6 +229,22 @@ def test_in_the_holding_scenario_every_claim_holds_on_the_evidence_it_needs():
     assert table.loc["B2", "null_value"] == 0.0  # under a wrong token every margin is negative
     assert table.loc["B3", "runs"] == 3 and table.loc["B3", "low"] <= table.loc["B3", "high"] < 0
     assert table.loc["B5", "runs"] == 3 and table.loc["B5", "noise"] > 0
+
+
+def test_b1b_is_info_with_the_exact_permutation_p_of_its_spearman_in_the_note():
+    """Issue 41's review (#10): 4 single-seed nested runs decide nothing, so B1b is reported, not claimed; the note
+    gives the chance that a random order of the runs correlates as well (one-sided, exact over the n! orders)."""
+    b1b = next(d for d in DEFINITIONS if d.claim_id == "B1b")
+    assert b1b.kind == "info" and b1b.threshold == -0.8  # the bar unchanged
+    assert spearman_permutation_p(-1.0, 4) == pytest.approx(1 / 24)
+    assert spearman_permutation_p(-0.8, 4) == pytest.approx(4 / 24)  # one swapped pair: 3 orders, plus the reverse
+    assert spearman_permutation_p(-1.0, 5) == pytest.approx(1 / 120)
+    assert spearman_permutation_p(1.0, 4) == 1.0 and np.isnan(spearman_permutation_p(np.nan, 4))
+    # beyond the exact range: random orders, close to the t approximation's tail at rho = -0.6, n = 10
+    assert spearman_permutation_p(-0.6, 10) == pytest.approx(0.034, abs=0.01)
+    table = decide(DEFINITIONS, measure_claims(**scenario()(), condition="CMA")).set_index("claim_id")
+    assert table.loc["B1b", "value"] == -1.0 and "permutation p" in table.loc["B1b", "note"]
+    assert "0.0417" in table.loc["B1b", "note"]
 
 
 def test_thin_evidence_gives_nan_values_not_stand_ins():

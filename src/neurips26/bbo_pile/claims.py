@@ -7,7 +7,8 @@ computes only the measured values.
 - B1a (check): the exponent of the power law fitted on the compute-optimal frontier. The frontier is a running
   minimum (strictly falling loss at rising compute), so a least-squares line through it always falls: a check of
   the frontier and the fit, not a finding.
-- B1b: Spearman(FLOPs, final validation loss) over the training runs.
+- B1b (info): Spearman(FLOPs, final validation loss) over the training runs, with the exact one-sided permutation
+  p-value of a correlation this low over the n! orderings of the runs in the note (spearman_permutation_p).
 - B2: per true optimizer and model seed (the seeds of the run named in `model_seeds`), the margin (mean NLL under
   the other tokens minus the NLL under its own token) of each held-out trajectory; the optimizer is imitated when
   the union of the 95% t intervals over the seeds' mean margins and over the seed-averaged trajectories lies above
@@ -231,6 +232,22 @@ def validity_share(validity: pd.DataFrame, decoding: str) -> tuple[float, int]:
     return (float(rows["valid"].sum()) / trials if trials else NAN), trials
 
 
+def spearman_permutation_p(rho: float, n: int, exact_up_to: int = 8, draws: int = 100_000) -> float:
+    """One-sided p-value of a Spearman correlation at most `rho` over `n` untied points when the order is random:
+    the share of the n! orderings of the ranks whose correlation is <= rho (exact up to `exact_up_to` points, else
+    over `draws` random orderings, fixed seed); NaN for a non-finite rho or fewer than 2 points. Without ties the
+    null distribution depends only on n: 4 points give at least 1/24 = 0.042, 5 points 1/120."""
+    if not np.isfinite(rho) or n < 2:
+        return NAN
+    ranks = np.arange(n, dtype=float)
+    if n <= exact_up_to:
+        orders = np.array(list(itertools.permutations(range(n))), dtype=float)
+    else:
+        orders = np.argsort(np.random.default_rng(0).random((draws, n)), axis=1).astype(float)
+    rhos = 1 - 6 * ((orders - ranks) ** 2).sum(axis=1) / (n * (n**2 - 1))
+    return float(np.mean(rhos <= rho + 1e-12))
+
+
 def seed_noise(losses) -> float:
     """Relative standard deviation (ddof 1) of a run's final validation loss over its model seeds; NaN with
     fewer than two seeds."""
@@ -271,7 +288,15 @@ def measure_claims(
             frontier,
             note=f"a {number('a'):.3g}, R^2 {number('r2'):.3f}, {frontier} frontier points of {runs} runs",
         ),
-        Measured("B1b", number("spearman"), runs, note=f"{runs} runs"),
+        Measured(
+            "B1b",
+            number("spearman"),
+            runs,
+            note=(
+                f"{runs} runs, one training seed each; exact one-sided permutation p of a Spearman this low over the "
+                f"{runs}! orderings: {spearman_permutation_p(number('spearman'), runs):.3g}"
+            ),
+        ),
         measure_imitation(imitation_trajectories),
         measure_optimization(regret, condition, baseline),
         Measured(
