@@ -23,7 +23,13 @@ from neurips26.common.claims import decide, load_definitions
 from neurips26.common.config import load_yaml
 from neurips26.fairness_audit import measure_validation as validation
 from neurips26.fairness_audit.axioms import INSTANCES, judge_axioms
-from neurips26.fairness_audit.claims import C1_MIN_MEASURABLE, CONDITIONAL_AXIOMS, cluster_bootstrap, measure_claims
+from neurips26.fairness_audit.claims import (
+    C1_MIN_MEASURABLE,
+    CONDITIONAL_AXIOMS,
+    _c4,
+    cluster_bootstrap,
+    measure_claims,
+)
 from neurips26.fairness_audit.estimators import Estimate
 from neurips26.fairness_audit.experiment import scenario_of
 from neurips26.fairness_audit.true_bias import coalition_key
@@ -400,3 +406,61 @@ def test_c1_resamples_scenarios_not_data_sets():
         assert row["runs"] == 6 and row["value"] == pytest.approx(5 / 6)
         # with 6 clusters a resample misses the broken scenario with probability (5/6)^6 = 0.33
         assert row["high"] == pytest.approx(1.0) and row["verdict"] == "inconclusive", row["note"]
+
+
+def _trading_pairs(n_datasets: int = 6, rows: int = 16) -> pd.DataFrame:
+    """C4's pairs where the best SP measure depends on the data set: sp_A follows the SP gap on the first half of
+    the data sets and is noise on the rest, sp_B the other way round; eo_C is noise everywhere."""
+    rng = np.random.default_rng(7)
+    frames = []
+    for d in range(n_datasets):
+        gap = rng.uniform(0, 1, rows)
+        first = d < n_datasets // 2
+        values = {
+            "sp_A": gap + rng.normal(0, 0.1 if first else 3.0, rows),
+            "sp_B": gap + rng.normal(0, 3.0 if first else 0.1, rows),
+            "eo_C": rng.normal(0, 1, rows),
+        }
+        for measure, mu in values.items():
+            frames.append(
+                pd.DataFrame(
+                    dict(dataset=f"d{d}", coalition=[f"S{i}" for i in range(rows)], estimator="ce", measure=measure,
+                         mu=mu, notion=measure[:2].upper(), family="pid", sp_gap=gap, eo_gap=rng.uniform(0, 1, rows))
+                )
+            )  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_c4_chooses_the_best_measures_again_inside_each_resample():
+    """Issue 41's review (#11): the best measure of each notion was chosen on the pooled pairs and held fixed in the
+    cluster bootstrap, so the interval ignored the selection. The interval is now the bootstrap of the whole
+    procedure, selection included: the same numbers as choosing by hand in each resample, and not those of the
+    fixed choice where the best measure changes between resamples."""
+    from scipy.stats import spearmanr
+
+    pairs = _trading_pairs()
+    n_boot, seed = 200, 3
+    c4a = next(m for m in _c4(pairs, "ce", n_boot, seed) if m.claim_id == "C4a")
+    wide = pairs.pivot_table(index=["dataset", "coalition"], columns="measure", values="mu").join(
+        pairs.groupby(["dataset", "coalition"])[["sp_gap"]].first()
+    )
+    datasets = sorted(pairs["dataset"].unique())
+
+    def rho(rows, measure):
+        return spearmanr(rows[measure], rows["sp_gap"])[0]
+
+    def by_hand(rows, fixed=None):
+        own = fixed or max(("sp_A", "sp_B"), key=lambda m: rho(rows, m))
+        return rho(rows, own) - rho(rows, "eo_C")
+
+    pooled = max(("sp_A", "sp_B"), key=lambda m: rho(wide, m))
+    rng = np.random.default_rng(seed)
+    resamples = [
+        pd.concat([wide.loc[datasets[i]] for i in rng.integers(0, len(datasets), len(datasets))]) for _ in range(n_boot)
+    ]
+    chosen = np.quantile([by_hand(r) for r in resamples], [0.025, 0.975])
+    fixed = np.quantile([by_hand(r, pooled) for r in resamples], [0.025, 0.975])
+    assert c4a.value == pytest.approx(by_hand(wide)) and c4a.runs == len(datasets)
+    assert [c4a.low, c4a.high] == pytest.approx(list(chosen))
+    assert abs(fixed[0] - chosen[0]) > 0.05, (fixed, chosen)  # the fixed choice gives another interval here
+    assert "chosen again inside each resample" in c4a.note and f"of {n_boot} resamples" in c4a.note
