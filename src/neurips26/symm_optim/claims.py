@@ -3,8 +3,10 @@
 Checks S1-S3 read the float64 symmetry table and identities (:mod:`.theory`). Claims S4-S6 read the per-run
 outcomes and the best-LR table (:mod:`.summary`) and decide from paired differences over seeds: a method and
 the baseline are compared seed by seed (same data order, same initialisation), each at its own best grid point,
-and the mean difference is given with its t interval. Where the compared method is the better of several
-candidates (S4, S5), the interval is Bonferroni-adjusted for that choice. S7 reads the side-by-side step times.
+and the mean difference is given with its t interval. S4 and S5 choose each method's best grid point on one seed
+(the smallest) and score the other seeds (:func:`held_out_selection`); S6 reads the best-LR table of all seeds.
+Where the compared method is the better of several candidates (S4, S5), the interval is Bonferroni-adjusted for
+that choice. S7 reads the side-by-side step times.
 
 Missing or non-finite evidence gives NaN (an inconclusive verdict), never a value that passes.
 """
@@ -18,6 +20,8 @@ import numpy as np
 import pandas as pd
 
 from neurips26.common.claims import Measured, measured_from_spread, t_interval
+
+from .summary import best_learning_rates
 
 ORTHOGONAL = ("left_orth", "right_orth")
 COORDINATEWISE = ("adam", "sign")
@@ -84,6 +88,34 @@ def _better_of(
         return Measured(claim_id, math.nan, 0, note="; ".join(["no paired seeds", *notes]))
     chosen = min(finite, key=lambda m: finite[m].mean)
     return measured_from_spread(claim_id, finite[chosen], "; ".join([f"better: {chosen}", *notes]))
+
+
+def held_out_selection(
+    runs: pd.DataFrame, arch: str, baselines: dict[str, str]
+) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """S4, S5: each method's best grid point chosen on one seed, the arch's smallest (fixed before any run), and
+    the runs of the other seeds, on which the claim is scored: (best-LR table of the selection seed, as
+    :func:`summary.best_learning_rates` builds it, the scored runs, the selection seed; NaN without runs). The
+    learning rate is then not picked on the losses it is scored on (issue 41's review)."""
+    rows = runs[runs["arch"] == arch]
+    if rows.empty:
+        return pd.DataFrame(columns=["arch", "method", "best_lr_index", "all_diverged"]), rows, math.nan
+    seed = rows["seed"].min()
+    return best_learning_rates(rows[rows["seed"] == seed], baselines), rows[rows["seed"] != seed], float(seed)
+
+
+def _held_out_better_of(
+    runs: pd.DataFrame, arch: str, candidates: list[str], baselines: dict[str, str], claim_id: str
+) -> Measured:
+    """:func:`_better_of` with every best grid point chosen on the selection seed and scored on the other seeds."""
+    best, scored, seed = held_out_selection(runs, arch, baselines)
+    measured = _better_of(scored, best, arch, candidates, baselines[arch], claim_id)
+    seeds = sorted(scored["seed"].unique())
+    selection = (
+        f"learning rates chosen on seed {seed:g} (each method's lowest final validation loss of the grid there), "
+        f"scored on seeds {', '.join(f'{s:g}' for s in seeds) or 'none'}"
+    )
+    return replace(measured, note="; ".join(p for p in (measured.note, selection) if p))
 
 
 def _grid_note(best: pd.DataFrame, arch: str, method: str) -> str:
@@ -153,6 +185,7 @@ def measure_claims(
     routers = [m for m in dict.fromkeys(runs.loc[runs["arch"] == "moe", "method"]) if m != router_baseline]
     candidates = [m for m in EMBEDDING_HEAD_CANDIDATES if m in dense_methods]
     symmetric = [m for m in dense_methods if m != baseline]
+    baselines = {"dense": baseline, "moe": router_baseline}
     return [
         Measured(
             "S1",
@@ -176,8 +209,8 @@ def measure_claims(
             note=f"polar factor singular values |sigma - 1| <= {polar_sv:.1e}; Adam's first step vs sign "
             f"{adam_sign:.1e}",
         ),
-        _better_of(runs, best, "dense", candidates, baseline, "S4"),
-        _better_of(runs, best, "moe", routers, router_baseline, "S5"),
+        _held_out_better_of(runs, "dense", candidates, baselines, "S4"),
+        _held_out_better_of(runs, "moe", routers, baselines, "S5"),
         _spikes(runs, best, symmetric, baseline),
         _step_time(step_time, {"dense": baseline, "moe": router_baseline}),
     ]
