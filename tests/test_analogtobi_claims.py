@@ -145,6 +145,17 @@ def _k1_fails(data):
     return verdicts(data, metrics=metrics)
 
 
+def _k4_lax(data):
+    """A representation's check passes a damaged walk whose decoded circuit fails the common netlist check."""
+    from unittest import mock
+
+    from neurips26.analogtobi import claims as atb_claims
+
+    frame = pd.DataFrame({"id": range(10), "valid": [True] + [False] * 9, "lenient": [True] + [False] * 9})
+    with mock.patch.object(atb_claims, "corrupted_walks", lambda walks, rep, seed: frame):
+        return verdicts(data)
+
+
 def _k1_empty(data):
     metrics = metrics_for()
     metrics.loc[metrics["decoding"] == "grammar", "terminated"] = False
@@ -168,6 +179,9 @@ VERDICT_CASES = [
     ("K3", "holds", base_verdicts),
     ("K3", "fails", lambda d: verdicts(d, walks=_corrupt(d, "devpin"))),
     ("K3", "inconclusive", lambda d: verdicts(d, walks=_empty(d, "devpin"))),
+    ("K4", "holds", base_verdicts),
+    ("K4", "fails", _k4_lax),
+    ("K4", "inconclusive", lambda d: verdicts(d, walks=_empty(d, "devpin"))),
     ("C1", "holds", base_verdicts),
     ("C1", "fails", lambda d: verdicts(d, changed(**{M: {"valid": 0.6}}))),
     ("C1", "inconclusive", lambda d: verdicts(d, changed(**{M: {"valid": 0.9}}))),
