@@ -114,6 +114,16 @@ def loss_driven(pred, loss):  # a bottleneck regime where the loss matters most 
     return 0.1 * LOSS_EFFECT[loss] ** 4 * order[pred], 10 * LOSS_EFFECT[loss] ** 4 * order[pred]
 
 
+def mse_by_pred_fd_by_loss(pred, loss):  # a bottleneck regime: the rank floors give pred the MSE, the loss drives FD
+    return 0.1 * PRED_EFFECT[pred] * LOSS_EFFECT[loss] ** 0.1, 10 * LOSS_EFFECT[loss] ** 4 * (
+        1 + 0.01 * PRED_EFFECT[pred]
+    )
+
+
+def mse_by_loss_fd_by_pred(pred, loss):  # a bottleneck regime where the loss drives MSE and pred drives FD
+    return 0.1 * LOSS_EFFECT[loss] ** 4 * (1 + 0.01 * PRED_EFFECT[pred]), 10 * PRED_EFFECT[pred]
+
+
 def paper_shaped(**kwargs) -> pd.DataFrame:
     return table({NO_BN: paper_like, BN_TOY: bottlenecked, BN_IMG: bottlenecked}, **kwargs)
 
@@ -209,7 +219,8 @@ VERDICT_CASES = [
     ("C4b", "inconclusive", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked}, jitter=0.02)),  # noise
     ("C4a", "inconclusive", lambda mp: paper_shaped(jitter=0.5)),  # its null: seeds alone spread FD 1.5-fold
     ("C4b", "inconclusive", lambda mp: table({NO_BN: no_loss_effect, BN_TOY: bottlenecked})),  # null: losses too
-    ("C3", "inconclusive", lambda mp: table({NO_BN: paper_like, BN_TOY: paper_like})),  # null: the bottleneck too
+    # no null (issue 41's outside review, #8): the same statistic over the bottleneck regimes does not gate C3
+    ("C3", "holds", lambda mp: table({NO_BN: paper_like, BN_TOY: paper_like})),
     ("C5", "holds", lambda mp: paper_shaped()),
     ("C5", "holds", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked, BN_IMG: fd_only})),  # x loses MSE
     ("C5", "fails", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked, BN_IMG: loss_driven})),
@@ -232,8 +243,14 @@ VERDICT_CASES = [
     ("C5b", "inconclusive", lambda mp: table({NO_BN_TOY: x_best_anyway, BN_TOY: bottlenecked})),  # null passes
     ("C5b", "inconclusive", lambda mp: paper_shaped(seeds=(0, 1))),
     ("C5b", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), BN_TOY)),
-    ("C6", "holds", lambda mp: paper_shaped()),
+    ("C6", "holds", lambda mp: table({NO_BN: swapped, BN_TOY: bottlenecked, BN_IMG: bottlenecked})),
+    # FD only (#8): with a bottleneck the loss drives MSE, pred drives FD: holds (failed on min(MSE, FD) before)
+    ("C6", "holds", lambda mp: table({NO_BN: swapped, BN_TOY: bottlenecked, BN_IMG: mse_by_loss_fd_by_pred})),
+    # pred drives FD without a bottleneck too (as the paper says, C3): the null passes
+    ("C6", "inconclusive", lambda mp: paper_shaped()),
     ("C6", "fails", lambda mp: table({NO_BN: paper_like, BN_TOY: bottlenecked, BN_IMG: loss_driven})),
+    # pred drives MSE with a bottleneck (the rank floors) but the loss drives FD: FD decides, fails
+    ("C6", "fails", lambda mp: table({NO_BN: swapped, BN_TOY: bottlenecked, BN_IMG: mse_by_pred_fd_by_loss})),
     ("C6", "inconclusive", lambda mp: paper_shaped(seeds=(0,))),
     ("C6", "inconclusive", lambda mp: with_nonfinite_fd(paper_shaped(), BN_TOY)),  # the defect: never dropped
     ("C6", "inconclusive", lambda mp: table({NO_BN: bottlenecked, BN_TOY: bottlenecked})),  # null: pred rules too
@@ -267,12 +284,14 @@ def test_claims_rest_on_the_seeds_and_cells_they_read():
 
 def test_every_hard_and_soft_claim_is_measured_beside_its_null():
     """Issue 41: each claim carries the value of its null, computed by the same job, and the report shows it; C5
-    carries it inside its value (the paired difference) and in its note."""
+    carries it inside its value (the paired difference) and in its note; C3 has none (its would-be null cannot pass,
+    the outside review's #8). On paper-shaped data pred drives FD without a bottleneck too, so C6's null passes."""
     table_ = decided(table({NO_BN: paper_like, NO_BN_TOY: paper_like, BN_TOY: bottlenecked, BN_IMG: bottlenecked}))
-    claims = table_[table_["kind"].isin(["hard", "soft"]) & (table_.index != "C5")]
+    claims = table_[table_["kind"].isin(["hard", "soft"]) & ~table_.index.isin(["C3", "C5"])]
     assert np.isfinite(claims["null_value"]).all(), claims["null_value"].to_dict()
-    assert (table_.loc[[*claims.index, "C5"], "verdict"] == "holds").all(), table_["note"].to_dict()
-    assert np.isnan(table_.loc["C5", "null_value"])
+    assert (table_.loc[["C3", "C4a", "C4b", "C5", "C5b"], "verdict"] == "holds").all(), table_["note"].to_dict()
+    assert table_.loc["C6", "verdict"] == "inconclusive" and table_.loc["C6", "null_value"] > 0.5
+    assert np.isnan(table_.loc["C5", "null_value"]) and np.isnan(table_.loc["C3", "null_value"])
     assert "null (image no-bottleneck regime on digits16)" in table_.loc["C5", "note"]
 
 
@@ -288,13 +307,31 @@ def test_c5_is_the_bottleneck_margin_minus_the_null_margin_seed_by_seed():
     assert decided(paper_shaped()).loc["C5", "value"] == pytest.approx(np.log(2), abs=0.01)
 
 
-def test_c3_says_its_null_is_not_informative():
-    """Review of issue 41 (item 16): C3's null (its statistic over the bottleneck regimes) cannot pass, the rank floors
-    give pred the bottleneck's log-MSE variance; the note must say so beside the null's value."""
+def test_c3_has_no_null_and_its_note_gives_the_bottleneck_statistic():
+    """Issue 41's outside review (#8): C3's would-be null (its statistic over the bottleneck regimes) cannot pass, the
+    rank floors give pred the bottleneck's log-MSE variance; so C3 has no null (NaN), the statement says so and the
+    note gives that statistic. Verdicts: the null no longer gates (holds where the bottleneck regime is shaped like
+    the no-bottleneck one), and C3 still fails where the roles are swapped."""
     row = decided(paper_shaped()).loc["C3"]
-    assert row["null_value"] < 0 and "null not informative" in row["note"]
+    assert row["verdict"] == "holds" and np.isnan(row["null_value"])
+    assert "no null" in row["note"] and "the same statistic (bottleneck regime) -0.9" in row["note"]
     statement = next(d.statement for d in DEFINITIONS if d.claim_id == "C3")
-    assert "not informative" in statement
+    assert "No null" in statement
+    ungated = decided(table({NO_BN: paper_like, BN_TOY: paper_like})).loc["C3"]
+    assert ungated["verdict"] == "holds" and ungated["value"] > 0
+    assert decided(table({NO_BN: swapped, BN_TOY: bottlenecked})).loc["C3", "verdict"] == "fails"
+
+
+def test_c6_is_decided_on_fd_and_its_note_gives_the_mse_share():
+    """Issue 41's outside review (#8): with a bottleneck the MSE's pred share is set by the rank floors, so C6 reads
+    the FD share only; the MSE share is in the note. Where pred drives MSE but the loss drives FD, C6 fails (it held
+    before only if both shares passed); where the loss drives MSE but pred drives FD, it holds (it failed before)."""
+    held = decided(table({NO_BN: swapped, BN_TOY: bottlenecked, BN_IMG: mse_by_loss_fd_by_pred})).loc["C6"]
+    assert held["verdict"] == "holds" and "the pred share of log-MSE, not deciding" in held["note"]
+    failed = decided(table({NO_BN: swapped, BN_TOY: bottlenecked, BN_IMG: mse_by_pred_fd_by_loss})).loc["C6"]
+    assert failed["verdict"] == "fails" and failed["value"] < 0.5
+    statement = next(d.statement for d in DEFINITIONS if d.claim_id == "C6")
+    assert "log FD" in statement and "log test MSE and" not in statement
 
 
 def test_c5_pairs_each_bottleneck_dataset_with_the_no_bottleneck_regime_on_the_same_data():
@@ -310,22 +347,41 @@ def test_c5_pairs_each_bottleneck_dataset_with_the_no_bottleneck_regime_on_the_s
     assert "image no-bottleneck regime on digits16 not measurable" in alone["note"]
 
 
-def test_the_quick_c5_null_regime_differs_from_the_bottleneck_regime_only_in_the_patch():
+def test_the_quick_c5_null_regime_matches_the_bottleneck_regime_but_its_patch_changes_the_token_count():
     """Review of issue 41 (item 3): quick's no-bottleneck transformer trained 1000 steps against the bottleneck's 300;
-    the null must change the bottleneck only (same data, steps, batch, width, depth, heads). (Paper scale has no
-    no-bottleneck transformer on a bottleneck regime's data, so C5 is not measurable there: deviations.md.)"""
+    the null must match it in data, steps, batch, width, depth and heads. The patch still changes the token count
+    with the bottleneck (the outside review, #3: one token without attention against sixteen), so C5 is soft and its
+    statement names the confound. (Paper scale has no no-bottleneck transformer on a bottleneck regime's data, so C5
+    is not measurable there: deviations.md.)"""
     import yaml
 
+    from neurips26.pred_loss_space.architectures import has_bottleneck, token_dim
+
     config = yaml.safe_load((ROOT / "config/pred_loss_space.yaml").read_text())
-    for scale in ("quick",):
-        cfg = config[scale]
-        image = [r for r in cfg["regimes"] if r["arch"] != "mlp_toy"]
-        for regime in (r for r in image if r["bottleneck"]):
-            partners = [r for r in image if not r["bottleneck"] and r["dataset"] == regime["dataset"]]
-            assert len(partners) == 1, (scale, regime)
-            null, arch = cfg["archs"][partners[0]["arch"]], cfg["archs"][regime["arch"]]
-            assert {k: v for k, v in null.items() if k != "patch"} == {k: v for k, v in arch.items() if k != "patch"}
-            assert partners[0].get("steps", cfg["train"]["steps"]) == regime.get("steps", cfg["train"]["steps"])
+    cfg = config["quick"]
+    image = [r for r in cfg["regimes"] if r["arch"] != "mlp_toy"]
+    for regime in (r for r in image if r["bottleneck"]):
+        partners = [r for r in image if not r["bottleneck"] and r["dataset"] == regime["dataset"]]
+        assert len(partners) == 1, regime
+        null, arch = cfg["archs"][partners[0]["arch"]], cfg["archs"][regime["arch"]]
+        assert {k: v for k, v in null.items() if k != "patch"} == {k: v for k, v in arch.items() if k != "patch"}
+        assert partners[0].get("steps", cfg["train"]["steps"]) == regime.get("steps", cfg["train"]["steps"])
+        size = 16  # digits16
+        tokens = {name: (size // spec["patch"]) ** 2 for name, spec in (("null", null), ("bottleneck", arch))}
+        assert tokens == {"null": 16, "bottleneck": 1}  # the confound C5's statement names
+    c5 = next(d for d in DEFINITIONS if d.claim_id == "C5")
+    assert c5.kind == "soft" and "token count" in c5.statement and "only the patch differs" not in c5.statement
+    # the null that would remove the confound (measured once, deviations.md): one token, no bottleneck
+    wide = {"image_size": 16, "channels": 1, "patch": 16, "width": 256, "depth": 2, "heads": 4}
+    assert token_dim("jit_tiny_wide", wide) == 256 and not has_bottleneck("jit_tiny_wide", wide)
+    assert has_bottleneck("jit_tiny_bn", {**wide, "width": 32})
+
+
+def test_c5_is_decided_like_a_soft_claim_on_the_quick_regimes():
+    """C5 soft (#3): the verdict logic is unchanged; it holds where x's margin with the bottleneck beats the null's,
+    fails where it falls short of it, beside the same null regime."""
+    assert decided(table({NO_BN: x_best_anyway, BN_IMG: x_far_ahead})).loc["C5", "verdict"] == "holds"
+    assert decided(table({NO_BN: x_best_anyway, BN_IMG: x_slightly_ahead})).loc["C5", "verdict"] == "fails"
 
 
 def test_c5_reads_fd_only_and_the_rank_floor_check_reports_the_mse_half():
@@ -365,7 +421,7 @@ def test_the_checks_are_identities_of_real_conversions():
 
 def test_seeds_not_shared_by_every_regime_are_left_out_and_said_so():
     metrics = pd.concat(
-        [table({NO_BN: paper_like, BN_TOY: bottlenecked}), table({BN_IMG: bottlenecked}, seeds=(0, 1, 2, 3))]
+        [table({NO_BN: swapped, BN_TOY: bottlenecked}), table({BN_IMG: bottlenecked}, seeds=(0, 1, 2, 3))]
     )
     row = decided(metrics).loc["C6"]
     assert row["runs"] == 3 and "seeds shared by all 2 regimes: [0, 1, 2]" in row["note"]

@@ -3,12 +3,14 @@ config against them when it is parsed, and every cluster job parses the workflow
 
 from __future__ import annotations
 
-ARCHS = ("unet_tiny", "jit_tiny", "jit_tiny_bn", "mlp_toy")
+ARCHS = ("unet_tiny", "jit_tiny", "jit_tiny_bn", "jit_tiny_wide", "mlp_toy")
 DATA_KEYS = ("channels", "image_size", "dim")
 ARCH_DEFAULTS: dict[str, dict] = {
     "unet_tiny": {"channels": 1, "base": 32, "mults": (1, 2), "t_dim": 128},
     "jit_tiny": {"image_size": 16, "channels": 1, "patch": 4, "width": 64, "depth": 4, "heads": 4},
     "jit_tiny_bn": {"image_size": 16, "channels": 1, "patch": 16, "width": 32, "depth": 4, "heads": 4},
+    # jit_tiny_bn's tokenisation without its bottleneck (a width of at least the token dimension): C5's null
+    "jit_tiny_wide": {"image_size": 16, "channels": 1, "patch": 16, "width": 256, "depth": 4, "heads": 4},
     "mlp_toy": {"width": 64, "depth": 5},
 }
 # the constructor keywords of each architecture's class (models.py; a test keeps the two in step)
@@ -16,6 +18,7 @@ ARCH_PARAMS: dict[str, tuple[str, ...]] = {
     "unet_tiny": ("channels", "base", "mults", "t_dim"),
     "jit_tiny": ("image_size", "channels", "patch", "width", "depth", "heads", "mlp_ratio"),
     "jit_tiny_bn": ("image_size", "channels", "patch", "width", "depth", "heads", "mlp_ratio"),
+    "jit_tiny_wide": ("image_size", "channels", "patch", "width", "depth", "heads", "mlp_ratio"),
     "mlp_toy": ("dim", "width", "depth", "t_dim"),
 }
 

@@ -186,7 +186,8 @@ class MLPToy(nn.Module):
 
 
 def _class_of(arch: str) -> type[nn.Module]:
-    return {"unet_tiny": UNetTiny, "jit_tiny": JiTTiny, "jit_tiny_bn": JiTTiny, "mlp_toy": MLPToy}[_check_arch(arch)]
+    classes = {"unet_tiny": UNetTiny, "jit_tiny": JiTTiny, "jit_tiny_bn": JiTTiny, "jit_tiny_wide": JiTTiny}
+    return {**classes, "mlp_toy": MLPToy}[_check_arch(arch)]
 
 
 def build_model(arch: str, spec: dict) -> nn.Module:
