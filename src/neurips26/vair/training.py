@@ -265,7 +265,7 @@ def train_members(
     ``texts[i]``); member i starts from ``config`` with seed ``members[i].seed``. Returns the trained ensemble and the
     trace (module docstring). The step's forward is :func:`.model.ensemble_logits` (the members batched by hand, fused
     attention); ``vmapped=True`` runs the reference, ``vmap`` of :class:`.model.Decoder` over the members (the same
-    losses to float rounding, about 10% slower on our CPU)."""
+    losses to float rounding; 4-10% slower per step in our measurements on a shared 2-core CPU)."""
     if len(items) != len(texts):
         raise ValueError(f"{len(items)} items but {len(texts)} texts")
     if not members:
