@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import yaml
 
 from conftest import ROOT
 from neurips26.common.claims import load_definitions
@@ -134,11 +135,13 @@ def test_c1_subtracts_the_null_only_where_it_exceeds_the_bound():
     assert np.isclose(low_null, 1 - 12 / 80 - 0.15)
 
 
-def test_the_claims_file_is_the_papers_and_its_hard_claims_rest_on_three_seeds():
+def test_the_claims_file_is_the_papers_and_its_claims_rest_on_three_seeds():
     definitions = DEFINITIONS
-    assert [d.claim_id for d in definitions if d.kind == "hard"] == ["C3"]
+    # no hard claim since issue 41: no quick seed passes the control gate; the file says why
+    assert [d.claim_id for d in definitions if d.kind == "hard"] == []
+    assert "C3" in yaml.safe_load((ROOT / "config/claims/vair.yaml").read_text())["no_hard_claim"]
     kinds = {d.claim_id: d.kind for d in definitions}
-    assert (kinds["C1"], kinds["C2"]) == ("info", "soft")  # C1 holds by construction; C2 changes four things
+    assert (kinds["C1"], kinds["C2"], kinds["C3"]) == ("info", "soft", "soft")  # C1 by construction; C2 four changes
     assert all(d.paper_value is not None for d in definitions if d.claim_id in ("C1", "C2", "C3"))
     assert all(d.min_runs >= 3 for d in definitions if d.kind in ("hard", "soft"))
     assert not any(d.reconstruction for d in definitions)
