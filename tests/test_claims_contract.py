@@ -146,7 +146,7 @@ def test_a_bad_or_missing_claims_file_stops_the_run_before_any_job(workflow_copy
     expect_config_error(
         workflow_copy,
         "results/smoke/thresh_mcts/report.md",
-        must_contain=("config/claims/thresh_mcts.yaml", "claims.0.kind", "allowed values"),
+        must_contain=("config/claims/thresh_mcts.yaml", "claims.2.kind", "allowed values"),  # M2a: the first hard
     )
     path.write_text(text.replace("paper: thresh_mcts", "paper: bird", 1))
     expect_config_error(workflow_copy, "results/smoke/thresh_mcts/report.md", must_contain=("'bird' should be",))
