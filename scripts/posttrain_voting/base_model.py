@@ -1,4 +1,4 @@
-"""A small open base model (config/sources.yaml, posttrain_voting/qwen2_5_0_5b) scores the four responses of every
+"""A small open base model (the source registry's posttrain_voting/qwen2_5_0_5b) scores the four responses of every
 CoVal prompt (comparisons.jsonl): log p(response | conversation) summed over the response's tokens, with the token
 counts, for the axioms job's base_model reference (neurips26.posttrain_voting.base_model, .references)."""
 
