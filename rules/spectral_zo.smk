@@ -48,7 +48,9 @@ rule spectral_zo_geometry:
     threads: torch_threads
     resources:
         mem_mb=sz_mem_mb("geometry"),
-        runtime=lambda wc: 1440 if wc.scale == "paper" else 20,
+        # CPU only; the rehearsal (2 steps of each alignment section at paper shapes, 3.7 GB peak) extrapolated
+        # 2,842 min on one core of a 2-core machine shared with tests: 72 h leaves a margin of 1.5
+        runtime=lambda wc: 4320 if wc.scale == "paper" else 20,
     params:
         probe_bytes=sz_probe_bytes("geometry"),
         alignment=paper_params("spectral_zo", "alignment"),
