@@ -21,9 +21,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from neurips26.common.llm_imports import import_transformers
+
 log = logging.getLogger(__name__)
 
-TRANSFORMERS_PIN = "transformers==5.23.0"
 MAX_TOKENS = 4096  # conversation + response tokens per scored pair (Qwen2.5-0.5B's context is 32,768)
 BATCH_TOKENS = 16384  # padded tokens per forward pass
 TIME_CHUNK = 1024  # positions whose log-softmax over the vocabulary is taken at once (float32 memory)
@@ -134,14 +135,7 @@ def load_base_model(folder, device: torch.device | str | None = None):
     """(logits_fn, tokenize, device) of the causal LM saved in ``folder`` (config, weights and tokenizer files),
     placed on ``device`` (default: the job's device) in bfloat16 on a GPU, float32 elsewhere. ModuleNotFoundError
     naming transformers when it is not installed."""
-    try:
-        import transformers
-    except ImportError as error:
-        raise ModuleNotFoundError(
-            f"the base-model reference needs the package 'transformers', which is not installed here; it is pinned "
-            f"in envs/llm.yaml ({TRANSFORMERS_PIN})",
-            name="transformers",
-        ) from error
+    transformers = import_transformers("the base-model reference")
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(folder))
     lm = transformers.AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.float32)
     lm = place(lm, device)

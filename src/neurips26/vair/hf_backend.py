@@ -13,13 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from neurips26.common.llm_imports import import_transformers
 from neurips26.vair.backends import Reply, TextBackend, register_backend
 from neurips26.vair.prompt import Message, PromptSpec, build_grading_prompt, build_solving_prompt, load_prompt_spec
 from neurips26.vair.verdicts import parse_answer, parse_grade
 
 log = logging.getLogger(__name__)
-
-TRANSFORMERS_PIN = "transformers==5.23.0"
 
 
 @dataclass
@@ -87,14 +86,7 @@ def make_hf_backend(
     job's device, :func:`neurips26.common.loop.job_device`: the GPU a cluster job was given), with the
     prompts of the YAML file `prompts` (or a PromptSpec); `options` are HFBackend's max_new_tokens, batch_size and
     name. ModuleNotFoundError naming transformers when it is not installed."""
-    try:
-        import transformers
-    except ImportError as error:
-        raise ModuleNotFoundError(
-            f"the 'hf' backend needs the package 'transformers', which is not installed here; it is pinned in "
-            f"envs/llm.yaml ({TRANSFORMERS_PIN})",
-            name="transformers",
-        ) from error
+    transformers = import_transformers("the 'hf' backend")
     spec = prompts if isinstance(prompts, PromptSpec) else load_prompt_spec(prompts)
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(model), revision=revision, padding_side="left")
     if tokenizer.pad_token is None:
