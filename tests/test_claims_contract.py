@@ -142,11 +142,11 @@ def test_every_claim_has_a_holds_a_fails_and_an_inconclusive_case(slug):
 def test_a_bad_or_missing_claims_file_stops_the_run_before_any_job(workflow_copy):
     path = workflow_copy / "config/claims/thresh_mcts.yaml"
     text = path.read_text()
-    path.write_text(text.replace("kind: hard", "kind: strong", 1))
+    path.write_text(text.replace("kind: soft", "kind: strong", 1))
     expect_config_error(
         workflow_copy,
         "results/smoke/thresh_mcts/report.md",
-        must_contain=("config/claims/thresh_mcts.yaml", "claims.2.kind", "allowed values"),  # M2a: the first hard
+        must_contain=("config/claims/thresh_mcts.yaml", "claims.2.kind", "allowed values"),  # M2a: the first soft
     )
     path.write_text(text.replace("paper: thresh_mcts", "paper: bird", 1))
     expect_config_error(workflow_copy, "results/smoke/thresh_mcts/report.md", must_contain=("'bird' should be",))
