@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, assert_keeps_shapes, written_fixture
-from neurips26.amortix import chembl, corpus, experiment, rehearsal, tdc
+from neurips26.amortix import chembl, corpus, experiment, rehearsal, tdc, training
 from neurips26.common.config import derived_rehearsal, load_yaml
 from neurips26.common.rehearsal import work_ratio
 
@@ -28,7 +28,11 @@ def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(facto
     assert_keeps_shapes(block, CONFIG["paper"], SHAPES)
     assert block["pretrain"]["batch"] == 4 * factor <= CONFIG["paper"]["pretrain"]["batch"]
     assert block["rl"]["variants"] == ["drgrpo"] and block["rl"]["seeds"] == [0]
-    assert block["pmo"]["budget"] >= block["pmo"]["group_size"]  # at least one PMO step at either factor
+    # one RL step of one scaffold's group at either factor: the group is one gradient chunk (the paper's step peak)
+    assert block["rl"]["steps"] == block["rl"]["batch_scaffolds"] == 1
+    assert block["rl"]["group_size"] == training.GRADIENT_CHUNK == CONFIG["paper"]["rl"]["group_size"]
+    for spec in (block["pmo"], block["baselines"]["per_instance"]):  # at least one Dr. GRPO update at either factor
+        assert spec["budget"] >= spec["group_size"]
 
 
 @pytest.fixture(scope="module")

@@ -2,10 +2,17 @@
 
 The rehearsal keeps every shape of the paper block (the policy's 512 x 10 layers x 16 heads, the environment's
 vocabulary and action limits, the corpus filters, the split's cutoff, the RL group of 16) and cuts the budgets:
-a couple of optimiser steps, a few scaffolds and oracle calls, best-of-K up to 4 samples per scaffold (the
-paper's 32: samples drawn, not a shape), one advantage variant (Dr. GRPO, the paper's), one seed and one PMO
-oracle. The micro-batches (pretraining batch, RL scaffolds per step, the per-instance and PMO
-groups) run at a small value and at twice it for the memory extrapolation.
+one optimiser step of pretraining and of RL (each through its validation), one test and one baseline scaffold,
+best-of-K up to 4 samples per scaffold (the paper's 32: samples drawn, not a shape), 8 oracle calls per instance
+and PMO run, one advantage variant (Dr. GRPO, the paper's), one seed and one PMO oracle. The micro-batches
+(pretraining batch, the per-instance and PMO groups) run at a small value and at twice it for the memory
+extrapolation. RL's scaffolds per step are not a micro-batch: the policy-gradient step accumulates its gradient
+over one scaffold's group of 16 completions at a time (training.GRADIENT_CHUNK = rl.group_size), so the tensors a
+step holds are one group's at any number of scaffolds (the no-grad rollout of all of them is a small part at the
+paper's 10); the rehearsal runs one scaffold, whose count is the paper-scale step's, in both passes. PMO's group
+of 160 is a micro-batch of its rollouts but its update runs in the same chunks of 16: the linear extrapolation
+from the rehearsal's groups of 4 and 8 counts all 160 completions' activations at once, an upper bound; the
+per-instance baseline's prediction at its group of 16 (one chunk, the paper's) is the update's own peak.
 
 Fixtures (`fixtures`), each read by the paper's own readers (tests/test_amortix_rehearsal.py):
 - `amortix/chembl35/chembl_35_chemreps.txt.gz`: ChEMBL's chemical representations file, gzip, tab-separated with
@@ -35,24 +42,28 @@ from neurips26.common.rehearsal import Plan
 
 PLAN = Plan(
     budgets={
-        "pretrain.steps": 2,
+        # one step each, with its validation (pretraining's NLL over the validation demonstrations, RL's greedy
+        # validation before and after the step): every path of the two loops, run twice (doubled pass, then x1)
+        "pretrain.steps": 1,
         "pretrain.batch": 4,
-        "pretrain.eval_every": 2,
-        "rl.steps": 2,
-        "rl.batch_scaffolds": 1,
-        "rl.val_every": 2,
+        "pretrain.eval_every": 1,
+        "rl.steps": 1,
+        "rl.batch_scaffolds": 1,  # one group of rl.group_size completions: one gradient chunk, the paper's step peak
+        "rl.val_every": 1,
         "rl.val_scaffolds": 1,
-        "evaluate.test_scaffolds": 2,
-        "evaluate.k_values": lambda k_values: k_values[:3],  # best of 1, 2, 4: samples per scaffold
+        "evaluate.test_scaffolds": 1,
+        # best of 1, 2, 4: samples per scaffold; 4 pretrained samples also seed the graph GA's population
+        "evaluate.k_values": lambda k_values: k_values[:3],
         "baselines.scaffolds": 1,
         "baselines.graph_ga.budget": 24,
         "baselines.graph_ga.population": 8,
         "baselines.graph_ga.offspring": 8,
-        "baselines.per_instance.budget": 16,
-        "baselines.per_instance.group_size": 8,
-        "pmo.budget": 16,
-        "pmo.group_size": 8,
-        "pmo.freq": 16,
+        # budget = 2 groups: two Dr. GRPO updates at the rehearsal's group, one at the doubled group
+        "baselines.per_instance.budget": 8,
+        "baselines.per_instance.group_size": 4,
+        "pmo.budget": 8,
+        "pmo.group_size": 4,
+        "pmo.freq": 8,
     },
     sweeps={
         "rl.variants": lambda variants: ["drgrpo"] if "drgrpo" in variants else variants[:1],
@@ -61,9 +72,8 @@ PLAN = Plan(
         # the oracle with the most work per call (several similarities and properties)
         "pmo.oracles": lambda oracles: ["osimertinib_mpo"] if "osimertinib_mpo" in oracles else oracles[:1],
     },
-    micro_batch=(
+    micro_batch=(  # not rl.batch_scaffolds: see the module docstring
         "pretrain.batch",
-        "rl.batch_scaffolds",
         "baselines.per_instance.group_size",
         "pmo.group_size",
     ),
@@ -91,8 +101,9 @@ PLAN = Plan(
         **{f"amortix_{step}": lambda cfg, wc: _result_files(cfg) for step in ("tables", "claims", "figures", "report")},
     },
     note=(
-        "2 pretraining and 2 RL steps, 2 test scaffolds with best-of-1/2/4, 1 baseline scaffold, 16-24 oracle calls"
-        " per baseline and PMO run; Dr. GRPO, seed 0 and the osimertinib MPO oracle only; every shape the paper's"
+        "1 pretraining and 1 RL step (one scaffold's group of 16), 1 test scaffold with best-of-1/2/4, 1 baseline"
+        " scaffold, 8-24 oracle calls per baseline and PMO run; Dr. GRPO, seed 0 and the osimertinib MPO oracle only;"
+        " every shape the paper's"
     ),
 )
 
