@@ -71,6 +71,7 @@ rule symm_optim_step_time:
     params:
         config=so_step_time_params,
         repeats=paper_params("symm_optim", "step_time_repeats"),
+        warmup=paper_params("symm_optim", "step_time_warmup"),
     script:
         "../scripts/symm_optim/step_time.py"
 

@@ -3,6 +3,8 @@ paper's shapes, and the FineWeb-Edu fixture shards are read by the paper's reade
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -20,20 +22,18 @@ def test_the_rehearsal_block_passes_the_papers_checks_at_the_papers_shapes(facto
     block = derived_rehearsal("symm_optim", DATA, SCHEMA, factor)
     paper = DATA["paper"]
     experiment.check_config(block)
-    assert block["model"]["dense"] == paper["model"]["dense"] and block["corpus"]["vocab_size"] == 151936
-    # the MoE's depth is cut (its job was killed at 23 GB on this machine), every matrix keeps its shape
-    assert block["model"]["moe"] == {**paper["model"]["moe"], "n_layers": rehearsal.MOE_LAYERS} != paper["model"]["moe"]
+    assert block["corpus"]["vocab_size"] == 151936
+    # both models' depth is cut to one layer (counted at the real depth: step_memory), every matrix keeps its shape
+    for arch in experiment.ARCHS:
+        assert block["model"][arch] == {**paper["model"][arch], "n_layers": 1} != paper["model"][arch]
     assert block["train"]["seq_len"] == paper["train"]["seq_len"] == 1024
     assert block["train"]["batch_size"] == factor and block["train"]["steps"] == 1
     assert block["spectrum_steps"] == [1]  # the spectra of the 151,936 x 1,024 matrices are taken once
-    # one job per kept method and router: the baselines and the heaviest updates, at the largest multiplier
-    assert experiment.job_names(block) == [
-        "dense/adamw_lr0_s44",
-        "dense/hybrid_lr0_s44",
-        "moe/adamw_lr0_s44",
-        "moe/centered_left_polar_lr0_s44",
-    ]
+    # one job per model, the baselines (the sweeps' other members differ in two matrices' optimizer), at the largest
+    # multiplier; the step-time job steps each once, untimed warmup cut
+    assert experiment.job_names(block) == ["dense/adamw_lr0_s44", "moe/adamw_lr0_s44"]
     assert block["lr_multipliers"] == [2.0]
+    assert (block["step_time_warmup"], block["step_time_repeats"]) == (0, 1)
 
 
 def test_the_fixture_shards_are_read_as_the_real_shards_by_the_papers_reader(tmp_path):
@@ -92,7 +92,55 @@ def test_the_step_time_job_holds_one_model_and_gradient_not_one_per_method():
 def test_the_work_of_the_cut_rules_extrapolates_to_paper_scale():
     from neurips26.common.rehearsal import work_ratio
 
-    block = derived_rehearsal("symm_optim", DATA, SCHEMA)
-    train = work_ratio(rehearsal.PLAN, "symm_optim_train", DATA["paper"], block, {"arch": "dense"})
-    assert train == pytest.approx((30000 * 28 * 1024 + 61 * 10551296 / 3) / (1 * 1024 + 2 * 1024 / 3))
-    assert work_ratio(rehearsal.PLAN, "symm_optim_step_time", DATA["paper"], block, {}) == 53 * 7 / (4 * 4)
+    block, paper = derived_rehearsal("symm_optim", DATA, SCHEMA), DATA["paper"]
+    cut = {arch: experiment.parameter_count(block, arch) for arch in experiment.ARCHS}  # one layer of each
+    train = work_ratio(rehearsal.PLAN, "symm_optim_train", paper, block, {"arch": "dense"})
+    tokens = (30000 * 28 * 1024 + 60 * 10551296 / 3) / (1 * 1024 + 1 * 1024 / 3)  # validations: every 500 steps
+    assert train == pytest.approx(tokens * 625_784_832 / cut["dense"])
+    step_time = work_ratio(rehearsal.PLAN, "symm_optim_step_time", paper, block, {})
+    # 3 warmup steps and 50 repeats of 4 methods and 3 routers, against one step of AdamW on each model
+    assert step_time == pytest.approx(53 * (4 * 625_784_832 + 3 * 953_313_792) / (cut["dense"] + cut["moe"]))
+
+
+def test_step_memory_counts_what_the_training_loop_counts(tmp_path, monkeypatch):
+    """The real depth's memory (the plan's reasons) is step_memory's count; on a small model that runs, it is the
+    count the rehearsal's loop makes of a real step (tensor_memory.StepCounter) within the loop's small extras."""
+    import json
+
+    from neurips26.common import tensor_memory
+    from neurips26.symm_optim.model import LM
+    from neurips26.symm_optim.training import train_lm
+
+    cfg = copy.deepcopy(DATA["smoke"])
+    cfg["corpus"]["vocab_size"] = 4096
+    cfg["model"]["dense"].update(d_model=64, n_layers=2)
+    cfg["train"].update(steps=1, batch_size=2, eval_tokens=64, eval_every=1)
+    monkeypatch.setenv(tensor_memory.ENV, str(tmp_path))
+    monkeypatch.setenv(tensor_memory.JOB_LOG_ENV, "job")
+    tokens = np.random.default_rng(0).integers(0, 4096, 5000)
+    for method in ("adamw", "row_norm"):
+        settings = experiment.train_settings(cfg, 0)
+        model = LM(experiment.model_config(cfg, "dense", 0))
+        train_lm(model, experiment.assignment(cfg, "dense", method, 0), tokens, tokens, settings, (1,), lambda _: None)
+        loop = json.loads((tmp_path / "job.json").read_text())["loops"][-1]
+        counted = rehearsal.step_memory(cfg, "dense", method, 2, device="cpu")
+        assert counted == rehearsal.step_memory(cfg, "dense", method, 2)  # the meta device counts what the CPU holds
+        assert counted["resident"] == loop["resident_bytes"]
+        assert 0 <= loop["peak_bytes"] - counted["peak"] < 0.001 * counted["peak"]
+
+
+@pytest.mark.parametrize("method", ["adamw", "hybrid"])
+def test_the_plan_states_the_dense_models_memory_at_its_real_depth(method):
+    """COUNTED_GB (the shape cut's reason): step_memory at 1 and 2 layers, extrapolated to the 20 (the count is
+    linear in depth: the full 20-layer count at micro-batch 1 took minutes, 15.62 GB). The MoE's were counted the
+    same way (a MoE count takes minutes: 32 experts a layer)."""
+    paper = DATA["paper"]
+    for batch, stated in zip((1, 28), rehearsal.COUNTED_GB[("dense", method)]):
+        peaks = []
+        for layers in (1, 2):
+            cfg = copy.deepcopy(paper)
+            cfg["model"]["dense"]["n_layers"] = layers
+            peaks.append(rehearsal.step_memory(cfg, "dense", method, batch)["peak"])
+        real = peaks[0] + (paper["model"]["dense"]["n_layers"] - 1) * (peaks[1] - peaks[0])
+        assert real / 1e9 == pytest.approx(stated, abs=0.05)
+    assert f"{rehearsal.COUNTED_GB[('dense', 'adamw')][1]:.0f} GB" in rehearsal.PLAN.shapes["model.dense.n_layers"][1]

@@ -10,7 +10,7 @@ params = snakemake.params
 log = start_job(snakemake, seed=0)
 device = job_device()
 log.info("timing on %s", device)
-table = step_time_table(params.config, params.repeats, device)
+table = step_time_table(params.config, params.repeats, device, params.warmup)
 for r in table.itertuples():
     log.info("%s %s %s: %.2f ms, %.2f x baseline", r.arch, r.method, r.part, 1e3 * r.median_s, r.ratio_to_baseline)
 write_parquet(table, snakemake.output[0], job_provenance(snakemake, 0))

@@ -55,8 +55,8 @@ def step_times(
     cfg: dict, arch: str, repeats: int, warmup: int = 3, seed: int = 0, device: torch.device | str = "cpu"
 ) -> list[dict]:
     """Rows ``{arch, method, part, median_s, ratio_to_baseline, repeats}``, ``part`` in {"step", "swept"}."""
-    if repeats < 1:
-        raise ValueError(f"repeats must be >= 1, got {repeats}")
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"need repeats >= 1 and warmup >= 0, got {repeats} and {warmup}")
     device = torch.device(device)
     model = _model_with_gradients(cfg, arch, seed, device)
     methods = list(cfg["methods"] if arch == "dense" else cfg["routers"])
@@ -99,6 +99,8 @@ def step_times(
     return rows
 
 
-def step_time_table(cfg: dict, repeats: int, device: torch.device | str = "cpu") -> pd.DataFrame:
-    """:func:`step_times` of both sweeps (``experiment.ARCHS``) on ``device``, the dense one first."""
-    return pd.DataFrame([row for arch in experiment.ARCHS for row in step_times(cfg, arch, repeats, device=device)])
+def step_time_table(cfg: dict, repeats: int, device: torch.device | str = "cpu", warmup: int = 3) -> pd.DataFrame:
+    """:func:`step_times` of both sweeps (``experiment.ARCHS``) on ``device``, the dense one first, each method
+    stepped ``warmup`` times untimed before the ``repeats``."""
+    rows = [row for arch in experiment.ARCHS for row in step_times(cfg, arch, repeats, warmup, device=device)]
+    return pd.DataFrame(rows)
