@@ -100,12 +100,12 @@ def test_the_amazon_fixtures_are_read_as_snaps_5_core_files_and_prepared_with_fu
 @pytest.mark.parametrize(
     ("rule", "wildcards", "expected"),
     [
-        ("seqrec_audit_prepare", {"dataset": "shortcut_rich"}, 200),
+        ("seqrec_audit_prepare", {"dataset": "shortcut_rich"}, 1000),
         ("seqrec_audit_prepare", {"dataset": "amazon_cds"}, 1),  # the data's own size: DATA_GROWTH
-        ("seqrec_audit_rank", {"dataset": "shortcut_rich_seed1"}, 200),
+        ("seqrec_audit_rank", {"dataset": "shortcut_rich_seed1"}, 1000),
         ("seqrec_audit_semantic_ids", {"dataset": "ml1m"}, 250),
         ("seqrec_audit_train", {"dataset": "amazon_cds", "model": "sasrec", "seeds": "0"}, 200),
-        ("seqrec_audit_train", {"dataset": "shortcut_rich", "model": "tiger", "seeds": "0"}, 200 * 120 / 2),
+        ("seqrec_audit_train", {"dataset": "shortcut_rich", "model": "tiger", "seeds": "0"}, 1000 * 120 / 2),
     ],
 )
 def test_every_cut_rule_does_the_work_of_the_paper_block(rule, wildcards, expected):

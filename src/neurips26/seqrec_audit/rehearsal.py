@@ -4,10 +4,15 @@ The rehearsal keeps every shape of the paper block (SASRec's and BERT4Rec's widt
 windows; TIGER's 4-layer encoder-decoder, beam 20 and its RQ-VAE of 3 x 256 codes over 512-256-128 layers; the
 synthetic regimes' 5,000 items, the 128-dimensional text features, the k-core and the TGH budgets) and cuts the
 budgets: one epoch of each model and two of the RQ-VAE, micro-batches a quarter of the paper's (and twice that for
-the memory extrapolation), 100 users per synthetic regime (TIGER trains on every prefix: 1,000 users made a
-35-minute epoch on 2 loaded cores). It keeps every trained model (SASRec, BERT4Rec and TIGER are three code paths,
-not sizes of one), seed 0, one synthetic regime with one replicate (the claims' runs), and one dataset per reader
-of real data: ML-1M and the largest Amazon category, CDs and Vinyl.
+the memory extrapolation), and the users: 20 per synthetic regime and 20 per fixture dataset (the work functions
+count the synthetic users, DATA_GROWTH the Amazon fixture's in the ranking jobs). TIGER trains on every prefix,
+one example per transition through its 4-layer encoder-decoder, and each dataset's TIGER job runs twice (at both
+micro-batches): its epochs are the rehearsal's largest work (1,000 synthetic users made a 35-minute epoch on 2
+loaded cores; 100 synthetic and 40 fixture users a 10.9-minute rehearsal of this paper). ML-1M's fixture keeps
+at least 20 ratings per user, as ML-1M; the Amazon fixture cannot shrink below its 150 items (over the 128 text
+dimensions) x 5-core. It keeps every trained model (SASRec, BERT4Rec and TIGER are three code paths, not sizes of
+one), seed 0, one synthetic regime with one replicate (the claims' runs; a sweep keeps one member of a list at
+least), and one dataset per reader of real data: ML-1M and the largest Amazon category, CDs and Vinyl.
 
 Fixtures (`fixtures`), each read by the paper's own readers (tests/test_seqrec_audit_rehearsal.py):
 - `seqrec_audit/ml-1m.zip`: GroupLens's archive, folder ml-1m/ with ratings.dat (UserID::MovieID::Rating::Timestamp)
@@ -33,7 +38,7 @@ from neurips26.common.rehearsal import Plan
 
 PLAN = Plan(
     budgets={
-        "synthetic.n_users": 100,
+        "synthetic.n_users": 20,
         "sasrec.epochs": 1,
         "sasrec.batch": 32,
         "bert4rec.epochs": 1,
@@ -78,7 +83,7 @@ PLAN = Plan(
         },
     },
     note=(
-        "1 epoch per model (2 of the RQ-VAE), micro-batches 1/4 of the paper's, 100 synthetic users; datasets"
+        "1 epoch per model (2 of the RQ-VAE), micro-batches 1/4 of the paper's, 20 synthetic users; datasets"
         " shortcut_rich (+ one replicate), ML-1M and Amazon CDs; seed 0; every model and shape the paper's"
     ),
 )
@@ -90,7 +95,7 @@ PLAN = Plan(
 # 5-core: 75,258 users, 64,443 items, 1,097,592 reviews (McAuley et al.'s 2014 Amazon dataset page at SNAP/UCSD,
 # per-category 5-core counts). The train jobs rank the same way at evaluation, on top of training that is linear
 # in the interactions.
-BASE_USERS = 40  # users per fixture dataset at items=1
+BASE_USERS = 20  # users per fixture dataset at items=1 (TIGER trains on every prefix of their histories)
 CDS_USERS = 75_258
 DATA_GROWTH = {  # the Amazon CDs jobs only: the synthetic regimes do not grow with the fixtures
     f"{rule}:dataset=amazon_cds": (BASE_USERS, CDS_USERS) for rule in ("seqrec_audit_rank", "seqrec_audit_diagnostics")
