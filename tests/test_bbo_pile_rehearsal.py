@@ -21,8 +21,9 @@ def test_the_rehearsal_block_passes_the_papers_checks_at_the_papers_shapes(facto
     block = derived_rehearsal("bbo_pile", DATA, SCHEMA, factor)
     paper = DATA["paper"]
     experiment.check_config(block)
-    for key in ("context", "tokenizer", "budget", "pile", "seed"):
+    for key in ("context", "tokenizer", "pile", "seed"):
         assert block[key] == paper[key]
+    assert block["budget"] == rehearsal.TRIALS < paper["budget"]
     assert block["models"] == {"q30m": paper["models"]["q30m"]}
     assert block["runs"] == {"q30m_t2": {"model": "q30m", "tokens": rehearsal.TOKENS}}
     assert block["training"]["batch"] == 2 and block["training"]["micro_batch"] == factor
@@ -63,11 +64,17 @@ def test_the_fixture_files_are_read_by_the_papers_reader_into_trajectories():
 def test_the_work_of_the_cut_rules_extrapolates_to_paper_scale():
     from neurips26.common.rehearsal import work_ratio
 
-    block = derived_rehearsal("bbo_pile", DATA, SCHEMA)
-    wildcards = {"family": "bbob", "run": "q30m_t2", "seed_group": "1"}
-    for rule in rehearsal.PLAN.work:
-        assert work_ratio(rehearsal.PLAN, rule, DATA["paper"], block, wildcards) > 1
-    assert work_ratio(rehearsal.PLAN, "bbo_pile_train", DATA["paper"], block, wildcards) == 1e9 / rehearsal.TOKENS
+    block, paper = derived_rehearsal("bbo_pile", DATA, SCHEMA), DATA["paper"]
+    wildcards = {"family": "bbob", "run": "q30m_t2", "seed_group": "1", "decoding": "constrained"}
+    for rule in set(rehearsal.PLAN.work) - {"bbo_pile_report"}:
+        assert work_ratio(rehearsal.PLAN, rule, paper, block, wildcards) > 1
+    assert work_ratio(rehearsal.PLAN, "bbo_pile_train", paper, block, wildcards) == 1e9 / rehearsal.TOKENS
+    # the trials count: more than runs x trials, since a later trial's prompt is longer
+    runs = paper["evaluate"]["boxes"] * len(paper["evaluate"]["seeds"])
+    optimize = work_ratio(rehearsal.PLAN, "bbo_pile_optimize", paper, block, wildcards)
+    assert optimize > runs * paper["budget"] / block["budget"]
+    free = work_ratio(rehearsal.PLAN, "bbo_pile_optimize", paper, block, {**wildcards, "decoding": "free"})
+    assert free != optimize
 
 
 def test_micro_batches_accumulate_the_gradient_of_the_whole_batch():

@@ -185,23 +185,12 @@ def bp_seed_training_logs(wildcards):
 
 
 def bp_plan_work(wildcards, scale):
-    """The work of one training run for the plan of a scale: tokens x the weights a token passes through (the
-    vocabulary taken as the tokenizer's q value bins; its hundred-odd symbols are left out).
+    """The work of one training run for the plan of a scale: tokens x the weights a token passes through
+    (experiment.token_weights).
     """
     cfg = scale_block(PAPERS, "bbo_pile", scale)
     run = cfg["runs"][wildcards.run]
-    model = cfg["models"][run["model"]]
-    return decoder_work(
-        run["tokens"],
-        d_model=model["d_model"],
-        n_layers=model["n_layers"],
-        n_heads=model["n_heads"],
-        n_kv_heads=model["n_query_groups"],
-        head_dim=model["head_size"],
-        d_ff=model["mlp_hidden"],
-        vocab=cfg["tokenizer"]["q"],
-    )
-
+    return float(run["tokens"]) * bp_experiment.token_weights(cfg, run["model"])
 
 def bp_plan_work_seeds(wildcards, scale):
     """The work of a seed group's job: one run's work per seed it trains."""

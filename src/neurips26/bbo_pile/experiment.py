@@ -15,6 +15,7 @@ from neurips26.bbo_pile.go_functions import GO_FUNCTIONS
 from neurips26.bbo_pile.grammar import trial_length
 from neurips26.bbo_pile.tokenizer import header_ids
 from neurips26.bbo_pile.vocabulary import make_vocabulary
+from neurips26.common.costs import decoder_params
 
 REGRET_BASELINE = "RS"  # regret.normalized_regret's baseline: the regret is scaled by its median first value
 
@@ -211,6 +212,21 @@ def decoder_config(model: dict, context: int, seed: int, vocab_size: int):
     from neurips26.bbo_pile.model import DecoderConfig
 
     return DecoderConfig(vocab_size=vocab_size, context=context, seed=seed, **model)
+
+
+def token_weights(cfg: dict, model: str) -> int:
+    """Weights a token passes through in the scale's model `model` (`models` entry; common.costs.decoder_params), the
+    output head taken over the tokenizer's q value bins (the vocabulary's hundred-odd symbols left out)."""
+    sizes = cfg["models"][model]
+    return decoder_params(
+        d_model=sizes["d_model"],
+        n_layers=sizes["n_layers"],
+        n_heads=sizes["n_heads"],
+        n_kv_heads=sizes["n_query_groups"],
+        head_dim=sizes["head_size"],
+        d_ff=sizes["mlp_hidden"],
+        vocab=cfg["tokenizer"]["q"],
+    )
 
 
 def train_settings(training: dict, tokens: int, seed: int):

@@ -4,7 +4,22 @@
 ``generate_training_data/compile_data.py`` writes the files).
 
 Shapes: the largest model (q30m: 30.3M non-embedding parameters) at the 4,096-token context fits easily; nothing
-is cut but budgets and sweeps.
+is cut but budgets and sweeps. Its two training rules are what the rehearsal's time is left in (a step of two
+4,096-token rows of the 30M model forward and backward, 0.85-1.44 TFLOP, then one validation row: 2-4 minutes a
+job on one thread of this CPU, in each of the rehearsal's two passes): they are kept at the real shapes, whose
+tensor memory at micro-batches 1 and 2 is what the paper block's micro-batch of 8 rests on.
+
+Budgets: the trials of a trajectory (`budget`, 100 -> 12: smoke's, so that CMA-ES tells once and TPE leaves its 10
+start-up trials) cut the optimize jobs' decoding (100 trials of the 30M model took about 400 s a job, four jobs;
+12 take 16-74 s), the imitation's scoring (137 s -> 84 s) and the generated data; the work functions of the
+optimize and imitation jobs count it as the forward FLOPs of the prompts the decoder reads. The BBO-Pile
+validation fixture has one line per algorithm, so that each training job evaluates one validation row (five
+before, each as costly as a training row's forward pass).
+
+Not counted by the rehearsal (reported, not fixed here): the optimize jobs decode on a GPU outside the training
+loop. Counted by shape (meta device): at paper scale one job decodes the 360 runs of 72 held-out boxes x 5 seeds as
+one batch, and at the last trials (2,388-token prompts at dimension 10) their key/value cache alone is 99.5 GB
+(0.28 GB a run), over an 80 GB GPU.
 """
 
 from __future__ import annotations
@@ -17,8 +32,9 @@ from neurips26.common.rehearsal import Plan, largest
 
 FOLDER = "bbo_pile/pile"  # the registry's folder (config/sources.yaml)
 PILE_ALGORITHMS = ("REA", "TPE", "BORE", "CQR", "RS", "HEBO")  # compile_data.py's methods (config pile.algorithms)
-LINES = {"train.txt": 96, "valid.txt": 24}  # lines per file at items=1
+LINES = {"train.txt": 96, "valid.txt": 6}  # lines per file at items=1 (valid: one per algorithm, one validation row)
 RUN = "q30m_t2"  # the largest run: the evaluation run and claim B3's run
+TRIALS = 12  # `budget`: smoke's (CMA-ES tells once, TPE leaves its 10 start-up trials)
 TOKENS = 4096  # the run's token budget: one step (2 rows of the 4,096-token context hold more non-pad targets)
 
 
@@ -30,6 +46,70 @@ def _boxes(cfg: dict, family: str | None = None, split: str | None = None) -> in
     return sum((family is None or r["family"] == family) and (split is None or r["split"] == split) for r in rows)
 
 
+def _lengths(cfg: dict, imitation: bool = False) -> list[tuple[int, int]]:
+    """(header tokens, tokens a trial) of each box an optimize job decodes on (the first `evaluate.boxes` held-out
+    boxes), or of every held-out box (`imitation`: the boxes whose trajectories the imitation scores)."""
+    from neurips26.bbo_pile.experiment import blackbox_catalog, corpus_vocabulary, eval_boxes, trajectory_length
+    from neurips26.bbo_pile.grammar import trial_length
+
+    catalog = blackbox_catalog(cfg["blackboxes"])
+    boxes = catalog[catalog["split"] == "eval"] if imitation else eval_boxes(catalog, cfg["evaluate"]["boxes"])
+    vocab = corpus_vocabulary(cfg["optimizers"], cfg["tokenizer"], cfg.get("pile"))
+    found: dict[tuple, tuple[int, int]] = {}  # boxes of one search space serialise alike
+    lengths = []
+    for row in boxes.to_dict("records"):
+        space = (row["dim"], tuple(row["lo"]), tuple(row["hi"]))
+        if space not in found:
+            found[space] = (trajectory_length(vocab, row, 0) - 1, trial_length(int(row["dim"])))
+        lengths.append(found[space])
+    return lengths
+
+
+def _forward_flops(cfg: dict, tokens: int, past: int = 0) -> float:
+    """FLOPs of a forward pass of the evaluation run's model over `tokens` new tokens after `past` cached ones: the
+    weights each token passes through (experiment.token_weights) and causal attention."""
+    from neurips26.bbo_pile.experiment import token_weights
+
+    name = cfg["runs"][cfg["evaluate"]["run"]]["model"]
+    model, weights = cfg["models"][name], token_weights(cfg, name)
+    attended = tokens * past + tokens * (tokens + 1) / 2  # query-key pairs
+    return 2.0 * tokens * weights + 4.0 * model["n_layers"] * model["n_heads"] * model["head_size"] * attended
+
+
+def _optimize_work(cfg: dict, wildcards: dict) -> float:
+    """FLOPs of one optimize job: its runs (boxes x seeds) decoded as one batch padded to the longest prompt, each
+    trial a prefill of the header and the trials so far, then the proposal token by token (constrained: the d values
+    and their commas; free: the whole trial)."""
+    lengths = _lengths(cfg)
+    header, trial = max(h for h, _ in lengths), max(t for _, t in lengths)
+    steps = trial if wildcards.get("decoding") == "free" else trial - 3  # 2d - 1 of the 2d + 2 tokens
+    per_run = 0.0
+    for t in range(cfg["budget"]):
+        prompt = header + t * trial
+        per_run += _forward_flops(cfg, prompt) + sum(_forward_flops(cfg, 1, prompt + k) for k in range(steps - 1))
+    return len(lengths) * len(cfg["evaluate"]["seeds"]) * per_run
+
+
+def _imitation_work(cfg: dict, wildcards: dict) -> float:
+    """FLOPs of the imitation: every held-out box's trajectory of each optimizer and seed (header, `budget` trials,
+    EOS) re-encoded under every conditioning token and scored by every model seed of the run."""
+    from neurips26.bbo_pile.experiment import model_seeds
+
+    sequences = sum(_forward_flops(cfg, header + cfg["budget"] * trial + 1) for header, trial in _lengths(cfg, True))
+    return len(model_seeds(cfg)) * len(cfg["optimizers"]) ** 2 * len(cfg["seeds"]) * sequences
+
+
+def _tables_work(cfg: dict, wildcards: dict) -> float:
+    """Trials the tables job reads and scores: the generated trajectories and every model run (optimize's
+    conditions, constrained and free, and the model seeds' runs)."""
+    from neurips26.bbo_pile.experiment import model_seeds
+
+    ev = cfg["evaluate"]
+    generated = _boxes(cfg) * len(cfg["optimizers"]) * len(cfg["seeds"])
+    conditions = len(ev["conditions"]) + len(ev["free_conditions"]) + len(model_seeds(cfg))
+    return (generated + ev["boxes"] * len(ev["seeds"]) * conditions) * cfg["budget"]
+
+
 def _largest_run(runs: dict) -> dict:
     """The largest run alone, with the rehearsal's token budget (the budget below names the same value: a sweep
     replaces the whole `runs` entry after the budgets are applied)."""
@@ -39,6 +119,7 @@ def _largest_run(runs: dict) -> dict:
 PLAN = Plan(
     budgets={
         "reference_samples": 100,
+        "budget": TRIALS,
         f"runs.{RUN}.tokens": TOKENS,
         "training.batch": 2,  # two micro-batches of one row a step: the accumulation runs
         "training.micro_batch": 1,
@@ -70,24 +151,28 @@ PLAN = Plan(
     work={
         "bbo_pile_blackboxes": lambda cfg, wc: _boxes(cfg),
         "bbo_pile_reference": lambda cfg, wc: _boxes(cfg, split="eval") * cfg["reference_samples"],
-        # trajectories of `budget` trials (the budget is the paper's)
+        # trajectories, not trials: at these sizes a job's time is the optimizer's import and each run's set-up
+        # (CMA-ES: 200 trials in 1.0 s at the paper's 100 trials, 24 in 1.7 s at 12), so trials would scale that
+        # set-up by the budget too (1,185 min for BBOB's CMA-ES job); TPE's per-trial cost, growing with its
+        # history, is under-counted
         "bbo_pile_generate": lambda cfg, wc: _boxes(cfg, family=wc["family"]) * len(cfg["seeds"]),
-        # generated trajectories serialised (BBO-Pile's lines are the fixture's: their real count is unknown)
+        # generated trajectories serialised, per trajectory as generate (its time is BBO-Pile's lines, the
+        # fixture's: their real count is unknown)
         "bbo_pile_serialize": lambda cfg, wc: _boxes(cfg) * len(cfg["optimizers"]) * len(cfg["seeds"]),
         "bbo_pile_train": lambda cfg, wc: cfg["runs"][wc["run"]]["tokens"],
         "bbo_pile_train_seed": lambda cfg, wc: cfg["runs"][wc["run"]]["tokens"] * len(wc["seed_group"].split("-")),
-        # held-out trajectories of every optimizer scored under every conditioning token
-        "bbo_pile_imitation": lambda cfg, wc: (
-            _boxes(cfg, split="eval") * len(cfg["seeds"]) * len(cfg["optimizers"]) ** 2
-        ),
-        "bbo_pile_optimize": lambda cfg, wc: cfg["evaluate"]["boxes"] * len(cfg["evaluate"]["seeds"]),
-        "bbo_pile_optimize_seed": lambda cfg, wc: cfg["evaluate"]["boxes"] * len(cfg["evaluate"]["seeds"]),
+        "bbo_pile_imitation": _imitation_work,
+        "bbo_pile_optimize": _optimize_work,
+        "bbo_pile_optimize_seed": _optimize_work,
+        "bbo_pile_tables": _tables_work,
+        # renders the tables it is given: the same work whatever the budgets it carries as text
+        "bbo_pile_report": lambda cfg, wc: 1,
     },
     note=(
         "3 black boxes at dimension 10 (BBOB f1 and held-out f24, GO sum_powers), generators CMA, TPE and RS, one seed,"
-        " the 30M model alone for 4,096 tokens (one step of 2 rows of the real 4,096-token context, micro-batch 1"
-        " and 2), one held-out box per optimize job, one further model seed; the 100-trial budget, tokenizer,"
-        " context and model are the paper's"
+        " 12 trials a trajectory (smoke's budget; the paper's 100), the 30M model alone for 4,096 tokens (one step of"
+        " 2 rows of the real 4,096-token context, micro-batch 1 and 2, one validation row), one held-out box per"
+        " optimize job, one further model seed; the tokenizer, context and model are the paper's"
     ),
 )
 DATA_GROWTH: dict[str, int] = {}  # the serialize job reads BBO-Pile line by line: linear in the file's size
