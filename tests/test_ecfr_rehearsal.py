@@ -26,21 +26,29 @@ PAPER = CONFIG["paper"]
 def test_the_rehearsal_block_passes_the_papers_checks_and_keeps_its_shapes(factor):
     block = derived_rehearsal("ecfr", CONFIG, SCHEMA, factor)
     experiment.check_config(block)
-    for key in ("datasets", "teacher", "model", "cfm", "evaluate", "complexity", "methods", "per_class_methods"):
+    for key in ("datasets", "teacher", "model", "cfm", "evaluate", "complexity", "methods"):
         assert block[key] == PAPER[key], key
+    assert block["per_class_methods"] == ["ecfr"]
+    assert "same_modal_null" in PAPER["comparisons"] and "same_modal_null" not in block["comparisons"]
+    assert block["comparisons"] == {k: v for k, v in PAPER["comparisons"].items() if k != "same_modal_null"}
     assert block["datasets"]["mvtec3d"]["size"] == 256
-    assert block["train"] == {**PAPER["train"], "steps": 2, "batch": 2 * factor}
+    assert block["train"] == {**PAPER["train"], "steps": 2, "batch": 1 * factor}
     assert block["seeds"] == [max(PAPER["seeds"])]
-    # every rule's runs: three unified methods and C1's null, two per-class methods, one seed
+    # every method's code path once: three unified methods (not C1's null), the per-class ecfr, one seed
     runs = experiment.runs(block)
-    assert len(runs) == 6 and {setting for _, _, setting, _ in runs} == {"unified", "per_class"}
+    assert sorted((method, setting) for _, method, setting, _ in runs) == [
+        ("cfm", "unified"),
+        ("ecfr", "per_class"),
+        ("ecfr", "unified"),
+        ("same_modal", "unified"),
+    ]
 
 
 def test_the_work_functions_scale_the_rehearsal_to_the_paper():
     block = derived_rehearsal("ecfr", CONFIG, SCHEMA)
     plan, wildcards = rehearsal.PLAN, {"dataset": "mvtec3d"}
-    assert work_ratio(plan, "ecfr_train", PAPER, block, wildcards) == PAPER["train"]["steps"] * 16 / (2 * 2)
-    assert work_ratio(plan, "ecfr_evaluate", PAPER, block, wildcards) == 3  # 18 runs against 6
+    assert work_ratio(plan, "ecfr_train", PAPER, block, wildcards) == PAPER["train"]["steps"] * 16 / (2 * 1)
+    assert work_ratio(plan, "ecfr_evaluate", PAPER, block, wildcards) == 4.5  # 18 runs against 4
     assert work_ratio(plan, "ecfr_report", PAPER, block, wildcards) == 1
 
 
@@ -67,7 +75,7 @@ def test_the_mvtec3d_fixture_is_read_into_splits_the_data_job_accepts(tmp_path, 
     size = PAPER["datasets"]["mvtec3d"]["size"]
     data = real.read_mvtec3d(archive, size=size)
     train, test = data["train"], data["test"]
-    n_train = len(rehearsal.REHEARSAL_CLASSES) * 5  # 4 train and 1 validation normals per class
+    n_train = len(rehearsal.REHEARSAL_CLASSES) * 3  # 2 train and 1 validation normals per class
     assert train["rgb"].shape == (n_train, size, size, 3) and train["rgb"].dtype == np.uint8
     assert train["depth"].shape == (n_train, size, size) and train["depth"].dtype == np.float32
     assert test["mask"].shape == (6, size, size) and test["mask"].dtype == bool
@@ -77,7 +85,7 @@ def test_the_mvtec3d_fixture_is_read_into_splits_the_data_job_accepts(tmp_path, 
         invalid = check_split(arrays, f"mvtec3d {split}", train=split == "train")
         assert 0 < invalid < arrays["depth"].size / 2  # the missing points are NaN, the object's are kept
     check_classes(train, test, "mvtec3d")
-    # each class's model sees the doubled micro-batch: at least 4 training images per class
+    # each class's model sees the doubled micro-batch: at least 2 training images per class
     per_class = min(int((train["cls"] == c).sum()) for c in rehearsal.REHEARSAL_CLASSES)
     assert per_class >= 2 * PLAN_BATCH
 
