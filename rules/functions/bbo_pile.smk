@@ -192,6 +192,7 @@ def bp_plan_work(wildcards, scale):
     run = cfg["runs"][wildcards.run]
     return float(run["tokens"]) * bp_experiment.token_weights(cfg, run["model"])
 
+
 def bp_plan_work_seeds(wildcards, scale):
     """The work of a seed group's job: one run's work per seed it trains."""
     return len(wildcards.seed_group.split("-")) * bp_plan_work(wildcards, scale)
